@@ -17,3 +17,8 @@ pub use error::{FormatError, FormatResult};
 pub use model::*;
 pub use movejit_status::{StatusCode, StatusFlavour};
 pub use opcodes::Opcode;
+pub mod decode;
+pub mod serialize;
+
+pub use decode::{decode_module, decode_script};
+pub use serialize::{serialize_module, serialize_script};

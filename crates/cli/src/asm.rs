@@ -1,0 +1,15 @@
+//! `movejit asm` (not yet written).
+
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input paths.
+    paths: Vec<std::path::PathBuf>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let _ = args.paths;
+    eprintln!("movejit asm: not yet implemented");
+    ExitCode::from(2)
+}

@@ -1,0 +1,42 @@
+//! `movejit`: disassemble, assemble, verify and run compiled Move modules.
+//!
+//! Each subcommand lives in its own module with its `Args` and a `run`
+//! function returning the process exit code.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod asm;
+mod disasm;
+mod files;
+mod run;
+mod verify;
+
+#[derive(Parser)]
+#[command(name = "movejit", version, about = "A Move bytecode execution engine: interpreter and Cranelift JIT")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print compiled modules (.mv) as Move assembly text (.masm).
+    Disasm(disasm::Args),
+    /// Assemble .masm files into compiled modules (.mv).
+    Asm(asm::Args),
+    /// Decode, bounds-check and verify modules; one line per bad module.
+    Verify(verify::Args),
+    /// Load modules, verify them and call one function.
+    Run(run::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Disasm(a) => disasm::run(a),
+        Command::Asm(a) => asm::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Run(a) => run::run(a),
+    }
+}

@@ -1,0 +1,1 @@
+//! The Move bytecode verifier for both flavours.
