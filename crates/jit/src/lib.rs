@@ -1,0 +1,1 @@
+//! The movejit Cranelift JIT.
