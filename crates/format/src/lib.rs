@@ -17,8 +17,12 @@ pub use error::{FormatError, FormatResult};
 pub use model::*;
 pub use movejit_status::{StatusCode, StatusFlavour};
 pub use opcodes::Opcode;
+mod binary;
+pub mod bounds;
 pub mod decode;
+mod reader;
 pub mod serialize;
 
-pub use decode::{decode_module, decode_script};
+pub use bounds::{check_module, check_script};
+pub use decode::{decode_module, decode_script, is_valid_identifier};
 pub use serialize::{serialize_module, serialize_script};

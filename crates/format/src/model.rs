@@ -717,6 +717,8 @@ pub struct CompiledScript {
     pub code: CodeUnit,
     pub type_parameters: Vec<AbilitySet>,
     pub parameters: SignatureIndex,
+    /// Aptos v8+: access specifiers of `main` (`None` when absent).
+    pub access_specifiers: Option<Vec<AccessSpecifier>>,
 }
 
 impl CompiledModule {
