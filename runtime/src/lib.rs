@@ -1,1 +1,34 @@
-//! The movejit runtime: layouts, values, natives, storage, gas, limits and errors shared by both executors.
+//! The movejit runtime: everything both executors (the reference interpreter
+//! and, later, the Cranelift JIT) share: runtime types and type tags, values
+//! and references, integer arithmetic with Move's error rules, BCS encoding of
+//! any value by its layout, the native-function registry and the Move stdlib
+//! natives, the gas meter and its cost table, limits, storage (resolver trait
+//! and change set) and the VM error type.
+//!
+//! It assumes its input was decoded and verified (movejit-format,
+//! movejit-verifier) but still reports every inconsistency it meets as a
+//! typed [`VmError`] rather than panicking. It knows nothing of Cranelift.
+
+#![forbid(unsafe_code)]
+
+pub mod arith;
+pub mod bcs;
+pub mod error;
+pub mod gas;
+pub mod helpers;
+pub mod layout;
+pub mod limits;
+pub mod natives;
+pub mod storage;
+pub mod types;
+pub mod values;
+
+pub use error::{ErrorLocation, VmError, VmResult};
+pub use gas::{CostTable, GasMeter};
+pub use layout::Layout;
+pub use limits::Limits;
+pub use natives::{NativeContext, NativeFunction, NativeRegistry, NativeResult};
+pub use storage::{ChangeSet, InMemoryStorage, ModuleId, Resolver, WriteOp};
+pub use types::{DatatypeId, Type};
+pub use values::{ClosureValue, FunctionId, Memory, Reference, RefRoot, Value};
+pub use movejit_format::{AccountAddress, StatusCode, StatusFlavour};

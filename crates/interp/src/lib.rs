@@ -1,1 +1,18 @@
-//! The reference interpreter of movejit.
+//! The reference interpreter of movejit: an [`Engine`] (shared, `Send +
+//! Sync`: configuration and a content-addressed cache of decoded, verified
+//! modules) and [`Session`]s (one per sequence of calls over a
+//! [`Resolver`](movejit_runtime::Resolver)) that execute Move functions one
+//! instruction at a time in a plain loop over explicit frames.
+//!
+//! Every module is verified (movejit-verifier) before any of its code runs.
+//! Values, BCS, natives, gas and errors come from movejit-runtime, which the
+//! JIT will share.
+
+#![forbid(unsafe_code)]
+
+mod engine;
+mod interpreter;
+pub mod loader;
+
+pub use engine::{Engine, EngineConfig, ExecutionResult, ExecutorKind, Session};
+pub use movejit_runtime as runtime;

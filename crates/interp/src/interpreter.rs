@@ -1,0 +1,830 @@
+//! The interpreter loop: one instruction at a time over explicit frames.
+//!
+//! Move calls never recurse on the host stack: a call pushes a [`Frame`] and
+//! the loop continues in the callee; `Ret` pops it. Operands live on one
+//! operand stack shared by all frames (as in the Move VM, so the stack limit
+//! counts the same values); locals live in [`Memory`] so references can
+//! point at them.
+
+use crate::engine::Session;
+use crate::loader::LoadedModule;
+use movejit_format::{Bytecode, CodeUnit, SignatureToken};
+use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
+use movejit_runtime::error::vec_err;
+use movejit_runtime::natives::{NativeContext, TypeInfo};
+use movejit_runtime::values::values_equal;
+use movejit_runtime::{
+    ClosureValue, ErrorLocation, FunctionId, GasMeter, Memory, RefRoot, Reference, StatusCode, Type, Value,
+    VmError, VmResult,
+};
+use std::sync::Arc;
+
+/// An active Move function.
+struct Frame {
+    module: Arc<LoadedModule>,
+    def: u16,
+    /// Where to continue (for frames below the top: the instruction after the call).
+    pc: usize,
+    ty_args: Arc<Vec<Type>>,
+}
+
+pub(crate) struct Interpreter<'a, 'e, 'r> {
+    s: &'a mut Session<'e, 'r>,
+    gas: &'a mut GasMeter,
+    mem: Memory,
+    stack: Vec<Value>,
+    frames: Vec<Frame>,
+    max_stack: usize,
+    max_depth: usize,
+}
+
+fn invariant(m: &str) -> VmError {
+    VmError::invariant(m)
+}
+
+impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
+    pub(crate) fn new(s: &'a mut Session<'e, 'r>, gas: &'a mut GasMeter) -> Self {
+        let limits = &s.engine.config.limits;
+        let (max_stack, max_depth) = (limits.max_operand_stack, limits.max_call_depth);
+        Interpreter { s, gas, mem: Memory::default(), stack: Vec::new(), frames: Vec::new(), max_stack, max_depth }
+    }
+
+    /// Runs `def` of `m` with `args` (already deserialized; `&`/`&mut`
+    /// parameters are passed by reference to a root frame holding the
+    /// values). Returns the return values and the memory (root frame and
+    /// globals) so the caller can serialize results.
+    pub(crate) fn run_entry(
+        &mut self,
+        m: Arc<LoadedModule>,
+        def: u16,
+        ty_args: Vec<Type>,
+        params: &[Type],
+        args: Vec<Value>,
+    ) -> VmResult<(Vec<Value>, Memory)> {
+        let saved_meta: Vec<_> = self.s.globals.meta.iter().map(|g| (g.existed, g.dirty)).collect();
+        let saved_values = self.s.globals.values.clone();
+        self.mem.globals = std::mem::take(&mut self.s.globals.values);
+        let mut call_args = Vec::with_capacity(args.len());
+        for (i, t) in params.iter().enumerate() {
+            call_args.push(if matches!(t, Type::Reference(_) | Type::MutableReference(_)) {
+                Value::Ref(Reference { root: RefRoot::Local { frame: 0, local: i as u32 }, path: Vec::new() })
+            } else {
+                Value::Invalid
+            });
+        }
+        let mut root = args;
+        for (i, a) in call_args.iter_mut().enumerate() {
+            if matches!(a, Value::Invalid) {
+                *a = std::mem::take(&mut root[i]);
+            }
+        }
+        self.mem.frames.push(root);
+        let result = self.call(m, def, Arc::new(ty_args), call_args).and_then(|()| self.run());
+        match result {
+            Ok(()) => {
+                let rets = std::mem::take(&mut self.stack);
+                Ok((rets, std::mem::take(&mut self.mem)))
+            }
+            Err(e) => {
+                // A failed call changes nothing.
+                self.s.globals.values = saved_values;
+                self.s.globals.meta.truncate(saved_meta.len());
+                for (g, (existed, dirty)) in self.s.globals.meta.iter_mut().zip(saved_meta) {
+                    g.existed = existed;
+                    g.dirty = dirty;
+                }
+                let n = self.s.globals.meta.len();
+                self.s.globals.values.resize(n, None);
+                self.s.globals.index.retain(|_, slot| (*slot as usize) < n);
+                Err(e)
+            }
+        }
+    }
+
+    fn push(&mut self, v: Value) -> VmResult<()> {
+        if self.stack.len() >= self.max_stack {
+            return Err(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW));
+        }
+        self.stack.push(v);
+        Ok(())
+    }
+
+    fn pop(&mut self) -> VmResult<Value> {
+        self.stack.pop().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))
+    }
+
+    fn pop_n(&mut self, n: usize) -> VmResult<Vec<Value>> {
+        if n > self.stack.len() {
+            return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+        }
+        Ok(self.stack.split_off(self.stack.len() - n))
+    }
+
+    fn pop_ref(&mut self) -> VmResult<Reference> {
+        self.pop()?.into_ref()
+    }
+
+    fn pop_u64(&mut self) -> VmResult<u64> {
+        self.pop()?.as_u64()
+    }
+
+    /// Calls a function: natives run at once, Move functions get a frame.
+    fn call(&mut self, m: Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>, args: Vec<Value>) -> VmResult<()> {
+        let fdef = m.module.function_defs.get(def as usize).ok_or_else(|| invariant("function definition"))?;
+        let Some(code) = &fdef.code else {
+            let native = m
+                .natives
+                .get(def as usize)
+                .cloned()
+                .flatten()
+                .ok_or_else(|| {
+                    VmError::new(StatusCode::MISSING_DEPENDENCY)
+                        .with_message(format!("native {}::{} not found", m.id, m.function_name(def)))
+                })?;
+            self.gas.charge_native(0)?;
+            let results = {
+                let mut cx = NativeContext { mem: &mut self.mem, gas: self.gas, types: &*self.s };
+                native(&mut cx, &ty_args, args)?
+            };
+            for r in results {
+                self.push(r)?;
+            }
+            return Ok(());
+        };
+        if self.frames.len() >= self.max_depth {
+            return Err(VmError::new(StatusCode::CALL_STACK_OVERFLOW));
+        }
+        self.gas.charge_frame()?;
+        let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
+        let mut locals = args;
+        locals.resize(locals.len() + nlocals, Value::Invalid);
+        self.mem.frames.push(locals);
+        self.frames.push(Frame { module: m, def, pc: 0, ty_args });
+        Ok(())
+    }
+
+    fn run(&mut self) -> VmResult<()> {
+        while let Some(frame) = self.frames.last() {
+            let m = frame.module.clone();
+            let def = frame.def;
+            let ty_args = frame.ty_args.clone();
+            let mut pc = frame.pc;
+            let code = m
+                .module
+                .function_defs
+                .get(def as usize)
+                .and_then(|f| f.code.as_ref())
+                .ok_or_else(|| invariant("no code"))?;
+            if let Err(mut e) = self.exec_block(&m, code, &ty_args, &mut pc) {
+                if e.location.is_none() {
+                    e.location = Some(ErrorLocation {
+                        module: m.id.long_string(),
+                        function_name: m.function_name(def),
+                        function_index: def,
+                        code_offset: pc as u16,
+                    });
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a call through a function handle of `m`.
+    fn resolve_handle(&mut self, m: &Arc<LoadedModule>, fh: movejit_format::FunctionHandleIndex) -> VmResult<(Arc<LoadedModule>, u16)> {
+        let key = (Arc::as_ptr(m) as usize, fh.0);
+        if let Some(t) = self.s.call_cache.get(&key) {
+            return Ok(t.clone());
+        }
+        let h = m.module.function_handles.get(fh.idx()).ok_or_else(|| invariant("function handle"))?;
+        let mh = m.module.module_handles.get(h.module.idx()).ok_or_else(|| invariant("module handle"))?;
+        let addr = *m.module.address_identifiers.get(mh.address.idx()).ok_or_else(|| invariant("address"))?;
+        let mname = m.module.identifiers.get(mh.name.idx()).ok_or_else(|| invariant("identifier"))?;
+        let fname = m.module.identifiers.get(h.name.idx()).ok_or_else(|| invariant("identifier"))?;
+        let target = self.s.resolve_function(&movejit_runtime::ModuleId::new(addr, mname), fname)?;
+        self.s.call_cache.insert(key, target.clone());
+        Ok(target)
+    }
+
+    fn inst_types(&self, m: &LoadedModule, sig: movejit_format::SignatureIndex, ty_args: &[Type]) -> VmResult<Vec<Type>> {
+        let tys = m.sig_types(sig, ty_args)?;
+        for t in &tys {
+            if t.depth() > self.s.engine.config.limits.max_type_depth {
+                return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
+            }
+        }
+        Ok(tys)
+    }
+
+    fn struct_type(&self, m: &LoadedModule, sd: movejit_format::StructDefinitionIndex, args: Vec<Type>) -> VmResult<Type> {
+        let d = m.module.struct_defs.get(sd.idx()).ok_or_else(|| invariant("struct def"))?;
+        Ok(Type::Datatype(m.datatype_id(d.struct_handle)?, args))
+    }
+
+    fn generic_struct_type(&self, m: &LoadedModule, i: movejit_format::StructDefInstantiationIndex, ty_args: &[Type]) -> VmResult<(usize, Type)> {
+        let inst = m.module.struct_def_instantiations.get(i.idx()).ok_or_else(|| invariant("struct inst"))?;
+        let args = self.inst_types(m, inst.type_parameters, ty_args)?;
+        Ok((inst.def.idx(), self.struct_type(m, inst.def, args)?))
+    }
+
+    fn signer_address(&self, v: &Value) -> VmResult<movejit_runtime::AccountAddress> {
+        self.mem.deref(v)?.as_address()
+    }
+
+    fn move_to(&mut self, ty: Type) -> VmResult<()> {
+        let value = self.pop()?;
+        let signer = self.pop()?;
+        let addr = self.signer_address(&signer)?;
+        let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)? as usize;
+        if self.mem.globals[slot].is_some() {
+            return Err(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS));
+        }
+        self.mem.globals[slot] = Some(value);
+        self.s.globals.meta[slot].dirty = true;
+        Ok(())
+    }
+
+    fn move_from(&mut self, ty: Type) -> VmResult<()> {
+        let addr = self.pop()?.as_address()?;
+        let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)? as usize;
+        let v = self.mem.globals[slot].take().ok_or_else(|| VmError::new(StatusCode::MISSING_DATA))?;
+        self.s.globals.meta[slot].dirty = true;
+        self.push(v)
+    }
+
+    fn borrow_global(&mut self, ty: Type, mutable: bool) -> VmResult<()> {
+        let addr = self.pop()?.as_address()?;
+        let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)?;
+        if self.mem.globals[slot as usize].is_none() {
+            return Err(VmError::new(StatusCode::MISSING_DATA));
+        }
+        if mutable {
+            self.s.globals.meta[slot as usize].dirty = true;
+        }
+        self.push(Value::Ref(Reference { root: RefRoot::Global(slot), path: Vec::new() }))
+    }
+
+    fn exists(&mut self, ty: Type) -> VmResult<()> {
+        let addr = self.pop()?.as_address()?;
+        let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)?;
+        let e = self.mem.globals[slot as usize].is_some();
+        self.push(Value::Bool(e))
+    }
+
+    fn pack_closure(&mut self, target: (Arc<LoadedModule>, u16), ty_args: Vec<Type>, mask: u64) -> VmResult<()> {
+        let (tm, tdef) = target;
+        let fh = tm
+            .module
+            .function_defs
+            .get(tdef as usize)
+            .and_then(|f| tm.module.function_handles.get(f.function.idx()))
+            .ok_or_else(|| invariant("closure target"))?;
+        let params = tm.sig_types(fh.parameters, &ty_args)?;
+        let captured = self.pop_n(mask.count_ones() as usize)?;
+        let mut captured_layouts = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            if i < 64 && (mask >> i) & 1 == 1 {
+                captured_layouts.push(self.s.layout_of(p).unwrap_or(movejit_runtime::Layout::Function));
+            }
+        }
+        let c = ClosureValue {
+            function: FunctionId { module: tm.id.clone(), name: tm.function_name(tdef).into() },
+            type_args: ty_args,
+            mask,
+            captured,
+            captured_layouts,
+            serializable: tm.is_persistent(tdef),
+        };
+        self.push(Value::Closure(Box::new(c)))
+    }
+
+    /// Executes the top frame until it calls a Move function or returns.
+    fn exec_block(&mut self, m: &Arc<LoadedModule>, unit: &CodeUnit, ty_args: &Arc<Vec<Type>>, pc: &mut usize) -> VmResult<()> {
+        use Bytecode as B;
+        let code = &unit.code;
+        let mi = self.frames.len() as u32; // memory index of this frame's locals
+        let metered = self.gas.is_metered();
+        loop {
+            let instr = code.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
+            if metered {
+                self.gas.charge_instr(instr.opcode())?;
+            }
+            match instr {
+                B::Pop => {
+                    self.pop()?;
+                }
+                B::Ret => {
+                    self.frames.pop();
+                    self.mem.frames.pop();
+                    return Ok(());
+                }
+                B::BrTrue(t) => {
+                    if self.pop()?.as_bool()? {
+                        *pc = *t as usize;
+                        continue;
+                    }
+                }
+                B::BrFalse(t) => {
+                    if !self.pop()?.as_bool()? {
+                        *pc = *t as usize;
+                        continue;
+                    }
+                }
+                B::Branch(t) => {
+                    *pc = *t as usize;
+                    continue;
+                }
+                B::LdU8(v) => self.push(Value::U8(*v))?,
+                B::LdU16(v) => self.push(Value::U16(*v))?,
+                B::LdU32(v) => self.push(Value::U32(*v))?,
+                B::LdU64(v) => self.push(Value::U64(*v))?,
+                B::LdU128(v) => self.push(Value::U128(*v))?,
+                B::LdU256(v) => self.push(Value::U256(*v))?,
+                B::LdI8(v) => self.push(Value::I8(*v))?,
+                B::LdI16(v) => self.push(Value::I16(*v))?,
+                B::LdI32(v) => self.push(Value::I32(*v))?,
+                B::LdI64(v) => self.push(Value::I64(*v))?,
+                B::LdI128(v) => self.push(Value::I128(*v))?,
+                B::LdI256(v) => self.push(Value::I256(*v))?,
+                B::LdTrue => self.push(Value::Bool(true))?,
+                B::LdFalse => self.push(Value::Bool(false))?,
+                B::LdConst(i) => {
+                    let c = m.module.constant_pool.get(i.idx()).ok_or_else(|| invariant("constant"))?;
+                    let t = m.to_type(&c.type_, &[])?;
+                    let l = self.s.layout_of(&t)?;
+                    let v = movejit_runtime::bcs::deserialize(&c.data, &l)
+                        .map_err(|_| VmError::new(StatusCode::VERIFIER_INVARIANT_VIOLATION).with_message("bad constant"))?;
+                    self.push(v)?;
+                }
+                B::CopyLoc(i) => {
+                    let v = self.local(mi, *i)?.clone();
+                    if matches!(v, Value::Invalid) {
+                        return Err(invariant("copy of an unavailable local"));
+                    }
+                    self.push(v)?;
+                }
+                B::MoveLoc(i) => {
+                    let v = std::mem::take(self.local_mut(mi, *i)?);
+                    if matches!(v, Value::Invalid) {
+                        return Err(invariant("move of an unavailable local"));
+                    }
+                    self.push(v)?;
+                }
+                B::StLoc(i) => {
+                    let v = self.pop()?;
+                    *self.local_mut(mi, *i)? = v;
+                }
+                B::MutBorrowLoc(i) | B::ImmBorrowLoc(i) => {
+                    self.push(Value::Ref(Reference {
+                        root: RefRoot::Local { frame: mi, local: *i as u32 },
+                        path: Vec::new(),
+                    }))?;
+                }
+                B::MutBorrowField(fh) | B::ImmBorrowField(fh) => {
+                    let h = m.module.field_handles.get(fh.idx()).ok_or_else(|| invariant("field handle"))?;
+                    let r = self.pop_ref()?;
+                    self.push(Value::Ref(r.child(h.field as usize)))?;
+                }
+                B::MutBorrowFieldGeneric(fi) | B::ImmBorrowFieldGeneric(fi) => {
+                    let inst = m.module.field_instantiations.get(fi.idx()).ok_or_else(|| invariant("field inst"))?;
+                    let h = m.module.field_handles.get(inst.handle.idx()).ok_or_else(|| invariant("field handle"))?;
+                    let r = self.pop_ref()?;
+                    self.push(Value::Ref(r.child(h.field as usize)))?;
+                }
+                B::ImmBorrowVariantField(h) | B::MutBorrowVariantField(h) => {
+                    let vh = m.module.variant_field_handles.get(h.idx()).ok_or_else(|| invariant("variant field"))?;
+                    self.borrow_variant_field(&vh.variants, vh.field)?;
+                }
+                B::ImmBorrowVariantFieldGeneric(i) | B::MutBorrowVariantFieldGeneric(i) => {
+                    let inst = m.module.variant_field_instantiations.get(i.idx()).ok_or_else(|| invariant("variant field"))?;
+                    let vh = m.module.variant_field_handles.get(inst.handle.idx()).ok_or_else(|| invariant("variant field"))?;
+                    self.borrow_variant_field(&vh.variants, vh.field)?;
+                }
+                B::Call(fh) => {
+                    let (tm, tdef) = self.resolve_handle(m, *fh)?;
+                    let n = self.param_count(&tm, tdef)?;
+                    let args = self.pop_n(n)?;
+                    if self.is_native(&tm, tdef) {
+                        self.call(tm, tdef, Arc::new(Vec::new()), args)?;
+                    } else {
+                        self.frames.last_mut().ok_or_else(|| invariant("frame"))?.pc = *pc + 1;
+                        self.call(tm, tdef, Arc::new(Vec::new()), args)?;
+                        return Ok(());
+                    }
+                }
+                B::CallGeneric(fi) => {
+                    let inst = m.module.function_instantiations.get(fi.idx()).ok_or_else(|| invariant("fn inst"))?;
+                    let targs = self.inst_types(m, inst.type_parameters, ty_args)?;
+                    let (tm, tdef) = self.resolve_handle(m, inst.handle)?;
+                    let n = self.param_count(&tm, tdef)?;
+                    let args = self.pop_n(n)?;
+                    if self.is_native(&tm, tdef) {
+                        self.call(tm, tdef, Arc::new(targs), args)?;
+                    } else {
+                        self.frames.last_mut().ok_or_else(|| invariant("frame"))?.pc = *pc + 1;
+                        self.call(tm, tdef, Arc::new(targs), args)?;
+                        return Ok(());
+                    }
+                }
+                B::Pack(sd) => {
+                    let n = m.struct_field_count(sd.idx())?;
+                    let fields = self.pop_n(n)?;
+                    self.push(Value::Struct(fields))?;
+                }
+                B::PackGeneric(si) => {
+                    let inst = m.module.struct_def_instantiations.get(si.idx()).ok_or_else(|| invariant("struct inst"))?;
+                    let n = m.struct_field_count(inst.def.idx())?;
+                    let fields = self.pop_n(n)?;
+                    self.push(Value::Struct(fields))?;
+                }
+                B::Unpack(_) | B::UnpackGeneric(_) => {
+                    let fields = self.pop()?.into_fields()?;
+                    for f in fields {
+                        self.push(f)?;
+                    }
+                }
+                B::PackVariant(h) => {
+                    let vh = m.module.struct_variant_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let n = m.variant_field_count(vh.struct_index.idx(), vh.variant)?;
+                    let fields = self.pop_n(n)?;
+                    self.push(Value::Variant(vh.variant, fields))?;
+                }
+                B::PackVariantGeneric(i) => {
+                    let inst = m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
+                    let vh = m.module.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let n = m.variant_field_count(vh.struct_index.idx(), vh.variant)?;
+                    let fields = self.pop_n(n)?;
+                    self.push(Value::Variant(vh.variant, fields))?;
+                }
+                B::UnpackVariant(h) => {
+                    let vh = m.module.struct_variant_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    self.unpack_variant(vh.variant, StatusCode::STRUCT_VARIANT_MISMATCH)?;
+                }
+                B::UnpackVariantGeneric(i) => {
+                    let inst = m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
+                    let vh = m.module.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    self.unpack_variant(vh.variant, StatusCode::STRUCT_VARIANT_MISMATCH)?;
+                }
+                B::TestVariant(h) => {
+                    let vh = m.module.struct_variant_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    self.test_variant(vh.variant)?;
+                }
+                B::TestVariantGeneric(i) => {
+                    let inst = m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
+                    let vh = m.module.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    self.test_variant(vh.variant)?;
+                }
+                B::SuiPackVariant(h) => {
+                    let vh = m.module.variant_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let n = m.sui_variant_field_count(vh.enum_def.idx(), vh.variant)?;
+                    let fields = self.pop_n(n)?;
+                    self.push(Value::Variant(vh.variant, fields))?;
+                }
+                B::SuiPackVariantGeneric(h) => {
+                    let vh = m.module.variant_instantiation_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let inst = m.module.enum_def_instantiations.get(vh.enum_def.idx()).ok_or_else(|| invariant("enum inst"))?;
+                    let n = m.sui_variant_field_count(inst.def.idx(), vh.variant)?;
+                    let fields = self.pop_n(n)?;
+                    self.push(Value::Variant(vh.variant, fields))?;
+                }
+                B::SuiUnpackVariant(h) => {
+                    let vh = m.module.variant_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    self.unpack_variant(vh.variant, StatusCode::VARIANT_TAG_MISMATCH)?;
+                }
+                B::SuiUnpackVariantGeneric(h) => {
+                    let vh = m.module.variant_instantiation_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    self.unpack_variant(vh.variant, StatusCode::VARIANT_TAG_MISMATCH)?;
+                }
+                B::SuiUnpackVariantImmRef(h) | B::SuiUnpackVariantMutRef(h) => {
+                    let vh = m.module.variant_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    self.unpack_variant_ref(vh.variant)?;
+                }
+                B::SuiUnpackVariantGenericImmRef(h) | B::SuiUnpackVariantGenericMutRef(h) => {
+                    let vh = m.module.variant_instantiation_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    self.unpack_variant_ref(vh.variant)?;
+                }
+                B::VariantSwitch(jt) => {
+                    let r = self.pop_ref()?;
+                    let tag = match self.mem.get(&r)? {
+                        Value::Variant(t, _) => *t,
+                        _ => return Err(invariant("variant switch on a non-enum")),
+                    };
+                    let table = unit.jump_tables.get(jt.idx()).ok_or_else(|| invariant("jump table"))?;
+                    let target = table.jump_table.get(tag as usize).ok_or_else(|| invariant("jump table entry"))?;
+                    *pc = *target as usize;
+                    continue;
+                }
+                B::ReadRef => {
+                    let r = self.pop_ref()?;
+                    let v = self.mem.get(&r)?.clone();
+                    self.push(v)?;
+                }
+                B::WriteRef => {
+                    let r = self.pop_ref()?;
+                    let v = self.pop()?;
+                    *self.mem.get_mut(&r)? = v;
+                }
+                B::FreezeRef | B::Nop => {}
+                B::Add => self.binop(BinOp::Add)?,
+                B::Sub => self.binop(BinOp::Sub)?,
+                B::Mul => self.binop(BinOp::Mul)?,
+                B::Mod => self.binop(BinOp::Mod)?,
+                B::Div => self.binop(BinOp::Div)?,
+                B::BitOr => self.binop(BinOp::BitOr)?,
+                B::BitAnd => self.binop(BinOp::BitAnd)?,
+                B::Xor => self.binop(BinOp::Xor)?,
+                B::Or => {
+                    let b = self.pop()?.as_bool()?;
+                    let a = self.pop()?.as_bool()?;
+                    self.push(Value::Bool(a || b))?;
+                }
+                B::And => {
+                    let b = self.pop()?.as_bool()?;
+                    let a = self.pop()?.as_bool()?;
+                    self.push(Value::Bool(a && b))?;
+                }
+                B::Not => {
+                    let a = self.pop()?.as_bool()?;
+                    self.push(Value::Bool(!a))?;
+                }
+                B::Eq | B::Neq => {
+                    let b = self.pop()?;
+                    let a = self.pop()?;
+                    let eq = values_equal(&self.mem, &a, &b)?;
+                    self.push(Value::Bool(if matches!(instr, B::Eq) { eq } else { !eq }))?;
+                }
+                B::Lt => self.cmp(CmpOp::Lt)?,
+                B::Gt => self.cmp(CmpOp::Gt)?,
+                B::Le => self.cmp(CmpOp::Le)?,
+                B::Ge => self.cmp(CmpOp::Ge)?,
+                B::Shl | B::Shr => {
+                    let n = self.pop()?;
+                    let a = self.pop()?;
+                    let r = arith::shift(matches!(instr, B::Shl), a, n)?;
+                    self.push(r)?;
+                }
+                B::CastU8 => self.cast(CastTo::U8)?,
+                B::CastU16 => self.cast(CastTo::U16)?,
+                B::CastU32 => self.cast(CastTo::U32)?,
+                B::CastU64 => self.cast(CastTo::U64)?,
+                B::CastU128 => self.cast(CastTo::U128)?,
+                B::CastU256 => self.cast(CastTo::U256)?,
+                B::CastI8 => self.cast(CastTo::I8)?,
+                B::CastI16 => self.cast(CastTo::I16)?,
+                B::CastI32 => self.cast(CastTo::I32)?,
+                B::CastI64 => self.cast(CastTo::I64)?,
+                B::CastI128 => self.cast(CastTo::I128)?,
+                B::CastI256 => self.cast(CastTo::I256)?,
+                B::Negate => {
+                    let a = self.pop()?;
+                    let r = arith::negate(a)?;
+                    self.push(r)?;
+                }
+                B::Abort => {
+                    let code = self.pop_u64()?;
+                    return Err(VmError::abort(code));
+                }
+                B::AbortMsg => {
+                    let msg = self.pop()?.to_bytes()?;
+                    self.gas.charge_bytes(msg.len())?;
+                    if msg.len() > self.s.engine.config.limits.max_abort_message {
+                        return Err(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED));
+                    }
+                    let text = String::from_utf8(msg)
+                        .map_err(|e| VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(e.to_string()))?;
+                    let code = self.pop_u64()?;
+                    return Err(VmError::abort(code).with_message(text));
+                }
+                B::Exists(sd) => {
+                    let t = self.struct_type(m, *sd, Vec::new())?;
+                    self.exists(t)?;
+                }
+                B::ExistsGeneric(si) => {
+                    let (_, t) = self.generic_struct_type(m, *si, ty_args)?;
+                    self.exists(t)?;
+                }
+                B::MutBorrowGlobal(sd) | B::ImmBorrowGlobal(sd) => {
+                    let t = self.struct_type(m, *sd, Vec::new())?;
+                    self.borrow_global(t, matches!(instr, B::MutBorrowGlobal(_)))?;
+                }
+                B::MutBorrowGlobalGeneric(si) | B::ImmBorrowGlobalGeneric(si) => {
+                    let (_, t) = self.generic_struct_type(m, *si, ty_args)?;
+                    self.borrow_global(t, matches!(instr, B::MutBorrowGlobalGeneric(_)))?;
+                }
+                B::MoveFrom(sd) => {
+                    let t = self.struct_type(m, *sd, Vec::new())?;
+                    self.move_from(t)?;
+                }
+                B::MoveFromGeneric(si) => {
+                    let (_, t) = self.generic_struct_type(m, *si, ty_args)?;
+                    self.move_from(t)?;
+                }
+                B::MoveTo(sd) => {
+                    let t = self.struct_type(m, *sd, Vec::new())?;
+                    self.move_to(t)?;
+                }
+                B::MoveToGeneric(si) => {
+                    let (_, t) = self.generic_struct_type(m, *si, ty_args)?;
+                    self.move_to(t)?;
+                }
+                B::VecPack(_, n) => {
+                    let n = usize::try_from(*n).map_err(|_| invariant("vec_pack size"))?;
+                    if n as u64 > self.s.engine.config.limits.max_vector_len {
+                        return Err(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
+                    }
+                    let elems = self.pop_n(n)?;
+                    self.push(Value::Vector(elems))?;
+                }
+                B::VecLen(_) => {
+                    let r = self.pop_ref()?;
+                    let n = match self.mem.get(&r)? {
+                        Value::Vector(v) => v.len(),
+                        _ => return Err(invariant("vec_len of a non-vector")),
+                    };
+                    self.push(Value::U64(n as u64))?;
+                }
+                B::VecImmBorrow(_) | B::VecMutBorrow(_) => {
+                    let i = self.pop_u64()?;
+                    let r = self.pop_ref()?;
+                    let n = match self.mem.get(&r)? {
+                        Value::Vector(v) => v.len(),
+                        _ => return Err(invariant("vec_borrow of a non-vector")),
+                    };
+                    if i >= n as u64 {
+                        return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "index out of bounds"));
+                    }
+                    self.push(Value::Ref(r.child(i as usize)))?;
+                }
+                B::VecPushBack(_) => {
+                    let e = self.pop()?;
+                    let r = self.pop_ref()?;
+                    let max = self.s.engine.config.limits.max_vector_len;
+                    match self.mem.get_mut(&r)? {
+                        Value::Vector(v) => {
+                            if v.len() as u64 >= max {
+                                return Err(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
+                            }
+                            v.push(e);
+                        }
+                        _ => return Err(invariant("push_back on a non-vector")),
+                    }
+                }
+                B::VecPopBack(_) => {
+                    let r = self.pop_ref()?;
+                    let e = match self.mem.get_mut(&r)? {
+                        Value::Vector(v) => v.pop(),
+                        _ => return Err(invariant("pop_back on a non-vector")),
+                    };
+                    let e = e.ok_or_else(|| VmError::vector(vec_err::POP_EMPTY_VEC, "pop on an empty vector"))?;
+                    self.push(e)?;
+                }
+                B::VecUnpack(_, n) => {
+                    let v = self.pop()?.into_vec()?;
+                    if v.len() as u64 != *n {
+                        return Err(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH, "vec_unpack length mismatch"));
+                    }
+                    for e in v {
+                        self.push(e)?;
+                    }
+                }
+                B::VecSwap(_) => {
+                    let j = self.pop_u64()?;
+                    let i = self.pop_u64()?;
+                    let r = self.pop_ref()?;
+                    match self.mem.get_mut(&r)? {
+                        Value::Vector(v) => {
+                            if i >= v.len() as u64 || j >= v.len() as u64 {
+                                return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "swap out of bounds"));
+                            }
+                            v.swap(i as usize, j as usize);
+                        }
+                        _ => return Err(invariant("swap on a non-vector")),
+                    }
+                }
+                B::PackClosure(fh, mask) => {
+                    let target = self.resolve_handle(m, *fh)?;
+                    self.pack_closure(target, Vec::new(), mask.0)?;
+                }
+                B::PackClosureGeneric(fi, mask) => {
+                    let inst = m.module.function_instantiations.get(fi.idx()).ok_or_else(|| invariant("fn inst"))?;
+                    let targs = self.inst_types(m, inst.type_parameters, ty_args)?;
+                    let target = self.resolve_handle(m, inst.handle)?;
+                    self.pack_closure(target, targs, mask.0)?;
+                }
+                B::CallClosure(sig) => {
+                    let nparams = match m.module.signatures.get(sig.idx()).and_then(|s| s.0.first()) {
+                        Some(SignatureToken::Function(p, _, _)) => p.len(),
+                        _ => return Err(invariant("call_closure signature")),
+                    };
+                    let c = match self.pop()? {
+                        Value::Closure(c) => c,
+                        v => return Err(invariant(&format!("call_closure on {v:?}"))),
+                    };
+                    let provided = self.pop_n(nparams)?;
+                    let total = nparams + c.captured.len();
+                    let mut captured = c.captured.into_iter();
+                    let mut provided = provided.into_iter();
+                    let mut args = Vec::with_capacity(total);
+                    for i in 0..total {
+                        let next = if i < 64 && (c.mask >> i) & 1 == 1 { captured.next() } else { provided.next() };
+                        args.push(next.ok_or_else(|| invariant("closure mask does not fit the arguments"))?);
+                    }
+                    let (tm, tdef) = self.s.resolve_function(&c.function.module, &c.function.name)?;
+                    if self.is_native(&tm, tdef) {
+                        self.call(tm, tdef, Arc::new(c.type_args), args)?;
+                    } else {
+                        self.frames.last_mut().ok_or_else(|| invariant("frame"))?.pc = *pc + 1;
+                        self.call(tm, tdef, Arc::new(c.type_args), args)?;
+                        return Ok(());
+                    }
+                }
+            }
+            *pc += 1;
+        }
+    }
+
+    fn local(&self, mi: u32, i: u8) -> VmResult<&Value> {
+        self.mem.frames.get(mi as usize).and_then(|f| f.get(i as usize)).ok_or_else(|| invariant("local index"))
+    }
+    fn local_mut(&mut self, mi: u32, i: u8) -> VmResult<&mut Value> {
+        self.mem.frames.get_mut(mi as usize).and_then(|f| f.get_mut(i as usize)).ok_or_else(|| invariant("local index"))
+    }
+
+    fn param_count(&self, m: &LoadedModule, def: u16) -> VmResult<usize> {
+        let f = m.module.function_defs.get(def as usize).ok_or_else(|| invariant("function def"))?;
+        let h = m.module.function_handles.get(f.function.idx()).ok_or_else(|| invariant("function handle"))?;
+        Ok(m.module.signatures.get(h.parameters.idx()).map(|s| s.0.len()).unwrap_or(0))
+    }
+
+    fn is_native(&self, m: &LoadedModule, def: u16) -> bool {
+        m.module.function_defs.get(def as usize).is_some_and(|f| f.is_native())
+    }
+
+    fn binop(&mut self, op: BinOp) -> VmResult<()> {
+        let b = self.pop()?;
+        let a = self.pop()?;
+        let r = arith::binop(op, a, b)?;
+        self.push(r)
+    }
+
+    fn cmp(&mut self, op: CmpOp) -> VmResult<()> {
+        let b = self.pop()?;
+        let a = self.pop()?;
+        let r = arith::compare(op, &a, &b)?;
+        self.push(Value::Bool(r))
+    }
+
+    fn cast(&mut self, to: CastTo) -> VmResult<()> {
+        let a = self.pop()?;
+        let r = arith::cast(a, to)?;
+        self.push(r)
+    }
+
+    fn variant_tag(&self, r: &Reference) -> VmResult<u16> {
+        match self.mem.get(r)? {
+            Value::Variant(t, _) => Ok(*t),
+            _ => Err(invariant("not an enum value")),
+        }
+    }
+
+    fn borrow_variant_field(&mut self, variants: &[u16], field: u16) -> VmResult<()> {
+        let r = self.pop_ref()?;
+        let tag = self.variant_tag(&r)?;
+        if !variants.contains(&tag) {
+            return Err(VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH));
+        }
+        self.push(Value::Ref(r.child(field as usize)))
+    }
+
+    fn unpack_variant(&mut self, variant: u16, mismatch: StatusCode) -> VmResult<()> {
+        match self.pop()? {
+            Value::Variant(t, fields) if t == variant => {
+                for f in fields {
+                    self.push(f)?;
+                }
+                Ok(())
+            }
+            Value::Variant(..) => Err(VmError::new(mismatch)),
+            _ => Err(invariant("unpack of a non-enum")),
+        }
+    }
+
+    fn unpack_variant_ref(&mut self, variant: u16) -> VmResult<()> {
+        let r = self.pop_ref()?;
+        let n = match self.mem.get(&r)? {
+            Value::Variant(t, fields) if *t == variant => fields.len(),
+            Value::Variant(..) => return Err(VmError::new(StatusCode::VARIANT_TAG_MISMATCH)),
+            _ => return Err(invariant("unpack of a non-enum")),
+        };
+        for i in 0..n {
+            self.push(Value::Ref(r.child(i)))?;
+        }
+        Ok(())
+    }
+
+    fn test_variant(&mut self, variant: u16) -> VmResult<()> {
+        let r = self.pop_ref()?;
+        let tag = self.variant_tag(&r)?;
+        self.push(Value::Bool(tag == variant))
+    }
+}

@@ -1,0 +1,260 @@
+//! Integer arithmetic with Move's rules: every overflow, underflow, division
+//! by zero, `MIN / -1`, out-of-range cast and shift by at least the bit width
+//! is `ARITHMETIC_ERROR`; bits shifted out below the width are dropped.
+
+use crate::error::{VmError, VmResult};
+use crate::values::Value;
+use ethnum::{I256 as BigI, U256 as BigU};
+
+/// A binary integer operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    BitOr,
+    BitAnd,
+    Xor,
+}
+
+/// A comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Gt,
+    Le,
+    Ge,
+}
+
+macro_rules! int_binop {
+    ($op:expr, $x:expr, $y:expr, $ctor:path) => {{
+        let (x, y) = ($x, $y);
+        let r = match $op {
+            BinOp::Add => x.checked_add(y).ok_or_else(|| VmError::arithmetic("Addition overflow"))?,
+            BinOp::Sub => x.checked_sub(y).ok_or_else(|| VmError::arithmetic("Subtraction overflow"))?,
+            BinOp::Mul => x.checked_mul(y).ok_or_else(|| VmError::arithmetic("Multiplication overflow"))?,
+            BinOp::Div => x.checked_div(y).ok_or_else(|| VmError::arithmetic("Division by zero or overflow"))?,
+            BinOp::Mod => x.checked_rem(y).ok_or_else(|| VmError::arithmetic("Integer remainder by zero or overflow"))?,
+            BinOp::BitOr => x | y,
+            BinOp::BitAnd => x & y,
+            BinOp::Xor => x ^ y,
+        };
+        $ctor(r)
+    }};
+}
+
+/// `a op b` for two integers of the same type.
+pub fn binop(op: BinOp, a: Value, b: Value) -> VmResult<Value> {
+    use Value::*;
+    Ok(match (a, b) {
+        (U8(x), U8(y)) => int_binop!(op, x, y, U8),
+        (U16(x), U16(y)) => int_binop!(op, x, y, U16),
+        (U32(x), U32(y)) => int_binop!(op, x, y, U32),
+        (U64(x), U64(y)) => int_binop!(op, x, y, U64),
+        (U128(x), U128(y)) => int_binop!(op, x, y, U128),
+        (U256(x), U256(y)) => int_binop!(op, x, y, U256),
+        (I8(x), I8(y)) => int_binop!(op, x, y, I8),
+        (I16(x), I16(y)) => int_binop!(op, x, y, I16),
+        (I32(x), I32(y)) => int_binop!(op, x, y, I32),
+        (I64(x), I64(y)) => int_binop!(op, x, y, I64),
+        (I128(x), I128(y)) => int_binop!(op, x, y, I128),
+        (I256(x), I256(y)) => int_binop!(op, x, y, I256),
+        (a, b) => return Err(VmError::invariant(format!("{op:?} on {a:?} and {b:?}"))),
+    })
+}
+
+/// `a < b` and friends.
+pub fn compare(op: CmpOp, a: &Value, b: &Value) -> VmResult<bool> {
+    use std::cmp::Ordering::*;
+    use Value::*;
+    let o = match (a, b) {
+        (U8(x), U8(y)) => x.cmp(y),
+        (U16(x), U16(y)) => x.cmp(y),
+        (U32(x), U32(y)) => x.cmp(y),
+        (U64(x), U64(y)) => x.cmp(y),
+        (U128(x), U128(y)) => x.cmp(y),
+        (U256(x), U256(y)) => x.cmp(y),
+        (I8(x), I8(y)) => x.cmp(y),
+        (I16(x), I16(y)) => x.cmp(y),
+        (I32(x), I32(y)) => x.cmp(y),
+        (I64(x), I64(y)) => x.cmp(y),
+        (I128(x), I128(y)) => x.cmp(y),
+        (I256(x), I256(y)) => x.cmp(y),
+        (a, b) => return Err(VmError::invariant(format!("{op:?} on {a:?} and {b:?}"))),
+    };
+    Ok(match op {
+        CmpOp::Lt => o == Less,
+        CmpOp::Gt => o == Greater,
+        CmpOp::Le => o != Greater,
+        CmpOp::Ge => o != Less,
+    })
+}
+
+/// `a << n` / `a >> n` (`n` is a u8; `n` ≥ width is an error).
+pub fn shift(left: bool, a: Value, n: Value) -> VmResult<Value> {
+    use Value::*;
+    let n = match n {
+        U8(n) => n as u32,
+        v => return Err(VmError::invariant(format!("shift amount {v:?}"))),
+    };
+    macro_rules! sh {
+        ($x:expr, $bits:expr, $ctor:path) => {{
+            if n >= $bits {
+                return Err(VmError::arithmetic("Shift amount exceeds bit width"));
+            }
+            if left {
+                $ctor($x << n)
+            } else {
+                $ctor($x >> n)
+            }
+        }};
+    }
+    Ok(match a {
+        U8(x) => sh!(x, 8, U8),
+        U16(x) => sh!(x, 16, U16),
+        U32(x) => sh!(x, 32, U32),
+        U64(x) => sh!(x, 64, U64),
+        U128(x) => sh!(x, 128, U128),
+        U256(x) => sh!(x, 256, U256),
+        I8(x) => sh!(x, 8, I8),
+        I16(x) => sh!(x, 16, I16),
+        I32(x) => sh!(x, 32, I32),
+        I64(x) => sh!(x, 64, I64),
+        I128(x) => sh!(x, 128, I128),
+        I256(x) => sh!(x, 256, I256),
+        v => return Err(VmError::invariant(format!("shift of {v:?}"))),
+    })
+}
+
+/// `-a` for signed integers (`-MIN` is an error).
+pub fn negate(a: Value) -> VmResult<Value> {
+    use Value::*;
+    let e = || VmError::arithmetic("Negation overflow");
+    Ok(match a {
+        I8(x) => I8(x.checked_neg().ok_or_else(e)?),
+        I16(x) => I16(x.checked_neg().ok_or_else(e)?),
+        I32(x) => I32(x.checked_neg().ok_or_else(e)?),
+        I64(x) => I64(x.checked_neg().ok_or_else(e)?),
+        I128(x) => I128(x.checked_neg().ok_or_else(e)?),
+        I256(x) => I256(x.checked_neg().ok_or_else(e)?),
+        v => return Err(VmError::invariant(format!("negate of {v:?}"))),
+    })
+}
+
+/// The target of a cast instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CastTo {
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    U256,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    I256,
+}
+
+/// Every integer as an I256-plus-sign wide form: (is_negative, magnitude-or-value).
+/// U256 values above BigI::MAX are kept as unsigned.
+enum Wide {
+    U(BigU),
+    I(BigI),
+}
+
+fn widen(v: &Value) -> VmResult<Wide> {
+    use Value::*;
+    Ok(match v {
+        U8(x) => Wide::U(BigU::from(*x)),
+        U16(x) => Wide::U(BigU::from(*x)),
+        U32(x) => Wide::U(BigU::from(*x)),
+        U64(x) => Wide::U(BigU::from(*x)),
+        U128(x) => Wide::U(BigU::from(*x)),
+        U256(x) => Wide::U(*x),
+        I8(x) => Wide::I(BigI::from(*x)),
+        I16(x) => Wide::I(BigI::from(*x)),
+        I32(x) => Wide::I(BigI::from(*x)),
+        I64(x) => Wide::I(BigI::from(*x)),
+        I128(x) => Wide::I(BigI::from(*x)),
+        I256(x) => Wide::I(*x),
+        v => return Err(VmError::invariant(format!("cast of {v:?}"))),
+    })
+}
+
+/// Casts an integer; values out of the target's range are an error.
+pub fn cast(v: Value, to: CastTo) -> VmResult<Value> {
+    let w = widen(&v)?;
+    let err = || VmError::arithmetic(format!("Cannot cast {v:?} to {to:?}"));
+    macro_rules! to_unsigned {
+        ($t:ty, $ctor:path) => {
+            match w {
+                Wide::U(x) => <$t>::try_from(x).ok().map($ctor),
+                Wide::I(x) => {
+                    if x < BigI::ZERO {
+                        None
+                    } else {
+                        <$t>::try_from(x.as_u256()).ok().map($ctor)
+                    }
+                }
+            }
+        };
+    }
+    macro_rules! to_signed {
+        ($t:ty, $ctor:path) => {
+            match w {
+                Wide::U(x) => {
+                    if x > BigI::MAX.as_u256() {
+                        None
+                    } else {
+                        <$t>::try_from(x.as_i256()).ok().map($ctor)
+                    }
+                }
+                Wide::I(x) => <$t>::try_from(x).ok().map($ctor),
+            }
+        };
+    }
+    let r = match to {
+        CastTo::U8 => to_unsigned!(u8, Value::U8),
+        CastTo::U16 => to_unsigned!(u16, Value::U16),
+        CastTo::U32 => to_unsigned!(u32, Value::U32),
+        CastTo::U64 => to_unsigned!(u64, Value::U64),
+        CastTo::U128 => to_unsigned!(u128, Value::U128),
+        CastTo::U256 => match w {
+            Wide::U(x) => Some(Value::U256(x)),
+            Wide::I(x) => (x >= BigI::ZERO).then(|| Value::U256(x.as_u256())),
+        },
+        CastTo::I8 => to_signed!(i8, Value::I8),
+        CastTo::I16 => to_signed!(i16, Value::I16),
+        CastTo::I32 => to_signed!(i32, Value::I32),
+        CastTo::I64 => to_signed!(i64, Value::I64),
+        CastTo::I128 => to_signed!(i128, Value::I128),
+        CastTo::I256 => match w {
+            Wide::U(x) => (x <= BigI::MAX.as_u256()).then(|| Value::I256(x.as_i256())),
+            Wide::I(x) => Some(Value::I256(x)),
+        },
+    };
+    r.ok_or_else(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn rules() {
+        assert!(binop(BinOp::Add, Value::U8(255), Value::U8(1)).is_err());
+        assert!(binop(BinOp::Div, Value::I8(-128), Value::I8(-1)).is_err());
+        assert!(binop(BinOp::Mod, Value::I8(-128), Value::I8(-1)).is_err());
+        assert_eq!(binop(BinOp::Div, Value::I8(-7), Value::I8(2)).ok(), Some(Value::I8(-3)));
+        assert_eq!(shift(true, Value::U8(0x81), Value::U8(1)).ok(), Some(Value::U8(2)));
+        assert!(shift(true, Value::U8(1), Value::U8(8)).is_err());
+        assert!(cast(Value::I8(-1), CastTo::U256).is_err());
+        assert!(cast(Value::U256(BigU::MAX), CastTo::I256).is_err());
+        assert_eq!(cast(Value::I64(-5), CastTo::I8).ok(), Some(Value::I8(-5)));
+        assert!(negate(Value::I16(i16::MIN)).is_err());
+    }
+}

@@ -1,0 +1,62 @@
+//! VM errors: a Move status plus what the real VM reports with it.
+
+use movejit_format::StatusCode;
+
+/// Where an execution error was raised: the function definition and the
+/// bytecode offset inside it, as the Move VM reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorLocation {
+    /// `0x<64 hex>::name`.
+    pub module: String,
+    pub function_name: String,
+    pub function_index: u16,
+    pub code_offset: u16,
+}
+
+/// An execution error. `sub_status` carries the abort code for `ABORTED`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{status}{}", sub_status.map(|s| format!(" (sub-status {s})")).unwrap_or_default())]
+pub struct VmError {
+    pub status: StatusCode,
+    pub sub_status: Option<u64>,
+    pub message: Option<String>,
+    pub location: Option<ErrorLocation>,
+}
+
+impl VmError {
+    pub fn new(status: StatusCode) -> Self {
+        VmError { status, sub_status: None, message: None, location: None }
+    }
+    pub fn with_sub_status(mut self, s: u64) -> Self {
+        self.sub_status = Some(s);
+        self
+    }
+    pub fn with_message(mut self, m: impl Into<String>) -> Self {
+        self.message = Some(m.into());
+        self
+    }
+    /// An inconsistency the verifier should have excluded.
+    pub fn invariant(m: impl Into<String>) -> Self {
+        VmError::new(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR).with_message(m)
+    }
+    pub fn arithmetic(m: impl Into<String>) -> Self {
+        VmError::new(StatusCode::ARITHMETIC_ERROR).with_message(m)
+    }
+    pub fn abort(code: u64) -> Self {
+        VmError::new(StatusCode::ABORTED).with_sub_status(code)
+    }
+    pub fn vector(sub: u64, m: impl Into<String>) -> Self {
+        VmError::new(StatusCode::VECTOR_OPERATION_ERROR).with_sub_status(sub).with_message(m)
+    }
+}
+
+pub type VmResult<T> = Result<T, VmError>;
+
+/// `VECTOR_OPERATION_ERROR` sub-statuses (as the Move VM numbers them).
+pub mod vec_err {
+    pub const INDEX_OUT_OF_BOUNDS: u64 = 1;
+    pub const POP_EMPTY_VEC: u64 = 2;
+    pub const DESTROY_NON_EMPTY_VEC: u64 = 3;
+    pub const VEC_UNPACK_PARITY_MISMATCH: u64 = 3;
+    pub const VEC_SIZE_LIMIT_REACHED: u64 = 4;
+}

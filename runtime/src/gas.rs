@@ -1,0 +1,98 @@
+//! Gas: a meter charging a cost table given as data (a static cost per
+//! instruction kind plus per-byte costs for size-dependent work).
+
+use crate::error::{VmError, VmResult};
+use movejit_format::{Opcode, StatusCode};
+use std::collections::HashMap;
+
+/// Costs in internal gas units.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CostTable {
+    /// Static cost per instruction kind; missing kinds cost `default_instr`.
+    pub instr: HashMap<Opcode, u64>,
+    pub default_instr: u64,
+    /// Per byte of data copied, read, written, hashed or serialized.
+    pub per_byte: u64,
+    /// Base cost of a native call.
+    pub native_base: u64,
+    /// Per call (on top of the `Call` instruction) for each new frame.
+    pub per_frame: u64,
+}
+
+impl Default for CostTable {
+    fn default() -> Self {
+        let mut instr = HashMap::new();
+        for op in Opcode::ALL {
+            let name = op.name();
+            let c = if name.starts_with("Call") || name.contains("Global") || name == "MoveTo" || name == "MoveFrom" || name.starts_with("MoveTo") || name.starts_with("MoveFrom") || name == "Exists" {
+                20
+            } else if name.starts_with("Vec") || name.starts_with("Pack") || name.starts_with("Unpack") {
+                5
+            } else {
+                1
+            };
+            instr.insert(*op, c);
+        }
+        CostTable { instr, default_instr: 1, per_byte: 1, native_base: 10, per_frame: 10 }
+    }
+}
+
+/// Charges gas; `OUT_OF_GAS` when the budget is exhausted.
+#[derive(Clone, Debug)]
+pub struct GasMeter {
+    table: CostTable,
+    /// `None`: unmetered.
+    budget: Option<u64>,
+    used: u64,
+}
+
+impl GasMeter {
+    pub fn new(table: CostTable, budget: u64) -> Self {
+        GasMeter { table, budget: Some(budget), used: 0 }
+    }
+    pub fn unmetered() -> Self {
+        GasMeter { table: CostTable::default(), budget: None, used: 0 }
+    }
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+    pub fn is_metered(&self) -> bool {
+        self.budget.is_some()
+    }
+    pub fn charge(&mut self, amount: u64) -> VmResult<()> {
+        let Some(b) = self.budget else { return Ok(()) };
+        let next = self.used.saturating_add(amount);
+        if next > b {
+            self.used = b;
+            return Err(VmError::new(StatusCode::OUT_OF_GAS));
+        }
+        self.used = next;
+        Ok(())
+    }
+    pub fn charge_instr(&mut self, op: Opcode) -> VmResult<()> {
+        if self.budget.is_none() {
+            return Ok(());
+        }
+        let c = self.table.instr.get(&op).copied().unwrap_or(self.table.default_instr);
+        self.charge(c)
+    }
+    pub fn charge_bytes(&mut self, n: usize) -> VmResult<()> {
+        if self.budget.is_none() {
+            return Ok(());
+        }
+        self.charge(self.table.per_byte.saturating_mul(n as u64))
+    }
+    pub fn charge_native(&mut self, bytes: usize) -> VmResult<()> {
+        if self.budget.is_none() {
+            return Ok(());
+        }
+        self.charge(self.table.native_base)?;
+        self.charge_bytes(bytes)
+    }
+    pub fn charge_frame(&mut self) -> VmResult<()> {
+        if self.budget.is_none() {
+            return Ok(());
+        }
+        self.charge(self.table.per_frame)
+    }
+}

@@ -1,0 +1,31 @@
+//! Execution limits, with the Move VM's defaults.
+
+/// Limits both executors enforce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Nested frames that may run (the next call is `CALL_STACK_OVERFLOW`).
+    pub max_call_depth: usize,
+    /// Operand-stack values across all frames (`EXECUTION_STACK_OVERFLOW`).
+    pub max_operand_stack: usize,
+    /// Nesting of values (`VM_MAX_VALUE_DEPTH_REACHED`).
+    pub max_value_depth: usize,
+    /// Nesting of types (`VM_MAX_TYPE_DEPTH_REACHED`).
+    pub max_type_depth: usize,
+    /// Elements in one vector (`VECTOR_OPERATION_ERROR`, sub-status 4).
+    pub max_vector_len: u64,
+    /// Bytes of an `AbortMsg` message.
+    pub max_abort_message: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_call_depth: 1025,
+            max_operand_stack: 1024,
+            max_value_depth: 128,
+            max_type_depth: 256,
+            max_vector_len: u64::MAX >> 2,
+            max_abort_message: 1024,
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Move stdlib natives (vector, bcs, hash, signer, string, type_name, debug,
+//! mem, cmp), with the Aptos stdlib's semantics.
+
+use super::{NativeContext, NativeFunction, NativeRegistry, NativeResult};
+use crate::error::{vec_err, VmError, VmResult};
+use crate::types::Type;
+use crate::values::{compare_values, Value};
+use movejit_format::AccountAddress;
+use sha2::Digest;
+use std::sync::Arc;
+
+type Args = Vec<Value>;
+
+fn arg(args: &mut Args) -> VmResult<Value> {
+    args.pop().ok_or_else(|| VmError::invariant("native: missing argument"))
+}
+
+fn reg(
+    r: &mut NativeRegistry,
+    a: AccountAddress,
+    m: &str,
+    f: &str,
+    func: impl Fn(&mut NativeContext<'_>, &[Type], Args) -> VmResult<NativeResult> + Send + Sync + 'static,
+) {
+    let func: NativeFunction = Arc::new(func);
+    r.register(a, m, f, func);
+}
+
+fn idx(v: Value) -> VmResult<usize> {
+    Ok(usize::try_from(v.as_u64()?).unwrap_or(usize::MAX))
+}
+
+pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
+    // vector
+    reg(r, a, "vector", "empty", |_, _, _| Ok(vec![Value::Vector(Vec::new())]));
+    reg(r, a, "vector", "length", |cx, _, mut args| {
+        let v = arg(&mut args)?;
+        match cx.deref(&v)? {
+            Value::Vector(e) => Ok(vec![Value::U64(e.len() as u64)]),
+            _ => Err(VmError::invariant("length of non-vector")),
+        }
+    });
+    for (name, mutable) in [("borrow", false), ("borrow_mut", true)] {
+        let _ = mutable;
+        reg(r, a, "vector", name, |cx, _, mut args| {
+            let i = idx(arg(&mut args)?)?;
+            let v = arg(&mut args)?.into_ref()?;
+            let len = match cx.mem.get(&v)? {
+                Value::Vector(e) => e.len(),
+                _ => return Err(VmError::invariant("borrow of non-vector")),
+            };
+            if i >= len {
+                return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "index out of bounds"));
+            }
+            Ok(vec![Value::Ref(v.child(i))])
+        });
+    }
+    reg(r, a, "vector", "push_back", |cx, _, mut args| {
+        let e = arg(&mut args)?;
+        let v = arg(&mut args)?;
+        match cx.deref_mut(&v)? {
+            Value::Vector(items) => items.push(e),
+            _ => return Err(VmError::invariant("push_back on non-vector")),
+        }
+        Ok(vec![])
+    });
+    reg(r, a, "vector", "pop_back", |cx, _, mut args| {
+        let v = arg(&mut args)?;
+        match cx.deref_mut(&v)? {
+            Value::Vector(items) => match items.pop() {
+                Some(e) => Ok(vec![e]),
+                None => Err(VmError::vector(vec_err::POP_EMPTY_VEC, "pop on empty vector")),
+            },
+            _ => Err(VmError::invariant("pop_back on non-vector")),
+        }
+    });
+    reg(r, a, "vector", "destroy_empty", |_, _, mut args| {
+        let v = arg(&mut args)?.into_vec()?;
+        if !v.is_empty() {
+            return Err(VmError::vector(vec_err::DESTROY_NON_EMPTY_VEC, "destroy non-empty vector"));
+        }
+        Ok(vec![])
+    });
+    reg(r, a, "vector", "swap", |cx, _, mut args| {
+        let j = idx(arg(&mut args)?)?;
+        let i = idx(arg(&mut args)?)?;
+        let v = arg(&mut args)?;
+        match cx.deref_mut(&v)? {
+            Value::Vector(items) => {
+                if i >= items.len() || j >= items.len() {
+                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "swap out of bounds"));
+                }
+                items.swap(i, j);
+                Ok(vec![])
+            }
+            _ => Err(VmError::invariant("swap on non-vector")),
+        }
+    });
+    reg(r, a, "vector", "move_range", |cx, _, mut args| {
+        let insert = idx(arg(&mut args)?)?;
+        let to = arg(&mut args)?;
+        let len = idx(arg(&mut args)?)?;
+        let removal = idx(arg(&mut args)?)?;
+        let from = arg(&mut args)?;
+        let moved: Vec<Value> = match cx.deref_mut(&from)? {
+            Value::Vector(items) => {
+                if removal.checked_add(len).is_none_or(|end| end > items.len()) {
+                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "move_range out of bounds"));
+                }
+                items.drain(removal..removal + len).collect()
+            }
+            _ => return Err(VmError::invariant("move_range on non-vector")),
+        };
+        match cx.deref_mut(&to)? {
+            Value::Vector(items) => {
+                if insert > items.len() {
+                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "move_range out of bounds"));
+                }
+                items.splice(insert..insert, moved);
+                Ok(vec![])
+            }
+            _ => Err(VmError::invariant("move_range on non-vector")),
+        }
+    });
+
+    // bcs
+    for name in ["to_bytes", "serialize"] {
+        reg(r, a, "bcs", name, |cx, ty, mut args| {
+            let v = arg(&mut args)?;
+            let t = ty.first().ok_or_else(|| VmError::invariant("to_bytes without type"))?;
+            let layout = cx.types.layout_of(t)?;
+            let bytes = crate::bcs::serialize(cx.deref(&v)?, &layout)?;
+            cx.gas.charge_native(bytes.len())?;
+            Ok(vec![Value::from_bytes(&bytes)])
+        });
+    }
+
+    // hash
+    reg(r, a, "hash", "sha2_256", |cx, _, mut args| {
+        let data = arg(&mut args)?.to_bytes()?;
+        cx.gas.charge_native(data.len())?;
+        Ok(vec![Value::from_bytes(&sha2::Sha256::digest(&data))])
+    });
+    reg(r, a, "hash", "sha3_256", |cx, _, mut args| {
+        let data = arg(&mut args)?.to_bytes()?;
+        cx.gas.charge_native(data.len())?;
+        Ok(vec![Value::from_bytes(&sha3::Sha3_256::digest(&data))])
+    });
+
+    // signer
+    reg(r, a, "signer", "borrow_address", |_, _, mut args| {
+        let s = arg(&mut args)?.into_ref()?;
+        Ok(vec![Value::Ref(s.child(0))])
+    });
+
+    // string
+    reg(r, a, "string", "internal_check_utf8", |cx, _, mut args| {
+        let v = arg(&mut args)?;
+        let b = cx.deref(&v)?.to_bytes()?;
+        Ok(vec![Value::Bool(std::str::from_utf8(&b).is_ok())])
+    });
+    reg(r, a, "string", "internal_is_char_boundary", |cx, _, mut args| {
+        let i = idx(arg(&mut args)?)?;
+        let v = arg(&mut args)?;
+        let b = cx.deref(&v)?.to_bytes()?;
+        let ok = i == 0 || i == b.len() || (i < b.len() && (b[i] as i8) >= -0x40);
+        Ok(vec![Value::Bool(ok)])
+    });
+    reg(r, a, "string", "internal_sub_string", |cx, _, mut args| {
+        let j = idx(arg(&mut args)?)?;
+        let i = idx(arg(&mut args)?)?;
+        let v = arg(&mut args)?;
+        let b = cx.deref(&v)?.to_bytes()?;
+        if i > j || j > b.len() {
+            return Err(VmError::invariant("sub_string out of range"));
+        }
+        Ok(vec![Value::from_bytes(&b[i..j])])
+    });
+    reg(r, a, "string", "internal_index_of", |cx, _, mut args| {
+        let pat = arg(&mut args)?;
+        let s = arg(&mut args)?;
+        let p = cx.deref(&pat)?.to_bytes()?;
+        let s = cx.deref(&s)?.to_bytes()?;
+        let pos = if p.is_empty() {
+            0
+        } else {
+            s.windows(p.len()).position(|w| w == p.as_slice()).unwrap_or(s.len())
+        };
+        Ok(vec![Value::U64(pos as u64)])
+    });
+
+    // type_name
+    reg(r, a, "type_name", "get", |_, ty, _| {
+        let t = ty.first().ok_or_else(|| VmError::invariant("type_name::get without type"))?;
+        let name = t.type_name();
+        Ok(vec![Value::Struct(vec![Value::Struct(vec![Value::from_bytes(name.as_bytes())])])])
+    });
+
+    // debug
+    reg(r, a, "debug", "print", |_, _, _| Ok(vec![]));
+    reg(r, a, "debug", "print_stack_trace", |_, _, _| Ok(vec![]));
+
+    // mem / cmp
+    reg(r, a, "mem", "swap", |cx, _, mut args| {
+        let y = arg(&mut args)?;
+        let x = arg(&mut args)?;
+        let xv = std::mem::take(cx.deref_mut(&x)?);
+        let yv = std::mem::replace(cx.deref_mut(&y)?, xv);
+        *cx.deref_mut(&x)? = yv;
+        Ok(vec![])
+    });
+    reg(r, a, "cmp", "compare", |cx, _, mut args| {
+        let y = arg(&mut args)?;
+        let x = arg(&mut args)?;
+        let o = compare_values(cx.deref(&x)?, cx.deref(&y)?)?;
+        let tag = match o {
+            std::cmp::Ordering::Less => 0,
+            std::cmp::Ordering::Equal => 1,
+            std::cmp::Ordering::Greater => 2,
+        };
+        Ok(vec![Value::Variant(tag, vec![])])
+    });
+}

@@ -1,0 +1,86 @@
+//! Storage: what a session reads through (modules and resources as bytes)
+//! and the change set it yields.
+
+use crate::types::Type;
+use movejit_format::AccountAddress;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A module's address and name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ModuleId {
+    pub address: AccountAddress,
+    pub name: Arc<str>,
+}
+
+impl ModuleId {
+    pub fn new(address: AccountAddress, name: &str) -> Self {
+        ModuleId { address, name: name.into() }
+    }
+    /// `0x<64 hex>::name`, as status reports print it.
+    pub fn long_string(&self) -> String {
+        format!("{}::{}", self.address.to_hex_long(), self.name)
+    }
+}
+
+impl std::fmt::Display for ModuleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}::{}", self.address.to_hex_short(), self.name)
+    }
+}
+
+/// Read access to published modules and resources.
+pub trait Resolver: Sync {
+    /// The bytes of a published module.
+    fn get_module(&self, id: &ModuleId) -> Option<Arc<[u8]>>;
+    /// The BCS bytes of a resource of type `ty` (a struct type) at `address`.
+    fn get_resource(&self, address: &AccountAddress, ty: &Type) -> Option<Vec<u8>>;
+}
+
+/// A write to one resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteOp {
+    /// Created or modified: the new BCS bytes.
+    Write(Vec<u8>),
+    Delete,
+}
+
+/// The resource writes of a session, by (address, type).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChangeSet {
+    pub resources: BTreeMap<(AccountAddress, Type), WriteOp>,
+}
+
+/// A simple in-memory store: modules and resources, and applying change sets.
+#[derive(Clone, Debug, Default)]
+pub struct InMemoryStorage {
+    pub modules: BTreeMap<ModuleId, Arc<[u8]>>,
+    pub resources: BTreeMap<(AccountAddress, Type), Vec<u8>>,
+}
+
+impl InMemoryStorage {
+    pub fn publish(&mut self, id: ModuleId, bytes: Vec<u8>) {
+        self.modules.insert(id, bytes.into());
+    }
+    pub fn apply(&mut self, cs: &ChangeSet) {
+        for (k, op) in &cs.resources {
+            match op {
+                WriteOp::Write(b) => {
+                    self.resources.insert(k.clone(), b.clone());
+                }
+                WriteOp::Delete => {
+                    self.resources.remove(k);
+                }
+            }
+        }
+    }
+}
+
+impl Resolver for InMemoryStorage {
+    fn get_module(&self, id: &ModuleId) -> Option<Arc<[u8]>> {
+        self.modules.get(id).cloned()
+    }
+    fn get_resource(&self, address: &AccountAddress, ty: &Type) -> Option<Vec<u8>> {
+        self.resources.get(&(*address, ty.clone())).cloned()
+    }
+}

@@ -1,0 +1,271 @@
+//! Runtime types: signature tokens with every type parameter substituted,
+//! and their type-tag text form (`0x1::option::Option<u64>`).
+
+use movejit_format::{AbilitySet, AccountAddress};
+use std::fmt;
+use std::sync::Arc;
+
+/// A struct or enum, named by where it is declared.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DatatypeId {
+    pub address: AccountAddress,
+    pub module: Arc<str>,
+    pub name: Arc<str>,
+}
+
+/// A fully instantiated runtime type (no type parameters left, except
+/// while instantiating).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Type {
+    Bool,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    U256,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    I256,
+    Address,
+    Signer,
+    Vector(Box<Type>),
+    Datatype(Arc<DatatypeId>, Vec<Type>),
+    Function(Vec<Type>, Vec<Type>, AbilitySet),
+    Reference(Box<Type>),
+    MutableReference(Box<Type>),
+    TyParam(u16),
+}
+
+impl Type {
+    /// Nesting depth (a primitive is 1).
+    pub fn depth(&self) -> usize {
+        match self {
+            Type::Vector(t) | Type::Reference(t) | Type::MutableReference(t) => 1 + t.depth(),
+            Type::Datatype(_, args) => 1 + args.iter().map(Type::depth).max().unwrap_or(0),
+            Type::Function(p, r, _) => 1 + p.iter().chain(r).map(Type::depth).max().unwrap_or(0),
+            _ => 1,
+        }
+    }
+
+    /// Substitutes type parameters by `args`.
+    pub fn subst(&self, args: &[Type]) -> Option<Type> {
+        Some(match self {
+            Type::TyParam(i) => args.get(*i as usize)?.clone(),
+            Type::Vector(t) => Type::Vector(Box::new(t.subst(args)?)),
+            Type::Reference(t) => Type::Reference(Box::new(t.subst(args)?)),
+            Type::MutableReference(t) => Type::MutableReference(Box::new(t.subst(args)?)),
+            Type::Datatype(id, a) => {
+                Type::Datatype(id.clone(), a.iter().map(|t| t.subst(args)).collect::<Option<_>>()?)
+            }
+            Type::Function(p, r, ab) => Type::Function(
+                p.iter().map(|t| t.subst(args)).collect::<Option<_>>()?,
+                r.iter().map(|t| t.subst(args)).collect::<Option<_>>()?,
+                *ab,
+            ),
+            t => t.clone(),
+        })
+    }
+
+    /// Parses a type tag: `u8`, `vector<T>`, `0x1::m::S<T, U>`, `signer`, `&T`.
+    pub fn parse_tag(s: &str) -> Option<Type> {
+        let mut p = TagParser { s: s.as_bytes(), i: 0 };
+        let t = p.ty()?;
+        p.ws();
+        (p.i == p.s.len()).then_some(t)
+    }
+
+    /// The name `std::type_name` gives: short addresses, `vector<T>`,
+    /// `|A,B|(R) has copy` for function types.
+    pub fn type_name(&self) -> String {
+        self.to_string()
+    }
+}
+
+fn ability_suffix(ab: AbilitySet) -> String {
+    let mut names = Vec::new();
+    if ab.has_copy() {
+        names.push("copy");
+    }
+    if ab.has_drop() {
+        names.push("drop");
+    }
+    if ab.has_store() {
+        names.push("store");
+    }
+    if ab.has_key() {
+        names.push("key");
+    }
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" has {}", names.join(" + "))
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Bool => write!(f, "bool"),
+            Type::U8 => write!(f, "u8"),
+            Type::U16 => write!(f, "u16"),
+            Type::U32 => write!(f, "u32"),
+            Type::U64 => write!(f, "u64"),
+            Type::U128 => write!(f, "u128"),
+            Type::U256 => write!(f, "u256"),
+            Type::I8 => write!(f, "i8"),
+            Type::I16 => write!(f, "i16"),
+            Type::I32 => write!(f, "i32"),
+            Type::I64 => write!(f, "i64"),
+            Type::I128 => write!(f, "i128"),
+            Type::I256 => write!(f, "i256"),
+            Type::Address => write!(f, "address"),
+            Type::Signer => write!(f, "signer"),
+            Type::Vector(t) => write!(f, "vector<{t}>"),
+            Type::Datatype(id, args) => {
+                write!(f, "{}::{}::{}", id.address.to_hex_short(), id.module, id.name)?;
+                if !args.is_empty() {
+                    write!(f, "<")?;
+                    for (i, a) in args.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{a}")?;
+                    }
+                    write!(f, ">")?;
+                }
+                Ok(())
+            }
+            Type::Function(p, r, ab) => {
+                write!(f, "|")?;
+                for (i, a) in p.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                write!(f, "|")?;
+                if !r.is_empty() {
+                    write!(f, "(")?;
+                    for (i, a) in r.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{a}")?;
+                    }
+                    write!(f, ")")?;
+                }
+                write!(f, "{}", ability_suffix(*ab))
+            }
+            Type::Reference(t) => write!(f, "&{t}"),
+            Type::MutableReference(t) => write!(f, "&mut {t}"),
+            Type::TyParam(i) => write!(f, "T{i}"),
+        }
+    }
+}
+
+struct TagParser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl TagParser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+    fn eat(&mut self, c: &str) -> bool {
+        self.ws();
+        if self.s[self.i..].starts_with(c.as_bytes()) {
+            self.i += c.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn ident(&mut self) -> Option<String> {
+        self.ws();
+        let start = self.i;
+        while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_') {
+            self.i += 1;
+        }
+        (self.i > start).then(|| String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
+    }
+    fn ty(&mut self) -> Option<Type> {
+        if self.eat("&mut ") {
+            return Some(Type::MutableReference(Box::new(self.ty()?)));
+        }
+        if self.eat("&") {
+            return Some(Type::Reference(Box::new(self.ty()?)));
+        }
+        let word = self.ident()?;
+        Some(match word.as_str() {
+            "bool" => Type::Bool,
+            "u8" => Type::U8,
+            "u16" => Type::U16,
+            "u32" => Type::U32,
+            "u64" => Type::U64,
+            "u128" => Type::U128,
+            "u256" => Type::U256,
+            "i8" => Type::I8,
+            "i16" => Type::I16,
+            "i32" => Type::I32,
+            "i64" => Type::I64,
+            "i128" => Type::I128,
+            "i256" => Type::I256,
+            "address" => Type::Address,
+            "signer" => Type::Signer,
+            "vector" => {
+                if !self.eat("<") {
+                    return None;
+                }
+                let t = self.ty()?;
+                if !self.eat(">") {
+                    return None;
+                }
+                Type::Vector(Box::new(t))
+            }
+            addr => {
+                let address = AccountAddress::parse(addr)?;
+                if !self.eat("::") {
+                    return None;
+                }
+                let module = self.ident()?;
+                if !self.eat("::") {
+                    return None;
+                }
+                let name = self.ident()?;
+                let mut args = Vec::new();
+                if self.eat("<") {
+                    loop {
+                        args.push(self.ty()?);
+                        if self.eat(">") {
+                            break;
+                        }
+                        if !self.eat(",") {
+                            return None;
+                        }
+                    }
+                }
+                Type::Datatype(Arc::new(DatatypeId { address, module: module.into(), name: name.into() }), args)
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn tags_round_trip() {
+        for s in ["u8", "vector<vector<address>>", "0x1::option::Option<0x1::string::String>", "0xcafe::g::B<u64, bool>"] {
+            assert_eq!(Type::parse_tag(s).map(|t| t.to_string()).as_deref(), Some(s));
+        }
+        assert!(Type::parse_tag("vector<u8").is_none());
+        assert!(Type::parse_tag("u8 x").is_none());
+    }
+}

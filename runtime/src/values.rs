@@ -1,0 +1,302 @@
+//! Values, references and the memory references point into.
+//!
+//! A reference is a root (a local of a frame, or a global-storage slot) plus
+//! a path of field / element indices. The verifier's reference-safety rules
+//! guarantee the path stays valid while the reference lives, so resolving it
+//! is a plain walk; no interior mutability or aliasing is needed.
+
+use crate::error::{VmError, VmResult};
+use crate::storage::ModuleId;
+use crate::types::Type;
+use ethnum::{I256, U256};
+use movejit_format::AccountAddress;
+use std::sync::Arc;
+
+/// A function named by its module and name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FunctionId {
+    pub module: ModuleId,
+    pub name: Arc<str>,
+}
+
+/// A closure: a function, its type arguments, the capture mask and the
+/// captured values (in parameter order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClosureValue {
+    pub function: FunctionId,
+    pub type_args: Vec<Type>,
+    pub mask: u64,
+    pub captured: Vec<Value>,
+    /// Layouts of the captured values (needed to serialize them).
+    pub captured_layouts: Vec<crate::layout::Layout>,
+    /// Whether the function may be stored (public or `#[persistent]`);
+    /// serializing a closure over any other function is an invariant error.
+    pub serializable: bool,
+}
+
+/// Where a reference starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefRoot {
+    /// Local `local` of frame `frame` (frames are numbered from the bottom).
+    Local { frame: u32, local: u32 },
+    /// A global-storage slot of the session.
+    Global(u32),
+}
+
+/// A reference: a root and a path of field or element indices below it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    pub root: RefRoot,
+    pub path: Vec<usize>,
+}
+
+impl Reference {
+    pub fn child(&self, idx: usize) -> Reference {
+        let mut path = Vec::with_capacity(self.path.len() + 1);
+        path.extend_from_slice(&self.path);
+        path.push(idx);
+        Reference { root: self.root, path }
+    }
+}
+
+/// A Move value.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Value {
+    /// A local with nothing in it (never initialised or moved out).
+    #[default]
+    Invalid,
+    Bool(bool),
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    U128(u128),
+    U256(U256),
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    I128(i128),
+    I256(I256),
+    Address(AccountAddress),
+    Vector(Vec<Value>),
+    /// A struct's fields. A signer is a struct with one address field.
+    Struct(Vec<Value>),
+    /// An enum value: the variant tag and its fields.
+    Variant(u16, Vec<Value>),
+    Closure(Box<ClosureValue>),
+    Ref(Reference),
+}
+
+impl Value {
+    pub fn as_bool(&self) -> VmResult<bool> {
+        match self {
+            Value::Bool(b) => Ok(*b),
+            v => Err(VmError::invariant(format!("expected bool, got {v:?}"))),
+        }
+    }
+    pub fn as_u64(&self) -> VmResult<u64> {
+        match self {
+            Value::U64(b) => Ok(*b),
+            v => Err(VmError::invariant(format!("expected u64, got {v:?}"))),
+        }
+    }
+    pub fn as_address(&self) -> VmResult<AccountAddress> {
+        match self {
+            Value::Address(a) => Ok(*a),
+            Value::Struct(f) if f.len() == 1 => f[0].as_address(),
+            v => Err(VmError::invariant(format!("expected address, got {v:?}"))),
+        }
+    }
+    pub fn into_ref(self) -> VmResult<Reference> {
+        match self {
+            Value::Ref(r) => Ok(r),
+            v => Err(VmError::invariant(format!("expected reference, got {v:?}"))),
+        }
+    }
+    pub fn into_vec(self) -> VmResult<Vec<Value>> {
+        match self {
+            Value::Vector(v) => Ok(v),
+            v => Err(VmError::invariant(format!("expected vector, got {v:?}"))),
+        }
+    }
+    pub fn into_fields(self) -> VmResult<Vec<Value>> {
+        match self {
+            Value::Struct(v) => Ok(v),
+            v => Err(VmError::invariant(format!("expected struct, got {v:?}"))),
+        }
+    }
+    /// The bytes of a `vector<u8>`.
+    pub fn to_bytes(&self) -> VmResult<Vec<u8>> {
+        match self {
+            Value::Vector(v) => v
+                .iter()
+                .map(|e| match e {
+                    Value::U8(b) => Ok(*b),
+                    e => Err(VmError::invariant(format!("expected u8, got {e:?}"))),
+                })
+                .collect(),
+            v => Err(VmError::invariant(format!("expected vector<u8>, got {v:?}"))),
+        }
+    }
+    pub fn signer(a: AccountAddress) -> Value {
+        Value::Struct(vec![Value::Address(a)])
+    }
+    pub fn from_bytes(b: &[u8]) -> Value {
+        Value::Vector(b.iter().map(|x| Value::U8(*x)).collect())
+    }
+    /// The child at `idx` (field of a struct or variant, element of a vector).
+    pub fn child(&self, idx: usize) -> VmResult<&Value> {
+        match self {
+            Value::Struct(f) | Value::Variant(_, f) | Value::Vector(f) => {
+                f.get(idx).ok_or_else(|| VmError::invariant("reference path out of range"))
+            }
+            v => Err(VmError::invariant(format!("cannot index into {v:?}"))),
+        }
+    }
+    pub fn child_mut(&mut self, idx: usize) -> VmResult<&mut Value> {
+        match self {
+            Value::Struct(f) | Value::Variant(_, f) | Value::Vector(f) => {
+                f.get_mut(idx).ok_or_else(|| VmError::invariant("reference path out of range"))
+            }
+            v => Err(VmError::invariant(format!("cannot index into {v:?}"))),
+        }
+    }
+    /// Nesting depth of the value (a primitive is 1).
+    pub fn depth(&self) -> usize {
+        match self {
+            Value::Vector(f) | Value::Struct(f) | Value::Variant(_, f) => {
+                1 + f.iter().map(Value::depth).max().unwrap_or(0)
+            }
+            Value::Closure(c) => 1 + c.captured.iter().map(Value::depth).max().unwrap_or(0),
+            _ => 1,
+        }
+    }
+}
+
+/// Everything a reference can point into: the locals of every frame and the
+/// global-storage slots loaded by the session.
+#[derive(Debug, Default)]
+pub struct Memory {
+    pub frames: Vec<Vec<Value>>,
+    pub globals: Vec<Option<Value>>,
+}
+
+impl Memory {
+    fn root(&self, root: RefRoot) -> VmResult<&Value> {
+        match root {
+            RefRoot::Local { frame, local } => self
+                .frames
+                .get(frame as usize)
+                .and_then(|f| f.get(local as usize))
+                .ok_or_else(|| VmError::invariant("dangling local reference")),
+            RefRoot::Global(slot) => self
+                .globals
+                .get(slot as usize)
+                .and_then(|g| g.as_ref())
+                .ok_or_else(|| VmError::invariant("dangling global reference")),
+        }
+    }
+    fn root_mut(&mut self, root: RefRoot) -> VmResult<&mut Value> {
+        match root {
+            RefRoot::Local { frame, local } => self
+                .frames
+                .get_mut(frame as usize)
+                .and_then(|f| f.get_mut(local as usize))
+                .ok_or_else(|| VmError::invariant("dangling local reference")),
+            RefRoot::Global(slot) => self
+                .globals
+                .get_mut(slot as usize)
+                .and_then(|g| g.as_mut())
+                .ok_or_else(|| VmError::invariant("dangling global reference")),
+        }
+    }
+    /// The value `r` points to.
+    pub fn get(&self, r: &Reference) -> VmResult<&Value> {
+        let mut v = self.root(r.root)?;
+        for &i in &r.path {
+            v = v.child(i)?;
+        }
+        Ok(v)
+    }
+    pub fn get_mut(&mut self, r: &Reference) -> VmResult<&mut Value> {
+        let mut v = self.root_mut(r.root)?;
+        for &i in &r.path {
+            v = v.child_mut(i)?;
+        }
+        Ok(v)
+    }
+    /// `v` itself, or what it points to when it is a reference.
+    pub fn deref<'a>(&'a self, v: &'a Value) -> VmResult<&'a Value> {
+        match v {
+            Value::Ref(r) => self.get(r),
+            v => Ok(v),
+        }
+    }
+}
+
+/// Structural equality as `Eq` computes it (references compare their targets).
+pub fn values_equal(mem: &Memory, a: &Value, b: &Value) -> VmResult<bool> {
+    let a = mem.deref(a)?;
+    let b = mem.deref(b)?;
+    Ok(a == b)
+}
+
+/// Total order used by `std::cmp::compare`: integers numerically, vectors
+/// lexicographically then by length, structs field by field, enums by tag
+/// then fields. Returns -1, 0 or 1.
+pub fn compare_values(a: &Value, b: &Value) -> VmResult<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    use Value::*;
+    Ok(match (a, b) {
+        (Bool(x), Bool(y)) => x.cmp(y),
+        (U8(x), U8(y)) => x.cmp(y),
+        (U16(x), U16(y)) => x.cmp(y),
+        (U32(x), U32(y)) => x.cmp(y),
+        (U64(x), U64(y)) => x.cmp(y),
+        (U128(x), U128(y)) => x.cmp(y),
+        (U256(x), U256(y)) => x.cmp(y),
+        (I8(x), I8(y)) => x.cmp(y),
+        (I16(x), I16(y)) => x.cmp(y),
+        (I32(x), I32(y)) => x.cmp(y),
+        (I64(x), I64(y)) => x.cmp(y),
+        (I128(x), I128(y)) => x.cmp(y),
+        (I256(x), I256(y)) => x.cmp(y),
+        (Address(x), Address(y)) => x.cmp(y),
+        (Vector(x), Vector(y)) | (Struct(x), Struct(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                let o = compare_values(p, q)?;
+                if o != Ordering::Equal {
+                    return Ok(o);
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        (Variant(t, x), Variant(u, y)) => {
+            if t != u {
+                return Ok(t.cmp(u));
+            }
+            for (p, q) in x.iter().zip(y) {
+                let o = compare_values(p, q)?;
+                if o != Ordering::Equal {
+                    return Ok(o);
+                }
+            }
+            Ordering::Equal
+        }
+        (Closure(x), Closure(y)) => {
+            let o = (&x.function, &x.type_args, x.mask).cmp(&(&y.function, &y.type_args, y.mask));
+            if o != Ordering::Equal {
+                return Ok(o);
+            }
+            for (p, q) in x.captured.iter().zip(&y.captured) {
+                let o = compare_values(p, q)?;
+                if o != Ordering::Equal {
+                    return Ok(o);
+                }
+            }
+            x.captured.len().cmp(&y.captured.len())
+        }
+        (a, b) => return Err(VmError::invariant(format!("cannot compare {a:?} with {b:?}"))),
+    })
+}
