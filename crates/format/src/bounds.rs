@@ -15,6 +15,7 @@ use crate::*;
 pub(crate) struct Layout {
     pub table_offsets: Vec<(u8, usize)>,
     pub function_def_offsets: Vec<usize>,
+    pub self_handle_offset: usize,
 }
 
 impl Layout {
@@ -158,7 +159,8 @@ impl<'a> Checker<'a> {
             self.module_handle(h, at, "module handle table")?;
         }
         if let Some(idx) = self.self_handle {
-            self.index(self.module_handles.len(), idx.idx(), "module handle", 0, "self module handle index")?;
+            let at = self.layout.self_handle_offset;
+            self.index(self.module_handles.len(), idx.idx(), "module handle", at, "self module handle index")?;
         }
         let at = self.at(k::STRUCT_HANDLES);
         for h in self.struct_handles {

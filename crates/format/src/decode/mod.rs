@@ -166,8 +166,9 @@ fn common_tables(c: &Container, layout: &mut Layout) -> FormatResult<Common> {
 pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledModule, Layout)> {
     let mut c = container(bytes)?;
     c.tail.context = "self module handle index";
+    let self_handle_offset = c.tail.offset();
     let self_module_handle_idx = ModuleHandleIndex(c.tail.index(binary::limit::TABLE_INDEX, "self module handle index")?);
-    let mut layout = Layout::default();
+    let mut layout = Layout { self_handle_offset, ..Layout::default() };
     let common = common_tables(&c, &mut layout)?;
     let mut m = CompiledModule {
         version: c.version,
@@ -232,7 +233,7 @@ pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledMod
             _ => {}
         }
     }
-    check_trailing(&c.tail)?;
+    check_trailing(&mut c.tail)?;
     Ok((m, layout))
 }
 
@@ -254,7 +255,7 @@ pub(crate) fn decode_script_unchecked(bytes: &[u8]) -> FormatResult<(CompiledScr
     if let Some(t) = c.tables.iter().find(|t| !is_script_table(t.kind)) {
         return Err(c.err(t, StatusCode::MALFORMED, format!("table kind {:#04x} is not allowed in a script", t.kind)));
     }
-    check_trailing(&c.tail)?;
+    check_trailing(&mut c.tail)?;
     let script = CompiledScript {
         version: c.version,
         flavour: c.flavour,
@@ -293,10 +294,11 @@ fn is_script_table(kind: u8) -> bool {
 /// Bytes after the last field: Sui reports `TRAILING_BYTES`; Aptos's
 /// deserializer ignores them, we reject them as `MALFORMED` so that decode
 /// and serialize stay inverse.
-fn check_trailing(tail: &Reader) -> FormatResult<()> {
+fn check_trailing(tail: &mut Reader) -> FormatResult<()> {
     if tail.at_end() {
         return Ok(());
     }
+    tail.context = "end of binary";
     let status = if tail.flavour == Flavour::Sui { StatusCode::TRAILING_BYTES } else { StatusCode::MALFORMED };
     Err(tail.error(status, format!("{} trailing bytes after the module", tail.remaining())))
 }
