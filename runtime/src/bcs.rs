@@ -98,7 +98,7 @@ fn write_closure(out: &mut Vec<u8>, c: &ClosureValue, depth: usize) -> VmResult<
         return Err(VmError::invariant("closure over a function that is neither public nor persistent"));
     }
     write_uleb(out, 5 + 2 * c.captured.len() as u64);
-    out.push(1); // format version
+    out.extend_from_slice(&1u16.to_le_bytes()); // format version (u16)
     out.extend_from_slice(&c.function.module.address.0);
     write_str(out, &c.function.module.name);
     write_str(out, &c.function.name);
@@ -427,7 +427,7 @@ fn read_layout(r: &mut Reader<'_>, depth: usize) -> VmResult<Layout> {
 
 fn read_closure(r: &mut Reader<'_>, depth: usize) -> VmResult<Value> {
     let len = r.uleb()?;
-    if r.byte()? != 1 {
+    if u16::from_le_bytes(r.arr()?) != 1 {
         return Err(de_err());
     }
     let address = AccountAddress(r.arr()?);

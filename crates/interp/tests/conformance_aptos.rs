@@ -1,0 +1,51 @@
+//! Replays every Aptos oracle case (shared/conformance/aptos) on the
+//! interpreter and reports agreement by family. Fails on any disagreement
+//! not listed in `KNOWN_GAPS`.
+
+mod common;
+
+use common::*;
+use movejit_interp::{Engine, EngineConfig};
+
+/// Cases the interpreter does not agree with yet, each with the reason.
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    ("asm_bad_signed_shl.call_f", "needs the bytecode verifier (movejit-verifier is still a stub that accepts everything)"),
+    ("asm_bad_signed_and.call_f", "needs the bytecode verifier (stub)"),
+    ("asm_bad_neg_unsigned.call_f", "needs the bytecode verifier (stub)"),
+    ("asm_bad_stack.call_f", "needs the bytecode verifier (stub)"),
+];
+
+#[test]
+fn aptos_conformance() {
+    let cases = load_aptos_cases();
+    assert!(cases.len() >= 2000, "expected the full case file, got {}", cases.len());
+    let engine = Engine::new(EngineConfig::aptos());
+    let mut tally = Tally::new();
+    let mut unexpected = Vec::new();
+    let mut fixed = Vec::new();
+    for case in &cases {
+        let diffs = match run_on_interp(&engine, case) {
+            Ok(out) => compare(case, &out),
+            Err(e) => vec![format!("harness: {e}")],
+        };
+        let t = tally.entry(case.family.clone()).or_default();
+        t.1 += 1;
+        let known = KNOWN_GAPS.iter().any(|(id, _)| *id == case.id);
+        if diffs.is_empty() {
+            t.0 += 1;
+            if known {
+                fixed.push(case.id.clone());
+            }
+        } else if !known {
+            unexpected.push(format!("{}: {}", case.id, diffs.join("; ")));
+        }
+    }
+    print_tally("aptos conformance (interpreter)", &tally);
+    if !fixed.is_empty() {
+        eprintln!("known gaps that now agree (remove them from KNOWN_GAPS): {fixed:?}");
+    }
+    for u in unexpected.iter().take(60) {
+        eprintln!("DISAGREE {u}");
+    }
+    assert!(unexpected.is_empty(), "{} cases disagree", unexpected.len());
+}
