@@ -1,47 +1,88 @@
-//! The Move bytecode verifier for both flavours. (Stub: the passes are being
-//! written; until then `verify_module` accepts everything it is given.)
+//! The Move bytecode verifier for both flavours (Aptos bytecode v5–v10, Sui
+//! v5–v7).
+//!
+//! Input is a decoded [`CompiledModule`] (or Aptos script) plus the modules it
+//! imports. Every check of the real Move verifiers runs as its own pass, in a
+//! fixed order; the first failure is reported as a [`VerifyError`] with the
+//! status Move gives for it. The passes assume nothing about their input:
+//! a bounds pass runs first (the decoder bounds-checks too, but the model may
+//! come from anywhere), and no pass panics on malformed tables.
+//!
+//! What the JIT may trust after `verify_module` returns `Ok`: operand stack
+//! heights are balanced per basic block, every instruction sees operands of
+//! the types it expects, locals are initialised before use and never read
+//! after a move, and references obey Move's borrow rules.
 
-use movejit_format::{CompiledModule, CompiledScript, StatusCode};
+#![forbid(unsafe_code)]
 
-/// Where a verification error was found, the way Move reports it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Location {
-    Module,
-    Struct { index: u16 },
-    Function { index: u16, code_offset: Option<u16> },
-    Script { code_offset: Option<u16> },
-}
+mod absint;
+mod acquires;
+mod binary;
+mod bounds;
+mod cfg;
+pub mod compat;
+mod config;
+mod constants;
+mod control_flow;
+pub mod dependencies;
+mod duplication;
+mod entry_points;
+mod error;
+mod features;
+mod friends;
+mod instantiation_loops;
+mod instruction_consistency;
+mod limits;
+mod locals_safety;
+mod meter;
+mod reference_safety;
+mod signatures;
+mod stack_usage;
+mod struct_defs;
+mod sui_rules;
+mod type_safety;
+mod types;
 
-/// A verification failure: the Move status and where it was found.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{status} at {location:?}: {message}")]
-pub struct VerifyError {
-    pub status: StatusCode,
-    pub location: Location,
-    pub message: String,
-}
+use movejit_format::{CompiledModule, CompiledScript};
 
-/// Verifier limits; `aptos()` and `sui()` give each chain's defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct VerifierConfig {}
+pub use config::VerifierConfig;
+pub use error::{Location, VerifyError, VerifyResult};
+pub use movejit_format::StatusCode;
 
-impl VerifierConfig {
-    pub fn aptos() -> Self {
-        VerifierConfig {}
-    }
-    pub fn sui() -> Self {
-        VerifierConfig {}
-    }
-}
-
-/// Verifies `module` against its dependencies (every module it imports).
+/// Verifies `module` on its own and against its dependencies (every module it
+/// imports must be in `deps`; extra modules are ignored).
 pub fn verify_module(
     module: &CompiledModule,
     deps: &[&CompiledModule],
     config: &VerifierConfig,
 ) -> Result<(), VerifyError> {
-    let _ = (module, deps, config);
-    Ok(())
+    guard(|| {
+        verify_module_alone(module, config)?;
+        dependencies::verify_module(module, deps, config)
+    })
+}
+
+/// Verifies `module` by itself: every pass except linking against deps.
+pub fn verify_module_alone(module: &CompiledModule, config: &VerifierConfig) -> Result<(), VerifyError> {
+    guard(|| {
+        bounds::verify_module(module)?;
+        let mut meter = meter::Meter::new(config);
+        features::verify_module(module, config)?;
+        limits::verify_module(module, config)?;
+        duplication::verify_module(module)?;
+        signatures::verify_module(module, config)?;
+        instruction_consistency::verify_module(module)?;
+        constants::verify_module(module)?;
+        friends::verify_module(module)?;
+        struct_defs::verify_module(module)?;
+        instantiation_loops::verify_module(module)?;
+        verify_code_units(module, config, &mut meter)?;
+        entry_points::verify_module(module, config)?;
+        if config.sui_rules {
+            sui_rules::verify_module(module)?;
+        }
+        Ok(())
+    })
 }
 
 /// Verifies an Aptos script against its dependencies.
@@ -50,6 +91,64 @@ pub fn verify_script(
     deps: &[&CompiledModule],
     config: &VerifierConfig,
 ) -> Result<(), VerifyError> {
-    let _ = (script, deps, config);
+    guard(|| {
+        let module = binary::script_as_module(script)?;
+        let as_script = |e: VerifyError| e.into_script_error();
+        bounds::verify_module(&module).map_err(as_script)?;
+        let mut meter = meter::Meter::new(config);
+        limits::verify_module(&module, config).map_err(as_script)?;
+        signatures::verify_module(&module, config).map_err(as_script)?;
+        instruction_consistency::verify_module(&module).map_err(as_script)?;
+        constants::verify_module(&module).map_err(as_script)?;
+        verify_code_units(&module, config, &mut meter).map_err(as_script)?;
+        entry_points::verify_script_signature(&module, config).map_err(as_script)?;
+        dependencies::verify_module(&module, deps, config).map_err(as_script)
+    })
+}
+
+fn verify_code_units(
+    module: &CompiledModule,
+    config: &VerifierConfig,
+    meter: &mut meter::Meter,
+) -> Result<(), VerifyError> {
+    let mut back_edges = 0usize;
+    for (i, fdef) in module.function_defs.iter().enumerate() {
+        let Some(code) = &fdef.code else { continue };
+        let index = i as u16;
+        meter.enter_function();
+        let func = binary::FunctionContext::new(module, index, fdef, code)?;
+        let cfg = control_flow::verify(module, config, &func)?;
+        if let Some(limit) = config.max_basic_blocks {
+            if cfg.num_blocks() > limit {
+                return Err(VerifyError::at_code(StatusCode::TOO_MANY_BASIC_BLOCKS, index, 0));
+            }
+        }
+        if let Some(limit) = config.max_back_edges_per_function {
+            if cfg.num_back_edges() > limit {
+                return Err(VerifyError::at_code(StatusCode::TOO_MANY_BACK_EDGES, index, 0));
+            }
+        }
+        back_edges += cfg.num_back_edges();
+        stack_usage::verify(module, config, &func, &cfg)?;
+        type_safety::verify(module, &func, &cfg, meter)?;
+        locals_safety::verify(module, &func, &cfg, meter)?;
+        reference_safety::verify(module, &func, &cfg, meter)?;
+        acquires::verify(module, &func)?;
+        meter.leave_function()?;
+    }
+    if let Some(limit) = config.max_back_edges_per_module {
+        if back_edges > limit {
+            return Err(VerifyError::module(StatusCode::TOO_MANY_BACK_EDGES));
+        }
+    }
     Ok(())
+}
+
+/// Last line of defence: a bug in a pass must not take the process down.
+fn guard(f: impl FnOnce() -> Result<(), VerifyError>) -> Result<(), VerifyError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => Err(VerifyError::module(StatusCode::VERIFIER_INVARIANT_VIOLATION)
+            .with_message("verifier panicked")),
+    }
 }

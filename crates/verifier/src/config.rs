@@ -1,0 +1,130 @@
+//! Verifier limits and flavour switches.
+
+use movejit_format::StatusCode;
+
+/// Verifier limits and rule switches; [`VerifierConfig::aptos`] and
+/// [`VerifierConfig::sui`] give each chain's production defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifierConfig {
+    pub max_loop_depth: Option<usize>,
+    pub max_function_parameters: Option<usize>,
+    pub max_function_return_values: Option<usize>,
+    pub max_generic_instantiation_length: Option<usize>,
+    pub max_basic_blocks: Option<usize>,
+    pub max_basic_blocks_in_script: Option<usize>,
+    pub max_value_stack_size: usize,
+    pub max_type_nodes: Option<usize>,
+    pub max_type_depth: Option<usize>,
+    pub max_push_size: Option<usize>,
+    pub max_struct_definitions: Option<usize>,
+    pub max_struct_variants: Option<usize>,
+    pub max_fields_in_struct: Option<usize>,
+    pub max_function_definitions: Option<usize>,
+    pub max_back_edges_per_function: Option<usize>,
+    pub max_back_edges_per_module: Option<usize>,
+    /// Abstract-interpretation budget per function and per module.
+    pub max_per_fun_meter_units: Option<u128>,
+    pub max_per_mod_meter_units: Option<u128>,
+    /// The status a blown budget gives (Aptos: CONSTRAINT_NOT_SATISFIED,
+    /// Sui: PROGRAM_TOO_COMPLEX).
+    pub meter_status: StatusCode,
+    /// Aptos: function-typed signatures are checked like parameters.
+    pub check_function_type_signatures: bool,
+    /// Sui: no global storage instructions, no metadata, Sui entry rules
+    /// (what Sui's own `sui-verifier` adds for package publishing).
+    pub sui_rules: bool,
+    /// Sui v6+: entry functions may not return values (Move-level rule).
+    pub entry_no_return_values: bool,
+}
+
+impl Default for VerifierConfig {
+    fn default() -> Self {
+        Self::aptos()
+    }
+}
+
+impl VerifierConfig {
+    /// Aptos production (`aptos_prod_verifier_config` with function values on).
+    pub fn aptos() -> Self {
+        VerifierConfig {
+            max_loop_depth: Some(5),
+            max_function_parameters: Some(128),
+            max_function_return_values: Some(128),
+            max_generic_instantiation_length: Some(32),
+            max_basic_blocks: Some(1024),
+            max_basic_blocks_in_script: Some(1024),
+            max_value_stack_size: 1024,
+            max_type_nodes: Some(128),
+            max_type_depth: Some(20),
+            max_push_size: Some(10000),
+            max_struct_definitions: Some(1100),
+            max_struct_variants: Some(127),
+            max_fields_in_struct: Some(64),
+            max_function_definitions: Some(1000),
+            max_back_edges_per_function: None,
+            max_back_edges_per_module: None,
+            max_per_fun_meter_units: Some(1000 * 80000),
+            max_per_mod_meter_units: Some(1000 * 80000),
+            meter_status: StatusCode::CONSTRAINT_NOT_SATISFIED,
+            check_function_type_signatures: true,
+            sui_rules: false,
+            entry_no_return_values: false,
+        }
+    }
+
+    /// Sui's Move verifier defaults (`VerifierConfig::default()` as Sui's
+    /// publish pipeline in the bytecode-verifier suite uses it). Sui's
+    /// package-level rules are off; see [`VerifierConfig::sui_protocol`].
+    pub fn sui() -> Self {
+        VerifierConfig {
+            max_loop_depth: None,
+            max_function_parameters: None,
+            max_function_return_values: None,
+            max_generic_instantiation_length: None,
+            max_basic_blocks: None,
+            max_basic_blocks_in_script: None,
+            max_value_stack_size: 1024,
+            max_type_nodes: None,
+            max_type_depth: None,
+            max_push_size: None,
+            max_struct_definitions: None,
+            max_struct_variants: None,
+            max_fields_in_struct: None,
+            max_function_definitions: None,
+            max_back_edges_per_function: None,
+            max_back_edges_per_module: None,
+            max_per_fun_meter_units: Some(1000 * 8000 * 10),
+            max_per_mod_meter_units: Some(1000 * 8000 * 10),
+            meter_status: StatusCode::PROGRAM_TOO_COMPLEX,
+            check_function_type_signatures: true,
+            sui_rules: false,
+            entry_no_return_values: false,
+        }
+    }
+
+    /// Sui's protocol limits plus its package rules (no global storage, no
+    /// metadata, entry-function rules), as applied when publishing on chain.
+    pub fn sui_protocol() -> Self {
+        VerifierConfig {
+            max_loop_depth: Some(5),
+            max_function_parameters: Some(128),
+            max_generic_instantiation_length: Some(32),
+            max_basic_blocks: Some(1024),
+            max_type_nodes: Some(256),
+            max_push_size: Some(10000),
+            max_back_edges_per_function: Some(10000),
+            max_back_edges_per_module: Some(10000),
+            sui_rules: true,
+            ..Self::sui()
+        }
+    }
+
+    /// The defaults for a module's flavour.
+    pub fn for_flavour(flavour: movejit_format::Flavour) -> Self {
+        if flavour.is_sui() {
+            Self::sui()
+        } else {
+            Self::aptos()
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Linking against dependencies: every module this one imports is present;
+//! every imported struct and function exists in its defining module with
+//! compatible abilities, type parameters and signature, and is visible to
+//! this module; no module depends on itself (directly or transitively) or
+//! befriends a module it depends on.
+
+use crate::{
+    config::VerifierConfig,
+    error::{VerifyError, VerifyResult},
+};
+use movejit_format::{
+    AccountAddress, CompiledModule, FunctionHandle, SignatureToken as ST, StatusCode, StructHandle, Visibility,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A module's identity: address and name.
+pub type ModuleId = (AccountAddress, String);
+
+pub fn module_id(m: &CompiledModule) -> Option<ModuleId> {
+    let h = m.module_handles.get(m.self_module_handle_idx.idx())?;
+    Some((*m.address_identifiers.get(h.address.idx())?, m.identifiers.get(h.name.idx())?.clone()))
+}
+
+fn handle_id(m: &CompiledModule, h: movejit_format::ModuleHandleIndex) -> ModuleId {
+    let mh = &m.module_handles[h.idx()];
+    (m.address_identifiers[mh.address.idx()], m.identifiers[mh.name.idx()].clone())
+}
+
+/// Checks `module`'s imports against `deps` (bounds-checked modules).
+pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], config: &VerifierConfig) -> VerifyResult {
+    let _ = config;
+    let me = module_id(module).ok_or_else(|| VerifyError::module(StatusCode::INDEX_OUT_OF_BOUNDS))?;
+    let mut map: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
+    for d in deps {
+        if crate::bounds::verify_module(d).is_err() {
+            continue;
+        }
+        if let Some(id) = module_id(d) {
+            if id != me {
+                map.entry(id).or_insert(d);
+            }
+        }
+    }
+    let missing = if module.flavour.is_sui() { StatusCode::MISSING_DEPENDENCY } else { StatusCode::LINKER_ERROR };
+    for (i, _) in module.module_handles.iter().enumerate() {
+        if i == module.self_module_handle_idx.idx() {
+            continue;
+        }
+        let id = handle_id(module, movejit_format::ModuleHandleIndex(i as u16));
+        if id == me {
+            return Err(VerifyError::module(StatusCode::CYCLIC_MODULE_DEPENDENCY));
+        }
+        if !map.contains_key(&id) {
+            return Err(VerifyError::module(missing).with_message(format!("missing {}::{}", id.0.to_hex_short(), id.1)));
+        }
+    }
+    let ctx = Linker { module, map: &map };
+    for sh in &module.struct_handles {
+        if sh.module != module.self_module_handle_idx {
+            ctx.check_struct(sh)?;
+        }
+    }
+    for fh in &module.function_handles {
+        if fh.module != module.self_module_handle_idx {
+            ctx.check_function(fh, &me)?;
+        }
+    }
+    // Transitive dependencies must not come back to this module, nor
+    // contain one of its friends.
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<ModuleId> = module.immediate_dependencies();
+    while let Some(id) = todo.pop() {
+        if id == me {
+            return Err(VerifyError::module(StatusCode::CYCLIC_MODULE_DEPENDENCY));
+        }
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        if let Some(d) = map.get(&id) {
+            if crate::bounds::verify_module(d).is_ok() {
+                todo.extend(d.immediate_dependencies());
+            }
+        }
+    }
+    for f in &module.friend_decls {
+        let id = (module.address_identifiers[f.address.idx()], module.identifiers[f.name.idx()].clone());
+        if seen.contains(&id) {
+            return Err(VerifyError::module(StatusCode::INVALID_FRIEND_DECL_WITH_MODULES_IN_DEPENDENCIES));
+        }
+    }
+    Ok(())
+}
+
+struct Linker<'a> {
+    module: &'a CompiledModule,
+    map: &'a BTreeMap<ModuleId, &'a CompiledModule>,
+}
+
+fn lookup() -> VerifyError {
+    VerifyError::module(StatusCode::LOOKUP_FAILED)
+}
+fn mismatch() -> VerifyError {
+    VerifyError::module(StatusCode::TYPE_MISMATCH)
+}
+
+impl Linker<'_> {
+    fn owner(&self, h: movejit_format::ModuleHandleIndex) -> VerifyResult<(ModuleId, &CompiledModule)> {
+        let id = handle_id(self.module, h);
+        let m = self.map.get(&id).ok_or_else(lookup)?;
+        Ok((id, m))
+    }
+
+    /// The defining module's handle for a datatype named `name`.
+    fn find_struct<'d>(&self, dep: &'d CompiledModule, name: &str) -> Option<&'d StructHandle> {
+        let by_handle = |h: movejit_format::StructHandleIndex| {
+            let sh = &dep.struct_handles[h.idx()];
+            (dep.identifiers[sh.name.idx()] == name).then_some(sh)
+        };
+        dep.struct_defs.iter().find_map(|d| by_handle(d.struct_handle)).or_else(|| dep.enum_defs.iter().find_map(|d| by_handle(d.enum_handle)))
+    }
+
+    fn check_struct(&self, sh: &StructHandle) -> VerifyResult {
+        let (_, dep) = self.owner(sh.module)?;
+        let name = &self.module.identifiers[sh.name.idx()];
+        let def = self.find_struct(dep, name).ok_or_else(lookup)?;
+        if !def.abilities.contains(sh.abilities) {
+            return Err(mismatch());
+        }
+        let tp_ok = sh.type_parameters.len() == def.type_parameters.len()
+            && sh.type_parameters.iter().zip(&def.type_parameters).all(|(l, d)| (!l.is_phantom || d.is_phantom) && l.constraints.contains(d.constraints));
+        if !tp_ok {
+            return Err(mismatch());
+        }
+        Ok(())
+    }
+
+    fn check_function(&self, fh: &FunctionHandle, me: &ModuleId) -> VerifyResult {
+        let (_, dep) = self.owner(fh.module)?;
+        let name = &self.module.identifiers[fh.name.idx()];
+        let def = dep
+            .function_defs
+            .iter()
+            .find(|d| dep.identifiers[dep.function_handles[d.function.idx()].name.idx()] == *name)
+            .ok_or_else(lookup)?;
+        let visible = match def.visibility {
+            Visibility::Public => true,
+            Visibility::Friend => dep
+                .friend_decls
+                .iter()
+                .any(|f| dep.address_identifiers[f.address.idx()] == me.0 && dep.identifiers[f.name.idx()] == me.1),
+            Visibility::Private => false,
+        };
+        if !visible {
+            return Err(lookup());
+        }
+        let dh = &dep.function_handles[def.function.idx()];
+        let tp_ok = fh.type_parameters.len() == dh.type_parameters.len()
+            && fh.type_parameters.iter().zip(&dh.type_parameters).all(|(l, d)| l.contains(*d));
+        if !tp_ok {
+            return Err(mismatch());
+        }
+        self.same_sig(&self.module.signatures[fh.parameters.idx()].0, &dep.signatures[dh.parameters.idx()].0, dep)?;
+        self.same_sig(&self.module.signatures[fh.return_.idx()].0, &dep.signatures[dh.return_.idx()].0, dep)?;
+        if !fh.attributes.is_empty() {
+            let mut def_attrs = dh.attributes.clone();
+            if def_attrs.is_empty() && def.visibility == Visibility::Public {
+                def_attrs.push(movejit_format::FunctionAttribute::Persistent);
+            }
+            if !fh.attributes.iter().all(|a| def_attrs.contains(a)) {
+                return Err(VerifyError::module(StatusCode::LINKER_ERROR));
+            }
+        }
+        Ok(())
+    }
+
+    fn same_sig(&self, local: &[ST], def: &[ST], dep: &CompiledModule) -> VerifyResult {
+        if local.len() != def.len() {
+            return Err(mismatch());
+        }
+        local.iter().zip(def).try_for_each(|(l, d)| self.same_type(l, d, dep))
+    }
+
+    fn struct_name(m: &CompiledModule, h: movejit_format::StructHandleIndex) -> (ModuleId, &str) {
+        let sh = &m.struct_handles[h.idx()];
+        (handle_id(m, sh.module), &m.identifiers[sh.name.idx()])
+    }
+
+    fn same_type(&self, l: &ST, d: &ST, dep: &CompiledModule) -> VerifyResult {
+        match (l, d) {
+            (ST::Vector(a), ST::Vector(b)) | (ST::Reference(a), ST::Reference(b)) | (ST::MutableReference(a), ST::MutableReference(b)) => {
+                self.same_type(a, b, dep)
+            }
+            (ST::Function(p1, r1, a1), ST::Function(p2, r2, a2)) => {
+                if a1 != a2 {
+                    return Err(mismatch());
+                }
+                self.same_sig(p1, p2, dep)?;
+                self.same_sig(r1, r2, dep)
+            }
+            (ST::Struct(a), ST::Struct(b)) => self.same_struct(*a, *b, dep),
+            (ST::StructInstantiation(a, x), ST::StructInstantiation(b, y)) => {
+                self.same_struct(*a, *b, dep)?;
+                self.same_sig(x, y, dep)
+            }
+            (ST::TypeParameter(a), ST::TypeParameter(b)) if a == b => Ok(()),
+            (ST::Struct(_) | ST::StructInstantiation(..) | ST::Vector(_) | ST::Reference(_) | ST::MutableReference(_)
+            | ST::Function(..) | ST::TypeParameter(_), _) => Err(mismatch()),
+            (a, b) if a == b => Ok(()),
+            _ => Err(mismatch()),
+        }
+    }
+
+    fn same_struct(&self, a: movejit_format::StructHandleIndex, b: movejit_format::StructHandleIndex, dep: &CompiledModule) -> VerifyResult {
+        if Self::struct_name(self.module, a) == Self::struct_name(dep, b) {
+            Ok(())
+        } else {
+            Err(mismatch())
+        }
+    }
+}
