@@ -229,13 +229,15 @@ impl<'u> Builder<'u> {
                 self.declare_struct_handle(&u.module, s)?;
             }
         }
-        for f in &unit.functions {
-            self.declare_fun(f, is_script)?;
-        }
+        // Imported functions first: access specifiers of this module's
+        // functions may name them.
         for u in &unit.uses {
             for f in &u.functions {
                 self.declare_imported_fun(&u.module, f)?;
             }
+        }
+        for f in &unit.functions {
+            self.declare_fun(f, is_script)?;
         }
         for s in &unit.structs {
             self.define_datatype(s)?;

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 /// Parses `.masm` text into a syntax tree.
 pub fn parse(src: &str) -> AsmResult<Unit> {
     let toks = tokenize(src)?;
-    Parser { toks, i: 0, aliases: BTreeMap::new() }.unit()
+    Parser { toks, i: 0, aliases: BTreeMap::new(), depth: 0 }.unit()
 }
 
 struct Parser {
@@ -21,7 +21,13 @@ struct Parser {
     i: usize,
     /// `address name = 0x…` aliases.
     aliases: BTreeMap<String, AccountAddress>,
+    /// Nesting of types and vector values, bounded so deep input cannot
+    /// exhaust the stack.
+    depth: usize,
 }
+
+/// Deepest nesting of types or vector values accepted.
+const MAX_NESTING: usize = 128;
 
 fn syntax(pos: Pos, msg: impl Into<String>) -> AsmError {
     AsmError::new(AsmErrorKind::Syntax, pos, msg)
@@ -393,6 +399,20 @@ impl Parser {
     }
 
     fn type_(&mut self) -> AsmResult<Type> {
+        self.nested(Self::type_inner)
+    }
+
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> AsmResult<T>) -> AsmResult<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(AsmError::new(AsmErrorKind::Limit, self.pos(), format!("nesting deeper than {MAX_NESTING}")));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    fn type_inner(&mut self) -> AsmResult<Type> {
         if self.eat_sym("(") {
             let ty = self.type_()?;
             self.expect_sym(")")?;
@@ -631,6 +651,10 @@ impl Parser {
     }
 
     fn arg(&mut self) -> AsmResult<Arg> {
+        self.nested(Self::arg_inner)
+    }
+
+    fn arg_inner(&mut self) -> AsmResult<Arg> {
         if self.eat_sym("<") {
             let ty = self.type_()?;
             self.expect_sym(">")?;
