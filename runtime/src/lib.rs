@@ -14,6 +14,7 @@
 pub mod arith;
 pub mod bcs;
 pub mod error;
+pub mod fmt;
 pub mod gas;
 pub mod helpers;
 pub mod layout;

@@ -78,6 +78,26 @@ impl Type {
         (p.i == p.s.len()).then_some(t)
     }
 
+    /// The canonical form: full 64-digit addresses (with or without `0x`).
+    pub fn canonical_name(&self, with_prefix: bool) -> String {
+        match self {
+            Type::Vector(t) => format!("vector<{}>", t.canonical_name(with_prefix)),
+            Type::Datatype(id, args) => {
+                let a = id.address.to_hex_long();
+                let a = if with_prefix { a } else { a[2..].to_string() };
+                let mut s = format!("{a}::{}::{}", id.module, id.name);
+                if !args.is_empty() {
+                    let parts: Vec<_> = args.iter().map(|t| t.canonical_name(with_prefix)).collect();
+                    s.push('<');
+                    s.push_str(&parts.join(","));
+                    s.push('>');
+                }
+                s
+            }
+            t => t.to_string(),
+        }
+    }
+
     /// The name `std::type_name` gives: short addresses, `vector<T>`,
     /// `|A,B|(R) has copy` for function types.
     pub fn type_name(&self) -> String {

@@ -4,7 +4,7 @@
 
 use crate::interpreter::Interpreter;
 use crate::loader::{DatatypeDef, LoadedModule};
-use movejit_format::{decode_module, StatusFlavour, StructFieldInformation};
+use movejit_format::{decode_module, AbilitySet, StatusFlavour, StructFieldInformation};
 use movejit_runtime::bcs;
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
@@ -48,7 +48,7 @@ impl EngineConfig {
         }
     }
     pub fn sui() -> Self {
-        EngineConfig { flavour: StatusFlavour::Sui, ..EngineConfig::aptos() }
+        EngineConfig { flavour: StatusFlavour::Sui, natives: NativeRegistry::with_sui_stdlib(), ..EngineConfig::aptos() }
     }
 }
 
@@ -74,6 +74,8 @@ impl Engine {
             modules: HashMap::new(),
             call_cache: HashMap::new(),
             globals: Globals::default(),
+            depth_cache: HashMap::new(),
+            struct_depth_cache: HashMap::new(),
         }
     }
 }
@@ -86,6 +88,9 @@ pub struct ExecutionResult {
     /// (parameter index, BCS of the final value) for each `&mut` parameter.
     pub mutrefs: Vec<(usize, Vec<u8>)>,
     pub gas_used: u64,
+    /// Layouts of the return values and of the `&mut` parameters (to decode them).
+    pub return_layouts: Vec<Layout>,
+    pub mutref_layouts: Vec<Layout>,
 }
 
 #[derive(Debug)]
@@ -112,6 +117,10 @@ pub struct Session<'e, 'r> {
     /// (calling module, function handle) → (callee module, definition index).
     pub(crate) call_cache: HashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
     pub(crate) globals: Globals,
+    /// Value depth of types already measured.
+    pub(crate) depth_cache: HashMap<Type, usize>,
+    /// Value depth of non-generic struct definitions, by (module, definition).
+    pub(crate) struct_depth_cache: HashMap<(usize, u16), usize>,
 }
 
 fn verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
@@ -194,6 +203,118 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok(loaded)
     }
 
+    /// Checks a bundle of modules for publishing from `sender`: decode, the
+    /// address check, duplicates, then for each module in order
+    /// verification, natives and linking against earlier bundle members and
+    /// the store. Returns the ids and bytes to store; stores nothing itself.
+    pub fn publish_bundle(
+        &mut self,
+        bundle: &[Vec<u8>],
+        sender: AccountAddress,
+    ) -> VmResult<Vec<(ModuleId, Vec<u8>)>> {
+        let mut decoded = Vec::with_capacity(bundle.len());
+        for bytes in bundle {
+            let m = decode_module(bytes).map_err(|e| VmError::new(e.status).with_message(e.message))?;
+            decoded.push(m);
+        }
+        let mut ids: Vec<ModuleId> = Vec::new();
+        for m in &decoded {
+            let id = ModuleId::new(*m.address(), m.name());
+            if id.address != sender {
+                return Err(VmError::new(StatusCode::MODULE_ADDRESS_DOES_NOT_MATCH_SENDER));
+            }
+            if ids.contains(&id) {
+                return Err(VmError::new(StatusCode::DUPLICATE_MODULE_NAME));
+            }
+            ids.push(id);
+        }
+        let mut done: Vec<Arc<LoadedModule>> = Vec::new();
+        for (m, id) in decoded.into_iter().zip(&ids) {
+            let mut deps: Vec<Arc<LoadedModule>> = Vec::new();
+            let located = |status: StatusCode, msg: String| {
+                let mut e = VmError::new(status).with_message(msg);
+                e.location = Some(ErrorLocation {
+                    module: id.long_string(),
+                    function_name: String::new(),
+                    function_index: 0,
+                    code_offset: 0,
+                });
+                e
+            };
+            for (a, n) in m.immediate_dependencies() {
+                let did = ModuleId::new(a, &n);
+                if let Some(d) = done.iter().find(|d| d.id == did) {
+                    deps.push(d.clone());
+                    continue;
+                }
+                if ids.contains(&did) || did == *id {
+                    return Err(located(StatusCode::CYCLIC_MODULE_DEPENDENCY, format!("{did}")));
+                }
+                match self.load_module(&did) {
+                    Ok(d) => deps.push(d),
+                    Err(_) => return Err(located(StatusCode::MISSING_DEPENDENCY, format!("{did}"))),
+                }
+            }
+            let dep_refs: Vec<_> = deps.iter().map(|d| &d.module).collect();
+            movejit_verifier::verify_module(&m, &dep_refs, &verifier_config(self.flavour())).map_err(|e| {
+                let (function_index, code_offset) = match e.location {
+                    movejit_verifier::Location::Function { index, code_offset } => (index, code_offset.unwrap_or(0)),
+                    _ => (0, 0),
+                };
+                let mut err = VmError::new(e.status).with_message(e.message);
+                err.location =
+                    Some(ErrorLocation { module: id.long_string(), function_name: String::new(), function_index, code_offset });
+                err
+            })?;
+            let loaded = LoadedModule::new(m, &self.engine.config.natives)?;
+            for (i, f) in loaded.module.function_defs.iter().enumerate() {
+                if f.is_native() && loaded.natives.get(i).is_none_or(|n| n.is_none()) {
+                    return Err(located(
+                        StatusCode::MISSING_DEPENDENCY,
+                        format!("native {}::{} not found", id, loaded.function_name(i as u16)),
+                    ));
+                }
+            }
+            if loaded.module.struct_defs.iter().any(|d| matches!(d.field_information, StructFieldInformation::Native)) {
+                return Err(located(StatusCode::MISSING_DEPENDENCY, "native struct".into()));
+            }
+            self.check_links(&loaded, &deps).map_err(|e| located(e.status, e.message.unwrap_or_default()))?;
+            done.push(Arc::new(loaded));
+        }
+        Ok(ids.into_iter().zip(bundle.iter().cloned()).collect())
+    }
+
+    /// Every imported function and datatype must exist in its module.
+    fn check_links(&self, m: &LoadedModule, deps: &[Arc<LoadedModule>]) -> VmResult<()> {
+        let cm = &m.module;
+        let find = |mh: movejit_format::ModuleHandleIndex| -> Option<&Arc<LoadedModule>> {
+            let h = cm.module_handles.get(mh.idx())?;
+            let id = ModuleId::new(*cm.address_identifiers.get(h.address.idx())?, cm.identifiers.get(h.name.idx())?);
+            deps.iter().find(|d| d.id == id)
+        };
+        for fh in &cm.function_handles {
+            if fh.module == cm.self_module_handle_idx {
+                continue;
+            }
+            let name = cm.identifiers.get(fh.name.idx()).map(String::as_str).unwrap_or("");
+            match find(fh.module) {
+                Some(d) if d.functions.contains_key(name) => {}
+                _ => return Err(VmError::new(StatusCode::LOOKUP_FAILED).with_message(format!("function {name}"))),
+            }
+        }
+        for sh in &cm.struct_handles {
+            if sh.module == cm.self_module_handle_idx {
+                continue;
+            }
+            let name = cm.identifiers.get(sh.name.idx()).map(String::as_str).unwrap_or("");
+            match find(sh.module) {
+                Some(d) if d.datatypes.contains_key(name) => {}
+                _ => return Err(VmError::new(StatusCode::LOOKUP_FAILED).with_message(format!("datatype {name}"))),
+            }
+        }
+        Ok(())
+    }
+
     /// Loads every module a type names.
     pub fn load_type(&mut self, t: &Type) -> VmResult<()> {
         match t {
@@ -247,6 +368,18 @@ impl<'e, 'r> Session<'e, 'r> {
             }
             self.load_type(t)?;
         }
+        for (t, constraint) in ty_args.iter().zip(&fh.type_parameters) {
+            if !self.abilities_of(t)?.contains(*constraint) {
+                let mut e = VmError::new(StatusCode::CONSTRAINT_NOT_SATISFIED);
+                e.location = Some(ErrorLocation {
+                    module: m.id.long_string(),
+                    function_name: name.to_string(),
+                    function_index: def,
+                    code_offset: 0,
+                });
+                return Err(e);
+            }
+        }
         let params = m.sig_types(fh.parameters, ty_args)?;
         let returns = m.sig_types(fh.return_, ty_args)?;
         if params.len() != args.len() {
@@ -259,13 +392,24 @@ impl<'e, 'r> Session<'e, 'r> {
                 t => t,
             };
             let l = self.layout_of(inner).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
-            let v = bcs::deserialize_arg(bytes, &l)
+            let v = if self.flavour() == StatusFlavour::Aptos {
+                bcs::deserialize_arg(bytes, &l)
+            } else {
+                bcs::deserialize(bytes, &l)
+            };
+            let v = v
                 .map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
             arg_values.push(v);
         }
         let mut interp = Interpreter::new(self, gas);
         let (ret_values, mem) = interp.run_entry(m.clone(), def, ty_args.to_vec(), &params, arg_values)?;
-        let mut out = ExecutionResult { returns: Vec::new(), mutrefs: Vec::new(), gas_used: gas.used() };
+        let mut out = ExecutionResult {
+            returns: Vec::new(),
+            mutrefs: Vec::new(),
+            gas_used: gas.used(),
+            return_layouts: Vec::new(),
+            mutref_layouts: Vec::new(),
+        };
         for (v, t) in ret_values.iter().zip(&returns) {
             let inner = match t {
                 Type::Reference(t) | Type::MutableReference(t) => t,
@@ -273,6 +417,7 @@ impl<'e, 'r> Session<'e, 'r> {
             };
             let l = self.layout_of(inner)?;
             let v = mem.deref(v)?;
+            out.return_layouts.push(l.clone());
             out.returns.push(bcs::serialize(v, &l).map_err(|e| {
                 if e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
                     e
@@ -287,6 +432,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 let l = self.layout_of(inner)?;
                 let v = root.and_then(|r| r.get(i)).ok_or_else(|| VmError::invariant("argument frame"))?;
                 out.mutrefs.push((i, bcs::serialize(v, &l)?));
+                out.mutref_layouts.push(l);
             }
         }
         self.globals.values = mem.globals;
@@ -332,6 +478,100 @@ impl<'e, 'r> Session<'e, 'r> {
         values.push(value);
         self.globals.index.insert((address, ty.clone()), slot);
         Ok(slot)
+    }
+
+    /// The abilities of a runtime type.
+    pub fn abilities_of(&self, t: &Type) -> VmResult<AbilitySet> {
+        Ok(match t {
+            Type::Bool | Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::U128 | Type::U256 | Type::I8
+            | Type::I16 | Type::I32 | Type::I64 | Type::I128 | Type::I256 | Type::Address => AbilitySet::PRIMITIVES,
+            Type::Signer => AbilitySet::SIGNER,
+            Type::Reference(_) | Type::MutableReference(_) => AbilitySet::REFERENCES,
+            Type::Vector(e) => AbilitySet::VECTOR.intersect(self.abilities_of(e)?),
+            Type::Function(_, _, ab) => *ab,
+            Type::TyParam(_) => AbilitySet::EMPTY,
+            Type::Datatype(id, args) => {
+                let mid = ModuleId { address: id.address, name: id.module.clone() };
+                let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
+                let h = m
+                    .handle_ids
+                    .iter()
+                    .position(|h| **h == **id)
+                    .and_then(|i| m.module.struct_handles.get(i))
+                    .ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
+                let declared = h.abilities;
+                // Abilities of a generic datatype: declared ones, each kept
+                // only if every non-phantom argument has the matching one
+                // (key requires store).
+                let mut ab = declared;
+                for (a, p) in args.iter().zip(&h.type_parameters) {
+                    if p.is_phantom {
+                        continue;
+                    }
+                    let aa = self.abilities_of(a)?;
+                    let mut keep = 0u8;
+                    if aa.has_copy() {
+                        keep |= AbilitySet::COPY;
+                    }
+                    if aa.has_drop() {
+                        keep |= AbilitySet::DROP;
+                    }
+                    if aa.has_store() {
+                        keep |= AbilitySet::STORE | AbilitySet::KEY;
+                    }
+                    ab = ab.intersect(AbilitySet(keep));
+                }
+                ab
+            }
+        })
+    }
+
+    /// The value depth of a type (a primitive is 1; a struct 1 + its deepest field).
+    pub(crate) fn type_value_depth(&mut self, t: &Type) -> VmResult<usize> {
+        if let Some(d) = self.depth_cache.get(t) {
+            return Ok(*d);
+        }
+        let d = self.type_value_depth_rec(t, 1)?;
+        self.depth_cache.insert(t.clone(), d);
+        Ok(d)
+    }
+
+    fn type_value_depth_rec(&self, t: &Type, level: usize) -> VmResult<usize> {
+        // Types deeper than any allowed value need not be measured exactly.
+        let cap = self.engine.config.limits.max_value_depth + 1;
+        if level > cap {
+            return Ok(cap);
+        }
+        Ok(match t {
+            Type::Vector(e) | Type::Reference(e) | Type::MutableReference(e) => 1 + self.type_value_depth_rec(e, level + 1)?,
+            Type::Datatype(id, args) => {
+                let mid = ModuleId { address: id.address, name: id.module.clone() };
+                let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
+                let def = m.datatypes.get(&*id.name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
+                let field_lists: Vec<&[movejit_format::FieldDefinition]> = match def {
+                    DatatypeDef::Struct(i) => match m.module.struct_defs.get(*i as usize).map(|d| &d.field_information) {
+                        Some(StructFieldInformation::Declared(f)) => vec![f.as_slice()],
+                        Some(StructFieldInformation::DeclaredVariants(vs)) => vs.iter().map(|v| v.fields.as_slice()).collect(),
+                        _ => vec![],
+                    },
+                    DatatypeDef::SuiEnum(i) => m
+                        .module
+                        .enum_defs
+                        .get(*i as usize)
+                        .map(|e| e.variants.iter().map(|v| v.fields.as_slice()).collect())
+                        .unwrap_or_default(),
+                };
+                let mut max = 0;
+                for fs in field_lists {
+                    for f in fs {
+                        let ft = m.to_type(&f.signature, args)?;
+                        max = max.max(self.type_value_depth_rec(&ft, level + 1)?);
+                    }
+                }
+                1 + max
+            }
+            _ => 1,
+        })
     }
 
     fn layout_rec(&self, t: &Type, depth: usize) -> VmResult<Layout> {

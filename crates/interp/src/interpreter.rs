@@ -427,11 +427,14 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     }
                 }
                 B::Pack(sd) => {
+                    self.check_struct_depth(m, *sd)?;
                     let n = m.struct_field_count(sd.idx())?;
                     let fields = self.pop_n(n)?;
                     self.push(Value::Struct(fields))?;
                 }
                 B::PackGeneric(si) => {
+                    let (_, t) = self.generic_struct_type(m, *si, ty_args)?;
+                    self.check_depth(&t)?;
                     let inst = m.module.struct_def_instantiations.get(si.idx()).ok_or_else(|| invariant("struct inst"))?;
                     let n = m.struct_field_count(inst.def.idx())?;
                     let fields = self.pop_n(n)?;
@@ -627,7 +630,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     let (_, t) = self.generic_struct_type(m, *si, ty_args)?;
                     self.move_to(t)?;
                 }
-                B::VecPack(_, n) => {
+                B::VecPack(sig, n) => {
+                    let et = self.inst_types(m, *sig, ty_args)?;
+                    if let Some(et) = et.into_iter().next() {
+                        self.check_depth(&Type::Vector(Box::new(et)))?;
+                    }
                     let n = usize::try_from(*n).map_err(|_| invariant("vec_pack size"))?;
                     if n as u64 > self.s.engine.config.limits.max_vector_len {
                         return Err(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
@@ -741,6 +748,31 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
             }
             *pc += 1;
         }
+    }
+
+    /// `VM_MAX_VALUE_DEPTH_REACHED` when values of `t` would nest too deep.
+    fn check_depth(&mut self, t: &Type) -> VmResult<()> {
+        if self.s.type_value_depth(t)? > self.s.engine.config.limits.max_value_depth {
+            return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED));
+        }
+        Ok(())
+    }
+
+    fn check_struct_depth(&mut self, m: &Arc<LoadedModule>, sd: movejit_format::StructDefinitionIndex) -> VmResult<()> {
+        let key = (Arc::as_ptr(m) as usize, sd.0);
+        let d = match self.s.struct_depth_cache.get(&key) {
+            Some(d) => *d,
+            None => {
+                let t = self.struct_type(m, sd, Vec::new())?;
+                let d = self.s.type_value_depth(&t)?;
+                self.s.struct_depth_cache.insert(key, d);
+                d
+            }
+        };
+        if d > self.s.engine.config.limits.max_value_depth {
+            return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED));
+        }
+        Ok(())
     }
 
     fn local(&self, mi: u32, i: u8) -> VmResult<&Value> {

@@ -69,6 +69,13 @@ impl NativeRegistry {
         stdlib::register_all(&mut r, AccountAddress::from_u64(1));
         r
     }
+    /// The Move stdlib natives at `0x1` with Sui's semantics where they
+    /// differ (type names print full addresses without `0x`).
+    pub fn with_sui_stdlib() -> Self {
+        let mut r = NativeRegistry::with_stdlib();
+        stdlib::register_sui_overrides(&mut r, AccountAddress::from_u64(1));
+        r
+    }
     /// Adds or replaces a native.
     pub fn register(&mut self, address: AccountAddress, module: &str, function: &str, f: NativeFunction) {
         self.map.insert((address, module.to_string(), function.to_string()), f);

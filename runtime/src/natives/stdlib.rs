@@ -221,3 +221,26 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         Ok(vec![Value::Variant(tag, vec![])])
     });
 }
+
+/// Sui's variants of natives whose behaviour differs from Aptos.
+pub(super) fn register_sui_overrides(r: &mut NativeRegistry, a: AccountAddress) {
+    reg(r, a, "type_name", "get", |_, ty, _| {
+        let t = ty.first().ok_or_else(|| VmError::invariant("type_name::get without type"))?;
+        let name = t.canonical_name(false);
+        Ok(vec![Value::Struct(vec![Value::Struct(vec![Value::from_bytes(name.as_bytes())])])])
+    });
+    for f in ["get_with_original_ids", "with_defining_ids", "with_original_ids"] {
+        reg(r, a, "type_name", f, |_, ty, _| {
+            let t = ty.first().ok_or_else(|| VmError::invariant("type_name without type"))?;
+            let name = t.canonical_name(false);
+            Ok(vec![Value::Struct(vec![Value::Struct(vec![Value::from_bytes(name.as_bytes())])])])
+        });
+    }
+    for f in ["defining_id", "original_id"] {
+        reg(r, a, "type_name", f, |_, ty, _| match ty.first() {
+            Some(Type::Datatype(id, _)) => Ok(vec![Value::Address(id.address)]),
+            // Sui aborts for types that are not datatypes.
+            _ => Err(VmError::abort(0)),
+        });
+    }
+}
