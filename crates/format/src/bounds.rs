@@ -74,14 +74,40 @@ struct Checker<'a> {
 }
 
 fn max_tparam(tokens: &[SignatureToken]) -> Option<u16> {
-    tokens
-        .iter()
-        .flat_map(|t| t.preorder())
-        .filter_map(|t| match t {
-            SignatureToken::TypeParameter(i) => Some(*i),
-            _ => None,
-        })
-        .max()
+    let mut max = None;
+    for t in tokens {
+        let _ = visit(t, &mut |n| {
+            if let SignatureToken::TypeParameter(i) = n {
+                max = max.max(Some(*i));
+            }
+            Ok(())
+        });
+    }
+    max
+}
+
+/// Pre-order walk without allocating for the common leaf tokens.
+fn visit(t: &SignatureToken, f: &mut impl FnMut(&SignatureToken) -> FormatResult<()>) -> FormatResult<()> {
+    use SignatureToken as T;
+    let mut stack = match t {
+        T::Vector(_) | T::Reference(_) | T::MutableReference(_) | T::StructInstantiation(..) | T::Function(..) => {
+            vec![t]
+        }
+        leaf => return f(leaf),
+    };
+    while let Some(t) = stack.pop() {
+        f(t)?;
+        match t {
+            T::Vector(inner) | T::Reference(inner) | T::MutableReference(inner) => stack.push(inner),
+            T::StructInstantiation(_, args) => stack.extend(args.iter().rev()),
+            T::Function(params, results, _) => {
+                stack.extend(results.iter().rev());
+                stack.extend(params.iter().rev());
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl<'a> Checker<'a> {
@@ -352,11 +378,11 @@ impl<'a> Checker<'a> {
 
     /// Struct handle indices in a type and their type argument counts.
     fn type_(&self, ty: &SignatureToken, at: usize, cx: &str) -> FormatResult<()> {
-        for t in ty.preorder() {
+        visit(ty, &mut |t| {
             let (idx, given) = match t {
                 SignatureToken::Struct(idx) => (*idx, 0),
                 SignatureToken::StructInstantiation(idx, args) => (*idx, args.len()),
-                _ => continue,
+                _ => return Ok(()),
             };
             self.index(self.struct_handles.len(), idx.idx(), "struct handle", at, cx)?;
             let expected = self.struct_handles[idx.idx()].type_parameters.len();
@@ -368,8 +394,8 @@ impl<'a> Checker<'a> {
                     format!("struct handle {idx} expects {expected} type arguments, got {given}"),
                 ));
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     fn tparams_in_type(&self, ty: &SignatureToken, count: usize, at: usize, cx: &str) -> FormatResult<()> {
