@@ -1,15 +1,67 @@
-//! `movejit asm` (not yet written).
+//! `movejit asm FILE.masm... -o DIR`: assembles each file and writes
+//! `DIR/<module name>.mv` (`DIR/<file stem>.mv` for a script). Errors are
+//! printed as `FILE:LINE:COL: message` and make the exit code 1.
 
+use movejit_format::{decode_module, decode_script, serialize_module, serialize_script};
+use movejit_masm::{assemble_with, AsmOptions, Assembled};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input paths.
-    paths: Vec<std::path::PathBuf>,
+    /// Move assembly files (.masm).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Output folder (created if missing).
+    #[arg(short = 'o', long = "output-dir", default_value = ".")]
+    output_dir: PathBuf,
+    /// Bytecode version for files without a `version` directive.
+    #[arg(long = "bytecode-version")]
+    bytecode_version: Option<u32>,
+}
+
+/// Assembles one file into `(output file name, bytes)`.
+fn assemble_file(path: &Path, options: AsmOptions) -> Result<(String, Vec<u8>), String> {
+    let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let unit = assemble_with(&src, options).map_err(|e| format!("{}:{}: {}", path.display(), e.pos, e.message))?;
+    // The bytes go through the decoder (with its bounds check) before
+    // they are written: the assembler checks names, not every table rule.
+    match unit {
+        Assembled::Module(m) => {
+            let bytes = serialize_module(&m);
+            decode_module(&bytes).map_err(|e| format!("{}: assembled module is malformed: {e}", path.display()))?;
+            Ok((format!("{}.mv", m.name()), bytes))
+        }
+        Assembled::Script(s) => {
+            let bytes = serialize_script(&s);
+            decode_script(&bytes).map_err(|e| format!("{}: assembled script is malformed: {e}", path.display()))?;
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("script");
+            Ok((format!("{stem}.mv"), bytes))
+        }
+    }
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let _ = args.paths;
-    eprintln!("movejit asm: not yet implemented");
-    ExitCode::from(2)
+    let options = AsmOptions { default_version: args.bytecode_version };
+    if let Err(e) = std::fs::create_dir_all(&args.output_dir) {
+        eprintln!("movejit asm: cannot create {}: {e}", args.output_dir.display());
+        return ExitCode::from(1);
+    }
+    let mut failed = false;
+    for path in &args.paths {
+        match assemble_file(path, options) {
+            Ok((name, bytes)) => {
+                let out = args.output_dir.join(name);
+                if let Err(e) = std::fs::write(&out, bytes) {
+                    eprintln!("{}: {e}", out.display());
+                    failed = true;
+                }
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                failed = true;
+            }
+        }
+    }
+    ExitCode::from(if failed { 1 } else { 0 })
 }

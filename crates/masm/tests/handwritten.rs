@@ -315,3 +315,15 @@ fn comparator_sees_differences() {
     changed.function_defs[0].code.as_mut().unwrap().jump_tables[0].jump_table.swap(0, 1);
     assert!(first_difference(&base, &normalize_module(&changed).unwrap()).is_some());
 }
+
+/// The assembler knows every mnemonic of the opcode table.
+#[test]
+fn every_mnemonic_is_known() {
+    for &op in Opcode::ALL {
+        let header = if op.aptos_byte().is_some() { "version 10\n" } else { "version 7\nflavour sui\n" };
+        let src = format!("{header}module 0x1::m\nfun f()\n    {}\n    ret\n", op.mnemonic());
+        if let Err(e) = assemble(&src) {
+            assert!(!e.message.contains("unknown instruction"), "{op:?}: {e}");
+        }
+    }
+}
