@@ -33,3 +33,4 @@ pub use storage::{ChangeSet, InMemoryStorage, ModuleId, Resolver, WriteOp};
 pub use types::{DatatypeId, Type};
 pub use values::{ClosureValue, FunctionId, Memory, Reference, RefRoot, Value};
 pub use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
+pub use ethnum;

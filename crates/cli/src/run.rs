@@ -1,15 +1,380 @@
-//! `movejit run` (not yet written).
+//! `movejit run`: load modules, verify them, call one function and print
+//! the outcome (status, abort code and location, returns, `&mut` results,
+//! gas). Exit 0 whenever the call ran, whatever its status; non-zero when it
+//! could not be run (bad path or argument, load or verification failure).
 
+use crate::files::expand_mv_paths;
+use movejit_format::{AccountAddress, Flavour, StatusCode, StatusFlavour};
+use movejit_interp::runtime::fmt::print_value;
+use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
+use movejit_interp::{Engine, EngineConfig, ExecutionResult};
+use serde_json::json;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineChoice {
+    Interp,
+    Jit,
+    Auto,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FlavourChoice {
+    Aptos,
+    Sui,
+}
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input paths.
-    paths: Vec<std::path::PathBuf>,
+    /// Module files (.mv) and folders of them.
+    paths: Vec<PathBuf>,
+    /// The function to call: ADDRESS::MODULE::FUNCTION.
+    #[arg(long)]
+    function: Option<String>,
+    /// An Aptos script to run instead of a module function (not yet).
+    #[arg(long)]
+    script: Option<PathBuf>,
+    /// Type arguments (`u64`, `vector<u8>`, `0x1::string::String`).
+    #[arg(long, num_args = 1..)]
+    type_args: Vec<String>,
+    /// Arguments, parsed by the parameter types (`5`, `true`, `0xcafe`,
+    /// `0x0102` or `b"text"` for vector<u8>, `[1, 2]`).
+    #[arg(long, num_args = 1.., allow_negative_numbers = true)]
+    args: Vec<String>,
+    /// Arguments as BCS hex, one per parameter (instead of --args).
+    #[arg(long, num_args = 1..)]
+    bcs_args: Vec<String>,
+    /// Gas budget (unmetered when absent).
+    #[arg(long)]
+    gas: Option<u64>,
+    #[arg(long, value_enum, default_value = "interp")]
+    engine: EngineChoice,
+    /// Status numbering and semantics (default: from the modules' version word).
+    #[arg(long, value_enum)]
+    flavour: Option<FlavourChoice>,
+    /// Print exactly one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Why the call could not be run: a Move status, or (for problems outside
+/// Move: files, command line) a name of our own reported with the number of
+/// `UNKNOWN_STATUS`.
+struct Failure {
+    status: StatusCode,
+    name: Option<&'static str>,
+    message: String,
+}
+
+fn fail(status: StatusCode, message: impl Into<String>) -> Failure {
+    Failure { status, name: None, message: message.into() }
+}
+
+fn usage(name: &'static str, message: impl Into<String>) -> Failure {
+    Failure { status: StatusCode::UNKNOWN_STATUS, name: Some(name), message: message.into() }
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let _ = args.paths;
-    eprintln!("movejit run: not yet implemented");
-    ExitCode::from(2)
+    let flavour_hint = args.flavour;
+    let json_out = args.json;
+    match prepare_and_run(args) {
+        Ok(code) => code,
+        Err(f) => {
+            let flavour = match flavour_hint {
+                Some(FlavourChoice::Sui) => StatusFlavour::Sui,
+                _ => StatusFlavour::Aptos,
+            };
+            if json_out {
+                let o = json!({
+                    "status": f.name.unwrap_or(f.status.name()), "status_code": f.status.number(flavour),
+                    "sub_status": null, "abort_code": null, "message": f.message,
+                    "location": null, "returns": [], "mutrefs": [], "gas_used": 0, "engine": "interp",
+                });
+                println!("{o}");
+            } else {
+                eprintln!("movejit run: {}: {}", f.name.unwrap_or(f.status.name()), f.message);
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
+    if args.engine == EngineChoice::Jit {
+        return Err(usage("NOT_YET", "--engine jit: not yet (the JIT is a later issue)"));
+    }
+    if args.script.is_some() {
+        return Err(usage("NOT_YET", "--script: not yet"));
+    }
+    let function = args.function.as_deref().ok_or_else(|| usage("USAGE_ERROR", "--function is required"))?;
+    let paths = expand_mv_paths(&args.paths).map_err(|e| usage("PATH_ERROR", format!("reading paths: {e}")))?;
+    if paths.is_empty() {
+        return Err(usage("PATH_ERROR", "no .mv files given"));
+    }
+    let mut storage = InMemoryStorage::default();
+    let mut saw_sui = false;
+    for p in &paths {
+        let bytes = std::fs::read(p).map_err(|e| usage("PATH_ERROR", format!("{}: {e}", p.display())))?;
+        let m = movejit_format::decode_module(&bytes)
+            .map_err(|e| fail(e.status, format!("{}: {}", p.display(), e.message)))?;
+        saw_sui |= m.flavour == Flavour::Sui;
+        storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
+    }
+    let flavour = match args.flavour {
+        Some(FlavourChoice::Sui) => StatusFlavour::Sui,
+        Some(FlavourChoice::Aptos) => StatusFlavour::Aptos,
+        None if saw_sui => StatusFlavour::Sui,
+        None => StatusFlavour::Aptos,
+    };
+    let mut parts = function.rsplitn(3, "::");
+    let fname = parts.next().unwrap_or_default();
+    let mname = parts.next().ok_or_else(|| usage("USAGE_ERROR", "--function must be ADDRESS::MODULE::FUNCTION"))?;
+    let addr = parts
+        .next()
+        .and_then(AccountAddress::parse)
+        .ok_or_else(|| usage("USAGE_ERROR", "--function must be ADDRESS::MODULE::FUNCTION"))?;
+    let module = ModuleId::new(addr, mname);
+    let ty_args: Vec<Type> = args
+        .type_args
+        .iter()
+        .map(|t| Type::parse_tag(t).ok_or_else(|| fail(StatusCode::TYPE_RESOLUTION_FAILURE, format!("bad type argument {t}"))))
+        .collect::<Result<_, _>>()?;
+
+    let config = match flavour {
+        StatusFlavour::Aptos => EngineConfig::aptos(),
+        StatusFlavour::Sui => EngineConfig::sui(),
+    };
+    let engine = Engine::new(config);
+    let mut session = engine.new_session(&storage);
+    for t in &ty_args {
+        session.load_type(t).map_err(|e| vm_fail(&e))?;
+    }
+    let (params, _) = session.function_signature(&module, fname, &ty_args).map_err(|e| vm_fail(&e))?;
+    let call_args: Vec<Vec<u8>> = if !args.bcs_args.is_empty() {
+        args.bcs_args
+            .iter()
+            .map(|h| hex::decode(h.trim_start_matches("0x")).map_err(|e| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{h}: {e}"))))
+            .collect::<Result<_, _>>()?
+    } else {
+        if args.args.len() != params.len() {
+            return Err(fail(
+                StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH,
+                format!("the function takes {} arguments, {} given", params.len(), args.args.len()),
+            ));
+        }
+        params
+            .iter()
+            .zip(&args.args)
+            .map(|(t, a)| {
+                arg_to_bcs(a, t, flavour).map_err(|m| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{a}: {m}")))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let mut gas = match args.gas {
+        Some(b) => GasMeter::new(CostTable::default(), b),
+        None => GasMeter::unmetered(),
+    };
+    let result = session.execute_function(&module, fname, &ty_args, &call_args, &mut gas);
+    let ran = match &result {
+        Ok(_) => true,
+        Err(e) => {
+            e.status.status_type(flavour) == movejit_format::StatusCode::ABORTED.status_type(flavour)
+                || (e.location.is_some() && e.status != StatusCode::UNEXPECTED_VERIFIER_ERROR)
+        }
+    };
+    report(&result, flavour, gas.used(), args.json);
+    Ok(if ran { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn vm_fail(e: &VmError) -> Failure {
+    fail(e.status, e.message.clone().unwrap_or_default())
+}
+
+fn report(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas_used: u64, json_out: bool) {
+    match result {
+        Ok(r) => {
+            let returns: Vec<String> = r.returns.iter().map(hex::encode).collect();
+            let mutrefs: Vec<String> = r.mutrefs.iter().map(|(_, b)| hex::encode(b)).collect();
+            if json_out {
+                let o = json!({
+                    "status": "EXECUTED", "status_code": StatusCode::EXECUTED.number(flavour),
+                    "sub_status": null, "abort_code": null, "message": null, "location": null,
+                    "returns": returns, "mutrefs": mutrefs, "gas_used": gas_used, "engine": "interp",
+                });
+                println!("{o}");
+                return;
+            }
+            println!("status: EXECUTED");
+            for (i, (b, l)) in r.returns.iter().zip(&r.return_layouts).enumerate() {
+                let text = bcs::deserialize(b, l).map(|v| print_value(&v, l)).unwrap_or_default();
+                println!("return {i}: {text} (bcs 0x{})", hex::encode(b));
+            }
+            for ((p, b), l) in r.mutrefs.iter().zip(&r.mutref_layouts) {
+                let text = bcs::deserialize(b, l).map(|v| print_value(&v, l)).unwrap_or_default();
+                println!("&mut argument {p}: {text} (bcs 0x{})", hex::encode(b));
+            }
+            println!("gas used: {gas_used}");
+        }
+        Err(e) => {
+            let abort_code = (e.status == StatusCode::ABORTED).then_some(e.sub_status).flatten();
+            let sub_status = if e.status == StatusCode::ABORTED { None } else { e.sub_status };
+            if json_out {
+                let location = e.location.as_ref().map(|l| {
+                    json!({"module": l.module, "function": l.function_name, "function_index": l.function_index, "code_offset": l.code_offset})
+                });
+                let o = json!({
+                    "status": e.status.name(), "status_code": e.status.number(flavour),
+                    "sub_status": sub_status, "abort_code": abort_code, "message": e.message,
+                    "location": location, "returns": [], "mutrefs": [], "gas_used": gas_used, "engine": "interp",
+                });
+                println!("{o}");
+                return;
+            }
+            println!("status: {} ({})", e.status.name(), e.status.number(flavour));
+            if let Some(c) = abort_code {
+                println!("abort code: {c} (0x{c:x})");
+            }
+            if let Some(s) = sub_status {
+                println!("sub-status: {s}");
+            }
+            if let Some(m) = &e.message {
+                println!("message: {m}");
+            }
+            if let Some(l) = &e.location {
+                println!("location: {}::{} (function #{}, offset {})", l.module, l.function_name, l.function_index, l.code_offset);
+            }
+            println!("gas used: {gas_used}");
+        }
+    }
+}
+
+/// BCS bytes of the literal `s` read as a value of type `t`.
+fn arg_to_bcs(s: &str, t: &Type, flavour: StatusFlavour) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let t = match t {
+        Type::Reference(inner) | Type::MutableReference(inner) => inner,
+        t => t,
+    };
+    write_literal(&mut out, s.trim(), t, flavour)?;
+    Ok(out)
+}
+
+fn parse_uint(s: &str) -> Result<movejit_interp::runtime::ethnum::U256, String> {
+    let s = s.replace('_', "");
+    // Strip a width suffix such as u8 / u64 / u256.
+    let s = match s.rfind('u') {
+        Some(i) if !s.starts_with("0x") && s[i + 1..].chars().all(|c| c.is_ascii_digit()) => &s[..i],
+        _ => s.as_str(),
+    };
+    let r = if let Some(h) = s.strip_prefix("0x") {
+        movejit_interp::runtime::ethnum::U256::from_str_radix(h, 16)
+    } else {
+        movejit_interp::runtime::ethnum::U256::from_str_radix(s, 10)
+    };
+    r.map_err(|e| e.to_string())
+}
+
+fn parse_int(s: &str) -> Result<movejit_interp::runtime::ethnum::I256, String> {
+    let s = s.replace('_', "");
+    let s = match s.rfind('i') {
+        Some(i) if s[i + 1..].chars().all(|c| c.is_ascii_digit()) && i > 0 => s[..i].to_string(),
+        _ => s,
+    };
+    movejit_interp::runtime::ethnum::I256::from_str_radix(&s, 10).map_err(|e| e.to_string())
+}
+
+fn split_list(s: &str) -> Result<Vec<&str>, String> {
+    let inner = s.strip_prefix('[').and_then(|x| x.strip_suffix(']')).ok_or("expected [a, b, ...]")?;
+    let mut items = Vec::new();
+    let (mut depth, mut start, mut in_str) = (0i32, 0usize, false);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '"' => in_str = !in_str,
+            '[' if !in_str => depth += 1,
+            ']' if !in_str => depth -= 1,
+            ',' if !in_str && depth == 0 => {
+                items.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let last = inner[start..].trim();
+    if !last.is_empty() {
+        items.push(last);
+    }
+    Ok(items)
+}
+
+fn write_literal(out: &mut Vec<u8>, s: &str, t: &Type, flavour: StatusFlavour) -> Result<(), String> {
+    macro_rules! uint {
+        ($ty:ty) => {{
+            let v = parse_uint(s)?;
+            let v = <$ty>::try_from(v).map_err(|_| format!("out of range for {t}"))?;
+            out.extend_from_slice(&v.to_le_bytes());
+        }};
+    }
+    macro_rules! sint {
+        ($ty:ty) => {{
+            let v = parse_int(s)?;
+            let v = <$ty>::try_from(v).map_err(|_| format!("out of range for {t}"))?;
+            out.extend_from_slice(&v.to_le_bytes());
+        }};
+    }
+    match t {
+        Type::Bool => match s {
+            "true" => out.push(1),
+            "false" => out.push(0),
+            _ => return Err("expected true or false".into()),
+        },
+        Type::U8 => uint!(u8),
+        Type::U16 => uint!(u16),
+        Type::U32 => uint!(u32),
+        Type::U64 => uint!(u64),
+        Type::U128 => uint!(u128),
+        Type::U256 => out.extend_from_slice(&parse_uint(s)?.to_le_bytes()),
+        Type::I8 => sint!(i8),
+        Type::I16 => sint!(i16),
+        Type::I32 => sint!(i32),
+        Type::I64 => sint!(i64),
+        Type::I128 => sint!(i128),
+        Type::I256 => out.extend_from_slice(&parse_int(s)?.to_le_bytes()),
+        Type::Address => {
+            let a = AccountAddress::parse(s.trim_start_matches('@')).ok_or("expected an address")?;
+            out.extend_from_slice(&a.0);
+        }
+        Type::Signer => {
+            let a = AccountAddress::parse(s.trim_start_matches('@')).ok_or("expected a signer address")?;
+            if flavour == StatusFlavour::Aptos {
+                out.push(0); // signer enum, variant Master
+            }
+            out.extend_from_slice(&a.0);
+        }
+        Type::Vector(e) if **e == Type::U8 && !s.starts_with('[') => {
+            let bytes = if let Some(text) = s.strip_prefix("b\"").and_then(|x| x.strip_suffix('"')) {
+                text.as_bytes().to_vec()
+            } else if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("x\"").and_then(|x| x.strip_suffix('"'))) {
+                hex::decode(h).map_err(|e| e.to_string())?
+            } else {
+                return Err("expected 0xHEX, b\"text\" or [..] for vector<u8>".into());
+            };
+            bcs::write_uleb(out, bytes.len() as u64);
+            out.extend_from_slice(&bytes);
+        }
+        Type::Vector(e) => {
+            let items = split_list(s)?;
+            bcs::write_uleb(out, items.len() as u64);
+            for i in items {
+                write_literal(out, i, e, flavour)?;
+            }
+        }
+        Type::Datatype(id, _) if &*id.module == "string" && &*id.name == "String" => {
+            let text = s.strip_prefix('"').and_then(|x| x.strip_suffix('"')).unwrap_or(s);
+            bcs::write_uleb(out, text.len() as u64);
+            out.extend_from_slice(text.as_bytes());
+        }
+        t => return Err(format!("cannot parse arguments of type {t}; use --bcs-args")),
+    }
+    Ok(())
 }

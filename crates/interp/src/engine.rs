@@ -341,6 +341,28 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok((m, def))
     }
 
+    /// The parameter and return types of `module::name<ty_args>` (loading
+    /// and verifying the module first).
+    pub fn function_signature(
+        &mut self,
+        module: &ModuleId,
+        name: &str,
+        ty_args: &[Type],
+    ) -> VmResult<(Vec<Type>, Vec<Type>)> {
+        let (m, def) = self.resolve_function(module, name)?;
+        let fh = m
+            .module
+            .function_defs
+            .get(def as usize)
+            .and_then(|f| m.module.function_handles.get(f.function.idx()))
+            .ok_or_else(|| VmError::invariant("function handle"))?
+            .clone();
+        if fh.type_parameters.len() != ty_args.len() {
+            return Err(VmError::new(StatusCode::NUMBER_OF_TYPE_ARGUMENTS_MISMATCH));
+        }
+        Ok((m.sig_types(fh.parameters, ty_args)?, m.sig_types(fh.return_, ty_args)?))
+    }
+
     /// Calls `module::name<ty_args>(args)`; `args` are BCS bytes, `&T`
     /// parameters given as the BCS of `T`.
     pub fn execute_function(
