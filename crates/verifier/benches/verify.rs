@@ -1,0 +1,52 @@
+//! Time to verify whole frameworks: every module of the Aptos framework and
+//! of the Sui framework, each against the rest of its framework.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use movejit_format::{decode_module, CompiledModule};
+use movejit_verifier::{verify_module, VerifierConfig};
+use std::path::{Path, PathBuf};
+
+fn shared() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+fn load(dir: &Path, skip: &str) -> Vec<CompiledModule> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n != skip) {
+                    stack.push(p);
+                }
+            } else if p.extension().is_some_and(|x| x == "mv") {
+                if let Ok(m) = decode_module(&std::fs::read(&p).unwrap_or_default()) {
+                    out.push(m);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn verify_all(mods: &[CompiledModule], config: &VerifierConfig) -> usize {
+    let deps: Vec<&CompiledModule> = mods.iter().collect();
+    mods.iter().filter(|m| verify_module(m, &deps, config).is_ok()).count()
+}
+
+fn frameworks(c: &mut Criterion) {
+    let aptos = load(&shared().join("corpus/aptos"), "");
+    let sui = load(&shared().join("corpus/sui"), "history");
+    let (ac, sc) = (VerifierConfig::aptos(), VerifierConfig::sui());
+    assert_eq!(verify_all(&aptos, &ac), aptos.len());
+    assert_eq!(verify_all(&sui, &sc), sui.len());
+    let mut g = c.benchmark_group("verify");
+    g.sample_size(10);
+    g.bench_function(format!("aptos_framework_{}_modules", aptos.len()), |b| b.iter(|| verify_all(&aptos, &ac)));
+    g.bench_function(format!("sui_framework_{}_modules", sui.len()), |b| b.iter(|| verify_all(&sui, &sc)));
+    g.finish();
+}
+
+criterion_group!(benches, frameworks);
+criterion_main!(benches);
