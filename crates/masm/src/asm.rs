@@ -101,6 +101,8 @@ struct Builder<'u> {
     self_module: Option<ModuleName>,
     aliases: HashMap<String, ModuleName>,
     defs: HashMap<String, DefRef>,
+    /// The definition of each declared datatype, in declaration order.
+    def_order: Vec<DefRef>,
     fun_defs: HashMap<String, usize>,
     /// Whether the version came from the text or the options (else it is
     /// chosen after assembling).
@@ -140,6 +142,7 @@ impl<'u> Builder<'u> {
             self_module: None,
             aliases: HashMap::new(),
             defs: HashMap::new(),
+            def_order: Vec::new(),
             fun_defs: HashMap::new(),
             version_fixed,
             type_params: HashMap::new(),
@@ -212,9 +215,6 @@ impl<'u> Builder<'u> {
         }
         for (pos, f) in &unit.friends {
             let h = self.module_handle_value(f, *pos)?;
-            if self.m.friend_decls.contains(&h) {
-                return Err(err(AsmErrorKind::Duplicate, *pos, format!("duplicate friend `{}`", f.name)));
-            }
             push(&mut self.m.friend_decls, *pos, "friend", h)?;
         }
         for (key, value) in &unit.metadata {
@@ -239,8 +239,8 @@ impl<'u> Builder<'u> {
         for f in &unit.functions {
             self.declare_fun(f, is_script)?;
         }
-        for s in &unit.structs {
-            self.define_datatype(s)?;
+        for (i, s) in unit.structs.iter().enumerate() {
+            self.define_datatype(i, s)?;
         }
         self.type_params.clear();
         for (pos, ty, value) in &unit.constants {
@@ -356,14 +356,13 @@ impl<'u> Builder<'u> {
     }
 
     fn add_struct_handle(&mut self, module: &ModuleName, s: &StructDecl) -> AsmResult<StructHandleIndex> {
+        // A repeated name gets its own handle (the verifier rejects the
+        // duplicate); the name resolves to the first.
         let key = (module.clone(), s.name.clone());
-        if self.maps.struct_handles.contains_key(&key) {
-            return Err(err(AsmErrorKind::Duplicate, s.pos, format!("duplicate struct `{}`", s.name)));
-        }
         let mh = self.module(module, s.pos)?;
         let h = self.struct_handle_value(mh, s)?;
         let i = push(&mut self.m.struct_handles, s.pos, "struct handle", h)?;
-        self.maps.struct_handles.insert(key, i);
+        self.maps.struct_handles.entry(key).or_insert(i);
         Ok(StructHandleIndex(i))
     }
 
@@ -395,13 +394,14 @@ impl<'u> Builder<'u> {
                 DefRef::Struct(StructDefinitionIndex(i))
             }
         };
-        self.defs.insert(s.name.clone(), def);
+        self.defs.entry(s.name.clone()).or_insert(def);
+        self.def_order.push(def);
         Ok(())
     }
 
-    fn define_datatype(&mut self, s: &StructDecl) -> AsmResult<()> {
+    fn define_datatype(&mut self, index: usize, s: &StructDecl) -> AsmResult<()> {
         self.set_type_params(&s.type_params, s.pos)?;
-        let Some(def) = self.defs.get(&s.name).copied() else {
+        let Some(def) = self.def_order.get(index).copied() else {
             return Err(err(AsmErrorKind::Unresolved, s.pos, format!("undeclared struct `{}`", s.name)));
         };
         match (&s.layout, def) {
@@ -414,9 +414,6 @@ impl<'u> Builder<'u> {
             (Layout::Variants(vs), def) => {
                 let mut out = vec![];
                 for (pos, name, fields) in vs {
-                    if out.iter().any(|v: &VariantDefinition| self.m.identifiers[v.name.idx()] == *name) {
-                        return Err(err(AsmErrorKind::Duplicate, *pos, format!("duplicate variant `{name}`")));
-                    }
                     let name = self.ident(name, *pos)?;
                     out.push(VariantDefinition { name, fields: self.fields(fields)? });
                 }
@@ -435,9 +432,6 @@ impl<'u> Builder<'u> {
     fn fields(&mut self, fields: &[Decl]) -> AsmResult<Vec<FieldDefinition>> {
         let mut out: Vec<FieldDefinition> = vec![];
         for f in fields {
-            if out.iter().any(|o| self.m.identifiers[o.name.idx()] == f.name) {
-                return Err(err(AsmErrorKind::Duplicate, f.pos, format!("duplicate field `{}`", f.name)));
-            }
             let name = self.ident(&f.name, f.pos)?;
             let signature = self.build_type(&f.ty)?;
             out.push(FieldDefinition { name, signature });
@@ -505,23 +499,20 @@ impl<'u> Builder<'u> {
         })
     }
 
-    fn add_fun_handle(&mut self, module: &ModuleName, f: &FunDecl) -> AsmResult<()> {
+    fn add_fun_handle(&mut self, module: &ModuleName, f: &FunDecl) -> AsmResult<FunctionHandleIndex> {
         let key = (module.clone(), f.name.clone());
-        if self.maps.fun_handles.contains_key(&key) {
-            return Err(err(AsmErrorKind::Duplicate, f.pos, format!("duplicate function `{}`", f.name)));
-        }
         let mh = self.module(module, f.pos)?;
         let h = self.fun_handle_value(mh, f)?;
         let i = push(&mut self.m.function_handles, f.pos, "function handle", h)?;
-        self.maps.fun_handles.insert(key, i);
-        Ok(())
+        self.maps.fun_handles.entry(key).or_insert(i);
+        Ok(FunctionHandleIndex(i))
     }
 
     fn declare_imported_fun(&mut self, module: &ModuleName, f: &FunDecl) -> AsmResult<()> {
         if Some(module) == self.self_module.as_ref() {
             return Err(err(AsmErrorKind::Unsupported, f.pos, "import declarations must name another module"));
         }
-        self.add_fun_handle(module, f)
+        self.add_fun_handle(module, f).map(|_| ())
     }
 
     fn declare_fun(&mut self, f: &FunDecl, is_script: bool) -> AsmResult<()> {
@@ -557,8 +548,7 @@ impl<'u> Builder<'u> {
             return Ok(());
         }
         let me = self.self_module(f.pos)?;
-        self.add_fun_handle(&me, f)?;
-        let handle = self.maps.fun_handles[&(me, f.name.clone())];
+        let handle = self.add_fun_handle(&me, f)?.0;
         let i = push(
             &mut self.m.function_defs,
             f.pos,
@@ -571,7 +561,7 @@ impl<'u> Builder<'u> {
                 code: None,
             },
         )?;
-        self.fun_defs.insert(f.name.clone(), i as usize);
+        self.fun_defs.entry(f.name.clone()).or_insert(i as usize);
         Ok(())
     }
 
@@ -999,7 +989,10 @@ impl<'u> Builder<'u> {
             }
             "ld_const" => {
                 arity(2)?;
-                let Arg::Type(t) = &args[0] else {
+                let Arg::Types(ts) = &args[0] else {
+                    return Err(err(AsmErrorKind::Operand, pos, "expected `ld_const <type> value`"));
+                };
+                let [t] = ts.as_slice() else {
                     return Err(err(AsmErrorKind::Operand, pos, "expected `ld_const <type> value`"));
                 };
                 let ty = self.build_type(t)?;
@@ -1044,11 +1037,11 @@ impl<'u> Builder<'u> {
             | "vec_swap" | "vec_pack" | "vec_unpack" => {
                 let with_count = matches!(op, "vec_pack" | "vec_unpack");
                 arity(if with_count { 2 } else { 1 })?;
-                let Arg::Type(t) = &args[0] else {
+                let Arg::Types(ts) = &args[0] else {
                     return Err(err(AsmErrorKind::Operand, pos, format!("expected `{op} <type>`")));
                 };
-                let ty = self.build_type(t)?;
-                let si = self.signature(vec![ty], pos)?;
+                let tys = ts.iter().map(|t| self.build_type(t)).collect::<AsmResult<Vec<_>>>()?;
+                let si = self.signature(tys, pos)?;
                 match op {
                     "call_closure" => B::CallClosure(si),
                     "vec_len" => B::VecLen(si),

@@ -150,7 +150,8 @@ pub enum Arg {
     Bytes(Vec<u8>),
     Vector(Vec<Arg>),
     Name(Path, Option<Vec<Type>>),
-    Type(Type),
+    /// `<T1, T2>` (usually one type; `<>` allowed).
+    Types(Vec<Type>),
 }
 
 #[derive(Clone, Debug)]

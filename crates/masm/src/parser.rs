@@ -27,7 +27,7 @@ struct Parser {
 }
 
 /// Deepest nesting of types or vector values accepted.
-const MAX_NESTING: usize = 128;
+const MAX_NESTING: usize = 300;
 
 fn syntax(pos: Pos, msg: impl Into<String>) -> AsmError {
     AsmError::new(AsmErrorKind::Syntax, pos, msg)
@@ -560,9 +560,8 @@ impl Parser {
         if f.is_native && !(f.locals.is_empty() && f.code.is_empty()) {
             return Err(syntax(f.pos, "a native function cannot have a body"));
         }
-        if !f.is_native && f.code.is_empty() {
-            return Err(syntax(f.pos, "a non-native function needs a body"));
-        }
+        // A non-native function without instructions has an empty code
+        // unit (which the verifier rejects, but the format can hold).
         Ok(f)
     }
 
@@ -635,7 +634,7 @@ impl Parser {
             loop {
                 if self.eat_sym(",") {
                     args.push(self.arg()?);
-                } else if matches!(args.last(), Some(Arg::Type(_))) && self.is_value_start() {
+                } else if matches!(args.last(), Some(Arg::Types(_))) && self.is_value_start() {
                     // move-asm allows `ld_const <T> value` and `vec_pack <T> n`.
                     args.push(self.arg()?);
                 } else {
@@ -655,10 +654,9 @@ impl Parser {
     }
 
     fn arg_inner(&mut self) -> AsmResult<Arg> {
-        if self.eat_sym("<") {
-            let ty = self.type_()?;
-            self.expect_sym(">")?;
-            return Ok(Arg::Type(ty));
+        if self.is_sym("<") {
+            let tys = self.type_args_opt()?.unwrap_or_default();
+            return Ok(Arg::Types(tys));
         }
         if self.eat_sym("-") {
             return Ok(Arg::Number(false, self.number()?));

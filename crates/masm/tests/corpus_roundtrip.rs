@@ -73,6 +73,40 @@ const FOLDERS: &[&str] = &[
     "conformance/aptos/modules",
 ];
 
+/// Modules the real verifiers reject (duplicate or missing handles, bad
+/// jump tables, ...): the round trip is attempted on every one that decodes;
+/// every one must stay equivalent too (duplicates, empty bodies and odd
+/// instantiations included).
+#[test]
+fn verifier_suite_modules_round_trip_or_fail_cleanly() {
+    let mut summary = String::new();
+    for folder in ["verifier/aptos/modules", "verifier/sui"] {
+        let mut files = vec![];
+        mv_files(&shared().join(folder), &mut files);
+        assert!(!files.is_empty(), "no modules under {folder}");
+        let (mut decoded, mut ok) = (0, 0);
+        let mut fails = vec![];
+        for f in &files {
+            let bytes = std::fs::read(f).expect("readable");
+            if decode_module(&bytes).is_err() && decode_script(&bytes).is_err() {
+                continue;
+            }
+            decoded += 1;
+            match round_trip(&bytes) {
+                Ok(()) => ok += 1,
+                Err(e) => fails.push(format!("{}: {}", f.display(), e.lines().next().unwrap_or(""))),
+            }
+        }
+        summary.push_str(&format!("{folder}: {ok}/{decoded} decodable modules equivalent ({} files)\n", files.len()));
+        for f in fails.iter().take(15) {
+            summary.push_str(&format!("  not equivalent: {f}\n"));
+        }
+        assert!(decoded > 0, "nothing decoded under {folder}");
+        assert_eq!(ok, decoded, "{summary}");
+    }
+    println!("{summary}");
+}
+
 #[test]
 fn every_corpus_module_round_trips_through_masm() {
     let mut failures = vec![];
