@@ -1,0 +1,63 @@
+//! Basic blocks of a Move code unit.
+//!
+//! Blocks start at offset 0, at every branch target and after every branch
+//! (the verifier's own definition). The verifier guarantees the operand
+//! stack is empty at every block boundary, which is what lets the lowering
+//! keep stack slots as plain SSA values inside a block.
+
+#![forbid(unsafe_code)]
+
+use crate::error::{CompileError, CompileResult};
+use movejit_format::Bytecode;
+
+/// `(start, end)` offsets of each block, in code order (`end` exclusive).
+pub fn basic_blocks(code: &[Bytecode]) -> CompileResult<Vec<(usize, usize)>> {
+    if code.is_empty() {
+        return Err(CompileError::Malformed("empty code unit".into()));
+    }
+    if code.len() > u16::MAX as usize + 1 {
+        return Err(CompileError::Malformed("code unit too long".into()));
+    }
+    let mut starts = vec![false; code.len()];
+    starts[0] = true;
+    for (i, ins) in code.iter().enumerate() {
+        if let Some(t) = ins.branch_target() {
+            let t = t as usize;
+            if t >= code.len() {
+                return Err(CompileError::Malformed(format!("branch target {t} out of range")));
+            }
+            starts[t] = true;
+        }
+        if matches!(ins, Bytecode::VariantSwitch(_)) {
+            return Err(CompileError::Unsupported("VariantSwitch".into()));
+        }
+        if ins.is_branch() && i + 1 < code.len() {
+            starts[i + 1] = true;
+        }
+    }
+    let mut blocks = Vec::new();
+    let mut s = 0;
+    for i in 1..=code.len() {
+        if i == code.len() || starts[i] {
+            blocks.push((s, i));
+            s = i;
+        }
+    }
+    Ok(blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Bytecode::*;
+
+    #[test]
+    fn splits_at_targets_and_after_branches() {
+        let code = vec![LdTrue, BrFalse(4), LdU64(1), Ret, LdU64(2), Ret];
+        assert_eq!(basic_blocks(&code).unwrap(), vec![(0, 2), (2, 4), (4, 6)]);
+        let code = vec![LdU64(0), Pop, Branch(0)];
+        assert_eq!(basic_blocks(&code).unwrap(), vec![(0, 3)]);
+        assert!(basic_blocks(&[Branch(9)]).is_err());
+        assert!(basic_blocks(&[]).is_err());
+    }
+}

@@ -1,0 +1,550 @@
+//! The engine: one `cranelift_jit::JITModule` (the code cache), the modules
+//! it knows, and the compiled function instantiations.
+//!
+//! Compiling an instantiation compiles everything it can call (the
+//! transitive closure of its direct calls) in one batch, defines every
+//! declared function (a failed one gets a stub that reports
+//! `UNKNOWN_INVARIANT_VIOLATION_ERROR`, so the code cache never holds an
+//! unresolved symbol), then finalizes. Host helpers are imported with
+//! `Linkage::Import` and resolved from the JIT builder's symbol table, so on
+//! aarch64 cranelift-jit routes the calls through veneers that reach any
+//! address.
+
+#![forbid(unsafe_code)]
+
+use crate::error::{CompileError, CompileResult};
+use crate::gas::CostFn;
+use crate::helpers::Helper;
+use crate::kind::Kind;
+use crate::lower::{kinds_of, lower_function, move_signature, CalleeRef, LowerEnv, Target};
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir::{types, AbiParam, FuncRef, Function, InstBuilder, MemFlagsData, Signature, Type, UserFuncName};
+use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use movejit_format::{AccountAddress, CompiledModule, FunctionHandleIndex, StatusCode, StatusFlavour};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Engine settings.
+#[derive(Clone)]
+pub struct JitConfig {
+    /// Static cost per instruction; `None` compiles unmetered code (no gas
+    /// code at all).
+    pub cost: Option<CostFn>,
+    /// Frames that may be active at once (Move VM: 1,025).
+    pub max_call_depth: u64,
+    /// Operand-stack values across all frames (Move VM: 1,024).
+    pub max_operand_stack: u64,
+    /// Host stack of the thread executions run on.
+    pub stack_size: usize,
+}
+
+impl Default for JitConfig {
+    fn default() -> Self {
+        JitConfig { cost: None, max_call_depth: 1025, max_operand_stack: 1024, stack_size: 256 << 20 }
+    }
+}
+
+/// One function instantiation: module number, definition index, type
+/// arguments (phase 1: scalar kinds only).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InstanceKey {
+    pub module: u32,
+    pub fdef: u16,
+    pub type_args: Vec<Kind>,
+}
+
+#[derive(Debug)]
+enum State {
+    Queued,
+    Defined,
+    Failed(CompileError),
+}
+
+#[derive(Debug)]
+struct Instance {
+    func: FuncId,
+    params: Vec<Kind>,
+    rets: Vec<Kind>,
+    state: State,
+    callees: Vec<InstanceKey>,
+}
+
+/// What `--emit` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    Clif,
+    Asm,
+}
+
+/// The JIT engine and its code cache.
+pub struct JitEngine {
+    pub(crate) config: JitConfig,
+    modules: Vec<Arc<CompiledModule>>,
+    by_name: HashMap<(AccountAddress, String), u32>,
+    jit: Option<JITModule>,
+    call_conv: CallConv,
+    ptr: Type,
+    frontend: TargetFrontendConfig,
+    instances: HashMap<InstanceKey, Instance>,
+    queue: Vec<InstanceKey>,
+    helpers: HashMap<Helper, FuncId>,
+    entries: HashMap<InstanceKey, (FuncId, Option<usize>)>,
+    fctx: FunctionBuilderContext,
+    symbols: usize,
+}
+
+fn codegen(e: impl std::fmt::Display) -> CompileError {
+    CompileError::Codegen(e.to_string())
+}
+
+impl JitEngine {
+    /// An engine for the host ISA.
+    pub fn new(config: JitConfig) -> CompileResult<JitEngine> {
+        let mut builder = JITBuilder::with_flags(
+            &[("opt_level", "speed"), ("enable_multi_ret_implicit_sret", "true"), ("preserve_frame_pointers", "true"), ("enable_llvm_abi_extensions", "true")],
+            default_libcall_names(),
+        )
+        .map_err(codegen)?;
+        for h in Helper::ALL {
+            builder.symbol(h.symbol(), h.address());
+        }
+        let jit = JITModule::new(builder);
+        let call_conv = jit.isa().default_call_conv();
+        let ptr = jit.isa().pointer_type();
+        let frontend = jit.isa().frontend_config();
+        Ok(JitEngine {
+            config,
+            modules: Vec::new(),
+            by_name: HashMap::new(),
+            jit: Some(jit),
+            call_conv,
+            ptr,
+            frontend,
+            instances: HashMap::new(),
+            queue: Vec::new(),
+            helpers: HashMap::new(),
+            entries: HashMap::new(),
+            fctx: FunctionBuilderContext::new(),
+            symbols: 0,
+        })
+    }
+
+    /// Makes a (decoded, verified) module known; returns its number. A later
+    /// module with the same address and name shadows the earlier one.
+    pub fn add_module(&mut self, module: CompiledModule) -> CompileResult<u32> {
+        let handle = module
+            .module_handles
+            .get(module.self_module_handle_idx.idx())
+            .ok_or_else(|| CompileError::Malformed("no self module handle".into()))?;
+        let addr = *module
+            .address_identifiers
+            .get(handle.address.idx())
+            .ok_or_else(|| CompileError::Malformed("bad self address".into()))?;
+        let name = module
+            .identifiers
+            .get(handle.name.idx())
+            .ok_or_else(|| CompileError::Malformed("bad self name".into()))?
+            .clone();
+        let idx = u32::try_from(self.modules.len()).map_err(|_| CompileError::Unsupported("too many modules".into()))?;
+        self.modules.push(Arc::new(module));
+        self.by_name.insert((addr, name), idx);
+        Ok(idx)
+    }
+
+    pub fn module(&self, idx: u32) -> Option<&CompiledModule> {
+        self.modules.get(idx as usize).map(|m| &**m)
+    }
+
+    /// The number of the module `address::name`.
+    pub fn module_index(&self, address: &AccountAddress, name: &str) -> Option<u32> {
+        self.by_name.get(&(*address, name.to_string())).copied()
+    }
+
+    /// The key of `module::function<type_args>`.
+    pub fn instance_key(&self, module: u32, function: &str, type_args: &[Kind]) -> CompileResult<InstanceKey> {
+        let m = self.module(module).ok_or_else(|| CompileError::UnknownFunction(format!("module #{module}")))?;
+        let fdef = find_function(m, function).ok_or_else(|| CompileError::UnknownFunction(function.to_string()))?;
+        Ok(InstanceKey { module, fdef, type_args: type_args.to_vec() })
+    }
+
+    /// Parameter and return kinds of a compiled (or declarable) instance.
+    pub fn instance_signature(&mut self, key: &InstanceKey) -> CompileResult<(Vec<Kind>, Vec<Kind>)> {
+        self.env().declare(key)?;
+        let inst = &self.instances[key];
+        Ok((inst.params.clone(), inst.rets.clone()))
+    }
+
+    /// Compiles `key` and everything it calls (no-op when cached).
+    pub fn compile(&mut self, key: &InstanceKey) -> CompileResult<()> {
+        self.entry_address(key).map(|_| ())
+    }
+
+    /// Compiles `key` and returns the address of its entry trampoline
+    /// `extern "C" fn(*mut ExecContext, args, rets) -> u32`.
+    pub(crate) fn entry_address(&mut self, key: &InstanceKey) -> CompileResult<usize> {
+        if let Some((_, Some(p))) = self.entries.get(key) {
+            return Ok(*p);
+        }
+        self.env().declare(key)?;
+        let tramp = match self.entries.get(key) {
+            Some((id, _)) => *id,
+            None => {
+                let (params, rets) = {
+                    let i = &self.instances[key];
+                    (i.params.clone(), i.rets.clone())
+                };
+                let callee = self.instances[key].func;
+                let id = self.define_trampoline(callee, &params, &rets)?;
+                self.entries.insert(key.clone(), (id, None));
+                id
+            }
+        };
+        self.drain_queue();
+        self.jit_mut().finalize_definitions().map_err(codegen)?;
+        self.closure_error(key)?;
+        let p = self.jit_mut().get_finalized_function(tramp) as usize;
+        self.entries.insert(key.clone(), (tramp, Some(p)));
+        Ok(p)
+    }
+
+    /// The CLIF text or the disassembly of one instantiation.
+    pub fn dump(&mut self, key: &InstanceKey, emit: Emit) -> CompileResult<String> {
+        self.env().declare(key)?;
+        let func = self.lower_one(key)?;
+        match emit {
+            Emit::Clif => Ok(func.display().to_string()),
+            Emit::Asm => {
+                let mut ctx = Context::for_function(func);
+                ctx.set_disasm(true);
+                let jit = self.jit.as_ref().expect("JIT module present until drop");
+                ctx.compile(jit.isa(), &mut ControlPlane::default()).map_err(|e| codegen(format!("{e:?}")))?;
+                Ok(ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default())
+            }
+        }
+    }
+
+    fn jit_mut(&mut self) -> &mut JITModule {
+        // Only `Drop` takes the module out.
+        self.jit.as_mut().expect("JIT module present until drop")
+    }
+
+    fn env(&mut self) -> Declarer<'_> {
+        Declarer {
+            jit: self.jit.as_mut().expect("JIT module present until drop"),
+            modules: &self.modules,
+            by_name: &self.by_name,
+            instances: &mut self.instances,
+            queue: &mut self.queue,
+            helpers: &mut self.helpers,
+            call_conv: self.call_conv,
+            ptr: self.ptr,
+            frontend: self.frontend,
+            symbols: &mut self.symbols,
+            callees: Vec::new(),
+        }
+    }
+
+    fn lower_one(&mut self, key: &InstanceKey) -> CompileResult<Function> {
+        let module = self
+            .modules
+            .get(key.module as usize)
+            .cloned()
+            .ok_or_else(|| CompileError::UnknownFunction(format!("module #{}", key.module)))?;
+        let (params, rets) = {
+            let i = &self.instances[key];
+            (i.params.clone(), i.rets.clone())
+        };
+        let sig = move_signature(self.call_conv, self.ptr, &params, &rets);
+        let mut func = Function::with_name_signature(UserFuncName::user(0, self.instances[key].func.as_u32()), sig);
+        let cost = self.config.cost.clone();
+        let target = Target {
+            module: &module,
+            module_idx: key.module,
+            fdef: key.fdef,
+            type_args: &key.type_args,
+            params,
+            rets,
+            cost: cost.as_ref(),
+        };
+        let mut fctx = std::mem::take(&mut self.fctx);
+        let mut env = self.env();
+        let r = lower_function(&mut env, &mut func, &mut fctx, &target);
+        let callees = std::mem::take(&mut env.callees);
+        // A failed lowering leaves the builder context half-used.
+        self.fctx = if r.is_ok() { fctx } else { FunctionBuilderContext::new() };
+        if let Some(inst) = self.instances.get_mut(key) {
+            inst.callees = callees;
+        }
+        r.map(|_| func)
+    }
+
+    /// Lowers and defines every queued instance.
+    fn drain_queue(&mut self) {
+        while let Some(key) = self.queue.pop() {
+            // Cranelift reports most problems as errors but asserts some
+            // (unsupported ABI shapes); contain those too.
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.lower_one(&key).and_then(|func| {
+                    let id = self.instances[&key].func;
+                    let mut ctx = Context::for_function(func);
+                    self.jit_mut().define_function(id, &mut ctx).map_err(|e| codegen(format!("{e:?}")))
+                })
+            }))
+            .unwrap_or_else(|_| Err(CompileError::Codegen("code generator panicked".into())));
+            let state = match result {
+                Ok(()) => State::Defined,
+                Err(e) => {
+                    let (id, rets) = {
+                        let i = &self.instances[&key];
+                        (i.func, i.rets.clone())
+                    };
+                    let params = self.instances[&key].params.clone();
+                    // A stub keeps the cache free of unresolved symbols.
+                    if let Err(stub_err) = self.define_stub(id, &params, &rets) {
+                        return self.poison(stub_err);
+                    }
+                    State::Failed(e)
+                }
+            };
+            if let Some(i) = self.instances.get_mut(&key) {
+                i.state = state;
+            }
+        }
+    }
+
+    fn poison(&mut self, e: CompileError) {
+        for i in self.instances.values_mut() {
+            if matches!(i.state, State::Queued) {
+                i.state = State::Failed(e.clone());
+            }
+        }
+    }
+
+    fn closure_error(&self, key: &InstanceKey) -> CompileResult<()> {
+        let mut seen = std::collections::HashSet::new();
+        let mut work = vec![key.clone()];
+        while let Some(k) = work.pop() {
+            if !seen.insert(k.clone()) {
+                continue;
+            }
+            match self.instances.get(&k) {
+                Some(Instance { state: State::Failed(e), .. }) => return Err(e.clone()),
+                Some(Instance { state: State::Queued, .. }) | None => {
+                    return Err(CompileError::Codegen("instance left uncompiled".into()))
+                }
+                Some(i) => work.extend(i.callees.iter().cloned()),
+            }
+        }
+        Ok(())
+    }
+
+    fn define_stub(&mut self, id: FuncId, params: &[Kind], rets: &[Kind]) -> CompileResult<()> {
+        let sig = move_signature(self.call_conv, self.ptr, params, rets);
+        let mut func = Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
+        let isa_cfg = self.frontend;
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
+            let blk = b.create_block();
+            b.append_block_params_for_function_params(blk);
+            b.switch_to_block(blk);
+            b.seal_block(blk);
+            let ctx = b.block_params(blk)[0];
+            let st = b.ins().iconst(types::I64, StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR.number(StatusFlavour::Aptos) as i64);
+            b.ins().store(MemFlagsData::trusted(), st, ctx, crate::context::off::STATUS);
+            let mut vals = vec![b.ins().iconst(types::I8, 1)];
+            for k in rets {
+                for t in k.lanes() {
+                    let z = if *t == types::I128 {
+                        let z = b.ins().iconst(types::I64, 0);
+                        b.ins().uextend(types::I128, z)
+                    } else {
+                        b.ins().iconst(*t, 0)
+                    };
+                    vals.push(z);
+                }
+            }
+            b.ins().return_(&vals);
+            b.finalize(isa_cfg);
+        }
+        let mut ctx = Context::for_function(func);
+        self.jit_mut().define_function(id, &mut ctx).map_err(|e| codegen(format!("{e:?}")))
+    }
+
+    /// `extern "C" fn(ctx, args, rets) -> u32`: loads each argument from a
+    /// 32-byte slot of `args`, calls the function, stores each return into a
+    /// 32-byte slot of `rets`, returns 0 on success, 1 on failure.
+    fn define_trampoline(&mut self, callee: FuncId, params: &[Kind], rets: &[Kind]) -> CompileResult<FuncId> {
+        let mut sig = Signature::new(self.call_conv);
+        for _ in 0..3 {
+            sig.params.push(AbiParam::new(self.ptr));
+        }
+        sig.returns.push(AbiParam::new(types::I32));
+        self.symbols += 1;
+        let name = format!("movejit_entry_{}", self.symbols);
+        let id = self.jit_mut().declare_function(&name, Linkage::Local, &sig).map_err(codegen)?;
+        let mut func = Function::with_name_signature(UserFuncName::user(1, id.as_u32()), sig);
+        let ptr = self.ptr;
+        let fref = self.jit_mut().declare_func_in_func(callee, &mut func);
+        let isa_cfg = self.frontend;
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
+            let blk = b.create_block();
+            b.append_block_params_for_function_params(blk);
+            b.switch_to_block(blk);
+            b.seal_block(blk);
+            let p = b.block_params(blk).to_vec();
+            let (ctx, args, out) = (p[0], p[1], p[2]);
+            let mem = MemFlagsData::trusted();
+            let mut lanes = vec![ctx];
+            for (i, k) in params.iter().enumerate() {
+                for (l, t) in k.lanes().iter().enumerate() {
+                    lanes.push(b.ins().load(*t, mem, args, (32 * i + 8 * l) as i32));
+                }
+            }
+            let call = b.ins().call(fref, &lanes);
+            let res = b.inst_results(call).to_vec();
+            let mut at = 1;
+            for (i, k) in rets.iter().enumerate() {
+                for l in 0..k.lanes().len() {
+                    b.ins().store(mem, res[at], out, (32 * i + 8 * l) as i32);
+                    at += 1;
+                }
+            }
+            let flag = b.ins().uextend(types::I32, res[0]);
+            b.ins().return_(&[flag]);
+            b.finalize(isa_cfg);
+        }
+        let _ = ptr;
+        let mut ctx = Context::for_function(func);
+        self.jit_mut().define_function(id, &mut ctx).map_err(|e| codegen(format!("{e:?}")))?;
+        Ok(id)
+    }
+}
+
+impl Drop for JitEngine {
+    fn drop(&mut self) {
+        if let Some(jit) = self.jit.take() {
+            crate::exec::free_code(jit);
+        }
+    }
+}
+
+/// Finds a function definition by name without trusting any index.
+pub(crate) fn find_function(m: &CompiledModule, name: &str) -> Option<u16> {
+    m.function_defs.iter().position(|fd| {
+        m.function_handles
+            .get(fd.function.idx())
+            .and_then(|h| m.identifiers.get(h.name.idx()))
+            .is_some_and(|n| n == name)
+    })
+    .and_then(|i| u16::try_from(i).ok())
+}
+
+/// The lowering's view of the engine: declares instances and helpers.
+struct Declarer<'e> {
+    jit: &'e mut JITModule,
+    modules: &'e [Arc<CompiledModule>],
+    by_name: &'e HashMap<(AccountAddress, String), u32>,
+    instances: &'e mut HashMap<InstanceKey, Instance>,
+    queue: &'e mut Vec<InstanceKey>,
+    helpers: &'e mut HashMap<Helper, FuncId>,
+    call_conv: CallConv,
+    ptr: Type,
+    frontend: TargetFrontendConfig,
+    symbols: &'e mut usize,
+    callees: Vec<InstanceKey>,
+}
+
+impl Declarer<'_> {
+    fn declare(&mut self, key: &InstanceKey) -> CompileResult<FuncId> {
+        if let Some(i) = self.instances.get(key) {
+            return Ok(i.func);
+        }
+        let m = self
+            .modules
+            .get(key.module as usize)
+            .ok_or_else(|| CompileError::UnknownFunction(format!("module #{}", key.module)))?;
+        let fdef = m
+            .function_defs
+            .get(key.fdef as usize)
+            .ok_or_else(|| CompileError::Malformed("function definition index".into()))?;
+        let handle = m
+            .function_handles
+            .get(fdef.function.idx())
+            .ok_or_else(|| CompileError::Malformed("function handle index".into()))?;
+        if handle.type_parameters.len() != key.type_args.len() {
+            return Err(CompileError::Malformed("wrong number of type arguments".into()));
+        }
+        if fdef.code.is_none() {
+            return Err(CompileError::Unsupported("native function".into()));
+        }
+        let params = kinds_of(m, handle.parameters, &key.type_args)?;
+        let rets = kinds_of(m, handle.return_, &key.type_args)?;
+        let sig = move_signature(self.call_conv, self.ptr, &params, &rets);
+        *self.symbols += 1;
+        let name = format!("movejit_m{}_f{}_{}", key.module, key.fdef, self.symbols);
+        let func = self.jit.declare_function(&name, Linkage::Local, &sig).map_err(codegen)?;
+        self.instances.insert(key.clone(), Instance { func, params, rets, state: State::Queued, callees: Vec::new() });
+        self.queue.push(key.clone());
+        Ok(func)
+    }
+}
+
+impl LowerEnv for Declarer<'_> {
+    fn pointer_type(&self) -> Type {
+        self.ptr
+    }
+
+    fn frontend_config(&self) -> TargetFrontendConfig {
+        self.frontend
+    }
+
+    fn callee(
+        &mut self,
+        module_idx: u32,
+        handle: FunctionHandleIndex,
+        type_args: Vec<Kind>,
+        func: &mut Function,
+    ) -> CompileResult<CalleeRef> {
+        let bad = |what: &str| CompileError::Malformed(format!("call: bad {what}"));
+        let m = self.modules.get(module_idx as usize).ok_or_else(|| bad("module"))?;
+        let fh = m.function_handles.get(handle.idx()).ok_or_else(|| bad("function handle"))?;
+        let mh = m.module_handles.get(fh.module.idx()).ok_or_else(|| bad("module handle"))?;
+        let fname = m.identifiers.get(fh.name.idx()).ok_or_else(|| bad("identifier"))?;
+        let target = if fh.module == m.self_module_handle_idx {
+            module_idx
+        } else {
+            let addr = m.address_identifiers.get(mh.address.idx()).ok_or_else(|| bad("address"))?;
+            let mname = m.identifiers.get(mh.name.idx()).ok_or_else(|| bad("identifier"))?;
+            *self.by_name.get(&(*addr, mname.clone())).ok_or_else(|| {
+                CompileError::UnknownFunction(format!("{}::{mname}::{fname}", addr.to_hex_short()))
+            })?
+        };
+        let tm = self.modules.get(target as usize).ok_or_else(|| bad("module"))?;
+        let fdef = find_function(tm, fname).ok_or_else(|| CompileError::UnknownFunction(fname.clone()))?;
+        let key = InstanceKey { module: target, fdef, type_args };
+        let id = self.declare(&key)?;
+        let inst = &self.instances[&key];
+        let (params, rets) = (inst.params.clone(), inst.rets.clone());
+        self.callees.push(key);
+        let fref = self.jit.declare_func_in_func(id, func);
+        Ok(CalleeRef { func: fref, params, rets })
+    }
+
+    fn helper(&mut self, helper: Helper, func: &mut Function) -> CompileResult<FuncRef> {
+        let id = match self.helpers.get(&helper) {
+            Some(id) => *id,
+            None => {
+                let sig = helper.signature(self.call_conv, self.ptr);
+                let id = self.jit.declare_function(helper.symbol(), Linkage::Import, &sig).map_err(codegen)?;
+                self.helpers.insert(helper, id);
+                id
+            }
+        };
+        Ok(self.jit.declare_func_in_func(id, func))
+    }
+}
