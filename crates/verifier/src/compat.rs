@@ -4,7 +4,7 @@
 //! function's signature.
 
 use crate::error::{VerifyError, VerifyResult};
-use movejit_format::{CompiledModule, SignatureToken as ST, StatusCode, StructFieldInformation, Visibility};
+use movejit_format::{CompiledModule, FunctionAttribute, SignatureToken as ST, StatusCode, StructFieldInformation, Visibility};
 
 fn incompatible(what: String) -> VerifyError {
     VerifyError::module(StatusCode::BACKWARD_INCOMPATIBLE_MODULE_UPDATE).with_message(what)
@@ -23,7 +23,9 @@ pub fn check_upgrade(old: &CompiledModule, new: &CompiledModule) -> VerifyResult
             .find(|d| new.identifiers[new.struct_handles[d.struct_handle.idx()].name.idx()] == *name)
             .ok_or_else(|| incompatible(format!("struct {name} removed")))?;
         let nh = &new.struct_handles[nd.struct_handle.idx()];
-        if oh.abilities != nh.abilities || oh.type_parameters != nh.type_parameters {
+        let tps_ok = oh.type_parameters.len() == nh.type_parameters.len()
+            && oh.type_parameters.iter().zip(&nh.type_parameters).all(|(o, n)| (!o.is_phantom || n.is_phantom) && o.constraints.contains(n.constraints));
+        if !nh.abilities.contains(oh.abilities) || !tps_ok {
             return Err(incompatible(format!("struct {name} changed abilities or type parameters")));
         }
         let same_fields = |a: &[movejit_format::FieldDefinition], b: &[movejit_format::FieldDefinition]| {
@@ -46,32 +48,54 @@ pub fn check_upgrade(old: &CompiledModule, new: &CompiledModule) -> VerifyResult
         }
     }
     for of in &old.function_defs {
-        if of.visibility != Visibility::Public && !of.is_entry {
+        let oh = &old.function_handles[of.function.idx()];
+        let persistent = oh.attributes.contains(&FunctionAttribute::Persistent);
+        if of.visibility == Visibility::Private && !of.is_entry && !persistent {
             continue;
         }
-        let oh = &old.function_handles[of.function.idx()];
         let name = &old.identifiers[oh.name.idx()];
+        // Friend functions count: Move's default compatibility checks friend linking.
         let nf = new
             .function_defs
             .iter()
             .find(|d| new.identifiers[new.function_handles[d.function.idx()].name.idx()] == *name)
             .ok_or_else(|| incompatible(format!("function {name} removed")))?;
         let nh = &new.function_handles[nf.function.idx()];
-        if of.visibility == Visibility::Public && nf.visibility != Visibility::Public {
-            return Err(incompatible(format!("function {name} no longer public")));
+        let vis_ok = match (of.visibility, nf.visibility) {
+            (Visibility::Public, v) => v == Visibility::Public,
+            (Visibility::Friend, v) => v != Visibility::Private,
+            (Visibility::Private, _) => true,
+        };
+        if !vis_ok {
+            return Err(incompatible(format!("function {name} changed visibility")));
         }
         if of.is_entry && !nf.is_entry {
             return Err(incompatible(format!("function {name} no longer entry")));
+        }
+        if oh.attributes.iter().any(|a| cannot_be_removed(a) && !nh.attributes.contains(a)) {
+            return Err(incompatible(format!("function {name} lost attributes")));
         }
         let sig_eq = |a: movejit_format::SignatureIndex, b: movejit_format::SignatureIndex| {
             let (x, y) = (&old.signatures[a.idx()].0, &new.signatures[b.idx()].0);
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_type(old, p, new, q))
         };
-        if oh.type_parameters != nh.type_parameters || !sig_eq(oh.parameters, nh.parameters) || !sig_eq(oh.return_, nh.return_) {
+        let tparams_ok = oh.type_parameters.len() == nh.type_parameters.len()
+            && oh.type_parameters.iter().zip(&nh.type_parameters).all(|(o, n)| o.contains(*n));
+        if !sig_eq(oh.parameters, nh.parameters) || !sig_eq(oh.return_, nh.return_) || !tparams_ok {
             return Err(incompatible(format!("function {name} changed signature")));
         }
     }
+    let friends = |m: &CompiledModule| -> std::collections::BTreeSet<(movejit_format::AccountAddress, String)> {
+        m.friend_decls.iter().map(|f| (m.address_identifiers[f.address.idx()], m.identifiers[f.name.idx()].clone())).collect()
+    };
+    if !friends(old).is_subset(&friends(new)) {
+        return Err(incompatible("removed friend declaration".to_string()));
+    }
     Ok(())
+}
+
+fn cannot_be_removed(a: &FunctionAttribute) -> bool {
+    !matches!(a, FunctionAttribute::ModuleLock)
 }
 
 fn struct_id(m: &CompiledModule, h: movejit_format::StructHandleIndex) -> (movejit_format::AccountAddress, &str, &str) {

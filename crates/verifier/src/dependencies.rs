@@ -54,6 +54,15 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
             return Err(VerifyError::module(missing).with_message(format!("missing {}::{}", id.0.to_hex_short(), id.1)));
         }
     }
+    // Aptos loads a module's friends too: they must exist.
+    if !module.flavour.is_sui() {
+        for f in &module.friend_decls {
+            let id = (module.address_identifiers[f.address.idx()], module.identifiers[f.name.idx()].clone());
+            if !map.contains_key(&id) {
+                return Err(VerifyError::module(StatusCode::LINKER_ERROR).with_message("friend module not found"));
+            }
+        }
+    }
     let ctx = Linker { module, map: &map };
     for sh in &module.struct_handles {
         if sh.module != module.self_module_handle_idx {

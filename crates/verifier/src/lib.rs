@@ -38,6 +38,7 @@ mod meter;
 mod reference_safety;
 mod signatures;
 mod stack_usage;
+mod struct_api;
 mod struct_defs;
 mod sui_rules;
 mod type_safety;
@@ -112,9 +113,14 @@ fn verify_code_units(
     meter: &mut meter::Meter,
 ) -> Result<(), VerifyError> {
     let mut back_edges = 0usize;
+    // Struct-API wrappers are checked before reference safety trusts them.
+    let struct_api = if module.version >= 10 && !module.flavour.is_sui() { Some(struct_api::Context::new(module)?) } else { None };
     for (i, fdef) in module.function_defs.iter().enumerate() {
-        let Some(code) = &fdef.code else { continue };
         let index = i as u16;
+        if let Some(ctx) = &struct_api {
+            struct_api::check_function(module, ctx, fdef, index)?;
+        }
+        let Some(code) = &fdef.code else { continue };
         meter.enter_function();
         let func = binary::FunctionContext::new(module, index, fdef, code)?;
         let cfg = control_flow::verify(module, config, &func)?;
