@@ -231,13 +231,23 @@ impl<'u> Builder<'u> {
         }
         // Imported functions first: access specifiers of this module's
         // functions may name them.
-        for u in &unit.uses {
+        // Other modules' functions first: access specifiers of this module's
+        // functions may name them. Handles of this module without a
+        // definition come last, so names resolve to definitions first.
+        let is_self = |m: &ModuleName| Some(m) == self.self_module.as_ref();
+        let (own, imported): (Vec<&Use>, Vec<&Use>) = unit.uses.iter().partition(|u| is_self(&u.module));
+        for u in &imported {
             for f in &u.functions {
                 self.declare_imported_fun(&u.module, f)?;
             }
         }
         for f in &unit.functions {
             self.declare_fun(f, is_script)?;
+        }
+        for u in &own {
+            for f in &u.functions {
+                self.declare_imported_fun(&u.module, f)?;
+            }
         }
         for (i, s) in unit.structs.iter().enumerate() {
             self.define_datatype(i, s)?;
@@ -366,10 +376,9 @@ impl<'u> Builder<'u> {
         Ok(StructHandleIndex(i))
     }
 
+    /// A handle declared under a `use` (of this module too: a handle that
+    /// no definition uses).
     fn declare_struct_handle(&mut self, module: &ModuleName, s: &StructDecl) -> AsmResult<()> {
-        if Some(module) == self.self_module.as_ref() {
-            return Err(err(AsmErrorKind::Unsupported, s.pos, "import declarations must name another module"));
-        }
         self.add_struct_handle(module, s).map(|_| ())
     }
 
@@ -509,9 +518,6 @@ impl<'u> Builder<'u> {
     }
 
     fn declare_imported_fun(&mut self, module: &ModuleName, f: &FunDecl) -> AsmResult<()> {
-        if Some(module) == self.self_module.as_ref() {
-            return Err(err(AsmErrorKind::Unsupported, f.pos, "import declarations must name another module"));
-        }
         self.add_fun_handle(module, f).map(|_| ())
     }
 

@@ -369,27 +369,57 @@ impl<'a> Printer<'a> {
                 let _ = write!(self.out, " as {alias}");
             }
             self.out.push('\n');
-            for sh in &m.struct_handles {
-                let owner = get(&m.module_handles, sh.module.idx(), "module handle")?;
-                if Self::module_id_of(m, owner)? != id {
-                    continue;
-                }
-                let params = self.type_params(sh.type_parameters.iter().map(|p| (p.constraints, p.is_phantom)));
-                let _ = write!(self.out, "    struct {}{}", self.ident(sh.name)?, params);
-                if sh.abilities != AbilitySet::EMPTY {
-                    let _ = write!(self.out, " has {}", abilities_str(sh.abilities));
-                }
-                self.out.push('\n');
+            let structs: Vec<&StructHandle> = m.struct_handles.iter().collect();
+            let funs: Vec<&FunctionHandle> = m.function_handles.iter().collect();
+            self.handle_block(&id, &structs, &funs)?;
+        }
+        // Handles of this module that no definition uses (modules the
+        // verifier rejects have them): declared under a `use` of itself.
+        let defined_structs: BTreeSet<usize> = m
+            .struct_defs
+            .iter()
+            .map(|d| d.struct_handle.idx())
+            .chain(m.enum_defs.iter().map(|d| d.enum_handle.idx()))
+            .collect();
+        let defined_funs: BTreeSet<usize> = m.function_defs.iter().map(|d| d.function.idx()).collect();
+        let structs: Vec<&StructHandle> =
+            m.struct_handles.iter().enumerate().filter(|(i, _)| !defined_structs.contains(i)).map(|(_, h)| h).collect();
+        let funs: Vec<&FunctionHandle> =
+            m.function_handles.iter().enumerate().filter(|(i, _)| !defined_funs.contains(i)).map(|(_, h)| h).collect();
+        let before = self.out.len();
+        let _ = writeln!(self.out, "use {}::{}", self.self_id.0.to_hex_short(), self.self_id.1);
+        let header_len = self.out.len();
+        let self_id = self.self_id.clone();
+        self.handle_block(&self_id, &structs, &funs)?;
+        if self.out.len() == header_len {
+            self.out.truncate(before);
+        }
+        Ok(())
+    }
+
+    /// The indented handle declarations of module `id` among the given handles.
+    fn handle_block(&mut self, id: &(AccountAddress, String), structs: &[&StructHandle], funs: &[&FunctionHandle]) -> Res<()> {
+        let m = self.m;
+        for sh in structs {
+            let owner = get(&m.module_handles, sh.module.idx(), "module handle")?;
+            if Self::module_id_of(m, owner)? != *id {
+                continue;
             }
-            for fh in &m.function_handles {
-                let owner = get(&m.module_handles, fh.module.idx(), "module handle")?;
-                if Self::module_id_of(m, owner)? != id {
-                    continue;
-                }
-                self.out.push_str("    ");
-                self.fun_header(fh, None)?;
-                self.out.push('\n');
+            let params = self.type_params(sh.type_parameters.iter().map(|p| (p.constraints, p.is_phantom)));
+            let _ = write!(self.out, "    struct {}{}", self.ident(sh.name)?, params);
+            if sh.abilities != AbilitySet::EMPTY {
+                let _ = write!(self.out, " has {}", abilities_str(sh.abilities));
             }
+            self.out.push('\n');
+        }
+        for fh in funs {
+            let owner = get(&m.module_handles, fh.module.idx(), "module handle")?;
+            if Self::module_id_of(m, owner)? != *id {
+                continue;
+            }
+            self.out.push_str("    ");
+            self.fun_header(fh, None)?;
+            self.out.push('\n');
         }
         Ok(())
     }
