@@ -13,6 +13,7 @@ use std::hash::Hash;
 
 /// What a `.masm` unit assembles to.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // one value per assembled file
 pub enum Assembled {
     Module(CompiledModule),
     Script(CompiledScript),

@@ -27,7 +27,7 @@ pub fn disassemble_module(m: &CompiledModule) -> Res<String> {
 
 /// Disassembles a script (printed as `script` with one function `main`).
 pub fn disassemble_script(s: &CompiledScript) -> Res<String> {
-    let m = script_as_module(s);
+    let m = script_as_module(s)?;
     Printer::new(&m, true)?.run()
 }
 
@@ -36,7 +36,7 @@ const SCRIPT_MODULE: &str = "<script>";
 
 /// A module holding the script's tables, with a self module handle and the
 /// `main` function appended (so every index of the script stays valid).
-fn script_as_module(s: &CompiledScript) -> CompiledModule {
+fn script_as_module(s: &CompiledScript) -> Res<CompiledModule> {
     let mut m = CompiledModule {
         version: s.version,
         flavour: s.flavour,
@@ -51,19 +51,18 @@ fn script_as_module(s: &CompiledScript) -> CompiledModule {
         metadata: s.metadata.clone(),
         ..Default::default()
     };
-    let ident = |m: &mut CompiledModule, name: &str| {
-        m.identifiers.push(name.to_string());
-        IdentifierIndex((m.identifiers.len() - 1) as u16)
-    };
-    m.address_identifiers.push(AccountAddress::ZERO);
-    let address = AddressIdentifierIndex((m.address_identifiers.len() - 1) as u16);
-    let name = ident(&mut m, SCRIPT_MODULE);
-    m.module_handles.push(ModuleHandle { address, name });
-    m.self_module_handle_idx = ModuleHandleIndex((m.module_handles.len() - 1) as u16);
-    let main = ident(&mut m, "main");
-    m.signatures.push(Signature(vec![]));
-    let unit_sig = SignatureIndex((m.signatures.len() - 1) as u16);
-    m.function_handles.push(FunctionHandle {
+    /// Appends to a table, giving the new entry's index.
+    fn append<T>(table: &mut Vec<T>, v: T) -> Res<u16> {
+        let i = u16::try_from(table.len()).map_err(|_| bad("script table full"))?;
+        table.push(v);
+        Ok(i)
+    }
+    let address = AddressIdentifierIndex(append(&mut m.address_identifiers, AccountAddress::ZERO)?);
+    let name = IdentifierIndex(append(&mut m.identifiers, SCRIPT_MODULE.to_string())?);
+    m.self_module_handle_idx = ModuleHandleIndex(append(&mut m.module_handles, ModuleHandle { address, name })?);
+    let main = IdentifierIndex(append(&mut m.identifiers, "main".to_string())?);
+    let unit_sig = SignatureIndex(append(&mut m.signatures, Signature(vec![]))?);
+    let handle = FunctionHandle {
         module: m.self_module_handle_idx,
         name: main,
         parameters: s.parameters,
@@ -71,15 +70,16 @@ fn script_as_module(s: &CompiledScript) -> CompiledModule {
         type_parameters: s.type_parameters.clone(),
         access_specifiers: s.access_specifiers.clone(),
         attributes: vec![],
-    });
+    };
+    let function = FunctionHandleIndex(append(&mut m.function_handles, handle)?);
     m.function_defs.push(FunctionDefinition {
-        function: FunctionHandleIndex((m.function_handles.len() - 1) as u16),
+        function,
         visibility: Visibility::Private,
         is_entry: false,
         acquires_global_resources: vec![],
         code: Some(s.code.clone()),
     });
-    m
+    Ok(m)
 }
 
 /// Names that a self-module struct cannot be written as without qualifying it.

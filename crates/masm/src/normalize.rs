@@ -47,11 +47,14 @@ pub struct NFunHandle {
     pub attributes: Vec<String>,
 }
 
+/// Named fields in order.
+pub type NFields = Vec<(String, NType)>;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NLayout {
     Native,
-    Fields(Vec<(String, NType)>),
-    Variants(Vec<(String, Vec<(String, NType)>)>),
+    Fields(NFields),
+    Variants(Vec<(String, NFields)>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,10 +216,10 @@ impl<'a> Ctx<'a> {
         };
         Ok(NAccess { kind: s.kind as u8, negated: s.negated, resource, address })
     }
-    fn fields(&self, fs: &[FieldDefinition]) -> Res<Vec<(String, NType)>> {
+    fn fields(&self, fs: &[FieldDefinition]) -> Res<NFields> {
         fs.iter().map(|f| Ok((self.ident(f.name)?, self.ty(&f.signature)?))).collect()
     }
-    fn variants(&self, vs: &[VariantDefinition]) -> Res<Vec<(String, Vec<(String, NType)>)>> {
+    fn variants(&self, vs: &[VariantDefinition]) -> Res<Vec<(String, NFields)>> {
         vs.iter().map(|v| Ok((self.ident(v.name)?, self.fields(&v.fields)?))).collect()
     }
     fn struct_def_name(&self, i: StructDefinitionIndex) -> Res<String> {
