@@ -1,11 +1,17 @@
 //! Verifier limits and flavour switches.
 
-use movejit_format::StatusCode;
+use movejit_format::{StatusCode, StatusFlavour};
 
 /// Verifier limits and rule switches; [`VerifierConfig::aptos`] and
 /// [`VerifierConfig::sui`] give each chain's production defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifierConfig {
+    /// Whose verifier to mirror where the two differ (status names for the
+    /// same rule, Sui's borrow labels, Aptos-only passes).
+    pub flavour: StatusFlavour,
+    /// Sui `additional_borrow_checks`: a full borrow of the frame counts as a
+    /// mutable borrow of every local (Aptos always checks mutable local borrows).
+    pub additional_borrow_checks: bool,
     pub max_loop_depth: Option<usize>,
     pub max_function_parameters: Option<usize>,
     pub max_function_return_values: Option<usize>,
@@ -44,9 +50,15 @@ impl Default for VerifierConfig {
 }
 
 impl VerifierConfig {
+    pub fn is_sui(&self) -> bool {
+        self.flavour == StatusFlavour::Sui
+    }
+
     /// Aptos production (`aptos_prod_verifier_config` with function values on).
     pub fn aptos() -> Self {
         VerifierConfig {
+            flavour: StatusFlavour::Aptos,
+            additional_borrow_checks: false,
             max_loop_depth: Some(5),
             max_function_parameters: Some(128),
             max_function_return_values: Some(128),
@@ -77,6 +89,8 @@ impl VerifierConfig {
     /// package-level rules are off; see [`VerifierConfig::sui_protocol`].
     pub fn sui() -> Self {
         VerifierConfig {
+            flavour: StatusFlavour::Sui,
+            additional_borrow_checks: false,
             max_loop_depth: None,
             max_function_parameters: None,
             max_function_return_values: None,
@@ -115,6 +129,7 @@ impl VerifierConfig {
             max_back_edges_per_function: Some(10000),
             max_back_edges_per_module: Some(10000),
             sui_rules: true,
+            additional_borrow_checks: true,
             ..Self::sui()
         }
     }

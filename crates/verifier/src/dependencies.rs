@@ -28,7 +28,6 @@ fn handle_id(m: &CompiledModule, h: movejit_format::ModuleHandleIndex) -> Module
 
 /// Checks `module`'s imports against `deps` (bounds-checked modules).
 pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], config: &VerifierConfig) -> VerifyResult {
-    let _ = config;
     let me = module_id(module).ok_or_else(|| VerifyError::module(StatusCode::INDEX_OUT_OF_BOUNDS))?;
     let mut map: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
     for d in deps {
@@ -41,7 +40,7 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
             }
         }
     }
-    let missing = if module.flavour.is_sui() { StatusCode::MISSING_DEPENDENCY } else { StatusCode::LINKER_ERROR };
+    let missing = if config.is_sui() { StatusCode::MISSING_DEPENDENCY } else { StatusCode::LINKER_ERROR };
     for (i, _) in module.module_handles.iter().enumerate() {
         if i == module.self_module_handle_idx.idx() {
             continue;
@@ -55,7 +54,7 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
         }
     }
     // Aptos loads a module's friends too: they must exist.
-    if !module.flavour.is_sui() {
+    if !config.is_sui() {
         for f in &module.friend_decls {
             let id = (module.address_identifiers[f.address.idx()], module.identifiers[f.name.idx()].clone());
             if !map.contains_key(&id) {

@@ -75,7 +75,7 @@ pub fn verify_module_alone(module: &CompiledModule, config: &VerifierConfig) -> 
         instruction_consistency::verify_module(module)?;
         constants::verify_module(module)?;
         friends::verify_module(module)?;
-        struct_defs::verify_module(module)?;
+        struct_defs::verify_module(module, config)?;
         instantiation_loops::verify_module(module)?;
         verify_code_units(module, config, &mut meter)?;
         entry_points::verify_module(module, config)?;
@@ -114,7 +114,7 @@ fn verify_code_units(
 ) -> Result<(), VerifyError> {
     let mut back_edges = 0usize;
     // Struct-API wrappers are checked before reference safety trusts them.
-    let struct_api = if module.version >= 10 && !module.flavour.is_sui() { Some(struct_api::Context::new(module)?) } else { None };
+    let struct_api = if module.version >= 10 && !config.is_sui() { Some(struct_api::Context::new(module)?) } else { None };
     for (i, fdef) in module.function_defs.iter().enumerate() {
         let index = i as u16;
         if let Some(ctx) = &struct_api {
@@ -136,9 +136,9 @@ fn verify_code_units(
         }
         back_edges += cfg.num_back_edges();
         stack_usage::verify(module, config, &func, &cfg)?;
-        type_safety::verify(module, &func, &cfg, meter)?;
+        type_safety::verify(module, config, &func, &cfg, meter)?;
         locals_safety::verify(module, &func, &cfg, meter)?;
-        reference_safety::verify(module, &func, &cfg, meter)?;
+        reference_safety::verify(module, config, &func, &cfg, meter)?;
         acquires::verify(module, &func)?;
         meter.leave_function()?;
     }

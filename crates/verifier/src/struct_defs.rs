@@ -5,7 +5,7 @@ use crate::error::{VerifyError, VerifyResult};
 use movejit_format::{CompiledModule, SignatureToken as ST, StatusCode, StructFieldInformation};
 use std::collections::{BTreeMap, BTreeSet};
 
-pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
+pub(crate) fn verify_module(m: &CompiledModule, config: &crate::VerifierConfig) -> VerifyResult {
     // Node per datatype definition: struct defs first, then Sui enum defs.
     let mut handle_to_node = BTreeMap::new();
     for (i, d) in m.struct_defs.iter().enumerate() {
@@ -36,7 +36,7 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
         d.variants.iter().flat_map(|v| &v.fields).for_each(|f| add(m.struct_defs.len() + i, &f.signature));
     }
     if let Some(node) = find_cycle(&edges) {
-        let status = if m.flavour.is_sui() { StatusCode::RECURSIVE_DATATYPE_DEFINITION } else { StatusCode::RECURSIVE_STRUCT_DEFINITION };
+        let status = if config.is_sui() { StatusCode::RECURSIVE_DATATYPE_DEFINITION } else { StatusCode::RECURSIVE_STRUCT_DEFINITION };
         return Err(VerifyError::at_struct(status, node as u16));
     }
     Ok(())

@@ -25,7 +25,8 @@ struct Checker<'a, 'm> {
     offset: u16,
 }
 
-pub(crate) fn verify(m: &CompiledModule, f: &FunctionContext, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
+pub(crate) fn verify(m: &CompiledModule, config: &crate::VerifierConfig, f: &FunctionContext, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
+    let _ = config;
     let mut c = Checker { m, f, stack: Vec::new(), meter, offset: 0 };
     for id in cfg.block_ids() {
         let b = cfg.block(id);
@@ -439,16 +440,19 @@ impl Checker<'_, '_> {
                 self.sui_variant(instr, inst.def, vh.variant, &args)?
             }
             VariantSwitch(j) => {
+                // Operand: an immutable reference to the table's enum; the
+                // table covers every variant (so the switch is exhaustive).
                 let jt = &self.f.code.jump_tables[j.idx()];
-                let head = m.enum_defs[jt.head_enum.idx()].enum_handle;
-                let ok = match self.pop()? {
-                    ST::Reference(inner) | ST::MutableReference(inner) => {
-                        matches!(*inner, ST::Struct(h) | ST::StructInstantiation(h, _) if h == head)
-                    }
-                    _ => false,
+                let edef = &m.enum_defs[jt.head_enum.idx()];
+                let inner = match self.pop()? {
+                    ST::Reference(inner) => inner,
+                    _ => return Err(self.err(StatusCode::ENUM_SWITCH_BAD_OPERAND)),
                 };
-                if !ok {
-                    return Err(self.err(StatusCode::ENUM_SWITCH_BAD_OPERAND));
+                if !matches!(*inner, ST::Struct(h) | ST::StructInstantiation(h, _) if h == edef.enum_handle) {
+                    return Err(self.err(StatusCode::ENUM_TYPE_MISMATCH));
+                }
+                if jt.jump_table.len() != edef.variants.len() {
+                    return Err(self.err(StatusCode::INVALID_ENUM_SWITCH));
                 }
             }
         }
@@ -647,7 +651,7 @@ impl Checker<'_, '_> {
             _ => {
                 let mut_ = matches!(instr, SuiUnpackVariantMutRef(_) | SuiUnpackVariantGenericMutRef(_));
                 let ok = match self.pop()? {
-                    ST::MutableReference(inner) => *inner == ty,
+                    ST::MutableReference(inner) => mut_ && *inner == ty,
                     ST::Reference(inner) => !mut_ && *inner == ty,
                     _ => false,
                 };

@@ -14,8 +14,8 @@ pub(crate) enum Label {
     Local(u8),
     Global(u16),
     Field(u16),
-    /// Sui: field `1` of variant `0` (variants are disjoint).
-    VariantField(u16, u16),
+    /// Sui: (enum definition, variant, field).
+    VariantField(u16, u16, u16),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -150,13 +150,14 @@ impl Domain for State {
 
 struct Analysis<'a> {
     m: &'a CompiledModule,
+    config: &'a crate::VerifierConfig,
     f: &'a FunctionContext<'a>,
     stack: Vec<Value>,
     /// Function handle -> acquires list, for calls to this module's functions.
     acquires: BTreeMap<FunctionHandleIndex, BTreeSet<StructDefinitionIndex>>,
 }
 
-pub(crate) fn verify(m: &CompiledModule, f: &FunctionContext, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
+pub(crate) fn verify(m: &CompiledModule, config: &crate::VerifierConfig, f: &FunctionContext, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
     let mut acquires = BTreeMap::new();
     for (hi, h) in m.function_handles.iter().enumerate() {
         if h.module != m.self_module_handle_idx {
@@ -166,7 +167,7 @@ pub(crate) fn verify(m: &CompiledModule, f: &FunctionContext, cfg: &Cfg, meter: 
             acquires.insert(FunctionHandleIndex(hi as u16), def.acquires_global_resources.iter().copied().collect());
         }
     }
-    let mut a = Analysis { m, f, stack: vec![], acquires };
+    let mut a = Analysis { m, config, f, stack: vec![], acquires };
     analyze(&mut a, State::new(f), f.code, cfg, meter)
 }
 
@@ -187,7 +188,7 @@ impl Analysis<'_> {
 
     fn borrow_field(&mut self, s: &mut State, offset: u16, mut_: bool, id: RefId, label: Label) -> VerifyResult<Value> {
         if (mut_ && s.graph.has_full_borrows(id)) || (!mut_ && !s.graph.is_readable(id, Some(&label))) {
-            return Err(self.f.err(StatusCode::BORROWFIELD_EXISTS_MUTABLE_BORROW_ERROR, offset));
+            return Err(self.f.err(self.field_borrow_status(), offset));
         }
         let child = s.new_ref(mut_);
         s.graph.add_strong_field_borrow(id, label, child);
@@ -308,8 +309,24 @@ impl Analysis<'_> {
         Ok(())
     }
 
+    /// Aptos labels a field by its position, Sui by its field handle.
     fn field_label(&self, h: movejit_format::FieldHandleIndex) -> Label {
-        Label::Field(self.m.field_handles[h.idx()].field)
+        if self.config.is_sui() {
+            Label::Field(h.0)
+        } else {
+            Label::Field(self.m.field_handles[h.idx()].field)
+        }
+    }
+    fn field_borrow_status(&self) -> StatusCode {
+        if self.config.is_sui() {
+            StatusCode::FIELD_EXISTS_MUTABLE_BORROW_ERROR
+        } else {
+            StatusCode::BORROWFIELD_EXISTS_MUTABLE_BORROW_ERROR
+        }
+    }
+    /// Whether local `i` counts as mutably borrowed (for CopyLoc/ImmBorrowLoc).
+    fn local_mut_borrowed(&self, s: &State, i: u8) -> bool {
+        (self.config.additional_borrow_checks && s.graph.has_full_borrows(s.frame_root())) || s.local_mut_borrowed(i)
     }
     fn variant_field_label(&self, h: movejit_format::VariantFieldHandleIndex) -> Label {
         Label::Field(self.m.variant_field_handles[h.idx()].field)
@@ -335,7 +352,7 @@ impl Analysis<'_> {
                         s.graph.add_strong_borrow(id, new);
                         Value::Ref(new)
                     }
-                    Value::NonRef if s.local_mut_borrowed(*i) => return Err(err(StatusCode::COPYLOC_EXISTS_BORROW_ERROR)),
+                    Value::NonRef if self.local_mut_borrowed(s, *i) => return Err(err(StatusCode::COPYLOC_EXISTS_BORROW_ERROR)),
                     Value::NonRef => Value::NonRef,
                 };
                 self.stack.push(v)
@@ -395,10 +412,11 @@ impl Analysis<'_> {
             }
             MutBorrowLoc(i) | ImmBorrowLoc(i) => {
                 let mut_ = matches!(instr, MutBorrowLoc(_));
-                if !mut_ && s.local_mut_borrowed(*i) {
+                if !mut_ && self.local_mut_borrowed(s, *i) {
                     return Err(err(StatusCode::BORROWLOC_EXISTS_BORROW_ERROR));
                 }
-                if mut_ && s.graph.has_full_borrows(s.frame_root()) {
+                let check_full = !self.config.is_sui() || self.config.additional_borrow_checks;
+                if mut_ && check_full && s.graph.has_full_borrows(s.frame_root()) {
                     return Err(err(StatusCode::BORROWLOC_EXISTS_BORROW_ERROR));
                 }
                 let id = s.new_ref(mut_);
@@ -532,7 +550,9 @@ impl Analysis<'_> {
                 let mut_ = matches!(instr, VecMutBorrow(_));
                 self.pop(offset)?;
                 let id = self.pop_ref(offset)?;
-                if (!mut_ && !s.graph.is_readable(id, None)) || (mut_ && !s.graph.is_writable(id)) {
+                // Sui checks only the mutable case.
+                let imm_bad = !mut_ && !self.config.is_sui() && !s.graph.is_readable(id, None);
+                if imm_bad || (mut_ && !s.graph.is_writable(id)) {
                     return Err(err(StatusCode::VEC_BORROW_ELEMENT_EXISTS_MUTABLE_BORROW_ERROR));
                 }
                 let elem = s.new_ref(mut_);
@@ -566,32 +586,32 @@ impl Analysis<'_> {
                 let vh = &m.variant_handles[h.idx()];
                 let mut_ = matches!(instr, SuiUnpackVariantMutRef(_));
                 let n = m.enum_defs[vh.enum_def.idx()].variants[vh.variant as usize].fields.len();
-                self.unpack_variant_ref(s, offset, mut_, vh.variant, n)?
+                self.unpack_variant_ref(s, offset, mut_, vh.enum_def.0, vh.variant, n)?
             }
             SuiUnpackVariantGenericImmRef(h) | SuiUnpackVariantGenericMutRef(h) => {
                 let vh = &m.variant_instantiation_handles[h.idx()];
                 let def = m.enum_def_instantiations[vh.enum_def.idx()].def;
                 let mut_ = matches!(instr, SuiUnpackVariantGenericMutRef(_));
                 let n = m.enum_defs[def.idx()].variants[vh.variant as usize].fields.len();
-                self.unpack_variant_ref(s, offset, mut_, vh.variant, n)?
+                self.unpack_variant_ref(s, offset, mut_, def.0, vh.variant, n)?
             }
             VariantSwitch(_) => {
-                let id = self.pop_ref(offset)?;
-                self.read_ref(s, offset, id)?
+                let v = self.pop(offset)?;
+                s.release(v)
             }
         }
         Ok(())
     }
 
     /// Sui: unpacking an enum by reference borrows each field of the variant.
-    fn unpack_variant_ref(&mut self, s: &mut State, offset: u16, mut_: bool, variant: u16, n: usize) -> VerifyResult {
+    fn unpack_variant_ref(&mut self, s: &mut State, offset: u16, mut_: bool, enum_def: u16, variant: u16, n: usize) -> VerifyResult {
         let id = self.pop_ref(offset)?;
-        if (mut_ && !s.graph.is_writable(id)) || (!mut_ && !s.graph.is_readable(id, None)) {
-            return Err(self.f.err(StatusCode::BORROWFIELD_EXISTS_MUTABLE_BORROW_ERROR, offset));
+        if (mut_ && s.graph.has_full_borrows(id)) || (!mut_ && !s.graph.is_readable(id, None)) {
+            return Err(self.f.err(StatusCode::FIELD_EXISTS_MUTABLE_BORROW_ERROR, offset));
         }
         for i in 0..n {
             let child = s.new_ref(mut_);
-            s.graph.add_strong_field_borrow(id, Label::VariantField(variant, i as u16), child);
+            s.graph.add_strong_field_borrow(id, Label::VariantField(enum_def, variant, i as u16), child);
             self.stack.push(Value::Ref(child));
         }
         s.graph.release(id);
