@@ -13,7 +13,7 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{CompileError, CompileResult};
-use crate::gas::CostFn;
+use crate::gas::CostTable;
 use crate::helpers::Helper;
 use crate::kind::Kind;
 use crate::lower::{kinds_of, lower_function, move_signature, CalleeRef, LowerEnv, Target};
@@ -31,9 +31,9 @@ use std::sync::Arc;
 /// Engine settings.
 #[derive(Clone)]
 pub struct JitConfig {
-    /// Static cost per instruction; `None` compiles unmetered code (no gas
+    /// The interpreter's cost table; `None` compiles unmetered code (no gas
     /// code at all).
-    pub cost: Option<CostFn>,
+    pub cost: Option<CostTable>,
     /// Frames that may be active at once (Move VM: 1,025).
     pub max_call_depth: u64,
     /// Operand-stack values across all frames (Move VM: 1,024).

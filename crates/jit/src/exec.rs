@@ -52,10 +52,13 @@ pub enum ExecError {
 }
 
 impl JitEngine {
-    /// Compiles (if needed) and runs `key` with BCS arguments.
+    /// Compiles (if needed) and runs `key` with BCS arguments. A metered
+    /// engine runs with `gas` units (unlimited when `None`).
     pub fn execute(&mut self, key: &InstanceKey, args: &[Vec<u8>], gas: Option<u64>) -> Result<Outcome, ExecError> {
         let entry = self.entry_address(key)?;
         let (params, rets) = self.instance_signature(key)?;
+        let per_frame = self.config.cost.as_ref().map(|c| c.per_frame);
+        let gas = per_frame.map(|_| gas.unwrap_or(u64::MAX));
         let failed = |status| Outcome { status, abort_code: None, location: None, returns: Vec::new(), gas_left: gas };
         if args.len() != params.len() {
             return Ok(failed(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
@@ -67,6 +70,15 @@ impl JitEngine {
             }
             slot[..bytes.len()].copy_from_slice(bytes);
         }
+        // The entry frame costs `per_frame`, charged before any instruction;
+        // running out here has no location (no frame exists yet).
+        let gas = match (gas, per_frame) {
+            (Some(g), Some(pf)) if g < pf => {
+                return Ok(Outcome { gas_left: Some(0), ..failed(StatusCode::OUT_OF_GAS) });
+            }
+            (Some(g), Some(pf)) => Some(g - pf),
+            _ => None,
+        };
         let mut ret_buf = vec![[0u8; 32]; rets.len()];
         let mut ctx = ExecContext {
             depth: 1,

@@ -9,15 +9,21 @@
 //! If it does not suffice, a second copy of the segment runs that charges
 //! instruction by instruction and stops with `OUT_OF_GAS` at exactly the
 //! instruction the interpreter would stop at (earlier errors win, as there).
+//!
+//! Costs come from the runtime's [`CostTable`], the interpreter's own: the
+//! static cost of each instruction is charged before it runs, a call then
+//! charges `per_frame` after its depth check, and running out of gas leaves
+//! no gas (`gas_left = 0`), exactly as the interpreter's meter does.
 
 #![forbid(unsafe_code)]
 
 use movejit_format::Bytecode;
-use std::sync::Arc;
+pub use movejit_runtime::CostTable;
 
-/// The static cost of one instruction (the interpreter's cost table is the
-/// source of truth; the engine takes it as this function).
-pub type CostFn = Arc<dyn Fn(&Bytecode) -> u64 + Send + Sync>;
+/// The static cost of one instruction.
+pub fn instr_cost(table: &CostTable, ins: &Bytecode) -> u64 {
+    table.instr.get(&ins.opcode()).copied().unwrap_or(table.default_instr)
+}
 
 /// Segments `(start, end)` of the block `[start, end)`: each ends after a
 /// call or at the block end.

@@ -33,7 +33,7 @@ pub use context::ExecContext;
 pub use engine::{Emit, InstanceKey, JitConfig, JitEngine};
 pub use error::{CompileError, CompileResult};
 pub use exec::{ExecError, Location, Outcome};
-pub use gas::CostFn;
+pub use gas::CostTable;
 pub use kind::Kind;
 
 // Wide values are handed to helpers as little-endian bytes.

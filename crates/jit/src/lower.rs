@@ -17,7 +17,7 @@
 use crate::cfg::basic_blocks;
 use crate::context::off;
 use crate::error::{CompileError, CompileResult};
-use crate::gas::{segments, CostFn};
+use crate::gas::{instr_cost, segments, CostTable};
 use crate::helpers::{op, Helper, HELPER_ARITHMETIC};
 use crate::kind::Kind;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -80,7 +80,7 @@ pub struct Target<'a> {
     pub type_args: &'a [Kind],
     pub params: Vec<Kind>,
     pub rets: Vec<Kind>,
-    pub cost: Option<&'a CostFn>,
+    pub cost: Option<&'a CostTable>,
 }
 
 /// A value on the abstract operand stack.
@@ -305,8 +305,13 @@ impl Lowerer<'_, '_> {
         self.store_ctx(f, off::FUNCTION);
         self.store_ctx(p[1], off::CODE_OFFSET);
         if metered {
+            // Out of gas empties the meter; any other error refunds the
+            // pre-charged cost of the instructions it skipped.
             let g = self.load_ctx(types::I64, off::GAS_LEFT);
             let g = self.b.ins().iadd(g, p[2]);
+            let oog = self.b.ins().icmp_imm_u(IntCC::Equal, p[0], status_number(StatusCode::OUT_OF_GAS));
+            let zero = self.b.ins().iconst(types::I64, 0);
+            let g = self.b.ins().select(oog, zero, g);
             self.store_ctx(g, off::GAS_LEFT);
         }
         self.error_return(&rets);
@@ -488,12 +493,12 @@ impl Lowerer<'_, '_> {
     fn lower_block(&mut self, s: usize, e: usize) -> CompileResult<()> {
         self.stack.clear();
         self.watermark = 0;
-        let Some(cost) = self.target.cost.cloned() else {
+        let Some(cost) = self.target.cost else {
             self.mode = Mode::Unmetered;
             return self.lower_range(s, e, e);
         };
         for (a, z) in segments(self.code, s, e) {
-            let costs: Vec<u64> = self.code[a..z].iter().map(|i| cost(i)).collect();
+            let costs: Vec<u64> = self.code[a..z].iter().map(|i| instr_cost(cost, i)).collect();
             let total = costs.iter().fold(0u64, |x, y| x.saturating_add(*y));
             let mut refunds = Vec::with_capacity(costs.len());
             let mut spent = 0u64;
@@ -941,6 +946,9 @@ impl Lowerer<'_, '_> {
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
         let r = self.refund_at(i);
         self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i, r);
+        if let Some(cost) = self.target.cost {
+            self.charge_dynamic(cost.per_frame, i);
+        }
         let d1 = self.b.ins().iadd_imm_s(depth, 1);
         self.store_ctx(d1, off::DEPTH);
         let base = self.base.ok_or_else(|| malformed("no prologue"))?;
@@ -974,6 +982,21 @@ impl Lowerer<'_, '_> {
         }
         self.watermark = self.watermark.max(self.stack.len());
         Ok(())
+    }
+
+    /// Charges a cost known only at this point of the instruction (after
+    /// its own checks), failing with `OUT_OF_GAS` at `offset`.
+    fn charge_dynamic(&mut self, amount: u64, offset: usize) {
+        if amount == 0 {
+            return;
+        }
+        let gas = self.load_ctx(types::I64, off::GAS_LEFT);
+        let c = self.b.ins().iconst(types::I64, amount as i64);
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, c);
+        let r = self.refund_at(offset);
+        self.fail_if(short, StatusCode::OUT_OF_GAS, offset, r);
+        let left = self.b.ins().isub(gas, c);
+        self.store_ctx(left, off::GAS_LEFT);
     }
 
     fn arith(&mut self, ins: &Bytecode, k: Kind, a: Val, b: Val, i: usize) -> CompileResult<Val> {
