@@ -43,19 +43,61 @@ pub enum RefRoot {
     Global(u32),
 }
 
+/// The field / element indices from a reference's root to its target.
+/// Short paths (the common case) are stored inline, without allocating.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Path {
+    Inline(u8, [u32; 3]),
+    Heap(Box<Vec<u32>>),
+}
+
+impl Default for Path {
+    fn default() -> Self {
+        Path::Inline(0, [0; 3])
+    }
+}
+
+impl Path {
+    pub fn as_slice(&self) -> &[u32] {
+        match self {
+            Path::Inline(n, a) => &a[..*n as usize],
+            Path::Heap(v) => v,
+        }
+    }
+    /// This path extended by one step.
+    pub fn with(&self, idx: u32) -> Path {
+        match self {
+            Path::Inline(n, a) if (*n as usize) < a.len() => {
+                let mut a = *a;
+                a[*n as usize] = idx;
+                Path::Inline(n + 1, a)
+            }
+            p => {
+                let mut v = p.as_slice().to_vec();
+                v.push(idx);
+                Path::Heap(Box::new(v))
+            }
+        }
+    }
+}
+
 /// A reference: a root and a path of field or element indices below it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reference {
     pub root: RefRoot,
-    pub path: Vec<usize>,
+    pub path: Path,
 }
 
 impl Reference {
+    pub fn new(root: RefRoot) -> Reference {
+        Reference { root, path: Path::default() }
+    }
+    /// The reference to child `idx` (field or element). Indices beyond
+    /// `u32::MAX` cannot exist in memory, so they are clamped to an index
+    /// that resolving reports as out of range.
     pub fn child(&self, idx: usize) -> Reference {
-        let mut path = Vec::with_capacity(self.path.len() + 1);
-        path.extend_from_slice(&self.path);
-        path.push(idx);
-        Reference { root: self.root, path }
+        let idx = u32::try_from(idx).unwrap_or(u32::MAX);
+        Reference { root: self.root, path: self.path.with(idx) }
     }
 }
 
@@ -214,15 +256,15 @@ impl Memory {
     /// The value `r` points to.
     pub fn get(&self, r: &Reference) -> VmResult<&Value> {
         let mut v = self.root(r.root)?;
-        for &i in &r.path {
-            v = v.child(i)?;
+        for &i in r.path.as_slice() {
+            v = v.child(i as usize)?;
         }
         Ok(v)
     }
     pub fn get_mut(&mut self, r: &Reference) -> VmResult<&mut Value> {
         let mut v = self.root_mut(r.root)?;
-        for &i in &r.path {
-            v = v.child_mut(i)?;
+        for &i in r.path.as_slice() {
+            v = v.child_mut(i as usize)?;
         }
         Ok(v)
     }
@@ -299,4 +341,18 @@ pub fn compare_values(a: &Value, b: &Value) -> VmResult<std::cmp::Ordering> {
         }
         (a, b) => return Err(VmError::invariant(format!("cannot compare {a:?} with {b:?}"))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn sizes_and_paths() {
+        assert!(std::mem::size_of::<Value>() <= 48, "{}", std::mem::size_of::<Value>());
+        let mut r = Reference::new(RefRoot::Global(0));
+        for i in 0..9 {
+            r = r.child(i);
+        }
+        assert_eq!(r.path.as_slice(), &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    }
 }

@@ -2,6 +2,7 @@
 //! sessions (one per sequence of calls over a resolver: loaded modules,
 //! global-storage cache and change set).
 
+use crate::fxhash::FxHashMap;
 use crate::interpreter::Interpreter;
 use crate::loader::{DatatypeDef, LoadedModule};
 use movejit_format::{decode_module, AbilitySet, StatusFlavour, StructFieldInformation};
@@ -72,10 +73,11 @@ impl Engine {
             engine: self,
             resolver,
             modules: HashMap::new(),
-            call_cache: HashMap::new(),
+            call_cache: FxHashMap::default(),
+            inst_cache: FxHashMap::default(),
             globals: Globals::default(),
-            depth_cache: HashMap::new(),
-            struct_depth_cache: HashMap::new(),
+            depth_cache: FxHashMap::default(),
+            struct_depth_cache: FxHashMap::default(),
         }
     }
 }
@@ -104,7 +106,7 @@ pub(crate) struct GlobalMeta {
 /// The session's cache of global resources.
 #[derive(Debug, Default)]
 pub(crate) struct Globals {
-    pub index: HashMap<(AccountAddress, Type), u32>,
+    pub index: FxHashMap<(AccountAddress, Type), u32>,
     pub meta: Vec<GlobalMeta>,
     pub values: Vec<Option<Value>>,
 }
@@ -115,12 +117,16 @@ pub struct Session<'e, 'r> {
     resolver: &'r dyn Resolver,
     pub(crate) modules: HashMap<ModuleId, Arc<LoadedModule>>,
     /// (calling module, function handle) → (callee module, definition index).
-    pub(crate) call_cache: HashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
+    pub(crate) call_cache: FxHashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
+    /// Type arguments of generic instantiations: (module, instantiation
+    /// index, caller's type arguments) → the callee's type arguments. The
+    /// caller's `Arc` is kept in the value so its address stays unique.
+    pub(crate) inst_cache: FxHashMap<(usize, u16, usize), (Arc<Vec<Type>>, Arc<Vec<Type>>)>,
     pub(crate) globals: Globals,
     /// Value depth of types already measured.
-    pub(crate) depth_cache: HashMap<Type, usize>,
+    pub(crate) depth_cache: FxHashMap<Type, usize>,
     /// Value depth of non-generic struct definitions, by (module, definition).
-    pub(crate) struct_depth_cache: HashMap<(usize, u16), usize>,
+    pub(crate) struct_depth_cache: FxHashMap<(usize, u16), usize>,
 }
 
 fn verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {

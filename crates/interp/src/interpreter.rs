@@ -36,6 +36,10 @@ pub(crate) struct Interpreter<'a, 'e, 'r> {
     frames: Vec<Frame>,
     max_stack: usize,
     max_depth: usize,
+    /// The type arguments of non-generic functions, shared.
+    no_ty_args: Arc<Vec<Type>>,
+    /// Locals vectors of returned frames, reused by later calls.
+    spare_locals: Vec<Vec<Value>>,
 }
 
 fn invariant(m: &str) -> VmError {
@@ -46,7 +50,17 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     pub(crate) fn new(s: &'a mut Session<'e, 'r>, gas: &'a mut GasMeter) -> Self {
         let limits = &s.engine.config.limits;
         let (max_stack, max_depth) = (limits.max_operand_stack, limits.max_call_depth);
-        Interpreter { s, gas, mem: Memory::default(), stack: Vec::new(), frames: Vec::new(), max_stack, max_depth }
+        Interpreter {
+            s,
+            gas,
+            mem: Memory::default(),
+            stack: Vec::new(),
+            frames: Vec::new(),
+            max_stack,
+            max_depth,
+            no_ty_args: Arc::new(Vec::new()),
+            spare_locals: Vec::new(),
+        }
     }
 
     /// Runs `def` of `m` with `args` (already deserialized; `&`/`&mut`
@@ -67,7 +81,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let mut call_args = Vec::with_capacity(args.len());
         for (i, t) in params.iter().enumerate() {
             call_args.push(if matches!(t, Type::Reference(_) | Type::MutableReference(_)) {
-                Value::Ref(Reference { root: RefRoot::Local { frame: 0, local: i as u32 }, path: Vec::new() })
+                Value::Ref(Reference::new(RefRoot::Local { frame: 0, local: i as u32 }))
             } else {
                 Value::Invalid
             });
@@ -128,6 +142,36 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         self.pop()?.as_u64()
     }
 
+    /// Calls a function with the top `n` operand-stack values as arguments.
+    fn call_from_stack(&mut self, m: Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>, n: usize) -> VmResult<()> {
+        if n > self.stack.len() {
+            return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+        }
+        let is_move = m.module.function_defs.get(def as usize).is_some_and(|f| !f.is_native());
+        if !is_move {
+            let args = self.pop_n(n)?;
+            return self.call(m, def, ty_args, args);
+        }
+        let code = m
+            .module
+            .function_defs
+            .get(def as usize)
+            .and_then(|f| f.code.as_ref())
+            .ok_or_else(|| invariant("function definition"))?;
+        if self.frames.len() >= self.max_depth {
+            return Err(VmError::new(StatusCode::CALL_STACK_OVERFLOW));
+        }
+        self.gas.charge_frame()?;
+        let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
+        let mut locals = self.spare_locals.pop().unwrap_or_default();
+        let base = self.stack.len() - n;
+        locals.extend(self.stack.drain(base..));
+        locals.resize(n + nlocals, Value::Invalid);
+        self.mem.frames.push(locals);
+        self.frames.push(Frame { module: m, def, pc: 0, ty_args });
+        Ok(())
+    }
+
     /// Calls a function: natives run at once, Move functions get a frame.
     fn call(&mut self, m: Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>, args: Vec<Value>) -> VmResult<()> {
         let fdef = m.module.function_defs.get(def as usize).ok_or_else(|| invariant("function definition"))?;
@@ -156,7 +200,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         }
         self.gas.charge_frame()?;
         let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
-        let mut locals = args;
+        let mut locals = self.spare_locals.pop().unwrap_or_default();
+        locals.extend(args);
         locals.resize(locals.len() + nlocals, Value::Invalid);
         self.mem.frames.push(locals);
         self.frames.push(Frame { module: m, def, pc: 0, ty_args });
@@ -204,6 +249,24 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let target = self.s.resolve_function(&movejit_runtime::ModuleId::new(addr, mname), fname)?;
         self.s.call_cache.insert(key, target.clone());
         Ok(target)
+    }
+
+    /// The callee's type arguments for generic call `fi` of `m` from a frame
+    /// with `ty_args`, computed once per (instantiation, caller type arguments).
+    fn cached_inst(
+        &mut self,
+        m: &Arc<LoadedModule>,
+        fi: u16,
+        sig: movejit_format::SignatureIndex,
+        ty_args: &Arc<Vec<Type>>,
+    ) -> VmResult<Arc<Vec<Type>>> {
+        let key = (Arc::as_ptr(m) as usize, fi, Arc::as_ptr(ty_args) as usize);
+        if let Some((_, t)) = self.s.inst_cache.get(&key) {
+            return Ok(t.clone());
+        }
+        let t = Arc::new(self.inst_types(m, sig, ty_args)?);
+        self.s.inst_cache.insert(key, (ty_args.clone(), t.clone()));
+        Ok(t)
     }
 
     fn inst_types(&self, m: &LoadedModule, sig: movejit_format::SignatureIndex, ty_args: &[Type]) -> VmResult<Vec<Type>> {
@@ -261,7 +324,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         if mutable {
             self.s.globals.meta[slot as usize].dirty = true;
         }
-        self.push(Value::Ref(Reference { root: RefRoot::Global(slot), path: Vec::new() }))
+        self.push(Value::Ref(Reference::new(RefRoot::Global(slot))))
     }
 
     fn exists(&mut self, ty: Type) -> VmResult<()> {
@@ -315,7 +378,10 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 B::Ret => {
                     self.frames.pop();
-                    self.mem.frames.pop();
+                    if let Some(mut locals) = self.mem.frames.pop() {
+                        locals.clear();
+                        self.spare_locals.push(locals);
+                    }
                     return Ok(());
                 }
                 B::BrTrue(t) => {
@@ -375,10 +441,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     *self.local_mut(mi, *i)? = v;
                 }
                 B::MutBorrowLoc(i) | B::ImmBorrowLoc(i) => {
-                    self.push(Value::Ref(Reference {
-                        root: RefRoot::Local { frame: mi, local: *i as u32 },
-                        path: Vec::new(),
-                    }))?;
+                    self.push(Value::Ref(Reference::new(RefRoot::Local { frame: mi, local: *i as u32 })))?;
                 }
                 B::MutBorrowField(fh) | B::ImmBorrowField(fh) => {
                     let h = m.module.field_handles.get(fh.idx()).ok_or_else(|| invariant("field handle"))?;
@@ -403,26 +466,25 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 B::Call(fh) => {
                     let (tm, tdef) = self.resolve_handle(m, *fh)?;
                     let n = self.param_count(&tm, tdef)?;
-                    let args = self.pop_n(n)?;
+                    let no_ty_args = self.no_ty_args.clone();
                     if self.is_native(&tm, tdef) {
-                        self.call(tm, tdef, Arc::new(Vec::new()), args)?;
+                        self.call_from_stack(tm, tdef, no_ty_args, n)?;
                     } else {
                         self.frames.last_mut().ok_or_else(|| invariant("frame"))?.pc = *pc + 1;
-                        self.call(tm, tdef, Arc::new(Vec::new()), args)?;
+                        self.call_from_stack(tm, tdef, no_ty_args, n)?;
                         return Ok(());
                     }
                 }
                 B::CallGeneric(fi) => {
                     let inst = m.module.function_instantiations.get(fi.idx()).ok_or_else(|| invariant("fn inst"))?;
-                    let targs = self.inst_types(m, inst.type_parameters, ty_args)?;
+                    let targs = self.cached_inst(m, fi.0, inst.type_parameters, ty_args)?;
                     let (tm, tdef) = self.resolve_handle(m, inst.handle)?;
                     let n = self.param_count(&tm, tdef)?;
-                    let args = self.pop_n(n)?;
                     if self.is_native(&tm, tdef) {
-                        self.call(tm, tdef, Arc::new(targs), args)?;
+                        self.call_from_stack(tm, tdef, targs, n)?;
                     } else {
                         self.frames.last_mut().ok_or_else(|| invariant("frame"))?.pc = *pc + 1;
-                        self.call(tm, tdef, Arc::new(targs), args)?;
+                        self.call_from_stack(tm, tdef, targs, n)?;
                         return Ok(());
                     }
                 }

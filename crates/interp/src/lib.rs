@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod engine;
+mod fxhash;
 mod interpreter;
 pub mod loader;
 
