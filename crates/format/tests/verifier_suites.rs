@@ -4,7 +4,7 @@
 
 mod common;
 
-use movejit_format::{decode_module, StatusCode};
+use movejit_format::decode_module;
 use std::path::Path;
 
 fn json_lines(path: &Path) -> Vec<serde_json::Value> {
@@ -67,7 +67,17 @@ fn aptos_rejects_agree_with_our_decoder() {
 
 #[test]
 fn sui_verifier_suite_agrees_with_our_decoder() {
-    let base = common::shared_dir().join("verifier/sui");
+    sui_suite_agrees("verifier/sui");
+}
+
+#[test]
+fn sui_vm_conformance_suite_agrees_with_our_decoder() {
+    sui_suite_agrees("conformance/sui");
+}
+
+/// Both Sui folders use the same replay format (see their READMEs).
+fn sui_suite_agrees(folder: &str) {
+    let base = common::shared_dir().join(folder);
     let mut c = Counts::default();
     let mut problems = Vec::new();
     let mut published_ok = 0;
@@ -100,10 +110,9 @@ fn sui_verifier_suite_agrees_with_our_decoder() {
         }
     }
     println!(
-        "sui verifier suite: {} publishes ({} accepted by Sui, all decode), {} rejected by Sui that we decode, {} we reject with Sui's status",
+        "{folder}: {} publishes ({} accepted by Sui, all decode), {} rejected by Sui that we decode, {} we reject with Sui's status",
         c.cases, published_ok, c.decoded_ok, c.rejected_same_status
     );
     assert!(c.cases > 0);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    let _ = StatusCode::MALFORMED;
 }
