@@ -19,12 +19,12 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
 fn aptos_conformance() {
     let cases = load_aptos_cases();
     assert!(cases.len() >= 2000, "expected the full case file, got {}", cases.len());
-    let engine = Engine::new(EngineConfig::aptos());
+    let exec = InterpExecutor(Engine::new(EngineConfig::aptos()));
     let mut tally = Tally::new();
     let mut unexpected = Vec::new();
     let mut fixed = Vec::new();
     for case in &cases {
-        let diffs = match run_on_interp(&engine, case) {
+        let diffs = match exec.run(case) {
             Ok(out) => compare(case, &out),
             Err(e) => vec![format!("harness: {e}")],
         };
@@ -40,7 +40,7 @@ fn aptos_conformance() {
             unexpected.push(format!("{}: {}", case.id, diffs.join("; ")));
         }
     }
-    print_tally("aptos conformance (interpreter)", &tally);
+    print_tally(&format!("aptos conformance ({})", exec.name()), &tally);
     if !fixed.is_empty() {
         eprintln!("known gaps that now agree (remove them from KNOWN_GAPS): {fixed:?}");
     }
@@ -48,4 +48,14 @@ fn aptos_conformance() {
         eprintln!("DISAGREE {u}");
     }
     assert!(unexpected.is_empty(), "{} cases disagree", unexpected.len());
+}
+
+#[test]
+fn executor_comparison_finds_no_difference_between_identical_executors() {
+    // The comparison the JIT will use, run interp-vs-interp on a slice of
+    // the table: any difference would be nondeterminism.
+    let cases: Vec<_> = load_aptos_cases().into_iter().step_by(10).collect();
+    let a = InterpExecutor(Engine::new(EngineConfig::aptos()));
+    let b = InterpExecutor(Engine::new(EngineConfig::aptos()));
+    assert!(compare_executors(&a, &b, &cases).is_empty());
 }

@@ -102,6 +102,38 @@ pub fn outcome_of(r: Result<ExecutionResult, VmError>) -> Outcome {
     }
 }
 
+/// An executor the case table can run on. The interpreter implements it
+/// here; the JIT will implement it the same way, and `compare_executors`
+/// checks both give the same outcome for every case.
+pub trait CaseExecutor {
+    fn name(&self) -> &'static str;
+    fn run(&self, case: &Case) -> Result<Outcome, String>;
+}
+
+/// The reference interpreter as a [`CaseExecutor`].
+pub struct InterpExecutor(pub Engine);
+
+impl CaseExecutor for InterpExecutor {
+    fn name(&self) -> &'static str {
+        "interp"
+    }
+    fn run(&self, case: &Case) -> Result<Outcome, String> {
+        run_on_interp(&self.0, case)
+    }
+}
+
+/// Cases where two executors disagree with each other (id, a's, b's).
+pub fn compare_executors(a: &dyn CaseExecutor, b: &dyn CaseExecutor, cases: &[Case]) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for c in cases {
+        let (x, y) = (a.run(c), b.run(c));
+        if x != y {
+            out.push((c.id.clone(), format!("{x:?}"), format!("{y:?}")));
+        }
+    }
+    out
+}
+
 /// Runs a case on the interpreter: publish its modules into fresh storage,
 /// call the function once, unmetered.
 pub fn run_on_interp(engine: &Engine, case: &Case) -> Result<Outcome, String> {
