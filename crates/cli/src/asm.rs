@@ -1,8 +1,11 @@
-//! `movejit asm FILE.masm... -o DIR`: assembles each file and writes
-//! `DIR/<module name>.mv` (`DIR/<file stem>.mv` for a script). Errors are
-//! printed as `FILE:LINE:COL: message` and make the exit code 1.
+//! `movejit asm FILE.masm... -o DIR [--dep FILE.mv|DIR]...`: assembles each
+//! file and writes `DIR/<module name>.mv` (`DIR/<file stem>.mv` for a
+//! script). Structs and functions of other modules come from the text's
+//! `use` declarations or from the `--dep` modules. Errors are printed as
+//! `FILE:LINE:COL: message` and make the exit code 1.
 
-use movejit_format::{decode_module, decode_script, serialize_module, serialize_script};
+use crate::files::expand_mv_paths;
+use movejit_format::{decode_module, decode_script, serialize_module, serialize_script, CompiledModule};
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,10 +21,25 @@ pub struct Args {
     /// Bytecode version for files without a `version` directive.
     #[arg(long = "bytecode-version")]
     bytecode_version: Option<u32>,
+    /// Compiled dependencies (.mv files or folders) to import undeclared
+    /// structs and functions from.
+    #[arg(long = "dep")]
+    deps: Vec<PathBuf>,
+}
+
+fn load_deps(paths: &[PathBuf]) -> Result<Vec<CompiledModule>, String> {
+    let files = expand_mv_paths(paths).map_err(|e| e.to_string())?;
+    files
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            decode_module(&bytes).map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .collect()
 }
 
 /// Assembles one file into `(output file name, bytes)`.
-fn assemble_file(path: &Path, options: AsmOptions) -> Result<(String, Vec<u8>), String> {
+fn assemble_file(path: &Path, options: AsmOptions<'_>) -> Result<(String, Vec<u8>), String> {
     let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let unit = assemble_with(&src, options).map_err(|e| format!("{}:{}: {}", path.display(), e.pos, e.message))?;
     // The bytes go through the decoder (with its bounds check) before
@@ -42,7 +60,14 @@ fn assemble_file(path: &Path, options: AsmOptions) -> Result<(String, Vec<u8>), 
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let options = AsmOptions { default_version: args.bytecode_version };
+    let deps = match load_deps(&args.deps) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("movejit asm: dependency {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let options = AsmOptions { default_version: args.bytecode_version, deps: &deps };
     if let Err(e) = std::fs::create_dir_all(&args.output_dir) {
         eprintln!("movejit asm: cannot create {}: {e}", args.output_dir.display());
         return ExitCode::from(1);

@@ -19,11 +19,17 @@ pub enum Assembled {
     Script(CompiledScript),
 }
 
+mod import;
+
 /// Assembler settings that the text does not fix itself.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct AsmOptions {
+pub struct AsmOptions<'d> {
     /// The bytecode version when the text has no `version` directive.
     pub default_version: Option<u32>,
+    /// Compiled dependencies: a struct or function of one of them that the
+    /// text uses without declaring it under its `use` line is imported from
+    /// here (as move-asm does).
+    pub deps: &'d [CompiledModule],
 }
 
 /// Assembles `.masm` text.
@@ -32,7 +38,7 @@ pub fn assemble(src: &str) -> AsmResult<Assembled> {
 }
 
 /// Assembles `.masm` text with `options`.
-pub fn assemble_with(src: &str, options: AsmOptions) -> AsmResult<Assembled> {
+pub fn assemble_with(src: &str, options: AsmOptions<'_>) -> AsmResult<Assembled> {
     let unit = parse(src)?;
     Builder::new(&unit, options)?.build()
 }
@@ -97,6 +103,7 @@ enum DefRef {
 
 struct Builder<'u> {
     unit: &'u Unit,
+    deps: &'u [CompiledModule],
     m: CompiledModule,
     maps: Maps,
     self_module: Option<ModuleName>,
@@ -116,7 +123,7 @@ struct Builder<'u> {
 }
 
 impl<'u> Builder<'u> {
-    fn new(unit: &'u Unit, options: AsmOptions) -> AsmResult<Self> {
+    fn new(unit: &'u Unit, options: AsmOptions<'u>) -> AsmResult<Self> {
         let flavour = match &unit.flavour {
             None => Flavour::Aptos,
             Some((pos, f)) => match f.as_str() {
@@ -138,6 +145,7 @@ impl<'u> Builder<'u> {
         let m = CompiledModule { version, flavour, ..Default::default() };
         Ok(Builder {
             unit,
+            deps: options.deps,
             m,
             maps: Maps::default(),
             self_module: None,
@@ -629,26 +637,34 @@ impl<'u> Builder<'u> {
         }
     }
 
-    fn resolve_fun(&self, p: &Path) -> AsmResult<FunctionHandleIndex> {
+    fn resolve_fun(&mut self, p: &Path) -> AsmResult<FunctionHandleIndex> {
         let key = self.qualified(p)?;
-        self.maps.fun_handles.get(&key).map(|i| FunctionHandleIndex(*i)).ok_or_else(|| {
-            err(
-                AsmErrorKind::Unresolved,
-                p.pos,
-                format!("unknown function `{}` (declare imported functions under their `use` line)", p.parts.join("::")),
-            )
-        })
+        if let Some(i) = self.maps.fun_handles.get(&key) {
+            return Ok(FunctionHandleIndex(*i));
+        }
+        if let Some(i) = self.import_fun(&key, p.pos)? {
+            return Ok(i);
+        }
+        Err(err(
+            AsmErrorKind::Unresolved,
+            p.pos,
+            format!("unknown function `{}` (declare it under its `use` line or pass the dependency)", p.parts.join("::")),
+        ))
     }
 
-    fn resolve_struct_handle(&self, p: &Path) -> AsmResult<StructHandleIndex> {
+    fn resolve_struct_handle(&mut self, p: &Path) -> AsmResult<StructHandleIndex> {
         let key = self.qualified(p)?;
-        self.maps.struct_handles.get(&key).map(|i| StructHandleIndex(*i)).ok_or_else(|| {
-            err(
-                AsmErrorKind::Unresolved,
-                p.pos,
-                format!("unknown struct `{}` (declare imported structs under their `use` line)", p.parts.join("::")),
-            )
-        })
+        if let Some(i) = self.maps.struct_handles.get(&key) {
+            return Ok(StructHandleIndex(*i));
+        }
+        if let Some(i) = self.import_struct(&key, p.pos)? {
+            return Ok(i);
+        }
+        Err(err(
+            AsmErrorKind::Unresolved,
+            p.pos,
+            format!("unknown struct `{}` (declare it under its `use` line or pass the dependency)", p.parts.join("::")),
+        ))
     }
 
     /// A datatype defined in this module: `S` or `self_module::S`.
