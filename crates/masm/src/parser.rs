@@ -383,6 +383,12 @@ impl Parser {
             self.bump();
             parts.push(self.ident()?);
         }
+        // `alias::module::item` with an address alias.
+        if address.is_none() && parts.len() == 3 {
+            if let Some(a) = self.aliases.get(&parts[0]) {
+                return Ok(Path { pos, address: Some(*a), parts: parts.split_off(1) });
+            }
+        }
         Ok(Path { pos, address, parts })
     }
 

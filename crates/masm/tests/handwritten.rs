@@ -327,3 +327,40 @@ fn every_mnemonic_is_known() {
         }
     }
 }
+
+/// move-asm's address aliases, module aliases and fully qualified names.
+#[test]
+fn address_and_module_aliases() {
+    let m = module(
+        "
+address acc = 0x66
+module acc::test
+use 0x66::other as o
+    fun h(l0: u64)
+fun f(x: u64)
+    ret
+fun g()
+    ld_u64 1
+    call acc::test::f
+    ld_u64 2
+    call 0x66::test::f
+    ld_u64 3
+    call o::h
+    ld_u64 4
+    call acc::other::h
+    ret
+",
+    );
+    assert_eq!(m.address(), &AccountAddress::from_u64(0x66));
+    let g = m.function_defs[1].code.as_ref().unwrap();
+    let targets: Vec<&str> = g
+        .code
+        .iter()
+        .filter_map(|b| match b {
+            Bytecode::Call(fh) => Some(name(&m, m.function_handles[fh.idx()].name)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(targets, ["f", "f", "h", "h"]);
+    assert_eq!(m.function_handles.len(), 3);
+}
