@@ -123,6 +123,16 @@ fn attribute_str(a: &FunctionAttribute) -> String {
     }
 }
 
+/// `  // "text"` when `bytes` read as printable ASCII (a reading aid for
+/// string constants and metadata keys; comments are ignored when parsing).
+fn ascii_comment(bytes: &[u8]) -> String {
+    if !bytes.is_empty() && bytes.iter().all(|b| (0x20..0x7f).contains(b) && *b != b'"' && *b != b'\\') {
+        format!("  // \"{}\"", String::from_utf8_lossy(bytes))
+    } else {
+        String::new()
+    }
+}
+
 fn local_name(i: usize) -> String {
     format!("l{i}")
 }
@@ -333,7 +343,13 @@ impl<'a> Printer<'a> {
             let _ = writeln!(self.out, "friend {}::{}", a.to_hex_short(), n);
         }
         for md in &m.metadata {
-            let _ = writeln!(self.out, "metadata x\"{}\", x\"{}\"", hex::encode(&md.key), hex::encode(&md.value));
+            let _ = writeln!(
+                self.out,
+                "metadata x\"{}\", x\"{}\"{}",
+                hex::encode(&md.key),
+                hex::encode(&md.value),
+                ascii_comment(&md.key)
+            );
         }
         self.unused_constants()?;
         for sd in &m.struct_defs {
@@ -436,12 +452,36 @@ impl<'a> Printer<'a> {
         }
         for (i, c) in self.m.constant_pool.iter().enumerate() {
             if !used.contains(&i) {
-                let line = format!("const <{}> {}", self.ty(&c.type_)?, self.const_value(c));
+                let line = format!("const <{}> {}{}", self.ty(&c.type_)?, self.const_value(c), self.const_comment(c));
                 self.out.push_str(&line);
                 self.out.push('\n');
             }
         }
         Ok(())
+    }
+
+    /// The text of a `vector<u8>` constant, as a comment.
+    fn const_comment(&self, c: &Constant) -> String {
+        if c.type_ != SignatureToken::Vector(Box::new(SignatureToken::U8)) {
+            return String::new();
+        }
+        match AsmValue::from_bcs(&c.type_, &c.data) {
+            Some(AsmValue::Vector(elems)) => {
+                let bytes: Vec<u8> = elems
+                    .iter()
+                    .filter_map(|e| match e {
+                        AsmValue::Number(true, n) => u8::try_from(*n).ok(),
+                        _ => None,
+                    })
+                    .collect();
+                if bytes.len() == elems.len() {
+                    ascii_comment(&bytes)
+                } else {
+                    String::new()
+                }
+            }
+            _ => String::new(),
+        }
     }
 
     fn const_value(&self, c: &Constant) -> String {
@@ -723,7 +763,7 @@ impl<'a> Printer<'a> {
             B::LdI256(v) => v.to_string(),
             B::LdConst(ci) => {
                 let c = get(&self.m.constant_pool, ci.idx(), "constant")?;
-                format!("<{}> {}", self.ty(&c.type_)?, self.const_value(c))
+                format!("<{}> {}{}", self.ty(&c.type_)?, self.const_value(c), self.const_comment(c))
             }
             B::CopyLoc(l) | B::MoveLoc(l) | B::StLoc(l) | B::MutBorrowLoc(l) | B::ImmBorrowLoc(l) => {
                 local_name(*l as usize)
