@@ -136,3 +136,44 @@ pub(crate) fn write_uleb(out: &mut Vec<u8>, mut value: u64) {
         out.push(low | 0x80);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(bytes: &[u8], max: u64) -> FormatResult<u64> {
+        Reader::new(bytes, 0, 9, Flavour::Aptos, "test").uleb(max, "value")
+    }
+
+    #[test]
+    fn uleb_round_trips_and_rejects_bad_encodings() {
+        for v in [0, 1, 127, 128, 255, 300, 16383, 16384, u32::MAX as u64, u64::MAX - 1, u64::MAX] {
+            let mut buf = Vec::new();
+            write_uleb(&mut buf, v);
+            assert_eq!(read(&buf, u64::MAX), Ok(v), "{v}");
+        }
+        let status = |b: &[u8], max| read(b, max).unwrap_err().status;
+        assert_eq!(status(&[0x80, 0x00], u64::MAX), StatusCode::MALFORMED); // non-canonical
+        assert_eq!(status(&[0xFF, 0x80, 0x00], u64::MAX), StatusCode::MALFORMED);
+        assert_eq!(status(&[0x80], u64::MAX), StatusCode::MALFORMED); // truncated
+        assert_eq!(status(&[], u64::MAX), StatusCode::MALFORMED);
+        let mut too_big = vec![0xFF; 9];
+        too_big.push(0x02); // bit 64 set
+        assert_eq!(status(&too_big, u64::MAX), StatusCode::MALFORMED);
+        assert_eq!(status(&[0xFF; 11], u64::MAX), StatusCode::MALFORMED);
+        assert_eq!(status(&[0x80, 0x02], 255), StatusCode::MALFORMED); // 256 > max
+        assert_eq!(read(&[0xFF, 0x01], 255), Ok(255));
+    }
+
+    #[test]
+    fn reads_never_pass_the_end_and_report_absolute_offsets() {
+        let data = [1u8, 2, 3];
+        let mut r = Reader::new(&data, 100, 9, Flavour::Aptos, "test");
+        assert_eq!(r.u8(), Ok(1));
+        let e = r.bytes(3, StatusCode::BAD_U32).unwrap_err();
+        assert_eq!((e.status, e.offset), (StatusCode::BAD_U32, 101));
+        assert_eq!(r.array::<2>(StatusCode::BAD_U16), Ok([2, 3]));
+        assert!(r.at_end());
+        assert_eq!(r.u8().unwrap_err().offset, 103);
+    }
+}
