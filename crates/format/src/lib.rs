@@ -40,5 +40,5 @@ mod reader;
 pub mod serialize;
 
 pub use bounds::{check_module, check_script};
-pub use decode::{decode_module, decode_script, is_valid_identifier};
+pub use decode::{decode_module, decode_script, is_valid_identifier, version_and_flavour};
 pub use serialize::{serialize_module, serialize_script};

@@ -34,6 +34,12 @@ pub fn decode_script(bytes: &[u8]) -> FormatResult<CompiledScript> {
     Ok(script)
 }
 
+/// Reads only the magic and version word: (bytecode version, flavour).
+/// Same statuses as [`decode_module`] gives for a bad header.
+pub fn version_and_flavour(bytes: &[u8]) -> FormatResult<(u32, Flavour)> {
+    header::read_version(bytes)
+}
+
 /// The parsed container: directory, content area and the reader positioned
 /// after the tables.
 struct Container<'a> {
