@@ -15,6 +15,16 @@ pub struct Limits {
     pub max_vector_len: u64,
     /// Bytes of an `AbortMsg` message.
     pub max_abort_message: usize,
+    /// Type nodes visited to build one value layout (`VM_MAX_TYPE_NODES_REACHED`);
+    /// Sui bounds this (512), Aptos not here.
+    pub max_layout_nodes: Option<usize>,
+}
+
+impl Limits {
+    /// Sui's runtime limits.
+    pub fn sui() -> Self {
+        Limits { max_layout_nodes: Some(512), max_vector_len: 1 << 20, ..Limits::default() }
+    }
 }
 
 impl Default for Limits {
@@ -26,6 +36,7 @@ impl Default for Limits {
             max_type_depth: 256,
             max_vector_len: u64::MAX >> 2,
             max_abort_message: 1024,
+            max_layout_nodes: None,
         }
     }
 }

@@ -32,7 +32,7 @@ pub struct Args {
     /// The function to call: ADDRESS::MODULE::FUNCTION.
     #[arg(long)]
     function: Option<String>,
-    /// An Aptos script to run instead of a module function (not yet).
+    /// An Aptos script to run instead of a module function.
     #[arg(long)]
     script: Option<PathBuf>,
     /// Type arguments (`u64`, `vector<u8>`, `0x1::string::String`).
@@ -104,12 +104,17 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
     if args.engine == EngineChoice::Jit {
         return Err(usage("NOT_YET", "--engine jit: not yet (the JIT is a later issue)"));
     }
-    if args.script.is_some() {
-        return Err(usage("NOT_YET", "--script: not yet"));
-    }
-    let function = args.function.as_deref().ok_or_else(|| usage("USAGE_ERROR", "--function is required"))?;
+    let script = match &args.script {
+        Some(p) => Some(std::fs::read(p).map_err(|e| usage("PATH_ERROR", format!("{}: {e}", p.display())))?),
+        None => None,
+    };
+    let function = match (&script, args.function.as_deref()) {
+        (Some(_), _) => "0x0::<SELF>::main",
+        (None, Some(f)) => f,
+        (None, None) => return Err(usage("USAGE_ERROR", "--function or --script is required")),
+    };
     let paths = expand_mv_paths(&args.paths).map_err(|e| usage("PATH_ERROR", format!("reading paths: {e}")))?;
-    if paths.is_empty() {
+    if paths.is_empty() && script.is_none() {
         return Err(usage("PATH_ERROR", "no .mv files given"));
     }
     let mut storage = InMemoryStorage::default();
@@ -150,7 +155,10 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
     for t in &ty_args {
         session.load_type(t).map_err(|e| vm_fail(&e))?;
     }
-    let (params, _) = session.function_signature(&module, fname, &ty_args).map_err(|e| vm_fail(&e))?;
+    let params = match &script {
+        Some(bytes) => script_params(bytes, &ty_args)?,
+        None => session.function_signature(&module, fname, &ty_args).map_err(|e| vm_fail(&e))?.0,
+    };
     let call_args: Vec<Vec<u8>> = if !args.bcs_args.is_empty() {
         args.bcs_args
             .iter()
@@ -175,7 +183,10 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         Some(b) => GasMeter::new(CostTable::default(), b),
         None => GasMeter::unmetered(),
     };
-    let result = session.execute_function(&module, fname, &ty_args, &call_args, &mut gas);
+    let result = match &script {
+        Some(bytes) => session.execute_script(bytes, &ty_args, &call_args, &mut gas),
+        None => session.execute_function(&module, fname, &ty_args, &call_args, &mut gas),
+    };
     let ran = match &result {
         Ok(_) => true,
         Err(e) => {
@@ -185,6 +196,41 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
     };
     report(&result, flavour, gas.used(), args.json);
     Ok(if ran { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The parameter types of a script's `main` (only the kinds --args can parse).
+fn script_params(bytes: &[u8], ty_args: &[Type]) -> Result<Vec<Type>, Failure> {
+    use movejit_format::SignatureToken as S;
+    let s = movejit_format::decode_script(bytes).map_err(|e| fail(e.status, e.message))?;
+    let sig = s.signatures.get(s.parameters.idx()).ok_or_else(|| fail(StatusCode::INDEX_OUT_OF_BOUNDS, "parameters"))?;
+    fn conv(t: &S, ty_args: &[Type]) -> Option<Type> {
+        Some(match t {
+            S::Bool => Type::Bool,
+            S::U8 => Type::U8,
+            S::U16 => Type::U16,
+            S::U32 => Type::U32,
+            S::U64 => Type::U64,
+            S::U128 => Type::U128,
+            S::U256 => Type::U256,
+            S::I8 => Type::I8,
+            S::I16 => Type::I16,
+            S::I32 => Type::I32,
+            S::I64 => Type::I64,
+            S::I128 => Type::I128,
+            S::I256 => Type::I256,
+            S::Address => Type::Address,
+            S::Signer => Type::Signer,
+            S::Vector(e) => Type::Vector(Box::new(conv(e, ty_args)?)),
+            S::Reference(e) => Type::Reference(Box::new(conv(e, ty_args)?)),
+            S::MutableReference(e) => Type::MutableReference(Box::new(conv(e, ty_args)?)),
+            S::TypeParameter(i) => ty_args.get(*i as usize)?.clone(),
+            _ => return None,
+        })
+    }
+    sig.0
+        .iter()
+        .map(|t| conv(t, ty_args).ok_or_else(|| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, "use --bcs-args for this script")))
+        .collect()
 }
 
 fn vm_fail(e: &VmError) -> Failure {

@@ -49,7 +49,12 @@ impl EngineConfig {
         }
     }
     pub fn sui() -> Self {
-        EngineConfig { flavour: StatusFlavour::Sui, natives: NativeRegistry::with_sui_stdlib(), ..EngineConfig::aptos() }
+        EngineConfig {
+            flavour: StatusFlavour::Sui,
+            natives: NativeRegistry::with_sui_stdlib(),
+            limits: Limits::sui(),
+            ..EngineConfig::aptos()
+        }
     }
 }
 
@@ -347,6 +352,35 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok((m, def))
     }
 
+    /// Runs an Aptos script: decode, load its dependencies, verify, then call
+    /// its `main`. The script runs as a module `0x0::<SELF>` with one public
+    /// function `main` (locations of its errors name that module).
+    pub fn execute_script(
+        &mut self,
+        bytes: &[u8],
+        ty_args: &[Type],
+        args: &[Vec<u8>],
+        gas: &mut GasMeter,
+    ) -> Result<ExecutionResult, VmError> {
+        let script = movejit_format::decode_script(bytes).map_err(|e| VmError::new(e.status).with_message(e.message))?;
+        let mut deps = Vec::new();
+        for h in &script.module_handles {
+            let a = *script.address_identifiers.get(h.address.idx()).ok_or_else(|| VmError::invariant("address"))?;
+            let n = script.identifiers.get(h.name.idx()).ok_or_else(|| VmError::invariant("identifier"))?;
+            deps.push(self.load_module(&ModuleId::new(a, n))?);
+        }
+        let dep_refs: Vec<_> = deps.iter().map(|d| &d.module).collect();
+        movejit_verifier::verify_script(&script, &dep_refs, &verifier_config(self.flavour()))
+            .map_err(|e| VmError::new(e.status).with_message(e.message))?;
+        let module = script_as_module(script);
+        let loaded = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
+        let id = loaded.id.clone();
+        self.modules.insert(id.clone(), loaded);
+        let r = self.execute_function(&id, "main", ty_args, args, gas);
+        self.modules.remove(&id);
+        r
+    }
+
     /// The parameter and return types of `module::name<ty_args>` (loading
     /// and verifying the module first).
     pub fn function_signature(
@@ -443,7 +477,11 @@ impl<'e, 'r> Session<'e, 'r> {
                 Type::Reference(t) | Type::MutableReference(t) => t,
                 t => t,
             };
-            let l = self.layout_of(inner)?;
+            let l = self.layout_of(inner).map_err(|e| match self.flavour() {
+                // Sui: "entry point functions cannot have non-serializable return types".
+                StatusFlavour::Sui => VmError::new(StatusCode::VERIFICATION_ERROR).with_message(e.to_string()),
+                StatusFlavour::Aptos => e,
+            })?;
             let v = mem.deref(v)?;
             out.return_layouts.push(l.clone());
             out.returns.push(bcs::serialize(v, &l).map_err(|e| {
@@ -602,7 +640,11 @@ impl<'e, 'r> Session<'e, 'r> {
         })
     }
 
-    fn layout_rec(&self, t: &Type, depth: usize) -> VmResult<Layout> {
+    fn layout_rec(&self, t: &Type, depth: usize, nodes: &mut usize) -> VmResult<Layout> {
+        *nodes += 1;
+        if self.engine.config.limits.max_layout_nodes.is_some_and(|max| *nodes > max) {
+            return Err(VmError::new(StatusCode::VM_MAX_TYPE_NODES_REACHED));
+        }
         if depth > self.engine.config.limits.max_type_depth {
             return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
         }
@@ -622,7 +664,7 @@ impl<'e, 'r> Session<'e, 'r> {
             Type::I256 => Layout::I256,
             Type::Address => Layout::Address,
             Type::Signer => Layout::Signer,
-            Type::Vector(e) => Layout::Vector(Box::new(self.layout_rec(e, depth + 1)?)),
+            Type::Vector(e) => Layout::Vector(Box::new(self.layout_rec(e, depth + 1, nodes)?)),
             Type::Function(..) => Layout::Function,
             Type::Datatype(id, args) => {
                 let mid = ModuleId { address: id.address, name: id.module.clone() };
@@ -634,8 +676,8 @@ impl<'e, 'r> Session<'e, 'r> {
                     .datatypes
                     .get(&*id.name)
                     .ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE).with_message(format!("{t}")))?;
-                let fields = |fs: &[movejit_format::FieldDefinition]| -> VmResult<Vec<Layout>> {
-                    fs.iter().map(|f| self.layout_rec(&m.to_type(&f.signature, args)?, depth + 1)).collect()
+                let mut fields = |fs: &[movejit_format::FieldDefinition]| -> VmResult<Vec<Layout>> {
+                    fs.iter().map(|f| self.layout_rec(&m.to_type(&f.signature, args)?, depth + 1, nodes)).collect()
                 };
                 match def {
                     DatatypeDef::Struct(i) => {
@@ -663,6 +705,53 @@ impl<'e, 'r> Session<'e, 'r> {
 
 impl TypeInfo for Session<'_, '_> {
     fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
-        self.layout_rec(ty, 1)
+        self.layout_rec(ty, 1, &mut 0)
     }
+}
+
+/// A script as a module `0x0::<SELF>` whose only function is `main`.
+fn script_as_module(s: movejit_format::CompiledScript) -> movejit_format::CompiledModule {
+    use movejit_format::*;
+    let mut m = CompiledModule {
+        version: s.version,
+        flavour: s.flavour,
+        module_handles: s.module_handles,
+        struct_handles: s.struct_handles,
+        function_handles: s.function_handles,
+        function_instantiations: s.function_instantiations,
+        signatures: s.signatures,
+        identifiers: s.identifiers,
+        address_identifiers: s.address_identifiers,
+        constant_pool: s.constant_pool,
+        metadata: s.metadata,
+        ..Default::default()
+    };
+    let address = AddressIdentifierIndex(m.address_identifiers.len() as u16);
+    m.address_identifiers.push(AccountAddress::ZERO);
+    let name = IdentifierIndex(m.identifiers.len() as u16);
+    m.identifiers.push("<SELF>".into());
+    m.self_module_handle_idx = ModuleHandleIndex(m.module_handles.len() as u16);
+    m.module_handles.push(ModuleHandle { address, name });
+    let main = IdentifierIndex(m.identifiers.len() as u16);
+    m.identifiers.push("main".into());
+    let ret = SignatureIndex(m.signatures.len() as u16);
+    m.signatures.push(Signature(Vec::new()));
+    let handle = FunctionHandleIndex(m.function_handles.len() as u16);
+    m.function_handles.push(FunctionHandle {
+        module: m.self_module_handle_idx,
+        name: main,
+        parameters: s.parameters,
+        return_: ret,
+        type_parameters: s.type_parameters,
+        access_specifiers: None,
+        attributes: Vec::new(),
+    });
+    m.function_defs.push(FunctionDefinition {
+        function: handle,
+        visibility: Visibility::Public,
+        is_entry: true,
+        acquires_global_resources: Vec::new(),
+        code: Some(s.code),
+    });
+    m
 }

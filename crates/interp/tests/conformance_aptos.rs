@@ -8,12 +8,7 @@ use common::*;
 use movejit_interp::{Engine, EngineConfig};
 
 /// Cases the interpreter does not agree with yet, each with the reason.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("asm_bad_signed_shl.call_f", "needs the bytecode verifier (movejit-verifier is still a stub that accepts everything)"),
-    ("asm_bad_signed_and.call_f", "needs the bytecode verifier (stub)"),
-    ("asm_bad_neg_unsigned.call_f", "needs the bytecode verifier (stub)"),
-    ("asm_bad_stack.call_f", "needs the bytecode verifier (stub)"),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 #[test]
 fn aptos_conformance() {

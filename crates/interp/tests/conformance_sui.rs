@@ -14,13 +14,15 @@ use movejit_interp::{Engine, EngineConfig, ExecutionResult};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
-/// Tasks (`id#index`) that disagree today, with the reason.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("move-compiler-transactional-tests/functions/large_enum#4", "VERIFICATION_ERROR from the verifier (stub)"),
-    ("move-vm-transactional-tests/enums/basic_poly_enum_type_mismatch#1", "PACK_TYPE_MISMATCH_ERROR from the verifier (stub)"),
-    ("move-vm-transactional-tests/references/borrow_in_loop#0", "STLOC_UNSAFE_TO_DESTROY_ERROR from the verifier (stub)"),
-    ("move-vm-transactional-tests/references/borrow_in_loop#1", "follows from #0 being published"),
-    ("move-vm-transactional-tests/references/borrow_in_loop#2", "STLOC_UNSAFE_TO_DESTROY_ERROR from the verifier (stub)"),
+/// Tasks (`id#index`) that disagree today (loose), with the reason.
+const KNOWN_GAPS: &[(&str, &str)] = &[];
+
+/// Tasks that agree loosely but not strictly, with the reason.
+const STRICT_GAPS: &[(&str, &str)] = &[
+    ("move-vm-transactional-tests/entry_points/script_too_few_type_args#0", "Sui reports the module as location for a type-argument count mismatch; we report none"),
+    ("move-vm-transactional-tests/entry_points/script_too_many_type_args#0", "as above"),
+    ("move-vm-transactional-tests/entry_points/script_type_arg_kind_mismatch_1#1", "Sui reports no offsets for CONSTRAINT_NOT_SATISFIED; our location carries offset 0"),
+    ("move-vm-transactional-tests/enums/variant_switch_loop#2", "OUT_OF_GAS offset depends on Sui's test cost schedule"),
 ];
 
 struct Got {
@@ -178,7 +180,21 @@ fn sui_conformance() {
             st.1 += 1;
             st.0 += strict_ok as usize;
             let task_id = format!("{}#{}", t["id"].as_str().unwrap_or(""), task["index"]);
-            if !loose_ok && !KNOWN_GAPS.iter().any(|(id, _)| *id == task_id) {
+            let known = KNOWN_GAPS.iter().any(|(id, _)| *id == task_id);
+            if known && loose_ok {
+                eprintln!("known gap now agrees: {task_id}");
+            }
+            if loose_ok && !strict_ok && !STRICT_GAPS.iter().any(|(id, _)| *id == task_id) {
+                disagreements.push(format!("{task_id}: strict mismatch"));
+            }
+            if !strict_ok {
+                eprintln!(
+                    "STRICT {task_id}: got {:?} {:?} {} {:?} / want {:?} {:?} {:?} {:?}",
+                    got.status, got.sub_status, got.location, got.offsets,
+                    want_status, e["sub_status"], e["location"], want_offsets
+                );
+            }
+            if !loose_ok && !known {
                 disagreements.push(format!(
                     "{}#{}: got ok={} {:?} {:?} {:?} / want ok={} {:?} {:?} {:?}",
                     t["id"].as_str().unwrap_or(""),

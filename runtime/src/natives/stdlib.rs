@@ -129,11 +129,24 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
             let v = arg(&mut args)?;
             let t = ty.first().ok_or_else(|| VmError::invariant("to_bytes without type"))?;
             let layout = cx.types.layout_of(t)?;
-            let bytes = crate::bcs::serialize(cx.deref(&v)?, &layout)?;
+            // Values that cannot be serialized (closures over private
+            // functions) abort with NFE_BCS_SERIALIZATION_FAILURE.
+            let bytes = crate::bcs::serialize(cx.deref(&v)?, &layout).map_err(|_| VmError::abort(0x1C5))?;
             cx.gas.charge_native(bytes.len())?;
             Ok(vec![Value::from_bytes(&bytes)])
         });
     }
+
+    // from_bcs (Aptos framework, 0x1::from_bcs)
+    reg(r, a, "from_bcs", "from_bytes", |cx, ty, mut args| {
+        const EFROM_BYTES: u64 = 0x01_0001;
+        let bytes = arg(&mut args)?.to_bytes()?;
+        let t = ty.first().ok_or_else(|| VmError::invariant("from_bytes without type"))?;
+        let layout = cx.types.layout_of(t)?;
+        cx.gas.charge_native(bytes.len())?;
+        let v = crate::bcs::deserialize(&bytes, &layout).map_err(|_| VmError::abort(EFROM_BYTES))?;
+        Ok(vec![v])
+    });
 
     // hash
     reg(r, a, "hash", "sha2_256", |cx, _, mut args| {
