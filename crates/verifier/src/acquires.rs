@@ -9,11 +9,13 @@ use std::collections::BTreeSet;
 pub(crate) fn verify(m: &CompiledModule, f: &FunctionContext) -> VerifyResult {
     let annotated: BTreeSet<StructDefinitionIndex> = f.def.acquires_global_resources.iter().copied().collect();
     let mut actual = BTreeSet::new();
+    let defs: std::collections::HashMap<FunctionHandleIndex, &movejit_format::FunctionDefinition> =
+        m.function_defs.iter().map(|d| (d.function, d)).collect();
     let callee_acquires = |h: FunctionHandleIndex| -> BTreeSet<StructDefinitionIndex> {
         if m.function_handles[h.idx()].module != m.self_module_handle_idx {
             return BTreeSet::new();
         }
-        m.function_defs.iter().find(|d| d.function == h).map(|d| d.acquires_global_resources.iter().copied().collect()).unwrap_or_default()
+        defs.get(&h).map(|d| d.acquires_global_resources.iter().copied().collect()).unwrap_or_default()
     };
     for (off, instr) in f.code.code.iter().enumerate() {
         use Bytecode::*;

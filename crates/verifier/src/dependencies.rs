@@ -62,7 +62,7 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
             }
         }
     }
-    let ctx = Linker { module, map: &map };
+    let ctx = Linker { module, map: &map, fn_index: Default::default() };
     for sh in &module.struct_handles {
         if sh.module != module.self_module_handle_idx {
             ctx.check_struct(sh)?;
@@ -102,6 +102,7 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
 struct Linker<'a> {
     module: &'a CompiledModule,
     map: &'a BTreeMap<ModuleId, &'a CompiledModule>,
+    fn_index: std::cell::RefCell<BTreeMap<usize, BTreeMap<&'a str, &'a movejit_format::FunctionDefinition>>>,
 }
 
 fn lookup() -> VerifyError {
@@ -111,10 +112,20 @@ fn mismatch() -> VerifyError {
     VerifyError::module(StatusCode::TYPE_MISMATCH)
 }
 
-impl Linker<'_> {
-    fn owner(&self, h: movejit_format::ModuleHandleIndex) -> VerifyResult<(ModuleId, &CompiledModule)> {
+impl<'a> Linker<'a> {
+    /// Name -> definition, per dependency (built on first use).
+    fn functions_of(&self, dep: &'a CompiledModule) -> std::cell::Ref<'_, BTreeMap<&'a str, &'a movejit_format::FunctionDefinition>> {
+        let key = dep as *const CompiledModule as usize;
+        if !self.fn_index.borrow().contains_key(&key) {
+            let map = dep.function_defs.iter().map(|d| (dep.identifiers[dep.function_handles[d.function.idx()].name.idx()].as_str(), d)).collect();
+            self.fn_index.borrow_mut().insert(key, map);
+        }
+        std::cell::Ref::map(self.fn_index.borrow(), |m| &m[&key])
+    }
+
+    fn owner(&self, h: movejit_format::ModuleHandleIndex) -> VerifyResult<(ModuleId, &'a CompiledModule)> {
         let id = handle_id(self.module, h);
-        let m = self.map.get(&id).ok_or_else(lookup)?;
+        let m: &'a CompiledModule = self.map.get(&id).copied().ok_or_else(lookup)?;
         Ok((id, m))
     }
 
@@ -145,11 +156,7 @@ impl Linker<'_> {
     fn check_function(&self, fh: &FunctionHandle, me: &ModuleId) -> VerifyResult {
         let (_, dep) = self.owner(fh.module)?;
         let name = &self.module.identifiers[fh.name.idx()];
-        let def = dep
-            .function_defs
-            .iter()
-            .find(|d| dep.identifiers[dep.function_handles[d.function.idx()].name.idx()] == *name)
-            .ok_or_else(lookup)?;
+        let def = self.functions_of(dep).get(name.as_str()).copied().ok_or_else(lookup)?;
         let visible = match def.visibility {
             Visibility::Public => true,
             Visibility::Friend => dep

@@ -158,14 +158,11 @@ struct Analysis<'a> {
 }
 
 pub(crate) fn verify(m: &CompiledModule, config: &crate::VerifierConfig, f: &FunctionContext, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
+    // Calls to this module's functions (handles are unique per name after
+    // the duplication pass) must not touch resources they acquire.
     let mut acquires = BTreeMap::new();
-    for (hi, h) in m.function_handles.iter().enumerate() {
-        if h.module != m.self_module_handle_idx {
-            continue;
-        }
-        if let Some(def) = m.function_defs.iter().find(|d| m.function_handles.get(d.function.idx()) == Some(h)) {
-            acquires.insert(FunctionHandleIndex(hi as u16), def.acquires_global_resources.iter().copied().collect());
-        }
+    for def in &m.function_defs {
+        acquires.insert(def.function, def.acquires_global_resources.iter().copied().collect());
     }
     let mut a = Analysis { m, config, f, stack: vec![], acquires };
     analyze(&mut a, State::new(f), f.code, cfg, meter)
