@@ -1,10 +1,15 @@
 //! Decode and serialize throughput over every module of the shared corpus.
 //!
 //! `cargo bench -p movejit-format --bench decode -- --quick`
+//!
+//! Two groups: `wall` (criterion's usual wall-clock time) and `cpu`, which
+//! times the benchmark thread's own CPU time (Linux `schedstat`), so the
+//! numbers stay meaningful on a machine shared with other builds.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use movejit_format::{decode_module, serialize_module, CompiledModule};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 const FOLDERS: &[&str] = &[
     "corpus/aptos",
@@ -42,28 +47,52 @@ fn corpus() -> Vec<Vec<u8>> {
     paths.iter().map(|p| std::fs::read(p).expect("read module")).collect()
 }
 
+/// Nanoseconds this thread has spent on a CPU, if the kernel tells us.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Runs `f` `iters` times and returns the CPU time it took (wall time if
+/// the CPU clock is unavailable).
+fn cpu_time(iters: u64, mut f: impl FnMut()) -> Duration {
+    let (cpu0, wall0) = (thread_cpu_ns(), Instant::now());
+    for _ in 0..iters {
+        f();
+    }
+    match (cpu0, thread_cpu_ns()) {
+        (Some(a), Some(b)) => Duration::from_nanos(b.saturating_sub(a)),
+        _ => wall0.elapsed(),
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let modules = corpus();
     assert!(!modules.is_empty(), "no corpus found under {}", shared_dir().display());
     let total: usize = modules.iter().map(Vec::len).sum();
     let decoded: Vec<CompiledModule> = modules.iter().map(|b| decode_module(b).expect("corpus decodes")).collect();
+    let decode_all = || {
+        for m in &modules {
+            black_box(decode_module(black_box(m)).ok());
+        }
+    };
+    let serialize_all = || {
+        for m in &decoded {
+            black_box(serialize_module(black_box(m)));
+        }
+    };
+    println!("corpus: {} modules, {} bytes", modules.len(), total);
 
-    let mut g = c.benchmark_group(format!("corpus ({} modules, {} bytes)", modules.len(), total));
+    let mut g = c.benchmark_group("wall");
     g.throughput(Throughput::Bytes(total as u64));
-    g.bench_function("decode+bounds", |b| {
-        b.iter(|| {
-            for m in &modules {
-                black_box(decode_module(black_box(m)).ok());
-            }
-        })
-    });
-    g.bench_function("serialize", |b| {
-        b.iter(|| {
-            for m in &decoded {
-                black_box(serialize_module(black_box(m)));
-            }
-        })
-    });
+    g.bench_function("decode+bounds", |b| b.iter(decode_all));
+    g.bench_function("serialize", |b| b.iter(serialize_all));
+    g.finish();
+
+    let mut g = c.benchmark_group("cpu");
+    g.throughput(Throughput::Bytes(total as u64));
+    g.bench_function("decode+bounds", |b| b.iter_custom(|n| cpu_time(n, decode_all)));
+    g.bench_function("serialize", |b| b.iter_custom(|n| cpu_time(n, serialize_all)));
     g.finish();
 }
 

@@ -414,15 +414,22 @@ impl<'a> Checker<'a> {
 
     fn function_def(&self, i: usize, fd: &FunctionDefinition) -> FormatResult<()> {
         let at = self.layout.function_def_offsets.get(i).copied().unwrap_or(0);
-        let cx = format!("function definition {i}");
-        self.index(self.function_handles.len(), fd.function.idx(), "function handle", at, &cx)?;
+        // The definition's index goes into the context only on error.
+        self.function_def_inner(fd, at, "function definition").map_err(|mut e| {
+            e.context = e.context.replacen("function definition", &format!("function definition {i}"), 1);
+            e
+        })
+    }
+
+    fn function_def_inner(&self, fd: &FunctionDefinition, at: usize, cx: &str) -> FormatResult<()> {
+        self.index(self.function_handles.len(), fd.function.idx(), "function handle", at, cx)?;
         let defs = self.module.map(|m| m.struct_defs.len());
         for a in &fd.acquires_global_resources {
-            self.index_opt(defs, a.idx(), "struct definition", at, &cx)?;
+            self.index_opt(defs, a.idx(), "struct definition", at, cx)?;
         }
         let Some(code) = &fd.code else { return Ok(()) };
         let handle = &self.function_handles[fd.function.idx()];
-        self.code(code, handle.type_parameters.len(), handle.parameters, at, &cx)
+        self.code(code, handle.type_parameters.len(), handle.parameters, at, cx)
     }
 
     fn code(&self, unit: &CodeUnit, tparams: usize, params: SignatureIndex, at: usize, cx: &str) -> FormatResult<()> {

@@ -80,6 +80,13 @@ impl<'a> Reader<'a> {
     /// all `MALFORMED`, matching Move's `read_uleb128_as_u64` and
     /// `read_uleb_internal`.
     pub fn uleb(&mut self, max: u64, what: &str) -> FormatResult<u64> {
+        // Fast path: most values fit in one byte.
+        if let Some(&byte) = self.data.get(self.pos) {
+            if byte < 0x80 && u64::from(byte) <= max {
+                self.pos += 1;
+                return Ok(u64::from(byte));
+            }
+        }
         let start = self.offset();
         let mut value: u64 = 0;
         let mut shift: u32 = 0;
