@@ -113,7 +113,11 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         (None, Some(f)) => f,
         (None, None) => return Err(usage("USAGE_ERROR", "--function or --script is required")),
     };
-    let paths = expand_mv_paths(&args.paths).map_err(|e| usage("PATH_ERROR", format!("reading paths: {e}")))?;
+    let mut paths = expand_mv_paths(&args.paths).map_err(|e| usage("PATH_ERROR", format!("reading paths: {e}")))?;
+    if let Some(sp) = args.script.as_ref().and_then(|p| p.canonicalize().ok()) {
+        // A folder given for the script's dependencies may hold the script itself.
+        paths.retain(|p| p.canonicalize().ok().as_ref() != Some(&sp));
+    }
     if paths.is_empty() && script.is_none() {
         return Err(usage("PATH_ERROR", "no .mv files given"));
     }
