@@ -40,11 +40,14 @@ pub struct JitConfig {
     pub max_operand_stack: u64,
     /// Host stack of the thread executions run on.
     pub stack_size: usize,
+    /// Functions with more instructions are not compiled (`Unsupported`), so
+    /// compile time and code size stay bounded; the engine interprets them.
+    pub max_code_len: usize,
 }
 
 impl Default for JitConfig {
     fn default() -> Self {
-        JitConfig { cost: None, max_call_depth: 1025, max_operand_stack: 1024, stack_size: 256 << 20 }
+        JitConfig { cost: None, max_call_depth: 1025, max_operand_stack: 1024, stack_size: 256 << 20, max_code_len: 1 << 16 }
     }
 }
 
@@ -214,7 +217,8 @@ impl JitEngine {
     /// The CLIF text or the disassembly of one instantiation.
     pub fn dump(&mut self, key: &InstanceKey, emit: Emit) -> CompileResult<String> {
         self.env().declare(key)?;
-        let func = self.lower_one(key)?;
+        let func = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lower_one(key)))
+            .unwrap_or_else(|_| Err(CompileError::Codegen("code generator panicked".into())))?;
         match emit {
             Emit::Clif => Ok(func.display().to_string()),
             Emit::Asm => {
@@ -269,6 +273,7 @@ impl JitEngine {
             params,
             rets,
             cost: cost.as_ref(),
+            max_code_len: self.config.max_code_len,
         };
         let mut fctx = std::mem::take(&mut self.fctx);
         let mut env = self.env();

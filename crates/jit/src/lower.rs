@@ -81,6 +81,7 @@ pub struct Target<'a> {
     pub params: Vec<Kind>,
     pub rets: Vec<Kind>,
     pub cost: Option<&'a CostTable>,
+    pub max_code_len: usize,
 }
 
 /// A value on the abstract operand stack.
@@ -146,6 +147,9 @@ pub fn lower_function(
         .code
         .as_ref()
         .ok_or_else(|| CompileError::Unsupported("native function".into()))?;
+    if code.code.len() > target.max_code_len {
+        return Err(CompileError::Unsupported(format!("function of {} instructions (limit {})", code.code.len(), target.max_code_len)));
+    }
     let local_sig = target
         .module
         .signatures
