@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 fn mv_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -22,7 +24,11 @@ fn fuzz_property_holds_on_the_shared_corpus() {
     let mut files = Vec::new();
     mv_files(&shared.join("corpus"), &mut files);
     mv_files(&shared.join("bench"), &mut files);
-    assert!(files.len() > 800, "shared corpus not found at {}", shared.display());
+    assert!(
+        files.len() > 800,
+        "shared corpus not found at {}",
+        shared.display()
+    );
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
         movejit_format_fuzz::check_decode(&bytes);

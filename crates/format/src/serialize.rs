@@ -16,16 +16,27 @@ use crate::*;
 
 /// Serializes a module in its flavour's encoding.
 pub fn serialize_module(module: &CompiledModule) -> Vec<u8> {
-    let w = Writer { version: module.version, flavour: module.flavour };
+    let w = Writer {
+        version: module.version,
+        flavour: module.flavour,
+    };
     let mut tables = Tables::default();
     w.common(&mut tables, &CommonRef::module(module));
     let m = module;
-    tables.add(table::STRUCT_DEFS, &m.struct_defs, |o, x| w.struct_def(o, x));
-    tables.add(table::STRUCT_DEF_INST, &m.struct_def_instantiations, |o, x| {
-        uleb(o, x.def.0);
-        uleb(o, x.type_parameters.0);
+    tables.add(table::STRUCT_DEFS, &m.struct_defs, |o, x| {
+        w.struct_def(o, x)
     });
-    tables.add(table::FUNCTION_DEFS, &m.function_defs, |o, x| w.function_def(o, x));
+    tables.add(
+        table::STRUCT_DEF_INST,
+        &m.struct_def_instantiations,
+        |o, x| {
+            uleb(o, x.def.0);
+            uleb(o, x.type_parameters.0);
+        },
+    );
+    tables.add(table::FUNCTION_DEFS, &m.function_defs, |o, x| {
+        w.function_def(o, x)
+    });
     tables.add(table::FIELD_HANDLES, &m.field_handles, |o, x| {
         uleb(o, x.owner.0);
         uleb(o, x.field);
@@ -84,7 +95,10 @@ pub fn serialize_module(module: &CompiledModule) -> Vec<u8> {
 
 /// Serializes an Aptos script.
 pub fn serialize_script(script: &CompiledScript) -> Vec<u8> {
-    let w = Writer { version: script.version, flavour: script.flavour };
+    let w = Writer {
+        version: script.version,
+        flavour: script.flavour,
+    };
     let mut tables = Tables::default();
     w.common(&mut tables, &CommonRef::script(script));
     let mut out = w.header(&tables);
@@ -194,7 +208,9 @@ struct Writer {
 impl Writer {
     fn version_word(&self) -> u32 {
         match self.flavour {
-            Flavour::Aptos if self.version >= 7 => (binary::APTOS_FLAVOUR_BYTE << 24) | self.version,
+            Flavour::Aptos if self.version >= 7 => {
+                (binary::APTOS_FLAVOUR_BYTE << 24) | self.version
+            }
             Flavour::Sui if self.version >= 7 => (binary::SUI_FLAVOUR_BYTE << 24) | self.version,
             _ => self.version,
         }
@@ -227,14 +243,20 @@ impl Writer {
                 uleb(o, p.is_phantom as u8);
             }
         });
-        t.add(table::FUNCTION_HANDLES, c.function_handles, |o, h| self.function_handle(o, h));
+        t.add(table::FUNCTION_HANDLES, c.function_handles, |o, h| {
+            self.function_handle(o, h)
+        });
         t.add(table::FUNCTION_INST, c.function_instantiations, |o, x| {
             uleb(o, x.handle.0);
             uleb(o, x.type_parameters.0);
         });
         t.add(table::SIGNATURES, c.signatures, |o, s| tokens(o, &s.0));
-        t.add(table::IDENTIFIERS, c.identifiers, |o, s| blob(o, s.as_bytes()));
-        t.add(table::ADDRESS_IDENTIFIERS, c.address_identifiers, |o, a| o.extend_from_slice(&a.0));
+        t.add(table::IDENTIFIERS, c.identifiers, |o, s| {
+            blob(o, s.as_bytes())
+        });
+        t.add(table::ADDRESS_IDENTIFIERS, c.address_identifiers, |o, a| {
+            o.extend_from_slice(&a.0)
+        });
         t.add(table::CONSTANT_POOL, c.constant_pool, |o, k| {
             token(o, &k.type_);
             blob(o, &k.data);
@@ -318,7 +340,11 @@ impl Writer {
 
     fn instruction(&self, o: &mut Vec<u8>, i: &Bytecode) {
         let op = i.opcode();
-        let byte = op.byte(self.flavour).or_else(|| op.aptos_byte()).or_else(|| op.sui_byte()).unwrap_or(0);
+        let byte = op
+            .byte(self.flavour)
+            .or_else(|| op.aptos_byte())
+            .or_else(|| op.sui_byte())
+            .unwrap_or(0);
         o.push(byte);
         use Bytecode as B;
         match i {
@@ -336,7 +362,11 @@ impl Writer {
             B::LdI128(v) => o.extend_from_slice(&v.to_le_bytes()),
             B::LdI256(v) => o.extend_from_slice(&v.to_le_bytes()),
             B::LdConst(x) => uleb(o, x.0),
-            B::CopyLoc(l) | B::MoveLoc(l) | B::StLoc(l) | B::MutBorrowLoc(l) | B::ImmBorrowLoc(l) => uleb(o, *l),
+            B::CopyLoc(l)
+            | B::MoveLoc(l)
+            | B::StLoc(l)
+            | B::MutBorrowLoc(l)
+            | B::ImmBorrowLoc(l) => uleb(o, *l),
             B::MutBorrowField(x) | B::ImmBorrowField(x) => uleb(o, x.0),
             B::MutBorrowFieldGeneric(x) | B::ImmBorrowFieldGeneric(x) => uleb(o, x.0),
             B::Call(x) => uleb(o, x.0),
@@ -369,7 +399,9 @@ impl Writer {
             B::ImmBorrowVariantField(x) | B::MutBorrowVariantField(x) => uleb(o, x.0),
             B::ImmBorrowVariantFieldGeneric(x) | B::MutBorrowVariantFieldGeneric(x) => uleb(o, x.0),
             B::PackVariant(x) | B::UnpackVariant(x) | B::TestVariant(x) => uleb(o, x.0),
-            B::PackVariantGeneric(x) | B::UnpackVariantGeneric(x) | B::TestVariantGeneric(x) => uleb(o, x.0),
+            B::PackVariantGeneric(x) | B::UnpackVariantGeneric(x) | B::TestVariantGeneric(x) => {
+                uleb(o, x.0)
+            }
             B::PackClosure(f, m) => {
                 uleb(o, f.0);
                 uleb(o, m.0);
@@ -528,7 +560,11 @@ fn access_specifiers(o: &mut Vec<u8>, specs: &Option<Vec<AccessSpecifier>>) {
     uleb(o, specs.len());
     for s in specs {
         o.push(s.kind as u8);
-        o.push(if s.negated { binary::BOOL_TRUE } else { binary::BOOL_FALSE });
+        o.push(if s.negated {
+            binary::BOOL_TRUE
+        } else {
+            binary::BOOL_FALSE
+        });
         match &s.resource {
             ResourceSpecifier::Any => o.push(resource_spec::ANY),
             ResourceSpecifier::DeclaredAtAddress(a) => {
@@ -586,5 +622,481 @@ fn function_attribute(o: &mut Vec<u8>, a: &FunctionAttribute) {
     o.push(tag);
     if let Some(v) = arg {
         o.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::decode_module_unchecked;
+    use ethnum::{I256, U256};
+
+    /// One instance of each opcode, with operands that exercise multi-byte
+    /// ULEBs and full-width immediates.
+    fn sample(op: Opcode) -> Bytecode {
+        use Bytecode as B;
+        use Opcode as O;
+        let i = 300u16; // two-byte ULEB
+        match op {
+            O::Pop => B::Pop,
+            O::Ret => B::Ret,
+            O::BrTrue => B::BrTrue(i),
+            O::BrFalse => B::BrFalse(7),
+            O::Branch => B::Branch(65535),
+            O::LdU8 => B::LdU8(0xFE),
+            O::LdU16 => B::LdU16(0xBEEF),
+            O::LdU32 => B::LdU32(0xDEAD_BEEF),
+            O::LdU64 => B::LdU64(u64::MAX - 5),
+            O::LdU128 => B::LdU128(u128::MAX / 3),
+            O::LdU256 => B::LdU256(U256::MAX - U256::from(9u8)),
+            O::LdI8 => B::LdI8(-128),
+            O::LdI16 => B::LdI16(-2),
+            O::LdI32 => B::LdI32(i32::MIN),
+            O::LdI64 => B::LdI64(-1),
+            O::LdI128 => B::LdI128(i128::MIN + 1),
+            O::LdI256 => B::LdI256(I256::MIN),
+            O::LdConst => B::LdConst(ConstantPoolIndex(i)),
+            O::LdTrue => B::LdTrue,
+            O::LdFalse => B::LdFalse,
+            O::CopyLoc => B::CopyLoc(200),
+            O::MoveLoc => B::MoveLoc(1),
+            O::StLoc => B::StLoc(255),
+            O::MutBorrowLoc => B::MutBorrowLoc(128),
+            O::ImmBorrowLoc => B::ImmBorrowLoc(0),
+            O::MutBorrowField => B::MutBorrowField(FieldHandleIndex(i)),
+            O::ImmBorrowField => B::ImmBorrowField(FieldHandleIndex(1)),
+            O::MutBorrowFieldGeneric => B::MutBorrowFieldGeneric(FieldInstantiationIndex(i)),
+            O::ImmBorrowFieldGeneric => B::ImmBorrowFieldGeneric(FieldInstantiationIndex(2)),
+            O::Call => B::Call(FunctionHandleIndex(65535)),
+            O::CallGeneric => B::CallGeneric(FunctionInstantiationIndex(i)),
+            O::Pack => B::Pack(StructDefinitionIndex(i)),
+            O::PackGeneric => B::PackGeneric(StructDefInstantiationIndex(i)),
+            O::Unpack => B::Unpack(StructDefinitionIndex(3)),
+            O::UnpackGeneric => B::UnpackGeneric(StructDefInstantiationIndex(4)),
+            O::ReadRef => B::ReadRef,
+            O::WriteRef => B::WriteRef,
+            O::FreezeRef => B::FreezeRef,
+            O::Add => B::Add,
+            O::Sub => B::Sub,
+            O::Mul => B::Mul,
+            O::Mod => B::Mod,
+            O::Div => B::Div,
+            O::BitOr => B::BitOr,
+            O::BitAnd => B::BitAnd,
+            O::Xor => B::Xor,
+            O::Or => B::Or,
+            O::And => B::And,
+            O::Not => B::Not,
+            O::Eq => B::Eq,
+            O::Neq => B::Neq,
+            O::Lt => B::Lt,
+            O::Gt => B::Gt,
+            O::Le => B::Le,
+            O::Ge => B::Ge,
+            O::Shl => B::Shl,
+            O::Shr => B::Shr,
+            O::CastU8 => B::CastU8,
+            O::CastU16 => B::CastU16,
+            O::CastU32 => B::CastU32,
+            O::CastU64 => B::CastU64,
+            O::CastU128 => B::CastU128,
+            O::CastU256 => B::CastU256,
+            O::CastI8 => B::CastI8,
+            O::CastI16 => B::CastI16,
+            O::CastI32 => B::CastI32,
+            O::CastI64 => B::CastI64,
+            O::CastI128 => B::CastI128,
+            O::CastI256 => B::CastI256,
+            O::Negate => B::Negate,
+            O::Abort => B::Abort,
+            O::AbortMsg => B::AbortMsg,
+            O::Nop => B::Nop,
+            O::Exists => B::Exists(StructDefinitionIndex(5)),
+            O::ExistsGeneric => B::ExistsGeneric(StructDefInstantiationIndex(5)),
+            O::MutBorrowGlobal => B::MutBorrowGlobal(StructDefinitionIndex(6)),
+            O::MutBorrowGlobalGeneric => B::MutBorrowGlobalGeneric(StructDefInstantiationIndex(6)),
+            O::ImmBorrowGlobal => B::ImmBorrowGlobal(StructDefinitionIndex(7)),
+            O::ImmBorrowGlobalGeneric => B::ImmBorrowGlobalGeneric(StructDefInstantiationIndex(7)),
+            O::MoveFrom => B::MoveFrom(StructDefinitionIndex(8)),
+            O::MoveFromGeneric => B::MoveFromGeneric(StructDefInstantiationIndex(8)),
+            O::MoveTo => B::MoveTo(StructDefinitionIndex(9)),
+            O::MoveToGeneric => B::MoveToGeneric(StructDefInstantiationIndex(9)),
+            O::VecPack => B::VecPack(SignatureIndex(i), u64::MAX),
+            O::VecLen => B::VecLen(SignatureIndex(1)),
+            O::VecImmBorrow => B::VecImmBorrow(SignatureIndex(2)),
+            O::VecMutBorrow => B::VecMutBorrow(SignatureIndex(3)),
+            O::VecPushBack => B::VecPushBack(SignatureIndex(4)),
+            O::VecPopBack => B::VecPopBack(SignatureIndex(5)),
+            O::VecUnpack => B::VecUnpack(SignatureIndex(6), 1 << 40),
+            O::VecSwap => B::VecSwap(SignatureIndex(7)),
+            O::ImmBorrowVariantField => B::ImmBorrowVariantField(VariantFieldHandleIndex(i)),
+            O::MutBorrowVariantField => B::MutBorrowVariantField(VariantFieldHandleIndex(1)),
+            O::ImmBorrowVariantFieldGeneric => {
+                B::ImmBorrowVariantFieldGeneric(VariantFieldInstantiationIndex(i))
+            }
+            O::MutBorrowVariantFieldGeneric => {
+                B::MutBorrowVariantFieldGeneric(VariantFieldInstantiationIndex(1))
+            }
+            O::PackVariant => B::PackVariant(StructVariantHandleIndex(i)),
+            O::PackVariantGeneric => B::PackVariantGeneric(StructVariantInstantiationIndex(i)),
+            O::UnpackVariant => B::UnpackVariant(StructVariantHandleIndex(2)),
+            O::UnpackVariantGeneric => B::UnpackVariantGeneric(StructVariantInstantiationIndex(2)),
+            O::TestVariant => B::TestVariant(StructVariantHandleIndex(3)),
+            O::TestVariantGeneric => B::TestVariantGeneric(StructVariantInstantiationIndex(3)),
+            O::PackClosure => B::PackClosure(FunctionHandleIndex(i), ClosureMask(u64::MAX)),
+            O::PackClosureGeneric => {
+                B::PackClosureGeneric(FunctionInstantiationIndex(1), ClosureMask(0b101))
+            }
+            O::CallClosure => B::CallClosure(SignatureIndex(i)),
+            O::SuiPackVariant => B::SuiPackVariant(VariantHandleIndex(1024)),
+            O::SuiPackVariantGeneric => {
+                B::SuiPackVariantGeneric(VariantInstantiationHandleIndex(i))
+            }
+            O::SuiUnpackVariant => B::SuiUnpackVariant(VariantHandleIndex(1)),
+            O::SuiUnpackVariantImmRef => B::SuiUnpackVariantImmRef(VariantHandleIndex(2)),
+            O::SuiUnpackVariantMutRef => B::SuiUnpackVariantMutRef(VariantHandleIndex(3)),
+            O::SuiUnpackVariantGeneric => {
+                B::SuiUnpackVariantGeneric(VariantInstantiationHandleIndex(1))
+            }
+            O::SuiUnpackVariantGenericImmRef => {
+                B::SuiUnpackVariantGenericImmRef(VariantInstantiationHandleIndex(2))
+            }
+            O::SuiUnpackVariantGenericMutRef => {
+                B::SuiUnpackVariantGenericMutRef(VariantInstantiationHandleIndex(3))
+            }
+            O::VariantSwitch => B::VariantSwitch(VariantJumpTableIndex(127)),
+        }
+    }
+
+    #[test]
+    fn every_opcode_of_each_flavour_round_trips() {
+        for (flavour, version) in [
+            (Flavour::Aptos, 10),
+            (Flavour::Sui, 7),
+            (Flavour::Common, 6),
+        ] {
+            let code: Vec<Bytecode> = Opcode::ALL
+                .iter()
+                .filter(|op| op.byte(flavour).is_some() && op.since_version() <= version)
+                .map(|&op| sample(op))
+                .collect();
+            for instr in &code {
+                assert_eq!(sample(instr.opcode()).opcode(), instr.opcode());
+            }
+            let jump_tables = if flavour == Flavour::Sui {
+                vec![VariantJumpTable {
+                    head_enum: EnumDefinitionIndex(2),
+                    jump_table: vec![0, 300, 65535],
+                }]
+            } else {
+                Vec::new()
+            };
+            let m = CompiledModule {
+                version,
+                flavour,
+                function_defs: vec![FunctionDefinition {
+                    function: FunctionHandleIndex(0),
+                    visibility: Visibility::Friend,
+                    is_entry: true,
+                    acquires_global_resources: vec![StructDefinitionIndex(1)],
+                    code: Some(CodeUnit {
+                        locals: SignatureIndex(0),
+                        code: code.clone(),
+                        jump_tables,
+                    }),
+                }],
+                ..Default::default()
+            };
+            let bytes = serialize_module(&m);
+            // No bounds check: the operands point nowhere on purpose.
+            let (back, _) =
+                decode_module_unchecked(&bytes).unwrap_or_else(|e| panic!("{flavour:?}: {e}"));
+            assert_eq!(back, m, "{flavour:?}");
+            assert_eq!(serialize_module(&back), bytes);
+            let expected = match flavour {
+                Flavour::Aptos => 0x68,
+                Flavour::Sui => 0x56,
+                Flavour::Common => 0x4D,
+            };
+            assert_eq!(
+                code.len(),
+                expected,
+                "{flavour:?}: every opcode byte 0x01..={expected:#x} covered"
+            );
+        }
+    }
+
+    fn all_tokens() -> Vec<SignatureToken> {
+        use SignatureToken as T;
+        vec![
+            T::Bool,
+            T::U8,
+            T::U16,
+            T::U32,
+            T::U64,
+            T::U128,
+            T::U256,
+            T::I8,
+            T::I16,
+            T::I32,
+            T::I64,
+            T::I128,
+            T::I256,
+            T::Address,
+            T::Signer,
+            T::Vector(Box::new(T::Vector(Box::new(T::U8)))),
+            T::Function(
+                vec![T::U64, T::Reference(Box::new(T::Address))],
+                vec![],
+                AbilitySet(0x3),
+            ),
+            T::Function(vec![], vec![], AbilitySet::EMPTY),
+            T::Struct(StructHandleIndex(300)),
+            T::StructInstantiation(
+                StructHandleIndex(1),
+                vec![
+                    T::TypeParameter(65535),
+                    T::MutableReference(Box::new(T::Bool)),
+                ],
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_table_and_entry_kind_round_trips() {
+        let fh =
+            |attrs: Vec<FunctionAttribute>, access: Option<Vec<AccessSpecifier>>| FunctionHandle {
+                module: ModuleHandleIndex(0),
+                name: IdentifierIndex(1),
+                parameters: SignatureIndex(0),
+                return_: SignatureIndex(1),
+                type_parameters: vec![AbilitySet::ALL, AbilitySet::EMPTY],
+                access_specifiers: access,
+                attributes: attrs,
+            };
+        use FunctionAttribute as A;
+        let spec = |kind, negated, resource, address| AccessSpecifier {
+            kind,
+            negated,
+            resource,
+            address,
+        };
+        let aptos = CompiledModule {
+            version: 10,
+            flavour: Flavour::Aptos,
+            self_module_handle_idx: ModuleHandleIndex(1),
+            module_handles: vec![
+                ModuleHandle {
+                    address: AddressIdentifierIndex(0),
+                    name: IdentifierIndex(0)
+                };
+                2
+            ],
+            struct_handles: vec![StructHandle {
+                module: ModuleHandleIndex(0),
+                name: IdentifierIndex(2),
+                abilities: AbilitySet(0xF),
+                type_parameters: vec![StructTypeParameter {
+                    constraints: AbilitySet(0x4),
+                    is_phantom: true,
+                }],
+            }],
+            function_handles: vec![
+                fh(vec![], None),
+                fh(
+                    vec![
+                        A::Persistent,
+                        A::ModuleLock,
+                        A::Pack,
+                        A::PackVariant(3),
+                        A::Unpack,
+                        A::UnpackVariant(65535),
+                        A::TestVariant(0),
+                        A::BorrowFieldImmutable(1),
+                        A::BorrowFieldMutable(2),
+                    ],
+                    Some(vec![
+                        spec(
+                            AccessKind::Reads,
+                            false,
+                            ResourceSpecifier::Any,
+                            AddressSpecifier::Any,
+                        ),
+                        spec(
+                            AccessKind::Writes,
+                            true,
+                            ResourceSpecifier::DeclaredAtAddress(AddressIdentifierIndex(1)),
+                            AddressSpecifier::Literal(AddressIdentifierIndex(2)),
+                        ),
+                        spec(
+                            AccessKind::Reads,
+                            false,
+                            ResourceSpecifier::DeclaredInModule(ModuleHandleIndex(3)),
+                            AddressSpecifier::Parameter(4, None),
+                        ),
+                        spec(
+                            AccessKind::Writes,
+                            false,
+                            ResourceSpecifier::Resource(StructHandleIndex(5)),
+                            AddressSpecifier::Parameter(255, Some(FunctionInstantiationIndex(6))),
+                        ),
+                        spec(
+                            AccessKind::Reads,
+                            true,
+                            ResourceSpecifier::ResourceInstantiation(
+                                StructHandleIndex(7),
+                                SignatureIndex(8),
+                            ),
+                            AddressSpecifier::Any,
+                        ),
+                    ]),
+                ),
+                fh(vec![], Some(vec![])),
+            ],
+            field_handles: vec![FieldHandle {
+                owner: StructDefinitionIndex(0),
+                field: 255,
+            }],
+            friend_decls: vec![ModuleHandle {
+                address: AddressIdentifierIndex(1),
+                name: IdentifierIndex(1),
+            }],
+            struct_def_instantiations: vec![StructDefInstantiation {
+                def: StructDefinitionIndex(1),
+                type_parameters: SignatureIndex(2),
+            }],
+            function_instantiations: vec![FunctionInstantiation {
+                handle: FunctionHandleIndex(1),
+                type_parameters: SignatureIndex(3),
+            }],
+            field_instantiations: vec![FieldInstantiation {
+                handle: FieldHandleIndex(0),
+                type_parameters: SignatureIndex(4),
+            }],
+            signatures: vec![Signature(all_tokens()), Signature(vec![])],
+            identifiers: vec![
+                "m".into(),
+                "f".into(),
+                "S".into(),
+                "$dollar_v9".into(),
+                "<SELF>".into(),
+            ],
+            address_identifiers: vec![AccountAddress::ZERO, AccountAddress::from_u64(0xCAFE)],
+            constant_pool: all_tokens()
+                .into_iter()
+                .map(|t| Constant {
+                    type_: t,
+                    data: vec![1, 2, 3],
+                })
+                .collect(),
+            metadata: vec![Metadata {
+                key: vec![0; 1023],
+                value: vec![7; 300],
+            }],
+            struct_defs: vec![
+                StructDefinition {
+                    struct_handle: StructHandleIndex(0),
+                    field_information: StructFieldInformation::Native,
+                },
+                StructDefinition {
+                    struct_handle: StructHandleIndex(0),
+                    field_information: StructFieldInformation::Declared(vec![FieldDefinition {
+                        name: IdentifierIndex(2),
+                        signature: SignatureToken::Vector(Box::new(SignatureToken::U256)),
+                    }]),
+                },
+                StructDefinition {
+                    struct_handle: StructHandleIndex(0),
+                    field_information: StructFieldInformation::DeclaredVariants(vec![
+                        VariantDefinition {
+                            name: IdentifierIndex(3),
+                            fields: vec![],
+                        },
+                        VariantDefinition {
+                            name: IdentifierIndex(4),
+                            fields: vec![FieldDefinition {
+                                name: IdentifierIndex(0),
+                                signature: SignatureToken::I64,
+                            }],
+                        },
+                    ]),
+                },
+            ],
+            function_defs: vec![FunctionDefinition {
+                function: FunctionHandleIndex(0),
+                visibility: Visibility::Private,
+                is_entry: false,
+                acquires_global_resources: vec![],
+                code: None,
+            }],
+            struct_variant_handles: vec![StructVariantHandle {
+                struct_index: StructDefinitionIndex(2),
+                variant: 127,
+            }],
+            struct_variant_instantiations: vec![StructVariantInstantiation {
+                handle: StructVariantHandleIndex(0),
+                type_parameters: SignatureIndex(1),
+            }],
+            variant_field_handles: vec![VariantFieldHandle {
+                struct_index: StructDefinitionIndex(2),
+                variants: vec![0, 1, 127],
+                field: 0,
+            }],
+            variant_field_instantiations: vec![VariantFieldInstantiation {
+                handle: VariantFieldHandleIndex(0),
+                type_parameters: SignatureIndex(0),
+            }],
+            ..Default::default()
+        };
+        let bytes = serialize_module(&aptos);
+        let (back, _) = decode_module_unchecked(&bytes).unwrap();
+        assert_eq!(back, aptos);
+        assert_eq!(serialize_module(&back), bytes);
+
+        let sui = CompiledModule {
+            version: 7,
+            flavour: Flavour::Sui,
+            signatures: vec![Signature(
+                all_tokens()[..15]
+                    .iter()
+                    .filter(|t| !t.is_signed_integer())
+                    .cloned()
+                    .collect(),
+            )],
+            identifiers: vec!["m".into(), "E".into(), "A".into()],
+            enum_defs: vec![EnumDefinition {
+                enum_handle: StructHandleIndex(0),
+                variants: vec![
+                    VariantDefinition {
+                        name: IdentifierIndex(2),
+                        fields: vec![],
+                    },
+                    VariantDefinition {
+                        name: IdentifierIndex(1),
+                        fields: vec![FieldDefinition {
+                            name: IdentifierIndex(0),
+                            signature: SignatureToken::U16,
+                        }],
+                    },
+                ],
+            }],
+            enum_def_instantiations: vec![EnumDefInstantiation {
+                def: EnumDefinitionIndex(0),
+                type_parameters: SignatureIndex(0),
+            }],
+            variant_handles: vec![VariantHandle {
+                enum_def: EnumDefinitionIndex(0),
+                variant: 126,
+            }],
+            variant_instantiation_handles: vec![VariantInstantiationHandle {
+                enum_def: EnumDefInstantiationIndex(0),
+                variant: 1,
+            }],
+            ..Default::default()
+        };
+        let bytes = serialize_module(&sui);
+        assert_eq!(&bytes[4..8], &[7, 0, 0, 5]);
+        let (back, _) = decode_module_unchecked(&bytes).unwrap();
+        assert_eq!(back, sui);
     }
 }

@@ -61,11 +61,29 @@ fn container(bytes: &[u8]) -> FormatResult<Container<'_>> {
         .checked_add(content_len)
         .filter(|&end| end <= bytes.len())
         .ok_or_else(|| {
-            FormatError::new(StatusCode::MALFORMED, content_base, "table contents", "table contents run past the end")
+            FormatError::new(
+                StatusCode::MALFORMED,
+                content_base,
+                "table contents",
+                "table contents run past the end",
+            )
         })?;
     let content = &bytes[content_base..content_end];
-    let tail = Reader::new(&bytes[content_end..], content_end, version, flavour, "module tail");
-    Ok(Container { version, flavour, tables, content, content_base, tail })
+    let tail = Reader::new(
+        &bytes[content_end..],
+        content_end,
+        version,
+        flavour,
+        "module tail",
+    );
+    Ok(Container {
+        version,
+        flavour,
+        tables,
+        content,
+        content_base,
+        tail,
+    })
 }
 
 impl<'a> Container<'a> {
@@ -73,7 +91,13 @@ impl<'a> Container<'a> {
         // `check_directory` guaranteed offset + len <= content.len().
         let start = t.offset as usize;
         let end = start + t.len as usize;
-        Reader::new(&self.content[start..end], self.content_base + start, self.version, self.flavour, context)
+        Reader::new(
+            &self.content[start..end],
+            self.content_base + start,
+            self.version,
+            self.flavour,
+            context,
+        )
     }
 
     /// Reads every entry of table `t` with `f` until the table is consumed.
@@ -109,7 +133,12 @@ impl<'a> Container<'a> {
     }
 
     fn err(&self, t: &TableHeader, status: StatusCode, msg: String) -> FormatError {
-        FormatError::new(status, self.content_base + t.offset as usize, "table directory", msg)
+        FormatError::new(
+            status,
+            self.content_base + t.offset as usize,
+            "table directory",
+            msg,
+        )
     }
 }
 
@@ -130,27 +159,47 @@ struct Common {
 fn common_tables(c: &Container, layout: &mut Layout) -> FormatResult<Common> {
     let mut out = Common::default();
     for t in &c.tables {
-        layout.table_offsets.push((t.kind, c.content_base + t.offset as usize));
+        layout
+            .table_offsets
+            .push((t.kind, c.content_base + t.offset as usize));
         match t.kind {
-            table::MODULE_HANDLES => out.module_handles = c.load(t, "module handle table", entries::module_handle)?,
-            table::STRUCT_HANDLES => out.struct_handles = c.load(t, "struct handle table", entries::struct_handle)?,
+            table::MODULE_HANDLES => {
+                out.module_handles = c.load(t, "module handle table", entries::module_handle)?
+            }
+            table::STRUCT_HANDLES => {
+                out.struct_handles = c.load(t, "struct handle table", entries::struct_handle)?
+            }
             table::FUNCTION_HANDLES => {
-                out.function_handles = c.load(t, "function handle table", entries::function_handle)?
+                out.function_handles =
+                    c.load(t, "function handle table", entries::function_handle)?
             }
             table::FUNCTION_INST => {
-                out.function_instantiations =
-                    c.load(t, "function instantiation table", entries::function_instantiation)?
+                out.function_instantiations = c.load(
+                    t,
+                    "function instantiation table",
+                    entries::function_instantiation,
+                )?
             }
-            table::SIGNATURES => out.signatures = c.load(t, "signature table", entries::signature)?,
-            table::CONSTANT_POOL => out.constant_pool = c.load(t, "constant pool", entries::constant)?,
+            table::SIGNATURES => {
+                out.signatures = c.load(t, "signature table", entries::signature)?
+            }
+            table::CONSTANT_POOL => {
+                out.constant_pool = c.load(t, "constant pool", entries::constant)?
+            }
             table::METADATA => {
                 // Sui mainnet rejects metadata (`no_extraneous_module_bytes`).
                 if c.flavour == Flavour::Sui {
-                    return Err(c.err(t, StatusCode::MALFORMED, "metadata tables are not allowed in Sui modules".into()));
+                    return Err(c.err(
+                        t,
+                        StatusCode::MALFORMED,
+                        "metadata tables are not allowed in Sui modules".into(),
+                    ));
                 }
                 out.metadata = c.load(t, "metadata table", entries::metadata)?
             }
-            table::IDENTIFIERS => out.identifiers = c.load(t, "identifier table", types::identifier)?,
+            table::IDENTIFIERS => {
+                out.identifiers = c.load(t, "identifier table", types::identifier)?
+            }
             table::ADDRESS_IDENTIFIERS => {
                 out.address_identifiers = c.load(t, "address table", entries::address)?
             }
@@ -158,7 +207,10 @@ fn common_tables(c: &Container, layout: &mut Layout) -> FormatResult<Common> {
                 return Err(c.err(
                     t,
                     StatusCode::MALFORMED,
-                    format!("table kind {:#04x} (enums) needs bytecode version 7, module is v{}", t.kind, c.version),
+                    format!(
+                        "table kind {:#04x} (enums) needs bytecode version 7, module is v{}",
+                        t.kind, c.version
+                    ),
                 ));
             }
             _ => {}
@@ -173,8 +225,14 @@ pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledMod
     let mut c = container(bytes)?;
     c.tail.context = "self module handle index";
     let self_handle_offset = c.tail.offset();
-    let self_module_handle_idx = ModuleHandleIndex(c.tail.index(binary::limit::TABLE_INDEX, "self module handle index")?);
-    let mut layout = Layout { self_handle_offset, ..Layout::default() };
+    let self_module_handle_idx = ModuleHandleIndex(
+        c.tail
+            .index(binary::limit::TABLE_INDEX, "self module handle index")?,
+    );
+    let mut layout = Layout {
+        self_handle_offset,
+        ..Layout::default()
+    };
     let common = common_tables(&c, &mut layout)?;
     let mut m = CompiledModule {
         version: c.version,
@@ -194,10 +252,15 @@ pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledMod
     let sui = c.flavour == Flavour::Sui;
     for t in &c.tables {
         match t.kind {
-            table::STRUCT_DEFS => m.struct_defs = c.load(t, "struct definition table", entries::struct_def)?,
+            table::STRUCT_DEFS => {
+                m.struct_defs = c.load(t, "struct definition table", entries::struct_def)?
+            }
             table::STRUCT_DEF_INST => {
-                m.struct_def_instantiations =
-                    c.load(t, "struct instantiation table", entries::struct_def_instantiation)?
+                m.struct_def_instantiations = c.load(
+                    t,
+                    "struct instantiation table",
+                    entries::struct_def_instantiation,
+                )?
             }
             table::FUNCTION_DEFS => {
                 m.function_defs = c.load_with_offsets(
@@ -207,34 +270,63 @@ pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledMod
                     &mut layout.function_def_offsets,
                 )?
             }
-            table::FIELD_HANDLES => m.field_handles = c.load(t, "field handle table", entries::field_handle)?,
+            table::FIELD_HANDLES => {
+                m.field_handles = c.load(t, "field handle table", entries::field_handle)?
+            }
             table::FIELD_INST => {
-                m.field_instantiations = c.load(t, "field instantiation table", entries::field_instantiation)?
+                m.field_instantiations =
+                    c.load(t, "field instantiation table", entries::field_instantiation)?
             }
-            table::FRIEND_DECLS => m.friend_decls = c.load(t, "friend table", entries::module_handle)?,
-            table::KIND_11 if sui => m.enum_defs = c.load(t, "enum definition table", entries::enum_def)?,
+            table::FRIEND_DECLS => {
+                m.friend_decls = c.load(t, "friend table", entries::module_handle)?
+            }
+            table::KIND_11 if sui => {
+                m.enum_defs = c.load(t, "enum definition table", entries::enum_def)?
+            }
             table::KIND_12 if sui => {
-                m.enum_def_instantiations = c.load(t, "enum instantiation table", entries::enum_def_instantiation)?
+                m.enum_def_instantiations = c.load(
+                    t,
+                    "enum instantiation table",
+                    entries::enum_def_instantiation,
+                )?
             }
-            table::KIND_13 if sui => m.variant_handles = c.load(t, "variant handle table", entries::variant_handle)?,
+            table::KIND_13 if sui => {
+                m.variant_handles = c.load(t, "variant handle table", entries::variant_handle)?
+            }
             table::KIND_14 if sui => {
-                m.variant_instantiation_handles =
-                    c.load(t, "variant instantiation handle table", entries::variant_instantiation_handle)?
+                m.variant_instantiation_handles = c.load(
+                    t,
+                    "variant instantiation handle table",
+                    entries::variant_instantiation_handle,
+                )?
             }
             table::KIND_11 => {
-                m.variant_field_handles = c.load(t, "variant field handle table", entries::variant_field_handle)?
+                m.variant_field_handles = c.load(
+                    t,
+                    "variant field handle table",
+                    entries::variant_field_handle,
+                )?
             }
             table::KIND_12 => {
-                m.variant_field_instantiations =
-                    c.load(t, "variant field instantiation table", entries::variant_field_instantiation)?
+                m.variant_field_instantiations = c.load(
+                    t,
+                    "variant field instantiation table",
+                    entries::variant_field_instantiation,
+                )?
             }
             table::KIND_13 => {
-                m.struct_variant_handles =
-                    c.load(t, "struct variant handle table", entries::struct_variant_handle)?
+                m.struct_variant_handles = c.load(
+                    t,
+                    "struct variant handle table",
+                    entries::struct_variant_handle,
+                )?
             }
             table::KIND_14 => {
-                m.struct_variant_instantiations =
-                    c.load(t, "struct variant instantiation table", entries::struct_variant_instantiation)?
+                m.struct_variant_instantiations = c.load(
+                    t,
+                    "struct variant instantiation table",
+                    entries::struct_variant_instantiation,
+                )?
             }
             _ => {}
         }
@@ -248,7 +340,10 @@ pub(crate) fn decode_script_unchecked(bytes: &[u8]) -> FormatResult<(CompiledScr
     let mut c = container(bytes)?;
     c.tail.context = "script main";
     let type_parameters = types::ability_sets(&mut c.tail)?;
-    let parameters = SignatureIndex(c.tail.index(binary::limit::TABLE_INDEX, "parameters signature index")?);
+    let parameters = SignatureIndex(
+        c.tail
+            .index(binary::limit::TABLE_INDEX, "parameters signature index")?,
+    );
     let access_specifiers = if c.flavour == Flavour::Aptos && c.version >= 8 {
         entries::access_specifiers(&mut c.tail)?
     } else {
@@ -259,7 +354,11 @@ pub(crate) fn decode_script_unchecked(bytes: &[u8]) -> FormatResult<(CompiledScr
     let code = code::code_unit(&mut c.tail)?;
     let common = common_tables(&c, &mut layout)?;
     if let Some(t) = c.tables.iter().find(|t| !is_script_table(t.kind)) {
-        return Err(c.err(t, StatusCode::MALFORMED, format!("table kind {:#04x} is not allowed in a script", t.kind)));
+        return Err(c.err(
+            t,
+            StatusCode::MALFORMED,
+            format!("table kind {:#04x} is not allowed in a script", t.kind),
+        ));
     }
     check_trailing(&mut c.tail)?;
     let script = CompiledScript {
@@ -305,6 +404,13 @@ fn check_trailing(tail: &mut Reader) -> FormatResult<()> {
         return Ok(());
     }
     tail.context = "end of binary";
-    let status = if tail.flavour == Flavour::Sui { StatusCode::TRAILING_BYTES } else { StatusCode::MALFORMED };
-    Err(tail.error(status, format!("{} trailing bytes after the module", tail.remaining())))
+    let status = if tail.flavour == Flavour::Sui {
+        StatusCode::TRAILING_BYTES
+    } else {
+        StatusCode::MALFORMED
+    };
+    Err(tail.error(
+        status,
+        format!("{} trailing bytes after the module", tail.remaining()),
+    ))
 }

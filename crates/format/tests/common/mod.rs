@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 /// `/work/shared` seen from the workspace root (`<root>/../shared`).
 pub fn shared_dir() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = manifest.parent().and_then(Path::parent).expect("workspace root above crates/format");
+    let root = manifest
+        .parent()
+        .and_then(Path::parent)
+        .expect("workspace root above crates/format");
     root.join("..").join("shared")
 }
 
@@ -16,7 +19,9 @@ pub fn mv_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
