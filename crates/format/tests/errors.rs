@@ -553,6 +553,8 @@ fn scripts() {
     assert_eq!(s.code.code, vec![movejit_format::Bytecode::Ret]);
     assert_eq!(movejit_format::serialize_script(&s), script(APTOS | 9, &[]));
     decode_script(&script(6, &[])).unwrap();
+    let e = decode_script(&script(SUI | 7, &[])).unwrap_err();
+    assert_eq!(e.status, S::MALFORMED, "Sui has no scripts: {e}");
     let e = decode_script(&script(APTOS | 9, &[(0x0C, vec![0])])).unwrap_err();
     assert_eq!(e.status, S::MALFORMED, "{e}");
     let mut b = script(APTOS | 9, &[]);

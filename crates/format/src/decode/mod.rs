@@ -27,7 +27,8 @@ pub fn decode_module(bytes: &[u8]) -> FormatResult<CompiledModule> {
     Ok(module)
 }
 
-/// Decodes an Aptos script and bounds-checks it.
+/// Decodes an Aptos (or unflavoured v5/v6) script and bounds-checks it.
+/// Sui-flavoured binaries are never scripts: `MALFORMED`.
 pub fn decode_script(bytes: &[u8]) -> FormatResult<CompiledScript> {
     let (script, layout) = decode_script_unchecked(bytes)?;
     bounds::check_script_at(&script, &layout)?;
@@ -338,6 +339,10 @@ pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledMod
 /// Decodes a script without the bounds check.
 pub(crate) fn decode_script_unchecked(bytes: &[u8]) -> FormatResult<(CompiledScript, Layout)> {
     let mut c = container(bytes)?;
+    if c.flavour == Flavour::Sui {
+        // Sui removed scripts; only v5/v6 (unflavoured) and Aptos words can be scripts.
+        return Err(FormatError::new(StatusCode::MALFORMED, 4, "version word", "Sui has no scripts"));
+    }
     c.tail.context = "script main";
     let type_parameters = types::ability_sets(&mut c.tail)?;
     let parameters = SignatureIndex(
