@@ -72,7 +72,7 @@ impl Type {
 
     /// Parses a type tag: `u8`, `vector<T>`, `0x1::m::S<T, U>`, `signer`, `&T`.
     pub fn parse_tag(s: &str) -> Option<Type> {
-        let mut p = TagParser { s: s.as_bytes(), i: 0 };
+        let mut p = TagParser { s: s.as_bytes(), i: 0, depth: 0 };
         let t = p.ty()?;
         p.ws();
         (p.i == p.s.len()).then_some(t)
@@ -190,7 +190,11 @@ impl fmt::Display for Type {
 struct TagParser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Nesting so far: bounded so hostile input cannot exhaust the host stack.
+    depth: usize,
 }
+
+const MAX_TAG_DEPTH: usize = 256;
 
 impl TagParser<'_> {
     fn ws(&mut self) {
@@ -216,6 +220,15 @@ impl TagParser<'_> {
         (self.i > start).then(|| String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
     }
     fn ty(&mut self) -> Option<Type> {
+        self.depth += 1;
+        if self.depth > MAX_TAG_DEPTH {
+            return None;
+        }
+        let t = self.ty_inner();
+        self.depth -= 1;
+        t
+    }
+    fn ty_inner(&mut self) -> Option<Type> {
         if self.eat("&mut ") {
             return Some(Type::MutableReference(Box::new(self.ty()?)));
         }
@@ -287,5 +300,7 @@ mod tests {
         }
         assert!(Type::parse_tag("vector<u8").is_none());
         assert!(Type::parse_tag("u8 x").is_none());
+        let deep = format!("{}u8{}", "vector<".repeat(100_000), ">".repeat(100_000));
+        assert!(Type::parse_tag(&deep).is_none());
     }
 }

@@ -1,5 +1,7 @@
 //! Times the interpreter on shared/bench/benchmarks.jsonl (reference sizes)
 //! and prints ms per call (median of 5) next to the Aptos VM's figure.
+//! Time is the thread's CPU time (Linux `/proc/thread-self/schedstat`) so a
+//! loaded machine distorts it less; wall time elsewhere.
 //! `cargo run --release -p movejit-interp --example bench [NAME...]`
 
 use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, Type};
@@ -7,6 +9,12 @@ use movejit_interp::{Engine, EngineConfig};
 use serde_json::Value as Json;
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// Nanoseconds this thread has run on a CPU, if the kernel says.
+fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
 
 fn main() {
     let mut root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -53,9 +61,13 @@ fn main() {
         for _ in 0..5 {
             let mut session = engine.new_session(&storage);
             let mut gas = GasMeter::unmetered();
-            let t0 = Instant::now();
+            let (t0, c0) = (Instant::now(), cpu_ns());
             let r = session.execute_function(&module, fname, &ty_args, &args, &mut gas);
-            times.push(t0.elapsed().as_secs_f64() * 1e3);
+            let wall = t0.elapsed().as_secs_f64() * 1e3;
+            times.push(match (c0, cpu_ns()) {
+                (Some(a), Some(b)) => (b - a) as f64 / 1e6,
+                _ => wall,
+            });
             verdict = match r {
                 Ok(r) if r.returns.iter().map(hex::encode).collect::<Vec<_>>() == expect => "ok".into(),
                 Ok(r) => format!("WRONG {:?}", r.returns.iter().map(hex::encode).collect::<Vec<_>>()),

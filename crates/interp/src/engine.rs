@@ -183,7 +183,9 @@ impl<'e, 'r> Session<'e, 'r> {
                 for d in &deps_ids {
                     deps.push(self.load_rec(d, visiting)?);
                 }
-                let dep_refs: Vec<_> = deps.iter().map(|d| &d.module).collect();
+                let (closure, friends) = self.linking_context(&module, &deps);
+                let mut dep_refs: Vec<_> = closure.iter().map(|d| &d.module).collect();
+                dep_refs.extend(friends.iter());
                 movejit_verifier::verify_module(&module, &dep_refs, &verifier_config(self.flavour())).map_err(|e| {
                     let (function_index, code_offset) = match e.location {
                         movejit_verifier::Location::Function { index, code_offset } => (index, code_offset.unwrap_or(0)),
@@ -324,6 +326,50 @@ impl<'e, 'r> Session<'e, 'r> {
             }
         }
         Ok(())
+    }
+
+    /// What the verifier links `module` against: its dependencies with their
+    /// transitive closure (already loaded), and its friends, decoded but not
+    /// loaded (friends usually depend on the module, and only their existence
+    /// is checked).
+    fn linking_context(
+        &self,
+        module: &movejit_format::CompiledModule,
+        deps: &[Arc<LoadedModule>],
+    ) -> (Vec<Arc<LoadedModule>>, Vec<movejit_format::CompiledModule>) {
+        let mut closure: Vec<Arc<LoadedModule>> = Vec::new();
+        let mut todo: Vec<Arc<LoadedModule>> = deps.to_vec();
+        while let Some(d) = todo.pop() {
+            if closure.iter().any(|c| c.id == d.id) {
+                continue;
+            }
+            for (a, n) in d.module.immediate_dependencies() {
+                if let Some(m) = self.modules.get(&ModuleId::new(a, &n)) {
+                    todo.push(m.clone());
+                }
+            }
+            closure.push(d);
+        }
+        let mut friends = Vec::new();
+        for f in &module.friend_decls {
+            let (Some(a), Some(n)) =
+                (module.address_identifiers.get(f.address.idx()), module.identifiers.get(f.name.idx()))
+            else {
+                continue;
+            };
+            let fid = ModuleId::new(*a, n);
+            if closure.iter().any(|c| c.id == fid) {
+                continue;
+            }
+            if let Some(m) = self.modules.get(&fid) {
+                friends.push(m.module.clone());
+            } else if let Some(bytes) = self.resolver.get_module(&fid) {
+                if let Ok(m) = decode_module(&bytes) {
+                    friends.push(m);
+                }
+            }
+        }
+        (closure, friends)
     }
 
     /// Loads every module a type names.
