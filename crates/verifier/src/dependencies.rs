@@ -29,14 +29,21 @@ fn handle_id(m: &CompiledModule, h: movejit_format::ModuleHandleIndex) -> Module
 /// Checks `module`'s imports against `deps` (bounds-checked modules).
 pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], config: &VerifierConfig) -> VerifyResult {
     let me = module_id(module).ok_or_else(|| VerifyError::module(StatusCode::INDEX_OUT_OF_BOUNDS))?;
-    let mut map: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
+    // Index every candidate by id (safe accessors only); the ones this
+    // module links against are bounds-checked below, once each.
+    let mut all: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
     for d in deps {
-        if crate::bounds::verify_module(d).is_err() {
-            continue;
-        }
         if let Some(id) = module_id(d) {
             if id != me {
-                map.entry(id).or_insert(d);
+                all.entry(id).or_insert(d);
+            }
+        }
+    }
+    let mut map: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
+    for id in module.immediate_dependencies().into_iter().chain(friend_ids(module)) {
+        if let Some(d) = all.get(&id) {
+            if !map.contains_key(&id) && crate::bounds::verify_module(d).is_ok() {
+                map.insert(id, d);
             }
         }
     }
@@ -84,10 +91,8 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
         if !seen.insert(id.clone()) {
             continue;
         }
-        if let Some(d) = map.get(&id) {
-            if crate::bounds::verify_module(d).is_ok() {
-                todo.extend(d.immediate_dependencies());
-            }
+        if let Some(d) = all.get(&id) {
+            todo.extend(safe_immediate_dependencies(d));
         }
     }
     for f in &module.friend_decls {
@@ -97,6 +102,20 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
         }
     }
     Ok(())
+}
+
+fn friend_ids(m: &CompiledModule) -> Vec<ModuleId> {
+    m.friend_decls.iter().map(|f| (m.address_identifiers[f.address.idx()], m.identifiers[f.name.idx()].clone())).collect()
+}
+
+/// A dependency's own imports, read without trusting its indices.
+fn safe_immediate_dependencies(m: &CompiledModule) -> Vec<ModuleId> {
+    m.module_handles
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != m.self_module_handle_idx.idx())
+        .filter_map(|(_, h)| Some((*m.address_identifiers.get(h.address.idx())?, m.identifiers.get(h.name.idx())?.clone())))
+        .collect()
 }
 
 struct Linker<'a> {

@@ -109,3 +109,22 @@ fn aptos_workloads_and_calibration_verify() {
         assert!(failures.is_empty(), "{rel}: {} of {} rejected", failures.len(), mods.len());
     }
 }
+
+#[test]
+fn workload_script_verifies() {
+    let path = shared_dir().join("corpus/aptos-workloads/simple/scripts/script_0.mv");
+    let script = movejit_format::decode_script(&std::fs::read(&path).expect("read")).expect("decode script");
+    let mut mods = load_dir(&shared_dir().join("corpus/aptos"));
+    mods.extend(load_dir(&shared_dir().join("corpus/aptos-workloads")));
+    let deps: Vec<_> = mods.iter().map(|(_, m)| m).collect();
+    let config = VerifierConfig::aptos();
+    assert_eq!(movejit_verifier::verify_script(&script, &deps, &config), Ok(()));
+    // The same script falling off its end is rejected, located in the script.
+    let mut bad = script.clone();
+    if let Some(last) = bad.code.code.last_mut() {
+        *last = movejit_format::Bytecode::Nop;
+    }
+    let err = movejit_verifier::verify_script(&bad, &deps, &config).expect_err("must reject");
+    assert_eq!(err.status, movejit_format::StatusCode::INVALID_FALL_THROUGH);
+    assert!(matches!(err.location, movejit_verifier::Location::Script { code_offset: Some(_) }));
+}
