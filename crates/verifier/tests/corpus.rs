@@ -34,6 +34,12 @@ fn sui_framework_verifies() {
         eprintln!("{}: {e}", p.display());
     }
     assert!(failures.is_empty(), "{} of {} sui modules rejected", failures.len(), mods.len());
+    // Sui's protocol limits and package rules accept its own framework too.
+    let failures = verify_all(&mods, &VerifierConfig::sui_protocol());
+    for (p, e) in &failures {
+        eprintln!("sui_protocol: {}: {e}", p.display());
+    }
+    assert!(failures.is_empty(), "{} of {} sui modules rejected under sui_protocol", failures.len(), mods.len());
     eprintln!("sui: {} modules verified", mods.len());
 }
 
