@@ -201,6 +201,8 @@ pub fn lower_function(
         watermark: 0,
         room: None,
         base: None,
+        depth: None,
+        max_depth: None,
         block_of: HashMap::new(),
         fail,
         propagate,
@@ -241,6 +243,8 @@ struct Lowerer<'a, 'f> {
     /// `max_stack - stack_base` at entry: pushes to this height overflow.
     room: Option<Value>,
     base: Option<Value>,
+    depth: Option<Value>,
+    max_depth: Option<Value>,
     block_of: HashMap<usize, Block>,
     fail: Block,
     propagate: Block,
@@ -275,6 +279,10 @@ impl Lowerer<'_, '_> {
         let room = self.b.ins().isub(max, base);
         self.base = Some(base);
         self.room = Some(room);
+        // Depth: frames active when this one started, and the limit; both
+        // are fixed for the frame's lifetime (callees restore `depth`).
+        self.depth = Some(self.load_ctx(types::I64, off::DEPTH));
+        self.max_depth = Some(self.load_ctx(types::I64, off::MAX_DEPTH));
 
         let mut pi = 0;
         for (i, k) in local_kinds.iter().enumerate() {
@@ -346,19 +354,27 @@ impl Lowerer<'_, '_> {
 
     /// Branches to the failure path with `status` when `cond` is true.
     fn fail_if(&mut self, cond: Value, status: StatusCode, offset: usize, refund: u64) {
-        let st = self.b.ins().iconst(types::I32, status_number(status));
-        self.fail_if_dyn(cond, st, offset, refund);
+        self.fail_if_with(cond, offset, refund, |lw| lw.b.ins().iconst(types::I32, status_number(status)));
     }
 
-    fn fail_if_dyn(&mut self, cond: Value, status: Value, offset: usize, refund: u64) {
+    /// Branches to a cold per-site block when `cond` holds; that block
+    /// computes the status (`status`) and jumps to the shared failure path,
+    /// so the hot path carries no error constants.
+    fn fail_if_with(&mut self, cond: Value, offset: usize, refund: u64, status: impl FnOnce(&mut Self) -> Value) {
         let cont = self.b.create_block();
+        let site = self.b.create_block();
+        self.b.set_cold_block(site);
+        self.b.ins().brif(cond, site, &[], cont, &[]);
+        self.b.switch_to_block(site);
+        self.b.seal_block(site);
+        let st = status(self);
         let offv = self.b.ins().iconst(types::I32, offset as i64);
-        let mut args = vec![BlockArg::Value(status), BlockArg::Value(offv)];
+        let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
         if self.target.cost.is_some() {
             let r = self.b.ins().iconst(types::I64, refund as i64);
             args.push(BlockArg::Value(r));
         }
-        self.b.ins().brif(cond, self.fail, &args, cont, &[]);
+        self.b.ins().jump(self.fail, &args);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
     }
@@ -468,13 +484,14 @@ impl Lowerer<'_, '_> {
         let f = self.helper_ref(h)?;
         let call = self.b.ins().call(f, args);
         let st = self.b.inst_results(call)[0];
-        let is_arith = self.b.ins().icmp_imm_u(IntCC::Equal, st, HELPER_ARITHMETIC as i64);
-        let a = self.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR));
-        let u = self.b.ins().iconst(types::I32, status_number(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR));
-        let status = self.b.ins().select(is_arith, a, u);
         let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
         let r = self.refund_at(offset);
-        self.fail_if_dyn(bad, status, offset, r);
+        self.fail_if_with(bad, offset, r, |lw| {
+            let is_arith = lw.b.ins().icmp_imm_u(IntCC::Equal, st, HELPER_ARITHMETIC as i64);
+            let a = lw.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR));
+            let u = lw.b.ins().iconst(types::I32, status_number(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR));
+            lw.b.ins().select(is_arith, a, u)
+        });
         Ok(())
     }
 
@@ -945,8 +962,7 @@ impl Lowerer<'_, '_> {
         let held = self.stack.len() as i64;
         // Depth: the interpreter fails the call that would make frame
         // `max_depth + 1`, at the call instruction.
-        let depth = self.load_ctx(types::I64, off::DEPTH);
-        let max = self.load_ctx(types::I64, off::MAX_DEPTH);
+        let (depth, max) = self.depth.zip(self.max_depth).ok_or_else(|| malformed("no prologue"))?;
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
         let r = self.refund_at(i);
         self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i, r);
