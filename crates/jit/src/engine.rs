@@ -98,6 +98,7 @@ pub struct JitEngine {
     entries: HashMap<InstanceKey, (FuncId, Option<usize>)>,
     fctx: FunctionBuilderContext,
     symbols: usize,
+    pub(crate) executor: Option<crate::exec::Executor>,
 }
 
 fn codegen(e: impl std::fmt::Display) -> CompileError {
@@ -133,6 +134,7 @@ impl JitEngine {
             entries: HashMap::new(),
             fctx: FunctionBuilderContext::new(),
             symbols: 0,
+            executor: None,
         })
     }
 
@@ -432,6 +434,8 @@ impl JitEngine {
 
 impl Drop for JitEngine {
     fn drop(&mut self) {
+        // Stop the executor before its code goes away.
+        self.executor.take();
         if let Some(jit) = self.jit.take() {
             crate::exec::free_code(jit);
         }

@@ -1,8 +1,8 @@
 //! Running compiled code: argument passing, the execution thread, results.
 //!
-//! Host stack: executions run on a fresh thread with a known stack
-//! (`JitConfig::stack_size`, 256 MiB by default: reserved address space,
-//! touched lazily). Its lowest usable address plus a 1 MiB margin for
+//! Host stack: executions run on the engine's executor thread, started on
+//! first use with a known stack (`JitConfig::stack_size`, 256 MiB by
+//! default: reserved address space, touched lazily). Its lowest usable address plus a 1 MiB margin for
 //! helpers is stored in `ExecContext::stack_limit`; every compiled function
 //! compares its stack pointer against it on entry and fails with
 //! `EXECUTION_STACK_OVERFLOW` instead of overflowing. With the call-depth
@@ -18,6 +18,7 @@ use crate::error::CompileError;
 use crate::kind::Kind;
 use cranelift_jit::JITModule;
 use movejit_format::{StatusCode, StatusFlavour};
+use std::sync::mpsc;
 
 const HELPER_MARGIN: u64 = 1 << 20;
 
@@ -87,31 +88,19 @@ impl JitEngine {
             gas_left: gas.unwrap_or(u64::MAX),
             ..ExecContext::default()
         };
-        let stack_size = self.config.stack_size;
-        let failed_flag = std::thread::scope(|s| {
-            std::thread::Builder::new()
-                .name("movejit-exec".into())
-                .stack_size(stack_size)
-                .spawn_scoped(s, || {
-                    let marker = 0u8;
-                    let top = std::hint::black_box(&marker) as *const u8 as u64;
-                    ctx.stack_limit = top.saturating_sub(stack_size as u64).saturating_add(HELPER_MARGIN);
-                    // SAFETY: `entry` is the finalized address of a trampoline
-                    // with exactly this signature, owned by `self`'s JIT
-                    // module, which outlives this scoped thread. `ctx` is a
-                    // valid exclusive ExecContext; `arg_buf` / `ret_buf` hold
-                    // one 32-byte slot per parameter / return, as the
-                    // trampoline reads and writes them.
-                    unsafe {
-                        let f: extern "C" fn(*mut ExecContext, *const u8, *mut u8) -> u32 =
-                            std::mem::transmute::<usize, _>(entry);
-                        f(&mut ctx, arg_buf.as_ptr().cast(), ret_buf.as_mut_ptr().cast())
-                    }
-                })
-                .map_err(|e| ExecError::Thread(e.to_string()))?
-                .join()
-                .map_err(|_| ExecError::Thread("execution thread panicked".into()))
-        })?;
+        if self.executor.is_none() {
+            self.executor = Some(Executor::start(self.config.stack_size)?);
+        }
+        let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
+        let job = Job {
+            entry,
+            ctx: &mut ctx as *mut ExecContext as usize,
+            args: arg_buf.as_ptr() as usize,
+            rets: ret_buf.as_mut_ptr() as usize,
+        };
+        // `run` blocks until the job is done, so every address in `job`
+        // stays valid (and exclusively the executor's) while it runs.
+        let failed_flag = executor.run(job)?;
         let gas_left = gas.map(|_| ctx.gas_left);
         if failed_flag == 0 {
             let returns = ret_buf.iter().zip(&rets).map(|(slot, k)| slot[..k.bytes()].to_vec()).collect();
@@ -133,10 +122,81 @@ impl JitEngine {
     }
 }
 
+/// One call for the executor thread: the trampoline and its three
+/// arguments, as addresses.
+#[derive(Clone, Copy)]
+struct Job {
+    entry: usize,
+    ctx: usize,
+    args: usize,
+    rets: usize,
+}
+
+/// The thread compiled code runs on: a known, large stack whose lower
+/// bound (plus a margin) every compiled frame checks against.
+pub(crate) struct Executor {
+    jobs: Option<mpsc::Sender<Job>>,
+    done: mpsc::Receiver<u32>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Executor {
+    fn start(stack_size: usize) -> Result<Executor, ExecError> {
+        let (jobs, job_rx) = mpsc::channel::<Job>();
+        let (done_tx, done) = mpsc::channel::<u32>();
+        let thread = std::thread::Builder::new()
+            .name("movejit-exec".into())
+            .stack_size(stack_size)
+            .spawn(move || {
+                let marker = 0u8;
+                let top = std::hint::black_box(&marker) as *const u8 as u64;
+                let limit = top.saturating_sub(stack_size as u64).saturating_add(HELPER_MARGIN);
+                while let Ok(job) = job_rx.recv() {
+                    // SAFETY: `Executor::run` sends a job only while its
+                    // caller keeps the context and both buffers alive and
+                    // untouched, and waits for the answer. `job.entry` is
+                    // the finalized address of an entry trampoline with
+                    // exactly this signature, in a JIT module that is freed
+                    // only after this thread has been joined. The args /
+                    // rets buffers hold one 32-byte slot per value.
+                    let flag = unsafe {
+                        let ctx = job.ctx as *mut ExecContext;
+                        (*ctx).stack_limit = limit;
+                        let f: extern "C" fn(*mut ExecContext, *const u8, *mut u8) -> u32 =
+                            std::mem::transmute::<usize, _>(job.entry);
+                        f(ctx, job.args as *const u8, job.rets as *mut u8)
+                    };
+                    if done_tx.send(flag).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| ExecError::Thread(e.to_string()))?;
+        Ok(Executor { jobs: Some(jobs), done, thread: Some(thread) })
+    }
+
+    /// Runs one job and waits for its result.
+    fn run(&self, job: Job) -> Result<u32, ExecError> {
+        let lost = || ExecError::Thread("execution thread is gone".into());
+        self.jobs.as_ref().ok_or_else(lost)?.send(job).map_err(|_| lost())?;
+        self.done.recv().map_err(|_| lost())
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        // Closing the job channel ends the thread's loop.
+        self.jobs.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Releases the code memory of a JIT module.
 pub(crate) fn free_code(jit: JITModule) {
-    // SAFETY: called only from `JitEngine::drop`; executions run on scoped
-    // threads that finished before `execute` returned, and no function
-    // pointer into the module escapes the engine.
+    // SAFETY: called only from `JitEngine::drop`, after the executor thread
+    // was joined; no execution is running and no function pointer into the
+    // module escapes the engine.
     unsafe { jit.free_memory() };
 }
