@@ -26,6 +26,9 @@ pub enum Kind {
     I64,
     I128,
     I256,
+    /// A 32-byte account address: four `i64` lanes of its bytes, compared
+    /// only for equality.
+    Address,
 }
 
 impl Kind {
@@ -46,6 +49,7 @@ impl Kind {
             T::I64 => Kind::I64,
             T::I128 => Kind::I128,
             T::I256 => Kind::I256,
+            T::Address => Kind::Address,
             _ => return None,
         })
     }
@@ -67,7 +71,7 @@ impl Kind {
             U32 | I32 => 32,
             U64 | I64 => 64,
             U128 | I128 => 128,
-            U256 | I256 => 256,
+            U256 | I256 | Address => 256,
         }
     }
 
@@ -82,12 +86,12 @@ impl Kind {
     }
 
     pub fn is_integer(self) -> bool {
-        self != Kind::Bool
+        !matches!(self, Kind::Bool | Kind::Address)
     }
 
-    /// 256-bit kinds live in four `i64` limbs.
+    /// 256-bit kinds (integers and addresses) live in four `i64` limbs.
     pub fn is_wide(self) -> bool {
-        matches!(self, Kind::U256 | Kind::I256)
+        matches!(self, Kind::U256 | Kind::I256 | Kind::Address)
     }
 
     /// The Cranelift type of one limb (the whole value unless wide).
@@ -144,7 +148,7 @@ impl Kind {
 
     pub fn from_code(code: u32) -> Option<Kind> {
         use Kind::*;
-        const ALL: [Kind; 13] = [Bool, U8, U16, U32, U64, U128, U256, I8, I16, I32, I64, I128, I256];
+        const ALL: [Kind; 14] = [Bool, U8, U16, U32, U64, U128, U256, I8, I16, I32, I64, I128, I256, Address];
         ALL.get(code as usize).copied()
     }
 }
@@ -161,9 +165,10 @@ mod tests {
         assert_eq!(Kind::U128.max_bits(), u128::MAX);
         assert_eq!(Kind::I128.max_bits(), i128::MAX as u128);
         assert_eq!(Kind::I128.min_bits(), 1u128 << 127);
-        for c in 0..13 {
+        for c in 0..14 {
             assert_eq!(Kind::from_code(c).map(Kind::code), Some(c));
         }
-        assert_eq!(Kind::from_code(13), None);
+        assert_eq!(Kind::from_code(14), None);
+        assert!(!Kind::Address.is_integer() && Kind::Address.is_wide());
     }
 }

@@ -32,6 +32,7 @@ fn kind_of_tag(tag: &str) -> Option<Kind> {
         "i64" => Kind::I64,
         "i128" => Kind::I128,
         "i256" => Kind::I256,
+        "address" => Kind::Address,
         _ => return None,
     })
 }
