@@ -2,7 +2,7 @@
 //! by zero, `MIN / -1`, out-of-range cast and shift by at least the bit width
 //! is `ARITHMETIC_ERROR`; bits shifted out below the width are dropped.
 
-use crate::error::{VmError, VmResult};
+use crate::error::{TrapResult, VmError};
 use crate::values::Value;
 use ethnum::{I256 as BigI, U256 as BigU};
 
@@ -46,7 +46,7 @@ macro_rules! int_binop {
 }
 
 /// `a op b` for two integers of the same type.
-pub fn binop(op: BinOp, a: Value, b: Value) -> VmResult<Value> {
+pub fn binop(op: BinOp, a: Value, b: Value) -> TrapResult<Value> {
     use Value::*;
     Ok(match (a, b) {
         (U8(x), U8(y)) => int_binop!(op, x, y, U8),
@@ -61,12 +61,51 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> VmResult<Value> {
         (I64(x), I64(y)) => int_binop!(op, x, y, I64),
         (I128(x), I128(y)) => int_binop!(op, x, y, I128),
         (I256(x), I256(y)) => int_binop!(op, x, y, I256),
-        (a, b) => return Err(VmError::invariant(format!("{op:?} on {a:?} and {b:?}"))),
+        (a, b) => return Err(Box::new(VmError::invariant(format!("{op:?} on {a:?} and {b:?}")))),
     })
 }
 
+macro_rules! int_binop_in_place {
+    ($op:expr, $x:expr, $y:expr) => {{
+        let (x, y) = (*$x, *$y);
+        *$x = match $op {
+            BinOp::Add => x.checked_add(y).ok_or_else(|| VmError::arithmetic("Addition overflow"))?,
+            BinOp::Sub => x.checked_sub(y).ok_or_else(|| VmError::arithmetic("Subtraction overflow"))?,
+            BinOp::Mul => x.checked_mul(y).ok_or_else(|| VmError::arithmetic("Multiplication overflow"))?,
+            BinOp::Div => x.checked_div(y).ok_or_else(|| VmError::arithmetic("Division by zero or overflow"))?,
+            BinOp::Mod => x.checked_rem(y).ok_or_else(|| VmError::arithmetic("Integer remainder by zero or overflow"))?,
+            BinOp::BitOr => x | y,
+            BinOp::BitAnd => x & y,
+            BinOp::Xor => x ^ y,
+        };
+    }};
+}
+
+/// `a = a op b` in place (same rules as [`binop`]; `a` is unchanged on error).
+#[inline]
+pub fn binop_in_place(op: BinOp, a: &mut Value, b: &Value) -> TrapResult<()> {
+    use Value::*;
+    match (a, b) {
+        (U64(x), U64(y)) => int_binop_in_place!(op, x, y),
+        (U8(x), U8(y)) => int_binop_in_place!(op, x, y),
+        (U16(x), U16(y)) => int_binop_in_place!(op, x, y),
+        (U32(x), U32(y)) => int_binop_in_place!(op, x, y),
+        (U128(x), U128(y)) => int_binop_in_place!(op, x, y),
+        (U256(x), U256(y)) => int_binop_in_place!(op, x, y),
+        (I8(x), I8(y)) => int_binop_in_place!(op, x, y),
+        (I16(x), I16(y)) => int_binop_in_place!(op, x, y),
+        (I32(x), I32(y)) => int_binop_in_place!(op, x, y),
+        (I64(x), I64(y)) => int_binop_in_place!(op, x, y),
+        (I128(x), I128(y)) => int_binop_in_place!(op, x, y),
+        (I256(x), I256(y)) => int_binop_in_place!(op, x, y),
+        (a, b) => return Err(Box::new(VmError::invariant(format!("{op:?} on {a:?} and {b:?}")))),
+    }
+    Ok(())
+}
+
 /// `a < b` and friends.
-pub fn compare(op: CmpOp, a: &Value, b: &Value) -> VmResult<bool> {
+#[inline]
+pub fn compare(op: CmpOp, a: &Value, b: &Value) -> TrapResult<bool> {
     use std::cmp::Ordering::*;
     use Value::*;
     let o = match (a, b) {
@@ -82,7 +121,7 @@ pub fn compare(op: CmpOp, a: &Value, b: &Value) -> VmResult<bool> {
         (I64(x), I64(y)) => x.cmp(y),
         (I128(x), I128(y)) => x.cmp(y),
         (I256(x), I256(y)) => x.cmp(y),
-        (a, b) => return Err(VmError::invariant(format!("{op:?} on {a:?} and {b:?}"))),
+        (a, b) => return Err(Box::new(VmError::invariant(format!("{op:?} on {a:?} and {b:?}")))),
     };
     Ok(match op {
         CmpOp::Lt => o == Less,
@@ -93,16 +132,16 @@ pub fn compare(op: CmpOp, a: &Value, b: &Value) -> VmResult<bool> {
 }
 
 /// `a << n` / `a >> n` (`n` is a u8; `n` ≥ width is an error).
-pub fn shift(left: bool, a: Value, n: Value) -> VmResult<Value> {
+pub fn shift(left: bool, a: Value, n: Value) -> TrapResult<Value> {
     use Value::*;
     let n = match n {
         U8(n) => n as u32,
-        v => return Err(VmError::invariant(format!("shift amount {v:?}"))),
+        v => return Err(Box::new(VmError::invariant(format!("shift amount {v:?}")))),
     };
     macro_rules! sh {
         ($x:expr, $bits:expr, $ctor:path) => {{
             if n >= $bits {
-                return Err(VmError::arithmetic("Shift amount exceeds bit width"));
+                return Err(Box::new(VmError::arithmetic("Shift amount exceeds bit width")));
             }
             if left {
                 $ctor($x << n)
@@ -124,12 +163,12 @@ pub fn shift(left: bool, a: Value, n: Value) -> VmResult<Value> {
         I64(x) => sh!(x, 64, I64),
         I128(x) => sh!(x, 128, I128),
         I256(x) => sh!(x, 256, I256),
-        v => return Err(VmError::invariant(format!("shift of {v:?}"))),
+        v => return Err(Box::new(VmError::invariant(format!("shift of {v:?}")))),
     })
 }
 
 /// `-a` for signed integers (`-MIN` is an error).
-pub fn negate(a: Value) -> VmResult<Value> {
+pub fn negate(a: Value) -> TrapResult<Value> {
     use Value::*;
     let e = || VmError::arithmetic("Negation overflow");
     Ok(match a {
@@ -139,7 +178,7 @@ pub fn negate(a: Value) -> VmResult<Value> {
         I64(x) => I64(x.checked_neg().ok_or_else(e)?),
         I128(x) => I128(x.checked_neg().ok_or_else(e)?),
         I256(x) => I256(x.checked_neg().ok_or_else(e)?),
-        v => return Err(VmError::invariant(format!("negate of {v:?}"))),
+        v => return Err(Box::new(VmError::invariant(format!("negate of {v:?}")))),
     })
 }
 
@@ -167,7 +206,7 @@ enum Wide {
     I(BigI),
 }
 
-fn widen(v: &Value) -> VmResult<Wide> {
+fn widen(v: &Value) -> TrapResult<Wide> {
     use Value::*;
     Ok(match v {
         U8(x) => Wide::U(BigU::from(*x)),
@@ -182,12 +221,12 @@ fn widen(v: &Value) -> VmResult<Wide> {
         I64(x) => Wide::I(BigI::from(*x)),
         I128(x) => Wide::I(BigI::from(*x)),
         I256(x) => Wide::I(*x),
-        v => return Err(VmError::invariant(format!("cast of {v:?}"))),
+        v => return Err(Box::new(VmError::invariant(format!("cast of {v:?}")))),
     })
 }
 
 /// Casts an integer; values out of the target's range are an error.
-pub fn cast(v: Value, to: CastTo) -> VmResult<Value> {
+pub fn cast(v: Value, to: CastTo) -> TrapResult<Value> {
     let w = widen(&v)?;
     let err = || VmError::arithmetic(format!("Cannot cast {v:?} to {to:?}"));
     macro_rules! to_unsigned {
@@ -238,7 +277,7 @@ pub fn cast(v: Value, to: CastTo) -> VmResult<Value> {
             Wide::I(x) => Some(Value::I256(x)),
         },
     };
-    r.ok_or_else(err)
+    r.ok_or_else(|| Box::new(err()))
 }
 
 #[cfg(test)]
@@ -247,6 +286,11 @@ mod tests {
     #[test]
     fn rules() {
         assert!(binop(BinOp::Add, Value::U8(255), Value::U8(1)).is_err());
+        let mut a = Value::U64(7);
+        binop_in_place(BinOp::Mul, &mut a, &Value::U64(6)).expect("in range");
+        assert_eq!(a, Value::U64(42));
+        assert!(binop_in_place(BinOp::Sub, &mut a, &Value::U64(43)).is_err());
+        assert_eq!(a, Value::U64(42));
         assert!(binop(BinOp::Div, Value::I8(-128), Value::I8(-1)).is_err());
         assert!(binop(BinOp::Mod, Value::I8(-128), Value::I8(-1)).is_err());
         assert_eq!(binop(BinOp::Div, Value::I8(-7), Value::I8(2)).ok(), Some(Value::I8(-3)));

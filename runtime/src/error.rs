@@ -52,6 +52,17 @@ impl VmError {
 
 pub type VmResult<T> = Result<T, VmError>;
 
+/// An error on a hot path, boxed so `Result`s stay a word or two wide; `?`
+/// converts between the two forms.
+pub type Trap = Box<VmError>;
+pub type TrapResult<T> = Result<T, Trap>;
+
+impl From<Box<VmError>> for VmError {
+    fn from(b: Box<VmError>) -> Self {
+        *b
+    }
+}
+
 /// `VECTOR_OPERATION_ERROR` sub-statuses (as the Move VM numbers them).
 pub mod vec_err {
     pub const INDEX_OUT_OF_BOUNDS: u64 = 1;

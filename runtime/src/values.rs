@@ -5,7 +5,7 @@
 //! guarantee the path stays valid while the reference lives, so resolving it
 //! is a plain walk; no interior mutability or aliasing is needed.
 
-use crate::error::{VmError, VmResult};
+use crate::error::{TrapResult, VmError, VmResult};
 use crate::storage::ModuleId;
 use crate::types::Type;
 use ethnum::{I256, U256};
@@ -131,56 +131,73 @@ pub enum Value {
 }
 
 impl Value {
-    pub fn as_bool(&self) -> VmResult<bool> {
+    pub fn as_bool(&self) -> TrapResult<bool> {
         match self {
             Value::Bool(b) => Ok(*b),
-            v => Err(VmError::invariant(format!("expected bool, got {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("expected bool, got {v:?}")))),
         }
     }
-    pub fn as_u64(&self) -> VmResult<u64> {
+    pub fn as_u64(&self) -> TrapResult<u64> {
         match self {
             Value::U64(b) => Ok(*b),
-            v => Err(VmError::invariant(format!("expected u64, got {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("expected u64, got {v:?}")))),
         }
     }
-    pub fn as_address(&self) -> VmResult<AccountAddress> {
+    pub fn as_address(&self) -> TrapResult<AccountAddress> {
         match self {
             Value::Address(a) => Ok(*a),
             Value::Struct(f) if f.len() == 1 => f[0].as_address(),
-            v => Err(VmError::invariant(format!("expected address, got {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("expected address, got {v:?}")))),
         }
     }
-    pub fn into_ref(self) -> VmResult<Reference> {
+    pub fn into_ref(self) -> TrapResult<Reference> {
         match self {
             Value::Ref(r) => Ok(r),
-            v => Err(VmError::invariant(format!("expected reference, got {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("expected reference, got {v:?}")))),
         }
     }
-    pub fn into_vec(self) -> VmResult<Vec<Value>> {
+    pub fn into_vec(self) -> TrapResult<Vec<Value>> {
         match self {
             Value::Vector(v) => Ok(v),
-            v => Err(VmError::invariant(format!("expected vector, got {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("expected vector, got {v:?}")))),
         }
     }
-    pub fn into_fields(self) -> VmResult<Vec<Value>> {
+    pub fn into_fields(self) -> TrapResult<Vec<Value>> {
         match self {
             Value::Struct(v) => Ok(v),
-            v => Err(VmError::invariant(format!("expected struct, got {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("expected struct, got {v:?}")))),
         }
     }
     /// The bytes of a `vector<u8>`.
-    pub fn to_bytes(&self) -> VmResult<Vec<u8>> {
+    pub fn to_bytes(&self) -> TrapResult<Vec<u8>> {
         match self {
             Value::Vector(v) => v
                 .iter()
                 .map(|e| match e {
                     Value::U8(b) => Ok(*b),
-                    e => Err(VmError::invariant(format!("expected u8, got {e:?}"))),
+                    e => Err(Box::new(VmError::invariant(format!("expected u8, got {e:?}")))),
                 })
                 .collect(),
-            v => Err(VmError::invariant(format!("expected vector<u8>, got {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("expected vector<u8>, got {v:?}")))),
         }
     }
+    /// Whether dropping this value frees nothing (no heap parts).
+    #[inline(always)]
+    pub fn is_plain(&self) -> bool {
+        !matches!(self, Value::Vector(_) | Value::Struct(_) | Value::Variant(..) | Value::Closure(_) | Value::Ref(_))
+    }
+
+    /// Drops the value, skipping the drop glue when it owns nothing.
+    #[inline(always)]
+    pub fn discard(self) {
+        if self.is_plain() {
+            // Nothing to free: avoid the out-of-line drop glue on hot paths.
+            std::mem::forget(self);
+        } else {
+            drop(self);
+        }
+    }
+
     pub fn signer(a: AccountAddress) -> Value {
         Value::Struct(vec![Value::Address(a)])
     }
@@ -188,20 +205,20 @@ impl Value {
         Value::Vector(b.iter().map(|x| Value::U8(*x)).collect())
     }
     /// The child at `idx` (field of a struct or variant, element of a vector).
-    pub fn child(&self, idx: usize) -> VmResult<&Value> {
+    pub fn child(&self, idx: usize) -> TrapResult<&Value> {
         match self {
             Value::Struct(f) | Value::Variant(_, f) | Value::Vector(f) => {
-                f.get(idx).ok_or_else(|| VmError::invariant("reference path out of range"))
+                f.get(idx).ok_or_else(|| Box::new(VmError::invariant("reference path out of range")))
             }
-            v => Err(VmError::invariant(format!("cannot index into {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("cannot index into {v:?}")))),
         }
     }
-    pub fn child_mut(&mut self, idx: usize) -> VmResult<&mut Value> {
+    pub fn child_mut(&mut self, idx: usize) -> TrapResult<&mut Value> {
         match self {
             Value::Struct(f) | Value::Variant(_, f) | Value::Vector(f) => {
-                f.get_mut(idx).ok_or_else(|| VmError::invariant("reference path out of range"))
+                f.get_mut(idx).ok_or_else(|| Box::new(VmError::invariant("reference path out of range")))
             }
-            v => Err(VmError::invariant(format!("cannot index into {v:?}"))),
+            v => Err(Box::new(VmError::invariant(format!("cannot index into {v:?}")))),
         }
     }
     /// Nesting depth of the value (a primitive is 1).
@@ -225,43 +242,43 @@ pub struct Memory {
 }
 
 impl Memory {
-    fn root(&self, root: RefRoot) -> VmResult<&Value> {
+    fn root(&self, root: RefRoot) -> TrapResult<&Value> {
         match root {
             RefRoot::Local { frame, local } => self
                 .frames
                 .get(frame as usize)
                 .and_then(|f| f.get(local as usize))
-                .ok_or_else(|| VmError::invariant("dangling local reference")),
+                .ok_or_else(|| Box::new(VmError::invariant("dangling local reference"))),
             RefRoot::Global(slot) => self
                 .globals
                 .get(slot as usize)
                 .and_then(|g| g.as_ref())
-                .ok_or_else(|| VmError::invariant("dangling global reference")),
+                .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
         }
     }
-    fn root_mut(&mut self, root: RefRoot) -> VmResult<&mut Value> {
+    fn root_mut(&mut self, root: RefRoot) -> TrapResult<&mut Value> {
         match root {
             RefRoot::Local { frame, local } => self
                 .frames
                 .get_mut(frame as usize)
                 .and_then(|f| f.get_mut(local as usize))
-                .ok_or_else(|| VmError::invariant("dangling local reference")),
+                .ok_or_else(|| Box::new(VmError::invariant("dangling local reference"))),
             RefRoot::Global(slot) => self
                 .globals
                 .get_mut(slot as usize)
                 .and_then(|g| g.as_mut())
-                .ok_or_else(|| VmError::invariant("dangling global reference")),
+                .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
         }
     }
     /// The value `r` points to.
-    pub fn get(&self, r: &Reference) -> VmResult<&Value> {
+    pub fn get(&self, r: &Reference) -> TrapResult<&Value> {
         let mut v = self.root(r.root)?;
         for &i in r.path.as_slice() {
             v = v.child(i as usize)?;
         }
         Ok(v)
     }
-    pub fn get_mut(&mut self, r: &Reference) -> VmResult<&mut Value> {
+    pub fn get_mut(&mut self, r: &Reference) -> TrapResult<&mut Value> {
         let mut v = self.root_mut(r.root)?;
         for &i in r.path.as_slice() {
             v = v.child_mut(i as usize)?;
@@ -269,7 +286,7 @@ impl Memory {
         Ok(v)
     }
     /// `v` itself, or what it points to when it is a reference.
-    pub fn deref<'a>(&'a self, v: &'a Value) -> VmResult<&'a Value> {
+    pub fn deref<'a>(&'a self, v: &'a Value) -> TrapResult<&'a Value> {
         match v {
             Value::Ref(r) => self.get(r),
             v => Ok(v),
@@ -278,7 +295,7 @@ impl Memory {
 }
 
 /// Structural equality as `Eq` computes it (references compare their targets).
-pub fn values_equal(mem: &Memory, a: &Value, b: &Value) -> VmResult<bool> {
+pub fn values_equal(mem: &Memory, a: &Value, b: &Value) -> TrapResult<bool> {
     let a = mem.deref(a)?;
     let b = mem.deref(b)?;
     Ok(a == b)

@@ -13,6 +13,7 @@ use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
 use movejit_runtime::error::vec_err;
 use movejit_runtime::natives::{NativeContext, TypeInfo};
 use movejit_runtime::values::values_equal;
+use movejit_runtime::error::TrapResult;
 use movejit_runtime::{
     ClosureValue, ErrorLocation, FunctionId, GasMeter, Memory, RefRoot, Reference, StatusCode, Type, Value,
     VmError, VmResult,
@@ -110,42 +111,46 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 let n = self.s.globals.meta.len();
                 self.s.globals.values.resize(n, None);
                 self.s.globals.index.retain(|_, slot| (*slot as usize) < n);
-                Err(e)
+                Err(*e)
             }
         }
     }
 
-    fn push(&mut self, v: Value) -> VmResult<()> {
+    #[inline(always)]
+    fn push(&mut self, v: Value) -> TrapResult<()> {
         if self.stack.len() >= self.max_stack {
-            return Err(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW));
+            return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
         }
         self.stack.push(v);
         Ok(())
     }
 
-    fn pop(&mut self) -> VmResult<Value> {
-        self.stack.pop().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))
+    #[inline(always)]
+    fn pop(&mut self) -> TrapResult<Value> {
+        self.stack.pop().ok_or_else(|| Box::new(VmError::new(StatusCode::EMPTY_VALUE_STACK)))
     }
 
-    fn pop_n(&mut self, n: usize) -> VmResult<Vec<Value>> {
+    fn pop_n(&mut self, n: usize) -> TrapResult<Vec<Value>> {
         if n > self.stack.len() {
-            return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+            return Err(Box::new(VmError::new(StatusCode::EMPTY_VALUE_STACK)));
         }
         Ok(self.stack.split_off(self.stack.len() - n))
     }
 
-    fn pop_ref(&mut self) -> VmResult<Reference> {
+    #[inline]
+    fn pop_ref(&mut self) -> TrapResult<Reference> {
         self.pop()?.into_ref()
     }
 
-    fn pop_u64(&mut self) -> VmResult<u64> {
+    #[inline]
+    fn pop_u64(&mut self) -> TrapResult<u64> {
         self.pop()?.as_u64()
     }
 
     /// Calls a function with the top `n` operand-stack values as arguments.
-    fn call_from_stack(&mut self, m: Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>, n: usize) -> VmResult<()> {
+    fn call_from_stack(&mut self, m: Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>, n: usize) -> TrapResult<()> {
         if n > self.stack.len() {
-            return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+            return Err(Box::new(VmError::new(StatusCode::EMPTY_VALUE_STACK)));
         }
         let is_move = m.module.function_defs.get(def as usize).is_some_and(|f| !f.is_native());
         if !is_move {
@@ -159,7 +164,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
             .and_then(|f| f.code.as_ref())
             .ok_or_else(|| invariant("function definition"))?;
         if self.frames.len() >= self.max_depth {
-            return Err(VmError::new(StatusCode::CALL_STACK_OVERFLOW));
+            return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
         }
         self.gas.charge_frame()?;
         let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
@@ -173,7 +178,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     /// Calls a function: natives run at once, Move functions get a frame.
-    fn call(&mut self, m: Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>, args: Vec<Value>) -> VmResult<()> {
+    fn call(&mut self, m: Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>, args: Vec<Value>) -> TrapResult<()> {
         let fdef = m.module.function_defs.get(def as usize).ok_or_else(|| invariant("function definition"))?;
         let Some(code) = &fdef.code else {
             let native = m
@@ -196,7 +201,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
             return Ok(());
         };
         if self.frames.len() >= self.max_depth {
-            return Err(VmError::new(StatusCode::CALL_STACK_OVERFLOW));
+            return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
         }
         self.gas.charge_frame()?;
         let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
@@ -208,7 +213,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         Ok(())
     }
 
-    fn run(&mut self) -> VmResult<()> {
+    fn run(&mut self) -> TrapResult<()> {
         while let Some(frame) = self.frames.last() {
             let m = frame.module.clone();
             let def = frame.def;
@@ -236,7 +241,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     /// Resolves a call through a function handle of `m`.
-    fn resolve_handle(&mut self, m: &Arc<LoadedModule>, fh: movejit_format::FunctionHandleIndex) -> VmResult<(Arc<LoadedModule>, u16)> {
+    fn resolve_handle(&mut self, m: &Arc<LoadedModule>, fh: movejit_format::FunctionHandleIndex) -> TrapResult<(Arc<LoadedModule>, u16)> {
         let key = (Arc::as_ptr(m) as usize, fh.0);
         if let Some(t) = self.s.call_cache.get(&key) {
             return Ok(t.clone());
@@ -259,7 +264,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         fi: u16,
         sig: movejit_format::SignatureIndex,
         ty_args: &Arc<Vec<Type>>,
-    ) -> VmResult<Arc<Vec<Type>>> {
+    ) -> TrapResult<Arc<Vec<Type>>> {
         let key = (Arc::as_ptr(m) as usize, fi, Arc::as_ptr(ty_args) as usize);
         if let Some((_, t)) = self.s.inst_cache.get(&key) {
             return Ok(t.clone());
@@ -269,45 +274,45 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         Ok(t)
     }
 
-    fn inst_types(&self, m: &LoadedModule, sig: movejit_format::SignatureIndex, ty_args: &[Type]) -> VmResult<Vec<Type>> {
+    fn inst_types(&self, m: &LoadedModule, sig: movejit_format::SignatureIndex, ty_args: &[Type]) -> TrapResult<Vec<Type>> {
         let tys = m.sig_types(sig, ty_args)?;
         for t in &tys {
             if t.depth() > self.s.engine.config.limits.max_type_depth {
-                return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
+                return Err(Box::new(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED)));
             }
         }
         Ok(tys)
     }
 
-    fn struct_type(&self, m: &LoadedModule, sd: movejit_format::StructDefinitionIndex, args: Vec<Type>) -> VmResult<Type> {
+    fn struct_type(&self, m: &LoadedModule, sd: movejit_format::StructDefinitionIndex, args: Vec<Type>) -> TrapResult<Type> {
         let d = m.module.struct_defs.get(sd.idx()).ok_or_else(|| invariant("struct def"))?;
         Ok(Type::Datatype(m.datatype_id(d.struct_handle)?, args))
     }
 
-    fn generic_struct_type(&self, m: &LoadedModule, i: movejit_format::StructDefInstantiationIndex, ty_args: &[Type]) -> VmResult<(usize, Type)> {
+    fn generic_struct_type(&self, m: &LoadedModule, i: movejit_format::StructDefInstantiationIndex, ty_args: &[Type]) -> TrapResult<(usize, Type)> {
         let inst = m.module.struct_def_instantiations.get(i.idx()).ok_or_else(|| invariant("struct inst"))?;
         let args = self.inst_types(m, inst.type_parameters, ty_args)?;
         Ok((inst.def.idx(), self.struct_type(m, inst.def, args)?))
     }
 
-    fn signer_address(&self, v: &Value) -> VmResult<movejit_runtime::AccountAddress> {
-        self.mem.deref(v)?.as_address()
+    fn signer_address(&self, v: &Value) -> TrapResult<movejit_runtime::AccountAddress> {
+        Ok(self.mem.deref(v)?.as_address()?)
     }
 
-    fn move_to(&mut self, ty: Type) -> VmResult<()> {
+    fn move_to(&mut self, ty: Type) -> TrapResult<()> {
         let value = self.pop()?;
         let signer = self.pop()?;
         let addr = self.signer_address(&signer)?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)? as usize;
         if self.mem.globals[slot].is_some() {
-            return Err(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS));
+            return Err(Box::new(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)));
         }
         self.mem.globals[slot] = Some(value);
         self.s.globals.meta[slot].dirty = true;
         Ok(())
     }
 
-    fn move_from(&mut self, ty: Type) -> VmResult<()> {
+    fn move_from(&mut self, ty: Type) -> TrapResult<()> {
         let addr = self.pop()?.as_address()?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)? as usize;
         let v = self.mem.globals[slot].take().ok_or_else(|| VmError::new(StatusCode::MISSING_DATA))?;
@@ -315,11 +320,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         self.push(v)
     }
 
-    fn borrow_global(&mut self, ty: Type, mutable: bool) -> VmResult<()> {
+    fn borrow_global(&mut self, ty: Type, mutable: bool) -> TrapResult<()> {
         let addr = self.pop()?.as_address()?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)?;
         if self.mem.globals[slot as usize].is_none() {
-            return Err(VmError::new(StatusCode::MISSING_DATA));
+            return Err(Box::new(VmError::new(StatusCode::MISSING_DATA)));
         }
         if mutable {
             self.s.globals.meta[slot as usize].dirty = true;
@@ -327,14 +332,14 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         self.push(Value::Ref(Reference::new(RefRoot::Global(slot))))
     }
 
-    fn exists(&mut self, ty: Type) -> VmResult<()> {
+    fn exists(&mut self, ty: Type) -> TrapResult<()> {
         let addr = self.pop()?.as_address()?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)?;
         let e = self.mem.globals[slot as usize].is_some();
         self.push(Value::Bool(e))
     }
 
-    fn pack_closure(&mut self, target: (Arc<LoadedModule>, u16), ty_args: Vec<Type>, mask: u64) -> VmResult<()> {
+    fn pack_closure(&mut self, target: (Arc<LoadedModule>, u16), ty_args: Vec<Type>, mask: u64) -> TrapResult<()> {
         let (tm, tdef) = target;
         let fh = tm
             .module
@@ -362,7 +367,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     /// Executes the top frame until it calls a Move function or returns.
-    fn exec_block(&mut self, m: &Arc<LoadedModule>, unit: &CodeUnit, ty_args: &Arc<Vec<Type>>, pc: &mut usize) -> VmResult<()> {
+    fn exec_block(&mut self, m: &Arc<LoadedModule>, unit: &CodeUnit, ty_args: &Arc<Vec<Type>>, pc: &mut usize) -> TrapResult<()> {
         use Bytecode as B;
         let code = &unit.code;
         let mi = self.frames.len() as u32; // memory index of this frame's locals
@@ -374,7 +379,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
             }
             match instr {
                 B::Pop => {
-                    self.pop()?;
+                    self.pop()?.discard();
                 }
                 B::Ret => {
                     self.frames.pop();
@@ -385,7 +390,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     return Ok(());
                 }
                 B::BrTrue(t) => {
-                    if self.pop()?.as_bool()? {
+                    let c = self.pop()?;
+                    let c = c.as_bool()?;
+                    if c {
                         *pc = *t as usize;
                         continue;
                     }
@@ -425,20 +432,20 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 B::CopyLoc(i) => {
                     let v = self.local(mi, *i)?.clone();
                     if matches!(v, Value::Invalid) {
-                        return Err(invariant("copy of an unavailable local"));
+                        return Err(Box::new(invariant("copy of an unavailable local")));
                     }
                     self.push(v)?;
                 }
                 B::MoveLoc(i) => {
                     let v = std::mem::take(self.local_mut(mi, *i)?);
                     if matches!(v, Value::Invalid) {
-                        return Err(invariant("move of an unavailable local"));
+                        return Err(Box::new(invariant("move of an unavailable local")));
                     }
                     self.push(v)?;
                 }
                 B::StLoc(i) => {
                     let v = self.pop()?;
-                    *self.local_mut(mi, *i)? = v;
+                    std::mem::replace(self.local_mut(mi, *i)?, v).discard();
                 }
                 B::MutBorrowLoc(i) | B::ImmBorrowLoc(i) => {
                     self.push(Value::Ref(Reference::new(RefRoot::Local { frame: mi, local: *i as u32 })))?;
@@ -572,7 +579,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     let r = self.pop_ref()?;
                     let tag = match self.mem.get(&r)? {
                         Value::Variant(t, _) => *t,
-                        _ => return Err(invariant("variant switch on a non-enum")),
+                        _ => return Err(Box::new(invariant("variant switch on a non-enum"))),
                     };
                     let table = unit.jump_tables.get(jt.idx()).ok_or_else(|| invariant("jump table"))?;
                     let target = table.jump_table.get(tag as usize).ok_or_else(|| invariant("jump table entry"))?;
@@ -647,18 +654,18 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 B::Abort => {
                     let code = self.pop_u64()?;
-                    return Err(VmError::abort(code));
+                    return Err(Box::new(VmError::abort(code)));
                 }
                 B::AbortMsg => {
                     let msg = self.pop()?.to_bytes()?;
                     self.gas.charge_bytes(msg.len())?;
                     if msg.len() > self.s.engine.config.limits.max_abort_message {
-                        return Err(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED));
+                        return Err(Box::new(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)));
                     }
                     let text = String::from_utf8(msg)
                         .map_err(|e| VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(e.to_string()))?;
                     let code = self.pop_u64()?;
-                    return Err(VmError::abort(code).with_message(text));
+                    return Err(Box::new(VmError::abort(code).with_message(text)));
                 }
                 B::Exists(sd) => {
                     let t = self.struct_type(m, *sd, Vec::new())?;
@@ -699,7 +706,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     }
                     let n = usize::try_from(*n).map_err(|_| invariant("vec_pack size"))?;
                     if n as u64 > self.s.engine.config.limits.max_vector_len {
-                        return Err(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
+                        return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
                     }
                     let elems = self.pop_n(n)?;
                     self.push(Value::Vector(elems))?;
@@ -708,7 +715,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     let r = self.pop_ref()?;
                     let n = match self.mem.get(&r)? {
                         Value::Vector(v) => v.len(),
-                        _ => return Err(invariant("vec_len of a non-vector")),
+                        _ => return Err(Box::new(invariant("vec_len of a non-vector"))),
                     };
                     self.push(Value::U64(n as u64))?;
                 }
@@ -717,10 +724,10 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     let r = self.pop_ref()?;
                     let n = match self.mem.get(&r)? {
                         Value::Vector(v) => v.len(),
-                        _ => return Err(invariant("vec_borrow of a non-vector")),
+                        _ => return Err(Box::new(invariant("vec_borrow of a non-vector"))),
                     };
                     if i >= n as u64 {
-                        return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "index out of bounds"));
+                        return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "index out of bounds")));
                     }
                     self.push(Value::Ref(r.child(i as usize)))?;
                 }
@@ -731,18 +738,18 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     match self.mem.get_mut(&r)? {
                         Value::Vector(v) => {
                             if v.len() as u64 >= max {
-                                return Err(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
+                                return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
                             }
                             v.push(e);
                         }
-                        _ => return Err(invariant("push_back on a non-vector")),
+                        _ => return Err(Box::new(invariant("push_back on a non-vector"))),
                     }
                 }
                 B::VecPopBack(_) => {
                     let r = self.pop_ref()?;
                     let e = match self.mem.get_mut(&r)? {
                         Value::Vector(v) => v.pop(),
-                        _ => return Err(invariant("pop_back on a non-vector")),
+                        _ => return Err(Box::new(invariant("pop_back on a non-vector"))),
                     };
                     let e = e.ok_or_else(|| VmError::vector(vec_err::POP_EMPTY_VEC, "pop on an empty vector"))?;
                     self.push(e)?;
@@ -750,7 +757,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 B::VecUnpack(_, n) => {
                     let v = self.pop()?.into_vec()?;
                     if v.len() as u64 != *n {
-                        return Err(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH, "vec_unpack length mismatch"));
+                        return Err(Box::new(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH, "vec_unpack length mismatch")));
                     }
                     for e in v {
                         self.push(e)?;
@@ -763,11 +770,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     match self.mem.get_mut(&r)? {
                         Value::Vector(v) => {
                             if i >= v.len() as u64 || j >= v.len() as u64 {
-                                return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "swap out of bounds"));
+                                return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "swap out of bounds")));
                             }
                             v.swap(i as usize, j as usize);
                         }
-                        _ => return Err(invariant("swap on a non-vector")),
+                        _ => return Err(Box::new(invariant("swap on a non-vector"))),
                     }
                 }
                 B::PackClosure(fh, mask) => {
@@ -783,11 +790,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 B::CallClosure(sig) => {
                     let nparams = match m.module.signatures.get(sig.idx()).and_then(|s| s.0.first()) {
                         Some(SignatureToken::Function(p, _, _)) => p.len(),
-                        _ => return Err(invariant("call_closure signature")),
+                        _ => return Err(Box::new(invariant("call_closure signature"))),
                     };
                     let c = match self.pop()? {
                         Value::Closure(c) => c,
-                        v => return Err(invariant(&format!("call_closure on {v:?}"))),
+                        v => return Err(Box::new(invariant(&format!("call_closure on {v:?}")))),
                     };
                     let provided = self.pop_n(nparams)?;
                     let total = nparams + c.captured.len();
@@ -813,14 +820,14 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     /// `VM_MAX_VALUE_DEPTH_REACHED` when values of `t` would nest too deep.
-    fn check_depth(&mut self, t: &Type) -> VmResult<()> {
+    fn check_depth(&mut self, t: &Type) -> TrapResult<()> {
         if self.s.type_value_depth(t)? > self.s.engine.config.limits.max_value_depth {
-            return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED));
+            return Err(Box::new(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED)));
         }
         Ok(())
     }
 
-    fn check_struct_depth(&mut self, m: &Arc<LoadedModule>, sd: movejit_format::StructDefinitionIndex) -> VmResult<()> {
+    fn check_struct_depth(&mut self, m: &Arc<LoadedModule>, sd: movejit_format::StructDefinitionIndex) -> TrapResult<()> {
         let key = (Arc::as_ptr(m) as usize, sd.0);
         let d = match self.s.struct_depth_cache.get(&key) {
             Some(d) => *d,
@@ -832,19 +839,25 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
             }
         };
         if d > self.s.engine.config.limits.max_value_depth {
-            return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED));
+            return Err(Box::new(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED)));
         }
         Ok(())
     }
 
-    fn local(&self, mi: u32, i: u8) -> VmResult<&Value> {
-        self.mem.frames.get(mi as usize).and_then(|f| f.get(i as usize)).ok_or_else(|| invariant("local index"))
+    #[inline]
+    fn local(&self, mi: u32, i: u8) -> TrapResult<&Value> {
+        self.mem.frames.get(mi as usize).and_then(|f| f.get(i as usize)).ok_or_else(|| Box::new(invariant("local index")))
     }
-    fn local_mut(&mut self, mi: u32, i: u8) -> VmResult<&mut Value> {
-        self.mem.frames.get_mut(mi as usize).and_then(|f| f.get_mut(i as usize)).ok_or_else(|| invariant("local index"))
+    #[inline]
+    fn local_mut(&mut self, mi: u32, i: u8) -> TrapResult<&mut Value> {
+        self.mem
+            .frames
+            .get_mut(mi as usize)
+            .and_then(|f| f.get_mut(i as usize))
+            .ok_or_else(|| Box::new(invariant("local index")))
     }
 
-    fn param_count(&self, m: &LoadedModule, def: u16) -> VmResult<usize> {
+    fn param_count(&self, m: &LoadedModule, def: u16) -> TrapResult<usize> {
         let f = m.module.function_defs.get(def as usize).ok_or_else(|| invariant("function def"))?;
         let h = m.module.function_handles.get(f.function.idx()).ok_or_else(|| invariant("function handle"))?;
         Ok(m.module.signatures.get(h.parameters.idx()).map(|s| s.0.len()).unwrap_or(0))
@@ -854,43 +867,49 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         m.module.function_defs.get(def as usize).is_some_and(|f| f.is_native())
     }
 
-    fn binop(&mut self, op: BinOp) -> VmResult<()> {
+    #[inline]
+    fn binop(&mut self, op: BinOp) -> TrapResult<()> {
         let b = self.pop()?;
-        let a = self.pop()?;
-        let r = arith::binop(op, a, b)?;
-        self.push(r)
+        let a = self.stack.last_mut().ok_or_else(|| Box::new(VmError::new(StatusCode::EMPTY_VALUE_STACK)))?;
+        arith::binop_in_place(op, a, &b)?;
+        b.discard();
+        Ok(())
     }
 
-    fn cmp(&mut self, op: CmpOp) -> VmResult<()> {
+    #[inline]
+    fn cmp(&mut self, op: CmpOp) -> TrapResult<()> {
         let b = self.pop()?;
-        let a = self.pop()?;
-        let r = arith::compare(op, &a, &b)?;
-        self.push(Value::Bool(r))
+        let a = self.stack.last_mut().ok_or_else(|| Box::new(VmError::new(StatusCode::EMPTY_VALUE_STACK)))?;
+        let r = arith::compare(op, a, &b)?;
+        std::mem::replace(a, Value::Bool(r)).discard();
+        b.discard();
+        Ok(())
     }
 
-    fn cast(&mut self, to: CastTo) -> VmResult<()> {
+    #[inline]
+    fn cast(&mut self, to: CastTo) -> TrapResult<()> {
         let a = self.pop()?;
         let r = arith::cast(a, to)?;
         self.push(r)
     }
 
-    fn variant_tag(&self, r: &Reference) -> VmResult<u16> {
+    fn variant_tag(&self, r: &Reference) -> TrapResult<u16> {
         match self.mem.get(r)? {
             Value::Variant(t, _) => Ok(*t),
-            _ => Err(invariant("not an enum value")),
+            _ => Err(Box::new(invariant("not an enum value"))),
         }
     }
 
-    fn borrow_variant_field(&mut self, variants: &[u16], field: u16) -> VmResult<()> {
+    fn borrow_variant_field(&mut self, variants: &[u16], field: u16) -> TrapResult<()> {
         let r = self.pop_ref()?;
         let tag = self.variant_tag(&r)?;
         if !variants.contains(&tag) {
-            return Err(VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH));
+            return Err(Box::new(VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH)));
         }
         self.push(Value::Ref(r.child(field as usize)))
     }
 
-    fn unpack_variant(&mut self, variant: u16, mismatch: StatusCode) -> VmResult<()> {
+    fn unpack_variant(&mut self, variant: u16, mismatch: StatusCode) -> TrapResult<()> {
         match self.pop()? {
             Value::Variant(t, fields) if t == variant => {
                 for f in fields {
@@ -898,17 +917,17 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 Ok(())
             }
-            Value::Variant(..) => Err(VmError::new(mismatch)),
-            _ => Err(invariant("unpack of a non-enum")),
+            Value::Variant(..) => Err(Box::new(VmError::new(mismatch))),
+            _ => Err(Box::new(invariant("unpack of a non-enum"))),
         }
     }
 
-    fn unpack_variant_ref(&mut self, variant: u16) -> VmResult<()> {
+    fn unpack_variant_ref(&mut self, variant: u16) -> TrapResult<()> {
         let r = self.pop_ref()?;
         let n = match self.mem.get(&r)? {
             Value::Variant(t, fields) if *t == variant => fields.len(),
-            Value::Variant(..) => return Err(VmError::new(StatusCode::VARIANT_TAG_MISMATCH)),
-            _ => return Err(invariant("unpack of a non-enum")),
+            Value::Variant(..) => return Err(Box::new(VmError::new(StatusCode::VARIANT_TAG_MISMATCH))),
+            _ => return Err(Box::new(invariant("unpack of a non-enum"))),
         };
         for i in 0..n {
             self.push(Value::Ref(r.child(i)))?;
@@ -916,7 +935,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         Ok(())
     }
 
-    fn test_variant(&mut self, variant: u16) -> VmResult<()> {
+    fn test_variant(&mut self, variant: u16) -> TrapResult<()> {
         let r = self.pop_ref()?;
         let tag = self.variant_tag(&r)?;
         self.push(Value::Bool(tag == variant))

@@ -30,11 +30,11 @@ pub struct NativeContext<'a> {
 impl NativeContext<'_> {
     /// The value a reference argument points to.
     pub fn deref<'b>(&'b self, v: &'b Value) -> VmResult<&'b Value> {
-        self.mem.deref(v)
+        Ok(self.mem.deref(v)?)
     }
     pub fn deref_mut(&mut self, v: &Value) -> VmResult<&mut Value> {
         match v {
-            Value::Ref(r) => self.mem.get_mut(r),
+            Value::Ref(r) => Ok(self.mem.get_mut(r)?),
             v => Err(crate::VmError::invariant(format!("expected a reference, got {v:?}"))),
         }
     }
