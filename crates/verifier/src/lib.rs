@@ -2,16 +2,37 @@
 //! v5–v7).
 //!
 //! Input is a decoded [`CompiledModule`] (or Aptos script) plus the modules it
-//! imports. Every check of the real Move verifiers runs as its own pass, in a
-//! fixed order; the first failure is reported as a [`VerifyError`] with the
-//! status Move gives for it. The passes assume nothing about their input:
-//! a bounds pass runs first (the decoder bounds-checks too, but the model may
-//! come from anywhere), and no pass panics on malformed tables.
+//! imports. Every check of the real Move verifiers runs as its own pass, in
+//! Move's order; the first failure is reported as a [`VerifyError`] with the
+//! status Move gives for it:
 //!
-//! What the JIT may trust after `verify_module` returns `Ok`: operand stack
-//! heights are balanced per basic block, every instruction sees operands of
-//! the types it expects, locals are initialised before use and never read
-//! after a move, and references obey Move's borrow rules.
+//! 1. `bounds` – every index in range (a safety net behind the decoder's own check)
+//! 2. `features` – opcodes and tables exist in the module's flavour and version
+//! 3. `limits` – type parameter, parameter, type size/depth and definition counts
+//! 4. `duplication` – unique table entries and names, handles ↔ definitions
+//! 5. `signatures` – well-formed types, ability constraints of instantiations, phantoms
+//! 6. `instruction_consistency` – generic vs non-generic forms, closure masks
+//! 7. `constants`, 8. `friends`, 9. `struct_defs` (no recursive datatypes),
+//!    10. `instantiation_loops`
+//! 11. per function: `struct_api` (Aptos v10), `control_flow` (v5 loop rule or
+//!     reducibility), `stack_usage`, `type_safety`, `locals_safety`,
+//!     `reference_safety` (borrow graph), `acquires`
+//! 12. `entry_points`, then `sui_rules` when configured
+//! 13. `dependencies` – linking against the imported modules, no cycles
+//!
+//! Upgrade compatibility is [`compat::check_upgrade`]. Where Aptos and Sui
+//! differ, [`VerifierConfig::flavour`] selects whose rules and status names
+//! apply; limits and the work budget ([`VerifierConfig`]) default to each
+//! chain's production values.
+//!
+//! The passes assume nothing about their input: the bounds pass runs first
+//! (the model may come from anywhere), no pass panics on malformed tables,
+//! and a work budget keeps the abstract interpreters from running
+//! quadratic-plus. What the JIT may trust after `verify_module` returns
+//! `Ok`: operand stack heights are balanced per basic block, every
+//! instruction sees operands of the types it expects, locals are
+//! initialised before use and never read after a move, and references obey
+//! Move's borrow rules.
 
 #![forbid(unsafe_code)]
 
