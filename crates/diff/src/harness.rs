@@ -1,0 +1,158 @@
+//! Running a case on both executors and comparing, with a full gas budget
+//! and then with tiny budgets that run out at many points.
+
+#![forbid(unsafe_code)]
+
+use crate::case::Case;
+use crate::exec::{Executor, Prepared, RunError};
+use crate::outcome::{Divergence, Outcome};
+use movejit_format::StatusCode;
+
+/// How a case is compared.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The budget of the first run (programs that use it all are compared
+    /// as out of gas).
+    pub full_budget: u64,
+    /// Tiny-gas reruns: about this many budgets spread evenly over the gas
+    /// the full run used (every k-th unit), plus the edges. 0: none.
+    pub gas_points: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { full_budget: 5_000_000, gas_points: 12 }
+    }
+}
+
+/// What the JIT did with a case that did not diverge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JitVerdict {
+    /// Compared on every budget: same outcome.
+    Agreed,
+    /// Not compiled yet (reason); only the interpreter ran.
+    Unsupported(String),
+}
+
+/// A case both executors agree on (or the JIT does not handle yet).
+#[derive(Clone, Debug)]
+pub struct Compared {
+    /// The interpreter's outcome with the full budget.
+    pub outcome: Outcome,
+    pub jit: JitVerdict,
+    /// Runs compared (full + reruns) and how many of them ran out of gas.
+    pub runs: u64,
+    pub out_of_gas: u64,
+}
+
+/// Budgets for the tiny-gas reruns of a run that used `used` units.
+pub fn gas_budgets(used: u64, points: u64) -> Vec<u64> {
+    if points == 0 {
+        return Vec::new();
+    }
+    let step = (used / points).max(1);
+    let mut v: Vec<u64> = (0..=points).map(|i| i * step).filter(|b| *b < used).collect();
+    v.extend([1, 9, 10, 11, used.saturating_sub(1), used / 2 + 1]);
+    v.retain(|b| *b < used);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn compare(budget: u64, interp: Outcome, jit: Result<Outcome, RunError>) -> Result<Outcome, Divergence> {
+    match jit {
+        Ok(j) => match interp.first_difference(&j) {
+            None => Ok(interp),
+            Some(field) => Err(Divergence { budget, field, interp, jit: Ok(j) }),
+        },
+        Err(RunError::Failed(e)) | Err(RunError::Unsupported(e)) => {
+            Err(Divergence { budget, field: "jit run", interp, jit: Err(e) })
+        }
+    }
+}
+
+/// Runs `case` on both executors with the full budget and every tiny
+/// budget, comparing everything observable.
+pub fn run_both_with(case: &Case, opts: &Options) -> Result<Compared, Divergence> {
+    let mut interp = Prepared::new(Executor::Interp, case).map_err(|e| Divergence {
+        budget: opts.full_budget,
+        field: "interp setup",
+        interp: setup_failure(),
+        jit: Err(format!("{e:?}")),
+    })?;
+    let full = interp.run(opts.full_budget).map_err(|e| Divergence {
+        budget: opts.full_budget,
+        field: "interp run",
+        interp: setup_failure(),
+        jit: Err(format!("{e:?}")),
+    })?;
+    let mut jit = match Prepared::new(Executor::Jit, case) {
+        Ok(j) => j,
+        Err(RunError::Unsupported(reason)) => {
+            return Ok(Compared { outcome: full, jit: JitVerdict::Unsupported(reason), runs: 1, out_of_gas: 0 })
+        }
+        Err(RunError::Failed(e)) => {
+            return Err(Divergence { budget: opts.full_budget, field: "jit compile", interp: full, jit: Err(e) })
+        }
+    };
+    let outcome = compare(opts.full_budget, full, jit.run(opts.full_budget))?;
+    let (mut runs, mut out_of_gas) = (1, u64::from(outcome.status == StatusCode::OUT_OF_GAS));
+    for budget in gas_budgets(outcome.gas_used, opts.gas_points) {
+        let i = match interp.run(budget) {
+            Ok(o) => o,
+            Err(e) => return Err(Divergence { budget, field: "interp run", interp: setup_failure(), jit: Err(format!("{e:?}")) }),
+        };
+        let o = compare(budget, i, jit.run(budget))?;
+        runs += 1;
+        out_of_gas += u64::from(o.status == StatusCode::OUT_OF_GAS);
+    }
+    Ok(Compared { outcome, jit: JitVerdict::Agreed, runs, out_of_gas })
+}
+
+/// [`run_both_with`] with the default options: the interpreter's outcome,
+/// or the first divergence.
+pub fn run_both(case: &Case) -> Result<Outcome, Divergence> {
+    run_both_with(case, &Options::default()).map(|c| c.outcome)
+}
+
+/// Placeholder outcome for a divergence where the interpreter itself
+/// could not run (never expected: it runs every verified case).
+fn setup_failure() -> Outcome {
+    Outcome {
+        status: StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR,
+        sub_status: None,
+        abort_code: None,
+        message: None,
+        location: None,
+        returns: Vec::new(),
+        mutrefs: Vec::new(),
+        changes: Vec::new(),
+        gas_used: 0,
+    }
+}
+
+/// Panics with both results (and the case) if the executors disagree; for
+/// tests. Returns the comparison otherwise.
+pub fn assert_agree(case: &Case) -> Compared {
+    match run_both_with(case, &Options::default()) {
+        Ok(c) => c,
+        Err(d) => panic!("executors diverge on {} ({}):\n{d}", case.name, case.describe()),
+    }
+}
+
+/// Declares a `#[test]` that runs a case on both executors (full budget and
+/// tiny-gas reruns) and fails on any divergence:
+///
+/// ```ignore
+/// movejit_diff::diff_test!(adds_wrap, my_case_builder());
+/// ```
+#[macro_export]
+macro_rules! diff_test {
+    ($name:ident, $case:expr) => {
+        #[test]
+        fn $name() {
+            let case: $crate::Case = $case;
+            $crate::assert_agree(&case);
+        }
+    };
+}
