@@ -37,8 +37,9 @@ pub struct ClosureValue {
 /// Where a reference starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RefRoot {
-    /// Local `local` of frame `frame` (frames are numbered from the bottom).
-    Local { frame: u32, local: u32 },
+    /// A local: its absolute slot in the locals stack (every frame's locals
+    /// live in one stack, a frame's at a base offset fixed at call time).
+    Local(u32),
     /// A global-storage slot of the session.
     Global(u32),
 }
@@ -198,6 +199,21 @@ impl Value {
         }
     }
 
+    /// A copy of the value (`CopyLoc`, `ReadRef`): plain values without the
+    /// out-of-line `Clone`.
+    #[inline(always)]
+    pub fn copy_value(&self) -> Value {
+        match self {
+            Value::U64(x) => Value::U64(*x),
+            Value::Bool(x) => Value::Bool(*x),
+            Value::U8(x) => Value::U8(*x),
+            Value::U32(x) => Value::U32(*x),
+            Value::U128(x) => Value::U128(*x),
+            Value::U256(x) => Value::U256(*x),
+            v => v.clone(),
+        }
+    }
+
     pub fn signer(a: AccountAddress) -> Value {
         Value::Struct(vec![Value::Address(a)])
     }
@@ -233,21 +249,21 @@ impl Value {
     }
 }
 
-/// Everything a reference can point into: the locals of every frame and the
+/// Everything a reference can point into: the locals of every frame (one
+/// stack; a frame's locals are the slots from its base) and the
 /// global-storage slots loaded by the session.
 #[derive(Debug, Default)]
 pub struct Memory {
-    pub frames: Vec<Vec<Value>>,
+    pub locals: Vec<Value>,
     pub globals: Vec<Option<Value>>,
 }
 
 impl Memory {
     fn root(&self, root: RefRoot) -> TrapResult<&Value> {
         match root {
-            RefRoot::Local { frame, local } => self
-                .frames
-                .get(frame as usize)
-                .and_then(|f| f.get(local as usize))
+            RefRoot::Local(slot) => self
+                .locals
+                .get(slot as usize)
                 .ok_or_else(|| Box::new(VmError::invariant("dangling local reference"))),
             RefRoot::Global(slot) => self
                 .globals
@@ -258,10 +274,9 @@ impl Memory {
     }
     fn root_mut(&mut self, root: RefRoot) -> TrapResult<&mut Value> {
         match root {
-            RefRoot::Local { frame, local } => self
-                .frames
-                .get_mut(frame as usize)
-                .and_then(|f| f.get_mut(local as usize))
+            RefRoot::Local(slot) => self
+                .locals
+                .get_mut(slot as usize)
                 .ok_or_else(|| Box::new(VmError::invariant("dangling local reference"))),
             RefRoot::Global(slot) => self
                 .globals

@@ -538,7 +538,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 }
             })?);
         }
-        let root = mem.frames.first();
+        let root = Some(&mem.locals);
         for (i, t) in params.iter().enumerate() {
             if let Type::MutableReference(inner) = t {
                 let l = self.layout_of(inner)?;

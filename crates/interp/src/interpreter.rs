@@ -26,6 +26,8 @@ struct Frame {
     def: u16,
     /// Where to continue (for frames below the top: the instruction after the call).
     pc: usize,
+    /// Where this frame's locals start in the locals stack.
+    base: usize,
     ty_args: Arc<Vec<Type>>,
 }
 
@@ -39,8 +41,6 @@ pub(crate) struct Interpreter<'a, 'e, 'r> {
     max_depth: usize,
     /// The type arguments of non-generic functions, shared.
     no_ty_args: Arc<Vec<Type>>,
-    /// Locals vectors of returned frames, reused by later calls.
-    spare_locals: Vec<Vec<Value>>,
 }
 
 fn invariant(m: &str) -> VmError {
@@ -60,7 +60,6 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
             max_stack,
             max_depth,
             no_ty_args: Arc::new(Vec::new()),
-            spare_locals: Vec::new(),
         }
     }
 
@@ -82,7 +81,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let mut call_args = Vec::with_capacity(args.len());
         for (i, t) in params.iter().enumerate() {
             call_args.push(if matches!(t, Type::Reference(_) | Type::MutableReference(_)) {
-                Value::Ref(Reference::new(RefRoot::Local { frame: 0, local: i as u32 }))
+                Value::Ref(Reference::new(RefRoot::Local(i as u32)))
             } else {
                 Value::Invalid
             });
@@ -93,7 +92,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 *a = std::mem::take(&mut root[i]);
             }
         }
-        self.mem.frames.push(root);
+        self.mem.locals = root;
         let result = self.call(m, def, Arc::new(ty_args), call_args).and_then(|()| self.run());
         match result {
             Ok(()) => {
@@ -168,12 +167,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         }
         self.gas.charge_frame()?;
         let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
-        let mut locals = self.spare_locals.pop().unwrap_or_default();
-        let base = self.stack.len() - n;
-        locals.extend(self.stack.drain(base..));
-        locals.resize(n + nlocals, Value::Invalid);
-        self.mem.frames.push(locals);
-        self.frames.push(Frame { module: m, def, pc: 0, ty_args });
+        let base = self.mem.locals.len();
+        let from = self.stack.len() - n;
+        self.mem.locals.extend(self.stack.drain(from..));
+        self.mem.locals.resize(base + n + nlocals, Value::Invalid);
+        self.frames.push(Frame { module: m, def, pc: 0, base, ty_args });
         Ok(())
     }
 
@@ -205,11 +203,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         }
         self.gas.charge_frame()?;
         let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
-        let mut locals = self.spare_locals.pop().unwrap_or_default();
-        locals.extend(args);
-        locals.resize(locals.len() + nlocals, Value::Invalid);
-        self.mem.frames.push(locals);
-        self.frames.push(Frame { module: m, def, pc: 0, ty_args });
+        let base = self.mem.locals.len();
+        let n = args.len();
+        self.mem.locals.extend(args);
+        self.mem.locals.resize(base + n + nlocals, Value::Invalid);
+        self.frames.push(Frame { module: m, def, pc: 0, base, ty_args });
         Ok(())
     }
 
@@ -370,7 +368,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     fn exec_block(&mut self, m: &Arc<LoadedModule>, unit: &CodeUnit, ty_args: &Arc<Vec<Type>>, pc: &mut usize) -> TrapResult<()> {
         use Bytecode as B;
         let code = &unit.code;
-        let mi = self.frames.len() as u32; // memory index of this frame's locals
+        let base = self.frames.last().map(|f| f.base).ok_or_else(|| invariant("no frame"))?;
         let metered = self.gas.is_metered();
         loop {
             let instr = code.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
@@ -382,11 +380,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.pop()?.discard();
                 }
                 B::Ret => {
+                    self.mem.locals.truncate(base);
                     self.frames.pop();
-                    if let Some(mut locals) = self.mem.frames.pop() {
-                        locals.clear();
-                        self.spare_locals.push(locals);
-                    }
                     return Ok(());
                 }
                 B::BrTrue(t) => {
@@ -398,7 +393,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     }
                 }
                 B::BrFalse(t) => {
-                    if !self.pop()?.as_bool()? {
+                    let c = self.pop()?;
+                    let c = c.as_bool()?;
+                    if !c {
                         *pc = *t as usize;
                         continue;
                     }
@@ -430,14 +427,14 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.push(v)?;
                 }
                 B::CopyLoc(i) => {
-                    let v = self.local(mi, *i)?.clone();
+                    let v = self.local(base, *i)?.copy_value();
                     if matches!(v, Value::Invalid) {
                         return Err(Box::new(invariant("copy of an unavailable local")));
                     }
                     self.push(v)?;
                 }
                 B::MoveLoc(i) => {
-                    let v = std::mem::take(self.local_mut(mi, *i)?);
+                    let v = std::mem::take(self.local_mut(base, *i)?);
                     if matches!(v, Value::Invalid) {
                         return Err(Box::new(invariant("move of an unavailable local")));
                     }
@@ -445,10 +442,10 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 B::StLoc(i) => {
                     let v = self.pop()?;
-                    std::mem::replace(self.local_mut(mi, *i)?, v).discard();
+                    std::mem::replace(self.local_mut(base, *i)?, v).discard();
                 }
                 B::MutBorrowLoc(i) | B::ImmBorrowLoc(i) => {
-                    self.push(Value::Ref(Reference::new(RefRoot::Local { frame: mi, local: *i as u32 })))?;
+                    self.push(Value::Ref(Reference::new(RefRoot::Local((base + *i as usize) as u32))))?;
                 }
                 B::MutBorrowField(fh) | B::ImmBorrowField(fh) => {
                     let h = m.module.field_handles.get(fh.idx()).ok_or_else(|| invariant("field handle"))?;
@@ -588,7 +585,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 B::ReadRef => {
                     let r = self.pop_ref()?;
-                    let v = self.mem.get(&r)?.clone();
+                    let v = self.mem.get(&r)?.copy_value();
                     self.push(v)?;
                 }
                 B::WriteRef => {
@@ -845,16 +842,12 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     #[inline]
-    fn local(&self, mi: u32, i: u8) -> TrapResult<&Value> {
-        self.mem.frames.get(mi as usize).and_then(|f| f.get(i as usize)).ok_or_else(|| Box::new(invariant("local index")))
+    fn local(&self, base: usize, i: u8) -> TrapResult<&Value> {
+        self.mem.locals.get(base + i as usize).ok_or_else(|| Box::new(invariant("local index")))
     }
     #[inline]
-    fn local_mut(&mut self, mi: u32, i: u8) -> TrapResult<&mut Value> {
-        self.mem
-            .frames
-            .get_mut(mi as usize)
-            .and_then(|f| f.get_mut(i as usize))
-            .ok_or_else(|| Box::new(invariant("local index")))
+    fn local_mut(&mut self, base: usize, i: u8) -> TrapResult<&mut Value> {
+        self.mem.locals.get_mut(base + i as usize).ok_or_else(|| Box::new(invariant("local index")))
     }
 
     fn param_count(&self, m: &LoadedModule, def: u16) -> TrapResult<usize> {
