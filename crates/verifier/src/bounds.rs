@@ -22,10 +22,12 @@ fn chk(i: usize, len: usize) -> VerifyResult {
     }
 }
 
-/// Checks a type: handles in range, arities right, type parameters below
-/// `num_tparams` (None: no type parameters allowed to be checked here).
-fn chk_type(m: &CompiledModule, ty: &ST, num_tparams: Option<usize>) -> VerifyResult {
-    for t in ty.preorder() {
+/// Checks a type's handles and arities; returns how many type parameters
+/// it needs (highest index + 1).
+fn type_needs(m: &CompiledModule, ty: &ST) -> VerifyResult<usize> {
+    let mut need = 0usize;
+    let mut stack = vec![ty];
+    while let Some(t) = stack.pop() {
         match t {
             ST::Struct(h) => {
                 chk(h.idx(), m.struct_handles.len())?;
@@ -38,24 +40,51 @@ fn chk_type(m: &CompiledModule, ty: &ST, num_tparams: Option<usize>) -> VerifyRe
                 if m.struct_handles[h.idx()].type_parameters.len() != args.len() {
                     return Err(VerifyError::module(StatusCode::NUMBER_OF_TYPE_ARGUMENTS_MISMATCH));
                 }
+                stack.extend(args.iter());
             }
-            ST::TypeParameter(i) => {
-                if let Some(n) = num_tparams {
-                    chk(*i as usize, n)?;
-                }
+            ST::TypeParameter(i) => need = need.max(*i as usize + 1),
+            ST::Vector(i) | ST::Reference(i) | ST::MutableReference(i) => stack.push(i),
+            ST::Function(p, r, _) => {
+                stack.extend(p.iter());
+                stack.extend(r.iter());
             }
             _ => {}
         }
     }
-    Ok(())
+    Ok(need)
 }
 
-fn chk_sig(m: &CompiledModule, idx: usize, num_tparams: Option<usize>) -> VerifyResult {
-    chk(idx, m.signatures.len())?;
-    for t in &m.signatures[idx].0 {
-        chk_type(m, t, num_tparams)?;
+/// Checks a type against `num_tparams` type parameters (None: any).
+fn chk_type(m: &CompiledModule, ty: &ST, num_tparams: Option<usize>) -> VerifyResult {
+    let need = type_needs(m, ty)?;
+    match num_tparams {
+        Some(n) if need > n => Err(VerifyError::module(OOB).with_message("type parameter out of range")),
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+/// Per signature: how many type parameters it needs (each checked once).
+struct SigNeeds(Vec<usize>);
+
+impl SigNeeds {
+    fn new(m: &CompiledModule) -> VerifyResult<SigNeeds> {
+        let mut out = Vec::with_capacity(m.signatures.len());
+        for s in &m.signatures {
+            let mut need = 0;
+            for t in &s.0 {
+                need = need.max(type_needs(m, t)?);
+            }
+            out.push(need);
+        }
+        Ok(SigNeeds(out))
+    }
+    fn chk(&self, idx: usize, num_tparams: Option<usize>) -> VerifyResult {
+        chk(idx, self.0.len())?;
+        match num_tparams {
+            Some(n) if self.0[idx] > n => Err(VerifyError::module(OOB).with_message("type parameter out of range")),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn field_count(info: &StructFieldInformation, variant: Option<u16>) -> Option<usize> {
@@ -74,12 +103,15 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
     let fhs = m.function_handles.len();
     let sdefs = m.struct_defs.len();
     chk(m.self_module_handle_idx.idx(), mhs)?;
-    for h in m.module_handles.iter().chain(&m.friend_decls) {
-        chk(h.address.idx(), addrs)?;
-        chk(h.name.idx(), ids)?;
-    }
+    // Struct handles first: signature checks read them.
     for h in &m.struct_handles {
         chk(h.module.idx(), mhs)?;
+        chk(h.name.idx(), ids)?;
+    }
+    let sigs = SigNeeds::new(m)?;
+    let chk_sig = |_: &CompiledModule, idx: usize, n: Option<usize>| sigs.chk(idx, n);
+    for h in m.module_handles.iter().chain(&m.friend_decls) {
+        chk(h.address.idx(), addrs)?;
         chk(h.name.idx(), ids)?;
     }
     for h in &m.function_handles {
@@ -92,11 +124,7 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
             chk_access_specifier(m, spec, m.signatures[h.parameters.idx()].0.len())?;
         }
     }
-    for s in &m.signatures {
-        for t in &s.0 {
-            chk_type(m, t, None)?;
-        }
-    }
+
     for c in &m.constant_pool {
         chk_type(m, &c.type_, Some(0))?;
     }
@@ -190,7 +218,7 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
             chk(a.idx(), sdefs).map_err(at_fn)?;
         }
         if let Some(code) = &f.code {
-            verify_code(m, fi as u16, f.function.idx(), code)?;
+            verify_code(m, &sigs, fi as u16, f.function.idx(), code)?;
         }
     }
     Ok(())
@@ -220,7 +248,8 @@ fn chk_access_specifier(m: &CompiledModule, s: &AccessSpecifier, num_params: usi
     Ok(())
 }
 
-fn verify_code(m: &CompiledModule, fi: u16, handle: usize, code: &movejit_format::CodeUnit) -> VerifyResult {
+fn verify_code(m: &CompiledModule, sigs: &SigNeeds, fi: u16, handle: usize, code: &movejit_format::CodeUnit) -> VerifyResult {
+    let chk_sig = |_: &CompiledModule, idx: usize, n: Option<usize>| sigs.chk(idx, n);
     let fh = &m.function_handles[handle];
     let ntp = Some(fh.type_parameters.len());
     let at = |off: usize| move |e: VerifyError| VerifyError::at_code(e.status, fi, off as u16).with_message(e.message);
