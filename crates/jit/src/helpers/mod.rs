@@ -2,13 +2,18 @@
 //! 128-bit multiplication, division and remainder, and every 256-bit
 //! operation, plus casts that involve 256-bit values.
 //!
-//! Boundary: this module is the JIT's phase-1 helper table. Its functions
-//! are `extern "C"`, take wide operands by pointer to little-endian bytes of
-//! the value's width (the compiled code's own stack slots) and return a
-//! small status number ([`HELPER_OK`], [`HELPER_ARITHMETIC`],
-//! [`HELPER_INTERNAL`]). They are meant to move behind the runtime's single
-//! helper table once it exists; nothing else in the crate depends on where
-//! they live, only on [`Helper`]'s names and signatures.
+//! Boundary: this module holds the `extern "C"` shims for the integer
+//! entries of the runtime's helper table (`runtime/src/helpers.rs`:
+//! `int_binop`, `int_cmp`, `int_shift`, `int_cast`; negation, which that
+//! table has no entry for yet, is `int_negate`). Each wraps the
+//! `runtime::arith` function the interpreter calls. Operands go by pointer
+//! to the flat layout of jit-abi.md 1.3 (little-endian, the kind's width) in
+//! the compiled code's own stack slots; the result is a status word
+//! ([`HELPER_OK`], [`HELPER_ARITHMETIC`], [`HELPER_INTERNAL`]) and the call
+//! site records the error and its location. The signatures here differ from
+//! the sketch in the runtime's table (no context argument, explicit
+//! operation and kind codes); they move behind that table once it fixes
+//! them; nothing else in the crate depends on where the shims live.
 
 
 
@@ -17,7 +22,7 @@ mod wide;
 use cranelift_codegen::ir::{types, AbiParam, Signature};
 use cranelift_codegen::isa::CallConv;
 
-pub use wide::{cast, wide_binop, wide_cmp, wide_neg, wide_shift};
+pub use wide::{int_binop, int_cast, int_cmp, int_negate, int_shift};
 
 pub const HELPER_OK: u32 = 0;
 pub const HELPER_ARITHMETIC: u32 = 1;
@@ -62,22 +67,22 @@ impl Helper {
     /// The symbol the JIT module imports it under.
     pub fn symbol(self) -> &'static str {
         match self {
-            Helper::WideBinop => "movejit_wide_binop",
-            Helper::WideShift => "movejit_wide_shift",
-            Helper::WideCmp => "movejit_wide_cmp",
-            Helper::WideNeg => "movejit_wide_neg",
-            Helper::Cast => "movejit_cast",
+            Helper::WideBinop => "int_binop",
+            Helper::WideShift => "int_shift",
+            Helper::WideCmp => "int_cmp",
+            Helper::WideNeg => "int_negate",
+            Helper::Cast => "int_cast",
         }
     }
 
     /// The host address of the function.
     pub fn address(self) -> *const u8 {
         match self {
-            Helper::WideBinop => wide_binop as *const u8,
-            Helper::WideShift => wide_shift as *const u8,
-            Helper::WideCmp => wide_cmp as *const u8,
-            Helper::WideNeg => wide_neg as *const u8,
-            Helper::Cast => cast as *const u8,
+            Helper::WideBinop => int_binop as *const u8,
+            Helper::WideShift => int_shift as *const u8,
+            Helper::WideCmp => int_cmp as *const u8,
+            Helper::WideNeg => int_negate as *const u8,
+            Helper::Cast => int_cast as *const u8,
         }
     }
 

@@ -1,10 +1,14 @@
-//! The wide-integer helpers (ethnum for 256 bits, Rust's u128/i128).
+//! The integer helpers: thin `extern "C"` shims over `runtime::arith`,
+//! the same functions the interpreter executes, so both executors share one
+//! implementation of every wide or checked operation.
 
 #![allow(clippy::not_unsafe_ptr_arg_deref, unsafe_code)]
 
 use super::{op, HELPER_ARITHMETIC, HELPER_INTERNAL, HELPER_OK};
 use crate::kind::Kind;
 use ethnum::{I256, U256};
+use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
+use movejit_runtime::{StatusCode, Value, VmError};
 
 /// Reads `N` bytes at `p`.
 ///
@@ -27,150 +31,150 @@ unsafe fn write(p: *mut u8, bytes: &[u8]) {
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
 }
 
-fn status<T>(r: Option<T>, out: impl FnOnce(T)) -> u32 {
-    match r {
-        Some(v) => {
-            out(v);
-            HELPER_OK
-        }
-        None => HELPER_ARITHMETIC,
+/// The value of `kind` stored at `p` in its flat layout (little-endian,
+/// the kind's width).
+///
+/// # Safety
+/// `p` must be readable for `kind.bytes()` bytes.
+unsafe fn load(kind: Kind, p: *const u8) -> Option<Value> {
+    // SAFETY (all arms): the caller guarantees `kind.bytes()` readable bytes.
+    unsafe {
+        Some(match kind {
+            Kind::U8 => Value::U8(read::<1>(p)[0]),
+            Kind::U16 => Value::U16(u16::from_le_bytes(read(p))),
+            Kind::U32 => Value::U32(u32::from_le_bytes(read(p))),
+            Kind::U64 => Value::U64(u64::from_le_bytes(read(p))),
+            Kind::U128 => Value::U128(u128::from_le_bytes(read(p))),
+            Kind::U256 => Value::U256(U256::from_le_bytes(read(p))),
+            Kind::I8 => Value::I8(i8::from_le_bytes(read(p))),
+            Kind::I16 => Value::I16(i16::from_le_bytes(read(p))),
+            Kind::I32 => Value::I32(i32::from_le_bytes(read(p))),
+            Kind::I64 => Value::I64(i64::from_le_bytes(read(p))),
+            Kind::I128 => Value::I128(i128::from_le_bytes(read(p))),
+            Kind::I256 => Value::I256(I256::from_le_bytes(read(p))),
+            Kind::Bool | Kind::Address => return None,
+        })
     }
 }
 
-macro_rules! checked_binop {
-    ($op:expr, $x:expr, $y:expr) => {
-        match $op {
-            op::ADD => $x.checked_add($y),
-            op::SUB => $x.checked_sub($y),
-            op::MUL => $x.checked_mul($y),
-            op::DIV => $x.checked_div($y),
-            op::MOD => $x.checked_rem($y),
+/// Stores an integer value at `p` in its flat layout; `HELPER_INTERNAL`
+/// for anything else.
+///
+/// # Safety
+/// `p` must be writable for the value's width.
+unsafe fn store(v: &Value, p: *mut u8) -> u32 {
+    // SAFETY (all arms): the caller guarantees room for the value's width.
+    unsafe {
+        match v {
+            Value::U8(x) => write(p, &x.to_le_bytes()),
+            Value::U16(x) => write(p, &x.to_le_bytes()),
+            Value::U32(x) => write(p, &x.to_le_bytes()),
+            Value::U64(x) => write(p, &x.to_le_bytes()),
+            Value::U128(x) => write(p, &x.to_le_bytes()),
+            Value::U256(x) => write(p, &x.to_le_bytes()),
+            Value::I8(x) => write(p, &x.to_le_bytes()),
+            Value::I16(x) => write(p, &x.to_le_bytes()),
+            Value::I32(x) => write(p, &x.to_le_bytes()),
+            Value::I64(x) => write(p, &x.to_le_bytes()),
+            Value::I128(x) => write(p, &x.to_le_bytes()),
+            Value::I256(x) => write(p, &x.to_le_bytes()),
             _ => return HELPER_INTERNAL,
         }
-    };
-}
-
-/// `*out = *a op *b` for 128- and 256-bit kinds, with Move's error rules
-/// (overflow, division by zero and `MIN / -1` are arithmetic errors).
-pub extern "C" fn wide_binop(opc: u32, kind: u32, a: *const u8, b: *const u8, out: *mut u8) -> u32 {
-    // SAFETY: compiled code passes pointers to stack slots at least as wide
-    // as the kind (32 bytes each), `out` distinct from the inputs.
-    unsafe {
-        match Kind::from_code(kind) {
-            Some(Kind::U128) => {
-                let (x, y) = (u128::from_le_bytes(read(a)), u128::from_le_bytes(read(b)));
-                status(checked_binop!(opc, x, y), |r| write(out, &r.to_le_bytes()))
-            }
-            Some(Kind::I128) => {
-                let (x, y) = (i128::from_le_bytes(read(a)), i128::from_le_bytes(read(b)));
-                status(checked_binop!(opc, x, y), |r| write(out, &r.to_le_bytes()))
-            }
-            Some(Kind::U256) => {
-                let (x, y) = (U256::from_le_bytes(read(a)), U256::from_le_bytes(read(b)));
-                status(checked_binop!(opc, x, y), |r| write(out, &r.to_le_bytes()))
-            }
-            Some(Kind::I256) => {
-                let (x, y) = (I256::from_le_bytes(read(a)), I256::from_le_bytes(read(b)));
-                status(checked_binop!(opc, x, y), |r| write(out, &r.to_le_bytes()))
-            }
-            _ => HELPER_INTERNAL,
-        }
-    }
-}
-
-/// `*out = *a << amount` or `>> amount` for u256 (any `u8` amount is below
-/// the width, so this never fails).
-pub extern "C" fn wide_shift(opc: u32, kind: u32, a: *const u8, amount: u32, out: *mut u8) -> u32 {
-    if Kind::from_code(kind) != Some(Kind::U256) || amount >= 256 {
-        return HELPER_INTERNAL;
-    }
-    // SAFETY: as in `wide_binop`: 32-byte slots from compiled code.
-    unsafe {
-        let x = U256::from_le_bytes(read(a));
-        let r = match opc {
-            op::SHL => x << amount,
-            op::SHR => x >> amount,
-            _ => return HELPER_INTERNAL,
-        };
-        write(out, &r.to_le_bytes());
     }
     HELPER_OK
 }
 
-/// Compares two 256-bit values: 0 less, 1 equal, 2 greater, 3 bad kind.
-pub extern "C" fn wide_cmp(kind: u32, a: *const u8, b: *const u8) -> u32 {
-    // SAFETY: 32-byte slots from compiled code.
-    let ord = unsafe {
-        match Kind::from_code(kind) {
-            Some(Kind::U256) => U256::from_le_bytes(read(a)).cmp(&U256::from_le_bytes(read(b))),
-            Some(Kind::I256) => I256::from_le_bytes(read(a)).cmp(&I256::from_le_bytes(read(b))),
-            _ => return 3,
-        }
+/// The helper status of a runtime error.
+fn status_of(e: &VmError) -> u32 {
+    if e.status == StatusCode::ARITHMETIC_ERROR {
+        HELPER_ARITHMETIC
+    } else {
+        HELPER_INTERNAL
+    }
+}
+
+fn finish(r: Result<Value, Box<VmError>>, out: *mut u8) -> u32 {
+    match r {
+        // SAFETY: `out` is a 32-byte slot of compiled code (every helper
+        // entry point's contract).
+        Ok(v) => unsafe { store(&v, out) },
+        Err(e) => status_of(&e),
+    }
+}
+
+/// `*out = *a op *b` (`op::ADD`..`op::MOD`) for one integer kind, by
+/// `runtime::arith::binop`, the interpreter's own implementation.
+pub extern "C" fn int_binop(opc: u32, kind: u32, a: *const u8, b: *const u8, out: *mut u8) -> u32 {
+    let op = match opc {
+        op::ADD => BinOp::Add,
+        op::SUB => BinOp::Sub,
+        op::MUL => BinOp::Mul,
+        op::DIV => BinOp::Div,
+        op::MOD => BinOp::Mod,
+        _ => return HELPER_INTERNAL,
     };
-    match ord {
-        std::cmp::Ordering::Less => 0,
-        std::cmp::Ordering::Equal => 1,
-        std::cmp::Ordering::Greater => 2,
-    }
-}
-
-/// `*out = -*a` for i256 (`-MIN` is an arithmetic error).
-pub extern "C" fn wide_neg(kind: u32, a: *const u8, out: *mut u8) -> u32 {
-    if Kind::from_code(kind) != Some(Kind::I256) {
+    let Some(kind) = Kind::from_code(kind) else { return HELPER_INTERNAL };
+    // SAFETY: compiled code passes 32-byte slots for `a`, `b` and `out`.
+    let (Some(x), Some(y)) = (unsafe { load(kind, a) }, unsafe { load(kind, b) }) else {
         return HELPER_INTERNAL;
-    }
-    // SAFETY: 32-byte slots from compiled code.
-    unsafe {
-        let x = I256::from_le_bytes(read(a));
-        status(x.checked_neg(), |r| write(out, &r.to_le_bytes()))
+    };
+    finish(arith::binop(op, x, y), out)
+}
+
+/// `*out = *a << amount` / `>> amount` by `runtime::arith::shift`.
+pub extern "C" fn int_shift(opc: u32, kind: u32, a: *const u8, amount: u32, out: *mut u8) -> u32 {
+    let (Some(kind), Ok(n)) = (Kind::from_code(kind), u8::try_from(amount)) else { return HELPER_INTERNAL };
+    // SAFETY: compiled code passes 32-byte slots for `a` and `out`.
+    let Some(x) = (unsafe { load(kind, a) }) else { return HELPER_INTERNAL };
+    finish(arith::shift(opc == op::SHL, x, Value::U8(n)), out)
+}
+
+/// Compares `*a` with `*b` by `runtime::arith::compare`: 0 less, 1 equal,
+/// 2 greater, 3 not comparable.
+pub extern "C" fn int_cmp(kind: u32, a: *const u8, b: *const u8) -> u32 {
+    let Some(kind) = Kind::from_code(kind) else { return 3 };
+    // SAFETY: compiled code passes 32-byte slots for `a` and `b`.
+    let (Some(x), Some(y)) = (unsafe { load(kind, a) }, unsafe { load(kind, b) }) else { return 3 };
+    match (arith::compare(CmpOp::Lt, &x, &y), arith::compare(CmpOp::Gt, &x, &y)) {
+        (Ok(true), _) => 0,
+        (Ok(false), Ok(false)) => 1,
+        (Ok(false), Ok(true)) => 2,
+        _ => 3,
     }
 }
 
-/// A cast between any two integer kinds: `*a` holds the source in its own
-/// width, `*out` receives the target in its own width. Out of range (never
-/// wrapping) is an arithmetic error.
-pub extern "C" fn cast(src: u32, dst: u32, a: *const u8, out: *mut u8) -> u32 {
+/// `*out = -*a` by `runtime::arith::negate`.
+pub extern "C" fn int_negate(kind: u32, a: *const u8, out: *mut u8) -> u32 {
+    let Some(kind) = Kind::from_code(kind) else { return HELPER_INTERNAL };
+    // SAFETY: compiled code passes 32-byte slots for `a` and `out`.
+    let Some(x) = (unsafe { load(kind, a) }) else { return HELPER_INTERNAL };
+    finish(arith::negate(x), out)
+}
+
+/// A cast between integer kinds by `runtime::arith::cast`: `*a` holds the
+/// source in its own width, `*out` receives the target in its own width.
+pub extern "C" fn int_cast(src: u32, dst: u32, a: *const u8, out: *mut u8) -> u32 {
     let (Some(src), Some(dst)) = (Kind::from_code(src), Kind::from_code(dst)) else {
         return HELPER_INTERNAL;
     };
-    if !src.is_integer() || !dst.is_integer() {
-        return HELPER_INTERNAL;
-    }
-    // SAFETY: 32-byte slots from compiled code; only `src.bytes()` are read.
-    let mut bytes = [0u8; 32];
-    unsafe { std::ptr::copy_nonoverlapping(a, bytes.as_mut_ptr(), src.bytes()) };
-    // Sign- or zero-extend to 256 bits.
-    let negative = src.is_signed() && bytes[src.bytes() - 1] & 0x80 != 0;
-    if negative {
-        bytes[src.bytes()..].fill(0xFF);
-    }
-    let bits = U256::from_le_bytes(bytes);
-    let w = dst.bits();
-    let fits = if dst.is_signed() {
-        if !src.is_signed() && bits >> 255u32 == U256::ONE {
-            // Above i256::MAX: exceeds every signed target.
-            false
-        } else if w == 256 {
-            true
-        } else {
-            let v = I256::from_le_bytes(bytes);
-            let max = (I256::ONE << (w - 1)) - I256::ONE;
-            let min = -max - I256::ONE;
-            v >= min && v <= max
-        }
-    } else if negative {
-        false
-    } else if w == 256 {
-        true
-    } else {
-        bits <= (U256::ONE << w) - U256::ONE
+    let to = match dst {
+        Kind::U8 => CastTo::U8,
+        Kind::U16 => CastTo::U16,
+        Kind::U32 => CastTo::U32,
+        Kind::U64 => CastTo::U64,
+        Kind::U128 => CastTo::U128,
+        Kind::U256 => CastTo::U256,
+        Kind::I8 => CastTo::I8,
+        Kind::I16 => CastTo::I16,
+        Kind::I32 => CastTo::I32,
+        Kind::I64 => CastTo::I64,
+        Kind::I128 => CastTo::I128,
+        Kind::I256 => CastTo::I256,
+        Kind::Bool | Kind::Address => return HELPER_INTERNAL,
     };
-    if !fits {
-        return HELPER_ARITHMETIC;
-    }
-    // SAFETY: `out` is a 32-byte slot; `dst.bytes()` ≤ 32.
-    unsafe { write(out, &bytes[..dst.bytes()]) };
-    HELPER_OK
+    // SAFETY: compiled code passes 32-byte slots for `a` and `out`.
+    let Some(x) = (unsafe { load(src, a) }) else { return HELPER_INTERNAL };
+    finish(arith::cast(x, to), out)
 }
 
 #[cfg(test)]
@@ -181,7 +185,7 @@ mod tests {
         let mut a = [0u8; 32];
         a[..v.len()].copy_from_slice(v);
         let mut out = [0u8; 32];
-        match cast(src.code(), dst.code(), a.as_ptr(), out.as_mut_ptr()) {
+        match int_cast(src.code(), dst.code(), a.as_ptr(), out.as_mut_ptr()) {
             HELPER_OK => Ok(out[..dst.bytes()].to_vec()),
             e => Err(e),
         }
@@ -206,7 +210,7 @@ mod tests {
             let (mut a, mut b, mut o) = ([0u8; 32], [0u8; 32], [0u8; 32]);
             a[..x.len()].copy_from_slice(x);
             b[..y.len()].copy_from_slice(y);
-            (wide_binop(opc, k.code(), a.as_ptr(), b.as_ptr(), o.as_mut_ptr()), o)
+            (int_binop(opc, k.code(), a.as_ptr(), b.as_ptr(), o.as_mut_ptr()), o)
         };
         assert_eq!(run(op::DIV, Kind::U128, &[7], &[0]).0, HELPER_ARITHMETIC);
         let min = (i128::MIN).to_le_bytes();
