@@ -151,26 +151,19 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         if n > self.stack.len() {
             return Err(Box::new(VmError::new(StatusCode::EMPTY_VALUE_STACK)));
         }
-        let is_move = m.module.function_defs.get(def as usize).is_some_and(|f| !f.is_native());
-        if !is_move {
+        let info = *m.fn_info.get(def as usize).ok_or_else(|| invariant("function definition"))?;
+        if info.is_native {
             let args = self.pop_n(n)?;
             return self.call(m, def, ty_args, args);
         }
-        let code = m
-            .module
-            .function_defs
-            .get(def as usize)
-            .and_then(|f| f.code.as_ref())
-            .ok_or_else(|| invariant("function definition"))?;
         if self.frames.len() >= self.max_depth {
             return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
         }
         self.gas.charge_frame()?;
-        let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
         let base = self.mem.locals.len();
         let from = self.stack.len() - n;
         self.mem.locals.extend(self.stack.drain(from..));
-        self.mem.locals.resize(base + n + nlocals, Value::Invalid);
+        self.mem.locals.resize(base + n + info.locals, Value::Invalid);
         self.frames.push(Frame { module: m, def, pc: 0, base, ty_args });
         Ok(())
     }
@@ -380,7 +373,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.pop()?.discard();
                 }
                 B::Ret => {
-                    self.mem.locals.truncate(base);
+                    for v in self.mem.locals.drain(base..) {
+                        v.discard();
+                    }
                     self.frames.pop();
                     return Ok(());
                 }
@@ -850,14 +845,14 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         self.mem.locals.get_mut(base + i as usize).ok_or_else(|| Box::new(invariant("local index")))
     }
 
+    #[inline]
     fn param_count(&self, m: &LoadedModule, def: u16) -> TrapResult<usize> {
-        let f = m.module.function_defs.get(def as usize).ok_or_else(|| invariant("function def"))?;
-        let h = m.module.function_handles.get(f.function.idx()).ok_or_else(|| invariant("function handle"))?;
-        Ok(m.module.signatures.get(h.parameters.idx()).map(|s| s.0.len()).unwrap_or(0))
+        m.fn_info.get(def as usize).map(|f| f.params).ok_or_else(|| Box::new(invariant("function def")))
     }
 
+    #[inline]
     fn is_native(&self, m: &LoadedModule, def: u16) -> bool {
-        m.module.function_defs.get(def as usize).is_some_and(|f| f.is_native())
+        m.fn_info.get(def as usize).is_some_and(|f| f.is_native)
     }
 
     #[inline]

@@ -19,6 +19,15 @@ pub enum DatatypeDef {
     SuiEnum(u16),
 }
 
+/// What a call needs to know about a function definition, precomputed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FnInfo {
+    pub params: usize,
+    /// Declared locals beyond the parameters (0 for natives).
+    pub locals: usize,
+    pub is_native: bool,
+}
+
 /// A module ready to run.
 pub struct LoadedModule {
     pub id: ModuleId,
@@ -29,6 +38,8 @@ pub struct LoadedModule {
     pub functions: HashMap<String, u16>,
     /// The native bound to each native function definition.
     pub natives: Vec<Option<NativeFunction>>,
+    /// Per function definition.
+    pub fn_info: Vec<FnInfo>,
 }
 
 impl std::fmt::Debug for LoadedModule {
@@ -65,14 +76,21 @@ impl LoadedModule {
             datatypes.insert(h.name.to_string(), DatatypeDef::SuiEnum(i as u16));
         }
         let mut functions = HashMap::new();
+        let mut fn_info = Vec::with_capacity(module.function_defs.len());
         let mut bound = Vec::with_capacity(module.function_defs.len());
         for (i, f) in module.function_defs.iter().enumerate() {
             let fh = module.function_handles.get(f.function.idx()).ok_or_else(bad)?;
             let fname = module.identifiers.get(fh.name.idx()).ok_or_else(bad)?;
             functions.insert(fname.clone(), i as u16);
+            let count = |sig: movejit_format::SignatureIndex| module.signatures.get(sig.idx()).map(|s| s.0.len()).unwrap_or(0);
+            fn_info.push(FnInfo {
+                params: count(fh.parameters),
+                locals: f.code.as_ref().map(|c| count(c.locals)).unwrap_or(0),
+                is_native: f.is_native(),
+            });
             bound.push(if f.is_native() { natives.get(&address, &name, fname) } else { None });
         }
-        Ok(LoadedModule { id, module, handle_ids, datatypes, functions, natives: bound })
+        Ok(LoadedModule { id, module, handle_ids, datatypes, functions, natives: bound, fn_info })
     }
 
     pub fn function_name(&self, def: u16) -> String {
