@@ -35,12 +35,39 @@ fn verify_all(mods: &[CompiledModule], config: &VerifierConfig) -> usize {
     mods.iter().filter(|m| verify_module(m, &deps, config).is_ok()).count()
 }
 
+/// This process's user+system CPU time in milliseconds (Linux /proc), so
+/// results can be read on a loaded machine.
+fn cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // Fields 14 and 15 (utime, stime) are 11 and 12 after the command name.
+    (ticks(11) + ticks(12)) * 10.0
+}
+
+fn cpu_time_per_pass(mods: &[CompiledModule], config: &VerifierConfig) -> f64 {
+    let runs = 5;
+    let t0 = cpu_ms();
+    for _ in 0..runs {
+        verify_all(mods, config);
+    }
+    (cpu_ms() - t0) / runs as f64
+}
+
 fn frameworks(c: &mut Criterion) {
     let aptos = load(&shared().join("corpus/aptos"), "");
     let sui = load(&shared().join("corpus/sui"), "history");
     let (ac, sc) = (VerifierConfig::aptos(), VerifierConfig::sui());
     assert_eq!(verify_all(&aptos, &ac), aptos.len());
     assert_eq!(verify_all(&sui, &sc), sui.len());
+    eprintln!(
+        "CPU time per full verification: aptos framework ({} modules) {:.0} ms, sui framework ({} modules) {:.0} ms",
+        aptos.len(),
+        cpu_time_per_pass(&aptos, &ac),
+        sui.len(),
+        cpu_time_per_pass(&sui, &sc)
+    );
     let mut g = c.benchmark_group("verify");
     g.sample_size(10);
     g.bench_function(format!("aptos_framework_{}_modules", aptos.len()), |b| b.iter(|| verify_all(&aptos, &ac)));

@@ -21,6 +21,12 @@ pub fn module_id(m: &CompiledModule) -> Option<ModuleId> {
     Some((*m.address_identifiers.get(h.address.idx())?, m.identifiers.get(h.name.idx())?.clone()))
 }
 
+/// A module's identity without copying its name.
+fn module_id_ref(m: &CompiledModule) -> Option<(AccountAddress, &str)> {
+    let h = m.module_handles.get(m.self_module_handle_idx.idx())?;
+    Some((*m.address_identifiers.get(h.address.idx())?, m.identifiers.get(h.name.idx())?.as_str()))
+}
+
 fn handle_id(m: &CompiledModule, h: movejit_format::ModuleHandleIndex) -> ModuleId {
     let mh = &m.module_handles[h.idx()];
     (m.address_identifiers[mh.address.idx()], m.identifiers[mh.name.idx()].clone())
@@ -31,17 +37,17 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
     let me = module_id(module).ok_or_else(|| VerifyError::module(StatusCode::INDEX_OUT_OF_BOUNDS))?;
     // Index every candidate by id (safe accessors only); the ones this
     // module links against are bounds-checked below, once each.
-    let mut all: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
+    let mut all: BTreeMap<(AccountAddress, &str), &CompiledModule> = BTreeMap::new();
     for d in deps {
-        if let Some(id) = module_id(d) {
-            if id != me {
+        if let Some(id) = module_id_ref(d) {
+            if id != (me.0, me.1.as_str()) {
                 all.entry(id).or_insert(d);
             }
         }
     }
     let mut map: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
     for id in module.immediate_dependencies().into_iter().chain(friend_ids(module)) {
-        if let Some(d) = all.get(&id) {
+        if let Some(d) = all.get(&(id.0, id.1.as_str())).copied() {
             if !map.contains_key(&id) && crate::bounds::verify_module(d).is_ok() {
                 map.insert(id, d);
             }
@@ -91,7 +97,7 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
         if !seen.insert(id.clone()) {
             continue;
         }
-        if let Some(d) = all.get(&id) {
+        if let Some(d) = all.get(&(id.0, id.1.as_str())) {
             todo.extend(safe_immediate_dependencies(d));
         }
     }
