@@ -83,6 +83,7 @@ impl Engine {
             globals: Globals::default(),
             depth_cache: FxHashMap::default(),
             struct_depth_cache: FxHashMap::default(),
+            depth_checked: FxHashMap::default(),
         }
     }
 }
@@ -130,6 +131,9 @@ pub struct Session<'e, 'r> {
     pub(crate) globals: Globals,
     /// Value depth of types already measured.
     pub(crate) depth_cache: FxHashMap<Type, usize>,
+    /// Pack instructions whose value depth was checked: (module, instruction
+    /// kind | index, caller's type arguments, kept alive in the value).
+    pub(crate) depth_checked: FxHashMap<(usize, u32, usize), Arc<Vec<Type>>>,
     /// Value depth of non-generic struct definitions, by (module, definition).
     pub(crate) struct_depth_cache: FxHashMap<(usize, u16), usize>,
 }

@@ -494,8 +494,12 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.push(Value::Struct(fields))?;
                 }
                 B::PackGeneric(si) => {
-                    let (_, t) = self.generic_struct_type(m, *si, ty_args)?;
-                    self.check_depth(&t)?;
+                    let key = (Arc::as_ptr(m) as usize, si.0 as u32, Arc::as_ptr(ty_args) as usize);
+                    if !self.s.depth_checked.contains_key(&key) {
+                        let (_, t) = self.generic_struct_type(m, *si, ty_args)?;
+                        self.check_depth(&t)?;
+                        self.s.depth_checked.insert(key, ty_args.clone());
+                    }
                     let inst = m.module.struct_def_instantiations.get(si.idx()).ok_or_else(|| invariant("struct inst"))?;
                     let n = m.struct_field_count(inst.def.idx())?;
                     let fields = self.pop_n(n)?;
@@ -692,9 +696,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.move_to(t)?;
                 }
                 B::VecPack(sig, n) => {
-                    let et = self.inst_types(m, *sig, ty_args)?;
-                    if let Some(et) = et.into_iter().next() {
-                        self.check_depth(&Type::Vector(Box::new(et)))?;
+                    let key = (Arc::as_ptr(m) as usize, 0x1_0000 | sig.0 as u32, Arc::as_ptr(ty_args) as usize);
+                    if !self.s.depth_checked.contains_key(&key) {
+                        let et = self.inst_types(m, *sig, ty_args)?;
+                        if let Some(et) = et.into_iter().next() {
+                            self.check_depth(&Type::Vector(Box::new(et)))?;
+                        }
+                        self.s.depth_checked.insert(key, ty_args.clone());
                     }
                     let n = usize::try_from(*n).map_err(|_| invariant("vec_pack size"))?;
                     if n as u64 > self.s.engine.config.limits.max_vector_len {
