@@ -195,7 +195,7 @@ mod v5 {
         let depth = loop_depths(&labels);
         // Forward jumps that are not breaks stay at the same loop depth.
         walk(f, &labels, |stack, i, instr| match instr.branch_target() {
-            Some(j) if j > i && !stack.last().is_some_and(|(_, last)| j > *last) => {
+            Some(j) if j > i && stack.last().is_none_or(|(_, last)| j <= *last) => {
                 let after = match labels[j as usize] {
                     Label::Loop { .. } => depth[j as usize].saturating_sub(1),
                     Label::Code => depth[j as usize],

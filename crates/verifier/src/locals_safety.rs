@@ -79,15 +79,11 @@ impl Transfer for Analysis<'_> {
                 }
                 s.0[*i as usize] = Local::Unavailable;
             }
-            Bytecode::CopyLoc(i) => {
-                if get(s, *i)? != Local::Available {
-                    return Err(err(StatusCode::COPYLOC_UNAVAILABLE_ERROR));
-                }
+            Bytecode::CopyLoc(i) if get(s, *i)? != Local::Available => {
+                return Err(err(StatusCode::COPYLOC_UNAVAILABLE_ERROR));
             }
-            Bytecode::MutBorrowLoc(i) | Bytecode::ImmBorrowLoc(i) => {
-                if get(s, *i)? != Local::Available {
-                    return Err(err(StatusCode::BORROWLOC_UNAVAILABLE_ERROR));
-                }
+            Bytecode::MutBorrowLoc(i) | Bytecode::ImmBorrowLoc(i) if get(s, *i)? != Local::Available => {
+                return Err(err(StatusCode::BORROWLOC_UNAVAILABLE_ERROR));
             }
             Bytecode::Ret => {
                 meter.add_items(RET_PER_LOCAL_COST, s.0.len())?;

@@ -59,7 +59,10 @@ impl Context {
 
 /// Type orders are assigned by first appearance of (offset, type) across
 /// variants in declaration order, as the compiler names borrow functions.
-fn variant_maps(vs: &[VariantDefinition]) -> (BTreeMap<(u16, ST), u16>, BTreeMap<(u16, ST), Vec<u16>>) {
+/// (field offset, field type) of an enum's variants.
+type FieldKey = (u16, ST);
+
+fn variant_maps(vs: &[VariantDefinition]) -> (BTreeMap<FieldKey, u16>, BTreeMap<FieldKey, Vec<u16>>) {
     let mut orders = BTreeMap::new();
     let mut sets: BTreeMap<(u16, ST), Vec<u16>> = BTreeMap::new();
     for (vi, v) in vs.iter().enumerate() {
