@@ -1,0 +1,76 @@
+//! Compile cost of the Aptos framework corpus (`shared/corpus/aptos`): every
+//! non-generic function JIT-compiled in one engine; total time, per-call
+//! p50 / p99, and the functions the JIT cannot compile yet by error kind.
+//! Decoding and verification are done first and not timed.
+//!
+//! `cargo bench -p movejit-benches --bench compile_cost [-- DIR]` (a custom
+//! harness: the walk runs three times, each in a fresh engine, and the run
+//! with the median total is reported). Under `cargo test --benches` it
+//! compiles one small folder once.
+
+use movejit_benches::compile_cost::{compile_all, load_verified, module_files, quantile, CorpusCompile};
+use movejit_benches::{criterion_filter, shared_dir};
+use std::time::Instant;
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+fn report(r: &CorpusCompile, load_ns: u64) {
+    let ok: Vec<u64> = r.compiled().map(|f| f.ns).collect();
+    let failed = r.functions.len() - ok.len();
+    println!("modules: {} decoded and verified ({} rejected), load+verify {}", r.modules, r.rejected_modules.len(), ms(load_ns));
+    for (path, why) in &r.rejected_modules {
+        println!("  rejected {path}: {why}");
+    }
+    println!(
+        "functions: {} non-generic with code; {} generic (not instantiated), {} native",
+        r.functions.len(),
+        r.generic,
+        r.native
+    );
+    println!("compiled: {} of {} ({} not yet)", ok.len(), r.functions.len(), failed);
+    println!("total compile time (all calls): {}", ms(r.total_ns()));
+    println!("  of which successful calls: {}", ms(ok.iter().sum()));
+    let q = |p| quantile(&ok, p).map(ms).unwrap_or_else(|| "-".into());
+    println!("per compiled function (incl. callees compiled with it): p50 {}, p99 {}, max {}", q(0.5), q(0.99), q(1.0));
+    println!("code size: not measured yet (movejit-jit exposes no code-size figure)");
+    println!("not compiled, by error kind:");
+    for (kind, n) in r.failures_by_kind() {
+        println!("  {n:>6}  {kind}");
+    }
+    let mut slowest: Vec<_> = r.compiled().collect();
+    slowest.sort_by(|a, b| b.ns.cmp(&a.ns));
+    println!("slowest compiled:");
+    for f in slowest.iter().take(5) {
+        println!("  {}  {}", ms(f.ns), f.name);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let benching = args.iter().any(|a| a == "--bench");
+    let dir = criterion_filter(&args)
+        .into_iter()
+        .next()
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| shared_dir().join(if benching { "corpus/aptos" } else { "corpus/aptos/MoveStdlib" }));
+    let files = module_files(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let t = Instant::now();
+    let (modules, rejected) = load_verified(&files);
+    let load_ns = t.elapsed().as_nanos() as u64;
+    let runs = if benching { 3 } else { 1 };
+    let mut reports: Vec<CorpusCompile> = (0..runs)
+        .map(|_| {
+            let mut r = compile_all(modules.clone()).unwrap_or_else(|e| panic!("{e}"));
+            r.rejected_modules = rejected.clone();
+            r
+        })
+        .collect();
+    reports.sort_by_key(|r| r.total_ns());
+    println!("compile cost of {} ({} files; {runs} run(s), median shown)", dir.display(), files.len());
+    if runs > 1 {
+        println!("totals of the runs: {}", reports.iter().map(|r| ms(r.total_ns())).collect::<Vec<_>>().join(", "));
+    }
+    report(&reports[reports.len() / 2], load_ns);
+}
