@@ -37,12 +37,11 @@ pub fn basic_blocks(code: &[Bytecode]) -> CompileResult<Vec<(usize, usize)>> {
     }
     let mut blocks = Vec::new();
     let mut s = 0;
-    for i in 1..=code.len() {
-        if i == code.len() || starts[i] {
-            blocks.push((s, i));
-            s = i;
-        }
+    for (i, _) in starts.iter().enumerate().skip(1).filter(|(_, start)| **start) {
+        blocks.push((s, i));
+        s = i;
     }
+    blocks.push((s, code.len()));
     Ok(blocks)
 }
 
