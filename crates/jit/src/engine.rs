@@ -557,3 +557,14 @@ impl LowerEnv for Declarer<'_> {
         Ok(self.jit.declare_func_in_func(id, func))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_can_move_between_threads() {
+        fn is_send<T: Send>() {}
+        is_send::<JitEngine>();
+    }
+}
