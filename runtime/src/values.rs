@@ -65,6 +65,18 @@ impl Path {
             Path::Heap(v) => v,
         }
     }
+    /// Extends this path by one step, in place.
+    #[inline]
+    pub fn push(&mut self, idx: u32) {
+        match self {
+            Path::Inline(n, a) if (*n as usize) < a.len() => {
+                a[*n as usize] = idx;
+                *n += 1;
+            }
+            p => *p = p.with(idx),
+        }
+    }
+
     /// This path extended by one step.
     pub fn with(&self, idx: u32) -> Path {
         match self {
@@ -132,12 +144,14 @@ pub enum Value {
 }
 
 impl Value {
+    #[inline]
     pub fn as_bool(&self) -> TrapResult<bool> {
         match self {
             Value::Bool(b) => Ok(*b),
             v => Err(Box::new(VmError::invariant(format!("expected bool, got {v:?}")))),
         }
     }
+    #[inline]
     pub fn as_u64(&self) -> TrapResult<u64> {
         match self {
             Value::U64(b) => Ok(*b),
@@ -151,6 +165,7 @@ impl Value {
             v => Err(Box::new(VmError::invariant(format!("expected address, got {v:?}")))),
         }
     }
+    #[inline]
     pub fn into_ref(self) -> TrapResult<Reference> {
         match self {
             Value::Ref(r) => Ok(r),
@@ -286,6 +301,7 @@ impl Memory {
         }
     }
     /// The value `r` points to.
+    #[inline]
     pub fn get(&self, r: &Reference) -> TrapResult<&Value> {
         let mut v = self.root(r.root)?;
         for &i in r.path.as_slice() {

@@ -444,14 +444,12 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 B::MutBorrowField(fh) | B::ImmBorrowField(fh) => {
                     let h = m.module.field_handles.get(fh.idx()).ok_or_else(|| invariant("field handle"))?;
-                    let r = self.pop_ref()?;
-                    self.push(Value::Ref(r.child(h.field as usize)))?;
+                    self.borrow_child_in_place(h.field as u32)?;
                 }
                 B::MutBorrowFieldGeneric(fi) | B::ImmBorrowFieldGeneric(fi) => {
                     let inst = m.module.field_instantiations.get(fi.idx()).ok_or_else(|| invariant("field inst"))?;
                     let h = m.module.field_handles.get(inst.handle.idx()).ok_or_else(|| invariant("field handle"))?;
-                    let r = self.pop_ref()?;
-                    self.push(Value::Ref(r.child(h.field as usize)))?;
+                    self.borrow_child_in_place(h.field as u32)?;
                 }
                 B::ImmBorrowVariantField(h) | B::MutBorrowVariantField(h) => {
                     let vh = m.module.variant_field_handles.get(h.idx()).ok_or_else(|| invariant("variant field"))?;
@@ -721,15 +719,17 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 B::VecImmBorrow(_) | B::VecMutBorrow(_) => {
                     let i = self.pop_u64()?;
-                    let r = self.pop_ref()?;
-                    let n = match self.mem.get(&r)? {
-                        Value::Vector(v) => v.len(),
-                        _ => return Err(Box::new(invariant("vec_borrow of a non-vector"))),
+                    let n = match self.stack.last() {
+                        Some(Value::Ref(r)) => match self.mem.get(r)? {
+                            Value::Vector(v) => v.len(),
+                            _ => return Err(Box::new(invariant("vec_borrow of a non-vector"))),
+                        },
+                        _ => return Err(Box::new(invariant("vec_borrow of a non-reference"))),
                     };
                     if i >= n as u64 {
                         return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "index out of bounds")));
                     }
-                    self.push(Value::Ref(r.child(i as usize)))?;
+                    self.borrow_child_in_place(i as u32)?;
                 }
                 B::VecPushBack(_) => {
                     let e = self.pop()?;
@@ -851,6 +851,18 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     #[inline]
     fn local_mut(&mut self, base: usize, i: u8) -> TrapResult<&mut Value> {
         self.mem.locals.get_mut(base + i as usize).ok_or_else(|| Box::new(invariant("local index")))
+    }
+
+    /// Turns the reference on top of the stack into a reference to its child.
+    #[inline]
+    fn borrow_child_in_place(&mut self, idx: u32) -> TrapResult<()> {
+        match self.stack.last_mut() {
+            Some(Value::Ref(r)) => {
+                r.path.push(idx);
+                Ok(())
+            }
+            _ => Err(Box::new(invariant("field borrow of a non-reference"))),
+        }
     }
 
     #[inline]
