@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod asm;
+mod bench;
 mod disasm;
 mod files;
 mod run;
@@ -29,6 +30,8 @@ enum Command {
     Verify(verify::Args),
     /// Load modules, verify them and call one function.
     Run(run::Args),
+    /// Run benchmark suites on the interpreter and the JIT; check and time every result.
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -38,5 +41,6 @@ fn main() -> ExitCode {
         Command::Asm(a) => asm::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Run(a) => run::run(a),
+        Command::Bench(a) => bench::run(a),
     }
 }

@@ -1,0 +1,378 @@
+//! `movejit bench`: run benchmark suites on the interpreter and the JIT,
+//! check every result, print a table per suite with the real Aptos VM's
+//! reference figures, optionally write JSON (a stable contract, see
+//! [`json_row`]). Exit 0 when every executed benchmark returned its expected
+//! bytes, 1 when one did not (or could not be loaded), 2 on bad arguments.
+//!
+//! Loading, executors and measuring live in movejit-benches (shared with the
+//! criterion benches); this module is the command line and the report.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use movejit_benches::executor::{prepare, Executor, Metering, PrepareError};
+use movejit_benches::manifest::{Benchmark, Case, Suite};
+use movejit_benches::measure::{measure, Stats};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineName {
+    Interp,
+    Jit,
+}
+
+impl EngineName {
+    fn executor(self) -> Executor {
+        match self {
+            EngineName::Interp => Executor::Interp,
+            EngineName::Jit => Executor::Jit,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Size {
+    /// The manifest's main arguments (the reference figures' size).
+    Reference,
+    /// The size with the smallest Aptos VM figure (quick runs).
+    Smallest,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Suite folders, each holding a benchmarks.jsonl (default: the bundled
+    /// example suite).
+    suites: Vec<PathBuf>,
+    /// Executors to measure, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "interp,jit")]
+    engine: Vec<EngineName>,
+    /// Timed calls per benchmark and executor, after one warm-up call.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    iters: u32,
+    /// Write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Only benchmarks whose name contains one of these (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    filter: Vec<String>,
+    /// Which of a benchmark's sizes to run.
+    #[arg(long, value_enum, default_value = "reference")]
+    size: Size,
+}
+
+/// One executor's outcome on one benchmark.
+struct Row {
+    executor: Executor,
+    correct: bool,
+    stats: Option<Stats>,
+    compile_ns: Option<u64>,
+    failure: Option<String>,
+}
+
+/// Everything measured for one benchmark.
+struct BenchResult<'a> {
+    bench: &'a Benchmark,
+    case: &'a Case,
+    rows: Vec<Row>,
+    /// Executors that cannot run it yet, with the reason.
+    not_yet: Vec<(Executor, String)>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let mut suites = Vec::new();
+    if args.suites.is_empty() {
+        match Suite::bundled() {
+            Ok(s) => suites.push(s),
+            Err(e) => return usage_error(&e.to_string()),
+        }
+    }
+    for dir in &args.suites {
+        match Suite::load(dir) {
+            Ok(s) => suites.push(s),
+            Err(e) => return usage_error(&e.to_string()),
+        }
+    }
+    let mut executors: Vec<Executor> = Vec::new();
+    for e in &args.engine {
+        if !executors.contains(&e.executor()) {
+            executors.push(e.executor());
+        }
+    }
+    let iters = args.iters as usize;
+    let selected = |b: &Benchmark| args.filter.is_empty() || args.filter.iter().any(|f| b.name.contains(f.as_str()));
+    let total_calls: usize =
+        suites.iter().map(|s| s.benchmarks.iter().filter(|b| selected(b)).count()).sum::<usize>() * executors.len() * (iters + 1);
+    let bar = ProgressBar::new(total_calls as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} calls  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+
+    let mut json_rows: Vec<Value> = Vec::new();
+    let mut failed = 0usize;
+    for suite in &suites {
+        say(&bar, format!("suite {} ({} benchmarks)", suite.label(), suite.benchmarks.len()));
+        say(&bar, header());
+        let mut results = Vec::new();
+        for bench in suite.benchmarks.iter().filter(|b| selected(b)) {
+            let case = match args.size {
+                Size::Reference => &bench.case,
+                Size::Smallest => bench.smallest_case(),
+            };
+            let r = run_benchmark(suite, bench, case, &executors, iters, &bar);
+            for line in table_lines(&r) {
+                say(&bar, line);
+            }
+            failed += r.rows.iter().filter(|row| !row.correct).count();
+            json_rows.extend(r.rows.iter().map(|row| json_row(&r, row)));
+            results.push(r);
+        }
+        for line in summary_lines(&results) {
+            say(&bar, line);
+        }
+    }
+    bar.finish_and_clear();
+
+    if let Some(path) = &args.json {
+        let doc = json!({ "results": json_rows });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    if failed > 0 {
+        eprintln!("{failed} benchmark run(s) failed or returned a wrong result");
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Prints a table line on stdout, above the progress bar (which is on
+/// stderr, and hidden when stderr is not a terminal).
+fn say(bar: &ProgressBar, line: impl AsRef<str>) {
+    bar.suspend(|| println!("{}", line.as_ref()));
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+fn run_benchmark<'a>(
+    suite: &Suite,
+    bench: &'a Benchmark,
+    case: &'a Case,
+    executors: &[Executor],
+    iters: usize,
+    bar: &ProgressBar,
+) -> BenchResult<'a> {
+    let mut out = BenchResult { bench, case, rows: Vec::new(), not_yet: Vec::new() };
+    let calls = (iters + 1) as u64;
+    let program = match suite.program(bench, case) {
+        Ok(p) => p,
+        Err(e) => {
+            for &ex in executors {
+                out.rows.push(Row { executor: ex, correct: false, stats: None, compile_ns: None, failure: Some(e.to_string()) });
+                bar.inc(calls);
+            }
+            return out;
+        }
+    };
+    for &ex in executors {
+        bar.set_message(format!("{} on {}", bench.name, ex.name()));
+        match prepare(ex, &program, Metering::Off) {
+            Err(PrepareError::NotSupported(why)) => {
+                out.not_yet.push((ex, why));
+                bar.inc(calls);
+            }
+            Err(PrepareError::Failed(why)) => {
+                out.rows.push(Row { executor: ex, correct: false, stats: None, compile_ns: None, failure: Some(why) });
+                bar.inc(calls);
+            }
+            Ok(mut p) => {
+                let mut done = 0u64;
+                let m = measure(p.as_mut(), &program.expect, iters, || {
+                    done += 1;
+                    bar.inc(1);
+                });
+                bar.inc(calls.saturating_sub(done));
+                out.rows.push(Row {
+                    executor: ex,
+                    correct: m.correct,
+                    stats: m.stats(),
+                    compile_ns: p.compile_ns(),
+                    failure: m.failure,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// One object of the `--json` contract:
+/// `{"name", "engine": "interp"|"jit", "correct", "median_ns", "min_ns",
+/// "max_ns", "compile_ns": n|null, "reference": {"aptos_vm_ns",
+/// "sui_vm_ns", "native_ns"} (n|null each)}`. The times are null only for a
+/// benchmark that could not be run at all (then `correct` is false).
+fn json_row(r: &BenchResult<'_>, row: &Row) -> Value {
+    let n = |x: Option<f64>| x.map(|v| v.round() as u64);
+    json!({
+        "name": r.bench.name,
+        "engine": row.executor.name(),
+        "correct": row.correct,
+        "median_ns": row.stats.map(|s| s.median_ns),
+        "min_ns": row.stats.map(|s| s.min_ns),
+        "max_ns": row.stats.map(|s| s.max_ns),
+        "compile_ns": row.compile_ns,
+        "reference": {
+            "aptos_vm_ns": n(r.case.aptos_vm_exec_ns_median),
+            "sui_vm_ns": n(r.case.sui_vm_ns_median),
+            "native_ns": n(r.case.native_rust_ns_median),
+        },
+    })
+}
+
+// ---- the table ----
+
+const COLS: [(&str, usize); 8] = [
+    ("benchmark", 18),
+    ("interp ms [min-max]", 26),
+    ("jit ms [min-max]", 26),
+    ("jit compile", 11),
+    ("jit/interp", 10),
+    ("Aptos VM ms", 11),
+    ("interp/Aptos", 12),
+    ("jit/Aptos", 10),
+];
+
+fn header() -> String {
+    let mut s = String::new();
+    for (i, (name, w)) in COLS.iter().enumerate() {
+        if i == 0 {
+            s.push_str(&format!("{name:<w$}"));
+        } else {
+            s.push_str(&format!(" {name:>w$}"));
+        }
+    }
+    s.push_str("\n  (x/y columns: speedup of x over y; >1 means x is faster)");
+    s
+}
+
+fn ms(ns: u64) -> String {
+    let ms = ns as f64 / 1e6;
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 10.0 {
+        format!("{ms:.1}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+fn spread(s: &Stats) -> String {
+    format!("{} [{}-{}]", ms(s.median_ns), ms(s.min_ns), ms(s.max_ns))
+}
+
+fn speedup(slow_ns: f64, fast_ns: f64) -> String {
+    if fast_ns > 0.0 {
+        format!("{:.2}x", slow_ns / fast_ns)
+    } else {
+        "-".into()
+    }
+}
+
+fn row_of<'r>(r: &'r BenchResult<'_>, ex: Executor) -> Option<&'r Row> {
+    r.rows.iter().find(|row| row.executor == ex)
+}
+
+/// The good median of `ex`, if it ran correctly.
+fn good_median(r: &BenchResult<'_>, ex: Executor) -> Option<f64> {
+    row_of(r, ex).filter(|row| row.correct).and_then(|row| row.stats).map(|s| s.median_ns as f64)
+}
+
+fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
+    let cell = |ex: Executor| -> String {
+        match row_of(r, ex) {
+            Some(row) if row.correct => row.stats.as_ref().map(spread).unwrap_or_else(|| "-".into()),
+            Some(_) => "FAILED".into(),
+            None if r.not_yet.iter().any(|(e, _)| *e == ex) => "not yet".into(),
+            None => "-".into(),
+        }
+    };
+    let interp = good_median(r, Executor::Interp);
+    let jit = good_median(r, Executor::Jit);
+    let aptos = r.case.aptos_vm_exec_ns_median;
+    let compile = row_of(r, Executor::Jit).and_then(|row| row.compile_ns).map(ms).unwrap_or_else(|| "-".into());
+    let ratio = |slow: Option<f64>, fast: Option<f64>| match (slow, fast) {
+        (Some(s), Some(f)) => speedup(s, f),
+        _ => "-".into(),
+    };
+    let cells = [
+        r.bench.name.clone(),
+        cell(Executor::Interp),
+        cell(Executor::Jit),
+        compile,
+        ratio(interp, jit),
+        aptos.map(|a| ms(a as u64)).unwrap_or_else(|| "-".into()),
+        ratio(aptos, interp),
+        ratio(aptos, jit),
+    ];
+    let mut line = String::new();
+    for (i, (c, (_, w))) in cells.iter().zip(COLS).enumerate() {
+        if i == 0 {
+            line.push_str(&format!("{c:<w$}"));
+        } else {
+            line.push_str(&format!(" {c:>w$}"));
+        }
+    }
+    let mut out = vec![line];
+    for (ex, why) in &r.not_yet {
+        out.push(format!("    {}: not yet ({why})", ex.name()));
+    }
+    for row in r.rows.iter().filter(|row| !row.correct) {
+        out.push(format!("    {}: FAILED: {}", row.executor.name(), row.failure.as_deref().unwrap_or("?")));
+    }
+    out
+}
+
+fn geomean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
+}
+
+fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let speedups = |ex: Executor| -> Vec<f64> {
+        results
+            .iter()
+            .filter_map(|r| Some(r.case.aptos_vm_exec_ns_median? / good_median(r, ex)?))
+            .collect()
+    };
+    for ex in [Executor::Interp, Executor::Jit] {
+        let ran = results.iter().filter(|r| row_of(r, ex).is_some()).count();
+        let ok = results.iter().filter(|r| row_of(r, ex).is_some_and(|row| row.correct)).count();
+        let not_yet = results.iter().filter(|r| r.not_yet.iter().any(|(e, _)| *e == ex)).count();
+        if ran + not_yet == 0 {
+            continue;
+        }
+        let s = speedups(ex);
+        let g = geomean(&s).map(|g| format!("; geometric-mean speedup over the Aptos VM {g:.2}x on {} benchmarks", s.len()));
+        out.push(format!(
+            "{}: {ok}/{ran} correct, {not_yet} not yet supported{}",
+            ex.name(),
+            g.unwrap_or_default()
+        ));
+    }
+    let both: Vec<f64> = results
+        .iter()
+        .filter_map(|r| Some(good_median(r, Executor::Interp)? / good_median(r, Executor::Jit)?))
+        .collect();
+    if let Some(g) = geomean(&both) {
+        out.push(format!("jit over interp: geometric-mean speedup {g:.2}x on {} benchmarks", both.len()));
+    }
+    out.push(String::new());
+    out
+}
