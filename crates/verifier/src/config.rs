@@ -12,6 +12,9 @@ pub struct VerifierConfig {
     /// Sui `additional_borrow_checks`: a full borrow of the frame counts as a
     /// mutable borrow of every local (Aptos always checks mutable local borrows).
     pub additional_borrow_checks: bool,
+    /// Aptos publishing: every declared friend must exist (LINKER_ERROR).
+    /// Loading an already-published module does not need this.
+    pub check_friends_exist: bool,
     pub max_loop_depth: Option<usize>,
     pub max_function_parameters: Option<usize>,
     pub max_function_return_values: Option<usize>,
@@ -59,6 +62,7 @@ impl VerifierConfig {
         VerifierConfig {
             flavour: StatusFlavour::Aptos,
             additional_borrow_checks: false,
+            check_friends_exist: true,
             max_loop_depth: Some(5),
             max_function_parameters: Some(128),
             max_function_return_values: Some(128),
@@ -91,6 +95,7 @@ impl VerifierConfig {
         VerifierConfig {
             flavour: StatusFlavour::Sui,
             additional_borrow_checks: false,
+            check_friends_exist: false,
             max_loop_depth: None,
             max_function_parameters: None,
             max_function_return_values: None,

@@ -66,8 +66,8 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
             return Err(VerifyError::module(missing).with_message(format!("missing {}::{}", id.0.to_hex_short(), id.1)));
         }
     }
-    // Aptos loads a module's friends too: they must exist.
-    if !config.is_sui() {
+    // Aptos publishing requires a module's friends to exist.
+    if config.check_friends_exist {
         for f in &module.friend_decls {
             let id = (module.address_identifiers[f.address.idx()], module.identifiers[f.name.idx()].clone());
             if !map.contains_key(&id) {

@@ -134,3 +134,18 @@ fn workload_script_verifies() {
     assert_eq!(err.status, movejit_format::StatusCode::INVALID_FALL_THROUGH);
     assert!(matches!(err.location, movejit_verifier::Location::Script { code_offset: Some(_) }));
 }
+
+#[test]
+fn bench_programs_verify() {
+    // The bench folders hold each program with its dependency closure only
+    // (no friends), i.e. what a loader sees, not a publish bundle.
+    let loading = VerifierConfig { check_friends_exist: false, ..VerifierConfig::aptos() };
+    for (rel, config) in [("bench/modules", loading), ("bench/modules_sui", VerifierConfig::sui())] {
+        let mods = load_dir(&shared_dir().join(rel));
+        let failures = verify_all(&mods, &config);
+        for (p, e) in &failures {
+            eprintln!("{}: {e}", p.display());
+        }
+        assert!(failures.is_empty(), "{rel}: {} of {} rejected", failures.len(), mods.len());
+    }
+}
