@@ -117,6 +117,9 @@ pub(crate) struct Globals {
     pub values: Vec<Option<Value>>,
 }
 
+/// Shared type arguments of a frame or instantiation.
+pub(crate) type TypeArgs = Arc<Vec<Type>>;
+
 /// A sequence of calls over one resolver.
 pub struct Session<'e, 'r> {
     pub(crate) engine: &'e Engine,
@@ -127,7 +130,7 @@ pub struct Session<'e, 'r> {
     /// Type arguments of generic instantiations: (module, instantiation
     /// index, caller's type arguments) → the callee's type arguments. The
     /// caller's `Arc` is kept in the value so its address stays unique.
-    pub(crate) inst_cache: FxHashMap<(usize, u16, usize), (Arc<Vec<Type>>, Arc<Vec<Type>>)>,
+    pub(crate) inst_cache: FxHashMap<(usize, u16, usize), (TypeArgs, TypeArgs)>,
     pub(crate) globals: Globals,
     /// Value depth of types already measured.
     pub(crate) depth_cache: FxHashMap<Type, usize>,

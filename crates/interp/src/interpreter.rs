@@ -287,7 +287,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     fn signer_address(&self, v: &Value) -> TrapResult<movejit_runtime::AccountAddress> {
-        Ok(self.mem.deref(v)?.as_address()?)
+        self.mem.deref(v)?.as_address()
     }
 
     fn move_to(&mut self, ty: Type) -> TrapResult<()> {
