@@ -275,7 +275,22 @@ impl<'e, 'r> Session<'e, 'r> {
                     Err(_) => return Err(located(StatusCode::MISSING_DEPENDENCY, format!("{did}"))),
                 }
             }
-            let dep_refs: Vec<_> = deps.iter().map(|d| &d.module).collect();
+            let (closure, mut friends) = self.linking_context(&m, &deps);
+            // Friends may be published in the same bundle.
+            for f in &m.friend_decls {
+                let fid = m
+                    .address_identifiers
+                    .get(f.address.idx())
+                    .zip(m.identifiers.get(f.name.idx()))
+                    .map(|(a, n)| ModuleId::new(*a, n));
+                if let Some(pos) = fid.and_then(|fid| ids.iter().position(|i| *i == fid)) {
+                    if let Ok(fm) = decode_module(&bundle[pos]) {
+                        friends.push(fm);
+                    }
+                }
+            }
+            let mut dep_refs: Vec<_> = closure.iter().map(|d| &d.module).collect();
+            dep_refs.extend(friends.iter());
             movejit_verifier::verify_module(&m, &dep_refs, &verifier_config(self.flavour())).map_err(|e| {
                 let (function_index, code_offset) = match e.location {
                     movejit_verifier::Location::Function { index, code_offset } => (index, code_offset.unwrap_or(0)),
