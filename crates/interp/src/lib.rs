@@ -7,6 +7,13 @@
 //! Every module is verified (movejit-verifier) before any of its code runs.
 //! Values, BCS, natives, gas and errors come from movejit-runtime, which the
 //! JIT will share.
+//!
+//! Tests: `tests/common/mod.rs` holds the executor test table (the Aptos
+//! oracle cases, case → expected outcome) behind a `CaseExecutor` trait, so
+//! the same table runs on any executor and `compare_executors` diffs two of
+//! them; `conformance_aptos.rs` and `conformance_sui.rs` replay the shared
+//! conformance data; `robustness.rs` calls every plain-argument function of
+//! the corpus; `examples/bench.rs` times the shared benchmarks.
 
 #![forbid(unsafe_code)]
 
