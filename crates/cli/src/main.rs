@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod asm;
 mod bench;
+mod diff;
 mod disasm;
 mod files;
 mod run;
@@ -30,6 +31,8 @@ enum Command {
     Verify(verify::Args),
     /// Load modules, verify them and call one function.
     Run(run::Args),
+    /// Compare the JIT with the interpreter on generated programs and given modules.
+    Diff(diff::Args),
     /// Run benchmark suites on the interpreter and the JIT; check and time every result.
     Bench(bench::Args),
 }
@@ -42,5 +45,6 @@ fn main() -> ExitCode {
         Command::Verify(a) => verify::run(a),
         Command::Run(a) => run::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Diff(a) => diff::run(a),
     }
 }

@@ -32,6 +32,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod args;
 pub mod case;
 pub mod coverage;
 pub mod driver;

@@ -1,0 +1,208 @@
+//! `movejit diff`: differential testing of the JIT against the interpreter
+//! on generated programs and on the public functions of given modules (see
+//! movejit-diff). Exit 0 when nothing diverged, 1 on any divergence, 2 when
+//! the run could not be set up.
+
+use crate::files::expand_mv_paths;
+use indicatif::{ProgressBar, ProgressStyle};
+use movejit_diff::args::{cases_for, verified_in_order};
+use movejit_diff::driver::Stats;
+use movejit_diff::minimize::minimize;
+use movejit_diff::rng::Rng;
+use movejit_diff::{run_both_with, Case, Divergence, JitVerdict, Options};
+use movejit_format::{decode_module, version_and_flavour, Flavour, StatusFlavour};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Module files (.mv) and folders of them: every public or entry
+    /// function runs with generated arguments.
+    paths: Vec<PathBuf>,
+    /// Seed of the generated programs and arguments.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Generated programs to run (default 1000 without PATHs, 0 with).
+    #[arg(long, conflicts_with = "time")]
+    count: Option<u64>,
+    /// Run generated programs for this many seconds instead of --count.
+    #[arg(long)]
+    time: Option<u64>,
+    /// Argument sets per function of the given modules.
+    #[arg(long, default_value_t = 3)]
+    rounds: u64,
+    /// Tiny-gas reruns per case (budgets spread over the gas used).
+    #[arg(long, default_value_t = 12)]
+    gas_points: u64,
+    /// Gas budget of the first run of each case.
+    #[arg(long, default_value_t = 5_000_000)]
+    budget: u64,
+    /// Print divergences without minimizing them.
+    #[arg(long)]
+    no_minimize: bool,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// Print the opcode-by-opcode coverage table too.
+    #[arg(long)]
+    coverage: bool,
+}
+
+fn bar(len: Option<u64>, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let b = match len {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::new_spinner(),
+    };
+    let style = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    b.set_style(style);
+    b
+}
+
+/// Loads the given modules: (flavour, verified modules in order, rejected count).
+fn load(paths: &[PathBuf]) -> Result<(StatusFlavour, Vec<movejit_format::CompiledModule>, u64), String> {
+    let files = expand_mv_paths(paths).map_err(|e| e.to_string())?;
+    let mut flavour = None;
+    let (mut modules, mut bad) = (Vec::new(), 0);
+    for f in files {
+        let bytes = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let fl = match version_and_flavour(&bytes) {
+            Ok((_, Flavour::Sui)) => StatusFlavour::Sui,
+            Ok(_) => StatusFlavour::Aptos,
+            Err(_) => {
+                bad += 1;
+                continue;
+            }
+        };
+        if *flavour.get_or_insert(fl) != fl {
+            bad += 1;
+            continue;
+        }
+        match decode_module(&bytes) {
+            Ok(m) => modules.push(m),
+            Err(_) => bad += 1,
+        }
+    }
+    let flavour = flavour.unwrap_or(StatusFlavour::Aptos);
+    let (ok, rejected) = verified_in_order(modules, flavour);
+    Ok((flavour, ok, bad + rejected))
+}
+
+fn print_path_divergence(case: &Case, d: &Divergence) {
+    println!("\n=== divergence: {} — {}", case.name, case.describe());
+    println!("{d}");
+    if let Some(m) = case.modules.iter().find(|m| m.name() == case.module && *m.address() == case.address) {
+        match movejit_masm::disassemble_module(m) {
+            Ok(t) => println!("--- module (not minimized):\n{t}"),
+            Err(e) => println!("--- module could not be disassembled: {e}"),
+        }
+    }
+}
+
+pub fn run(a: Args) -> ExitCode {
+    let opts = Options { full_budget: a.budget, gas_points: a.gas_points };
+    let start = Instant::now();
+    let mut diverged = 0usize;
+
+    // Given modules.
+    if !a.paths.is_empty() {
+        let (flavour, modules, rejected) = match load(&a.paths) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let mut rng = Rng::new(a.seed);
+        let mut cases = Vec::new();
+        let mut skipped = 0;
+        for _ in 0..a.rounds {
+            for i in 0..modules.len() {
+                let (c, s) = cases_for(&modules, i, flavour, &mut rng);
+                cases.extend(c);
+                skipped += s;
+            }
+        }
+        let pb = bar(Some(cases.len() as u64), a.quiet);
+        let (mut compared, mut runs, mut oog) = (0u64, 0u64, 0u64);
+        let mut unsupported: std::collections::BTreeMap<String, u64> = Default::default();
+        for case in &cases {
+            match run_both_with(case, &opts) {
+                Ok(c) => {
+                    runs += c.runs;
+                    oog += c.out_of_gas;
+                    match c.jit {
+                        JitVerdict::Agreed => compared += 1,
+                        JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
+                    }
+                }
+                Err(d) => {
+                    diverged += 1;
+                    pb.suspend(|| print_path_divergence(case, &d));
+                }
+            }
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        println!(
+            "modules: {} verified, {rejected} rejected or unreadable; cases: {} ({skipped} functions skipped: argument types not generated)",
+            modules.len(),
+            cases.len()
+        );
+        println!("compared on both executors {compared} ({runs} executions, {oog} out of gas); divergences {diverged}");
+        for (r, n) in &unsupported {
+            println!("  jit: unsupported {n:>6}  {r}");
+        }
+    }
+
+    // Generated programs.
+    let count = a.count.unwrap_or(if a.paths.is_empty() && a.time.is_none() { 1000 } else { 0 });
+    let deadline = a.time.map(|s| start + Duration::from_secs(s));
+    if count > 0 || deadline.is_some() {
+        let mut stats = Stats::default();
+        let pb = bar(if deadline.is_some() { None } else { Some(count) }, a.quiet);
+        let gen_start = Instant::now();
+        let mut i = 0u64;
+        loop {
+            match deadline {
+                Some(d) if Instant::now() >= d => break,
+                None if i >= count => break,
+                _ => {}
+            }
+            let before = stats.divergences.len();
+            stats.run_generated(a.seed, i, &opts);
+            if stats.divergences.len() > before {
+                pb.set_message(format!("{} divergences", stats.divergences.len()));
+            }
+            i += 1;
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        println!("seed {}: {} programs in {:.1}s", a.seed, i, gen_start.elapsed().as_secs_f64());
+        print!("{}", stats.summary());
+        if a.coverage {
+            print!("{}", stats.generated.table());
+        }
+        for f in stats.divergences.iter().take(5) {
+            println!("\n=== divergence: {} — {}", f.name, f.case.describe());
+            println!("{}", f.divergence);
+            let shown = if a.no_minimize { None } else { minimize(&f.program, f.call, &opts) };
+            match shown {
+                Some((text, d)) => println!("--- minimized module:\n{text}--- minimized result:\n{d}"),
+                None => println!("--- module:\n{}", f.program.units.join("\n")),
+            }
+        }
+        diverged += stats.divergences.len();
+    }
+    println!("total time {:.1}s", start.elapsed().as_secs_f64());
+    if diverged > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

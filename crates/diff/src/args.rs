@@ -1,0 +1,181 @@
+//! Cases for given modules: every public (or entry) function with
+//! generated arguments, generic ones instantiated with primitive types.
+
+#![forbid(unsafe_code)]
+
+use crate::case::Case;
+use crate::gen::ty::{Int, Sc};
+use crate::rng::Rng;
+use movejit_format::{CompiledModule, SignatureToken as T, StatusFlavour, Visibility};
+use movejit_runtime::Type;
+
+/// Primitive types generic functions are instantiated with.
+const INSTANCES: [(Type, Option<Sc>); 4] =
+    [(Type::U64, Some(Sc::Int(Int::U64))), (Type::U8, Some(Sc::Int(Int::U8))), (Type::Bool, Some(Sc::Bool)), (Type::Address, None)];
+
+fn uleb(mut n: usize, out: &mut Vec<u8>) {
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+/// A random BCS value of `tok` (type parameters replaced by `ty_args`);
+/// `None` for types arguments cannot have (structs, functions).
+pub fn value_bcs(tok: &T, ty_args: &[usize], flavour: StatusFlavour, rng: &mut Rng, out: &mut Vec<u8>) -> Option<()> {
+    let int = |i: Int, rng: &mut Rng, out: &mut Vec<u8>| out.extend(i.bcs(i.edge_value(rng)));
+    match tok {
+        T::Bool => out.push(rng.below(2) as u8),
+        T::U8 => int(Int::U8, rng, out),
+        T::U16 => int(Int::U16, rng, out),
+        T::U32 => int(Int::U32, rng, out),
+        T::U64 => int(Int::U64, rng, out),
+        T::U128 => int(Int::U128, rng, out),
+        T::U256 => int(Int::U256, rng, out),
+        T::I8 => int(Int::I8, rng, out),
+        T::I16 => int(Int::I16, rng, out),
+        T::I32 => int(Int::I32, rng, out),
+        T::I64 => int(Int::I64, rng, out),
+        T::I128 => int(Int::I128, rng, out),
+        T::I256 => int(Int::I256, rng, out),
+        T::Address => out.extend(address(rng)),
+        T::Signer => {
+            // Aptos passes a signer as its enum (variant 0, Master).
+            if flavour == StatusFlavour::Aptos {
+                out.push(0);
+            }
+            out.extend(address(rng));
+        }
+        T::Vector(e) => {
+            let n = rng.below(5);
+            uleb(n, out);
+            for _ in 0..n {
+                value_bcs(e, ty_args, flavour, rng, out)?;
+            }
+        }
+        T::Reference(e) | T::MutableReference(e) => value_bcs(e, ty_args, flavour, rng, out)?,
+        T::TypeParameter(i) => {
+            let (_, sc) = INSTANCES.get(*ty_args.get(*i as usize)?)?;
+            match sc {
+                Some(s) => out.extend(s.random_bcs(rng)),
+                None => out.extend(address(rng)),
+            }
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+fn address(rng: &mut Rng) -> Vec<u8> {
+    match rng.below(3) {
+        0 => {
+            let mut a = vec![0u8; 32];
+            a[31] = 1;
+            a
+        }
+        1 => rng.bytes(32),
+        _ => {
+            let mut a = vec![0u8; 32];
+            a[30] = 0xca;
+            a[31] = 0xfe;
+            a
+        }
+    }
+}
+
+/// One case per public or entry function of `module` (generic functions
+/// once per primitive instantiation their constraints allow; those whose
+/// parameters cannot be generated are counted in the second result).
+pub fn cases_for(all: &[CompiledModule], module: usize, flavour: StatusFlavour, rng: &mut Rng) -> (Vec<Case>, u64) {
+    let Some(m) = all.get(module) else { return (Vec::new(), 0) };
+    let (mut cases, mut skipped) = (Vec::new(), 0);
+    for f in &m.function_defs {
+        if f.code.is_none() || (f.visibility != Visibility::Public && !f.is_entry) {
+            continue;
+        }
+        let Some(h) = m.function_handles.get(f.function.idx()) else { continue };
+        let Some(name) = m.identifiers.get(h.name.idx()) else { continue };
+        let Some(params) = m.signatures.get(h.parameters.idx()) else { continue };
+        // Instantiations: all type parameters to the same primitive, each of
+        // the first two that satisfy every constraint.
+        let mut insts: Vec<Vec<usize>> = Vec::new();
+        if h.type_parameters.is_empty() {
+            insts.push(Vec::new());
+        } else {
+            for k in 0..INSTANCES.len() {
+                if h.type_parameters.iter().all(|c| c.0 & !movejit_format::AbilitySet::PRIMITIVES.0 == 0) {
+                    insts.push(vec![k; h.type_parameters.len()]);
+                }
+                if insts.len() == 2 {
+                    break;
+                }
+            }
+        }
+        if insts.is_empty() {
+            skipped += 1;
+        }
+        for inst in insts {
+            let mut args = Vec::new();
+            let ok = params.0.iter().all(|p| {
+                let mut out = Vec::new();
+                let r = value_bcs(p, &inst, flavour, rng, &mut out);
+                args.push(out);
+                r.is_some()
+            });
+            if !ok {
+                skipped += 1;
+                continue;
+            }
+            cases.push(Case {
+                name: format!("{}::{}::{name}", m.address().to_hex_short(), m.name()),
+                flavour,
+                modules: all.to_vec(),
+                address: *m.address(),
+                module: m.name().to_string(),
+                function: name.clone(),
+                type_args: inst.iter().map(|k| INSTANCES[*k].0.clone()).collect(),
+                args,
+            });
+        }
+    }
+    (cases, skipped)
+}
+
+/// The modules of `given` that verify against each other, in dependency
+/// order, and how many did not (bad dependencies included).
+pub fn verified_in_order(given: Vec<CompiledModule>, flavour: StatusFlavour) -> (Vec<CompiledModule>, u64) {
+    let config = match flavour {
+        StatusFlavour::Aptos => movejit_verifier::VerifierConfig::aptos(),
+        StatusFlavour::Sui => movejit_verifier::VerifierConfig::sui(),
+    };
+    let mut done: Vec<CompiledModule> = Vec::new();
+    let mut pending = given;
+    loop {
+        let before = pending.len();
+        let mut rest = Vec::new();
+        for m in pending {
+            let deps = m.immediate_dependencies();
+            let found: Vec<&CompiledModule> =
+                deps.iter().filter_map(|(a, n)| done.iter().find(|d| d.address() == a && d.name() == n)).collect();
+            if found.len() < deps.len() {
+                rest.push(m);
+                continue;
+            }
+            if movejit_verifier::verify_module(&m, &found, &config).is_ok()
+                && !done.iter().any(|d| d.address() == m.address() && d.name() == m.name())
+            {
+                done.push(m);
+            }
+        }
+        pending = rest;
+        if pending.len() == before || pending.is_empty() {
+            let rejected = pending.len() as u64;
+            return (done, rejected);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Every Aptos conformance case on both executors: full budget, then
+//! tiny budgets running out at ~24 points of the gas the case used. Cases
+//! the JIT does not compile yet run on the interpreter only and are
+//! counted, not compared.
+
+use movejit_diff::{run_both_with, JitVerdict, Options};
+use movejit_tests::aptos_conformance_cases;
+use std::collections::BTreeMap;
+
+#[test]
+fn aptos_conformance_cases_agree_under_tiny_gas() {
+    let (cases, bad) = aptos_conformance_cases();
+    assert!(bad.is_empty(), "unreadable cases: {bad:?}");
+    assert!(cases.len() > 2000, "only {} cases", cases.len());
+    let opts = Options { full_budget: 50_000_000, gas_points: 24 };
+    let (mut compared, mut runs, mut oog) = (0u64, 0u64, 0u64);
+    let mut unsupported: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_family: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut divergences = Vec::new();
+    for (family, case) in &cases {
+        let e = by_family.entry(family.clone()).or_default();
+        e.0 += 1;
+        match run_both_with(case, &opts) {
+            Ok(c) => match c.jit {
+                JitVerdict::Agreed => {
+                    compared += 1;
+                    e.1 += 1;
+                    runs += c.runs;
+                    oog += c.out_of_gas;
+                }
+                JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
+            },
+            Err(d) => divergences.push(format!("{} ({}): {d}", case.name, case.describe())),
+        }
+    }
+    println!("{} cases; compared on both executors {compared} ({runs} executions, {oog} out of gas)", cases.len());
+    for (f, (n, c)) in &by_family {
+        println!("  {f:<14} {c:>5}/{n:<5} compared");
+    }
+    for (r, n) in &unsupported {
+        println!("  jit: unsupported {n:>5}  {r}");
+    }
+    for d in divergences.iter().take(20) {
+        println!("DIVERGENCE {d}");
+    }
+    assert!(compared > 1000 && oog > 10_000, "too little compared: {compared} cases, {oog} out-of-gas runs");
+    assert!(divergences.is_empty(), "{} divergences", divergences.len());
+}
