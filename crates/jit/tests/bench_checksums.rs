@@ -3,6 +3,8 @@
 //! JIT time per call next to the real Aptos VM's figure.
 
 use movejit_format::{decode_module, AccountAddress};
+use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId};
+use movejit_interp::{Engine, EngineConfig};
 use movejit_jit::{CompileError, ExecError, JitConfig, JitEngine, Outcome};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -17,10 +19,14 @@ fn compiled_benchmarks_return_their_checksums() {
         let b: Value = serde_json::from_str(line).unwrap();
         let name = b["name"].as_str().unwrap();
         let mut e = JitEngine::new(JitConfig::default()).unwrap();
+        let mut storage = InMemoryStorage::default();
         for m in b["modules"].as_array().unwrap() {
             let bytes = std::fs::read(dir.join(m.as_str().unwrap())).unwrap();
-            e.add_module(decode_module(&bytes).unwrap()).unwrap();
+            let module = decode_module(&bytes).unwrap();
+            storage.publish(ModuleId::new(*module.address(), module.name()), bytes);
+            e.add_module(module).unwrap();
         }
+        let interp = Engine::new(EngineConfig::aptos());
         let f: Vec<&str> = b["function"].as_str().unwrap().split("::").collect();
         let m = e.module_index(&AccountAddress::parse(f[0]).unwrap(), f[1]).unwrap();
         let key = e.instance_key(m, f[2], &[]).unwrap();
@@ -47,8 +53,19 @@ fn compiled_benchmarks_return_their_checksums() {
                 assert_eq!(got, want, "{name} {:?}: {:?}", s["arg_values"], out);
             }
             times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            // The reference interpreter on the same call, once (same checksum).
+            let t = Instant::now();
+            let mut session = interp.new_session(&storage);
+            let r = session
+                .execute_function(&ModuleId::new(AccountAddress::parse(f[0]).unwrap(), f[1]), f[2], &[], &args, &mut GasMeter::unmetered())
+                .expect("interpreter runs the benchmark");
+            let interp_ms = t.elapsed().as_secs_f64() * 1e3;
+            assert_eq!(r.returns.iter().map(hex::encode).collect::<Vec<_>>(), want, "{name}: interpreter");
             let aptos = s["aptos_vm_exec_ns_median"].as_f64().unwrap_or(f64::NAN) / 1e6;
-            ran.push(format!("{name} {}: JIT {:.3} ms, Aptos VM {:.1} ms", s["arg_values"], times[1], aptos));
+            ran.push(format!(
+                "{name} {}: JIT {:.3} ms, interpreter {:.1} ms, Aptos VM {:.1} ms",
+                s["arg_values"], times[1], interp_ms, aptos
+            ));
         }
     }
     for r in &ran {
