@@ -102,6 +102,9 @@ pub fn run(args: Args) -> ExitCode {
     let selected = |b: &Benchmark| args.filter.is_empty() || args.filter.iter().any(|f| b.name.contains(f.as_str()));
     let total_calls: usize =
         suites.iter().map(|s| s.benchmarks.iter().filter(|b| selected(b)).count()).sum::<usize>() * executors.len() * (iters + 1);
+    if total_calls == 0 {
+        return usage_error("no benchmark selected (check the suites and --filter)");
+    }
     let bar = ProgressBar::new(total_calls as u64);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} calls  {msg}")
