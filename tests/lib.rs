@@ -70,3 +70,12 @@ fn case_of(
         args,
     })
 }
+
+/// One Aptos conformance case by id.
+pub fn aptos_case(id: &str) -> Case {
+    let (cases, _) = aptos_conformance_cases();
+    match cases.into_iter().find(|(_, c)| c.name == id) {
+        Some((_, c)) => c,
+        None => panic!("no conformance case {id}"),
+    }
+}

@@ -105,7 +105,7 @@ fn print_path_divergence(case: &Case, d: &Divergence) {
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let opts = Options { full_budget: a.budget, gas_points: a.gas_points };
+    let opts = Options { full_budget: a.budget, gas_points: a.gas_points, assume_verified: false };
     let start = Instant::now();
     let mut diverged = 0usize;
 
@@ -139,6 +139,7 @@ pub fn run(a: Args) -> ExitCode {
                     match c.jit {
                         JitVerdict::Agreed => compared += 1,
                         JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
+                        JitVerdict::Rejected(r) => *unsupported.entry(format!("module rejected: {r}")).or_default() += 1,
                     }
                 }
                 Err(d) => {

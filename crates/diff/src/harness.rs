@@ -17,12 +17,33 @@ pub struct Options {
     /// Tiny-gas reruns: about this many budgets spread evenly over the gas
     /// the full run used (every k-th unit), plus the edges. 0: none.
     pub gas_points: u64,
+    /// Skip the verifier gate (the caller verified the modules already).
+    pub assume_verified: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { full_budget: 5_000_000, gas_points: 12 }
+        Options { full_budget: 5_000_000, gas_points: 12, assume_verified: false }
     }
+}
+
+/// Verifies every module of `case` against the case's other modules (the
+/// executors' shared precondition). The first failure as `STATUS: message`.
+pub fn verify_case(case: &Case) -> Result<(), String> {
+    let config = match case.flavour {
+        movejit_format::StatusFlavour::Aptos => movejit_verifier::VerifierConfig::aptos(),
+        movejit_format::StatusFlavour::Sui => movejit_verifier::VerifierConfig::sui(),
+    };
+    for m in &case.modules {
+        let deps: Vec<&movejit_format::CompiledModule> = m
+            .immediate_dependencies()
+            .iter()
+            .filter_map(|(a, n)| case.modules.iter().find(|d| d.address() == a && d.name() == n))
+            .collect();
+        movejit_verifier::verify_module(m, &deps, &config)
+            .map_err(|e| format!("{}: {}", e.status.name(), e.message))?;
+    }
+    Ok(())
 }
 
 /// What the JIT did with a case that did not diverge.
@@ -32,6 +53,9 @@ pub enum JitVerdict {
     Agreed,
     /// Not compiled yet (reason); only the interpreter ran.
     Unsupported(String),
+    /// A module of the case does not verify (status): the JIT's
+    /// precondition fails, so only the interpreter ran (and must refuse).
+    Rejected(String),
 }
 
 /// A case both executors agree on (or the JIT does not handle yet).
@@ -86,6 +110,11 @@ pub fn run_both_with(case: &Case, opts: &Options) -> Result<Compared, Divergence
         interp: setup_failure(),
         jit: Err(format!("{e:?}")),
     })?;
+    if !opts.assume_verified {
+        if let Err(status) = verify_case(case) {
+            return Ok(Compared { outcome: full, jit: JitVerdict::Rejected(status), runs: 1, out_of_gas: 0 });
+        }
+    }
     let mut jit = match Prepared::new(Executor::Jit, case) {
         Ok(j) => j,
         Err(RunError::Unsupported(reason)) => {

@@ -9,7 +9,7 @@ use movejit_diff::Options;
 #[test]
 fn fixed_seed_budget_has_no_divergence() {
     let mut stats = Stats::default();
-    let opts = Options { full_budget: 1_000_000, gas_points: 6 };
+    let opts = Options { full_budget: 1_000_000, gas_points: 6, assume_verified: false };
     for i in 0..48 {
         stats.run_generated(7, i, &opts);
     }
