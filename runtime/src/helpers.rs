@@ -3,9 +3,12 @@
 //! (`crate::arith`, `crate::natives`, ...) the table names, so both executors
 //! share one implementation of each operation.
 //!
-//! Not yet: the `extern "C"` shims over flat-memory values (the JIT issue);
-//! today the table records names and signatures (as value kinds) so the JIT
-//! can generate its Cranelift signatures from this one place.
+//! Each entry names its `extern "C"` implementation when it has one
+//! (`crate::flat::shims`, over the flat values of jit-abi.md 1.3, with the
+//! execution context `crate::flat::ExecContext` first); entries without one
+//! (global storage, natives, closures, aborts, gas) are *not yet* shims.
+//! `*const FlatLayout` arguments are `Ptr`s to layouts the engine's
+//! `FlatLayouts` cache keeps alive.
 
 /// An argument or result kind of a helper, as compiled code sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,39 +22,52 @@ pub enum Kind {
 }
 
 macro_rules! helper_table {
-    ($( $name:ident ( $($arg:ident),* ) -> $ret:ident ; )*) => {
+    ($( $name:ident ( $($arg:ident),* ) -> $ret:ident $(= $shim:path)? ; )*) => {
         /// One entry of the helper table.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub struct Helper {
             pub name: &'static str,
             pub params: &'static [Kind],
             pub result: Kind,
+            /// The address of the `extern "C"` implementation, if any.
+            pub shim: Option<*const u8>,
         }
         /// Every helper, in a fixed order (its index is its id).
         pub const HELPERS: &[Helper] = &[
-            $( Helper { name: stringify!($name), params: &[$(Kind::$arg),*], result: Kind::$ret }, )*
+            $( Helper {
+                name: stringify!($name),
+                params: &[$(Kind::$arg),*],
+                result: Kind::$ret,
+                shim: helper_table!(@shim $($shim)?),
+            }, )*
         ];
     };
+    (@shim $shim:path) => { Some($shim as *const u8) };
+    (@shim) => { None };
 }
 
 helper_table! {
-    // 128/256-bit arithmetic on value slots: (ctx, dst, lhs, rhs, width code).
-    int_binop(Ptr, Ptr, Ptr, Ptr, U8) -> Status;
-    int_cmp(Ptr, Ptr, Ptr, U8) -> Status;
-    int_shift(Ptr, Ptr, Ptr, U8) -> Status;
-    int_cast(Ptr, Ptr, Ptr, U8) -> Status;
-    // vectors: (ctx, vector slot, ...)
-    vec_pack(Ptr, Ptr, U64) -> Status;
-    vec_len(Ptr, Ptr) -> U64;
-    vec_borrow(Ptr, Ptr, U64) -> Status;
-    vec_push_back(Ptr, Ptr, Ptr) -> Status;
-    vec_pop_back(Ptr, Ptr, Ptr) -> Status;
-    vec_unpack(Ptr, Ptr, U64) -> Status;
-    vec_swap(Ptr, Ptr, U64, U64) -> Status;
-    // values
-    value_copy(Ptr, Ptr, Ptr) -> Status;
-    value_drop(Ptr, Ptr) -> Status;
-    value_eq(Ptr, Ptr, Ptr) -> U8;
+    // Integers over flat slots: (ctx, dst, operands..., code); code = kind
+    // (low nibble, `flat::shims::kind`) | operation << 4 (see each shim).
+    int_binop(Ptr, Ptr, Ptr, Ptr, U8) -> Status = crate::flat::shims::int_binop;
+    int_cmp(Ptr, Ptr, Ptr, Ptr, U8) -> Status = crate::flat::shims::int_cmp;
+    int_shift(Ptr, Ptr, Ptr, U8, U8) -> Status = crate::flat::shims::int_shift;
+    int_cast(Ptr, Ptr, Ptr, U8) -> Status = crate::flat::shims::int_cast;
+    int_negate(Ptr, Ptr, Ptr, U8) -> Status = crate::flat::shims::int_negate;
+    // Vectors: (ctx, element layout, vector slot, ...).
+    vec_pack(Ptr, Ptr, Ptr, Ptr, U64) -> Status = crate::flat::shims::vec_pack;
+    vec_len(Ptr, Ptr) -> U64 = crate::flat::shims::vec_len;
+    vec_borrow(Ptr, Ptr, Ptr, U64, Ptr) -> Status = crate::flat::shims::vec_borrow;
+    vec_push_back(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::shims::vec_push_back;
+    vec_pop_back(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::shims::vec_pop_back;
+    vec_unpack(Ptr, Ptr, Ptr, U64, Ptr) -> Status = crate::flat::shims::vec_unpack;
+    vec_swap(Ptr, Ptr, Ptr, U64, U64) -> Status = crate::flat::shims::vec_swap;
+    vec_destroy_empty(Ptr, Ptr, Ptr) -> Status = crate::flat::shims::vec_destroy_empty;
+    vec_move_range(Ptr, Ptr, Ptr, U64, U64, Ptr, U64) -> Status = crate::flat::shims::vec_move_range;
+    // Values: (ctx, layout, ...).
+    value_copy(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::shims::value_copy;
+    value_drop(Ptr, Ptr, Ptr) -> Status = crate::flat::shims::value_drop;
+    value_eq(Ptr, Ptr, Ptr, Ptr) -> U8 = crate::flat::shims::value_eq;
     // global storage: (ctx, type id, address slot, value slot)
     global_move_to(Ptr, U64, Ptr, Ptr) -> Status;
     global_move_from(Ptr, U64, Ptr, Ptr) -> Status;

@@ -9,11 +9,14 @@
 //! movejit-verifier) but still reports every inconsistency it meets as a
 //! typed [`VmError`] rather than panicking. It knows nothing of Cranelift.
 
-#![forbid(unsafe_code)]
+// Unsafe code is confined to `flat::raw` and `flat::shims` (raw memory of
+// flat values), each of which allows it explicitly.
+#![deny(unsafe_code)]
 
 pub mod arith;
 pub mod bcs;
 pub mod error;
+pub mod flat;
 pub mod fmt;
 pub mod gas;
 pub mod helpers;

@@ -1,0 +1,27 @@
+//! Flat values: the one value representation both executors are to share
+//! (jit-abi.md 1.3). Every instantiated type gets a [`FlatLayout`] (size,
+//! alignment, field offsets; enums as tag + payload; vectors as a pointer to
+//! a heap header); values live in plain memory of that layout; vectors,
+//! copy, drop, equality and BCS work directly on that memory; and the
+//! `extern "C"` helpers of the runtime's helper table ([`shims`]) expose the
+//! same operations to compiled code.
+//!
+//! Raw memory is touched only in [`raw`] (and the pointer-to-slice step of
+//! [`shims`]); the rest is safe code over byte slices.
+//!
+//! Not yet: closures over flat memory (their layout is a pointer; no
+//! closure box is built), references as values inside frames (their layout
+//! is fixed, the interpreter does not use it yet), global storage.
+
+pub mod bcs;
+pub mod context;
+pub mod layout;
+pub mod raw;
+pub mod shims;
+pub mod value;
+pub mod vec;
+
+pub use context::ExecContext;
+pub use layout::{Field, FlatLayout, FlatLayouts, Shape};
+pub use raw::live_allocations;
+pub use value::FlatValue;

@@ -1,0 +1,246 @@
+//! The only raw-memory code of the flat representation: aligned zeroed
+//! buffers, vector headers and their data, pointer slots. Everything else in
+//! `flat` is safe code over these primitives.
+//!
+//! Invariant the safe functions here rely on (module-private to `flat`):
+//! a slot slice given as a vector slot holds either 0 (an empty vector that
+//! never allocated) or a pointer made by [`vec_reserve`] and not yet freed,
+//! owned by that slot; a reference slot holds a pointer to a live value of
+//! the size given. Only `flat` code builds such slots, from zeroed memory.
+
+#![allow(unsafe_code)]
+
+use std::alloc::{self, Layout as AllocLayout};
+use std::cell::Cell;
+use std::ptr::NonNull;
+
+#[cfg(not(target_pointer_width = "64"))]
+compile_error!("the flat value layout assumes 64-bit pointers");
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Heap blocks allocated minus freed by flat values on this thread (tests
+/// use it to prove drops free everything).
+pub fn live_allocations() -> isize {
+    LIVE.with(|c| c.get())
+}
+
+fn count(delta: isize) {
+    LIVE.with(|c| c.set(c.get() + delta));
+}
+
+/// An owned, zero-initialised, aligned block of bytes.
+#[derive(Debug)]
+pub struct Buf {
+    ptr: NonNull<u8>,
+    size: usize,
+    align: usize,
+}
+
+// SAFETY: a `Buf` is a uniquely owned heap block; moving it across threads
+// moves ownership, like `Box<[u8]>`.
+unsafe impl Send for Buf {}
+
+impl Buf {
+    /// `size` zero bytes aligned to `align` (a power of two).
+    pub fn zeroed(size: usize, align: usize) -> Buf {
+        let l = alloc_layout(size, align);
+        // SAFETY: `l` has non-zero size (alloc_layout rounds 0 up to 1).
+        let p = unsafe { alloc::alloc_zeroed(l) };
+        let ptr = NonNull::new(p).unwrap_or_else(|| alloc::handle_alloc_error(l));
+        count(1);
+        Buf { ptr, size, align }
+    }
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` owns `size` initialised (zeroed at birth) bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.size) }
+    }
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`, and `&mut self` makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.size) }
+    }
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with exactly this layout.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), alloc_layout(self.size, self.align)) };
+        count(-1);
+    }
+}
+
+fn alloc_layout(size: usize, align: usize) -> AllocLayout {
+    // Sizes are bounded by MAX_FLAT_SIZE times a checked element count, and
+    // alignments are 1, 2, 4 or 8, so this cannot fail for flat layouts.
+    AllocLayout::from_size_align(size.max(1), align.max(1)).unwrap_or(AllocLayout::new::<u64>())
+}
+
+/// The heap header a vector slot points to (jit-abi.md 1.3).
+#[repr(C)]
+#[derive(Debug)]
+pub struct VecHeader {
+    pub len: u64,
+    pub cap: u64,
+    /// `cap * stride` bytes aligned to the element alignment (null when cap = 0).
+    pub data: *mut u8,
+}
+
+fn read_ptr(slot: &[u8]) -> usize {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&slot[..8]);
+    usize::from_le_bytes(b)
+}
+
+fn write_ptr(slot: &mut [u8], p: usize) {
+    slot[..8].copy_from_slice(&p.to_le_bytes());
+}
+
+fn header(slot: &[u8]) -> Option<&VecHeader> {
+    let p = read_ptr(slot) as *const VecHeader;
+    // SAFETY: module invariant: a non-zero vector slot points to a live
+    // header owned by the slot, borrowed here for as long as the slot.
+    unsafe { p.as_ref() }
+}
+
+fn header_mut(slot: &mut [u8]) -> Option<&mut VecHeader> {
+    let p = read_ptr(slot) as *mut VecHeader;
+    // SAFETY: as in `header`; the slot is borrowed mutably, so the header is too.
+    unsafe { p.as_mut() }
+}
+
+/// Elements in the vector at `slot`.
+pub fn vec_len(slot: &[u8]) -> u64 {
+    header(slot).map_or(0, |h| h.len)
+}
+
+/// Sets the length (the elements below it must be initialised values).
+pub fn vec_set_len(slot: &mut [u8], len: u64) {
+    if let Some(h) = header_mut(slot) {
+        debug_assert!(len <= h.cap);
+        h.len = len.min(h.cap);
+    }
+}
+
+/// The bytes of the first `len` elements.
+pub fn vec_data(slot: &[u8], stride: u32) -> &[u8] {
+    match header(slot) {
+        // SAFETY: `data` holds `cap * stride` initialised bytes and len <= cap.
+        Some(h) if h.len > 0 => unsafe { std::slice::from_raw_parts(h.data, h.len as usize * stride as usize) },
+        _ => &[],
+    }
+}
+
+/// The bytes of the whole capacity (elements and zeroed / moved-out spare
+/// room: plain bytes that own nothing).
+pub fn vec_data_mut(slot: &mut [u8], stride: u32) -> &mut [u8] {
+    match header_mut(slot) {
+        // SAFETY: `data` holds `cap * stride` initialised bytes, borrowed
+        // uniquely through the slot.
+        Some(h) if h.cap > 0 => unsafe { std::slice::from_raw_parts_mut(h.data, h.cap as usize * stride as usize) },
+        _ => &mut [],
+    }
+}
+
+/// Makes room for at least `additional` more elements (allocating the header
+/// on first use); `false` if the size overflows.
+pub fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> bool {
+    if read_ptr(slot) == 0 {
+        let h = Box::new(VecHeader { len: 0, cap: 0, data: std::ptr::null_mut() });
+        count(1);
+        write_ptr(slot, Box::into_raw(h) as usize);
+    }
+    let Some(h) = header_mut(slot) else { return false };
+    let Some(need) = h.len.checked_add(additional) else { return false };
+    if need <= h.cap {
+        return true;
+    }
+    let cap = need.max(h.cap.saturating_mul(2)).max(4);
+    let Some(bytes) = cap.checked_mul(stride as u64).filter(|b| *b <= isize::MAX as u64 / 2) else { return false };
+    let l = alloc_layout(bytes as usize, align as usize);
+    // SAFETY: `l` has non-zero size.
+    let p = unsafe { alloc::alloc_zeroed(l) };
+    if p.is_null() {
+        alloc::handle_alloc_error(l);
+    }
+    count(1);
+    if !h.data.is_null() {
+        let old = h.cap as usize * stride as usize;
+        // SAFETY: the old block holds `old` bytes, the new one at least as
+        // many; distinct allocations cannot overlap. The old block was made
+        // here with the same alignment.
+        unsafe {
+            std::ptr::copy_nonoverlapping(h.data, p, old);
+            alloc::dealloc(h.data, alloc_layout(old, align as usize));
+        }
+        count(-1);
+    }
+    h.data = p;
+    h.cap = cap;
+    true
+}
+
+/// Frees the vector's buffer and header (its elements must already be
+/// dropped or moved out) and leaves an empty vector (0) in the slot.
+pub fn vec_free(slot: &mut [u8], stride: u32, align: u32) {
+    let p = read_ptr(slot) as *mut VecHeader;
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: module invariant: the slot owns this header, made by
+    // `Box::into_raw` in `vec_reserve`; it is cleared below so it is freed once.
+    let h = unsafe { Box::from_raw(p) };
+    count(-1);
+    if !h.data.is_null() {
+        // SAFETY: allocated in `vec_reserve` with this size and alignment.
+        unsafe { alloc::dealloc(h.data, alloc_layout(h.cap as usize * stride as usize, align as usize)) };
+        count(-1);
+    }
+    write_ptr(slot, 0);
+}
+
+/// Address of element `i` (no bounds check: callers check against the length).
+pub fn vec_elem_ptr(slot: &mut [u8], i: u64, stride: u32) -> *mut u8 {
+    vec_data_mut(slot, stride).as_mut_ptr().wrapping_add(i as usize * stride as usize)
+}
+
+/// The `size` bytes a reference slot points to.
+pub fn deref(slot: &[u8], size: u32) -> &[u8] {
+    let p = read_ptr(slot) as *const u8;
+    if p.is_null() {
+        return &[];
+    }
+    // SAFETY: module invariant: a reference slot points to a live value of
+    // `size` bytes for as long as the reference exists.
+    unsafe { std::slice::from_raw_parts(p, size as usize) }
+}
+
+/// Borrows `len` bytes at `p`.
+///
+/// # Safety
+/// `p` must be valid for reads of `len` bytes for `'a`, and not written
+/// through another pointer meanwhile.
+pub unsafe fn slice<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(p, len) }
+}
+
+/// Mutably borrows `len` bytes at `p`.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `len` bytes for `'a`, and not
+/// accessed through another pointer meanwhile.
+pub unsafe fn slice_mut<'a>(p: *mut u8, len: usize) -> &'a mut [u8] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts_mut(p, len) }
+}

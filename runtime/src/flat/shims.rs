@@ -1,0 +1,342 @@
+//! The `extern "C"` entry points of the helper table
+//! (`crate::helpers::HELPERS`) over flat memory. Each turns its raw
+//! pointers into slices (the only unsafe step) and calls the safe operation
+//! the interpreter uses too; an error is recorded in the [`ExecContext`] and
+//! the status word 1 returned (0 = continue).
+//!
+//! Every shim's contract (its `# Safety`): `ctx` points to a live context;
+//! `*const FlatLayout` arguments point to layouts kept alive by the engine's
+//! [`FlatLayouts`](super::FlatLayouts) cache; value pointers point to live,
+//! suitably aligned slots of the layout's size holding values of that layout
+//! (or, for destinations, holding no live value), not aliased by another
+//! argument.
+
+#![allow(unsafe_code, clippy::missing_safety_doc)]
+
+use super::context::ExecContext;
+use super::layout::FlatLayout;
+use super::raw::{slice, slice_mut};
+use super::{value, vec};
+use crate::arith::{self, BinOp, CastTo, CmpOp};
+use crate::error::{VmError, VmResult};
+use crate::values::Value;
+use ethnum::{I256, U256};
+
+fn status(ctx: *mut ExecContext, r: VmResult<()>) -> u32 {
+    match r {
+        Ok(()) => 0,
+        // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+        Err(e) => match unsafe { ctx.as_mut() } {
+            Some(c) => c.fail(&e),
+            None => 1,
+        },
+    }
+}
+
+fn max_len(ctx: *mut ExecContext) -> u64 {
+    // SAFETY: shim contract.
+    unsafe { ctx.as_ref() }.map_or(0, |c| c.max_vector_len)
+}
+
+fn layout<'a>(l: *const FlatLayout) -> &'a FlatLayout {
+    // SAFETY: shim contract: the cache keeps the layout alive and immutable.
+    unsafe { &*l }
+}
+
+/// `*dst = copy(*src)`.
+pub unsafe extern "C" fn value_copy(_ctx: *mut ExecContext, l: *const FlatLayout, dst: *mut u8, src: *const u8) -> u32 {
+    let l = layout(l);
+    // SAFETY: shim contract (distinct slots of `l.size` bytes).
+    let (d, s) = unsafe { (slice_mut(dst, l.size as usize), slice(src, l.size as usize)) };
+    value::copy_into(l, s, d);
+    0
+}
+
+/// Drops the value at `slot`.
+pub unsafe extern "C" fn value_drop(_ctx: *mut ExecContext, l: *const FlatLayout, slot: *mut u8) -> u32 {
+    let l = layout(l);
+    // SAFETY: shim contract.
+    value::drop_in_place(l, unsafe { slice_mut(slot, l.size as usize) });
+    0
+}
+
+/// `*a == *b` as 0 or 1.
+pub unsafe extern "C" fn value_eq(_ctx: *mut ExecContext, l: *const FlatLayout, a: *const u8, b: *const u8) -> u8 {
+    let l = layout(l);
+    // SAFETY: shim contract (shared reads may alias).
+    let (x, y) = unsafe { (slice(a, l.size as usize), slice(b, l.size as usize)) };
+    value::equal(l, x, y) as u8
+}
+
+/// `VecPack`: `n` elements at `src` (moved) into a new vector at `dst`.
+pub unsafe extern "C" fn vec_pack(ctx: *mut ExecContext, e: *const FlatLayout, dst: *mut u8, src: *const u8, n: u64) -> u32 {
+    let e = layout(e);
+    let max = max_len(ctx);
+    let bytes = if n > max { 0 } else { n as usize * e.size as usize };
+    // SAFETY: shim contract; `src` holds `n` elements when n is in range.
+    let (d, s) = unsafe { (slice_mut(dst, 8), slice(src, bytes)) };
+    status(ctx, vec::pack(e, d, s, n, max))
+}
+
+/// `VecLen` of the vector slot at `v`.
+pub unsafe extern "C" fn vec_len(_ctx: *mut ExecContext, v: *const u8) -> u64 {
+    // SAFETY: shim contract.
+    vec::len(unsafe { slice(v, 8) })
+}
+
+/// `VecImmBorrow` / `VecMutBorrow`: writes the element's address to `out`.
+pub unsafe extern "C" fn vec_borrow(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, i: u64, out: *mut *mut u8) -> u32 {
+    // SAFETY: shim contract.
+    let r = vec::borrow(layout(e), unsafe { slice_mut(v, 8) }, i).map(|p| {
+        // SAFETY: `out` is a writable pointer slot (shim contract).
+        unsafe { out.write(p) }
+    });
+    status(ctx, r)
+}
+
+/// `VecPushBack`: moves the element at `src` to the end.
+pub unsafe extern "C" fn vec_push_back(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, src: *const u8) -> u32 {
+    let e = layout(e);
+    // SAFETY: shim contract.
+    let (vs, s) = unsafe { (slice_mut(v, 8), slice(src, e.size as usize)) };
+    status(ctx, vec::push_back(e, vs, s, max_len(ctx)))
+}
+
+/// `VecPopBack`: moves the last element to `dst`.
+pub unsafe extern "C" fn vec_pop_back(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, dst: *mut u8) -> u32 {
+    let e = layout(e);
+    // SAFETY: shim contract.
+    let (vs, d) = unsafe { (slice_mut(v, 8), slice_mut(dst, e.size as usize)) };
+    status(ctx, vec::pop_back(e, vs, d))
+}
+
+/// `VecUnpack`: consumes the vector at `v`, moving its `n` elements to `dst`.
+pub unsafe extern "C" fn vec_unpack(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, n: u64, dst: *mut u8) -> u32 {
+    let e = layout(e);
+    // SAFETY: shim contract; `dst` has room for `n` elements, and the
+    // slice is only sized once the length matched.
+    let vs = unsafe { slice_mut(v, 8) };
+    let bytes = if vec::len(vs) == n { n as usize * e.size as usize } else { 0 };
+    // SAFETY: as above.
+    let d = unsafe { slice_mut(dst, bytes) };
+    status(ctx, vec::unpack(e, vs, n, d))
+}
+
+/// `VecSwap` / `vector::swap`.
+pub unsafe extern "C" fn vec_swap(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, i: u64, j: u64) -> u32 {
+    // SAFETY: shim contract.
+    status(ctx, vec::swap(layout(e), unsafe { slice_mut(v, 8) }, i, j))
+}
+
+/// `vector::destroy_empty`.
+pub unsafe extern "C" fn vec_destroy_empty(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8) -> u32 {
+    // SAFETY: shim contract.
+    status(ctx, vec::destroy_empty(layout(e), unsafe { slice_mut(v, 8) }))
+}
+
+/// `vector::move_range(from, removal, len, to, insert)`.
+pub unsafe extern "C" fn vec_move_range(
+    ctx: *mut ExecContext,
+    e: *const FlatLayout,
+    from: *mut u8,
+    removal: u64,
+    len: u64,
+    to: *mut u8,
+    insert: u64,
+) -> u32 {
+    // SAFETY: shim contract (`from` and `to` are distinct `&mut` targets).
+    let (f, t) = unsafe { (slice_mut(from, 8), slice_mut(to, 8)) };
+    status(ctx, vec::move_range(layout(e), f, removal, len, t, insert, max_len(ctx)))
+}
+
+// ---- integers: (ctx, dst, operands..., code) over flat integer slots ----
+
+/// Integer kind codes (low nibble of `code`), shared with the JIT's `Kind`.
+pub mod kind {
+    pub const U8: u8 = 1;
+    pub const U16: u8 = 2;
+    pub const U32: u8 = 3;
+    pub const U64: u8 = 4;
+    pub const U128: u8 = 5;
+    pub const U256: u8 = 6;
+    pub const I8: u8 = 7;
+    pub const I16: u8 = 8;
+    pub const I32: u8 = 9;
+    pub const I64: u8 = 10;
+    pub const I128: u8 = 11;
+    pub const I256: u8 = 12;
+}
+
+/// Width in bytes of an integer kind code.
+pub fn kind_width(k: u8) -> Option<usize> {
+    Some(match k {
+        kind::U8 | kind::I8 => 1,
+        kind::U16 | kind::I16 => 2,
+        kind::U32 | kind::I32 => 4,
+        kind::U64 | kind::I64 => 8,
+        kind::U128 | kind::I128 => 16,
+        kind::U256 | kind::I256 => 32,
+        _ => return None,
+    })
+}
+
+/// The integer of kind `k` in `b` (its flat, little-endian bytes).
+pub fn load_int(k: u8, b: &[u8]) -> Option<Value> {
+    let a = |n: usize| b.get(..n);
+    Some(match k {
+        kind::U8 => Value::U8(*b.first()?),
+        kind::U16 => Value::U16(u16::from_le_bytes(a(2)?.try_into().ok()?)),
+        kind::U32 => Value::U32(u32::from_le_bytes(a(4)?.try_into().ok()?)),
+        kind::U64 => Value::U64(u64::from_le_bytes(a(8)?.try_into().ok()?)),
+        kind::U128 => Value::U128(u128::from_le_bytes(a(16)?.try_into().ok()?)),
+        kind::U256 => Value::U256(U256::from_le_bytes(a(32)?.try_into().ok()?)),
+        kind::I8 => Value::I8(*b.first()? as i8),
+        kind::I16 => Value::I16(i16::from_le_bytes(a(2)?.try_into().ok()?)),
+        kind::I32 => Value::I32(i32::from_le_bytes(a(4)?.try_into().ok()?)),
+        kind::I64 => Value::I64(i64::from_le_bytes(a(8)?.try_into().ok()?)),
+        kind::I128 => Value::I128(i128::from_le_bytes(a(16)?.try_into().ok()?)),
+        kind::I256 => Value::I256(I256::from_le_bytes(a(32)?.try_into().ok()?)),
+        _ => return None,
+    })
+}
+
+/// Stores an integer (or bool) value into `out` (its flat bytes).
+pub fn store_int(v: &Value, out: &mut [u8]) -> VmResult<()> {
+    let b: Vec<u8> = match v {
+        Value::Bool(x) => vec![*x as u8],
+        Value::U8(x) => vec![*x],
+        Value::U16(x) => x.to_le_bytes().to_vec(),
+        Value::U32(x) => x.to_le_bytes().to_vec(),
+        Value::U64(x) => x.to_le_bytes().to_vec(),
+        Value::U128(x) => x.to_le_bytes().to_vec(),
+        Value::U256(x) => x.to_le_bytes().to_vec(),
+        Value::I8(x) => x.to_le_bytes().to_vec(),
+        Value::I16(x) => x.to_le_bytes().to_vec(),
+        Value::I32(x) => x.to_le_bytes().to_vec(),
+        Value::I64(x) => x.to_le_bytes().to_vec(),
+        Value::I128(x) => x.to_le_bytes().to_vec(),
+        Value::I256(x) => x.to_le_bytes().to_vec(),
+        v => return Err(VmError::invariant(format!("store_int of {v:?}"))),
+    };
+    out.get_mut(..b.len()).ok_or_else(|| VmError::invariant("store_int slot"))?.copy_from_slice(&b);
+    Ok(())
+}
+
+fn bad_code() -> VmError {
+    VmError::invariant("bad integer helper code")
+}
+
+/// Reads the operand of kind `k` at `p`.
+///
+/// # Safety
+/// `p` points to a readable slot of the kind's width.
+unsafe fn operand(k: u8, p: *const u8) -> VmResult<Value> {
+    let w = kind_width(k).ok_or_else(bad_code)?;
+    // SAFETY: the caller's contract.
+    load_int(k, unsafe { slice(p, w) }).ok_or_else(bad_code)
+}
+
+/// Writes `v` at `p`.
+///
+/// # Safety
+/// `p` points to a writable slot wide enough for `v`.
+unsafe fn result(v: VmResult<Value>, p: *mut u8) -> VmResult<()> {
+    let v = v?;
+    let w = match v {
+        Value::Bool(_) => 1,
+        Value::U8(_) => 1,
+        Value::U16(_) => 2,
+        Value::U32(_) => 4,
+        Value::U64(_) => 8,
+        Value::U128(_) => 16,
+        Value::U256(_) => 32,
+        Value::I8(_) => 1,
+        Value::I16(_) => 2,
+        Value::I32(_) => 4,
+        Value::I64(_) => 8,
+        Value::I128(_) => 16,
+        Value::I256(_) => 32,
+        _ => return Err(bad_code()),
+    };
+    // SAFETY: the caller's contract.
+    store_int(&v, unsafe { slice_mut(p, w) })
+}
+
+/// `code` = kind | op << 4, op 0..7 = add, sub, mul, div, mod, or, and, xor.
+pub unsafe extern "C" fn int_binop(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, b: *const u8, code: u8) -> u32 {
+    let k = code & 0xf;
+    let op = match code >> 4 {
+        0 => BinOp::Add,
+        1 => BinOp::Sub,
+        2 => BinOp::Mul,
+        3 => BinOp::Div,
+        4 => BinOp::Mod,
+        5 => BinOp::BitOr,
+        6 => BinOp::BitAnd,
+        7 => BinOp::Xor,
+        _ => return status(ctx, Err(bad_code())),
+    };
+    // SAFETY: shim contract: slots of the kind's width.
+    let r = (|| unsafe { result(arith::binop(op, operand(k, a)?, operand(k, b)?).map_err(|e| *e), dst) })();
+    status(ctx, r)
+}
+
+/// `code` = kind | op << 4, op 0..3 = lt, gt, le, ge; `*dst` = bool.
+pub unsafe extern "C" fn int_cmp(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, b: *const u8, code: u8) -> u32 {
+    let k = code & 0xf;
+    let op = match code >> 4 {
+        0 => CmpOp::Lt,
+        1 => CmpOp::Gt,
+        2 => CmpOp::Le,
+        3 => CmpOp::Ge,
+        _ => return status(ctx, Err(bad_code())),
+    };
+    // SAFETY: shim contract.
+    let r = (|| unsafe {
+        let x = arith::compare(op, &operand(k, a)?, &operand(k, b)?).map_err(|e| *e)?;
+        result(Ok(Value::Bool(x)), dst)
+    })();
+    status(ctx, r)
+}
+
+/// `code` = kind | dir << 4 (0 = shl, 1 = shr); `amount` as u8.
+pub unsafe extern "C" fn int_shift(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, amount: u8, code: u8) -> u32 {
+    let k = code & 0xf;
+    let left = match code >> 4 {
+        0 => true,
+        1 => false,
+        _ => return status(ctx, Err(bad_code())),
+    };
+    // SAFETY: shim contract.
+    let r = (|| unsafe { result(arith::shift(left, operand(k, a)?, Value::U8(amount)).map_err(|e| *e), dst) })();
+    status(ctx, r)
+}
+
+/// `code` = source kind | target kind << 4.
+pub unsafe extern "C" fn int_cast(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, code: u8) -> u32 {
+    let to = match code >> 4 {
+        kind::U8 => CastTo::U8,
+        kind::U16 => CastTo::U16,
+        kind::U32 => CastTo::U32,
+        kind::U64 => CastTo::U64,
+        kind::U128 => CastTo::U128,
+        kind::U256 => CastTo::U256,
+        kind::I8 => CastTo::I8,
+        kind::I16 => CastTo::I16,
+        kind::I32 => CastTo::I32,
+        kind::I64 => CastTo::I64,
+        kind::I128 => CastTo::I128,
+        kind::I256 => CastTo::I256,
+        _ => return status(ctx, Err(bad_code())),
+    };
+    // SAFETY: shim contract.
+    let r = (|| unsafe { result(arith::cast(operand(code & 0xf, a)?, to).map_err(|e| *e), dst) })();
+    status(ctx, r)
+}
+
+/// `*dst = -*a`; `code` = kind (signed).
+pub unsafe extern "C" fn int_negate(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, code: u8) -> u32 {
+    // SAFETY: shim contract.
+    let r = (|| unsafe { result(arith::negate(operand(code & 0xf, a)?).map_err(|e| *e), dst) })();
+    status(ctx, r)
+}

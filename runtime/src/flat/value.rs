@@ -1,0 +1,185 @@
+//! Drop, deep copy and equality of values in flat memory, and
+//! [`FlatValue`], an owned value with its layout.
+
+use super::layout::{FlatLayout, Shape};
+use super::raw::{self, Buf};
+use std::sync::Arc;
+
+fn tag_of(slot: &[u8]) -> u16 {
+    u16::from_le_bytes([slot[0], slot[1]])
+}
+
+/// The variant fields of the enum value in `slot` (`None`: bad tag).
+pub(crate) fn variant<'a>(variants: &'a [Vec<super::layout::Field>], slot: &[u8]) -> Option<&'a [super::layout::Field]> {
+    variants.get(tag_of(slot) as usize).map(|v| v.as_slice())
+}
+
+fn field<'a>(slot: &'a [u8], f: &super::layout::Field) -> &'a [u8] {
+    &slot[f.offset as usize..(f.offset + f.layout.size) as usize]
+}
+
+fn field_mut<'a>(slot: &'a mut [u8], f: &super::layout::Field) -> &'a mut [u8] {
+    &mut slot[f.offset as usize..(f.offset + f.layout.size) as usize]
+}
+
+/// Frees everything the value in `slot` owns and zeroes its pointers (the
+/// slot then holds no live value).
+pub fn drop_in_place(l: &FlatLayout, slot: &mut [u8]) {
+    if !l.owns_heap {
+        return;
+    }
+    match &l.shape {
+        Shape::Vector(e) => {
+            if e.owns_heap {
+                let n = raw::vec_len(slot) as usize;
+                let data = raw::vec_data_mut(slot, e.size);
+                for c in data.chunks_exact_mut(e.size as usize).take(n) {
+                    drop_in_place(e, c);
+                }
+            }
+            raw::vec_free(slot, e.size, e.align);
+        }
+        Shape::Struct(fs) => {
+            for f in fs {
+                drop_in_place(&f.layout, field_mut(slot, f));
+            }
+        }
+        Shape::Enum(vs) => {
+            if let Some(fs) = variant(vs, slot) {
+                for f in fs {
+                    drop_in_place(&f.layout, field_mut(slot, f));
+                }
+            }
+        }
+        // No closure box is ever built yet; references own nothing.
+        Shape::Closure | Shape::Reference(_) => {}
+        _ => {}
+    }
+}
+
+/// Deep-copies the value in `src` into `dst`, which must hold no live value
+/// (its old bytes are overwritten, not dropped).
+pub fn copy_into(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
+    dst.copy_from_slice(src);
+    if l.owns_heap {
+        own_copies(l, src, dst);
+    }
+}
+
+/// After a byte copy of `src` into `dst`, replaces every pointer `dst`
+/// shares with `src` by a pointer to its own deep copy.
+fn own_copies(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
+    match &l.shape {
+        Shape::Vector(e) => {
+            dst[..8].fill(0);
+            let n = raw::vec_len(src);
+            if n == 0 {
+                return;
+            }
+            // The source exists, so this size was allocatable already.
+            if !raw::vec_reserve(dst, n, e.size, e.align) {
+                return;
+            }
+            let bytes = raw::vec_data(src, e.size);
+            let data = raw::vec_data_mut(dst, e.size);
+            data[..bytes.len()].copy_from_slice(bytes);
+            if e.owns_heap {
+                for (s, d) in bytes.chunks_exact(e.size as usize).zip(data.chunks_exact_mut(e.size as usize)) {
+                    own_copies(e, s, d);
+                }
+            }
+            raw::vec_set_len(dst, n);
+        }
+        Shape::Struct(fs) => {
+            for f in fs.iter().filter(|f| f.layout.owns_heap) {
+                own_copies(&f.layout, field(src, f), field_mut(dst, f));
+            }
+        }
+        Shape::Enum(vs) => {
+            if let Some(fs) = variant(vs, src) {
+                for f in fs.iter().filter(|f| f.layout.owns_heap) {
+                    own_copies(&f.layout, field(src, f), field_mut(dst, f));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Move's structural equality: byte comparison where the layout allows it,
+/// field by field / element by element otherwise; references compare what
+/// they point to.
+pub fn equal(l: &FlatLayout, a: &[u8], b: &[u8]) -> bool {
+    if l.bytewise_eq {
+        return a == b;
+    }
+    match &l.shape {
+        Shape::Vector(e) => {
+            let (n, m) = (raw::vec_len(a), raw::vec_len(b));
+            if n != m {
+                return false;
+            }
+            let (x, y) = (raw::vec_data(a, e.size), raw::vec_data(b, e.size));
+            if e.bytewise_eq {
+                return x == y;
+            }
+            x.chunks_exact(e.size as usize).zip(y.chunks_exact(e.size as usize)).all(|(p, q)| equal(e, p, q))
+        }
+        Shape::Struct(fs) => fs.iter().all(|f| equal(&f.layout, field(a, f), field(b, f))),
+        Shape::Enum(vs) => {
+            tag_of(a) == tag_of(b)
+                && variant(vs, a).is_some_and(|fs| fs.iter().all(|f| equal(&f.layout, field(a, f), field(b, f))))
+        }
+        Shape::Reference(t) => equal(t, raw::deref(a, t.size), raw::deref(b, t.size)),
+        // Closures: *not yet* built over flat memory.
+        Shape::Closure => false,
+        _ => a == b,
+    }
+}
+
+/// An owned flat value: its layout and an aligned buffer holding it.
+/// Dropping it frees everything it owns.
+#[derive(Debug)]
+pub struct FlatValue {
+    layout: Arc<FlatLayout>,
+    buf: Buf,
+}
+
+impl FlatValue {
+    /// The all-zero value of `layout` (integers 0, false, empty vectors,
+    /// variant 0 with zero fields).
+    pub fn zeroed(layout: Arc<FlatLayout>) -> FlatValue {
+        let buf = Buf::zeroed(layout.size as usize, layout.align as usize);
+        FlatValue { layout, buf }
+    }
+    pub fn layout(&self) -> &Arc<FlatLayout> {
+        &self.layout
+    }
+    pub fn bytes(&self) -> &[u8] {
+        self.buf.bytes()
+    }
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        self.buf.bytes_mut()
+    }
+    /// The value's address, for compiled code and the `extern "C"` helpers.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.buf.as_ptr()
+    }
+    /// A deep copy.
+    pub fn copy(&self) -> FlatValue {
+        let mut v = FlatValue::zeroed(self.layout.clone());
+        copy_into(&self.layout, self.buf.bytes(), v.buf.bytes_mut());
+        v
+    }
+    /// Move's `==` (the layouts must be the same type's).
+    pub fn equals(&self, other: &FlatValue) -> bool {
+        self.layout == other.layout && equal(&self.layout, self.bytes(), other.bytes())
+    }
+}
+
+impl Drop for FlatValue {
+    fn drop(&mut self) {
+        let l = self.layout.clone();
+        drop_in_place(&l, self.buf.bytes_mut());
+    }
+}
