@@ -3,7 +3,7 @@
 
 use super::layout::{FlatLayout, Shape};
 use super::raw;
-use super::value::{drop_in_place, variant, FlatValue};
+use super::value::{variant, FlatValue};
 use crate::bcs::{write_uleb, Reader};
 use crate::error::{VmError, VmResult};
 use movejit_format::StatusCode;
@@ -19,7 +19,7 @@ fn de_err() -> VmError {
 }
 
 /// Appends the BCS of the value in `slot` to `out`.
-pub fn serialize_into(out: &mut Vec<u8>, l: &FlatLayout, slot: &[u8]) -> VmResult<()> {
+pub(crate) fn serialize_into(out: &mut Vec<u8>, l: &FlatLayout, slot: &[u8]) -> VmResult<()> {
     write(out, l, slot, 0)
 }
 
@@ -108,7 +108,7 @@ fn read_whole(mut r: Reader<'_>, layout: Arc<FlatLayout>) -> VmResult<FlatValue>
 
 /// Reads one value into `slot`, which must hold no live value and be zeroed.
 /// On error the slot holds a valid (partial) value the caller must drop.
-pub fn read_into(r: &mut Reader<'_>, l: &FlatLayout, slot: &mut [u8], depth: usize) -> VmResult<()> {
+pub(crate) fn read_into(r: &mut Reader<'_>, l: &FlatLayout, slot: &mut [u8], depth: usize) -> VmResult<()> {
     if depth > MAX_DEPTH {
         return Err(de_err());
     }
@@ -180,14 +180,4 @@ pub fn read_into(r: &mut Reader<'_>, l: &FlatLayout, slot: &mut [u8], depth: usi
         Shape::Reference(_) => return Err(de_err()),
     }
     Ok(())
-}
-
-/// Reads one value into a zeroed `slot`; on error the slot is dropped back
-/// to owning nothing.
-pub fn read_into_or_drop(r: &mut Reader<'_>, l: &FlatLayout, slot: &mut [u8]) -> VmResult<()> {
-    let res = read_into(r, l, slot, 0);
-    if res.is_err() {
-        drop_in_place(l, slot);
-    }
-    res
 }

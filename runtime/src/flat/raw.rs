@@ -114,12 +114,12 @@ fn header_mut(slot: &mut [u8]) -> Option<&mut VecHeader> {
 }
 
 /// Elements in the vector at `slot`.
-pub fn vec_len(slot: &[u8]) -> u64 {
+pub(crate) fn vec_len(slot: &[u8]) -> u64 {
     header(slot).map_or(0, |h| h.len)
 }
 
 /// Sets the length (the elements below it must be initialised values).
-pub fn vec_set_len(slot: &mut [u8], len: u64) {
+pub(crate) fn vec_set_len(slot: &mut [u8], len: u64) {
     if let Some(h) = header_mut(slot) {
         debug_assert!(len <= h.cap);
         h.len = len.min(h.cap);
@@ -127,7 +127,7 @@ pub fn vec_set_len(slot: &mut [u8], len: u64) {
 }
 
 /// The bytes of the first `len` elements.
-pub fn vec_data(slot: &[u8], stride: u32) -> &[u8] {
+pub(crate) fn vec_data(slot: &[u8], stride: u32) -> &[u8] {
     match header(slot) {
         // SAFETY: `data` holds `cap * stride` initialised bytes and len <= cap.
         Some(h) if h.len > 0 => unsafe { std::slice::from_raw_parts(h.data, h.len as usize * stride as usize) },
@@ -137,7 +137,7 @@ pub fn vec_data(slot: &[u8], stride: u32) -> &[u8] {
 
 /// The bytes of the whole capacity (elements and zeroed / moved-out spare
 /// room: plain bytes that own nothing).
-pub fn vec_data_mut(slot: &mut [u8], stride: u32) -> &mut [u8] {
+pub(crate) fn vec_data_mut(slot: &mut [u8], stride: u32) -> &mut [u8] {
     match header_mut(slot) {
         // SAFETY: `data` holds `cap * stride` initialised bytes, borrowed
         // uniquely through the slot.
@@ -148,7 +148,7 @@ pub fn vec_data_mut(slot: &mut [u8], stride: u32) -> &mut [u8] {
 
 /// Makes room for at least `additional` more elements (allocating the header
 /// on first use); `false` if the size overflows.
-pub fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> bool {
+pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> bool {
     if read_ptr(slot) == 0 {
         let h = Box::new(VecHeader { len: 0, cap: 0, data: std::ptr::null_mut() });
         count(1);
@@ -186,7 +186,7 @@ pub fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) ->
 
 /// Frees the vector's buffer and header (its elements must already be
 /// dropped or moved out) and leaves an empty vector (0) in the slot.
-pub fn vec_free(slot: &mut [u8], stride: u32, align: u32) {
+pub(crate) fn vec_free(slot: &mut [u8], stride: u32, align: u32) {
     let p = read_ptr(slot) as *mut VecHeader;
     if p.is_null() {
         return;
@@ -204,12 +204,12 @@ pub fn vec_free(slot: &mut [u8], stride: u32, align: u32) {
 }
 
 /// Address of element `i` (no bounds check: callers check against the length).
-pub fn vec_elem_ptr(slot: &mut [u8], i: u64, stride: u32) -> *mut u8 {
+pub(crate) fn vec_elem_ptr(slot: &mut [u8], i: u64, stride: u32) -> *mut u8 {
     vec_data_mut(slot, stride).as_mut_ptr().wrapping_add(i as usize * stride as usize)
 }
 
 /// The `size` bytes a reference slot points to.
-pub fn deref(slot: &[u8], size: u32) -> &[u8] {
+pub(crate) fn deref(slot: &[u8], size: u32) -> &[u8] {
     let p = read_ptr(slot) as *const u8;
     if p.is_null() {
         return &[];

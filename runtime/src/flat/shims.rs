@@ -149,6 +149,17 @@ pub unsafe extern "C" fn vec_move_range(
     status(ctx, vec::move_range(layout(e), f, removal, len, t, insert, max_len(ctx)))
 }
 
+/// The BCS of the value at `p` (for hosts and tests holding raw slots).
+///
+/// # Safety
+/// `p` points to a live value of layout `l`.
+pub unsafe fn serialize_at(l: &FlatLayout, p: *const u8) -> VmResult<Vec<u8>> {
+    let mut out = Vec::new();
+    // SAFETY: the caller's contract.
+    super::bcs::serialize_into(&mut out, l, unsafe { slice(p, l.size as usize) })?;
+    Ok(out)
+}
+
 // ---- integers: (ctx, dst, operands..., code) over flat integer slots ----
 
 /// Integer kind codes (low nibble of `code`), shared with the JIT's `Kind`.

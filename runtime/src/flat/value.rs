@@ -24,7 +24,7 @@ fn field_mut<'a>(slot: &'a mut [u8], f: &super::layout::Field) -> &'a mut [u8] {
 
 /// Frees everything the value in `slot` owns and zeroes its pointers (the
 /// slot then holds no live value).
-pub fn drop_in_place(l: &FlatLayout, slot: &mut [u8]) {
+pub(crate) fn drop_in_place(l: &FlatLayout, slot: &mut [u8]) {
     if !l.owns_heap {
         return;
     }
@@ -59,7 +59,7 @@ pub fn drop_in_place(l: &FlatLayout, slot: &mut [u8]) {
 
 /// Deep-copies the value in `src` into `dst`, which must hold no live value
 /// (its old bytes are overwritten, not dropped).
-pub fn copy_into(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
+pub(crate) fn copy_into(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
     dst.copy_from_slice(src);
     if l.owns_heap {
         own_copies(l, src, dst);
@@ -109,7 +109,7 @@ fn own_copies(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
 /// Move's structural equality: byte comparison where the layout allows it,
 /// field by field / element by element otherwise; references compare what
 /// they point to.
-pub fn equal(l: &FlatLayout, a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn equal(l: &FlatLayout, a: &[u8], b: &[u8]) -> bool {
     if l.bytewise_eq {
         return a == b;
     }
@@ -164,6 +164,12 @@ impl FlatValue {
     /// The value's address, for compiled code and the `extern "C"` helpers.
     pub fn as_ptr(&self) -> *mut u8 {
         self.buf.as_ptr()
+    }
+    /// Frees the value's slot without dropping what it held: its contents
+    /// were moved elsewhere as bytes (pushed, packed, written to a slot).
+    pub fn forget_moved(mut self) {
+        // An all-zero slot owns nothing, so the drop below frees only the block.
+        self.buf.bytes_mut().fill(0);
     }
     /// A deep copy.
     pub fn copy(&self) -> FlatValue {

@@ -1,7 +1,8 @@
 //! The vector instructions and natives over flat memory, with Move's
 //! statuses and sub-statuses (`VECTOR_OPERATION_ERROR`, see
 //! `crate::error::vec_err`). Element values move as bytes: the source of a
-//! move owns nothing afterwards, the caller must not drop it.
+//! move owns nothing afterwards, the caller must not drop it. Compiled
+//! code reaches these through `super::shims`.
 
 use super::layout::FlatLayout;
 use super::raw;
@@ -17,7 +18,7 @@ fn too_long() -> VmError {
 
 /// `VecPack`: a new vector in `dst` (holding no live value) from the `n`
 /// elements laid out contiguously in `src`, which are moved.
-pub fn pack(e: &FlatLayout, dst: &mut [u8], src: &[u8], n: u64, max_len: u64) -> VmResult<()> {
+pub(crate) fn pack(e: &FlatLayout, dst: &mut [u8], src: &[u8], n: u64, max_len: u64) -> VmResult<()> {
     if n > max_len {
         return Err(too_long());
     }
@@ -35,12 +36,12 @@ pub fn pack(e: &FlatLayout, dst: &mut [u8], src: &[u8], n: u64, max_len: u64) ->
 }
 
 /// `VecLen`.
-pub fn len(v: &[u8]) -> u64 {
+pub(crate) fn len(v: &[u8]) -> u64 {
     raw::vec_len(v)
 }
 
 /// `VecImmBorrow` / `VecMutBorrow` / `vector::borrow`: the element's address.
-pub fn borrow(e: &FlatLayout, v: &mut [u8], i: u64) -> VmResult<*mut u8> {
+pub(crate) fn borrow(e: &FlatLayout, v: &mut [u8], i: u64) -> VmResult<*mut u8> {
     if i >= raw::vec_len(v) {
         return Err(oob("index out of bounds"));
     }
@@ -48,7 +49,7 @@ pub fn borrow(e: &FlatLayout, v: &mut [u8], i: u64) -> VmResult<*mut u8> {
 }
 
 /// `VecPushBack`: moves `elem` to the end.
-pub fn push_back(e: &FlatLayout, v: &mut [u8], elem: &[u8], max_len: u64) -> VmResult<()> {
+pub(crate) fn push_back(e: &FlatLayout, v: &mut [u8], elem: &[u8], max_len: u64) -> VmResult<()> {
     let n = raw::vec_len(v);
     if n >= max_len {
         return Err(too_long());
@@ -63,7 +64,7 @@ pub fn push_back(e: &FlatLayout, v: &mut [u8], elem: &[u8], max_len: u64) -> VmR
 }
 
 /// `VecPopBack`: moves the last element into `dst` (holding no live value).
-pub fn pop_back(e: &FlatLayout, v: &mut [u8], dst: &mut [u8]) -> VmResult<()> {
+pub(crate) fn pop_back(e: &FlatLayout, v: &mut [u8], dst: &mut [u8]) -> VmResult<()> {
     let n = raw::vec_len(v);
     if n == 0 {
         return Err(VmError::vector(vec_err::POP_EMPTY_VEC, "pop on an empty vector"));
@@ -79,7 +80,7 @@ pub fn pop_back(e: &FlatLayout, v: &mut [u8], dst: &mut [u8]) -> VmResult<()> {
 /// `VecUnpack`: moves the elements of the vector in `v` (which is consumed)
 /// to `dst`, contiguously; the length must be `n`. On a mismatch the vector
 /// is dropped and the error returned.
-pub fn unpack(e: &FlatLayout, v: &mut [u8], n: u64, dst: &mut [u8]) -> VmResult<()> {
+pub(crate) fn unpack(e: &FlatLayout, v: &mut [u8], n: u64, dst: &mut [u8]) -> VmResult<()> {
     let len = raw::vec_len(v);
     if len != n {
         destroy(e, v);
@@ -95,7 +96,7 @@ pub fn unpack(e: &FlatLayout, v: &mut [u8], n: u64, dst: &mut [u8]) -> VmResult<
 }
 
 /// `vector::destroy_empty`.
-pub fn destroy_empty(e: &FlatLayout, v: &mut [u8]) -> VmResult<()> {
+pub(crate) fn destroy_empty(e: &FlatLayout, v: &mut [u8]) -> VmResult<()> {
     if raw::vec_len(v) != 0 {
         return Err(VmError::vector(vec_err::DESTROY_NON_EMPTY_VEC, "destroy non-empty vector"));
     }
@@ -115,7 +116,7 @@ fn destroy(e: &FlatLayout, v: &mut [u8]) {
 }
 
 /// `VecSwap` / `vector::swap`.
-pub fn swap(e: &FlatLayout, v: &mut [u8], i: u64, j: u64) -> VmResult<()> {
+pub(crate) fn swap(e: &FlatLayout, v: &mut [u8], i: u64, j: u64) -> VmResult<()> {
     let n = raw::vec_len(v);
     if i >= n || j >= n {
         return Err(oob("swap out of bounds"));
@@ -133,7 +134,7 @@ pub fn swap(e: &FlatLayout, v: &mut [u8], i: u64, j: u64) -> VmResult<()> {
 /// `vector::move_range(from, removal, len, to, insert)`: moves
 /// `from[removal..removal+len]` into `to` at `insert`. Bounds are checked
 /// before anything moves.
-pub fn move_range(e: &FlatLayout, from: &mut [u8], removal: u64, len: u64, to: &mut [u8], insert: u64, max_len: u64) -> VmResult<()> {
+pub(crate) fn move_range(e: &FlatLayout, from: &mut [u8], removal: u64, len: u64, to: &mut [u8], insert: u64, max_len: u64) -> VmResult<()> {
     let (flen, tlen) = (raw::vec_len(from), raw::vec_len(to));
     if removal.checked_add(len).is_none_or(|end| end > flen) || insert > tlen {
         return Err(oob("move_range out of bounds"));
