@@ -126,7 +126,7 @@ fn side_by_side(all: &mut [Prepared2], rounds: usize) {
             f(n),
             f(i),
             f(j),
-            r(n, j),
+            r(j, n),
             r(i, j),
             f(case.aptos_vm_exec_ns_median),
             f(case.native_rust_ns_median),
