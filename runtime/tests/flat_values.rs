@@ -16,6 +16,15 @@ use std::sync::Arc;
 
 /// xorshift64*: deterministic, seeded.
 struct Rng(u64);
+
+/// `n` iterations natively, far fewer under Miri (which is ~1000x slower).
+fn iters(n: usize) -> usize {
+    if cfg!(miri) {
+        (n / 40).max(3)
+    } else {
+        n
+    }
+}
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
@@ -138,7 +147,7 @@ fn generated_values_agree_with_tree() {
     let live = flat::live_allocations();
     let mut r = Rng(0x5EED_F1A7);
     let (mut values, mut pairs, mut equal) = (0, 0, 0);
-    for _ in 0..400 {
+    for _ in 0..iters(400) {
         let l = gen_layout(&mut r, 4);
         let fl = Arc::new(FlatLayout::from_layout(&l, 256).expect("layout"));
         let trees: Vec<Value> = (0..8).map(|_| gen_value(&mut r, &l)).collect();
@@ -165,7 +174,7 @@ fn malformed_bcs_agrees_with_tree_and_frees() {
     let live = flat::live_allocations();
     let mut r = Rng(0xBAD_BC5);
     let mut rejected = 0;
-    for _ in 0..600 {
+    for _ in 0..iters(600) {
         let l = gen_layout(&mut r, 3);
         let fl = Arc::new(FlatLayout::from_layout(&l, 256).expect("layout"));
         let v = gen_value(&mut r, &l);
@@ -198,7 +207,7 @@ fn malformed_bcs_agrees_with_tree_and_frees() {
             assert_eq!(e.status, StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT);
         }
     }
-    assert!(rejected > 100, "{rejected}");
+    assert!(rejected > iters(600) / 6, "{rejected}");
     // Value depth: 129 nested vectors deserialize in neither representation.
     let mut deep = Layout::U8;
     for _ in 0..130 {
@@ -229,7 +238,7 @@ fn vector_shims_agree_with_tree() {
     let mut r = Rng(0x7EC7_0125);
     let mut ops_run = 0;
     let mut errors = [0usize; 5];
-    for round in 0..150 {
+    for round in 0..iters(150) {
         let el = gen_layout(&mut r, 2);
         let vl = vec_layout(&el);
         let fe = Arc::new(FlatLayout::from_layout(&el, 256).expect("layout"));
@@ -387,7 +396,7 @@ fn vector_shims_agree_with_tree() {
         }
     }
     eprintln!("vector ops: {ops_run} run; errors by sub-status {errors:?}");
-    assert!(errors[1] > 0 && errors[2] > 0 && errors[3] > 0 && errors[4] > 0, "{errors:?}");
+    assert!(errors[1] > 0 && errors[2] > 0 && errors[3] > 0 && (cfg!(miri) || errors[4] > 0), "{errors:?}");
     assert_eq!(flat::live_allocations(), live, "leak");
 }
 
@@ -474,7 +483,7 @@ fn integer_shims_agree_with_arith() {
         CastTo::I256,
     ];
     let (mut checked, mut errors) = (0, 0);
-    for _ in 0..300 {
+    for _ in 0..iters(300) {
         for (k, l) in int_kinds() {
             let ((a, sa), (b, sb)) = (gen_int(&mut r, &l), gen_int(&mut r, &l));
             for (i, op) in ops.iter().enumerate() {
@@ -522,7 +531,7 @@ fn integer_shims_agree_with_arith() {
         }
     }
     eprintln!("integer shims: {checked} checks, {errors} ARITHMETIC_ERRORs expected and seen");
-    assert!(errors > 1000);
+    assert!(errors > iters(300) * 3);
     // A bad code is recorded, never a panic.
     let mut out = [0u8; 32];
     // SAFETY: as above.
@@ -537,7 +546,7 @@ fn value_shims_and_table() {
     let mut r = Rng(42);
     let mut ctx = ExecContext::new(&Limits::default());
     let ctxp: *mut ExecContext = &mut ctx;
-    for _ in 0..100 {
+    for _ in 0..iters(100) {
         let l = gen_layout(&mut r, 3);
         let fl = Arc::new(FlatLayout::from_layout(&l, 256).expect("layout"));
         let v = flat_of(&gen_value(&mut r, &l), &l, &fl);

@@ -9,12 +9,15 @@
 //! Raw memory is touched only in [`raw`] (and the pointer-to-slice step of
 //! [`shims`]); the rest is safe code over byte slices.
 //!
+//! [`FrameLayout`] places a frame's locals and operand slots.
+//!
 //! Not yet: closures over flat memory (their layout is a pointer; no
-//! closure box is built), references as values inside frames (their layout
-//! is fixed, the interpreter does not use it yet), global storage.
+//! closure box is built), global storage, natives over flat values; and
+//! neither executor runs on this representation yet.
 
 pub mod bcs;
 pub mod context;
+pub mod frame;
 pub mod layout;
 pub mod raw;
 pub mod shims;
@@ -22,6 +25,7 @@ pub mod value;
 pub mod vec;
 
 pub use context::ExecContext;
+pub use frame::FrameLayout;
 pub use layout::{Field, FlatLayout, FlatLayouts, Shape};
 pub use raw::live_allocations;
 pub use value::FlatValue;
