@@ -154,6 +154,7 @@ pub fn verified_in_order(given: Vec<CompiledModule>, flavour: StatusFlavour) -> 
         StatusFlavour::Sui => movejit_verifier::VerifierConfig::sui(),
     };
     let mut done: Vec<CompiledModule> = Vec::new();
+    let mut failed = 0u64;
     let mut pending = given;
     loop {
         let before = pending.len();
@@ -170,12 +171,13 @@ pub fn verified_in_order(given: Vec<CompiledModule>, flavour: StatusFlavour) -> 
                 && !done.iter().any(|d| d.address() == m.address() && d.name() == m.name())
             {
                 done.push(m);
+            } else {
+                failed += 1;
             }
         }
         pending = rest;
         if pending.len() == before || pending.is_empty() {
-            let rejected = pending.len() as u64;
-            return (done, rejected);
+            return (done, failed + pending.len() as u64);
         }
     }
 }
