@@ -19,7 +19,10 @@ pub fn shared_dir() -> PathBuf {
 /// The Aptos conformance cases (`shared/conformance/aptos/cases.jsonl`) as
 /// diff cases, with their family; cases whose files or type arguments
 /// cannot be read are returned as errors (id, reason).
-pub fn aptos_conformance_cases() -> (Vec<(String, Case)>, Vec<(String, String)>) {
+/// (family, case) pairs, and (id, reason) of cases that could not be read.
+pub type LoadedCases = (Vec<(String, Case)>, Vec<(String, String)>);
+
+pub fn aptos_conformance_cases() -> LoadedCases {
     let dir = shared_dir().join("conformance/aptos");
     let text = std::fs::read_to_string(dir.join("cases.jsonl")).unwrap_or_default();
     let (mut cases, mut bad) = (Vec::new(), Vec::new());

@@ -49,15 +49,15 @@ fn limits(flavour: StatusFlavour) -> Limits {
 /// A case made ready to run many times on one executor (modules published,
 /// code compiled once).
 pub enum Prepared<'c> {
-    Interp(InterpRunner<'c>),
-    Jit(JitRunner<'c>),
+    Interp(Box<InterpRunner<'c>>),
+    Jit(Box<JitRunner<'c>>),
 }
 
 impl<'c> Prepared<'c> {
     pub fn new(executor: Executor, case: &'c Case) -> Result<Prepared<'c>, RunError> {
         Ok(match executor {
-            Executor::Interp => Prepared::Interp(InterpRunner::new(case)),
-            Executor::Jit => Prepared::Jit(JitRunner::new(case)?),
+            Executor::Interp => Prepared::Interp(Box::new(InterpRunner::new(case))),
+            Executor::Jit => Prepared::Jit(Box::new(JitRunner::new(case)?)),
         })
     }
 

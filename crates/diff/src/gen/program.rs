@@ -462,7 +462,7 @@ impl<'a> FnGen<'a> {
         match self.rng.below(3) {
             0 => {
                 self.expr(Sc::Int(Int::U64), 1);
-                self.emit(if self.m.sui { "pack_variant E, A" } else { "pack_variant E, A" });
+                self.emit("pack_variant E, A");
             }
             1 => {
                 self.expr(self.m.s_fields.0, 1);
@@ -819,7 +819,7 @@ impl<'a> FnGen<'a> {
             self.emit("copy_loc p0");
             self.emit("ld_u64 1");
             self.emit("sub");
-            for p in sig.params[1..].to_vec() {
+            for p in sig.params[1..].iter().copied() {
                 self.expr(p, d.min(1));
             }
             let name = sig.name.clone();
