@@ -30,23 +30,31 @@ fn removable(line: &str) -> bool {
 /// Shrinks the generated module of `p` for call `call`; the smallest text
 /// found that still diverges, with its divergence.
 pub fn minimize(p: &Program, call: usize, opts: &Options) -> Option<(String, Divergence)> {
-    let mut text = p.units.last()?.clone();
-    let mut best = diverges(p, &text, call, opts)?;
-    // Whole functions other than the one called.
-    let called = &p.calls.get(call)?.0;
+    let text = p.units.last()?.clone();
+    diverges(p, &text, call, opts)?;
+    let called = p.calls.get(call)?.0.clone();
+    let small = shrink(&text, &called, |t| diverges(p, t, call, opts).is_some());
+    let d = diverges(p, &small, call, opts)?;
+    Some((small, d))
+}
+
+/// Delta debugging over `.masm` text: drops functions other than `keep`,
+/// then chunks of instruction lines (halving the chunk size), keeping each
+/// removal after which `still` holds.
+pub fn shrink(text: &str, keep: &str, mut still: impl FnMut(&str) -> bool) -> String {
+    let mut text = text.to_string();
     loop {
         let mut changed = false;
         let chunks: Vec<&str> = text.split("\n\n").collect();
         for i in 0..chunks.len() {
-            let c = chunks[i];
-            if !c.trim_start().starts_with("public fun") || c.contains(&format!("public fun {called}(")) || c.contains(&format!("public fun {called}<")) {
+            let c = chunks[i].trim_start();
+            if !c.starts_with("public fun") || c.starts_with(&format!("public fun {keep}(")) || c.starts_with(&format!("public fun {keep}<")) {
                 continue;
             }
             let candidate: Vec<&str> = chunks.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, c)| *c).collect();
             let candidate = candidate.join("\n\n");
-            if let Some(d) = diverges(p, &candidate, call, opts) {
+            if still(&candidate) {
                 text = candidate;
-                best = d;
                 changed = true;
                 break;
             }
@@ -55,35 +63,47 @@ pub fn minimize(p: &Program, call: usize, opts: &Options) -> Option<(String, Div
             break;
         }
     }
-    // Lines, ddmin-style: chunks of removable lines, halving.
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     let mut chunk = lines.iter().filter(|l| removable(l)).count().max(1);
-    while chunk >= 1 {
+    loop {
         let mut start = 0;
-        let mut progressed = false;
         loop {
             let idx: Vec<usize> = (0..lines.len()).filter(|&i| removable(&lines[i])).collect();
             if start >= idx.len() {
                 break;
             }
-            let drop: Vec<usize> = idx[start..(start + chunk).min(idx.len())].to_vec();
+            let drop = &idx[start..(start + chunk).min(idx.len())];
             let candidate: Vec<String> =
                 lines.iter().enumerate().filter(|(i, _)| !drop.contains(i)).map(|(_, l)| l.clone()).collect();
-            let joined = candidate.join("\n") + "\n";
-            if let Some(d) = diverges(p, &joined, call, opts) {
+            if still(&(candidate.join("\n") + "\n")) {
                 lines = candidate;
-                best = d;
-                progressed = true;
             } else {
                 start += chunk;
             }
         }
-        if chunk == 1 && !progressed {
+        if chunk == 1 {
             break;
         }
-        if chunk > 1 {
-            chunk /= 2;
+        chunk /= 2;
+    }
+    // Sliding windows: stack code often needs a few adjacent lines to go
+    // together (operands with their operator, a value with its st_loc).
+    for w in [2usize, 3, 4, 5, 6, 8] {
+        let mut start = 0;
+        loop {
+            let idx: Vec<usize> = (0..lines.len()).filter(|&i| removable(&lines[i])).collect();
+            if start + w > idx.len() {
+                break;
+            }
+            let drop = &idx[start..start + w];
+            let candidate: Vec<String> =
+                lines.iter().enumerate().filter(|(i, _)| !drop.contains(i)).map(|(_, l)| l.clone()).collect();
+            if still(&(candidate.join("\n") + "\n")) {
+                lines = candidate;
+            } else {
+                start += 1;
+            }
         }
     }
-    Some((lines.join("\n") + "\n", best))
+    lines.join("\n") + "\n"
 }

@@ -49,3 +49,48 @@ fn generator_reaches_every_family() {
         cov.counts.keys().map(|o| movejit_diff::coverage::family(*o)).collect();
     assert_eq!(families.len(), 17, "families reached: {families:?}; missing opcodes {missing:?}");
 }
+
+/// The minimizer keeps what its predicate needs: here "still assembles,
+/// verifies and aborts with the same code" on a generated program that
+/// aborts, so the result is a much smaller module with the same outcome.
+#[test]
+fn shrink_keeps_the_property() {
+    use movejit_diff::driver::program_at;
+    use movejit_diff::gen;
+    use movejit_diff::minimize::shrink;
+    use movejit_diff::rng::Rng;
+    use movejit_diff::{run_both_with, Outcome};
+    let opts = Options { full_budget: 1_000_000, gas_points: 0, assume_verified: true };
+    let outcome = |p: &gen::Program| -> Option<Outcome> {
+        let cases = gen::build(p, "t").ok()?;
+        run_both_with(&cases[0], &opts).ok().map(|c| c.outcome)
+    };
+    let mut found = None;
+    for i in 0..400u64 {
+        if i % 4 == 3 {
+            continue;
+        }
+        let mut rng = Rng::new(5u64.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i);
+        let mut p = program_at(&mut rng, i);
+        p.calls.truncate(1);
+        if let Some(o) = outcome(&p) {
+            if o.status == movejit_format::StatusCode::ABORTED && p.units.last().unwrap().lines().count() > 40 {
+                found = Some((p, o));
+                break;
+            }
+        }
+    }
+    let (p, want) = found.expect("an aborting generated program");
+    let text = p.units.last().unwrap().clone();
+    let small = shrink(&text, "f0", |t| {
+        let mut q = p.clone();
+        *q.units.last_mut().unwrap() = t.to_string();
+        outcome(&q).is_some_and(|o| o.status == want.status && o.abort_code == want.abort_code)
+    });
+    println!("{} -> {} lines:\n{small}", text.lines().count(), small.lines().count());
+    assert!(small.lines().count() * 2 < text.lines().count(), "did not shrink");
+    let mut q = p.clone();
+    *q.units.last_mut().unwrap() = small;
+    let got = outcome(&q).expect("minimized program runs");
+    assert_eq!((got.status, got.abort_code), (want.status, want.abort_code));
+}
