@@ -379,12 +379,12 @@ fn vector_shims_agree_with_tree() {
             }
             ops_run += 1;
             match expected {
-                Ok(()) => assert_eq!(got, 0, "round {round} op {op}: {:?}", ctx.error()),
+                Ok(()) => assert_eq!(got, 0, "round {round} op {op}: {:?}", cx(ctxp).error()),
                 Err(want) => {
                     assert_eq!(got, 1, "round {round} op {op}");
-                    assert_eq!(ctx.error().as_ref().map(sub_status), Some(want), "round {round} op {op}");
+                    assert_eq!(cx(ctxp).error().as_ref().map(sub_status), Some(want), "round {round} op {op}");
                     errors[want.1.unwrap_or(0) as usize] += 1;
-                    ctx.clear();
+                    cx(ctxp).clear();
                 }
             }
             for (t, f) in tree.iter().zip(&flat) {
@@ -398,6 +398,13 @@ fn vector_shims_agree_with_tree() {
     eprintln!("vector ops: {ops_run} run; errors by sub-status {errors:?}");
     assert!(errors[1] > 0 && errors[2] > 0 && errors[3] > 0 && (cfg!(miri) || errors[4] > 0), "{errors:?}");
     assert_eq!(flat::live_allocations(), live, "leak");
+}
+
+/// The context behind the pointer the shims get (all accesses go through
+/// it, so the pointer stays valid under Stacked Borrows).
+fn cx<'a>(p: *mut ExecContext) -> &'a mut ExecContext {
+    // SAFETY: tests pass a pointer to a live local context, used by one thread.
+    unsafe { &mut *p }
 }
 
 fn int_kinds() -> Vec<(u8, Layout)> {
@@ -492,7 +499,7 @@ fn integer_shims_agree_with_arith() {
                 let got = unsafe { shims::int_binop(ctxp, out.as_mut_ptr(), sa.as_ptr(), sb.as_ptr(), k | (i as u8) << 4) };
                 let want = arith::binop(*op, a.clone(), b.clone()).map_err(|e| e.status);
                 errors += want.is_err() as usize;
-                assert_eq!(shim_result(got, &mut ctx, &out, &l), want, "{op:?} {a:?} {b:?}");
+                assert_eq!(shim_result(got, cx(ctxp), &out, &l), want, "{op:?} {a:?} {b:?}");
                 checked += 1;
             }
             for (i, op) in cmps.iter().enumerate() {
@@ -509,7 +516,7 @@ fn integer_shims_agree_with_arith() {
                 // SAFETY: as above.
                 let got = unsafe { shims::int_shift(ctxp, out.as_mut_ptr(), sa.as_ptr(), n, k | (!left as u8) << 4) };
                 let want = arith::shift(left, a.clone(), Value::U8(n)).map_err(|e| e.status);
-                assert_eq!(shim_result(got, &mut ctx, &out, &l), want);
+                assert_eq!(shim_result(got, cx(ctxp), &out, &l), want);
                 checked += 1;
             }
             for (t, (tk, tl)) in casts.iter().zip(int_kinds()) {
@@ -518,14 +525,14 @@ fn integer_shims_agree_with_arith() {
                 let got = unsafe { shims::int_cast(ctxp, out.as_mut_ptr(), sa.as_ptr(), k | tk << 4) };
                 let want = arith::cast(a.clone(), *t).map_err(|e| e.status);
                 errors += want.is_err() as usize;
-                assert_eq!(shim_result(got, &mut ctx, &out, &tl), want, "{a:?} as {t:?}");
+                assert_eq!(shim_result(got, cx(ctxp), &out, &tl), want, "{a:?} as {t:?}");
                 checked += 1;
             }
             if k >= shims::kind::I8 {
                 let mut out = [0u8; 32];
                 // SAFETY: as above.
                 let got = unsafe { shims::int_negate(ctxp, out.as_mut_ptr(), sa.as_ptr(), k) };
-                assert_eq!(shim_result(got, &mut ctx, &out, &l), arith::negate(a.clone()).map_err(|e| e.status));
+                assert_eq!(shim_result(got, cx(ctxp), &out, &l), arith::negate(a.clone()).map_err(|e| e.status));
                 checked += 1;
             }
         }
@@ -537,7 +544,7 @@ fn integer_shims_agree_with_arith() {
     // SAFETY: as above.
     let got = unsafe { shims::int_binop(ctxp, out.as_mut_ptr(), out.as_ptr(), out.as_ptr(), 0xf0 | 4) };
     assert_eq!(got, 1);
-    assert_eq!(ctx.error().map(|e| e.status), Some(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR));
+    assert_eq!(cx(ctxp).error().map(|e| e.status), Some(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR));
 }
 
 #[test]

@@ -90,6 +90,8 @@ pub struct VecHeader {
     pub data: *mut u8,
 }
 
+/// Pointers live in slots as plain 8-byte words (compiled code writes them
+/// too), so their provenance is exposed when stored and recovered on read.
 fn read_ptr(slot: &[u8]) -> usize {
     let mut b = [0u8; 8];
     b.copy_from_slice(&slot[..8]);
@@ -101,14 +103,14 @@ fn write_ptr(slot: &mut [u8], p: usize) {
 }
 
 fn header(slot: &[u8]) -> Option<&VecHeader> {
-    let p = read_ptr(slot) as *const VecHeader;
+    let p = std::ptr::with_exposed_provenance::<VecHeader>(read_ptr(slot));
     // SAFETY: module invariant: a non-zero vector slot points to a live
     // header owned by the slot, borrowed here for as long as the slot.
     unsafe { p.as_ref() }
 }
 
 fn header_mut(slot: &mut [u8]) -> Option<&mut VecHeader> {
-    let p = read_ptr(slot) as *mut VecHeader;
+    let p = std::ptr::with_exposed_provenance_mut::<VecHeader>(read_ptr(slot));
     // SAFETY: as in `header`; the slot is borrowed mutably, so the header is too.
     unsafe { p.as_mut() }
 }
@@ -152,7 +154,7 @@ pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: 
     if read_ptr(slot) == 0 {
         let h = Box::new(VecHeader { len: 0, cap: 0, data: std::ptr::null_mut() });
         count(1);
-        write_ptr(slot, Box::into_raw(h) as usize);
+        write_ptr(slot, Box::into_raw(h).expose_provenance());
     }
     let Some(h) = header_mut(slot) else { return false };
     let Some(need) = h.len.checked_add(additional) else { return false };
@@ -187,7 +189,7 @@ pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: 
 /// Frees the vector's buffer and header (its elements must already be
 /// dropped or moved out) and leaves an empty vector (0) in the slot.
 pub(crate) fn vec_free(slot: &mut [u8], stride: u32, align: u32) {
-    let p = read_ptr(slot) as *mut VecHeader;
+    let p = std::ptr::with_exposed_provenance_mut::<VecHeader>(read_ptr(slot));
     if p.is_null() {
         return;
     }
@@ -210,7 +212,7 @@ pub(crate) fn vec_elem_ptr(slot: &mut [u8], i: u64, stride: u32) -> *mut u8 {
 
 /// The `size` bytes a reference slot points to.
 pub(crate) fn deref(slot: &[u8], size: u32) -> &[u8] {
-    let p = read_ptr(slot) as *const u8;
+    let p = std::ptr::with_exposed_provenance::<u8>(read_ptr(slot));
     if p.is_null() {
         return &[];
     }
