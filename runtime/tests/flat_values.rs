@@ -583,3 +583,45 @@ fn value_shims_and_table() {
     assert_eq!(ExecContext::OFFSETS.flags, 28);
     assert_eq!(ExecContext::OFFSETS.max_vector_len, 80);
 }
+
+/// A `TypeInfo` that knows one generic struct `0x1::m::Pair<T>` = `{ T, u8 }`.
+struct PairTypes;
+impl movejit_runtime::natives::TypeInfo for PairTypes {
+    fn layout_of(&self, ty: &movejit_runtime::Type) -> movejit_runtime::VmResult<Layout> {
+        use movejit_runtime::Type as T;
+        Ok(match ty {
+            T::U8 => Layout::U8,
+            T::U64 => Layout::U64,
+            T::Vector(e) => Layout::Vector(Box::new(self.layout_of(e)?)),
+            T::Datatype(_, args) if args.len() == 1 => Layout::Struct(vec![self.layout_of(&args[0])?, Layout::U8]),
+            t => return Err(movejit_runtime::VmError::invariant(format!("{t}"))),
+        })
+    }
+}
+
+#[test]
+fn layout_cache_is_shared_across_threads() {
+    use movejit_runtime::Type;
+    let cache = Arc::new(flat::FlatLayouts::new(256));
+    let tys: Vec<Type> = ["0x1::m::Pair<u64>", "0x1::m::Pair<vector<u8>>", "&mut 0x1::m::Pair<u8>", "vector<u64>"]
+        .iter()
+        .map(|t| Type::parse_tag(t).expect("tag"))
+        .collect();
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let (cache, tys) = (cache.clone(), tys.clone());
+            std::thread::spawn(move || {
+                tys.iter().map(|t| Arc::as_ptr(&cache.layout_of(&PairTypes, t).expect("layout")) as usize).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let ptrs: Vec<Vec<usize>> = handles.into_iter().map(|h| h.join().expect("thread")).collect();
+    assert!(ptrs.windows(2).all(|w| w[0] == w[1]), "every thread sees the same cached layouts");
+    // The reference's target is cached too.
+    assert_eq!(cache.len(), 5);
+    let pair = cache.layout_of(&PairTypes, &tys[0]).expect("layout");
+    assert_eq!((pair.size, pair.align), (16, 8));
+    let r = cache.layout_of(&PairTypes, &tys[2]).expect("layout");
+    assert!(matches!(&r.shape, Shape::Reference(t) if t.size == 2));
+    assert!(cache.layout_of(&PairTypes, &Type::Bool).is_err());
+}

@@ -179,7 +179,7 @@ impl FlatValue {
     }
     /// Move's `==` (the layouts must be the same type's).
     pub fn equals(&self, other: &FlatValue) -> bool {
-        self.layout == other.layout && equal(&self.layout, self.bytes(), other.bytes())
+        (Arc::ptr_eq(&self.layout, &other.layout) || self.layout == other.layout) && equal(&self.layout, self.bytes(), other.bytes())
     }
 }
 
