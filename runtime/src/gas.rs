@@ -56,6 +56,10 @@ impl GasMeter {
     pub fn used(&self) -> u64 {
         self.used
     }
+    /// Units left; `None` when unmetered.
+    pub fn remaining(&self) -> Option<u64> {
+        self.budget.map(|b| b.saturating_sub(self.used))
+    }
     pub fn is_metered(&self) -> bool {
         self.budget.is_some()
     }

@@ -15,6 +15,7 @@
 
 pub mod arith;
 pub mod bcs;
+pub mod compiled;
 pub mod error;
 pub mod flat;
 pub mod fmt;

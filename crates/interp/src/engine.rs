@@ -7,6 +7,7 @@ use crate::interpreter::Interpreter;
 use crate::loader::{DatatypeDef, LoadedModule};
 use movejit_format::{decode_module, AbilitySet, StatusFlavour, StructFieldInformation};
 use movejit_runtime::bcs;
+use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
     AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleId, NativeRegistry,
@@ -16,14 +17,19 @@ use sha2::Digest;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// Message prefix of the `FEATURE_NOT_ENABLED` error of executor `Jit` when
+/// the called function (or something it reaches) cannot be compiled.
+pub const JIT_NOT_COMPILED: &str = "not compiled by the JIT: ";
+
 /// Which executor runs the code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ExecutorKind {
     #[default]
     Interpreter,
-    /// Not yet: the Cranelift JIT.
+    /// Compiled code only: the called function and everything it reaches
+    /// must compile (needs an engine built with [`Engine::with_compiled`]).
     Jit,
-    /// Not yet: JIT for hot functions, interpreter otherwise.
+    /// Calls of instances that compile run compiled, the rest interpreted.
     Auto,
 }
 
@@ -63,11 +69,18 @@ impl EngineConfig {
 pub struct Engine {
     pub(crate) config: EngineConfig,
     cache: Mutex<HashMap<[u8; 32], Arc<LoadedModule>>>,
+    /// Compiled code for the `Jit` / `Auto` executors.
+    compiled: Option<Arc<dyn CompiledCodeFactory>>,
 }
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Self {
-        Engine { config, cache: Mutex::new(HashMap::new()) }
+        Engine { config, cache: Mutex::new(HashMap::new()), compiled: None }
+    }
+    /// An engine whose `Jit` / `Auto` executors run compiled code made by
+    /// `factory` (one [`CompiledCode`] per session).
+    pub fn with_compiled(config: EngineConfig, factory: Arc<dyn CompiledCodeFactory>) -> Self {
+        Engine { config, cache: Mutex::new(HashMap::new()), compiled: Some(factory) }
     }
     pub fn config(&self) -> &EngineConfig {
         &self.config
@@ -84,6 +97,10 @@ impl Engine {
             depth_cache: FxHashMap::default(),
             struct_depth_cache: FxHashMap::default(),
             depth_checked: FxHashMap::default(),
+            compiled: match self.config.executor {
+                ExecutorKind::Interpreter => None,
+                ExecutorKind::Jit | ExecutorKind::Auto => self.compiled.as_ref().map(|f| f.new_session()),
+            },
         }
     }
 }
@@ -139,6 +156,17 @@ pub struct Session<'e, 'r> {
     pub(crate) depth_checked: FxHashMap<(usize, u32, usize), Arc<Vec<Type>>>,
     /// Value depth of non-generic struct definitions, by (module, definition).
     pub(crate) struct_depth_cache: FxHashMap<(usize, u16), usize>,
+    /// Compiled code consulted at calls (executors `Jit` / `Auto`).
+    pub(crate) compiled: Option<Box<dyn CompiledCode>>,
+}
+
+/// The session's loaded modules, for compiling callees.
+pub(crate) struct LoadedModules<'a>(pub &'a HashMap<ModuleId, Arc<LoadedModule>>);
+
+impl ModuleSource for LoadedModules<'_> {
+    fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
+        self.0.get(id).map(|m| &m.module)
+    }
 }
 
 fn verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
@@ -149,6 +177,11 @@ fn verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
 }
 
 impl<'e, 'r> Session<'e, 'r> {
+    /// Compiled vs interpreted counts (`None` when no compiled code is attached).
+    pub fn compiled_stats(&self) -> Option<CompiledStats> {
+        self.compiled.as_ref().map(|c| c.stats())
+    }
+
     pub fn flavour(&self) -> StatusFlavour {
         self.engine.config.flavour
     }
@@ -530,6 +563,18 @@ impl<'e, 'r> Session<'e, 'r> {
             let v = v
                 .map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
             arg_values.push(v);
+        }
+        if self.engine.config.executor == ExecutorKind::Jit {
+            // Everything must run compiled: refuse before running anything.
+            let modules = LoadedModules(&self.modules);
+            let r = match self.compiled.as_mut() {
+                Some(c) => c.compile(&modules, &m.id, def, ty_args),
+                None => Err("no JIT attached to this engine".to_string()),
+            };
+            if let Err(why) = r {
+                return Err(VmError::new(StatusCode::FEATURE_NOT_ENABLED)
+                    .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
+            }
         }
         let mut interp = Interpreter::new(self, gas);
         let (ret_values, mem) = interp.run_entry(m.clone(), def, ty_args.to_vec(), &params, arg_values)?;

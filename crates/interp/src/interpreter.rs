@@ -6,7 +6,7 @@
 //! counts the same values); locals live in [`Memory`] so references can
 //! point at them.
 
-use crate::engine::Session;
+use crate::engine::{LoadedModules, Session};
 use crate::loader::LoadedModule;
 use movejit_format::{Bytecode, CodeUnit, SignatureToken};
 use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
@@ -14,6 +14,7 @@ use movejit_runtime::error::vec_err;
 use movejit_runtime::natives::{NativeContext, TypeInfo};
 use movejit_runtime::values::values_equal;
 use movejit_runtime::error::TrapResult;
+use movejit_runtime::compiled::{CallState, CompiledCall};
 use movejit_runtime::{
     ClosureValue, ErrorLocation, FunctionId, GasMeter, Memory, RefRoot, Reference, StatusCode, Type, Value,
     VmError, VmResult,
@@ -41,6 +42,45 @@ pub(crate) struct Interpreter<'a, 'e, 'r> {
     max_depth: usize,
     /// The type arguments of non-generic functions, shared.
     no_ty_args: Arc<Vec<Type>>,
+}
+
+/// Runs a Move callee compiled when the session's compiled code has it:
+/// `Some(results)` when it ran, `None` to interpret it. Depth, operand-stack
+/// base and gas carry across; gas used by compiled code is charged back to
+/// the meter (all of it on `OUT_OF_GAS`, as the meter leaves none).
+#[allow(clippy::too_many_arguments)]
+fn call_compiled(
+    s: &mut Session<'_, '_>,
+    gas: &mut GasMeter,
+    m: &Arc<LoadedModule>,
+    def: u16,
+    ty_args: &[Type],
+    args: &[Value],
+    depth: u64,
+    stack_base: usize,
+) -> TrapResult<Option<Vec<Value>>> {
+    let Some(mut code) = s.compiled.take() else { return Ok(None) };
+    let gas_before = gas.remaining();
+    let state = CallState { depth, stack_base: stack_base as u64, gas_left: gas_before };
+    let r = code.call(&LoadedModules(&s.modules), &m.id, def, ty_args, args, state);
+    s.compiled = Some(code);
+    let settle = |gas: &mut GasMeter, left: Option<u64>| -> VmResult<()> {
+        match (gas_before, left) {
+            (Some(b), Some(a)) => gas.charge(b.saturating_sub(a)),
+            _ => Ok(()),
+        }
+    };
+    match r {
+        CompiledCall::NotCompiled => Ok(None),
+        CompiledCall::Returned { values, gas_left } => {
+            settle(gas, gas_left)?;
+            Ok(Some(values))
+        }
+        CompiledCall::Failed { error, gas_left } => {
+            settle(gas, gas_left)?;
+            Err(Box::new(error))
+        }
+    }
 }
 
 fn invariant(m: &str) -> VmError {
@@ -160,8 +200,19 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
             return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
         }
         self.gas.charge_frame()?;
-        let base = self.mem.locals.len();
         let from = self.stack.len() - n;
+        if self.s.compiled.is_some() {
+            let depth = self.frames.len() as u64 + 1;
+            let r = call_compiled(self.s, self.gas, &m, def, &ty_args, &self.stack[from..], depth, from);
+            if let Some(values) = r? {
+                self.stack.truncate(from);
+                for v in values {
+                    self.push(v)?;
+                }
+                return Ok(());
+            }
+        }
+        let base = self.mem.locals.len();
         self.mem.locals.extend(self.stack.drain(from..));
         self.mem.locals.resize(base + n + info.locals, Value::Invalid);
         self.frames.push(Frame { module: m, def, pc: 0, base, ty_args });
@@ -195,6 +246,16 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
             return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
         }
         self.gas.charge_frame()?;
+        if self.s.compiled.is_some() {
+            let depth = self.frames.len() as u64 + 1;
+            let r = call_compiled(self.s, self.gas, &m, def, &ty_args, &args, depth, self.stack.len());
+            if let Some(values) = r? {
+                for v in values {
+                    self.push(v)?;
+                }
+                return Ok(());
+            }
+        }
         let nlocals = m.module.signatures.get(code.locals.idx()).map(|s| s.0.len()).unwrap_or(0);
         let base = self.mem.locals.len();
         let n = args.len();

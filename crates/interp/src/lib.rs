@@ -22,5 +22,5 @@ mod fxhash;
 mod interpreter;
 pub mod loader;
 
-pub use engine::{Engine, EngineConfig, ExecutionResult, ExecutorKind, Session};
+pub use engine::{Engine, EngineConfig, ExecutionResult, ExecutorKind, Session, JIT_NOT_COMPILED};
 pub use movejit_runtime as runtime;

@@ -122,6 +122,83 @@ impl JitEngine {
     }
 }
 
+/// Where a nested execution starts: the state of the interpreter that
+/// calls compiled code (mixed execution).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NestedState {
+    /// Active frames including the callee's (its depth check and frame
+    /// charge were done by the caller).
+    pub depth: u64,
+    /// Operand-stack values held by the suspended callers.
+    pub stack_base: u64,
+    /// Gas units left (metered engines).
+    pub gas_left: Option<u64>,
+}
+
+impl JitEngine {
+    /// Runs `key` as a callee of interpreted code: like
+    /// [`execute`](JitEngine::execute) but the frame is already charged and
+    /// depth, operand-stack base and gas start from `state`. Arguments and
+    /// returns are little-endian scalar bytes (BCS).
+    pub fn execute_nested(&mut self, key: &InstanceKey, args: &[Vec<u8>], state: NestedState) -> Result<Outcome, ExecError> {
+        let entry = self.entry_address(key)?;
+        let (params, rets) = self.instance_signature(key)?;
+        let metered = self.config.cost.is_some();
+        let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
+        let failed = |status| Outcome { status, abort_code: None, location: None, returns: Vec::new(), gas_left: gas };
+        if args.len() != params.len() {
+            return Ok(failed(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
+        }
+        let mut arg_buf = vec![[0u8; 32]; params.len()];
+        for ((slot, bytes), k) in arg_buf.iter_mut().zip(args).zip(&params) {
+            if bytes.len() != k.bytes() || (*k == Kind::Bool && bytes[0] > 1) {
+                return Ok(failed(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT));
+            }
+            slot[..bytes.len()].copy_from_slice(bytes);
+        }
+        let mut ret_buf = vec![[0u8; 32]; rets.len()];
+        let mut ctx = ExecContext {
+            depth: state.depth,
+            max_depth: self.config.max_call_depth,
+            stack_base: state.stack_base,
+            max_stack: self.config.max_operand_stack,
+            gas_left: gas.unwrap_or(u64::MAX),
+            ..ExecContext::default()
+        };
+        if self.executor.is_none() {
+            self.executor = Some(Executor::start(self.config.stack_size)?);
+        }
+        let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
+        let job = Job {
+            entry,
+            ctx: &mut ctx as *mut ExecContext as usize,
+            args: arg_buf.as_ptr() as usize,
+            rets: ret_buf.as_mut_ptr() as usize,
+        };
+        // `run` blocks until the job is done, so every address in `job`
+        // stays valid (and exclusively the executor's) while it runs.
+        let failed_flag = executor.run(job)?;
+        let gas_left = gas.map(|_| ctx.gas_left);
+        if failed_flag == 0 {
+            let returns = ret_buf.iter().zip(&rets).map(|(slot, k)| slot[..k.bytes()].to_vec()).collect();
+            return Ok(Outcome { status: StatusCode::EXECUTED, abort_code: None, location: None, returns, gas_left });
+        }
+        let status = StatusCode::from_number(ctx.status, StatusFlavour::Aptos)
+            .unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR);
+        Ok(Outcome {
+            status,
+            abort_code: (status == StatusCode::ABORTED).then_some(ctx.abort_code),
+            location: Some(Location {
+                module: ctx.module,
+                function: ctx.function as u16,
+                code_offset: ctx.code_offset as u16,
+            }),
+            returns: Vec::new(),
+            gas_left,
+        })
+    }
+}
+
 /// One call for the executor thread: the trampoline and its three
 /// arguments, as addresses.
 #[derive(Clone, Copy)]

@@ -55,7 +55,7 @@ mod lower;
 pub use context::ExecContext;
 pub use engine::{Emit, InstanceKey, JitConfig, JitEngine};
 pub use error::{CompileError, CompileResult};
-pub use exec::{ExecError, Location, Outcome};
+pub use exec::{ExecError, Location, NestedState, Outcome};
 pub use gas::CostTable;
 pub use kind::Kind;
 
