@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod asm;
 mod bench;
+mod compile;
 mod diff;
 mod disasm;
 mod files;
@@ -31,6 +32,8 @@ enum Command {
     Verify(verify::Args),
     /// Load modules, verify them and call one function.
     Run(run::Args),
+    /// Compile one function with the JIT and print its Cranelift IR or machine code.
+    Compile(compile::Args),
     /// Compare the JIT with the interpreter on generated programs and given modules.
     Diff(diff::Args),
     /// Run benchmark suites on the interpreter and the JIT; check and time every result.
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Command::Asm(a) => asm::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Run(a) => run::run(a),
+        Command::Compile(a) => compile::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Diff(a) => diff::run(a),
     }

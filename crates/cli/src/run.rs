@@ -7,7 +7,8 @@ use crate::files::expand_mv_paths;
 use movejit_format::{AccountAddress, Flavour, StatusCode, StatusFlavour};
 use movejit_interp::runtime::fmt::print_value;
 use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
-use movejit_interp::{Engine, EngineConfig, ExecutionResult};
+use movejit_engine::{engine_label, new_engine, ExecutorKind};
+use movejit_interp::{EngineConfig, ExecutionResult};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,8 +49,14 @@ pub struct Args {
     /// Gas budget (unmetered when absent).
     #[arg(long)]
     gas: Option<u64>,
-    #[arg(long, value_enum, default_value = "interp")]
+    /// Executor: the interpreter, the JIT (fails when the function or
+    /// anything it reaches cannot be compiled), or both (compiled where
+    /// possible).
+    #[arg(long, value_enum, default_value = "auto")]
     engine: EngineChoice,
+    /// Also print compiled vs interpreted function counts and compile time.
+    #[arg(long)]
+    stats: bool,
     /// Status numbering and semantics (default: from the modules' version word).
     #[arg(long, value_enum)]
     flavour: Option<FlavourChoice>,
@@ -101,9 +108,6 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
-    if args.engine == EngineChoice::Jit {
-        return Err(usage("NOT_YET", "--engine jit: not yet (the JIT is a later issue)"));
-    }
     let script = match &args.script {
         Some(p) => Some(std::fs::read(p).map_err(|e| usage("PATH_ERROR", format!("{}: {e}", p.display())))?),
         None => None,
@@ -150,11 +154,16 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         .map(|t| Type::parse_tag(t).ok_or_else(|| fail(StatusCode::TYPE_RESOLUTION_FAILURE, format!("bad type argument {t}"))))
         .collect::<Result<_, _>>()?;
 
-    let config = match flavour {
+    let mut config = match flavour {
         StatusFlavour::Aptos => EngineConfig::aptos(),
         StatusFlavour::Sui => EngineConfig::sui(),
     };
-    let engine = Engine::new(config);
+    config.executor = match args.engine {
+        EngineChoice::Interp => ExecutorKind::Interpreter,
+        EngineChoice::Jit => ExecutorKind::Jit,
+        EngineChoice::Auto => ExecutorKind::Auto,
+    };
+    let engine = new_engine(config);
     let mut session = engine.new_session(&storage);
     for t in &ty_args {
         session.load_type(t).map_err(|e| vm_fail(&e))?;
@@ -198,7 +207,25 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
                 || (e.location.is_some() && e.status != StatusCode::UNEXPECTED_VERIFIER_ERROR)
         }
     };
-    report(&result, flavour, gas.used(), args.json);
+    let stats = session.compiled_stats();
+    let label = engine_label(stats.as_ref());
+    report(&result, flavour, gas.used(), label, args.json);
+    if args.stats {
+        let s = stats.unwrap_or_default();
+        let line = format!(
+            "engine: {label}; functions compiled: {}, interpreted: {}; instances compiled: {}; compile time: {:.3} ms",
+            s.compiled_functions,
+            s.interpreted_functions,
+            s.instances_compiled,
+            s.compile_time.as_secs_f64() * 1e3
+        );
+        // Keep --json output a single JSON object on stdout.
+        if args.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
     Ok(if ran { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -241,7 +268,7 @@ fn vm_fail(e: &VmError) -> Failure {
     fail(e.status, e.message.clone().unwrap_or_default())
 }
 
-fn report(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas_used: u64, json_out: bool) {
+fn report(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas_used: u64, label: &str, json_out: bool) {
     match result {
         Ok(r) => {
             let returns: Vec<String> = r.returns.iter().map(hex::encode).collect();
@@ -250,7 +277,7 @@ fn report(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas
                 let o = json!({
                     "status": "EXECUTED", "status_code": StatusCode::EXECUTED.number(flavour),
                     "sub_status": null, "abort_code": null, "message": null, "location": null,
-                    "returns": returns, "mutrefs": mutrefs, "gas_used": gas_used, "engine": "interp",
+                    "returns": returns, "mutrefs": mutrefs, "gas_used": gas_used, "engine": label,
                 });
                 println!("{o}");
                 return;
@@ -276,7 +303,7 @@ fn report(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas
                 let o = json!({
                     "status": e.status.name(), "status_code": e.status.number(flavour),
                     "sub_status": sub_status, "abort_code": abort_code, "message": e.message,
-                    "location": location, "returns": [], "mutrefs": [], "gas_used": gas_used, "engine": "interp",
+                    "location": location, "returns": [], "mutrefs": [], "gas_used": gas_used, "engine": label,
                 });
                 println!("{o}");
                 return;
