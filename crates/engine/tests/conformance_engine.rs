@@ -94,7 +94,7 @@ fn metered_gas_identical() {
     let cases = load_aptos_cases();
     let interp = engine(ExecutorKind::Interpreter);
     let auto = engine(ExecutorKind::Auto);
-    let (mut runs, mut compiled_runs) = (0, 0);
+    let (mut runs, mut compiled_runs, mut mixed_runs) = (0, 0, 0);
     let mut bad = Vec::new();
     for case in &cases {
         let Ok((_, full, _)) = run_metered(&interp, case, u64::MAX / 4) else { continue };
@@ -112,15 +112,20 @@ fn metered_gas_identical() {
                     if *label != "interp" {
                         compiled_runs += 1;
                     }
+                    if *label == "mixed" {
+                        mixed_runs += 1;
+                    }
                 }
                 _ => bad.push(format!("{} budget {b}: interp {i:?} auto {a:?}", case.id)),
             }
         }
     }
-    eprintln!("metered: {runs} runs identical gas/outcome checks, {compiled_runs} ran (partly) compiled");
+    eprintln!("metered: {runs} runs identical gas/outcome checks, {compiled_runs} ran (partly) compiled, {mixed_runs} mixed");
     for b in bad.iter().take(40) {
         eprintln!("DIFF {b}");
     }
     assert!(bad.is_empty(), "{} differences", bad.len());
     assert!(compiled_runs > 0);
+    // Interpreted callers handing calls to compiled callees are exercised.
+    assert!(mixed_runs > 0);
 }
