@@ -13,7 +13,7 @@
 //! the same table runs on any executor and `compare_executors` diffs two of
 //! them; `conformance_aptos.rs` and `conformance_sui.rs` replay the shared
 //! conformance data; `robustness.rs` calls every plain-argument function of
-//! the corpus; `examples/bench.rs` times the shared benchmarks.
+//! the corpus. Benchmarks are timed by `movejit bench` (crate `movejit-benches`).
 
 #![forbid(unsafe_code)]
 

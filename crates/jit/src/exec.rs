@@ -60,34 +60,38 @@ impl JitEngine {
         let (params, rets) = self.instance_signature(key)?;
         let per_frame = self.config.cost.as_ref().map(|c| c.per_frame);
         let gas = per_frame.map(|_| gas.unwrap_or(u64::MAX));
-        let failed = |status| Outcome { status, abort_code: None, location: None, returns: Vec::new(), gas_left: gas };
-        if args.len() != params.len() {
-            return Ok(failed(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
-        }
-        let mut arg_buf = vec![[0u8; 32]; params.len()];
-        for ((slot, bytes), k) in arg_buf.iter_mut().zip(args).zip(&params) {
-            if bytes.len() != k.bytes() || (*k == Kind::Bool && bytes[0] > 1) {
-                return Ok(failed(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT));
-            }
-            slot[..bytes.len()].copy_from_slice(bytes);
-        }
+        let arg_buf = match marshal_args(&params, args) {
+            Ok(buf) => buf,
+            Err(status) => return Ok(Outcome::failed(status, gas)),
+        };
         // The entry frame costs `per_frame`, charged before any instruction;
         // running out here has no location (no frame exists yet).
         let gas = match (gas, per_frame) {
-            (Some(g), Some(pf)) if g < pf => {
-                return Ok(Outcome { gas_left: Some(0), ..failed(StatusCode::OUT_OF_GAS) });
-            }
+            (Some(g), Some(pf)) if g < pf => return Ok(Outcome::failed(StatusCode::OUT_OF_GAS, Some(0))),
             (Some(g), Some(pf)) => Some(g - pf),
             _ => None,
         };
-        let mut ret_buf = vec![[0u8; 32]; rets.len()];
-        let mut ctx = ExecContext {
+        let ctx = ExecContext {
             depth: 1,
             max_depth: self.config.max_call_depth,
             max_stack: self.config.max_operand_stack,
             gas_left: gas.unwrap_or(u64::MAX),
             ..ExecContext::default()
         };
+        self.run_entry(entry, &rets, &arg_buf, ctx, gas.is_some())
+    }
+
+    /// Runs a compiled entry on the executor thread with `ctx` as its
+    /// starting state and turns the context's final state into an outcome.
+    fn run_entry(
+        &mut self,
+        entry: usize,
+        rets: &[Kind],
+        arg_buf: &[[u8; 32]],
+        mut ctx: ExecContext,
+        metered: bool,
+    ) -> Result<Outcome, ExecError> {
+        let mut ret_buf = vec![[0u8; 32]; rets.len()];
         if self.executor.is_none() {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
@@ -101,9 +105,9 @@ impl JitEngine {
         // `run` blocks until the job is done, so every address in `job`
         // stays valid (and exclusively the executor's) while it runs.
         let failed_flag = executor.run(job)?;
-        let gas_left = gas.map(|_| ctx.gas_left);
+        let gas_left = metered.then_some(ctx.gas_left);
         if failed_flag == 0 {
-            let returns = ret_buf.iter().zip(&rets).map(|(slot, k)| slot[..k.bytes()].to_vec()).collect();
+            let returns = ret_buf.iter().zip(rets).map(|(slot, k)| slot[..k.bytes()].to_vec()).collect();
             return Ok(Outcome { status: StatusCode::EXECUTED, abort_code: None, location: None, returns, gas_left });
         }
         let status = StatusCode::from_number(ctx.status, StatusFlavour::Aptos)
@@ -120,6 +124,29 @@ impl JitEngine {
             gas_left,
         })
     }
+}
+
+impl Outcome {
+    /// A call that failed before any instruction ran (no location).
+    fn failed(status: StatusCode, gas_left: Option<u64>) -> Outcome {
+        Outcome { status, abort_code: None, location: None, returns: Vec::new(), gas_left }
+    }
+}
+
+/// Lays BCS scalar arguments into one 32-byte little-endian slot each, as
+/// the entry trampoline reads them.
+fn marshal_args(params: &[Kind], args: &[Vec<u8>]) -> Result<Vec<[u8; 32]>, StatusCode> {
+    if args.len() != params.len() {
+        return Err(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH);
+    }
+    let mut arg_buf = vec![[0u8; 32]; params.len()];
+    for ((slot, bytes), k) in arg_buf.iter_mut().zip(args).zip(params) {
+        if bytes.len() != k.bytes() || (*k == Kind::Bool && bytes[0] > 1) {
+            return Err(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT);
+        }
+        slot[..bytes.len()].copy_from_slice(bytes);
+    }
+    Ok(arg_buf)
 }
 
 /// Where a nested execution starts: the state of the interpreter that
@@ -145,19 +172,11 @@ impl JitEngine {
         let (params, rets) = self.instance_signature(key)?;
         let metered = self.config.cost.is_some();
         let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
-        let failed = |status| Outcome { status, abort_code: None, location: None, returns: Vec::new(), gas_left: gas };
-        if args.len() != params.len() {
-            return Ok(failed(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
-        }
-        let mut arg_buf = vec![[0u8; 32]; params.len()];
-        for ((slot, bytes), k) in arg_buf.iter_mut().zip(args).zip(&params) {
-            if bytes.len() != k.bytes() || (*k == Kind::Bool && bytes[0] > 1) {
-                return Ok(failed(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT));
-            }
-            slot[..bytes.len()].copy_from_slice(bytes);
-        }
-        let mut ret_buf = vec![[0u8; 32]; rets.len()];
-        let mut ctx = ExecContext {
+        let arg_buf = match marshal_args(&params, args) {
+            Ok(buf) => buf,
+            Err(status) => return Ok(Outcome::failed(status, gas)),
+        };
+        let ctx = ExecContext {
             depth: state.depth,
             max_depth: self.config.max_call_depth,
             stack_base: state.stack_base,
@@ -165,37 +184,7 @@ impl JitEngine {
             gas_left: gas.unwrap_or(u64::MAX),
             ..ExecContext::default()
         };
-        if self.executor.is_none() {
-            self.executor = Some(Executor::start(self.config.stack_size)?);
-        }
-        let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
-        let job = Job {
-            entry,
-            ctx: &mut ctx as *mut ExecContext as usize,
-            args: arg_buf.as_ptr() as usize,
-            rets: ret_buf.as_mut_ptr() as usize,
-        };
-        // `run` blocks until the job is done, so every address in `job`
-        // stays valid (and exclusively the executor's) while it runs.
-        let failed_flag = executor.run(job)?;
-        let gas_left = gas.map(|_| ctx.gas_left);
-        if failed_flag == 0 {
-            let returns = ret_buf.iter().zip(&rets).map(|(slot, k)| slot[..k.bytes()].to_vec()).collect();
-            return Ok(Outcome { status: StatusCode::EXECUTED, abort_code: None, location: None, returns, gas_left });
-        }
-        let status = StatusCode::from_number(ctx.status, StatusFlavour::Aptos)
-            .unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR);
-        Ok(Outcome {
-            status,
-            abort_code: (status == StatusCode::ABORTED).then_some(ctx.abort_code),
-            location: Some(Location {
-                module: ctx.module,
-                function: ctx.function as u16,
-                code_offset: ctx.code_offset as u16,
-            }),
-            returns: Vec::new(),
-            gas_left,
-        })
+        self.run_entry(entry, &rets, &arg_buf, ctx, metered)
     }
 }
 
