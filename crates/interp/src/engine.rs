@@ -176,6 +176,13 @@ fn verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
     }
 }
 
+/// The rules for a module loaded from storage: it passed publishing, so
+/// publish-only rules (its friends existing) no longer apply; a friend
+/// module may legitimately be absent from the store.
+fn load_verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
+    movejit_verifier::VerifierConfig { check_friends_exist: false, ..verifier_config(f) }
+}
+
 impl<'e, 'r> Session<'e, 'r> {
     /// Compiled vs interpreted counts (`None` when no compiled code is attached).
     pub fn compiled_stats(&self) -> Option<CompiledStats> {
@@ -226,7 +233,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 let (closure, friends) = self.linking_context(&module, &deps);
                 let mut dep_refs: Vec<_> = closure.iter().map(|d| &d.module).collect();
                 dep_refs.extend(friends.iter());
-                movejit_verifier::verify_module(&module, &dep_refs, &verifier_config(self.flavour())).map_err(|e| {
+                movejit_verifier::verify_module(&module, &dep_refs, &load_verifier_config(self.flavour())).map_err(|e| {
                     let (function_index, code_offset) = match e.location {
                         movejit_verifier::Location::Function { index, code_offset } => (index, code_offset.unwrap_or(0)),
                         _ => (0, 0),
