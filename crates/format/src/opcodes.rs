@@ -159,6 +159,67 @@ opcode_table! {
     VariantSwitch = "variant_switch", aptos: None, sui: Some(0x56), since: 7;
 }
 
+/// The opcodes that take no operands: for them the opcode is the whole
+/// instruction, so decoder, assembler and tests build it from here.
+macro_rules! nullary_opcodes {
+    ($($name:ident),* $(,)?) => {
+        impl Opcode {
+            /// The instruction itself when this opcode takes no operands.
+            pub fn nullary(self) -> Option<Bytecode> {
+                match self {
+                    $(Opcode::$name => Some(Bytecode::$name),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+nullary_opcodes! {
+    Pop,
+    Ret,
+    LdTrue,
+    LdFalse,
+    ReadRef,
+    WriteRef,
+    FreezeRef,
+    Add,
+    Sub,
+    Mul,
+    Mod,
+    Div,
+    BitOr,
+    BitAnd,
+    Xor,
+    Or,
+    And,
+    Not,
+    Eq,
+    Neq,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Shl,
+    Shr,
+    CastU8,
+    CastU16,
+    CastU32,
+    CastU64,
+    CastU128,
+    CastU256,
+    CastI8,
+    CastI16,
+    CastI32,
+    CastI64,
+    CastI128,
+    CastI256,
+    Negate,
+    Abort,
+    AbortMsg,
+    Nop,
+}
+
 impl Opcode {
     /// The byte for this opcode in `flavour`, if the flavour has it.
     /// v5/v6 (`Common`) modules use the Aptos numbering; whether the opcode
@@ -385,5 +446,15 @@ mod tests {
         assert_eq!(Opcode::from_byte(0x56, Flavour::Common), Some(Opcode::TestVariant));
         assert_eq!(Opcode::from_byte(0x69, Flavour::Aptos), None);
         assert_eq!(Opcode::from_byte(0x00, Flavour::Aptos), None);
+    }
+
+    #[test]
+    fn nullary_instructions_have_their_own_opcode() {
+        for &op in Opcode::ALL {
+            if let Some(b) = op.nullary() {
+                assert_eq!(b.opcode(), op);
+            }
+        }
+        assert_eq!(Opcode::ALL.iter().filter(|o| o.nullary().is_some()).count(), 42);
     }
 }

@@ -98,51 +98,9 @@ impl Builder<'_> {
             Ok(ethnum::I256::from_le_bytes(buf))
         };
         let op = ins.op.as_str();
-        let nullary = match op {
-            "pop" => Some(B::Pop),
-            "ret" => Some(B::Ret),
-            "ld_true" => Some(B::LdTrue),
-            "ld_false" => Some(B::LdFalse),
-            "read_ref" => Some(B::ReadRef),
-            "write_ref" => Some(B::WriteRef),
-            "freeze_ref" => Some(B::FreezeRef),
-            "add" => Some(B::Add),
-            "sub" => Some(B::Sub),
-            "mul" => Some(B::Mul),
-            "mod" => Some(B::Mod),
-            "div" => Some(B::Div),
-            "bit_or" => Some(B::BitOr),
-            "bit_and" => Some(B::BitAnd),
-            "xor" => Some(B::Xor),
-            "or" => Some(B::Or),
-            "and" => Some(B::And),
-            "not" => Some(B::Not),
-            "eq" => Some(B::Eq),
-            "neq" => Some(B::Neq),
-            "lt" => Some(B::Lt),
-            "gt" => Some(B::Gt),
-            "le" => Some(B::Le),
-            "ge" => Some(B::Ge),
-            "shl" => Some(B::Shl),
-            "shr" => Some(B::Shr),
-            "cast_u8" => Some(B::CastU8),
-            "cast_u16" => Some(B::CastU16),
-            "cast_u32" => Some(B::CastU32),
-            "cast_u64" => Some(B::CastU64),
-            "cast_u128" => Some(B::CastU128),
-            "cast_u256" => Some(B::CastU256),
-            "cast_i8" => Some(B::CastI8),
-            "cast_i16" => Some(B::CastI16),
-            "cast_i32" => Some(B::CastI32),
-            "cast_i64" => Some(B::CastI64),
-            "cast_i128" => Some(B::CastI128),
-            "cast_i256" => Some(B::CastI256),
-            "negate" => Some(B::Negate),
-            "abort" => Some(B::Abort),
-            "abort_msg" => Some(B::AbortMsg),
-            "nop" => Some(B::Nop),
-            _ => None,
-        };
+        // Mnemonics of operand-less opcodes are unique, so the opcode table
+        // resolves them.
+        let nullary = Opcode::ALL.iter().filter(|o| o.mnemonic() == op).find_map(|o| o.nullary());
         if let Some(bc) = nullary {
             arity(0)?;
             return Ok(bc);
