@@ -721,6 +721,29 @@ pub struct CompiledScript {
     pub access_specifiers: Option<Vec<AccessSpecifier>>,
 }
 
+impl CompiledScript {
+    /// A module holding just the script's shared tables (handles,
+    /// signatures, identifiers, constants, metadata) and no definitions:
+    /// the start of every "script as a module" view, which then appends
+    /// its own self handle and `main`.
+    pub fn tables_as_module(&self) -> CompiledModule {
+        CompiledModule {
+            version: self.version,
+            flavour: self.flavour,
+            module_handles: self.module_handles.clone(),
+            struct_handles: self.struct_handles.clone(),
+            function_handles: self.function_handles.clone(),
+            function_instantiations: self.function_instantiations.clone(),
+            signatures: self.signatures.clone(),
+            identifiers: self.identifiers.clone(),
+            address_identifiers: self.address_identifiers.clone(),
+            constant_pool: self.constant_pool.clone(),
+            metadata: self.metadata.clone(),
+            ..Default::default()
+        }
+    }
+}
+
 impl CompiledModule {
     pub fn self_handle(&self) -> &ModuleHandle {
         &self.module_handles[self.self_module_handle_idx.idx()]

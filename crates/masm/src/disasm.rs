@@ -37,20 +37,7 @@ const SCRIPT_MODULE: &str = "<script>";
 /// A module holding the script's tables, with a self module handle and the
 /// `main` function appended (so every index of the script stays valid).
 fn script_as_module(s: &CompiledScript) -> Res<CompiledModule> {
-    let mut m = CompiledModule {
-        version: s.version,
-        flavour: s.flavour,
-        module_handles: s.module_handles.clone(),
-        struct_handles: s.struct_handles.clone(),
-        function_handles: s.function_handles.clone(),
-        function_instantiations: s.function_instantiations.clone(),
-        signatures: s.signatures.clone(),
-        identifiers: s.identifiers.clone(),
-        address_identifiers: s.address_identifiers.clone(),
-        constant_pool: s.constant_pool.clone(),
-        metadata: s.metadata.clone(),
-        ..Default::default()
-    };
+    let mut m = s.tables_as_module();
     /// Appends to a table, giving the new entry's index.
     fn append<T>(table: &mut Vec<T>, v: T) -> Res<u16> {
         let i = u16::try_from(table.len()).map_err(|_| bad("script table full"))?;

@@ -411,20 +411,7 @@ pub fn normalize_module(m: &CompiledModule) -> Result<NModule, String> {
 
 /// The resolved view of a script.
 pub fn normalize_script(s: &CompiledScript) -> Result<NModule, String> {
-    let m = CompiledModule {
-        version: s.version,
-        flavour: s.flavour,
-        module_handles: s.module_handles.clone(),
-        struct_handles: s.struct_handles.clone(),
-        function_handles: s.function_handles.clone(),
-        function_instantiations: s.function_instantiations.clone(),
-        signatures: s.signatures.clone(),
-        identifiers: s.identifiers.clone(),
-        address_identifiers: s.address_identifiers.clone(),
-        constant_pool: s.constant_pool.clone(),
-        metadata: s.metadata.clone(),
-        ..Default::default()
-    };
+    let m = s.tables_as_module();
     let c = Ctx { m: &m };
     let main = NFunDef {
         handle: NFunHandle {
