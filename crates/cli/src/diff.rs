@@ -130,6 +130,7 @@ pub fn run(a: Args) -> ExitCode {
         }
         let pb = bar(Some(cases.len() as u64), a.quiet);
         let (mut compared, mut runs, mut oog) = (0u64, 0u64, 0u64);
+        let mut mixed: std::collections::BTreeMap<String, u64> = Default::default();
         let mut unsupported: std::collections::BTreeMap<String, u64> = Default::default();
         for case in &cases {
             match run_both_with(case, &opts) {
@@ -138,6 +139,7 @@ pub fn run(a: Args) -> ExitCode {
                     oog += c.out_of_gas;
                     match c.jit {
                         JitVerdict::Agreed => compared += 1,
+                        JitVerdict::Mixed(r) => *mixed.entry(r).or_default() += 1,
                         JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
                         JitVerdict::Rejected(r) => *unsupported.entry(format!("module rejected: {r}")).or_default() += 1,
                     }
@@ -155,9 +157,16 @@ pub fn run(a: Args) -> ExitCode {
             modules.len(),
             cases.len()
         );
-        println!("compared on both executors {compared} ({runs} executions, {oog} out of gas); divergences {diverged}");
+        println!(
+            "compared on JIT {compared}, mixed (jit refused, auto partly compiled) {}, interpreter only {}; {runs} executions compared ({oog} out of gas); divergences {diverged}",
+            mixed.values().sum::<u64>(),
+            unsupported.values().sum::<u64>()
+        );
+        for (r, n) in &mixed {
+            println!("  mixed       {n:>7}  jit: {r}");
+        }
         for (r, n) in &unsupported {
-            println!("  jit: unsupported {n:>6}  {r}");
+            println!("  interp only {n:>7}  {r}");
         }
     }
 

@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use movejit_format::{CompiledModule, Opcode};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The family an opcode belongs to (for summary tables).
 pub fn family(op: Opcode) -> &'static str {
@@ -80,5 +80,49 @@ impl Coverage {
             out.push('\n');
         }
         out
+    }
+}
+
+/// The function definitions of `m` that a call of `entry` can reach inside
+/// `m` (calls, generic calls and closures packed from local functions).
+pub fn reachable(m: &CompiledModule, entry: &str) -> BTreeSet<usize> {
+    use movejit_format::Bytecode as B;
+    let def_of_handle = |h: usize| -> Option<usize> { m.function_defs.iter().position(|d| d.function.idx() == h) };
+    let by_name = m.function_defs.iter().position(|d| {
+        m.function_handles.get(d.function.idx()).and_then(|h| m.identifiers.get(h.name.idx())).is_some_and(|n| n == entry)
+    });
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<usize> = by_name.into_iter().collect();
+    while let Some(d) = todo.pop() {
+        if !seen.insert(d) {
+            continue;
+        }
+        let Some(code) = m.function_defs.get(d).and_then(|f| f.code.as_ref()) else { continue };
+        for i in &code.code {
+            let handle = match i {
+                B::Call(h) | B::PackClosure(h, _) => Some(h.idx()),
+                B::CallGeneric(fi) | B::PackClosureGeneric(fi, _) => {
+                    m.function_instantiations.get(fi.idx()).map(|x| x.handle.idx())
+                }
+                _ => None,
+            };
+            if let Some(callee) = handle.and_then(def_of_handle) {
+                todo.push(callee);
+            }
+        }
+    }
+    seen
+}
+
+impl Coverage {
+    /// Adds the opcodes of the given function definitions of `m`.
+    pub fn add_functions(&mut self, m: &CompiledModule, defs: &BTreeSet<usize>) {
+        for d in defs {
+            if let Some(code) = m.function_defs.get(*d).and_then(|f| f.code.as_ref()) {
+                for i in &code.code {
+                    *self.counts.entry(i.opcode()).or_default() += 1;
+                }
+            }
+        }
     }
 }

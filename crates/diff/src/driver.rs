@@ -2,7 +2,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::coverage::{family, Coverage};
+use crate::coverage::{family, reachable, Coverage};
 use crate::gen::{self, Program, Rejected};
 use crate::harness::{run_both_with, JitVerdict, Options};
 use crate::outcome::Divergence;
@@ -30,9 +30,11 @@ pub struct Stats {
     /// Rejections by the assembler or the verifier, by reason.
     pub rejected: BTreeMap<String, u64>,
     pub cases: u64,
-    /// Cases compared on both executors.
+    /// Cases compared with executor `jit` (whole call graph compiled).
     pub compared: u64,
-    /// Cases the JIT does not compile yet, by reason (interpreter only).
+    /// Cases `jit` refused but `auto` ran partly compiled, by `jit`'s reason.
+    pub mixed: BTreeMap<String, u64>,
+    /// Cases nothing of which compiles yet, by reason (interpreter only).
     pub unsupported: BTreeMap<String, u64>,
     /// Executions compared (full + tiny-gas reruns) and out-of-gas among them.
     pub runs: u64,
@@ -40,9 +42,14 @@ pub struct Stats {
     /// Interpreter statuses of the full runs.
     pub statuses: BTreeMap<String, u64>,
     pub divergences: Vec<Found>,
-    /// Opcodes of every verified generated module, and of those compared.
+    /// Opcodes of every verified generated module.
     pub generated: Coverage,
-    pub compared_ops: Coverage,
+    /// Opcodes of the functions the calls reached, by how they were
+    /// compared: on executor `jit`, on `auto` (partly compiled), or run by
+    /// the interpreter only (not compiled).
+    pub on_jit: Coverage,
+    pub on_mixed: Coverage,
+    pub interp_only: Coverage,
 }
 
 impl Stats {
@@ -63,12 +70,13 @@ impl Stats {
                 return;
             }
         };
-        if let Some(m) = cases.first().and_then(|c| c.modules.last()) {
-            self.generated.add_module(m);
-        }
-        let mut any_compared = false;
+        let Some(module) = cases.first().and_then(|c| c.modules.last()) else { return };
+        self.generated.add_module(module);
+        let (mut jit_defs, mut mixed_defs, mut reached) = (Default::default(), Default::default(), Default::default());
+        let add = |to: &mut std::collections::BTreeSet<usize>, f: &str| to.extend(reachable(module, f));
         for (i, case) in cases.iter().enumerate() {
             self.cases += 1;
+            add(&mut reached, &case.function);
             match run_both_with(case, opts) {
                 Ok(c) => {
                     *self.statuses.entry(c.outcome.status.name().to_string()).or_default() += 1;
@@ -77,7 +85,11 @@ impl Stats {
                     match c.jit {
                         JitVerdict::Agreed => {
                             self.compared += 1;
-                            any_compared = true;
+                            add(&mut jit_defs, &case.function);
+                        }
+                        JitVerdict::Mixed(r) => {
+                            *self.mixed.entry(r).or_default() += 1;
+                            add(&mut mixed_defs, &case.function);
                         }
                         JitVerdict::Unsupported(r) => *self.unsupported.entry(r).or_default() += 1,
                         JitVerdict::Rejected(r) => *self.rejected.entry(format!("at run: {r}")).or_default() += 1,
@@ -92,11 +104,11 @@ impl Stats {
                 }),
             }
         }
-        if any_compared {
-            if let Some(m) = cases.first().and_then(|c| c.modules.last()) {
-                self.compared_ops.add_module(m);
-            }
-        }
+        let mixed_only = &mixed_defs - &jit_defs;
+        let interp_only = &(&reached - &jit_defs) - &mixed_defs;
+        self.on_jit.add_functions(module, &jit_defs);
+        self.on_mixed.add_functions(module, &mixed_only);
+        self.interp_only.add_functions(module, &interp_only);
     }
 
     /// Program `index` of the stream named by `seed`: one in four is a
@@ -113,8 +125,36 @@ impl Stats {
         self.run_program(&p, &format!("seed {seed} #{index}"), opts);
     }
 
-    /// A summary: counts, rejections, unsupported reasons, and per opcode
-    /// family how many opcodes were generated and compared.
+    /// Per opcode family: opcodes generated (of the family's total), and
+    /// instructions generated, in functions compared on JIT, compared on
+    /// `auto` only, and run by the interpreter only.
+    pub fn family_table(&self) -> String {
+        let mut fams: BTreeMap<&str, [u64; 6]> = BTreeMap::new();
+        for op in movejit_format::Opcode::ALL {
+            let e = fams.entry(family(*op)).or_default();
+            let g = self.generated.counts.get(op).copied().unwrap_or(0);
+            let n = |c: &Coverage| c.counts.get(op).copied().unwrap_or(0);
+            e[0] += 1;
+            e[1] += u64::from(g > 0);
+            e[2] += g;
+            e[3] += n(&self.on_jit);
+            e[4] += n(&self.on_mixed);
+            e[5] += n(&self.interp_only);
+        }
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<16} {:>9} {:>11} {:>15} {:>11} {:>12}",
+            "family", "opcodes", "generated", "compared on JIT", "mixed", "interp only"
+        );
+        for (f, [n, seen, g, j, m, i]) in fams {
+            let _ = writeln!(s, "{f:<16} {seen:>4}/{n:<4} {g:>11} {j:>15} {m:>11} {i:>12}");
+        }
+        s
+    }
+
+    /// A summary: counts, rejections, how cases were compared, and the
+    /// opcode-family table.
     pub fn summary(&self) -> String {
         let mut s = String::new();
         let total = self.programs + self.single_instruction;
@@ -129,9 +169,10 @@ impl Stats {
         for (r, n) in &self.rejected {
             let _ = writeln!(s, "  rejected {n:>6}  {r}");
         }
+        let mixed: u64 = self.mixed.values().sum();
         let _ = writeln!(
             s,
-            "cases: {} — compared on both executors {}, jit unsupported {}; executions compared {} ({} out of gas); divergences {}",
+            "cases: {} — compared on JIT {}, mixed (jit refused, auto partly compiled) {mixed}, interpreter only (not compiled) {}; executions compared {} ({} out of gas); divergences {}",
             self.cases,
             self.compared,
             self.unsupported.values().sum::<u64>(),
@@ -139,25 +180,15 @@ impl Stats {
             self.out_of_gas,
             self.divergences.len()
         );
+        for (r, n) in &self.mixed {
+            let _ = writeln!(s, "  mixed       {n:>7}  jit: {r}");
+        }
         for (r, n) in &self.unsupported {
-            let _ = writeln!(s, "  jit: unsupported {n:>6}  {r}");
+            let _ = writeln!(s, "  interp only {n:>7}  {r}");
         }
         let st: Vec<String> = self.statuses.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(s, "statuses (full budget): {}", st.join(" "));
-        let mut fams: BTreeMap<&str, (u64, u64, u64, u64)> = BTreeMap::new();
-        for op in movejit_format::Opcode::ALL {
-            let e = fams.entry(family(*op)).or_default();
-            e.0 += 1;
-            let g = self.generated.counts.get(op).copied().unwrap_or(0);
-            let c = self.compared_ops.counts.get(op).copied().unwrap_or(0);
-            e.1 += u64::from(g > 0);
-            e.2 += g;
-            e.3 += c;
-        }
-        let _ = writeln!(s, "{:<16} {:>9} {:>12} {:>14}", "family", "opcodes", "generated", "in compared");
-        for (f, (n, seen, g, c)) in fams {
-            let _ = writeln!(s, "{f:<16} {seen:>4}/{n:<4} {g:>12} {c:>14}");
-        }
+        s.push_str(&self.family_table());
         let missing: Vec<&str> = self.generated.missing().iter().map(|o| o.name()).collect();
         let _ = writeln!(s, "opcodes never generated: {}", if missing.is_empty() { "none".into() } else { missing.join(" ") });
         s

@@ -1,32 +1,48 @@
-//! The executor adapter: the ONE place that knows how each executor is
-//! driven. "Run this case on executor X with this gas budget → [`Outcome`]".
-//! When the unified engine (executor `interp | jit | auto`) lands, only this
-//! module changes.
+//! The executor adapter: runs a case on movejit-engine with executor
+//! `interp`, `jit` or `auto` and a gas budget, and turns what the engine
+//! returns into an [`Outcome`]. Every executor goes through the same engine
+//! API and the same conversion, so whatever the JIT learns to compile is
+//! compared here without change.
 
 #![forbid(unsafe_code)]
 
 use crate::case::Case;
 use crate::outcome::{Loc, Outcome};
+use crate::warm::warm_engine;
+use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, Limits, ModuleId, Type, VmError, WriteOp};
-use movejit_interp::{Engine, EngineConfig};
-use movejit_jit::{CompileError, ExecError, InstanceKey, JitConfig, JitEngine, Kind};
+use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, VmError, WriteOp};
+use movejit_runtime::compiled::CompiledStats;
 
-/// The executors compared.
+/// The executors compared: the engine's executor choices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Executor {
+    /// The reference interpreter alone.
     Interp,
+    /// Compiled code only: refuses a case whose call graph does not compile.
     Jit,
+    /// Compiled where it compiles, interpreted elsewhere (mixed execution).
+    Auto,
+}
+
+impl Executor {
+    pub fn kind(self) -> ExecutorKind {
+        match self {
+            Executor::Interp => ExecutorKind::Interpreter,
+            Executor::Jit => ExecutorKind::Jit,
+            Executor::Auto => ExecutorKind::Auto,
+        }
+    }
 }
 
 /// Why a case did not produce an [`Outcome`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunError {
-    /// Valid code the executor does not handle yet (not a divergence);
-    /// the reason is short and stable so runs can be counted by it.
+    /// Valid code the JIT does not compile yet (not a divergence); the
+    /// reason is short and stable so runs can be counted by it.
     Unsupported(String),
-    /// The executor failed in a way it never may on verified code
-    /// (compile error other than "unsupported", thread failure).
+    /// The JIT failed in a way it never may on verified code (malformed
+    /// code, code generation failure or panic).
     Failed(String),
 }
 
@@ -35,93 +51,60 @@ pub fn cost_table() -> CostTable {
     CostTable::default()
 }
 
-fn engine_config(flavour: StatusFlavour) -> EngineConfig {
-    match flavour {
+/// The engine configuration of a flavour with executor `executor`.
+pub fn engine_config(flavour: StatusFlavour, executor: Executor) -> EngineConfig {
+    let base = match flavour {
         StatusFlavour::Aptos => EngineConfig::aptos(),
         StatusFlavour::Sui => EngineConfig::sui(),
-    }
+    };
+    EngineConfig { executor: executor.kind(), ..base }
 }
 
-fn limits(flavour: StatusFlavour) -> Limits {
-    engine_config(flavour).limits
-}
-
-/// A case made ready to run many times on one executor (modules published,
-/// code compiled once).
-pub enum Prepared<'c> {
-    Interp(Box<InterpRunner<'c>>),
-    Jit(Box<JitRunner<'c>>),
+/// A case made ready to run many times on one executor: modules in a store,
+/// one engine whose JIT session (compiled code, executor thread) stays warm
+/// across runs; each run gets a fresh interpreter session.
+pub struct Prepared<'c> {
+    case: &'c Case,
+    executor: Executor,
+    engine: Engine,
+    storage: InMemoryStorage,
+    /// Compiled-code counters after the first run (`None` for `Interp`).
+    first_stats: Option<CompiledStats>,
 }
 
 impl<'c> Prepared<'c> {
-    pub fn new(executor: Executor, case: &'c Case) -> Result<Prepared<'c>, RunError> {
-        Ok(match executor {
-            Executor::Interp => Prepared::Interp(Box::new(InterpRunner::new(case))),
-            Executor::Jit => Prepared::Jit(Box::new(JitRunner::new(case)?)),
-        })
-    }
-
-    /// Runs the case with `budget` gas units.
-    pub fn run(&mut self, budget: u64) -> Result<Outcome, RunError> {
-        match self {
-            Prepared::Interp(r) => Ok(r.run(budget)),
-            Prepared::Jit(r) => r.run(budget),
-        }
-    }
-}
-
-/// `0x<long>::m` → `0xshort::m`.
-fn short_module(long: &str) -> String {
-    match long.split_once("::") {
-        Some((a, n)) => match AccountAddress::parse(a) {
-            Some(addr) => format!("{}::{}", addr.to_hex_short(), n),
-            None => long.to_string(),
-        },
-        None => long.to_string(),
-    }
-}
-
-pub struct InterpRunner<'c> {
-    case: &'c Case,
-    engine: Engine,
-    storage: InMemoryStorage,
-}
-
-impl<'c> InterpRunner<'c> {
-    fn new(case: &'c Case) -> Self {
+    pub fn new(executor: Executor, case: &'c Case) -> Prepared<'c> {
         let mut storage = InMemoryStorage::default();
         for (m, bytes) in case.modules.iter().zip(case.module_bytes()) {
             storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
         }
-        InterpRunner { case, engine: Engine::new(engine_config(case.flavour)), storage }
+        let engine = warm_engine(engine_config(case.flavour, executor));
+        Prepared { case, executor, engine, storage, first_stats: None }
     }
 
-    fn run(&self, budget: u64) -> Outcome {
+    /// What compiled code did in the first run: `None` for the interpreter.
+    pub fn first_stats(&self) -> Option<&CompiledStats> {
+        self.first_stats.as_ref()
+    }
+
+    /// Runs the case with `budget` gas units. `Jit` reports a case it
+    /// cannot compile as [`RunError`] instead of an outcome.
+    pub fn run(&mut self, budget: u64) -> Result<Outcome, RunError> {
         let c = self.case;
         let mut session = self.engine.new_session(&self.storage);
         let mut gas = GasMeter::new(cost_table(), budget);
         let id = ModuleId::new(c.address, &c.module);
         let result = session.execute_function(&id, &c.function, &c.type_args, &c.args, &mut gas);
-        let failed = |e: VmError, gas_used: u64| {
-            let aborted = e.status == StatusCode::ABORTED;
-            Outcome {
-                status: e.status,
-                sub_status: if aborted { None } else { e.sub_status },
-                abort_code: if aborted { e.sub_status } else { None },
-                message: if aborted { e.message } else { None },
-                location: e.location.map(|l| Loc {
-                    module: short_module(&l.module),
-                    function: l.function_index,
-                    code_offset: l.code_offset,
-                }),
-                returns: Vec::new(),
-                mutrefs: Vec::new(),
-                changes: Vec::new(),
-                gas_used,
+        if self.first_stats.is_none() {
+            self.first_stats = session.compiled_stats();
+        }
+        let outcome = match result {
+            Err(e) => {
+                if self.executor == Executor::Jit {
+                    not_compiled(&e)?;
+                }
+                failed(e, gas.used())
             }
-        };
-        match result {
-            Err(e) => failed(e, gas.used()),
             Ok(r) => match session.finish() {
                 Err(e) => failed(e, gas.used()),
                 Ok(cs) => Outcome {
@@ -146,103 +129,105 @@ impl<'c> InterpRunner<'c> {
                     gas_used: r.gas_used,
                 },
             },
-        }
-    }
-}
-
-pub struct JitRunner<'c> {
-    case: &'c Case,
-    jit: JitEngine,
-    key: InstanceKey,
-}
-
-/// The JIT's kind of a runtime type (phase 1: scalars only).
-fn kind_of(t: &Type) -> Option<Kind> {
-    Some(match t {
-        Type::Bool => Kind::Bool,
-        Type::U8 => Kind::U8,
-        Type::U16 => Kind::U16,
-        Type::U32 => Kind::U32,
-        Type::U64 => Kind::U64,
-        Type::U128 => Kind::U128,
-        Type::U256 => Kind::U256,
-        Type::I8 => Kind::I8,
-        Type::I16 => Kind::I16,
-        Type::I32 => Kind::I32,
-        Type::I64 => Kind::I64,
-        Type::I128 => Kind::I128,
-        Type::I256 => Kind::I256,
-        _ => return None,
-    })
-}
-
-/// A compile error in the executor's terms: "unsupported" reasons are
-/// shortened to their kind (`instruction Pack`, `local of type`, ...).
-fn compile_error(e: CompileError) -> RunError {
-    match e {
-        CompileError::Unsupported(reason) => {
-            let short = match reason.split_once('(') {
-                Some((head, _)) => head.trim().to_string(),
-                None => reason,
-            };
-            let short = if short.starts_with("function of ") { "function too long".to_string() } else { short };
-            RunError::Unsupported(short)
-        }
-        other => RunError::Failed(other.to_string()),
-    }
-}
-
-impl<'c> JitRunner<'c> {
-    fn new(case: &'c Case) -> Result<Self, RunError> {
-        let l = limits(case.flavour);
-        let config = JitConfig {
-            cost: Some(cost_table()),
-            max_call_depth: l.max_call_depth as u64,
-            max_operand_stack: l.max_operand_stack as u64,
-            ..JitConfig::default()
         };
-        let mut jit = JitEngine::new(config).map_err(|e| RunError::Failed(e.to_string()))?;
-        for m in &case.modules {
-            jit.add_module(m.clone()).map_err(compile_error)?;
-        }
-        let kinds = case
-            .type_args
-            .iter()
-            .map(|t| kind_of(t).ok_or_else(|| RunError::Unsupported("type argument".into())))
-            .collect::<Result<Vec<_>, _>>()?;
-        let midx = jit
-            .module_index(&case.address, &case.module)
-            .ok_or_else(|| RunError::Failed(format!("module {} not added", case.module)))?;
-        let key = jit.instance_key(midx, &case.function, &kinds).map_err(compile_error)?;
-        jit.compile(&key).map_err(compile_error)?;
-        Ok(JitRunner { case, jit, key })
+        Ok(outcome)
     }
+}
 
-    fn run(&mut self, budget: u64) -> Result<Outcome, RunError> {
-        let o = match self.jit.execute(&self.key, &self.case.args, Some(budget)) {
-            Ok(o) => o,
-            Err(ExecError::Compile(e)) => return Err(compile_error(e)),
-            Err(e) => return Err(RunError::Failed(e.to_string())),
-        };
-        let location = o.location.map(|l| Loc {
-            module: self
-                .jit
-                .module(l.module)
-                .map(|m| format!("{}::{}", m.address().to_hex_short(), m.name()))
-                .unwrap_or_else(|| format!("#{}", l.module)),
-            function: l.function,
+/// `Err` when `e` is executor `Jit`'s refusal of code it does not compile.
+fn not_compiled(e: &VmError) -> Result<(), RunError> {
+    if e.status != StatusCode::FEATURE_NOT_ENABLED {
+        return Ok(());
+    }
+    let Some(why) = e.message.as_deref().and_then(|m| m.strip_prefix(JIT_NOT_COMPILED)) else { return Ok(()) };
+    Err(classify(why))
+}
+
+/// A compile refusal in stable terms: "not supported yet" reasons shortened
+/// to their kind (`instruction Pack`, `local of type`, ...); failures that
+/// must never happen on verified code are [`RunError::Failed`].
+pub fn classify(why: &str) -> RunError {
+    const UNSUPPORTED: &str = "not supported by the JIT yet: ";
+    const FATAL: [&str; 3] = ["malformed or unverified code", "code generation failed", "code generator panicked"];
+    if FATAL.iter().any(|f| why.contains(f)) {
+        return RunError::Failed(why.to_string());
+    }
+    let reason = match why.find(UNSUPPORTED) {
+        Some(i) => &why[i + UNSUPPORTED.len()..],
+        // e.g. "type argument … is not a scalar": the part after the function name.
+        None => why.rsplit(": ").next().unwrap_or(why),
+    };
+    let short = match reason.split_once('(') {
+        Some((head, _)) => head.trim(),
+        None => reason.trim(),
+    };
+    let short = if short.starts_with("function of ") {
+        "function too long"
+    } else if short.starts_with("type argument") {
+        "type argument"
+    } else {
+        short
+    };
+    RunError::Unsupported(short.to_string())
+}
+
+/// The outcome of a call that failed with `e` after using `gas_used`.
+fn failed(e: VmError, gas_used: u64) -> Outcome {
+    let aborted = e.status == StatusCode::ABORTED;
+    Outcome {
+        status: e.status,
+        sub_status: if aborted { None } else { e.sub_status },
+        abort_code: if aborted { e.sub_status } else { None },
+        // Only an abort's message is observable; other messages are
+        // diagnostics in each executor's own words.
+        message: if aborted { e.message } else { None },
+        location: e.location.map(|l| Loc {
+            module: short_module(&l.module),
+            function: l.function_index,
             code_offset: l.code_offset,
-        });
-        Ok(Outcome {
-            status: o.status,
-            sub_status: None,
-            abort_code: o.abort_code,
-            message: None,
-            location,
-            returns: o.returns,
-            mutrefs: Vec::new(),
-            changes: Vec::new(),
-            gas_used: budget.saturating_sub(o.gas_left.unwrap_or(budget)),
-        })
+        }),
+        returns: Vec::new(),
+        mutrefs: Vec::new(),
+        changes: Vec::new(),
+        gas_used,
+    }
+}
+
+/// `0x<long>::m` → `0xshort::m`.
+fn short_module(long: &str) -> String {
+    match long.split_once("::") {
+        Some((a, n)) => match AccountAddress::parse(a) {
+            Some(addr) => format!("{}::{}", addr.to_hex_short(), n),
+            None => long.to_string(),
+        },
+        None => long.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_classified() {
+        let table: &[(&str, RunError)] = &[
+            (
+                "0xcafe::m::f: not supported by the JIT yet: instruction Pack (at 3)",
+                RunError::Unsupported("instruction Pack".into()),
+            ),
+            ("0xcafe::m::f: type argument Vector(U8) is not a scalar", RunError::Unsupported("type argument".into())),
+            (
+                "0xcafe::m::f: not supported by the JIT yet: function of 70000 instructions",
+                RunError::Unsupported("function too long".into()),
+            ),
+            ("0xcafe::m::f: code generator panicked", RunError::Failed("0xcafe::m::f: code generator panicked".into())),
+            (
+                "0xcafe::m::f: malformed or unverified code: stack",
+                RunError::Failed("0xcafe::m::f: malformed or unverified code: stack".into()),
+            ),
+        ];
+        for (why, want) in table {
+            assert_eq!(&classify(why), want, "{why}");
+        }
     }
 }

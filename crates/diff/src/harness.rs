@@ -51,9 +51,13 @@ pub fn verify_case(case: &Case) -> Result<(), String> {
 /// What the JIT did with a case that did not diverge.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JitVerdict {
-    /// Compared on every budget: same outcome.
+    /// Executor `jit` compiled the whole call graph: same outcome on every
+    /// budget.
     Agreed,
-    /// Not compiled yet (reason); only the interpreter ran.
+    /// Executor `jit` refused (reason) but `auto` ran part of the call graph
+    /// compiled: same outcome on every budget.
+    Mixed(String),
+    /// Not compiled at all yet (reason); only the interpreter ran.
     Unsupported(String),
     /// A module of the case does not verify (status): the JIT's
     /// precondition fails, so only the interpreter ran (and must refuse).
@@ -85,59 +89,60 @@ pub fn gas_budgets(used: u64, points: u64) -> Vec<u64> {
     v
 }
 
-fn compare(budget: u64, interp: Outcome, jit: Result<Outcome, RunError>) -> Result<Outcome, Divergence> {
-    match jit {
+fn compare(executor: &'static str, budget: u64, interp: Outcome, other: Result<Outcome, RunError>) -> Result<Outcome, Divergence> {
+    match other {
         Ok(j) => match interp.first_difference(&j) {
             None => Ok(interp),
-            Some(field) => Err(Divergence { budget, field, interp, jit: Ok(j) }),
+            Some(field) => Err(Divergence { budget, field, executor, interp, jit: Ok(j) }),
         },
         Err(RunError::Failed(e)) | Err(RunError::Unsupported(e)) => {
-            Err(Divergence { budget, field: "jit run", interp, jit: Err(e) })
+            Err(Divergence { budget, field: "run", executor, interp, jit: Err(e) })
         }
     }
 }
 
-/// Runs `case` on both executors with the full budget and every tiny
-/// budget, comparing everything observable.
+fn interp_failed(budget: u64, e: RunError) -> Divergence {
+    Divergence { budget, field: "interp run", executor: "interp", interp: setup_failure(), jit: Err(format!("{e:?}")) }
+}
+
+/// Runs `case` on the interpreter and on executor `jit` (or, where `jit`
+/// refuses, on `auto`: mixed execution, the callees that compile run
+/// compiled) with the full budget and
+/// every tiny budget, comparing everything observable.
 pub fn run_both_with(case: &Case, opts: &Options) -> Result<Compared, Divergence> {
-    let mut interp = Prepared::new(Executor::Interp, case).map_err(|e| Divergence {
-        budget: opts.full_budget,
-        field: "interp setup",
-        interp: setup_failure(),
-        jit: Err(format!("{e:?}")),
-    })?;
-    let full = interp.run(opts.full_budget).map_err(|e| Divergence {
-        budget: opts.full_budget,
-        field: "interp run",
-        interp: setup_failure(),
-        jit: Err(format!("{e:?}")),
-    })?;
+    let mut interp = Prepared::new(Executor::Interp, case);
+    let full = interp.run(opts.full_budget).map_err(|e| interp_failed(opts.full_budget, e))?;
     if !opts.assume_verified {
         if let Err(status) = verify_case(case) {
             return Ok(Compared { outcome: full, jit: JitVerdict::Rejected(status), runs: 1, out_of_gas: 0 });
         }
     }
-    let mut jit = match Prepared::new(Executor::Jit, case) {
-        Ok(j) => j,
-        Err(RunError::Unsupported(reason)) => {
-            return Ok(Compared { outcome: full, jit: JitVerdict::Unsupported(reason), runs: 1, out_of_gas: 0 })
-        }
+    let mut other = Prepared::new(Executor::Jit, case);
+    let (name, verdict, first) = match other.run(opts.full_budget) {
         Err(RunError::Failed(e)) => {
-            return Err(Divergence { budget: opts.full_budget, field: "jit compile", interp: full, jit: Err(e) })
+            return Err(Divergence { budget: opts.full_budget, field: "jit compile", executor: "jit", interp: full, jit: Err(e) })
         }
+        Err(RunError::Unsupported(reason)) => {
+            other = Prepared::new(Executor::Auto, case);
+            let first = other.run(opts.full_budget);
+            let outcome = compare("auto", opts.full_budget, full, first)?;
+            if other.first_stats().is_none_or(|s| s.compiled_functions == 0) {
+                // Nothing ran compiled: that was the interpreter again.
+                return Ok(Compared { outcome, jit: JitVerdict::Unsupported(reason), runs: 1, out_of_gas: 0 });
+            }
+            ("auto", JitVerdict::Mixed(reason), outcome)
+        }
+        Ok(o) => ("jit", JitVerdict::Agreed, compare("jit", opts.full_budget, full, Ok(o))?),
     };
-    let outcome = compare(opts.full_budget, full, jit.run(opts.full_budget))?;
+    let outcome = first;
     let (mut runs, mut out_of_gas) = (1, u64::from(outcome.status == StatusCode::OUT_OF_GAS));
     for budget in gas_budgets(outcome.gas_used, opts.gas_points) {
-        let i = match interp.run(budget) {
-            Ok(o) => o,
-            Err(e) => return Err(Divergence { budget, field: "interp run", interp: setup_failure(), jit: Err(format!("{e:?}")) }),
-        };
-        let o = compare(budget, i, jit.run(budget))?;
+        let i = interp.run(budget).map_err(|e| interp_failed(budget, e))?;
+        let o = compare(name, budget, i, other.run(budget))?;
         runs += 1;
         out_of_gas += u64::from(o.status == StatusCode::OUT_OF_GAS);
     }
-    Ok(Compared { outcome, jit: JitVerdict::Agreed, runs, out_of_gas })
+    Ok(Compared { outcome, jit: verdict, runs, out_of_gas })
 }
 
 /// [`run_both_with`] with the default options: the interpreter's outcome,

@@ -8,8 +8,10 @@
 //! points (both must stop with `OUT_OF_GAS` at the same place having used
 //! the same gas).
 //!
-//! * [`exec`] is the only module that knows how an executor is driven;
-//!   switching to the unified engine is a change there.
+//! * [`exec`] runs a case on movejit-engine with executor `interp`, `jit`
+//!   or `auto` (the engine's `--engine` choices) and converts the result;
+//!   [`warm`] keeps an engine's JIT session (compiled code, executor
+//!   thread) across the fresh interpreter sessions of repeated runs.
 //! * [`harness`]: [`run_both`], [`run_both_with`] (with [`Options`]),
 //!   [`assert_agree`] and the [`diff_test!`] macro.
 //! * [`gen`]: random verifiable modules (`.masm` text assembled with
@@ -22,10 +24,11 @@
 //! Build a [`Case`] and either call [`assert_agree`] (panics with both
 //! outcomes on a divergence) or declare a test with
 //! `movejit_diff::diff_test!(name, case_expr);`. For a table, loop over the
-//! cases and call [`run_both_with`], collecting divergences. A case the JIT
-//! does not compile yet is run on the interpreter alone and reported as
-//! [`JitVerdict::Unsupported`], never as a divergence; as the JIT grows the
-//! same tests compare more.
+//! cases and call [`run_both_with`], collecting divergences. A case executor
+//! `jit` does not compile whole is compared on `auto` (mixed execution) and
+//! reported as [`JitVerdict::Mixed`], or, when nothing of it compiles, run on
+//! the interpreter alone and reported as [`JitVerdict::Unsupported`] — never
+//! as a divergence; as the JIT grows the same tests compare more.
 //!
 //! Assumes the interpreter is the reference: it runs every case; modules
 //! are verified before either executor sees them.
@@ -42,6 +45,7 @@ pub mod harness;
 pub mod minimize;
 pub mod outcome;
 pub mod rng;
+pub mod warm;
 
 pub use case::Case;
 pub use exec::{Executor, Prepared, RunError};

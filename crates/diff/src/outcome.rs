@@ -91,6 +91,8 @@ pub struct Divergence {
     pub budget: u64,
     /// The first differing field of [`Outcome`].
     pub field: &'static str,
+    /// The executor compared with the interpreter (`jit` or `auto`).
+    pub executor: &'static str,
     pub interp: Outcome,
     /// The JIT's outcome, or why it failed where it never may.
     pub jit: Result<Outcome, String>,
@@ -101,8 +103,8 @@ impl fmt::Display for Divergence {
         writeln!(f, "{} differs (gas budget {})", self.field, self.budget)?;
         writeln!(f, "  interp: {}", self.interp)?;
         match &self.jit {
-            Ok(o) => write!(f, "  jit:    {o}"),
-            Err(e) => write!(f, "  jit:    failed: {e}"),
+            Ok(o) => write!(f, "  {:<7} {o}", format!("{}:", self.executor)),
+            Err(e) => write!(f, "  {:<7} failed: {e}", format!("{}:", self.executor)),
         }
     }
 }
