@@ -3,6 +3,19 @@
 //! with bounded loop depth; v5 keeps Move's older structural rule (back
 //! jumps only to the innermost loop head, breaks only to just after the
 //! loop, no jumps into a loop's middle).
+//!
+//! The v5 rule is chosen by the module's version alone, as in Aptos
+//! (`move-bytecode-verifier/src/control_flow.rs`, `verify_function`:
+//! `if module.version() <= 5 { control_flow_v5::verify(..) }`, same for
+//! scripts). No `VerifierConfig` field or feature flag selects it and
+//! `aptos_prod_verifier_config` has none, so a v5 module published or
+//! loaded today always gets the v5 rule. Code the current compiler emits
+//! for v5 can fail it: the compiler verifies its in-memory module at
+//! `VERSION_MAX` (reducibility) and only then serializes at the requested
+//! version, so its own check never ran the v5 rule. Such modules (e.g.
+//! shared code after an `if` chain inside a loop, which jumps back to a
+//! block that is not the innermost loop head) are rejected by the real VM,
+//! and here, with INVALID_LOOP_CONTINUE / _BREAK / _SPLIT.
 
 use crate::{
     binary::FunctionContext,

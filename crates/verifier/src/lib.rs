@@ -17,7 +17,9 @@
 //! 11. per function: `struct_api` (Aptos v10), `control_flow` (v5 loop rule or
 //!     reducibility), `stack_usage`, `type_safety`, `locals_safety`,
 //!     `reference_safety` (borrow graph), `acquires`
-//! 12. `entry_points`, then `sui_rules` when configured
+//! 12. `entry_points`, then Sui's package rules (`sui`: objects, global
+//!     storage, id leak, private generics, init/entry, one-time witness)
+//!     when configured
 //! 13. `dependencies` – linking against the imported modules, no cycles
 //!
 //! Upgrade compatibility is [`compat::check_upgrade`]. Where Aptos and Sui
@@ -61,7 +63,7 @@ mod signatures;
 mod stack_usage;
 mod struct_api;
 mod struct_defs;
-mod sui_rules;
+mod sui;
 mod type_safety;
 mod types;
 
@@ -101,7 +103,7 @@ pub fn verify_module_alone(module: &CompiledModule, config: &VerifierConfig) -> 
         verify_code_units(module, config, &mut meter)?;
         entry_points::verify_module(module, config)?;
         if config.sui_rules {
-            sui_rules::verify_module(module)?;
+            sui::verify_module(module, config)?;
         }
         Ok(())
     })

@@ -287,13 +287,15 @@ fn random_instr(rng: &mut Rng, len: usize) -> B {
 fn mutated_real_modules_never_panic() {
     let mut mods = load_dir(&shared_dir().join("corpus/versions/v9"));
     mods.extend(load_dir(&shared_dir().join("corpus/sui/move-stdlib")));
+    // Framework modules exercise Sui's package rules (objects, id leak, ...).
+    mods.extend(load_dir(&shared_dir().join("corpus/sui/sui-framework")));
     let mut rng = Rng(0x5eed);
     let (mut rejected, mut accepted) = (0usize, 0usize);
     let start = std::time::Instant::now();
     for round in 0..2000 {
         let (_, base) = &mods[round % mods.len()];
         let mut m = base.clone();
-        let config = if m.flavour.is_sui() || m.version == 6 { VerifierConfig::sui() } else { VerifierConfig::aptos() };
+        let config = if m.flavour.is_sui() || m.version == 6 { VerifierConfig::sui_protocol() } else { VerifierConfig::aptos() };
         // One to three edits to one function's code.
         let with_code: Vec<usize> = (0..m.function_defs.len()).filter(|i| m.function_defs[*i].code.is_some()).collect();
         if with_code.is_empty() {
