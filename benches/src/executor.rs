@@ -11,7 +11,7 @@
 use crate::manifest::Program;
 use movejit_diff::warm::warm_engine;
 use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
-use movejit_format::{version_and_flavour, Flavour, StatusCode, StatusFlavour};
+use movejit_format::{StatusCode, StatusFlavour};
 use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use std::time::Instant;
 
@@ -81,22 +81,9 @@ pub trait Prepared {
     fn compile_ns(&self) -> Option<u64>;
 }
 
-fn flavour_of(program: &Program) -> StatusFlavour {
-    let sui = program
-        .modules
-        .first()
-        .and_then(|m| version_and_flavour(&m.bytes).ok())
-        .is_some_and(|(_, f)| f == Flavour::Sui);
-    if sui {
-        StatusFlavour::Sui
-    } else {
-        StatusFlavour::Aptos
-    }
-}
-
 /// The engine configuration a program runs with (flavour, natives, limits).
 fn engine_config(program: &Program, executor: Executor) -> EngineConfig {
-    let base = match flavour_of(program) {
+    let base = match program.flavour() {
         StatusFlavour::Sui => EngineConfig::sui(),
         StatusFlavour::Aptos => EngineConfig::aptos(),
     };

@@ -7,7 +7,8 @@
 //! the shared format, used by the bundled suite).
 
 use crate::bundled;
-use movejit_format::{decode_module, serialize_module, AccountAddress, CompiledModule};
+use movejit_format::{decode_module, serialize_module, version_and_flavour, AccountAddress, CompiledModule, Flavour, StatusFlavour};
+use movejit_runtime::Type;
 use serde::Deserialize;
 use std::path::{Component, Path, PathBuf};
 
@@ -62,9 +63,30 @@ pub struct Benchmark {
     pub scaling: Vec<Case>,
     #[serde(default)]
     pub what: Option<String>,
+    /// The Sui build of the same program (modules in publish order and the
+    /// function to call), if the manifest has one.
+    #[serde(default)]
+    pub sui_modules: Option<Vec<String>>,
+    #[serde(default)]
+    pub sui_function: Option<String>,
 }
 
 impl Benchmark {
+    /// The Sui build of this benchmark as a benchmark of its own (named
+    /// `NAME@sui`, same sizes and expected results), if it has one.
+    pub fn sui_variant(&self) -> Option<Benchmark> {
+        let function = self.sui_function.clone()?;
+        let modules = self.sui_modules.clone().filter(|m| !m.is_empty())?;
+        Some(Benchmark {
+            name: format!("{}@sui", self.name),
+            modules,
+            function,
+            sui_modules: None,
+            sui_function: None,
+            ..self.clone()
+        })
+    }
+
     /// The reference size followed by the scaling sizes.
     pub fn cases(&self) -> impl Iterator<Item = &Case> {
         std::iter::once(&self.case).chain(&self.scaling)
@@ -116,6 +138,42 @@ pub struct Program {
     pub args: Vec<Vec<u8>>,
     /// BCS of each expected return value.
     pub expect: Vec<Vec<u8>>,
+}
+
+impl Program {
+    /// The flavour of the program's modules (from the first module's
+    /// version word; v5/v6 words carry none: Aptos).
+    pub fn flavour(&self) -> StatusFlavour {
+        let sui = self
+            .modules
+            .first()
+            .and_then(|m| version_and_flavour(&m.bytes).ok())
+            .is_some_and(|(_, f)| f == Flavour::Sui);
+        if sui {
+            StatusFlavour::Sui
+        } else {
+            StatusFlavour::Aptos
+        }
+    }
+
+    /// The program as a differential-testing case named `name`.
+    pub fn diff_case(&self, name: &str) -> Result<movejit_diff::Case, String> {
+        let type_args = self
+            .type_args
+            .iter()
+            .map(|t| Type::parse_tag(t).ok_or_else(|| format!("bad type argument `{t}`")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(movejit_diff::Case {
+            name: name.to_string(),
+            flavour: self.flavour(),
+            modules: self.modules.iter().map(|m| m.module.clone()).collect(),
+            address: self.address,
+            module: self.module.clone(),
+            function: self.function.clone(),
+            type_args,
+            args: self.args.clone(),
+        })
+    }
 }
 
 impl Suite {
