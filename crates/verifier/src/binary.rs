@@ -110,7 +110,7 @@ pub(crate) fn script_as_module(script: &CompiledScript) -> VerifyResult<Compiled
         parameters: script.parameters,
         return_: empty,
         type_parameters: script.type_parameters.clone(),
-        access_specifiers: None,
+        access_specifiers: script.access_specifiers.clone(),
         attributes: vec![],
     });
     m.function_defs.push(FunctionDefinition {

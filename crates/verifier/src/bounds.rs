@@ -8,7 +8,7 @@
 
 use crate::error::{VerifyError, VerifyResult};
 use movejit_format::{
-    AccessSpecifier, AddressSpecifier, Bytecode, CompiledModule, ResourceSpecifier,
+    Bytecode, CompiledModule,
     SignatureToken as ST, StatusCode, StructFieldInformation,
 };
 
@@ -120,9 +120,6 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
         let n = Some(h.type_parameters.len());
         chk_sig(m, h.parameters.idx(), n)?;
         chk_sig(m, h.return_.idx(), n)?;
-        for spec in h.access_specifiers.iter().flatten() {
-            chk_access_specifier(m, spec, m.signatures[h.parameters.idx()].0.len())?;
-        }
     }
 
     for c in &m.constant_pool {
@@ -219,30 +216,6 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
         }
         if let Some(code) = &f.code {
             verify_code(m, &sigs, fi as u16, f.function.idx(), code)?;
-        }
-    }
-    Ok(())
-}
-
-fn chk_access_specifier(m: &CompiledModule, s: &AccessSpecifier, num_params: usize) -> VerifyResult {
-    match &s.resource {
-        ResourceSpecifier::Any => {}
-        ResourceSpecifier::DeclaredAtAddress(a) => chk(a.idx(), m.address_identifiers.len())?,
-        ResourceSpecifier::DeclaredInModule(h) => chk(h.idx(), m.module_handles.len())?,
-        ResourceSpecifier::Resource(h) => chk(h.idx(), m.struct_handles.len())?,
-        ResourceSpecifier::ResourceInstantiation(h, sig) => {
-            chk(h.idx(), m.struct_handles.len())?;
-            chk(sig.idx(), m.signatures.len())?;
-        }
-    }
-    match &s.address {
-        AddressSpecifier::Any => {}
-        AddressSpecifier::Literal(a) => chk(a.idx(), m.address_identifiers.len())?,
-        AddressSpecifier::Parameter(p, f) => {
-            chk(*p as usize, num_params)?;
-            if let Some(f) = f {
-                chk(f.idx(), m.function_instantiations.len())?;
-            }
         }
     }
     Ok(())

@@ -17,7 +17,8 @@
 //! 11. per function: `struct_api` (Aptos v10), `control_flow` (v5 loop rule or
 //!     reducibility), `stack_usage`, `type_safety`, `locals_safety`,
 //!     `reference_safety` (borrow graph), `acquires`
-//! 12. `entry_points`, then Sui's package rules (`sui`: objects, global
+//! 12. `entry_points`, `access_specifiers` (what Aptos's loader checks),
+//!     then Sui's package rules (`sui`: objects, global
 //!     storage, id leak, private generics, init/entry, one-time witness)
 //!     when configured
 //! 13. `dependencies` – linking against the imported modules, no cycles
@@ -39,6 +40,7 @@
 #![forbid(unsafe_code)]
 
 mod absint;
+mod access_specifiers;
 mod acquires;
 mod binary;
 mod bounds;
@@ -102,6 +104,7 @@ pub fn verify_module_alone(module: &CompiledModule, config: &VerifierConfig) -> 
         instantiation_loops::verify_module(module)?;
         verify_code_units(module, config, &mut meter)?;
         entry_points::verify_module(module, config)?;
+        access_specifiers::verify_module(module)?;
         if config.sui_rules {
             sui::verify_module(module, config)?;
         }
@@ -126,6 +129,7 @@ pub fn verify_script(
         constants::verify_module(&module).map_err(as_script)?;
         verify_code_units(&module, config, &mut meter).map_err(as_script)?;
         entry_points::verify_script_signature(&module, config).map_err(as_script)?;
+        access_specifiers::verify_module(&module).map_err(as_script)?;
         dependencies::verify_module(&module, deps, config).map_err(as_script)
     })
 }

@@ -235,6 +235,82 @@ fn hand_written_defects_get_moves_status() {
     eprintln!("negative cases: {agree}/{} as expected", cases.len());
 }
 
+/// Access specifiers (`reads R(signer::address_of(s))`): Aptos's loader
+/// refuses indices out of range and address functions other than
+/// `0x1::signer::address_of` / `0x1::object::owner`.
+#[test]
+fn access_specifiers_as_aptos_loader_checks() {
+    use movejit_format::{
+        AccessKind, AccessSpecifier, AddressSpecifier, FunctionInstantiation, FunctionInstantiationIndex, ResourceSpecifier,
+    };
+    /// `0x1::M::f(s: &signer)` reading resource `R` at an address given by `address`.
+    fn module(address: AddressSpecifier, resource: Option<ResourceSpecifier>, helper: (&str, &str)) -> CompiledModule {
+        let mut b = Builder::new(9);
+        let r_ = b.strukt("R", AbilitySet::KEY, vec![ST::U64]);
+        let module_name = b.ident(helper.0);
+        let helper_module = if helper.0 == "M" {
+            ModuleHandleIndex(0)
+        } else {
+            b.0.module_handles.push(ModuleHandle { address: AddressIdentifierIndex(0), name: module_name });
+            ModuleHandleIndex(b.0.module_handles.len() as u16 - 1)
+        };
+        let (fname, params, rets) = (b.ident(helper.1), b.sig(vec![r(ST::Signer)]), b.sig(vec![ST::Address]));
+        b.0.function_handles.push(FunctionHandle {
+            module: helper_module,
+            name: fname,
+            parameters: params,
+            return_: rets,
+            type_parameters: vec![],
+            access_specifiers: None,
+            attributes: vec![],
+        });
+        let helper_handle = FunctionHandleIndex(b.0.function_handles.len() as u16 - 1);
+        let no_types = b.sig(vec![]);
+        b.0.function_instantiations.push(FunctionInstantiation { handle: helper_handle, type_parameters: no_types });
+        let f = b.fun("f", vec![r(ST::Signer)], vec![], vec![], vec![B::MoveLoc(0), B::Pop, B::Ret]);
+        if helper.0 == "M" {
+            // A local helper needs a body too.
+            b.0.function_defs.push(FunctionDefinition {
+                function: helper_handle,
+                visibility: Visibility::Public,
+                is_entry: false,
+                acquires_global_resources: vec![],
+                code: Some(CodeUnit { locals: no_types, code: vec![B::MoveLoc(0), B::Pop, B::LdConst(movejit_format::ConstantPoolIndex(0)), B::Ret], jump_tables: vec![] }),
+            });
+            b.0.constant_pool.push(movejit_format::Constant { type_: ST::Address, data: vec![0; 32] });
+        }
+        let address = match address {
+            AddressSpecifier::Parameter(p, Some(_)) => AddressSpecifier::Parameter(p, Some(FunctionInstantiationIndex(0))),
+            other => other,
+        };
+        b.0.function_handles[f.idx()].access_specifiers = Some(vec![AccessSpecifier {
+            kind: AccessKind::Reads,
+            negated: false,
+            resource: resource.unwrap_or(ResourceSpecifier::Resource(r_)),
+            address,
+        }]);
+        b.0
+    }
+    use StatusCode as S;
+    let via = |p: u8| AddressSpecifier::Parameter(p, Some(FunctionInstantiationIndex(0)));
+    let cases: Vec<(&str, CompiledModule, Option<StatusCode>)> = vec![
+        ("reads R(signer::address_of(s))", module(via(0), None, ("signer", "address_of")), None),
+        ("reads R(object::owner(s))", module(via(0), None, ("object", "owner")), None),
+        ("reads R(s) (identity)", module(AddressSpecifier::Parameter(0, None), None, ("signer", "address_of")), None),
+        ("reads R(*)", module(AddressSpecifier::Any, None, ("signer", "address_of")), None),
+        ("reads R(M::addr_of(s))", module(via(0), None, ("M", "addr_of")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
+        ("reads R(signer::other(s))", module(via(0), None, ("signer", "other")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
+        ("resource handle out of range", module(AddressSpecifier::Any, Some(ResourceSpecifier::Resource(StructHandleIndex(40))), ("signer", "address_of")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
+        ("address out of range", module(AddressSpecifier::Literal(AddressIdentifierIndex(9)), None, ("signer", "address_of")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
+        ("parameter out of range", module(via(3), None, ("signer", "address_of")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
+    ];
+    for (name, m, expected) in &cases {
+        let got = movejit_verifier::verify_module_alone(m, &VerifierConfig::aptos()).err();
+        assert_eq!(got.as_ref().map(|e| e.status), *expected, "{name}: {got:?}");
+    }
+    eprintln!("access specifier cases: {} as expected", cases.len());
+}
+
 /// Tiny deterministic PRNG (SplitMix64).
 struct Rng(u64);
 impl Rng {
