@@ -94,7 +94,9 @@ pub fn check_upgrade(old: &CompiledModule, new: &CompiledModule) -> VerifyResult
     Ok(())
 }
 
-fn cannot_be_removed(a: &FunctionAttribute) -> bool {
+/// Attributes that an imported handle may rely on (Aptos's
+/// `FunctionAttribute::cannot_be_removed`): all but `ModuleLock`.
+pub(crate) fn cannot_be_removed(a: &FunctionAttribute) -> bool {
     !matches!(a, FunctionAttribute::ModuleLock)
 }
 

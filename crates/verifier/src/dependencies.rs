@@ -206,7 +206,9 @@ impl<'a> Linker<'a> {
             if def_attrs.is_empty() && def.visibility == Visibility::Public {
                 def_attrs.push(movejit_format::FunctionAttribute::Persistent);
             }
-            if !fh.attributes.iter().all(|a| def_attrs.contains(a)) {
+            // Only attributes that cannot be removed must be present (a
+            // `ModuleLock` on the import need not be on the definition).
+            if !fh.attributes.iter().all(|a| !crate::compat::cannot_be_removed(a) || def_attrs.contains(a)) {
                 return Err(VerifyError::module(StatusCode::LINKER_ERROR));
             }
         }

@@ -311,6 +311,49 @@ fn access_specifiers_as_aptos_loader_checks() {
     eprintln!("access specifier cases: {} as expected", cases.len());
 }
 
+/// Linking: attributes on an imported handle must be on the definition,
+/// except `ModuleLock` (Aptos's `FunctionAttribute::is_compatible_with`); a
+/// public definition without attributes counts as `Persistent`.
+#[test]
+fn imported_function_attributes_link_as_aptos() {
+    use movejit_format::FunctionAttribute as A;
+    let case = |def_vis: Visibility, def_attrs: Vec<A>, import_attrs: Vec<A>| {
+        let mut dep = Builder::new(9);
+        let g = dep.fun("g", vec![], vec![], vec![], vec![B::Ret]);
+        dep.0.function_defs[0].visibility = def_vis;
+        dep.0.function_handles[g.idx()].attributes = def_attrs;
+        let mut user = Builder::new(9);
+        user.0.identifiers[0] = "N".into();
+        let m_name = user.ident("M");
+        user.0.module_handles.push(ModuleHandle { address: AddressIdentifierIndex(0), name: m_name });
+        let (g_name, empty) = (user.ident("g"), user.sig(vec![]));
+        user.0.function_handles.push(FunctionHandle {
+            module: ModuleHandleIndex(1),
+            name: g_name,
+            parameters: empty,
+            return_: empty,
+            type_parameters: vec![],
+            access_specifiers: None,
+            attributes: import_attrs,
+        });
+        let g_import = FunctionHandleIndex(user.0.function_handles.len() as u16 - 1);
+        user.fun("f", vec![], vec![], vec![], vec![B::Call(g_import), B::Ret]);
+        verify_module(&user.0, &[&dep.0], &VerifierConfig::aptos()).err().map(|e| e.status)
+    };
+    use Visibility::{Private, Public};
+    let cases: Vec<(&str, Option<StatusCode>, Option<StatusCode>)> = vec![
+        ("no attributes", case(Public, vec![], vec![]), None),
+        ("persistent on both", case(Public, vec![A::Persistent], vec![A::Persistent]), None),
+        ("persistent from a public definition", case(Public, vec![], vec![A::Persistent]), None),
+        ("module lock only on the import", case(Public, vec![A::Persistent], vec![A::ModuleLock]), None),
+        ("persistent missing on a public definition with other attributes", case(Public, vec![A::ModuleLock], vec![A::Persistent]), Some(StatusCode::LINKER_ERROR)),
+        ("import of a private definition", case(Private, vec![], vec![A::Persistent]), Some(StatusCode::LOOKUP_FAILED)),
+    ];
+    for (name, got, expected) in &cases {
+        assert_eq!(got, expected, "{name}");
+    }
+}
+
 /// Tiny deterministic PRNG (SplitMix64).
 struct Rng(u64);
 impl Rng {
