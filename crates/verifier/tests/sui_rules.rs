@@ -492,7 +492,7 @@ fn sui_package_rules() {
             (Ok(()), Ok(())) => {}
             (Err(fragment), Err(e)) => {
                 let status_ok = if fragment.contains("invariant") {
-                    e.status == StatusCode::VERIFIER_INVARIANT_VIOLATION
+                    e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR
                 } else {
                     e.status == StatusCode::UNKNOWN_VERIFICATION_ERROR
                 };

@@ -41,8 +41,10 @@ fn rules_for(name: QualifiedName<'_>) -> Option<&'static [bool]> {
         .map(|(_, _, _, rules)| *rules)
 }
 
+/// Sui reports these as `VMInvariantViolation` (a framework bug, not a
+/// user error); VERIFIER_INVARIANT_VIOLATION stays reserved for bugs here.
 fn invariant(msg: String) -> VerifyError {
-    VerifyError::module(StatusCode::VERIFIER_INVARIANT_VIOLATION).with_message(format!("sui private generics invariant: {msg}"))
+    VerifyError::module(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR).with_message(format!("sui private generics invariant: {msg}"))
 }
 
 pub(super) fn verify_module(m: &CompiledModule) -> VerifyResult {
