@@ -42,6 +42,9 @@ pub enum RefRoot {
     Local(u32),
     /// A global-storage slot of the session.
     Global(u32),
+    /// A value a native owns for the call (a table entry), in
+    /// [`Memory::native`].
+    Native(u32),
 }
 
 /// The field / element indices from a reference's root to its target.
@@ -271,6 +274,8 @@ impl Value {
 pub struct Memory {
     pub locals: Vec<Value>,
     pub globals: Vec<Option<Value>>,
+    /// Values natives parked for the call (see `natives::NativeSlots`).
+    pub native: crate::natives::NativeSlots,
 }
 
 impl Memory {
@@ -285,6 +290,12 @@ impl Memory {
                 .get(slot as usize)
                 .and_then(|g| g.as_ref())
                 .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
+            RefRoot::Native(slot) => self
+                .native
+                .values
+                .get(slot as usize)
+                .and_then(|g| g.as_ref())
+                .ok_or_else(|| Box::new(VmError::invariant("dangling native reference"))),
         }
     }
     fn root_mut(&mut self, root: RefRoot) -> TrapResult<&mut Value> {
@@ -298,6 +309,12 @@ impl Memory {
                 .get_mut(slot as usize)
                 .and_then(|g| g.as_mut())
                 .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
+            RefRoot::Native(slot) => self
+                .native
+                .values
+                .get_mut(slot as usize)
+                .and_then(|g| g.as_mut())
+                .ok_or_else(|| Box::new(VmError::invariant("dangling native reference"))),
         }
     }
     /// The value `r` points to.

@@ -827,6 +827,13 @@ impl TypeInfo for Session<'_, '_> {
     fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
         self.layout_rec(ty, 1, &mut 0)
     }
+    /// Loaded resources answer from the call's memory, others from storage.
+    fn resource_exists(&self, mem: &movejit_runtime::Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {
+        match self.globals.index.get(&(address, ty.clone())) {
+            Some(&slot) => Ok(mem.globals.get(slot as usize).is_some_and(|v| v.is_some())),
+            None => Ok(self.resolver.get_resource(&address, ty).is_some()),
+        }
+    }
 }
 
 /// A script as a module `0x0::<SELF>` whose only function is `main`.

@@ -1,8 +1,18 @@
 //! The native-function registry both executors use, and the Move stdlib
 //! natives. Hosts add their own natives with [`NativeRegistry::register`]
-//! (the Aptos framework natives will slot in the same way).
+//! (the Aptos framework natives of `movejit-aptos-natives` slot in that way).
+//!
+//! Natives with session state (tables, events, transaction context) keep it
+//! in [`NativeExtensions`]: a type-keyed map the host fills and installs
+//! around its calls with [`with_extensions`]; without one installed, each
+//! call gets a fresh map of its own (kept in the call's [`Memory`]). Values a
+//! native hands out references to (table entries) are parked in
+//! [`NativeSlots`] of the memory, reached as [`RefRoot::Native`](crate::RefRoot).
 
+mod extensions;
 mod stdlib;
+
+pub use extensions::{with_extensions, NativeExtensions, NativeSlots, ParkedHome};
 
 use crate::error::VmResult;
 use crate::gas::GasMeter;
@@ -17,6 +27,16 @@ use std::sync::Arc;
 pub trait TypeInfo {
     /// The layout of a runtime type (`VM_MAX_TYPE_DEPTH_REACHED` etc. on error).
     fn layout_of(&self, ty: &Type) -> VmResult<Layout>;
+
+    /// Whether resource `ty` exists at `address`, seen from inside the
+    /// running call (`mem` holds the globals it has loaded). Executors that
+    /// give natives no storage access keep this default
+    /// (`VM_EXTENSION_ERROR`).
+    fn resource_exists(&self, mem: &Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {
+        let _ = (mem, address);
+        Err(crate::VmError::new(movejit_format::StatusCode::VM_EXTENSION_ERROR)
+            .with_message(format!("no storage access for natives (exists {ty})")))
+    }
 }
 
 /// The state a native runs against.
@@ -37,6 +57,18 @@ impl NativeContext<'_> {
             Value::Ref(r) => Ok(self.mem.get_mut(r)?),
             v => Err(crate::VmError::invariant(format!("expected a reference, got {v:?}"))),
         }
+    }
+    /// Whether resource `ty` exists at `address` (see [`TypeInfo::resource_exists`]).
+    pub fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {
+        self.types.resource_exists(self.mem, address, ty)
+    }
+    /// Runs `f` with the session's extensions: the ones the host installed
+    /// with [`with_extensions`], else this call's own (fresh per call).
+    pub fn with_extensions<R>(
+        &mut self,
+        f: impl FnOnce(&mut NativeExtensions, &mut NativeContext<'_>) -> VmResult<R>,
+    ) -> VmResult<R> {
+        extensions::run_with(self, f)
     }
 }
 

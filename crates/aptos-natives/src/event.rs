@@ -1,0 +1,64 @@
+//! `0x1::event`: module events (`emit`) and handle events (`emit_event`),
+//! recorded as type + BCS in the session's [`EventLog`].
+
+use crate::args::{pop, pop_u64, ty_arg, Args, Registrar};
+use movejit_runtime::{bcs, StatusCode, Type, Value, VmError};
+
+/// One emitted event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmittedEvent {
+    /// For handle (v1) events: the BCS of the handle's GUID and the sequence number.
+    pub handle: Option<(Vec<u8>, u64)>,
+    pub ty: Type,
+    /// BCS of the event value.
+    pub data: Vec<u8>,
+}
+
+/// The events a session emitted, in order.
+#[derive(Clone, Debug, Default)]
+pub struct EventLog {
+    pub events: Vec<EmittedEvent>,
+}
+
+pub(crate) fn register(r: &mut Registrar<'_>) {
+    r.add("event", "write_module_event_to_store", |cx, ty, mut args: Args| {
+        let msg = pop(&mut args)?;
+        let t = ty_arg(ty, 0)?.clone();
+        // Module events must be structs (Aptos: INTERNAL_TYPE_ERROR). That
+        // the struct belongs to the emitting module is a publish-time check here.
+        if !matches!(t, Type::Datatype(..)) {
+            return Err(VmError::new(StatusCode::INTERNAL_TYPE_ERROR).with_message(format!("event type {t}")));
+        }
+        let data = serialize(cx, &t, &msg)?;
+        cx.with_extensions(|ext, _| {
+            ext.get_or_default::<EventLog>().events.push(EmittedEvent { handle: None, ty: t, data });
+            Ok(vec![])
+        })
+    });
+    r.add("event", "write_to_event_store", |cx, ty, mut args: Args| {
+        let msg = pop(&mut args)?;
+        let seq = pop_u64(&mut args)?;
+        let guid = pop(&mut args)?.to_bytes()?;
+        let t = ty_arg(ty, 0)?.clone();
+        let data = serialize(cx, &t, &msg)?;
+        // The GUID must be an event key: u64 creation number + address.
+        if guid.len() != 40 {
+            return Err(VmError::new(StatusCode::EVENT_KEY_MISMATCH));
+        }
+        cx.with_extensions(|ext, _| {
+            ext.get_or_default::<EventLog>().events.push(EmittedEvent { handle: Some((guid, seq)), ty: t, data });
+            Ok(vec![])
+        })
+    });
+}
+
+fn serialize(
+    cx: &mut movejit_runtime::NativeContext<'_>,
+    t: &Type,
+    msg: &Value,
+) -> movejit_runtime::VmResult<Vec<u8>> {
+    let layout = cx.types.layout_of(t)?;
+    let data = bcs::serialize(cx.deref(msg)?, &layout).map_err(|_| VmError::invariant("cannot serialize event"))?;
+    cx.gas.charge_native(data.len())?;
+    Ok(data)
+}

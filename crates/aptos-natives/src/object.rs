@@ -1,0 +1,25 @@
+//! `0x1::object`: resource existence at an address, and user-derived
+//! object addresses.
+
+use crate::args::{derive_address, pop_address, ty_arg, Args, Registrar};
+use movejit_runtime::Value;
+
+/// Aptos `Scheme::DeriveObjectAddressFromObject`.
+const DERIVE_OBJECT_ADDRESS_FROM_OBJECT: u8 = 0xFC;
+
+pub(crate) fn register(r: &mut Registrar<'_>) {
+    r.add("object", "exists_at", |cx, ty, mut args: Args| {
+        cx.gas.charge_native(0)?;
+        let address = pop_address(&mut args)?;
+        let exists = cx.resource_exists(address, ty_arg(ty, 0)?)?;
+        Ok(vec![Value::Bool(exists)])
+    });
+    r.add("object", "create_user_derived_object_address_impl", |cx, _, mut args: Args| {
+        cx.gas.charge_native(0)?;
+        let derive_from = pop_address(&mut args)?;
+        let source = pop_address(&mut args)?;
+        let mut pre = source.0.to_vec();
+        pre.extend_from_slice(&derive_from.0);
+        Ok(vec![Value::Address(derive_address(&pre, DERIVE_OBJECT_ADDRESS_FROM_OBJECT))])
+    });
+}

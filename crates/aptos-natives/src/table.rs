@@ -1,0 +1,258 @@
+//! `0x1::table`: table contents keyed by table handle and the BCS of the
+//! key, as Aptos's table extension keeps them.
+//!
+//! `borrow_box` / `borrow_box_mut` return references into the table, so a
+//! borrowed entry is *parked* in the call's memory (`RefRoot::Native`) and
+//! stays there for the rest of the call; the other natives find it there.
+//! When the call's memory is dropped the parked values come home
+//! (`NativeSlots::home`) and the next call folds them back into the store.
+//! Move's reference rules make this sound: while a reference into a table
+//! is alive the table is borrowed, so nothing can remove or replace it.
+
+use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
+use crate::transaction_context::context as txn_context;
+use movejit_runtime::bcs;
+use movejit_runtime::natives::{NativeContext, ParkedHome};
+use movejit_runtime::{AccountAddress, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+/// Abort code of `add` when the key is present: `error::invalid_argument(100)`.
+pub const ALREADY_EXISTS: u64 = (100 << 8) + 7;
+/// Abort code of `borrow` / `remove` when the key is absent: `error::invalid_argument(101)`.
+pub const NOT_FOUND: u64 = (101 << 8) + 7;
+
+/// Where an entry's value is.
+#[derive(Debug)]
+enum Entry {
+    Here(Value),
+    /// In slot `n` of the current call's parked values.
+    Parked(u32),
+}
+
+/// The tables of a session.
+#[derive(Debug, Default)]
+pub struct TableStore {
+    /// Tables created in this session: (handle, key type, value type).
+    new_tables: Vec<(AccountAddress, Type, Type)>,
+    removed: BTreeSet<AccountAddress>,
+    content: BTreeMap<AccountAddress, BTreeMap<Vec<u8>, Entry>>,
+    /// Where this call's parked values return to, and which entry each
+    /// parked slot belongs to.
+    home: Option<ParkedHome>,
+    parked: Vec<Option<(AccountAddress, Vec<u8>)>>,
+}
+
+impl TableStore {
+    /// Tables created so far: (handle, key type, value type).
+    pub fn new_tables(&self) -> &[(AccountAddress, Type, Type)] {
+        &self.new_tables
+    }
+    /// Tables destroyed with `destroy_empty`.
+    pub fn removed_tables(&self) -> &BTreeSet<AccountAddress> {
+        &self.removed
+    }
+    /// The entries of table `handle` (key BCS → value) after the calls so
+    /// far, or `None` if some are still parked in a live call's memory.
+    pub fn entries(&mut self, handle: AccountAddress) -> Option<Vec<(Vec<u8>, Value)>> {
+        self.fold_back();
+        let t = match self.content.get(&handle) {
+            Some(t) => t,
+            None => return Some(Vec::new()),
+        };
+        t.iter()
+            .map(|(k, e)| match e {
+                Entry::Here(v) => Some((k.clone(), v.clone())),
+                Entry::Parked(_) => None,
+            })
+            .collect()
+    }
+
+    /// Makes `mem` this store's parking place, first taking back what an
+    /// earlier call's memory parked.
+    fn attach(&mut self, mem: &mut Memory) -> VmResult<()> {
+        if let (Some(a), Some(b)) = (&mem.native.home, &self.home) {
+            if Arc::ptr_eq(a, b) {
+                return Ok(());
+            }
+        }
+        if mem.native.home.is_some() {
+            return Err(VmError::invariant("table: call memory parked by another store"));
+        }
+        self.fold_back();
+        if self.content.values().flat_map(|t| t.values()).any(|e| matches!(e, Entry::Parked(_))) {
+            return Err(VmError::invariant("table: entries still parked in a live call"));
+        }
+        let home: ParkedHome = Arc::new(Mutex::new(None));
+        mem.native.home = Some(home.clone());
+        self.home = Some(home);
+        Ok(())
+    }
+
+    /// Takes back the values an ended call parked.
+    fn fold_back(&mut self) {
+        let Some(home) = &self.home else { return };
+        let Some(values) = home.lock().ok().and_then(|mut h| h.take()) else { return };
+        self.home = None;
+        for (slot, (owner, value)) in self.parked.drain(..).zip(values).enumerate() {
+            let Some((handle, key)) = owner else { continue };
+            let Some(table) = self.content.get_mut(&handle) else { continue };
+            if matches!(table.get(&key), Some(Entry::Parked(s)) if *s as usize == slot) {
+                match value {
+                    Some(v) => {
+                        table.insert(key, Entry::Here(v));
+                    }
+                    None => {
+                        table.remove(&key);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The handle of the `Table` a reference argument points to.
+fn handle_of(cx: &NativeContext<'_>, table_ref: &Value) -> VmResult<AccountAddress> {
+    match cx.deref(table_ref)? {
+        Value::Struct(f) => match f.first() {
+            Some(Value::Address(a)) => Ok(*a),
+            _ => Err(VmError::invariant("table: handle field")),
+        },
+        v => Err(VmError::invariant(format!("table: expected a Table, got {v:?}"))),
+    }
+}
+
+/// The BCS of a key by the table's key type.
+fn key_bytes(cx: &NativeContext<'_>, key_ty: &Type, key: &Value) -> VmResult<Vec<u8>> {
+    let layout = cx.types.layout_of(key_ty)?;
+    bcs::serialize(key, &layout).map_err(|_| extension_error("cannot serialize table key"))
+}
+
+/// Common start of the keyed natives: (table handle, key bytes), charging
+/// per key byte.
+fn table_and_key(cx: &mut NativeContext<'_>, ty: &[Type], table_ref: &Value, key: &Value) -> VmResult<(AccountAddress, Vec<u8>)> {
+    let handle = handle_of(cx, table_ref)?;
+    let k = key_bytes(cx, ty_arg(ty, 0)?, key)?;
+    cx.gas.charge_native(k.len())?;
+    Ok((handle, k))
+}
+
+/// A reference to the entry's value, parking it first.
+fn borrow(cx: &mut NativeContext<'_>, store: &mut TableStore, handle: AccountAddress, key: Vec<u8>) -> VmResult<Value> {
+    let table = store.content.get_mut(&handle).ok_or_else(|| VmError::abort(NOT_FOUND))?;
+    let slot = match table.get_mut(&key) {
+        None => return Err(VmError::abort(NOT_FOUND)),
+        Some(Entry::Parked(s)) => *s,
+        Some(e) => {
+            let slots = &mut cx.mem.native.values;
+            let s = u32::try_from(slots.len()).map_err(|_| VmError::invariant("table: too many parked entries"))?;
+            let Entry::Here(v) = std::mem::replace(e, Entry::Parked(s)) else {
+                return Err(VmError::invariant("table: entry state"));
+            };
+            slots.push(Some(v));
+            store.parked.push(Some((handle, key)));
+            s
+        }
+    };
+    Ok(Value::Ref(Reference::new(RefRoot::Native(slot))))
+}
+
+fn with_store<R>(
+    cx: &mut NativeContext<'_>,
+    f: impl FnOnce(&mut TableStore, &mut NativeContext<'_>) -> VmResult<R>,
+) -> VmResult<R> {
+    cx.with_extensions(|ext, cx| {
+        let store = ext.get_or_default::<TableStore>();
+        store.attach(cx.mem)?;
+        f(store, cx)
+    })
+}
+
+pub(crate) fn register(r: &mut Registrar<'_>) {
+    let m = "table";
+    r.add(m, "new_table_handle", |cx, ty, _| {
+        cx.gas.charge_native(0)?;
+        let (key_ty, value_ty) = (ty_arg(ty, 0)?.clone(), ty_arg(ty, 1)?.clone());
+        cx.with_extensions(|ext, _| {
+            let seed = txn_context(ext).session_hash;
+            let store = ext.get_or_default::<TableStore>();
+            // sha3_256(session hash || tables created so far, as u32 big endian).
+            use sha3::Digest;
+            let count = store.new_tables.len() as u32;
+            let mut h = sha3::Sha3_256::new();
+            h.update(seed);
+            h.update(count.to_be_bytes());
+            let handle = AccountAddress(h.finalize().into());
+            store.new_tables.push((handle, key_ty, value_ty));
+            Ok(vec![Value::Address(handle)])
+        })
+    });
+    r.add(m, "add_box", |cx, ty, mut args: Args| {
+        let value = pop(&mut args)?;
+        let key = pop(&mut args)?;
+        let t = pop(&mut args)?;
+        let (handle, k) = table_and_key(cx, ty, &t, &key)?;
+        with_store(cx, |store, _| {
+            let table = store.content.entry(handle).or_default();
+            if table.contains_key(&k) {
+                return Err(VmError::abort(ALREADY_EXISTS));
+            }
+            table.insert(k, Entry::Here(value));
+            Ok(vec![])
+        })
+    });
+    for name in ["borrow_box", "borrow_box_mut"] {
+        r.add(m, name, |cx, ty, mut args: Args| {
+            let key = pop(&mut args)?;
+            let t = pop(&mut args)?;
+            let (handle, k) = table_and_key(cx, ty, &t, &key)?;
+            with_store(cx, |store, cx| Ok(vec![borrow(cx, store, handle, k)?]))
+        });
+    }
+    r.add(m, "contains_box", |cx, ty, mut args: Args| {
+        let key = pop(&mut args)?;
+        let t = pop(&mut args)?;
+        let (handle, k) = table_and_key(cx, ty, &t, &key)?;
+        with_store(cx, |store, _| {
+            let found = store.content.get(&handle).is_some_and(|t| t.contains_key(&k));
+            Ok(vec![Value::Bool(found)])
+        })
+    });
+    r.add(m, "remove_box", |cx, ty, mut args: Args| {
+        let key = pop(&mut args)?;
+        let t = pop(&mut args)?;
+        let (handle, k) = table_and_key(cx, ty, &t, &key)?;
+        with_store(cx, |store, cx| {
+            let entry = store.content.get_mut(&handle).and_then(|t| t.remove(&k)).ok_or_else(|| VmError::abort(NOT_FOUND))?;
+            let v = match entry {
+                Entry::Here(v) => v,
+                Entry::Parked(s) => {
+                    if let Some(p) = store.parked.get_mut(s as usize) {
+                        *p = None;
+                    }
+                    cx.mem
+                        .native
+                        .values
+                        .get_mut(s as usize)
+                        .and_then(Option::take)
+                        .ok_or_else(|| VmError::invariant("table: parked entry missing"))?
+                }
+            };
+            Ok(vec![v])
+        })
+    });
+    r.add(m, "destroy_empty_box", |cx, _, mut args: Args| {
+        cx.gas.charge_native(0)?;
+        let t = pop(&mut args)?;
+        let handle = handle_of(cx, &t)?;
+        with_store(cx, |store, _| {
+            store.content.remove(&handle);
+            store.removed.insert(handle);
+            Ok(vec![])
+        })
+    });
+    r.add(m, "drop_unchecked_box", |cx, _, _| {
+        cx.gas.charge_native(0)?;
+        Ok(vec![])
+    });
+}

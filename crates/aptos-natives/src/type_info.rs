@@ -1,0 +1,61 @@
+//! `0x1::type_info`: `type_of` and `type_name` with Aptos's canonical type
+//! strings (`0x1::string::String`, `vector<u8>`, `0x1::m::S<u64, bool>`).
+
+use crate::args::{ty_arg, Registrar};
+use movejit_runtime::{Type, Value, VmError};
+
+/// `type_of` of a type that is not a struct (`NFE_EXPECTED_STRUCT_TYPE_TAG`).
+pub const NFE_EXPECTED_STRUCT_TYPE_TAG: u64 = 0x1;
+
+/// A type's canonical string as Aptos's `TypeTag::to_canonical_string`
+/// writes it: short `0x` addresses, `", "` between type arguments,
+/// function types as `|args|(results) has abilities`.
+pub fn canonical(t: &Type) -> String {
+    match t {
+        Type::Vector(e) => format!("vector<{}>", canonical(e)),
+        Type::Datatype(id, args) => {
+            format!("{}::{}::{}{}", id.address.to_hex_short(), id.module, id.name, type_args(args))
+        }
+        Type::Function(p, r, ab) => {
+            let list = |l: &[Type]| l.iter().map(canonical).collect::<Vec<_>>().join(", ");
+            let abilities = Type::Function(vec![], vec![], *ab).to_string();
+            // `||` followed by the ability suffix in the runtime's form.
+            let suffix = abilities.strip_prefix("||").unwrap_or("");
+            format!("|{}|({}){}", list(p), list(r), suffix)
+        }
+        Type::Reference(e) => format!("&{}", canonical(e)),
+        Type::MutableReference(e) => format!("&mut {}", canonical(e)),
+        t => t.to_string(),
+    }
+}
+
+fn type_args(args: &[Type]) -> String {
+    if args.is_empty() {
+        String::new()
+    } else {
+        format!("<{}>", args.iter().map(canonical).collect::<Vec<_>>().join(", "))
+    }
+}
+
+pub(crate) fn register(r: &mut Registrar<'_>) {
+    r.add("type_info", "type_of", |cx, ty, _| {
+        let t = ty_arg(ty, 0)?;
+        cx.gas.charge_native(canonical(t).len())?;
+        match t {
+            Type::Datatype(id, args) => {
+                let name = format!("{}{}", id.name, type_args(args));
+                Ok(vec![Value::Struct(vec![
+                    Value::Address(id.address),
+                    Value::from_bytes(id.module.as_bytes()),
+                    Value::from_bytes(name.as_bytes()),
+                ])])
+            }
+            _ => Err(VmError::abort(NFE_EXPECTED_STRUCT_TYPE_TAG)),
+        }
+    });
+    r.add("type_info", "type_name", |cx, ty, _| {
+        let name = canonical(ty_arg(ty, 0)?);
+        cx.gas.charge_native(name.len())?;
+        Ok(vec![crate::args::string_value(&name)])
+    });
+}
