@@ -44,7 +44,15 @@ pub struct VerifierConfig {
     pub sui_rules: bool,
     /// Sui v6+: entry functions may not return values (Move-level rule).
     pub entry_no_return_values: bool,
+    /// The VM's native-function table, as `(address, module, function)`.
+    /// When set, every native function a module defines must be in it
+    /// (MISSING_DEPENDENCY), which both VMs' loaders check when publishing.
+    /// `None` skips the check: the table belongs to the runtime.
+    pub known_natives: Option<std::sync::Arc<NativeTable>>,
 }
+
+/// Native functions a VM provides: `(address, module, function)`.
+pub type NativeTable = std::collections::BTreeSet<(movejit_format::AccountAddress, String, String)>;
 
 impl Default for VerifierConfig {
     fn default() -> Self {
@@ -85,6 +93,7 @@ impl VerifierConfig {
             check_function_type_signatures: true,
             sui_rules: false,
             entry_no_return_values: false,
+            known_natives: None,
         }
     }
 
@@ -118,6 +127,7 @@ impl VerifierConfig {
             check_function_type_signatures: true,
             sui_rules: false,
             entry_no_return_values: false,
+            known_natives: None,
         }
     }
 

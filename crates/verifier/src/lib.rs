@@ -21,7 +21,8 @@
 //!     then Sui's package rules (`sui`: objects, global
 //!     storage, id leak, private generics, init/entry, one-time witness)
 //!     when configured
-//! 13. `dependencies` – linking against the imported modules, no cycles
+//! 13. `natives` – defined natives exist in the VM's table, when one is given
+//! 14. `dependencies` – linking against the imported modules, no cycles
 //!
 //! Upgrade compatibility is [`compat::check_upgrade`]. Where Aptos and Sui
 //! differ, [`VerifierConfig::flavour`] selects whose rules and status names
@@ -60,6 +61,7 @@ mod instruction_consistency;
 mod limits;
 mod locals_safety;
 mod meter;
+mod natives;
 mod reference_safety;
 mod signatures;
 mod stack_usage;
@@ -71,7 +73,7 @@ mod types;
 
 use movejit_format::{CompiledModule, CompiledScript};
 
-pub use config::VerifierConfig;
+pub use config::{NativeTable, VerifierConfig};
 pub use error::{Location, VerifyError, VerifyResult};
 pub use movejit_format::StatusCode;
 
@@ -107,6 +109,9 @@ pub fn verify_module_alone(module: &CompiledModule, config: &VerifierConfig) -> 
         access_specifiers::verify_module(module)?;
         if config.sui_rules {
             sui::verify_module(module, config)?;
+        }
+        if let Some(table) = &config.known_natives {
+            natives::verify_module(module, table, config.is_sui())?;
         }
         Ok(())
     })

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use movejit_format::{decode_module, AccountAddress, CompiledModule};
-use movejit_verifier::{dependencies::module_id, verify_module, VerifierConfig};
+use movejit_verifier::{dependencies::module_id, verify_module, NativeTable, VerifierConfig};
 use std::collections::BTreeMap;
 
 /// (test id, task index, why we differ).
@@ -54,27 +54,30 @@ fn sui_conformance_publishes_agree() {
 }
 
 /// (test id, task index, why we differ) for `conformance/sui`.
-const KNOWN_CONFORMANCE_DISAGREEMENTS: &[(&str, usize, &str)] = &[
-    // Sui's publish step checks that every native function exists in the
-    // VM's native table and that no native struct is declared; that table
-    // lives in the runtime, so the loader (not the bytecode verifier) must
-    // report MISSING_DEPENDENCY for these.
-    ("move-vm-transactional-tests/native_functions/clever_non_existant_native_function", 0, "native table is a loader check"),
-    ("move-vm-transactional-tests/native_functions/clever_non_existant_native_function", 1, "native table is a loader check"),
-    ("move-vm-transactional-tests/native_functions/clever_non_existant_native_function", 2, "native table is a loader check"),
-    ("move-vm-transactional-tests/native_structs/non_existant_native_struct", 0, "native structs are refused by the loader"),
-];
+const KNOWN_CONFORMANCE_DISAGREEMENTS: &[(&str, usize, &str)] = &[];
 
 fn replay(rel: &str, known_list: &[(&str, usize, &str)]) {
     let root = shared_dir().join(rel);
     let genesis: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("genesis/genesis.json")).expect("genesis")).expect("json");
-    let config = VerifierConfig::sui();
     let mut base = Store::new();
     for p in genesis["modules"].as_array().expect("modules") {
         let m = load(&root.join(p.as_str().expect("path")));
         let id = module_id(&m).expect("id");
         base.insert(id, m);
     }
+    // The reference VM's native table is move-stdlib-natives at 0x1: the
+    // natives the genesis stdlib declares. A module defining any other
+    // native is refused at publish (MISSING_DEPENDENCY).
+    let natives: NativeTable = base
+        .values()
+        .flat_map(|m| {
+            m.function_defs.iter().filter(|f| f.code.is_none()).map(move |f| {
+                (*m.address(), m.name().to_string(), m.identifier_at(m.function_handle_at(f.function).name).to_string())
+            })
+        })
+        .collect();
+    assert!(natives.len() > 20, "genesis declares the stdlib natives");
+    let config = VerifierConfig { known_natives: Some(std::sync::Arc::new(natives)), ..VerifierConfig::sui() };
     let text = std::fs::read_to_string(root.join("tests.jsonl")).expect("tests.jsonl");
     let (mut agree, mut total) = (0, 0);
     let mut unexpected = Vec::new();
