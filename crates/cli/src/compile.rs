@@ -6,7 +6,7 @@ use crate::files::expand_mv_paths;
 use movejit_format::AccountAddress;
 use movejit_interp::runtime::{InMemoryStorage, ModuleId, Type};
 use movejit_interp::{Engine, EngineConfig};
-use movejit_jit::{Emit, JitConfig, JitEngine, Kind};
+use movejit_jit::{Emit, JitConfig, JitEngine};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -21,7 +21,7 @@ pub struct Args {
     /// Module files (.mv) and folders of them, then ADDRESS::MODULE::FUNCTION.
     #[arg(required = true, num_args = 2..)]
     items: Vec<String>,
-    /// Type arguments (scalar types only in this phase: `u64`, `bool`, ...).
+    /// Type arguments (type tags: `u64`, `vector<u8>`, `0x1::m::S<u8>`, ...).
     #[arg(long, num_args = 1..)]
     type_args: Vec<String>,
     #[arg(long, value_enum, default_value = "clif")]
@@ -39,26 +39,6 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-fn kind_of(t: &Type) -> Option<Kind> {
-    Some(match t {
-        Type::Bool => Kind::Bool,
-        Type::U8 => Kind::U8,
-        Type::U16 => Kind::U16,
-        Type::U32 => Kind::U32,
-        Type::U64 => Kind::U64,
-        Type::U128 => Kind::U128,
-        Type::U256 => Kind::U256,
-        Type::I8 => Kind::I8,
-        Type::I16 => Kind::I16,
-        Type::I32 => Kind::I32,
-        Type::I64 => Kind::I64,
-        Type::I128 => Kind::I128,
-        Type::I256 => Kind::I256,
-        Type::Address => Kind::Address,
-        _ => return None,
-    })
 }
 
 fn compile(args: Args) -> Result<String, String> {
@@ -86,7 +66,7 @@ fn compile(args: Args) -> Result<String, String> {
     let kinds = args
         .type_args
         .iter()
-        .map(|t| Type::parse_tag(t).as_ref().and_then(kind_of).ok_or_else(|| format!("type argument {t}: not a scalar type (not yet)")))
+        .map(|t| Type::parse_tag(t).ok_or_else(|| format!("type argument {t}: not a type tag")))
         .collect::<Result<Vec<_>, _>>()?;
     let mut jit = JitEngine::new(JitConfig::default()).map_err(|e| e.to_string())?;
     let mut number = None;

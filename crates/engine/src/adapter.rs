@@ -1,10 +1,10 @@
 //! [`CompiledCode`] over a [`JitEngine`]: which instances compile, running
 //! them from interpreter state, and mapping their results back.
 
-use crate::values::{bytes_of, kind_of, value_of};
+use crate::values::{from_flat, to_flat};
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::EngineConfig;
-use movejit_jit::{InstanceKey, JitConfig, JitEngine, Kind, NestedState, Outcome};
+use movejit_jit::{FlatOutcome, InstanceKey, JitConfig, JitEngine, NestedState};
 use movejit_runtime::compiled::{CallState, CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
 use movejit_runtime::{ErrorLocation, ModuleId, Type, Value, VmError};
 use std::collections::{HashMap, HashSet};
@@ -22,6 +22,7 @@ impl JitFactory {
         let base = JitConfig {
             max_call_depth: config.limits.max_call_depth as u64,
             max_operand_stack: config.limits.max_operand_stack as u64,
+            limits: config.limits.clone(),
             ..JitConfig::default()
         };
         JitFactory { metered: JitConfig { cost: Some(config.costs.clone()), ..base.clone() }, unmetered: base }
@@ -102,11 +103,11 @@ impl Cache {
         source: &dyn ModuleSource,
         id: &ModuleId,
         fdef: u16,
-        kinds: Vec<Kind>,
+        ty_args: &[Type],
         stats: &mut CompiledStats,
     ) -> Result<InstanceKey, String> {
         let module = self.add_modules(source, id)?;
-        let key = InstanceKey { module, fdef, type_args: kinds };
+        let key = InstanceKey { module, fdef, type_args: ty_args.to_vec() };
         if let Some(v) = self.verdict.get(&key) {
             return v.clone().map(|()| key);
         }
@@ -132,7 +133,7 @@ impl Cache {
     }
 
     /// The interpreter's error for a failed compiled run.
-    fn error_of(&self, source: &dyn ModuleSource, out: &Outcome) -> VmError {
+    fn error_of(&self, source: &dyn ModuleSource, out: &FlatOutcome) -> VmError {
         let mut e = VmError::new(out.status);
         if let Some(code) = out.abort_code {
             e = e.with_sub_status(code);
@@ -150,6 +151,18 @@ impl Cache {
         }
         e
     }
+}
+
+/// Parameter and return types of `fdef<ty_args>` in `m`.
+fn signature_types(m: &CompiledModule, fdef: u16, ty_args: &[Type]) -> Result<(Vec<Type>, Vec<Type>), String> {
+    let h = m
+        .function_defs
+        .get(fdef as usize)
+        .and_then(|f| m.function_handles.get(f.function.idx()))
+        .ok_or_else(|| "function definition".to_string())?;
+    let p = movejit_jit::types::sig_types(m, h.parameters, ty_args).map_err(|e| e.to_string())?;
+    let r = movejit_jit::types::sig_types(m, h.return_, ty_args).map_err(|e| e.to_string())?;
+    Ok((p, r))
 }
 
 fn function_name(m: &CompiledModule, def: u16) -> String {
@@ -187,20 +200,22 @@ impl CompiledCode for JitSession {
         args: &[Value],
         state: CallState,
     ) -> CompiledCall {
-        let Some(kinds) = ty_args.iter().map(kind_of).collect::<Option<Vec<_>>>() else {
+        // References into interpreter memory stay interpreted (not yet).
+        if args.iter().any(|a| matches!(a, Value::Ref(_))) {
             return self.not_compiled(module, fdef, ty_args);
-        };
-        let Some(arg_bytes) = args.iter().map(bytes_of).collect::<Option<Vec<_>>>() else {
-            return self.not_compiled(module, fdef, ty_args);
-        };
+        }
         let cache = if state.gas_left.is_some() { &mut self.metered } else { &mut self.unmetered };
-        let Ok(key) = cache.compile(modules, module, fdef, kinds, &mut self.stats) else {
+        let Ok(key) = cache.compile(modules, module, fdef, ty_args, &mut self.stats) else {
             return self.not_compiled(module, fdef, ty_args);
         };
-        let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
+        let Some(m) = modules.module(module) else { return self.not_compiled(module, fdef, ty_args) };
         let Ok(jit) = cache.engine() else { return self.not_compiled(module, fdef, ty_args) };
-        let Ok(rets) = jit.instance_signature(&key) else { return self.not_compiled(module, fdef, ty_args) };
-        let out = match jit.execute_nested(&key, &arg_bytes, nested) {
+        let Ok((param_tys, ret_tys)) = signature_types(m, fdef, ty_args) else {
+            return self.not_compiled(module, fdef, ty_args);
+        };
+        let Some(flat_args) = to_flat(jit, args, &param_tys) else { return self.not_compiled(module, fdef, ty_args) };
+        let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
+        let out = match jit.execute_flat(&key, flat_args, nested) {
             Ok(out) => out,
             // Nothing ran: the interpreter can still run it.
             Err(_) => return self.not_compiled(module, fdef, ty_args),
@@ -211,21 +226,19 @@ impl CompiledCode for JitSession {
         if out.status != StatusCode::EXECUTED {
             return CompiledCall::Failed { error: cache.error_of(modules, &out), gas_left };
         }
-        let values: Option<Vec<Value>> = out.returns.iter().zip(&rets.1).map(|(b, k)| value_of(*k, b)).collect();
-        match values {
-            Some(values) if values.len() == rets.1.len() => CompiledCall::Returned { values, gas_left },
-            _ => CompiledCall::Failed { error: VmError::invariant("compiled code returned malformed values"), gas_left },
+        let Ok(jit) = cache.engine() else {
+            return CompiledCall::Failed { error: VmError::invariant("JIT engine lost"), gas_left };
+        };
+        match from_flat(jit, &out.returns, &ret_tys) {
+            Some(values) => CompiledCall::Returned { values, gas_left },
+            None => CompiledCall::Failed { error: VmError::invariant("compiled code returned malformed values"), gas_left },
         }
     }
 
     fn compile(&mut self, modules: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Result<(), String> {
-        let kinds = ty_args
-            .iter()
-            .map(|t| kind_of(t).ok_or_else(|| format!("type argument {t:?} is not a scalar")))
-            .collect::<Result<Vec<_>, _>>()?;
         // Both variants: the gas meter of the coming call decides which runs.
-        self.unmetered.compile(modules, module, fdef, kinds.clone(), &mut self.stats)?;
-        self.metered.compile(modules, module, fdef, kinds, &mut self.stats).map(|_| ())
+        self.unmetered.compile(modules, module, fdef, ty_args, &mut self.stats)?;
+        self.metered.compile(modules, module, fdef, ty_args, &mut self.stats).map(|_| ())
     }
 
     fn stats(&self) -> CompiledStats {

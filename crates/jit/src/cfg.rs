@@ -8,10 +8,15 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{CompileError, CompileResult};
-use movejit_format::Bytecode;
+use movejit_format::{Bytecode, CodeUnit};
 
-/// `(start, end)` offsets of each block, in code order (`end` exclusive).
-pub fn basic_blocks(code: &[Bytecode]) -> CompileResult<Vec<(usize, usize)>> {
+/// `(start, end)` offsets of each block of `unit`, in code order (`end`
+/// exclusive). `VariantSwitch` targets (its jump table) start blocks too.
+pub fn basic_blocks(unit: &CodeUnit) -> CompileResult<Vec<(usize, usize)>> {
+    blocks_of(&unit.code, &unit.jump_tables)
+}
+
+fn blocks_of(code: &[Bytecode], tables: &[movejit_format::VariantJumpTable]) -> CompileResult<Vec<(usize, usize)>> {
     if code.is_empty() {
         return Err(CompileError::Malformed("empty code unit".into()));
     }
@@ -28,8 +33,15 @@ pub fn basic_blocks(code: &[Bytecode]) -> CompileResult<Vec<(usize, usize)>> {
             }
             starts[t] = true;
         }
-        if matches!(ins, Bytecode::VariantSwitch(_)) {
-            return Err(CompileError::Unsupported("VariantSwitch".into()));
+        if let Bytecode::VariantSwitch(jt) = ins {
+            let table = tables.get(jt.idx()).ok_or_else(|| CompileError::Malformed("jump table index".into()))?;
+            for t in &table.jump_table {
+                let t = *t as usize;
+                if t >= code.len() {
+                    return Err(CompileError::Malformed(format!("jump table target {t} out of range")));
+                }
+                starts[t] = true;
+            }
         }
         if ins.is_branch() && i + 1 < code.len() {
             starts[i + 1] = true;
@@ -53,10 +65,10 @@ mod tests {
     #[test]
     fn splits_at_targets_and_after_branches() {
         let code = vec![LdTrue, BrFalse(4), LdU64(1), Ret, LdU64(2), Ret];
-        assert_eq!(basic_blocks(&code).unwrap(), vec![(0, 2), (2, 4), (4, 6)]);
+        assert_eq!(blocks_of(&code, &[]).unwrap(), vec![(0, 2), (2, 4), (4, 6)]);
         let code = vec![LdU64(0), Pop, Branch(0)];
-        assert_eq!(basic_blocks(&code).unwrap(), vec![(0, 3)]);
-        assert!(basic_blocks(&[Branch(9)]).is_err());
-        assert!(basic_blocks(&[]).is_err());
+        assert_eq!(blocks_of(&code, &[]).unwrap(), vec![(0, 3)]);
+        assert!(blocks_of(&[Branch(9)], &[]).is_err());
+        assert!(blocks_of(&[], &[]).is_err());
     }
 }

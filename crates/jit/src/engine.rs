@@ -1,11 +1,12 @@
 //! The engine: one `cranelift_jit::JITModule` (the code cache), the modules
-//! it knows, and the compiled function instantiations.
+//! it knows, the flat layouts and constants compiled code points to, and the
+//! compiled function instantiations.
 //!
 //! Compiling an instantiation compiles everything it can call (the
 //! transitive closure of its direct calls) in one batch, defines every
 //! declared function (a failed one gets a stub that reports
 //! `UNKNOWN_INVARIANT_VIOLATION_ERROR`, so the code cache never holds an
-//! unresolved symbol), then finalizes. Host helpers are imported with
+//! unresolved symbol), then finalizes. Runtime helpers are imported with
 //! `Linkage::Import` and resolved from the JIT builder's symbol table, so on
 //! aarch64 cranelift-jit routes the calls through veneers that reach any
 //! address.
@@ -13,10 +14,12 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{CompileError, CompileResult};
+use crate::exec::ConstPool;
 use crate::gas::CostTable;
 use crate::helpers::Helper;
-use crate::kind::Kind;
-use crate::lower::{kinds_of, lower_function, move_signature, CalleeRef, LowerEnv, Target};
+use crate::lower::{lower_function, move_signature, sig_tys, CalleeRef, LowerEnv, Target, CTX_STATUS};
+use crate::ty::Ty;
+use crate::types::{TypeLimits, Types};
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{types, AbiParam, FuncRef, Function, InstBuilder, MemFlagsData, Signature, Type, UserFuncName};
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
@@ -25,6 +28,8 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use movejit_format::{AccountAddress, CompiledModule, FunctionHandleIndex, StatusCode, StatusFlavour};
+use movejit_runtime::flat::{FlatLayout, FlatLayouts};
+use movejit_runtime::{Limits, Type as RType};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -43,21 +48,30 @@ pub struct JitConfig {
     /// Functions with more instructions are not compiled (`Unsupported`), so
     /// compile time and code size stay bounded; the engine interprets them.
     pub max_code_len: usize,
+    /// Type, value-depth and vector limits (the interpreter's).
+    pub limits: Limits,
 }
 
 impl Default for JitConfig {
     fn default() -> Self {
-        JitConfig { cost: None, max_call_depth: 1025, max_operand_stack: 1024, stack_size: 256 << 20, max_code_len: 1 << 16 }
+        JitConfig {
+            cost: None,
+            max_call_depth: 1025,
+            max_operand_stack: 1024,
+            stack_size: 256 << 20,
+            max_code_len: 1 << 16,
+            limits: Limits::default(),
+        }
     }
 }
 
 /// One function instantiation: module number, definition index, type
-/// arguments (phase 1: scalar kinds only).
+/// arguments (fully instantiated runtime types).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct InstanceKey {
     pub module: u32,
     pub fdef: u16,
-    pub type_args: Vec<Kind>,
+    pub type_args: Vec<RType>,
 }
 
 #[derive(Debug)]
@@ -70,8 +84,8 @@ enum State {
 #[derive(Debug)]
 struct Instance {
     func: FuncId,
-    params: Vec<Kind>,
-    rets: Vec<Kind>,
+    params: Vec<Ty>,
+    rets: Vec<Ty>,
     state: State,
     callees: Vec<InstanceKey>,
 }
@@ -94,10 +108,14 @@ pub struct JitEngine {
     frontend: TargetFrontendConfig,
     instances: HashMap<InstanceKey, Instance>,
     queue: Vec<InstanceKey>,
-    helpers: HashMap<Helper, FuncId>,
+    helpers: HashMap<&'static str, FuncId>,
     entries: HashMap<InstanceKey, (FuncId, Option<usize>)>,
     fctx: FunctionBuilderContext,
     symbols: usize,
+    /// Layouts compiled code points to (live as long as the code).
+    pub(crate) layouts: FlatLayouts,
+    /// Constants compiled code copies from (live as long as the code).
+    consts: ConstPool,
     pub(crate) executor: Option<crate::exec::Executor>,
 }
 
@@ -113,13 +131,14 @@ impl JitEngine {
             default_libcall_names(),
         )
         .map_err(codegen)?;
-        for h in Helper::ALL {
+        for h in Helper::all() {
             builder.symbol(h.symbol(), h.address());
         }
         let jit = JITModule::new(builder);
         let call_conv = jit.isa().default_call_conv();
         let ptr = jit.isa().pointer_type();
         let frontend = jit.isa().frontend_config();
+        let layouts = FlatLayouts::new(config.limits.max_type_depth);
         Ok(JitEngine {
             config,
             modules: Vec::new(),
@@ -134,6 +153,8 @@ impl JitEngine {
             entries: HashMap::new(),
             fctx: FunctionBuilderContext::new(),
             symbols: 0,
+            layouts,
+            consts: ConstPool::default(),
             executor: None,
         })
     }
@@ -170,17 +191,31 @@ impl JitEngine {
     }
 
     /// The key of `module::function<type_args>`.
-    pub fn instance_key(&self, module: u32, function: &str, type_args: &[Kind]) -> CompileResult<InstanceKey> {
+    pub fn instance_key(&self, module: u32, function: &str, type_args: &[RType]) -> CompileResult<InstanceKey> {
         let m = self.module(module).ok_or_else(|| CompileError::UnknownFunction(format!("module #{module}")))?;
         let fdef = find_function(m, function).ok_or_else(|| CompileError::UnknownFunction(function.to_string()))?;
         Ok(InstanceKey { module, fdef, type_args: type_args.to_vec() })
     }
 
-    /// Parameter and return kinds of a compiled (or declarable) instance.
-    pub fn instance_signature(&mut self, key: &InstanceKey) -> CompileResult<(Vec<Kind>, Vec<Kind>)> {
+    /// Parameter and return representations of a declarable instance.
+    pub fn instance_signature(&mut self, key: &InstanceKey) -> CompileResult<(Vec<Ty>, Vec<Ty>)> {
         self.env().declare(key)?;
         let inst = &self.instances[key];
         Ok((inst.params.clone(), inst.rets.clone()))
+    }
+
+    /// The cached flat layout of a runtime type (datatypes resolved through
+    /// the engine's modules).
+    pub fn layout_of(&self, ty: &RType) -> CompileResult<Arc<FlatLayout>> {
+        let types = Types { modules: &self.modules, by_name: &self.by_name, limits: type_limits(&self.config.limits) };
+        self.layouts.layout_of(&types, ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
+    }
+
+    /// The session layout (for tree-value BCS) of a runtime type.
+    pub fn value_layout_of(&self, ty: &RType) -> CompileResult<movejit_runtime::Layout> {
+        use movejit_runtime::natives::TypeInfo;
+        let types = Types { modules: &self.modules, by_name: &self.by_name, limits: type_limits(&self.config.limits) };
+        types.layout_of(ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
     }
 
     /// Compiles `key` and everything it calls (no-op when cached).
@@ -250,6 +285,9 @@ impl JitEngine {
             ptr: self.ptr,
             frontend: self.frontend,
             symbols: &mut self.symbols,
+            layouts: &self.layouts,
+            consts: &mut self.consts,
+            limits: type_limits(&self.config.limits),
             callees: Vec::new(),
         }
     }
@@ -305,11 +343,10 @@ impl JitEngine {
             let state = match result {
                 Ok(()) => State::Defined,
                 Err(e) => {
-                    let (id, rets) = {
+                    let (id, params, rets) = {
                         let i = &self.instances[&key];
-                        (i.func, i.rets.clone())
+                        (i.func, i.params.clone(), i.rets.clone())
                     };
-                    let params = self.instances[&key].params.clone();
                     // A stub keeps the cache free of unresolved symbols.
                     if let Err(stub_err) = self.define_stub(id, &params, &rets) {
                         return self.poison(stub_err);
@@ -349,10 +386,11 @@ impl JitEngine {
         Ok(())
     }
 
-    fn define_stub(&mut self, id: FuncId, params: &[Kind], rets: &[Kind]) -> CompileResult<()> {
+    fn define_stub(&mut self, id: FuncId, params: &[Ty], rets: &[Ty]) -> CompileResult<()> {
         let sig = move_signature(self.call_conv, self.ptr, params, rets);
         let mut func = Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
         let isa_cfg = self.frontend;
+        let ptr = self.ptr;
         {
             let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
             let blk = b.create_block();
@@ -361,15 +399,18 @@ impl JitEngine {
             b.seal_block(blk);
             let ctx = b.block_params(blk)[0];
             let st = b.ins().iconst(types::I64, StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR.number(StatusFlavour::Aptos) as i64);
-            b.ins().store(MemFlagsData::trusted(), st, ctx, crate::context::off::STATUS);
+            b.ins().store(MemFlagsData::trusted(), st, ctx, CTX_STATUS);
             let mut vals = vec![b.ins().iconst(types::I8, 1)];
-            for k in rets {
-                for t in k.lanes() {
-                    let z = if *t == types::I128 {
+            for t in rets {
+                if matches!(t, Ty::M(_)) {
+                    continue;
+                }
+                for ty in t.lanes(ptr) {
+                    let z = if ty == types::I128 {
                         let z = b.ins().iconst(types::I64, 0);
                         b.ins().uextend(types::I128, z)
                     } else {
-                        b.ins().iconst(*t, 0)
+                        b.ins().iconst(ty, 0)
                     };
                     vals.push(z);
                 }
@@ -381,10 +422,13 @@ impl JitEngine {
         self.jit_mut().define_function(id, &mut ctx).map_err(|e| codegen(format!("{e:?}")))
     }
 
-    /// `extern "C" fn(ctx, args, rets) -> u32`: loads each argument from a
-    /// 32-byte slot of `args`, calls the function, stores each return into a
-    /// 32-byte slot of `rets`, returns 0 on success, 1 on failure.
-    fn define_trampoline(&mut self, callee: FuncId, params: &[Kind], rets: &[Kind]) -> CompileResult<FuncId> {
+    /// `extern "C" fn(ctx, args, rets) -> u32`: `args` and `rets` are arrays
+    /// of one pointer per value, each to a slot of the value's flat layout
+    /// (for a reference: to its target). Scalars are loaded from / stored
+    /// to their slot; in-memory arguments are handed over by address (the
+    /// callee owns them from then on) and in-memory results written to
+    /// their slot. Returns 0 on success, 1 on failure.
+    fn define_trampoline(&mut self, callee: FuncId, params: &[Ty], rets: &[Ty]) -> CompileResult<FuncId> {
         let mut sig = Signature::new(self.call_conv);
         for _ in 0..3 {
             sig.params.push(AbiParam::new(self.ptr));
@@ -406,18 +450,34 @@ impl JitEngine {
             let p = b.block_params(blk).to_vec();
             let (ctx, args, out) = (p[0], p[1], p[2]);
             let mem = MemFlagsData::trusted();
+            let vmem = MemFlagsData::new().with_notrap();
             let mut lanes = vec![ctx];
-            for (i, k) in params.iter().enumerate() {
-                for (l, t) in k.lanes().iter().enumerate() {
-                    lanes.push(b.ins().load(*t, mem, args, (32 * i + 8 * l) as i32));
+            for (i, t) in params.iter().enumerate() {
+                let slot = b.ins().load(ptr, mem, args, (8 * i) as i32);
+                match t {
+                    Ty::S(k) => {
+                        for (l, ty) in k.lanes().iter().enumerate() {
+                            lanes.push(b.ins().load(*ty, vmem, slot, (8 * l) as i32));
+                        }
+                    }
+                    Ty::M(_) | Ty::R(_) => lanes.push(slot),
+                }
+            }
+            for (i, t) in rets.iter().enumerate() {
+                if matches!(t, Ty::M(_)) {
+                    lanes.push(b.ins().load(ptr, mem, out, (8 * i) as i32));
                 }
             }
             let call = b.ins().call(fref, &lanes);
             let res = b.inst_results(call).to_vec();
             let mut at = 1;
-            for (i, k) in rets.iter().enumerate() {
-                for l in 0..k.lanes().len() {
-                    b.ins().store(mem, res[at], out, (32 * i + 8 * l) as i32);
+            for (i, t) in rets.iter().enumerate() {
+                if matches!(t, Ty::M(_)) {
+                    continue;
+                }
+                let slot = b.ins().load(ptr, mem, out, (8 * i) as i32);
+                for l in 0..t.lanes(ptr).len() {
+                    b.ins().store(vmem, res[at], slot, (8 * l) as i32);
                     at += 1;
                 }
             }
@@ -425,11 +485,14 @@ impl JitEngine {
             b.ins().return_(&[flag]);
             b.finalize(isa_cfg);
         }
-        let _ = ptr;
         let mut ctx = Context::for_function(func);
         self.jit_mut().define_function(id, &mut ctx).map_err(|e| codegen(format!("{e:?}")))?;
         Ok(id)
     }
+}
+
+fn type_limits(l: &Limits) -> TypeLimits {
+    TypeLimits { max_type_depth: l.max_type_depth, max_value_depth: l.max_value_depth, max_layout_nodes: l.max_layout_nodes }
 }
 
 impl Drop for JitEngine {
@@ -444,13 +507,15 @@ impl Drop for JitEngine {
 
 /// Finds a function definition by name without trusting any index.
 pub(crate) fn find_function(m: &CompiledModule, name: &str) -> Option<u16> {
-    m.function_defs.iter().position(|fd| {
-        m.function_handles
-            .get(fd.function.idx())
-            .and_then(|h| m.identifiers.get(h.name.idx()))
-            .is_some_and(|n| n == name)
-    })
-    .and_then(|i| u16::try_from(i).ok())
+    m.function_defs
+        .iter()
+        .position(|fd| {
+            m.function_handles
+                .get(fd.function.idx())
+                .and_then(|h| m.identifiers.get(h.name.idx()))
+                .is_some_and(|n| n == name)
+        })
+        .and_then(|i| u16::try_from(i).ok())
 }
 
 /// The lowering's view of the engine: declares instances and helpers.
@@ -460,15 +525,26 @@ struct Declarer<'e> {
     by_name: &'e HashMap<(AccountAddress, String), u32>,
     instances: &'e mut HashMap<InstanceKey, Instance>,
     queue: &'e mut Vec<InstanceKey>,
-    helpers: &'e mut HashMap<Helper, FuncId>,
+    helpers: &'e mut HashMap<&'static str, FuncId>,
     call_conv: CallConv,
     ptr: Type,
     frontend: TargetFrontendConfig,
     symbols: &'e mut usize,
+    layouts: &'e FlatLayouts,
+    consts: &'e mut ConstPool,
+    limits: TypeLimits,
     callees: Vec<InstanceKey>,
 }
 
 impl Declarer<'_> {
+    fn types(&self) -> Types<'_> {
+        Types { modules: self.modules, by_name: self.by_name, limits: self.limits }
+    }
+
+    fn layout_of(&self, ty: &RType) -> CompileResult<Arc<FlatLayout>> {
+        self.layouts.layout_of(&self.types(), ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
+    }
+
     fn declare(&mut self, key: &InstanceKey) -> CompileResult<FuncId> {
         if let Some(i) = self.instances.get(key) {
             return Ok(i.func);
@@ -476,7 +552,8 @@ impl Declarer<'_> {
         let m = self
             .modules
             .get(key.module as usize)
-            .ok_or_else(|| CompileError::UnknownFunction(format!("module #{}", key.module)))?;
+            .ok_or_else(|| CompileError::UnknownFunction(format!("module #{}", key.module)))?
+            .clone();
         let fdef = m
             .function_defs
             .get(key.fdef as usize)
@@ -491,8 +568,9 @@ impl Declarer<'_> {
         if fdef.code.is_none() {
             return Err(CompileError::Unsupported("native function".into()));
         }
-        let params = kinds_of(m, handle.parameters, &key.type_args)?;
-        let rets = kinds_of(m, handle.return_, &key.type_args)?;
+        let mut lay = |t: &RType| self.layout_of(t);
+        let params = sig_tys(&mut lay, &m, handle.parameters, &key.type_args)?;
+        let rets = sig_tys(&mut lay, &m, handle.return_, &key.type_args)?;
         let sig = move_signature(self.call_conv, self.ptr, &params, &rets);
         *self.symbols += 1;
         let name = format!("movejit_m{}_f{}_{}", key.module, key.fdef, self.symbols);
@@ -512,13 +590,7 @@ impl LowerEnv for Declarer<'_> {
         self.frontend
     }
 
-    fn callee(
-        &mut self,
-        module_idx: u32,
-        handle: FunctionHandleIndex,
-        type_args: Vec<Kind>,
-        func: &mut Function,
-    ) -> CompileResult<CalleeRef> {
+    fn callee(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, func: &mut Function) -> CompileResult<CalleeRef> {
         let bad = |what: &str| CompileError::Malformed(format!("call: bad {what}"));
         let m = self.modules.get(module_idx as usize).ok_or_else(|| bad("module"))?;
         let fh = m.function_handles.get(handle.idx()).ok_or_else(|| bad("function handle"))?;
@@ -544,17 +616,30 @@ impl LowerEnv for Declarer<'_> {
         Ok(CalleeRef { func: fref, params, rets })
     }
 
-    fn helper(&mut self, helper: Helper, func: &mut Function) -> CompileResult<FuncRef> {
-        let id = match self.helpers.get(&helper) {
+    fn helper(&mut self, name: &str, func: &mut Function) -> CompileResult<FuncRef> {
+        let h = Helper::named(name).ok_or_else(|| CompileError::Unsupported(format!("runtime helper {name}")))?;
+        let id = match self.helpers.get(h.name()) {
             Some(id) => *id,
             None => {
-                let sig = helper.signature(self.call_conv, self.ptr);
-                let id = self.jit.declare_function(helper.symbol(), Linkage::Import, &sig).map_err(codegen)?;
-                self.helpers.insert(helper, id);
+                let sig = h.signature(self.call_conv, self.ptr);
+                let id = self.jit.declare_function(&h.symbol(), Linkage::Import, &sig).map_err(codegen)?;
+                self.helpers.insert(h.name(), id);
                 id
             }
         };
         Ok(self.jit.declare_func_in_func(id, func))
+    }
+
+    fn layout(&mut self, ty: &RType) -> CompileResult<Arc<FlatLayout>> {
+        self.layout_of(ty)
+    }
+
+    fn value_depth(&self, ty: &RType) -> CompileResult<(usize, usize)> {
+        Ok((self.types().value_depth(ty)?, self.limits.max_value_depth))
+    }
+
+    fn constant(&mut self, layout: &Arc<FlatLayout>, bytes: &[u8]) -> CompileResult<u64> {
+        self.consts.add(layout, bytes)
     }
 }
 

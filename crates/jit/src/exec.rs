@@ -12,13 +12,15 @@
 
 #![allow(unsafe_code)]
 
-use crate::context::ExecContext;
 use crate::engine::{InstanceKey, JitEngine};
-use crate::error::CompileError;
-use crate::kind::Kind;
+use crate::error::{CompileError, CompileResult};
+use crate::lower::SUI_VARIANT_TAG_MISMATCH;
+use crate::ty::Ty;
 use cranelift_jit::JITModule;
 use movejit_format::{StatusCode, StatusFlavour};
+use movejit_runtime::flat::{bcs as flat_bcs, ExecContext, FlatLayout, FlatValue};
 use std::sync::mpsc;
+use std::sync::Arc;
 
 const HELPER_MARGIN: u64 = 1 << 20;
 
@@ -34,10 +36,15 @@ pub struct Location {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub status: StatusCode,
+    /// The abort code of `ABORTED`, or the sub-status of another error
+    /// (`VECTOR_OPERATION_ERROR`).
     pub abort_code: Option<u64>,
     pub location: Option<Location>,
     /// BCS of each return value (`EXECUTED` only).
     pub returns: Vec<Vec<u8>>,
+    /// BCS of the final value behind each reference parameter, in
+    /// parameter order (`EXECUTED` only).
+    pub refs: Vec<Vec<u8>>,
     /// Gas units left (metered engines); on `OUT_OF_GAS` the meter is
     /// exhausted and callers report all gas as used.
     pub gas_left: Option<u64>,
@@ -52,18 +59,65 @@ pub enum ExecError {
     Thread(String),
 }
 
+/// Constants compiled code copies from: deserialized once, never written,
+/// freed with the engine.
+#[derive(Default)]
+pub(crate) struct ConstPool(Vec<FlatValue>);
+
+// SAFETY: the pool only owns its values' heap blocks (FlatValue is plain
+// owned memory); compiled code reads them through shared copies only.
+unsafe impl Send for ConstPool {}
+
+impl ConstPool {
+    /// Deserializes a constant; returns the address of its flat value.
+    pub(crate) fn add(&mut self, layout: &Arc<FlatLayout>, bytes: &[u8]) -> CompileResult<u64> {
+        let v = flat_bcs::deserialize(bytes, layout.clone())
+            .map_err(|e| CompileError::Unsupported(format!("constant does not deserialize: {e}")))?;
+        let p = v.as_ptr() as u64;
+        self.0.push(v);
+        Ok(p)
+    }
+}
+
+/// A flat argument of one parameter: the value (for a reference parameter,
+/// the value it refers to, which the host keeps and reads back).
+pub type FlatArgs = Vec<FlatValue>;
+
+/// The result of a run over flat values.
+pub struct FlatOutcome {
+    pub status: StatusCode,
+    pub abort_code: Option<u64>,
+    pub location: Option<Location>,
+    /// The results (`EXECUTED` only).
+    pub returns: Vec<FlatValue>,
+    /// The values behind the reference parameters, in parameter order.
+    pub refs: Vec<FlatValue>,
+    pub gas_left: Option<u64>,
+}
+
 impl JitEngine {
-    /// Compiles (if needed) and runs `key` with BCS arguments. A metered
-    /// engine runs with `gas` units (unlimited when `None`).
+    /// Compiles (if needed) and runs `key` with BCS arguments (a reference
+    /// parameter takes the BCS of its target). A metered engine runs with
+    /// `gas` units (unlimited when `None`).
     pub fn execute(&mut self, key: &InstanceKey, args: &[Vec<u8>], gas: Option<u64>) -> Result<Outcome, ExecError> {
-        let entry = self.entry_address(key)?;
-        let (params, rets) = self.instance_signature(key)?;
+        self.entry_address(key)?;
+        let (params, _) = self.instance_signature(key)?;
         let per_frame = self.config.cost.as_ref().map(|c| c.per_frame);
         let gas = per_frame.map(|_| gas.unwrap_or(u64::MAX));
-        let arg_buf = match marshal_args(&params, args) {
-            Ok(buf) => buf,
-            Err(status) => return Ok(Outcome::failed(status, gas)),
-        };
+        if args.len() != params.len() {
+            return Ok(Outcome::failed(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH, gas));
+        }
+        let mut flat = Vec::with_capacity(args.len());
+        for (bytes, t) in args.iter().zip(&params) {
+            let l = match t {
+                Ty::S(k) => self.layout_of(&kind_type(*k))?,
+                Ty::M(l) | Ty::R(l) => l.clone(),
+            };
+            match flat_bcs::deserialize_arg(bytes, l) {
+                Ok(v) => flat.push(v),
+                Err(_) => return Ok(Outcome::failed(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, gas)),
+            }
+        }
         // The entry frame costs `per_frame`, charged before any instruction;
         // running out here has no location (no frame exists yet).
         let gas = match (gas, per_frame) {
@@ -71,27 +125,85 @@ impl JitEngine {
             (Some(g), Some(pf)) => Some(g - pf),
             _ => None,
         };
+        let state = NestedState { depth: 1, stack_base: 0, gas_left: gas };
+        let out = self.execute_flat(key, flat, state)?;
+        let ser = |vs: &[FlatValue]| vs.iter().map(|v| flat_bcs::serialize(v).unwrap_or_default()).collect();
+        Ok(Outcome {
+            status: out.status,
+            abort_code: out.abort_code,
+            location: out.location,
+            returns: ser(&out.returns),
+            refs: ser(&out.refs),
+            gas_left: out.gas_left,
+        })
+    }
+
+    /// Runs `key` from the given state (`state.depth` counts the callee's
+    /// frame, already charged) with one flat value per parameter (for a
+    /// reference parameter, its target). In-memory arguments are consumed.
+    pub fn execute_flat(&mut self, key: &InstanceKey, args: FlatArgs, state: NestedState) -> Result<FlatOutcome, ExecError> {
+        let entry = self.entry_address(key)?;
+        let (params, rets) = self.instance_signature(key)?;
+        let metered = self.config.cost.is_some();
+        let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
+        if args.len() != params.len() {
+            return Err(ExecError::Compile(CompileError::Malformed("argument count".into())));
+        }
+        let mut ret_vals = Vec::with_capacity(rets.len());
+        for t in &rets {
+            let l = match t {
+                Ty::S(k) => self.layout_of(&kind_type(*k))?,
+                Ty::M(l) => l.clone(),
+                Ty::R(_) => return Err(ExecError::Compile(CompileError::Unsupported("reference result at the boundary".into()))),
+            };
+            ret_vals.push(FlatValue::zeroed(l));
+        }
+        let arg_ptrs: Vec<u64> = args.iter().map(|v| v.as_ptr() as u64).collect();
+        let ret_ptrs: Vec<u64> = ret_vals.iter().map(|v| v.as_ptr() as u64).collect();
         let ctx = ExecContext {
-            depth: 1,
+            depth: state.depth,
             max_depth: self.config.max_call_depth,
+            stack_base: state.stack_base,
             max_stack: self.config.max_operand_stack,
             gas_left: gas.unwrap_or(u64::MAX),
+            max_vector_len: self.config.limits.max_vector_len,
             ..ExecContext::default()
         };
-        self.run_entry(entry, &rets, &arg_buf, ctx, gas.is_some())
+        let (flag, ctx) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx)?;
+        // Compiled code owns in-memory arguments (it moved or dropped them);
+        // the values behind references stay the host's.
+        let mut refs = Vec::new();
+        for (v, t) in args.into_iter().zip(&params) {
+            match t {
+                Ty::R(_) => refs.push(v),
+                Ty::M(_) => v.forget_moved(),
+                Ty::S(_) => drop(v),
+            }
+        }
+        let gas_left = metered.then_some(ctx.gas_left);
+        if flag == 0 {
+            return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, location: None, returns: ret_vals, refs, gas_left });
+        }
+        // Results were never written on failure: nothing to drop but zeros.
+        let status = if ctx.status == SUI_VARIANT_TAG_MISMATCH {
+            StatusCode::VARIANT_TAG_MISMATCH
+        } else {
+            StatusCode::from_number(ctx.status, StatusFlavour::Aptos).unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR)
+        };
+        let has_code = status == StatusCode::ABORTED || ctx.flags & ExecContext::HAS_SUB_STATUS != 0;
+        Ok(FlatOutcome {
+            status,
+            abort_code: has_code.then_some(ctx.abort_code),
+            location: Some(Location { module: ctx.module, function: ctx.function as u16, code_offset: ctx.code_offset as u16 }),
+            returns: Vec::new(),
+            refs,
+            gas_left,
+        })
     }
 
     /// Runs a compiled entry on the executor thread with `ctx` as its
-    /// starting state and turns the context's final state into an outcome.
-    fn run_entry(
-        &mut self,
-        entry: usize,
-        rets: &[Kind],
-        arg_buf: &[[u8; 32]],
-        mut ctx: ExecContext,
-        metered: bool,
-    ) -> Result<Outcome, ExecError> {
-        let mut ret_buf = vec![[0u8; 32]; rets.len()];
+    /// starting state; returns the failure flag and the final context.
+    fn run_entry(&mut self, entry: usize, args: &[u64], rets: &[u64], mut ctx: ExecContext) -> Result<(u32, ExecContext), ExecError> {
         if self.executor.is_none() {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
@@ -99,54 +211,43 @@ impl JitEngine {
         let job = Job {
             entry,
             ctx: &mut ctx as *mut ExecContext as usize,
-            args: arg_buf.as_ptr() as usize,
-            rets: ret_buf.as_mut_ptr() as usize,
+            args: args.as_ptr() as usize,
+            rets: rets.as_ptr() as usize,
         };
         // `run` blocks until the job is done, so every address in `job`
         // stays valid (and exclusively the executor's) while it runs.
-        let failed_flag = executor.run(job)?;
-        let gas_left = metered.then_some(ctx.gas_left);
-        if failed_flag == 0 {
-            let returns = ret_buf.iter().zip(rets).map(|(slot, k)| slot[..k.bytes()].to_vec()).collect();
-            return Ok(Outcome { status: StatusCode::EXECUTED, abort_code: None, location: None, returns, gas_left });
-        }
-        let status = StatusCode::from_number(ctx.status, StatusFlavour::Aptos)
-            .unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR);
-        Ok(Outcome {
-            status,
-            abort_code: (status == StatusCode::ABORTED).then_some(ctx.abort_code),
-            location: Some(Location {
-                module: ctx.module,
-                function: ctx.function as u16,
-                code_offset: ctx.code_offset as u16,
-            }),
-            returns: Vec::new(),
-            gas_left,
-        })
+        let flag = executor.run(job)?;
+        Ok((flag, ctx))
+    }
+}
+
+/// The runtime type of a scalar kind.
+fn kind_type(k: crate::kind::Kind) -> movejit_runtime::Type {
+    use crate::kind::Kind as K;
+    use movejit_runtime::Type as T;
+    match k {
+        K::Bool => T::Bool,
+        K::U8 => T::U8,
+        K::U16 => T::U16,
+        K::U32 => T::U32,
+        K::U64 => T::U64,
+        K::U128 => T::U128,
+        K::U256 => T::U256,
+        K::I8 => T::I8,
+        K::I16 => T::I16,
+        K::I32 => T::I32,
+        K::I64 => T::I64,
+        K::I128 => T::I128,
+        K::I256 => T::I256,
+        K::Address => T::Address,
     }
 }
 
 impl Outcome {
     /// A call that failed before any instruction ran (no location).
     fn failed(status: StatusCode, gas_left: Option<u64>) -> Outcome {
-        Outcome { status, abort_code: None, location: None, returns: Vec::new(), gas_left }
+        Outcome { status, abort_code: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left }
     }
-}
-
-/// Lays BCS scalar arguments into one 32-byte little-endian slot each, as
-/// the entry trampoline reads them.
-fn marshal_args(params: &[Kind], args: &[Vec<u8>]) -> Result<Vec<[u8; 32]>, StatusCode> {
-    if args.len() != params.len() {
-        return Err(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH);
-    }
-    let mut arg_buf = vec![[0u8; 32]; params.len()];
-    for ((slot, bytes), k) in arg_buf.iter_mut().zip(args).zip(params) {
-        if bytes.len() != k.bytes() || (*k == Kind::Bool && bytes[0] > 1) {
-            return Err(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT);
-        }
-        slot[..bytes.len()].copy_from_slice(bytes);
-    }
-    Ok(arg_buf)
 }
 
 /// Where a nested execution starts: the state of the interpreter that
@@ -160,32 +261,6 @@ pub struct NestedState {
     pub stack_base: u64,
     /// Gas units left (metered engines).
     pub gas_left: Option<u64>,
-}
-
-impl JitEngine {
-    /// Runs `key` as a callee of interpreted code: like
-    /// [`execute`](JitEngine::execute) but the frame is already charged and
-    /// depth, operand-stack base and gas start from `state`. Arguments and
-    /// returns are little-endian scalar bytes (BCS).
-    pub fn execute_nested(&mut self, key: &InstanceKey, args: &[Vec<u8>], state: NestedState) -> Result<Outcome, ExecError> {
-        let entry = self.entry_address(key)?;
-        let (params, rets) = self.instance_signature(key)?;
-        let metered = self.config.cost.is_some();
-        let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
-        let arg_buf = match marshal_args(&params, args) {
-            Ok(buf) => buf,
-            Err(status) => return Ok(Outcome::failed(status, gas)),
-        };
-        let ctx = ExecContext {
-            depth: state.depth,
-            max_depth: self.config.max_call_depth,
-            stack_base: state.stack_base,
-            max_stack: self.config.max_operand_stack,
-            gas_left: gas.unwrap_or(u64::MAX),
-            ..ExecContext::default()
-        };
-        self.run_entry(entry, &rets, &arg_buf, ctx, metered)
-    }
 }
 
 /// One call for the executor thread: the trampoline and its three
@@ -224,7 +299,8 @@ impl Executor {
                     // the finalized address of an entry trampoline with
                     // exactly this signature, in a JIT module that is freed
                     // only after this thread has been joined. The args /
-                    // rets buffers hold one 32-byte slot per value.
+                    // rets arrays hold one pointer per value, each to a
+                    // live slot of the value's flat layout.
                     let flag = unsafe {
                         let ctx = job.ctx as *mut ExecContext;
                         (*ctx).stack_limit = limit;

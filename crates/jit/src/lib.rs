@@ -6,32 +6,30 @@
 //! every such assumption it relies on while lowering and reports a typed
 //! [`CompileError`] instead of panicking.
 //!
-//! Phase 1 (this state): booleans and integers of every width and sign,
-//! locals, control flow, aborts, constants and direct calls between
-//! compiled functions (generic ones instantiated with scalar types). The
-//! execution protocol (status, abort code and location recorded in an
-//! [`ExecContext`], call-depth and operand-stack limits counted exactly like
-//! the interpreter, a host-stack guard, block-level gas charging with exact
-//! fallback) is in place. Structs, references, vectors, globals, enums,
-//! closures and natives wait for the runtime's value layouts and helper
-//! table (phase 2); until then the wide-integer helpers live in
-//! [`helpers`].
+//! Phase 2 (this state): every value with a flat layout (jit-abi.md 1.3):
+//! scalars in registers, structs, enums and vectors in frame memory,
+//! references as pointers; locals, fields, variants, vectors, equality,
+//! constants, generic calls with any type arguments (each instantiation
+//! compiled separately). The runtime's [`ExecContext`] and the `extern "C"`
+//! shims of its helper table do integers the IR cannot, copy, drop,
+//! equality and vector storage. Not yet: natives, global storage,
+//! closures and `AbortMsg` (such functions are not compiled; the engine
+//! interprets them).
 //!
-//! # Protocol of compiled code (phase 1)
+//! # Protocol of compiled code
 //!
-//! * Calling convention: the host's C convention with Cranelift's implicit
-//!   return area for many results. A Move function becomes
-//!   `(ctx: *mut ExecContext, args' lanes...) -> (failed: i8, returns' lanes...)`;
-//!   lanes: one SSA value for `bool` (i8, 0/1) and integers up to 128
-//!   bits, four little-endian `i64` limbs for 256-bit integers. Calls
-//!   between compiled functions are direct `call`s in Move's argument order.
-//!   An entry trampoline `extern "C" fn(ctx, args, rets) -> u32` reads and
-//!   writes one 32-byte little-endian slot per value.
-//! * Errors: the failing site stores status (Aptos number), abort code and
-//!   location (engine module number, function definition index, bytecode
-//!   offset) in [`ExecContext`] and returns `failed = 1`; every call site
-//!   tests the flag and returns at once. Helpers report errors as a status
-//!   word, never by unwinding. Nothing panics across compiled frames.
+//! * Calling convention: see [`lower`](crate::lower) (the host's C
+//!   convention; scalars as SSA lanes, in-memory values by address,
+//!   in-memory results through destination pointers). Calls between
+//!   compiled functions are direct `call`s in Move's argument order. An
+//!   entry trampoline `extern "C" fn(ctx, args, rets) -> u32` takes one
+//!   pointer per argument and result, each to a slot of its flat layout.
+//! * Errors: the failing site stores status (Aptos number), abort code or
+//!   sub-status and location (engine module number, function definition
+//!   index, bytecode offset) in [`ExecContext`] and returns `failed = 1`;
+//!   a runtime shim records status and sub-status itself and the calling
+//!   site adds the location. Every call site tests the flag and returns at
+//!   once. Nothing panics across compiled frames.
 //! * Limits: `ExecContext::depth` counts active frames; a call when it equals
 //!   `max_depth` (1,025) is `CALL_STACK_OVERFLOW` at the call instruction.
 //!   `stack_base` counts operand-stack values held by suspended callers; a
@@ -43,7 +41,6 @@
 #![deny(unsafe_code)]
 
 mod cfg;
-pub mod context;
 mod engine;
 pub mod error;
 mod exec;
@@ -51,11 +48,14 @@ pub mod gas;
 pub mod helpers;
 pub mod kind;
 mod lower;
+pub mod ty;
+pub mod types;
 
-pub use context::ExecContext;
 pub use engine::{Emit, InstanceKey, JitConfig, JitEngine};
 pub use error::{CompileError, CompileResult};
-pub use exec::{ExecError, Location, NestedState, Outcome};
+pub use exec::{ExecError, FlatArgs, FlatOutcome, Location, NestedState, Outcome};
+pub use movejit_runtime::flat::ExecContext;
+pub use ty::Ty;
 pub use gas::CostTable;
 pub use kind::Kind;
 

@@ -4,45 +4,99 @@
 //! The verifier guarantees the operand stack is empty at every basic-block
 //! boundary and that every instruction sees operands of the right types.
 //! So a block is lowered by walking it once with an abstract stack of
-//! `(Kind, SSA value)` pairs (the per-offset stack types fall out of that
-//! walk); locals are `cranelift_frontend::Variable`s. Anything that breaks
-//! those guarantees is a [`CompileError::Malformed`], never a panic.
+//! `(Ty, Val)` pairs (the per-offset stack types fall out of that walk).
+//! Anything that breaks those guarantees is a [`CompileError::Malformed`],
+//! never a panic.
+//!
+//! Values (see [`Ty`]): scalars are SSA values; locals of scalar type are
+//! `cranelift_frontend::Variable`s unless the function borrows them, then
+//! they live in a frame slot. Structs, enums, vectors and signers live in
+//! memory of their flat layout: each local has a frame slot, and each
+//! operand-stack height has one slot per (size, alignment) it holds, so a
+//! value moves by copying bytes. A slot owning heap memory is all-zero when
+//! it holds no value, so it can always be dropped: `MoveLoc` zeroes the
+//! local, `StLoc`/`WriteRef` drop the old value, `Ret` and the failure
+//! paths drop the locals. Copy, drop, equality and every vector operation
+//! that may allocate go through the runtime's shims.
 //!
 //! Calling convention of compiled functions (internal, host call conv):
-//! `(ctx: ptr, <params' lanes in Move order>) -> (failed: i8, <returns' lanes>)`.
+//! `(ctx, <params' lanes in Move order>, <one destination pointer per
+//! in-memory result>) -> (failed: i8, <scalar and reference results' lanes>)`.
+//! An in-memory argument is passed as the address of the caller's operand
+//! slot; the callee owns the value from then on (it is its local). The
+//! callee drops its locals before it writes in-memory results, since a
+//! result's destination may be the slot an argument came in.
 //! On failure the returns are zeros and `ctx` holds the status.
 
 #![forbid(unsafe_code)]
 
 use crate::cfg::basic_blocks;
-use crate::context::off;
 use crate::error::{CompileError, CompileResult};
 use crate::gas::{instr_cost, segments, CostTable};
-use crate::helpers::{op, Helper, HELPER_ARITHMETIC};
+use crate::helpers::op;
 use crate::kind::Kind;
+use crate::ty::Ty;
+use crate::types::{datatype_id, sig_types, to_type};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, Signature,
-    StackSlot, StackSlotData, StackSlotKind, Type, Value,
+    types, AbiParam, Block, BlockArg, BlockCall, FuncRef, Function, InstBuilder, JumpTableData, MemFlagsData,
+    Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use movejit_format::{
-    Bytecode, CompiledModule, FunctionHandleIndex, FunctionInstantiationIndex, SignatureToken,
-    StatusCode, StatusFlavour,
+    Bytecode, CompiledModule, FunctionHandleIndex, SignatureToken, StatusCode, StatusFlavour,
+    StructDefinitionIndex,
 };
+use movejit_runtime::flat::{ExecContext, FlatLayout, Shape};
+use movejit_runtime::Type as RType;
 use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The status word compiled code records for Sui's `VARIANT_TAG_MISMATCH`,
+/// which has no Aptos number (the context holds Aptos numbers); the engine
+/// maps it back.
+pub const SUI_VARIANT_TAG_MISMATCH: u64 = 0x7fff_0fbe;
+
+/// Offsets of the execution context's fields.
+mod off {
+    use super::ExecContext;
+    const O: movejit_runtime::flat::context::ContextOffsets = ExecContext::OFFSETS;
+    pub const STATUS: i32 = O.status as i32;
+    pub const ABORT_CODE: i32 = O.abort_code as i32;
+    pub const MODULE: i32 = O.module as i32;
+    pub const FUNCTION: i32 = O.function as i32;
+    pub const CODE_OFFSET: i32 = O.code_offset as i32;
+    pub const FLAGS: i32 = O.flags as i32;
+    pub const DEPTH: i32 = O.depth as i32;
+    pub const MAX_DEPTH: i32 = O.max_depth as i32;
+    pub const STACK_BASE: i32 = O.stack_base as i32;
+    pub const MAX_STACK: i32 = O.max_stack as i32;
+    pub const GAS_LEFT: i32 = O.gas_left as i32;
+    pub const STACK_LIMIT: i32 = O.stack_limit as i32;
+}
+pub(crate) use off::STATUS as CTX_STATUS;
+
+/// Copies up to this many bytes inline; longer values go to `memmove`.
+const INLINE_COPY: u32 = 128;
 
 /// The signature of a compiled Move function (see the module docs).
-pub fn move_signature(call_conv: CallConv, ptr: Type, params: &[Kind], rets: &[Kind]) -> Signature {
+pub fn move_signature(call_conv: CallConv, ptr: Type, params: &[Ty], rets: &[Ty]) -> Signature {
     let mut sig = Signature::new(call_conv);
     sig.params.push(AbiParam::new(ptr));
-    for k in params {
-        sig.params.extend(k.lanes().iter().map(|t| AbiParam::new(*t)));
+    for t in params {
+        sig.params.extend(t.lanes(ptr).into_iter().map(AbiParam::new));
+    }
+    for t in rets {
+        if matches!(t, Ty::M(_)) {
+            sig.params.push(AbiParam::new(ptr));
+        }
     }
     sig.returns.push(AbiParam::new(types::I8));
-    for k in rets {
-        sig.returns.extend(k.lanes().iter().map(|t| AbiParam::new(*t)));
+    for t in rets {
+        if !matches!(t, Ty::M(_)) {
+            sig.returns.extend(t.lanes(ptr).into_iter().map(AbiParam::new));
+        }
     }
     sig
 }
@@ -50,26 +104,27 @@ pub fn move_signature(call_conv: CallConv, ptr: Type, params: &[Kind], rets: &[K
 /// A callee as the lowering needs it.
 pub struct CalleeRef {
     pub func: FuncRef,
-    pub params: Vec<Kind>,
-    pub rets: Vec<Kind>,
+    pub params: Vec<Ty>,
+    pub rets: Vec<Ty>,
 }
 
-/// What the lowering asks of the engine: resolve and declare callees and
-/// helpers in the function being built.
+/// What the lowering asks of the engine: resolve and declare callees,
+/// helpers, layouts and constants.
 pub trait LowerEnv {
     fn pointer_type(&self) -> Type;
     fn frontend_config(&self) -> TargetFrontendConfig;
     /// Declares the function a call instruction names (queuing it for
     /// compilation) and imports it into `func`.
-    fn callee(
-        &mut self,
-        module_idx: u32,
-        handle: FunctionHandleIndex,
-        type_args: Vec<Kind>,
-        func: &mut Function,
-    ) -> CompileResult<CalleeRef>;
-    /// Imports a host helper into `func`.
-    fn helper(&mut self, helper: Helper, func: &mut Function) -> CompileResult<FuncRef>;
+    fn callee(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, func: &mut Function) -> CompileResult<CalleeRef>;
+    /// Imports the runtime helper `name` into `func`.
+    fn helper(&mut self, name: &str, func: &mut Function) -> CompileResult<FuncRef>;
+    /// The cached flat layout of `ty` (kept alive as long as the code).
+    fn layout(&mut self, ty: &RType) -> CompileResult<Arc<FlatLayout>>;
+    /// The interpreter's value depth of `ty` and its limit.
+    fn value_depth(&self, ty: &RType) -> CompileResult<(usize, usize)>;
+    /// A constant value deserialized once, kept alive as long as the code:
+    /// its address.
+    fn constant(&mut self, layout: &Arc<FlatLayout>, bytes: &[u8]) -> CompileResult<u64>;
 }
 
 /// The function instantiation to lower.
@@ -77,9 +132,9 @@ pub struct Target<'a> {
     pub module: &'a CompiledModule,
     pub module_idx: u32,
     pub fdef: u16,
-    pub type_args: &'a [Kind],
-    pub params: Vec<Kind>,
-    pub rets: Vec<Kind>,
+    pub type_args: &'a [RType],
+    pub params: Vec<Ty>,
+    pub rets: Vec<Ty>,
     pub cost: Option<&'a CostTable>,
     pub max_code_len: usize,
 }
@@ -89,31 +144,62 @@ pub struct Target<'a> {
 enum Val {
     One(Value),
     Wide([Value; 4]),
+    /// The address of an in-memory value (its operand slot).
+    Mem(Value),
 }
 
 impl Val {
     fn lanes(&self) -> Vec<Value> {
         match self {
-            Val::One(v) => vec![*v],
+            Val::One(v) | Val::Mem(v) => vec![*v],
             Val::Wide(w) => w.to_vec(),
         }
     }
     fn one(&self) -> CompileResult<Value> {
         match self {
             Val::One(v) => Ok(*v),
-            Val::Wide(_) => Err(malformed("expected a narrow value")),
+            _ => Err(malformed("expected a narrow value")),
         }
     }
     fn wide(&self) -> CompileResult<[Value; 4]> {
         match self {
             Val::Wide(w) => Ok(*w),
-            Val::One(_) => Err(malformed("expected a 256-bit value")),
+            _ => Err(malformed("expected a 256-bit value")),
+        }
+    }
+    fn addr(&self) -> CompileResult<Value> {
+        match self {
+            Val::Mem(v) => Ok(*v),
+            _ => Err(malformed("expected a value in memory")),
+        }
+    }
+    /// Rebuilds a value of `ty` from its lanes.
+    fn from_lanes(ty: &Ty, lanes: &[Value]) -> Val {
+        match ty {
+            Ty::S(k) if k.is_wide() => Val::Wide([lanes[0], lanes[1], lanes[2], lanes[3]]),
+            Ty::M(_) => Val::Mem(lanes[0]),
+            _ => Val::One(lanes[0]),
         }
     }
 }
 
+/// Where a local lives.
+#[derive(Clone)]
+enum Local {
+    /// A scalar never borrowed: SSA variables (its lanes).
+    Var(Kind, Vec<Variable>),
+    /// A reference: one pointer variable.
+    Ref(Arc<FlatLayout>, Variable),
+    /// A frame slot (or, for an in-memory parameter, the caller's slot).
+    Mem(Arc<FlatLayout>, Value),
+}
+
 fn malformed(msg: impl Into<String>) -> CompileError {
     CompileError::Malformed(msg.into())
+}
+
+fn unsupported(msg: impl Into<String>) -> CompileError {
+    CompileError::Unsupported(msg.into())
 }
 
 fn status_number(s: StatusCode) -> i64 {
@@ -131,6 +217,10 @@ enum Mode {
     Slow { start: usize, costs: Vec<u64> },
 }
 
+fn align_shift(align: u32) -> u8 {
+    align.max(1).trailing_zeros() as u8
+}
+
 /// Lowers `target` into `func` (whose signature must already be set).
 pub fn lower_function(
     env: &mut dyn LowerEnv,
@@ -143,28 +233,33 @@ pub fn lower_function(
         .function_defs
         .get(target.fdef as usize)
         .ok_or_else(|| malformed("function definition index out of range"))?;
-    let code = fdef
-        .code
-        .as_ref()
-        .ok_or_else(|| CompileError::Unsupported("native function".into()))?;
+    let code = fdef.code.as_ref().ok_or_else(|| unsupported("native function"))?;
     if code.code.len() > target.max_code_len {
-        return Err(CompileError::Unsupported(format!("function of {} instructions (limit {})", code.code.len(), target.max_code_len)));
+        return Err(unsupported(format!("function of {} instructions (limit {})", code.code.len(), target.max_code_len)));
     }
     let local_sig = target
         .module
         .signatures
         .get(code.locals.idx())
         .ok_or_else(|| malformed("locals signature index out of range"))?;
-    let mut local_kinds = target.params.clone();
+    let mut local_layouts: Vec<Option<Arc<FlatLayout>>> = vec![None; target.params.len()];
     for tok in &local_sig.0 {
-        local_kinds.push(Kind::of_instantiated(tok, target.type_args).ok_or_else(|| {
-            CompileError::Unsupported(format!("local of type {tok:?}"))
-        })?);
+        let t = to_type(target.module, tok, target.type_args)?;
+        let l = env.layout(&t)?;
+        local_layouts.push(Some(l));
     }
-    if local_kinds.len() > 256 {
+    if local_layouts.len() > 256 {
         return Err(malformed("more than 256 locals"));
     }
-    let blocks = basic_blocks(&code.code)?;
+    let mut borrowed = vec![false; local_layouts.len()];
+    for ins in &code.code {
+        if let Bytecode::ImmBorrowLoc(l) | Bytecode::MutBorrowLoc(l) = ins {
+            if let Some(b) = borrowed.get_mut(*l as usize) {
+                *b = true;
+            }
+        }
+    }
+    let blocks = basic_blocks(code)?;
 
     let ptr = env.pointer_type();
     let frontend = env.frontend_config();
@@ -179,11 +274,13 @@ pub fn lower_function(
     let metered = target.cost.is_some();
     let fail = b.create_block();
     b.set_cold_block(fail);
-    b.append_block_param(fail, types::I32); // status
+    b.append_block_param(fail, types::I32); // status (0: a helper recorded it)
     b.append_block_param(fail, types::I32); // code offset
     if metered {
         b.append_block_param(fail, types::I64); // gas refund
     }
+    let fail_early = b.create_block();
+    b.set_cold_block(fail_early);
     let propagate = b.create_block();
     b.set_cold_block(propagate);
 
@@ -194,9 +291,13 @@ pub fn lower_function(
         env,
         target,
         code: &code.code,
+        jump_tables: &code.jump_tables,
         ptr,
+        frontend,
         ctx,
         locals: Vec::new(),
+        heap_locals: Vec::new(),
+        ret_ptrs: Vec::new(),
         stack: Vec::new(),
         watermark: 0,
         room: None,
@@ -205,13 +306,15 @@ pub fn lower_function(
         max_depth: None,
         block_of: HashMap::new(),
         fail,
+        fail_early,
         propagate,
         scratch,
+        opslots: HashMap::new(),
         mode: Mode::Unmetered,
         helpers: HashMap::new(),
         callees: HashMap::new(),
     };
-    lw.prologue(&local_kinds, &params)?;
+    lw.prologue(&local_layouts, &borrowed, &params)?;
     for &(s, _) in &blocks {
         let blk = lw.b.create_block();
         lw.block_of.insert(s, blk);
@@ -223,7 +326,7 @@ pub fn lower_function(
         lw.b.switch_to_block(blk);
         lw.lower_block(s, e)?;
     }
-    lw.epilogues(metered);
+    lw.epilogues(metered)?;
     lw.b.seal_all_blocks();
     lw.b.finalize(frontend);
     Ok(())
@@ -234,10 +337,16 @@ struct Lowerer<'a, 'f> {
     env: &'a mut dyn LowerEnv,
     target: &'a Target<'a>,
     code: &'a [Bytecode],
+    jump_tables: &'a [movejit_format::VariantJumpTable],
     ptr: Type,
+    frontend: TargetFrontendConfig,
     ctx: Value,
-    locals: Vec<(Kind, Vec<Variable>)>,
-    stack: Vec<(Kind, Val)>,
+    locals: Vec<Local>,
+    /// Locals owning heap memory: dropped at `Ret` and on failure.
+    heap_locals: Vec<(Arc<FlatLayout>, Value)>,
+    /// Destinations of the in-memory results.
+    ret_ptrs: Vec<Value>,
+    stack: Vec<(Ty, Val)>,
     /// Highest operand-stack height already checked in the current block.
     watermark: usize,
     /// `max_stack - stack_base` at entry: pushes to this height overflow.
@@ -247,16 +356,24 @@ struct Lowerer<'a, 'f> {
     max_depth: Option<Value>,
     block_of: HashMap<usize, Block>,
     fail: Block,
+    fail_early: Block,
     propagate: Block,
     scratch: StackSlot,
+    /// Operand slots by (height, size, alignment).
+    opslots: HashMap<(usize, u32, u32), StackSlot>,
     mode: Mode,
-    helpers: HashMap<Helper, FuncRef>,
-    callees: HashMap<(FunctionHandleIndex, Vec<Kind>), std::rc::Rc<CalleeRef>>,
+    helpers: HashMap<&'static str, FuncRef>,
+    callees: HashMap<(FunctionHandleIndex, Vec<RType>), std::rc::Rc<CalleeRef>>,
 }
 
 impl Lowerer<'_, '_> {
     fn mem() -> MemFlagsData {
         MemFlagsData::trusted()
+    }
+
+    /// Flags for value memory, which may be unaligned (addresses, signers).
+    fn vmem() -> MemFlagsData {
+        MemFlagsData::new().with_notrap()
     }
 
     fn load_ctx(&mut self, ty: Type, offset: i32) -> Value {
@@ -267,12 +384,33 @@ impl Lowerer<'_, '_> {
         self.b.ins().store(Self::mem(), v, self.ctx, offset);
     }
 
-    fn prologue(&mut self, local_kinds: &[Kind], params: &[Value]) -> CompileResult<()> {
+    fn new_slot(&mut self, size: u32, align: u32) -> StackSlot {
+        self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size.max(1), align_shift(align)))
+    }
+
+    /// The address of the operand slot for a value of `l` at height `h`.
+    fn opslot(&mut self, h: usize, l: &FlatLayout) -> Value {
+        let key = (h, l.size, l.align);
+        let slot = match self.opslots.get(&key) {
+            Some(s) => *s,
+            None => {
+                let s = self.new_slot(l.size, l.align);
+                self.opslots.insert(key, s);
+                s
+            }
+        };
+        self.b.ins().stack_addr(self.ptr, slot, 0)
+    }
+
+    fn prologue(&mut self, local_layouts: &[Option<Arc<FlatLayout>>], borrowed: &[bool], params: &[Value]) -> CompileResult<()> {
         // Host stack guard: frames start above `ctx.stack_limit`.
         let sp = self.b.ins().get_stack_pointer(self.ptr);
         let limit = self.load_ctx(self.ptr, off::STACK_LIMIT);
         let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
-        self.fail_if(low, StatusCode::EXECUTION_STACK_OVERFLOW, 0, 0);
+        let cont = self.b.create_block();
+        self.b.ins().brif(low, self.fail_early, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
 
         let base = self.load_ctx(types::I64, off::STACK_BASE);
         let max = self.load_ctx(types::I64, off::MAX_STACK);
@@ -284,32 +422,84 @@ impl Lowerer<'_, '_> {
         self.depth = Some(self.load_ctx(types::I64, off::DEPTH));
         self.max_depth = Some(self.load_ctx(types::I64, off::MAX_DEPTH));
 
+        let nparams = self.target.params.len();
         let mut pi = 0;
-        for (i, k) in local_kinds.iter().enumerate() {
-            let vars: Vec<Variable> = k.lanes().iter().map(|t| self.b.declare_var(*t)).collect();
-            for (lane, var) in vars.iter().enumerate() {
-                let v = if i < self.target.params.len() {
-                    let v = *params.get(pi).ok_or_else(|| malformed("parameter count"))?;
-                    pi += 1;
-                    v
-                } else {
-                    // Move locals are written before they are read (verifier);
-                    // a zero keeps the SSA construction total.
-                    self.iconst_ty(k.lanes()[lane], 0)
-                };
-                self.b.def_var(*var, v);
+        let next_param = |pi: &mut usize| -> CompileResult<Value> {
+            let v = *params.get(*pi).ok_or_else(|| malformed("parameter count"))?;
+            *pi += 1;
+            Ok(v)
+        };
+        for (i, ll) in local_layouts.iter().enumerate() {
+            let is_param = i < nparams;
+            let ty = match ll {
+                Some(l) => Ty::of(l),
+                None => self.target.params[i].clone(),
+            };
+            let local = match &ty {
+                Ty::S(k) if !borrowed[i] => {
+                    let vars: Vec<Variable> = k.lanes().iter().map(|t| self.b.declare_var(*t)).collect();
+                    for (lane, var) in vars.iter().enumerate() {
+                        // Move locals are written before they are read
+                        // (verifier); a zero keeps the SSA construction total.
+                        let v = if is_param { next_param(&mut pi)? } else { self.iconst_ty(k.lanes()[lane], 0) };
+                        self.b.def_var(*var, v);
+                    }
+                    Local::Var(*k, vars)
+                }
+                Ty::S(k) => {
+                    let l = scalar_layout(*k);
+                    let slot = self.new_slot(l.size, l.align);
+                    let addr = self.b.ins().stack_addr(self.ptr, slot, 0);
+                    if is_param {
+                        let lanes: Vec<Value> = (0..k.lanes().len()).map(|_| next_param(&mut pi)).collect::<CompileResult<_>>()?;
+                        let v = Val::from_lanes(&ty, &lanes);
+                        self.store_scalar(*k, &v, addr, 0);
+                    }
+                    Local::Mem(l, addr)
+                }
+                Ty::R(t) => {
+                    let var = self.b.declare_var(self.ptr);
+                    let v = if is_param { next_param(&mut pi)? } else { self.b.ins().iconst(self.ptr, 0) };
+                    self.b.def_var(var, v);
+                    Local::Ref(t.clone(), var)
+                }
+                Ty::M(l) => {
+                    let addr = if is_param {
+                        next_param(&mut pi)?
+                    } else {
+                        let slot = self.new_slot(l.size, l.align);
+                        let a = self.b.ins().stack_addr(self.ptr, slot, 0);
+                        if l.owns_heap {
+                            self.zero_mem(a, l.size);
+                        }
+                        a
+                    };
+                    if l.owns_heap {
+                        self.heap_locals.push((l.clone(), addr));
+                    }
+                    Local::Mem(l.clone(), addr)
+                }
+            };
+            self.locals.push(local);
+        }
+        for t in &self.target.rets {
+            if matches!(t, Ty::M(_)) {
+                let p = next_param(&mut pi)?;
+                self.ret_ptrs.push(p);
             }
-            self.locals.push((*k, vars));
         }
         Ok(())
     }
 
-    fn epilogues(&mut self, metered: bool) {
+    fn epilogues(&mut self, metered: bool) -> CompileResult<()> {
         let rets = self.target.rets.clone();
         // fail(status, offset[, refund]): record the error and return.
         self.b.switch_to_block(self.fail);
         let p = self.b.block_params(self.fail).to_vec();
-        let status = self.b.ins().uextend(types::I64, p[0]);
+        let given = self.b.ins().uextend(types::I64, p[0]);
+        let recorded = self.load_ctx(types::I64, off::STATUS);
+        let is_given = self.b.ins().icmp_imm_u(IntCC::NotEqual, p[0], 0);
+        let status = self.b.ins().select(is_given, given, recorded);
         self.store_ctx(status, off::STATUS);
         let m = self.b.ins().iconst(types::I32, self.target.module_idx as i64);
         self.store_ctx(m, off::MODULE);
@@ -321,22 +511,46 @@ impl Lowerer<'_, '_> {
             // pre-charged cost of the instructions it skipped.
             let g = self.load_ctx(types::I64, off::GAS_LEFT);
             let g = self.b.ins().iadd(g, p[2]);
-            let oog = self.b.ins().icmp_imm_u(IntCC::Equal, p[0], status_number(StatusCode::OUT_OF_GAS));
+            let oog = self.b.ins().icmp_imm_u(IntCC::Equal, status, status_number(StatusCode::OUT_OF_GAS));
             let zero = self.b.ins().iconst(types::I64, 0);
             let g = self.b.ins().select(oog, zero, g);
             self.store_ctx(g, off::GAS_LEFT);
         }
+        self.drop_locals()?;
         self.error_return(&rets);
         // propagate: a callee failed and already recorded why.
         self.b.switch_to_block(self.propagate);
+        self.drop_locals()?;
         self.error_return(&rets);
+        // The host-stack guard fired before the locals were initialised.
+        self.b.switch_to_block(self.fail_early);
+        let st = self.b.ins().iconst(types::I64, status_number(StatusCode::EXECUTION_STACK_OVERFLOW));
+        self.store_ctx(st, off::STATUS);
+        let m = self.b.ins().iconst(types::I32, self.target.module_idx as i64);
+        self.store_ctx(m, off::MODULE);
+        let f = self.b.ins().iconst(types::I32, self.target.fdef as i64);
+        self.store_ctx(f, off::FUNCTION);
+        let z = self.b.ins().iconst(types::I32, 0);
+        self.store_ctx(z, off::CODE_OFFSET);
+        self.error_return(&rets);
+        Ok(())
     }
 
-    fn error_return(&mut self, rets: &[Kind]) {
+    fn drop_locals(&mut self) -> CompileResult<()> {
+        for (l, a) in self.heap_locals.clone() {
+            self.drop_value(&l, a)?;
+        }
+        Ok(())
+    }
+
+    fn error_return(&mut self, rets: &[Ty]) {
         let mut vals = vec![self.b.ins().iconst(types::I8, 1)];
-        for k in rets {
-            for t in k.lanes() {
-                let z = self.iconst_ty(*t, 0);
+        for t in rets {
+            if matches!(t, Ty::M(_)) {
+                continue;
+            }
+            for ty in t.lanes(self.ptr) {
+                let z = self.iconst_ty(ty, 0);
                 vals.push(z);
             }
         }
@@ -353,13 +567,27 @@ impl Lowerer<'_, '_> {
     }
 
     /// Branches to the failure path with `status` when `cond` is true.
-    fn fail_if(&mut self, cond: Value, status: StatusCode, offset: usize, refund: u64) {
-        self.fail_if_with(cond, offset, refund, |lw| lw.b.ins().iconst(types::I32, status_number(status)));
+    fn fail_if(&mut self, cond: Value, status: StatusCode, offset: usize) {
+        let r = self.refund_at(offset);
+        self.fail_if_with(cond, offset, r, |lw| lw.b.ins().iconst(types::I32, status_number(status)));
+    }
+
+    /// Like [`fail_if`](Self::fail_if) with a sub-status (vector errors).
+    fn fail_if_sub(&mut self, cond: Value, status: StatusCode, sub: u64, offset: usize) {
+        let r = self.refund_at(offset);
+        self.fail_if_with(cond, offset, r, |lw| {
+            let s = lw.b.ins().iconst(types::I64, sub as i64);
+            lw.store_ctx(s, off::ABORT_CODE);
+            let f = lw.b.ins().iconst(types::I32, ExecContext::HAS_SUB_STATUS as i64);
+            lw.store_ctx(f, off::FLAGS);
+            lw.b.ins().iconst(types::I32, status_number(status))
+        });
     }
 
     /// Branches to a cold per-site block when `cond` holds; that block
-    /// computes the status (`status`) and jumps to the shared failure path,
-    /// so the hot path carries no error constants.
+    /// computes the status (`status`; 0 when a helper recorded it) and
+    /// jumps to the shared failure path, so the hot path carries no error
+    /// constants.
     fn fail_if_with(&mut self, cond: Value, offset: usize, refund: u64, status: impl FnOnce(&mut Self) -> Value) {
         let cont = self.b.create_block();
         let site = self.b.create_block();
@@ -380,69 +608,209 @@ impl Lowerer<'_, '_> {
     }
 
     fn arith_fail_if(&mut self, cond: Value, offset: usize) {
-        let r = self.refund_at(offset);
-        self.fail_if(cond, StatusCode::ARITHMETIC_ERROR, offset, r);
+        self.fail_if(cond, StatusCode::ARITHMETIC_ERROR, offset);
     }
 
     // ---- operand stack ----
 
-    fn pop(&mut self) -> CompileResult<(Kind, Val)> {
+    fn pop(&mut self) -> CompileResult<(Ty, Val)> {
         self.stack.pop().ok_or_else(|| malformed("operand stack underflow"))
     }
 
     fn pop_kind(&mut self, want: Kind) -> CompileResult<Val> {
-        let (k, v) = self.pop()?;
-        if k != want {
-            return Err(malformed(format!("expected {want:?} on the stack, found {k:?}")));
+        match self.pop()? {
+            (Ty::S(k), v) if k == want => Ok(v),
+            (t, _) => Err(malformed(format!("expected {want:?} on the stack, found {t:?}"))),
         }
-        Ok(v)
+    }
+
+    fn pop_ref(&mut self) -> CompileResult<(Arc<FlatLayout>, Value)> {
+        match self.pop()? {
+            (Ty::R(t), v) => Ok((t, v.one()?)),
+            (t, _) => Err(malformed(format!("expected a reference on the stack, found {t:?}"))),
+        }
+    }
+
+    fn pop_mem(&mut self) -> CompileResult<(Arc<FlatLayout>, Value)> {
+        match self.pop()? {
+            (Ty::M(l), v) => Ok((l, v.addr()?)),
+            (t, _) => Err(malformed(format!("expected an in-memory value on the stack, found {t:?}"))),
+        }
     }
 
     /// Pushes a value the current instruction produced, checking the shared
     /// operand-stack limit exactly where the interpreter would.
-    fn push(&mut self, k: Kind, v: Val, offset: usize) {
+    fn push(&mut self, t: Ty, v: Val, offset: usize) {
         let h = self.stack.len();
         if h + 1 > self.watermark {
             if let Some(room) = self.room {
                 // Overflows iff stack_base + h >= max_stack, i.e. room <= h.
                 let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64);
-                let r = self.refund_at(offset);
-                self.fail_if(over, StatusCode::EXECUTION_STACK_OVERFLOW, offset, r);
+                self.fail_if(over, StatusCode::EXECUTION_STACK_OVERFLOW, offset);
             }
             self.watermark = h + 1;
         }
-        self.stack.push((k, v));
+        self.stack.push((t, v));
     }
 
-    // ---- constants ----
-
-    fn iconst_ty(&mut self, ty: Type, bits: u128) -> Value {
-        if ty == types::I128 {
-            let lo = self.b.ins().iconst(types::I64, bits as u64 as i64);
-            let hi = self.b.ins().iconst(types::I64, (bits >> 64) as u64 as i64);
-            self.b.ins().iconcat(lo, hi)
-        } else {
-            let w = ty.bits();
-            let masked = if w >= 64 { bits as u64 } else { (bits as u64) & ((1u64 << w) - 1) };
-            self.b.ins().iconst(ty, masked as i64)
+    /// Pushes `n` values whose slots the instruction filled, each checked.
+    fn push_all(&mut self, vals: Vec<(Ty, Val)>, offset: usize) {
+        for (t, v) in vals {
+            self.push(t, v, offset);
         }
     }
 
-    fn const_val(&mut self, k: Kind, le: &[u8]) -> Val {
+    // ---- memory ----
+
+    fn load_scalar(&mut self, k: Kind, addr: Value, off: i32) -> Val {
         if k.is_wide() {
             let mut lanes = [Value::from_u32(0); 4];
             for (i, lane) in lanes.iter_mut().enumerate() {
-                let mut b8 = [0u8; 8];
-                b8.copy_from_slice(&le[i * 8..i * 8 + 8]);
-                *lane = self.b.ins().iconst(types::I64, i64::from_le_bytes(b8));
+                *lane = self.b.ins().load(types::I64, Self::vmem(), addr, off + 8 * i as i32);
             }
             Val::Wide(lanes)
         } else {
-            let mut b16 = [0u8; 16];
-            b16[..le.len()].copy_from_slice(le);
-            let v = self.iconst_ty(k.ir_type(), u128::from_le_bytes(b16));
-            Val::One(v)
+            Val::One(self.b.ins().load(k.ir_type(), Self::vmem(), addr, off))
         }
+    }
+
+    fn store_scalar(&mut self, _k: Kind, v: &Val, addr: Value, off: i32) {
+        for (i, lane) in v.lanes().into_iter().enumerate() {
+            self.b.ins().store(Self::vmem(), lane, addr, off + 8 * i as i32);
+        }
+    }
+
+    /// Copies `size` bytes (the regions may be the same or overlap).
+    fn copy_mem(&mut self, dst: Value, src: Value, size: u32) {
+        if size > INLINE_COPY {
+            let n = self.b.ins().iconst(self.ptr, size as i64);
+            self.b.call_memmove(self.frontend, dst, src, n);
+            return;
+        }
+        let mut chunks = Vec::new();
+        let mut at = 0u32;
+        for (w, ty) in [(8u32, types::I64), (4, types::I32), (2, types::I16), (1, types::I8)] {
+            while size - at >= w {
+                let v = self.b.ins().load(ty, Self::vmem(), src, at as i32);
+                chunks.push((v, at));
+                at += w;
+            }
+        }
+        for (v, at) in chunks {
+            self.b.ins().store(Self::vmem(), v, dst, at as i32);
+        }
+    }
+
+    fn zero_mem(&mut self, dst: Value, size: u32) {
+        if size > INLINE_COPY {
+            let z = self.b.ins().iconst(types::I8, 0);
+            let n = self.b.ins().iconst(self.ptr, size as i64);
+            self.b.call_memset(self.frontend, dst, z, n);
+            return;
+        }
+        let mut at = 0u32;
+        for (w, ty) in [(8u32, types::I64), (4, types::I32), (2, types::I16), (1, types::I8)] {
+            while size - at >= w {
+                let z = self.b.ins().iconst(ty, 0);
+                self.b.ins().store(Self::vmem(), z, dst, at as i32);
+                at += w;
+            }
+        }
+    }
+
+    fn layout_ptr(&mut self, l: &Arc<FlatLayout>) -> Value {
+        self.b.ins().iconst(self.ptr, Arc::as_ptr(l) as i64)
+    }
+
+    fn call_helper(&mut self, name: &'static str, args: &[Value]) -> CompileResult<Value> {
+        let f = self.helper_ref(name)?;
+        let call = self.b.ins().call(f, args);
+        Ok(self.b.inst_results(call)[0])
+    }
+
+    /// Calls a status-returning helper; a non-zero status fails at `offset`
+    /// with the error the helper recorded.
+    fn call_status(&mut self, name: &'static str, args: &[Value], offset: usize) -> CompileResult<()> {
+        let st = self.call_helper(name, args)?;
+        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
+        let r = self.refund_at(offset);
+        self.fail_if_with(bad, offset, r, |lw| lw.b.ins().iconst(types::I32, 0));
+        Ok(())
+    }
+
+    /// Drops the value at `addr` (nothing to do unless it owns heap memory).
+    fn drop_value(&mut self, l: &Arc<FlatLayout>, addr: Value) -> CompileResult<()> {
+        if !l.owns_heap {
+            return Ok(());
+        }
+        if let Shape::Vector(_) = l.shape {
+            // Most drops are of empty or moved-out vectors: skip the call.
+            let p = self.b.ins().load(types::I64, Self::vmem(), addr, 0);
+            let live = self.b.create_block();
+            let done = self.b.create_block();
+            self.b.ins().brif(p, live, &[], done, &[]);
+            self.b.switch_to_block(live);
+            self.b.seal_block(live);
+            let lp = self.layout_ptr(l);
+            self.call_helper("value_drop", &[self.ctx, lp, addr])?;
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(done);
+            self.b.seal_block(done);
+            return Ok(());
+        }
+        let lp = self.layout_ptr(l);
+        self.call_helper("value_drop", &[self.ctx, lp, addr])?;
+        Ok(())
+    }
+
+    /// `*dst = copy(*src)` (`dst` holds no live value).
+    fn copy_value(&mut self, l: &Arc<FlatLayout>, dst: Value, src: Value) -> CompileResult<()> {
+        if l.owns_heap {
+            let lp = self.layout_ptr(l);
+            self.call_helper("value_copy", &[self.ctx, lp, dst, src])?;
+        } else {
+            self.copy_mem(dst, src, l.size);
+        }
+        Ok(())
+    }
+
+    /// Stores an operand (scalar lanes or in-memory value) at `addr + off`.
+    fn store_operand(&mut self, t: &Ty, v: &Val, addr: Value, off: u32) -> CompileResult<()> {
+        match t {
+            Ty::S(k) => self.store_scalar(*k, v, addr, off as i32),
+            Ty::M(l) => {
+                let dst = if off == 0 { addr } else { self.b.ins().iadd_imm_s(addr, off as i64) };
+                self.copy_mem(dst, v.addr()?, l.size);
+            }
+            Ty::R(_) => return Err(malformed("reference stored in a value")),
+        }
+        Ok(())
+    }
+
+    /// Moves the value of layout `l` at `addr + off` onto the operand stack
+    /// at height `h` (scalars are loaded, others copied to the slot).
+    fn load_operand(&mut self, l: &Arc<FlatLayout>, addr: Value, off: u32, h: usize) -> CompileResult<(Ty, Val)> {
+        let t = Ty::of(l);
+        let v = match &t {
+            Ty::S(k) => self.load_scalar(*k, addr, off as i32),
+            Ty::M(l) => {
+                let src = if off == 0 { addr } else { self.b.ins().iadd_imm_s(addr, off as i64) };
+                let dst = self.opslot(h, l);
+                self.copy_mem(dst, src, l.size);
+                Val::Mem(dst)
+            }
+            Ty::R(_) => return Err(malformed("reference inside a value")),
+        };
+        Ok((t, v))
+    }
+
+    fn helper_ref(&mut self, name: &'static str) -> CompileResult<FuncRef> {
+        if let Some(f) = self.helpers.get(name) {
+            return Ok(*f);
+        }
+        let f = self.env.helper(name, self.b.func)?;
+        self.helpers.insert(name, f);
+        Ok(f)
     }
 
     // ---- scratch memory for helpers ----
@@ -469,43 +837,15 @@ impl Lowerer<'_, '_> {
         self.b.ins().stack_addr(self.ptr, self.scratch, at)
     }
 
-    fn helper_ref(&mut self, h: Helper) -> CompileResult<FuncRef> {
-        if let Some(f) = self.helpers.get(&h) {
-            return Ok(*f);
-        }
-        let f = self.env.helper(h, self.b.func)?;
-        self.helpers.insert(h, f);
-        Ok(f)
+    fn code_const(&mut self, c: u8) -> Value {
+        self.b.ins().iconst(types::I8, c as i64)
     }
 
-    /// Calls a status-returning helper and fails on a non-zero status
-    /// (1 is `ARITHMETIC_ERROR`, anything else a broken invariant).
-    fn call_checked(&mut self, h: Helper, args: &[Value], offset: usize) -> CompileResult<()> {
-        let f = self.helper_ref(h)?;
-        let call = self.b.ins().call(f, args);
-        let st = self.b.inst_results(call)[0];
-        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
-        let r = self.refund_at(offset);
-        self.fail_if_with(bad, offset, r, |lw| {
-            let is_arith = lw.b.ins().icmp_imm_u(IntCC::Equal, st, HELPER_ARITHMETIC as i64);
-            let a = lw.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR));
-            let u = lw.b.ins().iconst(types::I32, status_number(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR));
-            lw.b.ins().select(is_arith, a, u)
-        });
-        Ok(())
-    }
-
-    fn helper_binop(&mut self, opc: u32, k: Kind, a: Val, b: Val, offset: usize) -> CompileResult<Val> {
+    fn helper_binop(&mut self, opc: u8, k: Kind, a: Val, b: Val, offset: usize) -> CompileResult<Val> {
         self.spill(&a, 0);
         self.spill(&b, 32);
-        let args = [
-            self.b.ins().iconst(types::I32, opc as i64),
-            self.b.ins().iconst(types::I32, k.code() as i64),
-            self.slot_addr(0),
-            self.slot_addr(32),
-            self.slot_addr(64),
-        ];
-        self.call_checked(Helper::WideBinop, &args, offset)?;
+        let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.slot_addr(32), self.code_const(k.code() as u8 | opc << 4)];
+        self.call_status("int_binop", &args, offset)?;
         Ok(self.reload(k, 64))
     }
 
@@ -556,9 +896,9 @@ impl Lowerer<'_, '_> {
                 self.b.switch_to_block(c);
                 self.stack = vars
                     .iter()
-                    .map(|(k, vs)| {
+                    .map(|(t, vs)| {
                         let lanes: Vec<Value> = vs.iter().map(|v| self.b.use_var(*v)).collect();
-                        (*k, if k.is_wide() { Val::Wide([lanes[0], lanes[1], lanes[2], lanes[3]]) } else { Val::One(lanes[0]) })
+                        (t.clone(), Val::from_lanes(t, &lanes))
                     })
                     .collect();
             }
@@ -568,17 +908,17 @@ impl Lowerer<'_, '_> {
 
     /// Declares variables for the live stack, defines them from the current
     /// (fast) path and jumps to `cont`.
-    fn spill_to_vars(&mut self, cont: Block) -> Vec<(Kind, Vec<Variable>)> {
+    fn spill_to_vars(&mut self, cont: Block) -> Vec<(Ty, Vec<Variable>)> {
         let mut vars = Vec::new();
-        for (k, _) in self.stack.clone() {
-            let vs: Vec<Variable> = k.lanes().iter().map(|t| self.b.declare_var(*t)).collect();
-            vars.push((k, vs));
+        for (t, _) in self.stack.clone() {
+            let vs: Vec<Variable> = t.lanes(self.ptr).iter().map(|ty| self.b.declare_var(*ty)).collect();
+            vars.push((t, vs));
         }
         self.def_vars_and_jump(&vars, cont);
         vars
     }
 
-    fn def_vars_and_jump(&mut self, vars: &[(Kind, Vec<Variable>)], cont: Block) {
+    fn def_vars_and_jump(&mut self, vars: &[(Ty, Vec<Variable>)], cont: Block) {
         for ((_, val), (_, vs)) in self.stack.clone().iter().zip(vars) {
             for (lane, var) in val.lanes().into_iter().zip(vs) {
                 self.b.def_var(*var, lane);
@@ -597,7 +937,7 @@ impl Lowerer<'_, '_> {
                     let gas = self.load_ctx(types::I64, off::GAS_LEFT);
                     let cv = self.b.ins().iconst(types::I64, c as i64);
                     let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, cv);
-                    self.fail_if(short, StatusCode::OUT_OF_GAS, i, 0);
+                    self.fail_if_with(short, i, 0, |lw| lw.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS)));
                     let left = self.b.ins().isub(gas, cv);
                     self.store_ctx(left, off::GAS_LEFT);
                 }
@@ -610,10 +950,7 @@ impl Lowerer<'_, '_> {
                 if !self.stack.is_empty() {
                     return Err(malformed(format!("operand stack not empty at block end {e}")));
                 }
-                let next = *self
-                    .block_of
-                    .get(&e)
-                    .ok_or_else(|| malformed("control falls off the end of the code"))?;
+                let next = *self.block_of.get(&e).ok_or_else(|| malformed("control falls off the end of the code"))?;
                 self.b.ins().jump(next, &[]);
             }
         }
@@ -624,8 +961,230 @@ impl Lowerer<'_, '_> {
         self.block_of.get(&(t as usize)).copied().ok_or_else(|| malformed("bad branch target"))
     }
 
-    fn local(&self, i: u8) -> CompileResult<(Kind, Vec<Variable>)> {
+    fn local(&self, i: u8) -> CompileResult<Local> {
         self.locals.get(i as usize).cloned().ok_or_else(|| malformed("local index out of range"))
+    }
+
+    fn expect_empty_stack(&self) -> CompileResult<()> {
+        if self.stack.is_empty() {
+            Ok(())
+        } else {
+            Err(malformed("operand stack not empty at a branch"))
+        }
+    }
+
+    fn push_const(&mut self, k: Kind, le: &[u8], i: usize) {
+        let v = self.const_val(k, le);
+        self.push(Ty::S(k), v, i);
+    }
+
+    fn iconst_ty(&mut self, ty: Type, bits: u128) -> Value {
+        if ty == types::I128 {
+            let lo = self.b.ins().iconst(types::I64, bits as u64 as i64);
+            let hi = self.b.ins().iconst(types::I64, (bits >> 64) as u64 as i64);
+            self.b.ins().iconcat(lo, hi)
+        } else {
+            let w = ty.bits();
+            let masked = if w >= 64 { bits as u64 } else { (bits as u64) & ((1u64 << w) - 1) };
+            self.b.ins().iconst(ty, masked as i64)
+        }
+    }
+
+    fn const_val(&mut self, k: Kind, le: &[u8]) -> Val {
+        if k.is_wide() {
+            let mut lanes = [Value::from_u32(0); 4];
+            for (i, lane) in lanes.iter_mut().enumerate() {
+                let mut b8 = [0u8; 8];
+                b8.copy_from_slice(&le[i * 8..i * 8 + 8]);
+                *lane = self.b.ins().iconst(types::I64, i64::from_le_bytes(b8));
+            }
+            Val::Wide(lanes)
+        } else {
+            let mut b16 = [0u8; 16];
+            b16[..le.len()].copy_from_slice(le);
+            let v = self.iconst_ty(k.ir_type(), u128::from_le_bytes(b16));
+            Val::One(v)
+        }
+    }
+
+
+
+    // ---- datatypes ----
+
+    fn struct_type(&self, sd: StructDefinitionIndex, args: Vec<RType>) -> CompileResult<RType> {
+        let m = self.target.module;
+        let d = m.struct_defs.get(sd.idx()).ok_or_else(|| malformed("struct definition index"))?;
+        Ok(RType::Datatype(datatype_id(m, d.struct_handle)?, args))
+    }
+
+    fn enum_type(&self, ed: movejit_format::EnumDefinitionIndex, args: Vec<RType>) -> CompileResult<RType> {
+        let m = self.target.module;
+        let d = m.enum_defs.get(ed.idx()).ok_or_else(|| malformed("enum definition index"))?;
+        Ok(RType::Datatype(datatype_id(m, d.enum_handle)?, args))
+    }
+
+    fn inst_args(&self, sig: movejit_format::SignatureIndex) -> CompileResult<Vec<RType>> {
+        sig_types(self.target.module, sig, self.target.type_args)
+    }
+
+    /// The layout of a packed type, refusing types whose values nest deeper
+    /// than the interpreter allows (it reports that error itself).
+    fn packed_layout(&mut self, t: &RType, check_depth: bool) -> CompileResult<Arc<FlatLayout>> {
+        if check_depth {
+            let (d, max) = self.env.value_depth(t)?;
+            if d > max {
+                return Err(unsupported("value nesting beyond the limit"));
+            }
+        }
+        self.env.layout(t)
+    }
+
+    fn pack_struct(&mut self, l: Arc<FlatLayout>, i: usize) -> CompileResult<()> {
+        let Shape::Struct(fields) = &l.shape else { return Err(malformed("Pack of a non-struct")) };
+        let fields = fields.clone();
+        if self.stack.len() < fields.len() {
+            return Err(malformed("too few fields on the stack"));
+        }
+        let vals = self.stack.split_off(self.stack.len() - fields.len());
+        let dst = self.opslot(self.stack.len(), &l);
+        for (f, (t, v)) in fields.iter().zip(&vals) {
+            self.store_operand(t, v, dst, f.offset)?;
+        }
+        self.push(Ty::M(l), Val::Mem(dst), i);
+        Ok(())
+    }
+
+    fn unpack_fields(&mut self, fields: &[movejit_runtime::flat::Field], src: Value, i: usize) -> CompileResult<()> {
+        let h = self.stack.len();
+        let mut out = Vec::with_capacity(fields.len());
+        // Later fields first: field 0 may share the source's slot.
+        for (k, f) in fields.iter().enumerate().rev() {
+            out.push(self.load_operand(&f.layout, src, f.offset, h + k)?);
+        }
+        out.reverse();
+        self.push_all(out, i);
+        Ok(())
+    }
+
+    fn variants(l: &FlatLayout) -> CompileResult<&Vec<Vec<movejit_runtime::flat::Field>>> {
+        match &l.shape {
+            Shape::Enum(vs) => Ok(vs),
+            _ => Err(malformed("variant operation on a non-enum")),
+        }
+    }
+
+    fn pack_variant(&mut self, l: Arc<FlatLayout>, variant: u16, i: usize) -> CompileResult<()> {
+        let fields = Self::variants(&l)?.get(variant as usize).cloned().ok_or_else(|| malformed("variant index"))?;
+        if self.stack.len() < fields.len() {
+            return Err(malformed("too few fields on the stack"));
+        }
+        let vals = self.stack.split_off(self.stack.len() - fields.len());
+        let dst = self.opslot(self.stack.len(), &l);
+        for (f, (t, v)) in fields.iter().zip(&vals) {
+            self.store_operand(t, v, dst, f.offset)?;
+        }
+        let tag = self.b.ins().iconst(types::I16, variant as i64);
+        self.b.ins().store(Self::vmem(), tag, dst, 0);
+        self.push(Ty::M(l), Val::Mem(dst), i);
+        Ok(())
+    }
+
+    fn unpack_variant(&mut self, variant: u16, mismatch: i64, i: usize) -> CompileResult<()> {
+        let (l, src) = self.pop_mem()?;
+        let fields = Self::variants(&l)?.get(variant as usize).cloned().ok_or_else(|| malformed("variant index"))?;
+        let tag = self.b.ins().load(types::I16, Self::vmem(), src, 0);
+        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, tag, variant as i64);
+        let r = self.refund_at(i);
+        self.fail_if_with(bad, i, r, |lw| lw.b.ins().iconst(types::I32, mismatch));
+        self.unpack_fields(&fields, src, i)
+    }
+
+    /// `&enum` → references to the fields of `variant` (Sui).
+    fn unpack_variant_ref(&mut self, variant: u16, i: usize) -> CompileResult<()> {
+        let (t, r) = self.pop_ref()?;
+        let fields = Self::variants(&t)?.get(variant as usize).cloned().ok_or_else(|| malformed("variant index"))?;
+        let tag = self.b.ins().load(types::I16, Self::vmem(), r, 0);
+        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, tag, variant as i64);
+        let rf = self.refund_at(i);
+        self.fail_if_with(bad, i, rf, |lw| lw.b.ins().iconst(types::I32, SUI_VARIANT_TAG_MISMATCH as i64));
+        for f in fields {
+            let p = self.b.ins().iadd_imm_s(r, f.offset as i64);
+            self.push(Ty::R(f.layout.clone()), Val::One(p), i);
+        }
+        Ok(())
+    }
+
+    /// Aptos `*BorrowVariantField`: the field at index `field` of whichever
+    /// listed variant the value holds (`STRUCT_VARIANT_MISMATCH` otherwise).
+    fn borrow_variant_field(&mut self, variants: &[u16], field: u16, i: usize) -> CompileResult<()> {
+        let (t, r) = self.pop_ref()?;
+        let vs = Self::variants(&t)?;
+        let mut offs = Vec::new();
+        let mut layout = None;
+        for v in variants {
+            let f = vs.get(*v as usize).and_then(|fs| fs.get(field as usize)).ok_or_else(|| malformed("variant field"))?;
+            offs.push((*v, f.offset));
+            layout.get_or_insert_with(|| f.layout.clone());
+        }
+        let layout = layout.ok_or_else(|| malformed("variant field handle without variants"))?;
+        let tag = self.b.ins().load(types::I16, Self::vmem(), r, 0);
+        let mut ok = self.b.ins().iconst(types::I8, 0);
+        for (v, _) in &offs {
+            let e = self.b.ins().icmp_imm_u(IntCC::Equal, tag, *v as i64);
+            ok = self.b.ins().bor(ok, e);
+        }
+        let bad = self.b.ins().icmp_imm_u(IntCC::Equal, ok, 0);
+        self.fail_if(bad, StatusCode::STRUCT_VARIANT_MISMATCH, i);
+        let mut off = self.b.ins().iconst(self.ptr, offs[0].1 as i64);
+        for (v, o) in offs.iter().skip(1) {
+            if *o != offs[0].1 {
+                let e = self.b.ins().icmp_imm_u(IntCC::Equal, tag, *v as i64);
+                let ov = self.b.ins().iconst(self.ptr, *o as i64);
+                off = self.b.ins().select(e, ov, off);
+            }
+        }
+        let p = self.b.ins().iadd(r, off);
+        self.push(Ty::R(layout), Val::One(p), i);
+        Ok(())
+    }
+
+    fn borrow_field(&mut self, field: u16, i: usize) -> CompileResult<()> {
+        let (t, r) = self.pop_ref()?;
+        let Shape::Struct(fields) = &t.shape else { return Err(malformed("field borrow of a non-struct")) };
+        let f = fields.get(field as usize).cloned().ok_or_else(|| malformed("field index"))?;
+        let p = if f.offset == 0 { r } else { self.b.ins().iadd_imm_s(r, f.offset as i64) };
+        self.push(Ty::R(f.layout), Val::One(p), i);
+        Ok(())
+    }
+
+    // ---- vectors ----
+
+    fn elem_of(l: &FlatLayout) -> CompileResult<Arc<FlatLayout>> {
+        l.elem().cloned().ok_or_else(|| malformed("vector operation on a non-vector"))
+    }
+
+    /// Length of the vector whose slot is at `v` (0 for a null header).
+    fn vec_len_inline(&mut self, v: Value) -> Value {
+        let p = self.b.ins().load(types::I64, Self::vmem(), v, 0);
+        let nonnull = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(done, types::I64);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().brif(p, nonnull, &[], done, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(nonnull);
+        self.b.seal_block(nonnull);
+        let n = self.b.ins().load(types::I64, Self::mem(), p, 0);
+        self.b.ins().jump(done, &[BlockArg::Value(n)]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        self.b.block_params(done)[0]
+    }
+
+    /// A fresh buffer of `n` elements of `e` (for pack / unpack).
+    fn elem_buffer(&mut self, e: &FlatLayout, n: u64) -> CompileResult<Value> {
+        let bytes = n.checked_mul(e.size as u64).filter(|b| *b < (1 << 24)).ok_or_else(|| unsupported("vector literal too large"))?;
+        let s = self.new_slot(bytes as u32, e.align);
+        Ok(self.b.ins().stack_addr(self.ptr, s, 0))
     }
 
     // ---- instructions ----
@@ -633,24 +1192,43 @@ impl Lowerer<'_, '_> {
     fn lower_instr(&mut self, i: usize) -> CompileResult<()> {
         use Bytecode as B;
         let ins = self.code[i].clone();
+        let m = self.target.module;
         match ins {
-            B::Nop => {}
+            B::Nop | B::FreezeRef => {}
             B::Pop => {
-                self.pop()?;
+                let (t, v) = self.pop()?;
+                if let Ty::M(l) = t {
+                    self.drop_value(&l, v.addr()?)?;
+                }
             }
             B::Ret => {
                 let rets = self.target.rets.clone();
                 let mut vals = Vec::new();
-                for k in rets.iter().rev() {
-                    let v = self.pop_kind(*k)?;
-                    vals.push(v);
+                for t in rets.iter().rev() {
+                    let (got, v) = self.pop()?;
+                    if !got.compatible(t) {
+                        return Err(malformed("return value of the wrong type"));
+                    }
+                    vals.push((got, v));
                 }
+                vals.reverse();
                 if !self.stack.is_empty() {
                     return Err(malformed("values left on the stack at Ret"));
                 }
+                // Locals go first: a result's destination may be the slot a
+                // parameter came in.
+                self.drop_locals()?;
                 let mut out = vec![self.b.ins().iconst(types::I8, 0)];
-                for v in vals.iter().rev() {
-                    out.extend(v.lanes());
+                let mut mi = 0;
+                for (t, v) in &vals {
+                    match t {
+                        Ty::M(l) => {
+                            let dst = *self.ret_ptrs.get(mi).ok_or_else(|| malformed("result pointers"))?;
+                            mi += 1;
+                            self.copy_mem(dst, v.addr()?, l.size);
+                        }
+                        _ => out.extend(v.lanes()),
+                    }
                 }
                 self.b.ins().return_(&out);
             }
@@ -670,9 +1248,23 @@ impl Lowerer<'_, '_> {
                     self.b.ins().brif(c, next, &[], taken, &[]);
                 }
             }
+            B::VariantSwitch(jt) => {
+                let (_, r) = self.pop_ref()?;
+                self.expect_empty_stack()?;
+                let table = self.jump_tables.get(jt.idx()).ok_or_else(|| malformed("jump table index"))?;
+                let targets: Vec<Block> = table.jump_table.iter().map(|t| self.target_block(*t)).collect::<CompileResult<_>>()?;
+                let default = *targets.first().ok_or_else(|| malformed("empty jump table"))?;
+                let tag = self.b.ins().load(types::I16, Self::vmem(), r, 0);
+                let tag = self.b.ins().uextend(types::I32, tag);
+                let pool = &mut self.b.func.dfg.value_lists;
+                let calls: Vec<BlockCall> = targets.iter().map(|blk| BlockCall::new(*blk, [], pool)).collect();
+                let def = BlockCall::new(default, [], pool);
+                let jt = self.b.create_jump_table(JumpTableData::new(def, &calls));
+                self.b.ins().br_table(tag, jt);
+            }
             B::LdTrue | B::LdFalse => {
                 let v = self.b.ins().iconst(types::I8, matches!(ins, B::LdTrue) as i64);
-                self.push(Kind::Bool, Val::One(v), i);
+                self.push(Ty::S(Kind::Bool), Val::One(v), i);
             }
             B::LdU8(x) => self.push_const(Kind::U8, &x.to_le_bytes(), i),
             B::LdU16(x) => self.push_const(Kind::U16, &x.to_le_bytes(), i),
@@ -687,48 +1279,309 @@ impl Lowerer<'_, '_> {
             B::LdI128(x) => self.push_const(Kind::I128, &x.to_le_bytes(), i),
             B::LdI256(x) => self.push_const(Kind::I256, &x.to_le_bytes(), i),
             B::LdConst(idx) => {
-                let c = self
-                    .target
-                    .module
-                    .constant_pool
-                    .get(idx.idx())
-                    .ok_or_else(|| malformed("constant index out of range"))?;
-                let k = Kind::of(&c.type_)
-                    .ok_or_else(|| CompileError::Unsupported(format!("constant of type {:?}", c.type_)))?;
-                if c.data.len() != k.bytes() || (k == Kind::Bool && c.data[0] > 1) {
-                    return Err(malformed("constant bytes do not match its type"));
+                let c = m.constant_pool.get(idx.idx()).ok_or_else(|| malformed("constant index out of range"))?;
+                if let Some(k) = Kind::of(&c.type_) {
+                    if c.data.len() != k.bytes() || (k == Kind::Bool && c.data[0] > 1) {
+                        return Err(malformed("constant bytes do not match its type"));
+                    }
+                    let data = c.data.clone();
+                    self.push_const(k, &data, i);
+                } else {
+                    let t = to_type(m, &c.type_, &[])?;
+                    let l = self.env.layout(&t)?;
+                    let at = self.env.constant(&l, &c.data)?;
+                    let src = self.b.ins().iconst(self.ptr, at as i64);
+                    let dst = self.opslot(self.stack.len(), &l);
+                    self.copy_value(&l, dst, src)?;
+                    self.push(Ty::M(l), Val::Mem(dst), i);
                 }
-                let data = c.data.clone();
-                self.push_const(k, &data, i);
             }
             B::CopyLoc(l) | B::MoveLoc(l) => {
-                let (k, vars) = self.local(l)?;
-                let lanes: Vec<Value> = vars.iter().map(|v| self.b.use_var(*v)).collect();
-                let v = if k.is_wide() { Val::Wide([lanes[0], lanes[1], lanes[2], lanes[3]]) } else { Val::One(lanes[0]) };
-                self.push(k, v, i);
+                let moving = matches!(ins, B::MoveLoc(_));
+                let (t, v) = match self.local(l)? {
+                    Local::Var(k, vars) => {
+                        let lanes: Vec<Value> = vars.iter().map(|v| self.b.use_var(*v)).collect();
+                        let t = Ty::S(k);
+                        let v = Val::from_lanes(&t, &lanes);
+                        (t, v)
+                    }
+                    Local::Ref(t, var) => (Ty::R(t), Val::One(self.b.use_var(var))),
+                    Local::Mem(layout, addr) => match Ty::of(&layout) {
+                        Ty::S(k) => (Ty::S(k), self.load_scalar(k, addr, 0)),
+                        _ => {
+                            let dst = self.opslot(self.stack.len(), &layout);
+                            if moving {
+                                self.copy_mem(dst, addr, layout.size);
+                                if layout.owns_heap {
+                                    self.zero_mem(addr, layout.size);
+                                }
+                            } else {
+                                self.copy_value(&layout, dst, addr)?;
+                            }
+                            (Ty::M(layout), Val::Mem(dst))
+                        }
+                    },
+                };
+                self.push(t, v, i);
             }
             B::StLoc(l) => {
-                let (k, vars) = self.local(l)?;
-                let v = self.pop_kind(k)?;
-                for (lane, var) in v.lanes().into_iter().zip(vars) {
-                    self.b.def_var(var, lane);
+                let (t, v) = self.pop()?;
+                match self.local(l)? {
+                    Local::Var(k, vars) => {
+                        if t.kind() != Some(k) {
+                            return Err(malformed("StLoc of the wrong type"));
+                        }
+                        for (lane, var) in v.lanes().into_iter().zip(vars) {
+                            self.b.def_var(var, lane);
+                        }
+                    }
+                    Local::Ref(_, var) => self.b.def_var(var, v.one()?),
+                    Local::Mem(layout, addr) => match t {
+                        Ty::S(k) => self.store_scalar(k, &v, addr, 0),
+                        Ty::M(_) => {
+                            self.drop_value(&layout, addr)?;
+                            self.copy_mem(addr, v.addr()?, layout.size);
+                        }
+                        Ty::R(_) => return Err(malformed("StLoc of a reference into a value local")),
+                    },
                 }
+            }
+            B::MutBorrowLoc(l) | B::ImmBorrowLoc(l) => match self.local(l)? {
+                Local::Mem(layout, addr) => self.push(Ty::R(layout), Val::One(addr), i),
+                _ => return Err(malformed("borrow of a local kept in registers")),
+            },
+            B::MutBorrowField(fh) | B::ImmBorrowField(fh) => {
+                let h = m.field_handles.get(fh.idx()).ok_or_else(|| malformed("field handle"))?;
+                self.borrow_field(h.field, i)?;
+            }
+            B::MutBorrowFieldGeneric(fi) | B::ImmBorrowFieldGeneric(fi) => {
+                let inst = m.field_instantiations.get(fi.idx()).ok_or_else(|| malformed("field instantiation"))?;
+                let h = m.field_handles.get(inst.handle.idx()).ok_or_else(|| malformed("field handle"))?;
+                self.borrow_field(h.field, i)?;
+            }
+            B::ImmBorrowVariantField(h) | B::MutBorrowVariantField(h) => {
+                let vh = m.variant_field_handles.get(h.idx()).ok_or_else(|| malformed("variant field handle"))?;
+                let (vs, f) = (vh.variants.clone(), vh.field);
+                self.borrow_variant_field(&vs, f, i)?;
+            }
+            B::ImmBorrowVariantFieldGeneric(x) | B::MutBorrowVariantFieldGeneric(x) => {
+                let inst = m.variant_field_instantiations.get(x.idx()).ok_or_else(|| malformed("variant field inst"))?;
+                let vh = m.variant_field_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant field handle"))?;
+                let (vs, f) = (vh.variants.clone(), vh.field);
+                self.borrow_variant_field(&vs, f, i)?;
+            }
+            B::Pack(sd) => {
+                let t = self.struct_type(sd, Vec::new())?;
+                let l = self.packed_layout(&t, true)?;
+                self.pack_struct(l, i)?;
+            }
+            B::PackGeneric(si) => {
+                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct instantiation"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                let t = self.struct_type(inst.def, args)?;
+                let l = self.packed_layout(&t, true)?;
+                self.pack_struct(l, i)?;
+            }
+            B::Unpack(_) | B::UnpackGeneric(_) => {
+                let (l, src) = self.pop_mem()?;
+                let Shape::Struct(fields) = &l.shape else { return Err(malformed("Unpack of a non-struct")) };
+                let fields = fields.clone();
+                self.unpack_fields(&fields, src, i)?;
+            }
+            B::PackVariant(h) => {
+                let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let t = self.struct_type(vh.struct_index, Vec::new())?;
+                let l = self.packed_layout(&t, false)?;
+                self.pack_variant(l, vh.variant, i)?;
+            }
+            B::PackVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                let vh = m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                let t = self.struct_type(vh.struct_index, args)?;
+                let l = self.packed_layout(&t, false)?;
+                self.pack_variant(l, vh.variant, i)?;
+            }
+            B::UnpackVariant(h) => {
+                let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                self.unpack_variant(vh.variant, status_number(StatusCode::STRUCT_VARIANT_MISMATCH), i)?;
+            }
+            B::UnpackVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                let vh = m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                self.unpack_variant(vh.variant, status_number(StatusCode::STRUCT_VARIANT_MISMATCH), i)?;
+            }
+            B::TestVariant(_) | B::TestVariantGeneric(_) => {
+                let h = match ins {
+                    B::TestVariant(h) => h,
+                    B::TestVariantGeneric(x) => {
+                        m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?.handle
+                    }
+                    _ => unreachable_ins()?,
+                };
+                let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let variant = vh.variant;
+                let (_, r) = self.pop_ref()?;
+                let tag = self.b.ins().load(types::I16, Self::vmem(), r, 0);
+                let eq = self.b.ins().icmp_imm_u(IntCC::Equal, tag, variant as i64);
+                self.push(Ty::S(Kind::Bool), Val::One(eq), i);
+            }
+            B::SuiPackVariant(h) => {
+                let vh = m.variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let t = self.enum_type(vh.enum_def, Vec::new())?;
+                let l = self.packed_layout(&t, false)?;
+                self.pack_variant(l, vh.variant, i)?;
+            }
+            B::SuiPackVariantGeneric(h) => {
+                let vh = m.variant_instantiation_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let inst = m.enum_def_instantiations.get(vh.enum_def.idx()).ok_or_else(|| malformed("enum inst"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                let t = self.enum_type(inst.def, args)?;
+                let l = self.packed_layout(&t, false)?;
+                self.pack_variant(l, vh.variant, i)?;
+            }
+            B::SuiUnpackVariant(h) => {
+                let vh = m.variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                self.unpack_variant(vh.variant, SUI_VARIANT_TAG_MISMATCH as i64, i)?;
+            }
+            B::SuiUnpackVariantGeneric(h) => {
+                let vh = m.variant_instantiation_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                self.unpack_variant(vh.variant, SUI_VARIANT_TAG_MISMATCH as i64, i)?;
+            }
+            B::SuiUnpackVariantImmRef(h) | B::SuiUnpackVariantMutRef(h) => {
+                let vh = m.variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                self.unpack_variant_ref(vh.variant, i)?;
+            }
+            B::SuiUnpackVariantGenericImmRef(h) | B::SuiUnpackVariantGenericMutRef(h) => {
+                let vh = m.variant_instantiation_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                self.unpack_variant_ref(vh.variant, i)?;
+            }
+            B::ReadRef => {
+                let (t, r) = self.pop_ref()?;
+                let h = self.stack.len();
+                let (ty, v) = match Ty::of(&t) {
+                    Ty::S(k) => (Ty::S(k), self.load_scalar(k, r, 0)),
+                    _ => {
+                        let dst = self.opslot(h, &t);
+                        self.copy_value(&t, dst, r)?;
+                        (Ty::M(t), Val::Mem(dst))
+                    }
+                };
+                self.push(ty, v, i);
+            }
+            B::WriteRef => {
+                let (t, r) = self.pop_ref()?;
+                let (vt, v) = self.pop()?;
+                match vt {
+                    Ty::S(k) => self.store_scalar(k, &v, r, 0),
+                    Ty::M(_) => {
+                        self.drop_value(&t, r)?;
+                        self.copy_mem(r, v.addr()?, t.size);
+                    }
+                    Ty::R(_) => return Err(malformed("WriteRef of a reference")),
+                }
+            }
+            B::VecPack(sig, n) => {
+                let et = self.inst_args(sig)?.into_iter().next().ok_or_else(|| malformed("VecPack signature"))?;
+                let vt = RType::Vector(Box::new(et.clone()));
+                let vl = self.packed_layout(&vt, true)?;
+                let el = Self::elem_of(&vl)?;
+                let n_us = usize::try_from(n).map_err(|_| malformed("VecPack count"))?;
+                if self.stack.len() < n_us {
+                    return Err(malformed("too few elements on the stack"));
+                }
+                let vals = self.stack.split_off(self.stack.len() - n_us);
+                let buf = self.elem_buffer(&el, n)?;
+                for (k, (t, v)) in vals.iter().enumerate() {
+                    self.store_operand(t, v, buf, k as u32 * el.size)?;
+                }
+                let dst = self.opslot(self.stack.len(), &vl);
+                let (ep, nv) = (self.layout_ptr(&el), self.b.ins().iconst(types::I64, n as i64));
+                self.call_status("vec_pack", &[self.ctx, ep, dst, buf, nv], i)?;
+                self.push(Ty::M(vl), Val::Mem(dst), i);
+            }
+            B::VecUnpack(_, n) => {
+                let (vl, v) = self.pop_mem()?;
+                let el = Self::elem_of(&vl)?;
+                let buf = self.elem_buffer(&el, n)?;
+                let (ep, nv) = (self.layout_ptr(&el), self.b.ins().iconst(types::I64, n as i64));
+                self.call_status("vec_unpack", &[self.ctx, ep, v, nv, buf], i)?;
+                let fields: Vec<movejit_runtime::flat::Field> =
+                    (0..n as u32).map(|k| movejit_runtime::flat::Field { offset: k * el.size, layout: el.clone() }).collect();
+                self.unpack_fields(&fields, buf, i)?;
+            }
+            B::VecLen(_) => {
+                let (_, r) = self.pop_ref()?;
+                let n = self.vec_len_inline(r);
+                self.push(Ty::S(Kind::U64), Val::One(n), i);
+            }
+            B::VecImmBorrow(_) | B::VecMutBorrow(_) => {
+                let idx = self.pop_kind(Kind::U64)?.one()?;
+                let (t, r) = self.pop_ref()?;
+                let el = Self::elem_of(&t)?;
+                let p = self.b.ins().load(types::I64, Self::vmem(), r, 0);
+                let null = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
+                self.fail_if_sub(null, StatusCode::VECTOR_OPERATION_ERROR, 1, i);
+                let len = self.b.ins().load(types::I64, Self::mem(), p, 0);
+                let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
+                self.fail_if_sub(oob, StatusCode::VECTOR_OPERATION_ERROR, 1, i);
+                let data = self.b.ins().load(self.ptr, Self::mem(), p, 16);
+                let scaled = self.b.ins().imul_imm_s(idx, el.size as i64);
+                let a = self.b.ins().iadd(data, scaled);
+                self.push(Ty::R(el), Val::One(a), i);
+            }
+            B::VecPushBack(_) => {
+                let (et, ev) = self.pop()?;
+                let (t, r) = self.pop_ref()?;
+                let el = Self::elem_of(&t)?;
+                let src = match &et {
+                    Ty::S(_) => {
+                        self.spill(&ev, 0);
+                        self.slot_addr(0)
+                    }
+                    Ty::M(_) => ev.addr()?,
+                    Ty::R(_) => return Err(malformed("vector of references")),
+                };
+                let ep = self.layout_ptr(&el);
+                self.call_status("vec_push_back", &[self.ctx, ep, r, src], i)?;
+            }
+            B::VecPopBack(_) => {
+                let (t, r) = self.pop_ref()?;
+                let el = Self::elem_of(&t)?;
+                let ty = Ty::of(&el);
+                let dst = match &ty {
+                    Ty::S(_) => self.slot_addr(0),
+                    _ => self.opslot(self.stack.len(), &el),
+                };
+                let ep = self.layout_ptr(&el);
+                self.call_status("vec_pop_back", &[self.ctx, ep, r, dst], i)?;
+                let v = match &ty {
+                    Ty::S(k) => self.reload(*k, 0),
+                    _ => Val::Mem(dst),
+                };
+                self.push(ty, v, i);
+            }
+            B::VecSwap(_) => {
+                let j = self.pop_kind(Kind::U64)?.one()?;
+                let k = self.pop_kind(Kind::U64)?.one()?;
+                let (t, r) = self.pop_ref()?;
+                let el = Self::elem_of(&t)?;
+                let ep = self.layout_ptr(&el);
+                self.call_status("vec_swap", &[self.ctx, ep, r, k, j], i)?;
             }
             B::Add | B::Sub | B::Mul | B::Div | B::Mod => {
                 let (kb, b) = self.pop()?;
                 let (ka, a) = self.pop()?;
-                if ka != kb || !ka.is_integer() {
-                    return Err(malformed("arithmetic on mismatched or non-integer operands"));
-                }
-                let r = self.arith(&ins, ka, a, b, i)?;
-                self.push(ka, r, i);
+                let k = ka.kind().filter(|k| Some(*k) == kb.kind() && k.is_integer());
+                let k = k.ok_or_else(|| malformed("arithmetic on mismatched or non-integer operands"))?;
+                let r = self.arith(&ins, k, a, b, i)?;
+                self.push(Ty::S(k), r, i);
             }
             B::BitOr | B::BitAnd | B::Xor => {
                 let (kb, b) = self.pop()?;
                 let (ka, a) = self.pop()?;
-                if ka != kb || !ka.is_integer() {
-                    return Err(malformed("bitwise operation on mismatched operands"));
-                }
+                let k = ka.kind().filter(|k| Some(*k) == kb.kind() && k.is_integer());
+                let k = k.ok_or_else(|| malformed("bitwise operation on mismatched operands"))?;
                 let mut out = Vec::new();
                 for (x, y) in a.lanes().into_iter().zip(b.lanes()) {
                     out.push(match ins {
@@ -737,47 +1590,60 @@ impl Lowerer<'_, '_> {
                         _ => self.b.ins().bxor(x, y),
                     });
                 }
-                let r = if ka.is_wide() { Val::Wide([out[0], out[1], out[2], out[3]]) } else { Val::One(out[0]) };
-                self.push(ka, r, i);
+                let t = Ty::S(k);
+                let r = Val::from_lanes(&t, &out);
+                self.push(t, r, i);
             }
             B::Or | B::And => {
                 let b = self.pop_kind(Kind::Bool)?.one()?;
                 let a = self.pop_kind(Kind::Bool)?.one()?;
                 let r = if matches!(ins, B::Or) { self.b.ins().bor(a, b) } else { self.b.ins().band(a, b) };
-                self.push(Kind::Bool, Val::One(r), i);
+                self.push(Ty::S(Kind::Bool), Val::One(r), i);
             }
             B::Not => {
                 let a = self.pop_kind(Kind::Bool)?.one()?;
                 let r = self.b.ins().bxor_imm_u(a, 1);
-                self.push(Kind::Bool, Val::One(r), i);
+                self.push(Ty::S(Kind::Bool), Val::One(r), i);
             }
             B::Eq | B::Neq => {
-                let (kb, b) = self.pop()?;
-                let (ka, a) = self.pop()?;
-                if ka != kb {
+                let (tb, b) = self.pop()?;
+                let (ta, a) = self.pop()?;
+                if !ta.compatible(&tb) {
                     return Err(malformed("equality on mismatched operands"));
                 }
-                let r = if ka.is_wide() {
-                    let (x, y) = (a.wide()?, b.wide()?);
-                    let mut acc = self.b.ins().bxor(x[0], y[0]);
-                    for l in 1..4 {
-                        let d = self.b.ins().bxor(x[l], y[l]);
-                        acc = self.b.ins().bor(acc, d);
+                let eq = match &ta {
+                    Ty::S(k) => self.scalar_eq(*k, a, b)?,
+                    Ty::M(l) => {
+                        let lp = self.layout_ptr(l);
+                        let (pa, pb) = (a.addr()?, b.addr()?);
+                        let r = self.call_helper("value_eq", &[self.ctx, lp, pa, pb])?;
+                        self.drop_value(l, pa)?;
+                        self.drop_value(l, pb)?;
+                        self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0)
                     }
-                    let cc = if matches!(ins, B::Eq) { IntCC::Equal } else { IntCC::NotEqual };
-                    self.b.ins().icmp_imm_u(cc, acc, 0)
-                } else {
-                    let cc = if matches!(ins, B::Eq) { IntCC::Equal } else { IntCC::NotEqual };
-                    self.b.ins().icmp(cc, a.one()?, b.one()?)
+                    Ty::R(t) => {
+                        let (pa, pb) = (a.one()?, b.one()?);
+                        match Ty::of(t) {
+                            Ty::S(k) => {
+                                let (x, y) = (self.load_scalar(k, pa, 0), self.load_scalar(k, pb, 0));
+                                self.scalar_eq(k, x, y)?
+                            }
+                            _ => {
+                                let lp = self.layout_ptr(t);
+                                let r = self.call_helper("value_eq", &[self.ctx, lp, pa, pb])?;
+                                self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0)
+                            }
+                        }
+                    }
                 };
-                self.push(Kind::Bool, Val::One(r), i);
+                let r = if matches!(ins, B::Eq) { eq } else { self.b.ins().bxor_imm_u(eq, 1) };
+                self.push(Ty::S(Kind::Bool), Val::One(r), i);
             }
             B::Lt | B::Gt | B::Le | B::Ge => {
                 let (kb, b) = self.pop()?;
                 let (ka, a) = self.pop()?;
-                if ka != kb || !ka.is_integer() {
-                    return Err(malformed("comparison on mismatched operands"));
-                }
+                let k = ka.kind().filter(|k| Some(*k) == kb.kind() && k.is_integer());
+                let ka = k.ok_or_else(|| malformed("comparison on mismatched operands"))?;
                 let s = ka.is_signed();
                 let cc = match (&ins, s) {
                     (B::Lt, false) => IntCC::UnsignedLessThan,
@@ -790,36 +1656,31 @@ impl Lowerer<'_, '_> {
                     _ => IntCC::SignedGreaterThanOrEqual,
                 };
                 let r = if ka.is_wide() {
-                    // The helper answers 0 less / 1 equal / 2 greater; compare
-                    // that answer against 1 with the unsigned form of `cc`.
+                    let opc = match ins {
+                        B::Lt => op::LT,
+                        B::Gt => op::GT,
+                        B::Le => op::LE,
+                        _ => op::GE,
+                    };
                     self.spill(&a, 0);
                     self.spill(&b, 32);
-                    let f = self.helper_ref(Helper::WideCmp)?;
-                    let args = [self.b.ins().iconst(types::I32, ka.code() as i64), self.slot_addr(0), self.slot_addr(32)];
-                    let call = self.b.ins().call(f, &args);
-                    let ord = self.b.inst_results(call)[0];
-                    self.b.ins().icmp_imm_u(cc.unsigned(), ord, 1)
+                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.slot_addr(32), self.code_const(ka.code() as u8 | opc << 4)];
+                    self.call_status("int_cmp", &args, i)?;
+                    self.b.ins().stack_load(self.ptr, types::I8, self.scratch, 64)
                 } else {
                     self.b.ins().icmp(cc, a.one()?, b.one()?)
                 };
-                self.push(Kind::Bool, Val::One(r), i);
+                self.push(Ty::S(Kind::Bool), Val::One(r), i);
             }
             B::Shl | B::Shr => {
                 let amt = self.pop_kind(Kind::U8)?.one()?;
-                let (k, a) = self.pop()?;
-                if !k.is_integer() || k.is_signed() {
-                    return Err(malformed("shift of a non-unsigned-integer"));
-                }
+                let (t, a) = self.pop()?;
+                let k = t.kind().filter(|k| k.is_integer() && !k.is_signed()).ok_or_else(|| malformed("shift of a non-unsigned-integer"))?;
                 let r = if k.is_wide() {
                     self.spill(&a, 0);
-                    let args = [
-                        self.b.ins().iconst(types::I32, if matches!(ins, B::Shl) { op::SHL } else { op::SHR } as i64),
-                        self.b.ins().iconst(types::I32, k.code() as i64),
-                        self.slot_addr(0),
-                        self.b.ins().uextend(types::I32, amt),
-                        self.slot_addr(64),
-                    ];
-                    self.call_checked(Helper::WideShift, &args, i)?;
+                    let dir = if matches!(ins, B::Shl) { op::SHL } else { op::SHR };
+                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), amt, self.code_const(k.code() as u8 | dir << 4)];
+                    self.call_status("int_shift", &args, i)?;
                     self.reload(k, 64)
                 } else {
                     let over = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, amt, k.bits() as i64);
@@ -828,7 +1689,7 @@ impl Lowerer<'_, '_> {
                     let n = if k == Kind::U128 { self.b.ins().uextend(types::I64, amt) } else { amt };
                     Val::One(if matches!(ins, B::Shl) { self.b.ins().ishl(x, n) } else { self.b.ins().ushr(x, n) })
                 };
-                self.push(k, r, i);
+                self.push(Ty::S(k), r, i);
             }
             B::CastU8 | B::CastU16 | B::CastU32 | B::CastU64 | B::CastU128 | B::CastU256 | B::CastI8
             | B::CastI16 | B::CastI32 | B::CastI64 | B::CastI128 | B::CastI256 => {
@@ -846,34 +1707,25 @@ impl Lowerer<'_, '_> {
                     B::CastI128 => Kind::I128,
                     _ => Kind::I256,
                 };
-                let (src, a) = self.pop()?;
-                if !src.is_integer() {
-                    return Err(malformed("cast of a non-integer"));
-                }
+                let (t, a) = self.pop()?;
+                let src = t.kind().filter(|k| k.is_integer()).ok_or_else(|| malformed("cast of a non-integer"))?;
                 let r = if src.is_wide() || dst.is_wide() {
                     self.spill(&a, 0);
-                    let args = [
-                        self.b.ins().iconst(types::I32, src.code() as i64),
-                        self.b.ins().iconst(types::I32, dst.code() as i64),
-                        self.slot_addr(0),
-                        self.slot_addr(64),
-                    ];
-                    self.call_checked(Helper::Cast, &args, i)?;
+                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(src.code() as u8 | (dst.code() as u8) << 4)];
+                    self.call_status("int_cast", &args, i)?;
                     self.reload(dst, 64)
                 } else {
                     Val::One(self.cast_inline(src, dst, a.one()?, i))
                 };
-                self.push(dst, r, i);
+                self.push(Ty::S(dst), r, i);
             }
             B::Negate => {
-                let (k, a) = self.pop()?;
-                if !k.is_signed() {
-                    return Err(malformed("negate of a non-signed-integer"));
-                }
+                let (t, a) = self.pop()?;
+                let k = t.kind().filter(|k| k.is_signed()).ok_or_else(|| malformed("negate of a non-signed-integer"))?;
                 let r = if k.is_wide() {
                     self.spill(&a, 0);
-                    let args = [self.b.ins().iconst(types::I32, k.code() as i64), self.slot_addr(0), self.slot_addr(64)];
-                    self.call_checked(Helper::WideNeg, &args, i)?;
+                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(k.code() as u8)];
+                    self.call_status("int_negate", &args, i)?;
                     self.reload(k, 64)
                 } else {
                     let x = a.one()?;
@@ -882,11 +1734,13 @@ impl Lowerer<'_, '_> {
                     self.arith_fail_if(is_min, i);
                     Val::One(self.b.ins().ineg(x))
                 };
-                self.push(k, r, i);
+                self.push(Ty::S(k), r, i);
             }
             B::Abort => {
                 let code = self.pop_kind(Kind::U64)?.one()?;
                 self.store_ctx(code, off::ABORT_CODE);
+                let fl = self.b.ins().iconst(types::I32, ExecContext::HAS_SUB_STATUS as i64);
+                self.store_ctx(fl, off::FLAGS);
                 let st = self.b.ins().iconst(types::I32, status_number(StatusCode::ABORTED));
                 let offv = self.b.ins().iconst(types::I32, i as i64);
                 let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
@@ -899,46 +1753,32 @@ impl Lowerer<'_, '_> {
             }
             B::Call(h) => self.call(h, Vec::new(), i)?,
             B::CallGeneric(fi) => {
-                let (h, targs) = self.instantiation(fi)?;
-                self.call(h, targs, i)?
+                let inst = m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation index"))?;
+                let targs = self.inst_args(inst.type_parameters)?;
+                self.call(inst.handle, targs, i)?
             }
             other => {
-                return Err(CompileError::Unsupported(format!("instruction {}", other.opcode().name())));
+                return Err(unsupported(format!("instruction {}", other.opcode().name())));
             }
         }
         Ok(())
     }
 
-    fn expect_empty_stack(&self) -> CompileResult<()> {
-        if self.stack.is_empty() {
-            Ok(())
+    fn scalar_eq(&mut self, k: Kind, a: Val, b: Val) -> CompileResult<Value> {
+        Ok(if k.is_wide() {
+            let (x, y) = (a.wide()?, b.wide()?);
+            let mut acc = self.b.ins().bxor(x[0], y[0]);
+            for l in 1..4 {
+                let d = self.b.ins().bxor(x[l], y[l]);
+                acc = self.b.ins().bor(acc, d);
+            }
+            self.b.ins().icmp_imm_u(IntCC::Equal, acc, 0)
         } else {
-            Err(malformed("operand stack not empty at a branch"))
-        }
+            self.b.ins().icmp(IntCC::Equal, a.one()?, b.one()?)
+        })
     }
 
-    fn push_const(&mut self, k: Kind, le: &[u8], i: usize) {
-        let v = self.const_val(k, le);
-        self.push(k, v, i);
-    }
-
-    fn instantiation(&self, fi: FunctionInstantiationIndex) -> CompileResult<(FunctionHandleIndex, Vec<Kind>)> {
-        let m = self.target.module;
-        let inst = m
-            .function_instantiations
-            .get(fi.idx())
-            .ok_or_else(|| malformed("function instantiation index out of range"))?;
-        let sig = m.signatures.get(inst.type_parameters.idx()).ok_or_else(|| malformed("signature index"))?;
-        let mut targs = Vec::new();
-        for tok in &sig.0 {
-            targs.push(Kind::of_instantiated(tok, self.target.type_args).ok_or_else(|| {
-                CompileError::Unsupported(format!("type argument {tok:?}"))
-            })?);
-        }
-        Ok((inst.handle, targs))
-    }
-
-    fn call(&mut self, h: FunctionHandleIndex, targs: Vec<Kind>, i: usize) -> CompileResult<()> {
+    fn call(&mut self, h: FunctionHandleIndex, targs: Vec<RType>, i: usize) -> CompileResult<()> {
         let callee = match self.callees.get(&(h, targs.clone())) {
             Some(c) => c.clone(),
             None => {
@@ -951,21 +1791,28 @@ impl Lowerer<'_, '_> {
             return Err(malformed("too few arguments on the stack for a call"));
         }
         let split = self.stack.len() - callee.params.len();
-        let args: Vec<(Kind, Val)> = self.stack.split_off(split);
+        let args: Vec<(Ty, Val)> = self.stack.split_off(split);
         let mut lanes = vec![self.ctx];
-        for ((k, v), want) in args.iter().zip(&callee.params) {
-            if k != want {
-                return Err(malformed("call argument of the wrong type"));
+        for ((t, v), want) in args.iter().zip(&callee.params) {
+            if !t.compatible(want) {
+                return Err(malformed(format!("call argument of the wrong type: {t:?} vs {want:?}")));
             }
             lanes.extend(v.lanes());
+        }
+        let mut ret_slots = Vec::new();
+        for (j, r) in callee.rets.iter().enumerate() {
+            if let Ty::M(l) = r {
+                let a = self.opslot(split + j, l);
+                lanes.push(a);
+                ret_slots.push(a);
+            }
         }
         let held = self.stack.len() as i64;
         // Depth: the interpreter fails the call that would make frame
         // `max_depth + 1`, at the call instruction.
         let (depth, max) = self.depth.zip(self.max_depth).ok_or_else(|| malformed("no prologue"))?;
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
-        let r = self.refund_at(i);
-        self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i, r);
+        self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i);
         if let Some(cost) = self.target.cost {
             self.charge_dynamic(cost.per_frame, i);
         }
@@ -987,18 +1834,23 @@ impl Lowerer<'_, '_> {
             self.store_ctx(base, off::STACK_BASE);
         }
         let mut at = 1;
-        for k in &callee.rets {
-            let v = if k.is_wide() {
-                let w = [results[at], results[at + 1], results[at + 2], results[at + 3]];
-                at += 4;
-                Val::Wide(w)
-            } else {
-                at += 1;
-                Val::One(results[at - 1])
+        let mut mi = 0;
+        for t in &callee.rets {
+            let v = match t {
+                Ty::M(_) => {
+                    mi += 1;
+                    Val::Mem(ret_slots[mi - 1])
+                }
+                _ => {
+                    let n = t.lanes(self.ptr).len();
+                    let v = Val::from_lanes(t, &results[at..at + n]);
+                    at += n;
+                    v
+                }
             };
             // The callee pushed its results while it ran, against its own
             // (higher) base: nothing to check here.
-            self.stack.push((*k, v));
+            self.stack.push((t.clone(), v));
         }
         self.watermark = self.watermark.max(self.stack.len());
         Ok(())
@@ -1013,8 +1865,7 @@ impl Lowerer<'_, '_> {
         let gas = self.load_ctx(types::I64, off::GAS_LEFT);
         let c = self.b.ins().iconst(types::I64, amount as i64);
         let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, c);
-        let r = self.refund_at(offset);
-        self.fail_if(short, StatusCode::OUT_OF_GAS, offset, r);
+        self.fail_if(short, StatusCode::OUT_OF_GAS, offset);
         let left = self.b.ins().isub(gas, c);
         self.store_ctx(left, off::GAS_LEFT);
     }
@@ -1115,17 +1966,44 @@ impl Lowerer<'_, '_> {
     }
 }
 
-/// Instantiates a parameter or return signature.
-pub fn kinds_of(
-    module: &CompiledModule,
-    sig: movejit_format::SignatureIndex,
-    type_args: &[Kind],
-) -> CompileResult<Vec<Kind>> {
-    let s = module.signatures.get(sig.idx()).ok_or_else(|| malformed("signature index out of range"))?;
-    s.0.iter()
-        .map(|t: &SignatureToken| {
-            Kind::of_instantiated(t, type_args)
-                .ok_or_else(|| CompileError::Unsupported(format!("value of type {t:?}")))
-        })
-        .collect()
+
+fn unreachable_ins<T>() -> CompileResult<T> {
+    Err(malformed("unexpected instruction"))
 }
+
+/// The flat layout of a scalar kind (for borrowed scalar locals).
+fn scalar_layout(k: Kind) -> Arc<FlatLayout> {
+    use movejit_runtime::layout::Layout as L;
+    let l = match k {
+        Kind::Bool => L::Bool,
+        Kind::U8 => L::U8,
+        Kind::U16 => L::U16,
+        Kind::U32 => L::U32,
+        Kind::U64 => L::U64,
+        Kind::U128 => L::U128,
+        Kind::U256 => L::U256,
+        Kind::I8 => L::I8,
+        Kind::I16 => L::I16,
+        Kind::I32 => L::I32,
+        Kind::I64 => L::I64,
+        Kind::I128 => L::I128,
+        Kind::I256 => L::I256,
+        Kind::Address => L::Address,
+    };
+    // Scalar layouts never fail (depth 1).
+    Arc::new(FlatLayout::from_layout(&l, 1).unwrap_or(FlatLayout {
+        size: k.bytes() as u32,
+        align: 1,
+        owns_heap: false,
+        bytewise_eq: true,
+        shape: Shape::U8,
+    }))
+}
+
+/// The parameter and return types of function handle `sig` instantiated.
+pub fn sig_tys(env: &mut dyn FnMut(&RType) -> CompileResult<Arc<FlatLayout>>, module: &CompiledModule, sig: movejit_format::SignatureIndex, type_args: &[RType]) -> CompileResult<Vec<Ty>> {
+    sig_types(module, sig, type_args)?.iter().map(|t| env(t).map(|l| Ty::of(&l))).collect()
+}
+
+#[allow(dead_code)]
+fn _sig_token_unused(_: &SignatureToken) {}

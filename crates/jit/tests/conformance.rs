@@ -7,7 +7,8 @@
 //! must match exactly.
 
 use movejit_format::{decode_module, AccountAddress, StatusCode};
-use movejit_jit::{CompileError, ExecError, JitConfig, JitEngine, Kind};
+use movejit_jit::{CompileError, ExecError, JitConfig, JitEngine};
+use movejit_runtime::Type;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,26 +16,6 @@ use std::path::PathBuf;
 fn conformance_dir() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     root.join("../shared/conformance/aptos")
-}
-
-fn kind_of_tag(tag: &str) -> Option<Kind> {
-    Some(match tag {
-        "bool" => Kind::Bool,
-        "u8" => Kind::U8,
-        "u16" => Kind::U16,
-        "u32" => Kind::U32,
-        "u64" => Kind::U64,
-        "u128" => Kind::U128,
-        "u256" => Kind::U256,
-        "i8" => Kind::I8,
-        "i16" => Kind::I16,
-        "i32" => Kind::I32,
-        "i64" => Kind::I64,
-        "i128" => Kind::I128,
-        "i256" => Kind::I256,
-        "address" => Kind::Address,
-        _ => return None,
-    })
 }
 
 #[derive(Default, Debug)]
@@ -77,7 +58,7 @@ fn run_programs(programs: &[&str]) -> BTreeMap<String, Tally> {
         let mut targs = Vec::new();
         let mut scalar_targs = true;
         for t in case["type_args"].as_array().unwrap() {
-            match kind_of_tag(t.as_str().unwrap()) {
+            match Type::parse_tag(t.as_str().unwrap()) {
                 Some(k) => targs.push(k),
                 None => scalar_targs = false,
             }

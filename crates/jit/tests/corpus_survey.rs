@@ -13,7 +13,9 @@ fn mv_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
-        if p.is_dir() {
+        // Older versions of the same modules (history/) would shadow the
+        // current ones and mix incompatible signatures.
+        if p.is_dir() && p.file_name().is_some_and(|n| n != "history") {
             mv_files(&p, out);
         } else if p.extension().is_some_and(|e| e == "mv") {
             out.push(p);
