@@ -2,6 +2,9 @@
 //! sessions (one per sequence of calls over a resolver: loaded modules,
 //! global-storage cache and change set).
 
+use crate::flat::exec::FlatInterp;
+use crate::flat::prepare::Prepared;
+use crate::flat::FlatSession;
 use crate::fxhash::FxHashMap;
 use crate::interpreter::Interpreter;
 use crate::loader::{DatatypeDef, LoadedModule};
@@ -15,7 +18,8 @@ use movejit_runtime::{
 };
 use sha2::Digest;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use movejit_runtime::flat::{bcs as flat_bcs, mem as flat_mem, FlatValue};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Message prefix of the `FEATURE_NOT_ENABLED` error of executor `Jit` when
 /// the called function (or something it reaches) cannot be compiled.
@@ -33,6 +37,28 @@ pub enum ExecutorKind {
     Auto,
 }
 
+/// Which interpreter runs what is interpreted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum InterpreterKind {
+    /// Values as a tree of Rust values, references as root + path (the
+    /// original reference interpreter, kept as a cross-check).
+    #[default]
+    Tree,
+    /// The flat representation shared with the JIT (jit-abi.md 1.3–3).
+    Flat,
+}
+
+impl InterpreterKind {
+    /// The default: `MOVEJIT_INTERPRETER=flat|tree` when set, else [`InterpreterKind::default`].
+    pub fn from_env() -> Self {
+        match std::env::var("MOVEJIT_INTERPRETER").as_deref() {
+            Ok("flat") => InterpreterKind::Flat,
+            Ok("tree") => InterpreterKind::Tree,
+            _ => InterpreterKind::default(),
+        }
+    }
+}
+
 /// Everything an engine is built from.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -41,6 +67,7 @@ pub struct EngineConfig {
     pub natives: NativeRegistry,
     pub costs: CostTable,
     pub executor: ExecutorKind,
+    pub interpreter: InterpreterKind,
 }
 
 impl EngineConfig {
@@ -52,6 +79,7 @@ impl EngineConfig {
             natives: NativeRegistry::with_stdlib(),
             costs: CostTable::default(),
             executor: ExecutorKind::Interpreter,
+            interpreter: InterpreterKind::from_env(),
         }
     }
     pub fn sui() -> Self {
@@ -71,16 +99,28 @@ pub struct Engine {
     cache: Mutex<HashMap<[u8; 32], Arc<LoadedModule>>>,
     /// Compiled code for the `Jit` / `Auto` executors.
     compiled: Option<Arc<dyn CompiledCodeFactory>>,
+    /// Prepared function instances (flat interpreter), by (module, function
+    /// definition, type arguments); each keeps its module alive, so the
+    /// module's address stays a unique key. Sessions over different stores
+    /// may link the same module against different dependencies: each
+    /// candidate records the modules it was prepared against
+    /// ([`Prepared::links`]) and is used only where they are the same.
+    pub(crate) prepared: RwLock<HashMap<PreparedKey, Vec<Arc<Prepared>>>>,
 }
+
+pub(crate) type PreparedKey = (usize, u16, Vec<Type>);
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Self {
-        Engine { config, cache: Mutex::new(HashMap::new()), compiled: None }
+        Self::build(config, None)
+    }
+    fn build(config: EngineConfig, compiled: Option<Arc<dyn CompiledCodeFactory>>) -> Self {
+        Engine { config, cache: Mutex::new(HashMap::new()), compiled, prepared: RwLock::default() }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
     /// `factory` (one [`CompiledCode`] per session).
     pub fn with_compiled(config: EngineConfig, factory: Arc<dyn CompiledCodeFactory>) -> Self {
-        Engine { config, cache: Mutex::new(HashMap::new()), compiled: Some(factory) }
+        Self::build(config, Some(factory))
     }
     pub fn config(&self) -> &EngineConfig {
         &self.config
@@ -97,6 +137,7 @@ impl Engine {
             depth_cache: FxHashMap::default(),
             struct_depth_cache: FxHashMap::default(),
             depth_checked: FxHashMap::default(),
+            flat: FlatSession::default(),
             compiled: match self.config.executor {
                 ExecutorKind::Interpreter => None,
                 ExecutorKind::Jit | ExecutorKind::Auto => self.compiled.as_ref().map(|f| f.new_session()),
@@ -132,6 +173,8 @@ pub(crate) struct Globals {
     pub index: FxHashMap<(AccountAddress, Type), u32>,
     pub meta: Vec<GlobalMeta>,
     pub values: Vec<Option<Value>>,
+    /// The flat interpreter's values (it uses these instead of `values`).
+    pub flat: Vec<Option<FlatValue>>,
 }
 
 /// Shared type arguments of a frame or instantiation.
@@ -140,7 +183,7 @@ pub(crate) type TypeArgs = Arc<Vec<Type>>;
 /// A sequence of calls over one resolver.
 pub struct Session<'e, 'r> {
     pub(crate) engine: &'e Engine,
-    resolver: &'r dyn Resolver,
+    pub(crate) resolver: &'r dyn Resolver,
     pub(crate) modules: HashMap<ModuleId, Arc<LoadedModule>>,
     /// (calling module, function handle) → (callee module, definition index).
     pub(crate) call_cache: FxHashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
@@ -158,6 +201,8 @@ pub struct Session<'e, 'r> {
     pub(crate) struct_depth_cache: FxHashMap<(usize, u16), usize>,
     /// Compiled code consulted at calls (executors `Jit` / `Auto`).
     pub(crate) compiled: Option<Box<dyn CompiledCode>>,
+    /// Call-site caches and layouts of the flat interpreter.
+    pub(crate) flat: FlatSession,
 }
 
 /// The session's loaded modules, for compiling callees.
@@ -583,6 +628,9 @@ impl<'e, 'r> Session<'e, 'r> {
                     .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
             }
         }
+        if self.engine.config.interpreter == InterpreterKind::Flat {
+            return self.execute_flat(m, def, ty_args, &params, &returns, args, gas);
+        }
         let mut interp = Interpreter::new(self, gas);
         let (ret_values, mem) = interp.run_entry(m.clone(), def, ty_args.to_vec(), &params, arg_values)?;
         let mut out = ExecutionResult {
@@ -625,9 +673,116 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok(out)
     }
 
+    /// The flat interpreter's `execute_function` (arguments checked above).
+    #[allow(clippy::too_many_arguments)]
+    fn execute_flat(
+        &mut self,
+        m: Arc<LoadedModule>,
+        def: u16,
+        ty_args: &[Type],
+        params: &[Type],
+        returns: &[Type],
+        args: &[Vec<u8>],
+        gas: &mut GasMeter,
+    ) -> Result<ExecutionResult, VmError> {
+        let inner = |t: &Type| match t {
+            Type::Reference(t) | Type::MutableReference(t) => (**t).clone(),
+            t => t.clone(),
+        };
+        let mut arg_values = Vec::with_capacity(args.len());
+        for (t, bytes) in params.iter().zip(args) {
+            let it = inner(t);
+            // The serialized layout (and its limits) decide what deserializes.
+            self.layout_of(&it).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
+            let l = self.flat_layout(&it).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
+            let v = if self.flavour() == StatusFlavour::Aptos {
+                flat_bcs::deserialize_arg(bytes, l)
+            } else {
+                flat_bcs::deserialize(bytes, l)
+            };
+            arg_values.push(v.map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?);
+        }
+        let saved_meta: Vec<_> = self.globals.meta.iter().map(|g| (g.existed, g.dirty)).collect();
+        let saved_values = self.flat_globals_snapshot();
+        let mut interp = FlatInterp::new(self, gas);
+        let r = interp.run_entry(m, def, ty_args.to_vec(), params, arg_values, returns);
+        drop(interp);
+        let (rets, roots) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                // A failed call changes nothing.
+                self.globals.flat = saved_values;
+                self.globals.meta.truncate(saved_meta.len());
+                for (g, (existed, dirty)) in self.globals.meta.iter_mut().zip(saved_meta) {
+                    g.existed = existed;
+                    g.dirty = dirty;
+                }
+                let n = self.globals.meta.len();
+                self.globals.flat.truncate(n);
+                self.globals.index.retain(|_, slot| (*slot as usize) < n);
+                return Err(e);
+            }
+        };
+        let mut out = ExecutionResult {
+            returns: Vec::new(),
+            mutrefs: Vec::new(),
+            gas_used: gas.used(),
+            return_layouts: Vec::new(),
+            mutref_layouts: Vec::new(),
+        };
+        for (v, t) in rets.iter().zip(returns) {
+            let it = inner(t);
+            let l = self.layout_of(&it).map_err(|e| match self.flavour() {
+                // Sui: "entry point functions cannot have non-serializable return types".
+                StatusFlavour::Sui => VmError::new(StatusCode::VERIFICATION_ERROR).with_message(e.to_string()),
+                StatusFlavour::Aptos => e,
+            })?;
+            out.return_layouts.push(l);
+            let bytes = if matches!(t, Type::Reference(_) | Type::MutableReference(_)) {
+                let fl = self.flat_layout(&it)?;
+                flat_mem::serialize(&fl, flat_mem::read_addr(flat_mem::Addr::of_value(v)))
+            } else {
+                flat_bcs::serialize(v)
+            };
+            out.returns.push(bytes.map_err(|e| {
+                if e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
+                    e
+                } else {
+                    VmError::invariant("failed to serialize return values")
+                }
+            })?);
+        }
+        for (i, t) in params.iter().enumerate() {
+            if let Type::MutableReference(it) = t {
+                let l = self.layout_of(it)?;
+                let v = roots.get(i).ok_or_else(|| VmError::invariant("argument frame"))?;
+                out.mutrefs.push((i, flat_bcs::serialize(v)?));
+                out.mutref_layouts.push(l);
+            }
+        }
+        Ok(out)
+    }
+
     /// The resource writes of everything executed so far.
     pub fn finish(self) -> VmResult<ChangeSet> {
         let mut cs = ChangeSet::default();
+        if self.engine.config.interpreter == InterpreterKind::Flat {
+            for (i, meta) in self.globals.meta.iter().enumerate() {
+                if !meta.dirty {
+                    continue;
+                }
+                match self.globals.flat.get(i).and_then(|v| v.as_ref()) {
+                    Some(v) => {
+                        cs.resources.insert((meta.address, meta.ty.clone()), WriteOp::Write(flat_bcs::serialize(v)?));
+                    }
+                    None if meta.existed => {
+                        cs.resources.insert((meta.address, meta.ty.clone()), WriteOp::Delete);
+                    }
+                    None => {}
+                }
+            }
+            return Ok(cs);
+        }
         for (i, meta) in self.globals.meta.iter().enumerate() {
             if !meta.dirty {
                 continue;
@@ -712,6 +867,19 @@ impl<'e, 'r> Session<'e, 'r> {
         })
     }
 
+    /// The value depth of a type, uncached (for preparing flat code).
+    pub(crate) fn type_value_depth_shared(&self, t: &Type) -> VmResult<usize> {
+        if let Some(d) = self.depth_cache.get(t) {
+            return Ok(*d);
+        }
+        self.type_value_depth_rec(t, 1)
+    }
+
+    /// A layout without the layout-node budget (flat values of any size).
+    pub(crate) fn layout_unbounded(&self, t: &Type) -> VmResult<Layout> {
+        self.layout_rec(t, 1, &mut 0, false)
+    }
+
     /// The value depth of a type (a primitive is 1; a struct 1 + its deepest field).
     pub(crate) fn type_value_depth(&mut self, t: &Type) -> VmResult<usize> {
         if let Some(d) = self.depth_cache.get(t) {
@@ -760,12 +928,15 @@ impl<'e, 'r> Session<'e, 'r> {
         })
     }
 
-    fn layout_rec(&self, t: &Type, depth: usize, nodes: &mut usize) -> VmResult<Layout> {
-        *nodes += 1;
-        if self.engine.config.limits.max_layout_nodes.is_some_and(|max| *nodes > max) {
+    fn layout_rec(&self, t: &Type, depth: usize, nodes: &mut usize, bounded: bool) -> VmResult<Layout> {
+        *nodes = nodes.saturating_add(1);
+        if bounded && self.engine.config.limits.max_layout_nodes.is_some_and(|max| *nodes > max) {
             return Err(VmError::new(StatusCode::VM_MAX_TYPE_NODES_REACHED));
         }
-        if depth > self.engine.config.limits.max_type_depth {
+        // Flat layouts of any verified type are built (values are bounded
+        // by the value-depth checks); the bound only stops runaway nesting.
+        let max_depth = if bounded { self.engine.config.limits.max_type_depth } else { crate::flat::MAX_FLAT_DEPTH };
+        if depth > max_depth {
             return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
         }
         Ok(match t {
@@ -784,7 +955,7 @@ impl<'e, 'r> Session<'e, 'r> {
             Type::I256 => Layout::I256,
             Type::Address => Layout::Address,
             Type::Signer => Layout::Signer,
-            Type::Vector(e) => Layout::Vector(Box::new(self.layout_rec(e, depth + 1, nodes)?)),
+            Type::Vector(e) => Layout::Vector(Box::new(self.layout_rec(e, depth + 1, nodes, bounded)?)),
             Type::Function(..) => Layout::Function,
             Type::Datatype(id, args) => {
                 let mid = ModuleId { address: id.address, name: id.module.clone() };
@@ -797,7 +968,7 @@ impl<'e, 'r> Session<'e, 'r> {
                     .get(&*id.name)
                     .ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE).with_message(format!("{t}")))?;
                 let mut fields = |fs: &[movejit_format::FieldDefinition]| -> VmResult<Vec<Layout>> {
-                    fs.iter().map(|f| self.layout_rec(&m.to_type(&f.signature, args)?, depth + 1, nodes)).collect()
+                    fs.iter().map(|f| self.layout_rec(&m.to_type(&f.signature, args)?, depth + 1, nodes, bounded)).collect()
                 };
                 match def {
                     DatatypeDef::Struct(i) => {
@@ -825,7 +996,7 @@ impl<'e, 'r> Session<'e, 'r> {
 
 impl TypeInfo for Session<'_, '_> {
     fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
-        self.layout_rec(ty, 1, &mut 0)
+        self.layout_rec(ty, 1, &mut 0, true)
     }
     /// Loaded resources answer from the call's memory, others from storage.
     fn resource_exists(&self, mem: &movejit_runtime::Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {

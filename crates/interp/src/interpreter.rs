@@ -49,7 +49,7 @@ pub(crate) struct Interpreter<'a, 'e, 'r> {
 /// base and gas carry across; gas used by compiled code is charged back to
 /// the meter (all of it on `OUT_OF_GAS`, as the meter leaves none).
 #[allow(clippy::too_many_arguments)]
-fn call_compiled(
+pub(crate) fn call_compiled(
     s: &mut Session<'_, '_>,
     gas: &mut GasMeter,
     m: &Arc<LoadedModule>,

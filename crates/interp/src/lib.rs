@@ -18,9 +18,10 @@
 #![forbid(unsafe_code)]
 
 mod engine;
+mod flat;
 mod fxhash;
 mod interpreter;
 pub mod loader;
 
-pub use engine::{Engine, EngineConfig, ExecutionResult, ExecutorKind, Session, JIT_NOT_COMPILED};
+pub use engine::{Engine, EngineConfig, ExecutionResult, ExecutorKind, InterpreterKind, Session, JIT_NOT_COMPILED};
 pub use movejit_runtime as runtime;

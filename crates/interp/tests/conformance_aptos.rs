@@ -5,20 +5,38 @@
 mod common;
 
 use common::*;
-use movejit_interp::{Engine, EngineConfig};
+use movejit_interp::{Engine, EngineConfig, InterpreterKind};
 
 /// Cases the interpreter does not agree with yet, each with the reason.
 const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 #[test]
-fn aptos_conformance() {
+fn aptos_conformance_tree() {
+    conformance(InterpreterKind::Tree);
+}
+
+#[test]
+fn aptos_conformance_flat() {
+    conformance(InterpreterKind::Flat);
+}
+
+/// The whole case table on one interpreter (same expectations for both).
+fn conformance(kind: InterpreterKind) {
     let cases = load_aptos_cases();
     assert!(cases.len() >= 2000, "expected the full case file, got {}", cases.len());
-    let exec = InterpExecutor(Engine::new(EngineConfig::aptos()));
+    let exec = InterpExecutor(Engine::new(EngineConfig { interpreter: kind, ..EngineConfig::aptos() }));
     let mut tally = Tally::new();
     let mut unexpected = Vec::new();
     let mut fixed = Vec::new();
+    let trace = std::env::var("CONFORMANCE_TRACE").is_ok();
+    let only = std::env::var("CONFORMANCE_ONLY").ok();
     for case in &cases {
+        if only.as_ref().is_some_and(|o| !case.id.starts_with(o.as_str())) {
+            continue;
+        }
+        if trace {
+            eprintln!("case {}", case.id);
+        }
         let diffs = match exec.run(case) {
             Ok(out) => compare(case, &out),
             Err(e) => vec![format!("harness: {e}")],
@@ -35,7 +53,7 @@ fn aptos_conformance() {
             unexpected.push(format!("{}: {}", case.id, diffs.join("; ")));
         }
     }
-    print_tally(&format!("aptos conformance ({})", exec.name()), &tally);
+    print_tally(&format!("aptos conformance ({}, {kind:?})", exec.name()), &tally);
     if !fixed.is_empty() {
         eprintln!("known gaps that now agree (remove them from KNOWN_GAPS): {fixed:?}");
     }

@@ -10,7 +10,7 @@ mod common;
 use common::shared_dir;
 use movejit_interp::runtime::fmt::print_value;
 use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusFlavour, Type};
-use movejit_interp::{Engine, EngineConfig, ExecutionResult};
+use movejit_interp::{Engine, EngineConfig, ExecutionResult, InterpreterKind};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -81,9 +81,19 @@ fn strs(j: &Json) -> Vec<String> {
 }
 
 #[test]
-fn sui_conformance() {
+fn sui_conformance_tree() {
+    conformance(InterpreterKind::Tree);
+}
+
+#[test]
+fn sui_conformance_flat() {
+    conformance(InterpreterKind::Flat);
+}
+
+/// Every task on one interpreter (same expectations for both).
+fn conformance(kind: InterpreterKind) {
     let dir = shared_dir().join("conformance/sui");
-    let engine = Engine::new(EngineConfig::sui());
+    let engine = Engine::new(EngineConfig { interpreter: kind, ..EngineConfig::sui() });
     let read = |p: &str| std::fs::read(dir.join(p)).unwrap_or_default();
 
     // Genesis, one module per publish, sender 0x1.
@@ -214,7 +224,7 @@ fn sui_conformance() {
     let sum = |m: &BTreeMap<String, (usize, usize)>| m.values().fold((0, 0), |(a, n), (x, y)| (a + x, n + y));
     let (la, ln) = sum(&loose);
     let (sa, _) = sum(&strict);
-    eprintln!("sui conformance (interpreter): loose {la}/{ln}, strict {sa}/{ln}");
+    eprintln!("sui conformance (interpreter {kind:?}): loose {la}/{ln}, strict {sa}/{ln}");
     for (c, (x, y)) in &loose {
         eprintln!("  {c:<60} loose {x:>4}/{y:<4} strict {:>4}", strict.get(c).map(|s| s.0).unwrap_or(0));
     }

@@ -75,7 +75,13 @@ fn write(out: &mut Vec<u8>, l: &FlatLayout, slot: &[u8], depth: usize) -> VmResu
                 write(out, &f.layout, &slot[f.offset as usize..(f.offset + f.layout.size) as usize], depth + 1)?;
             }
         }
-        Shape::Closure => return Err(ser_err("closures over flat memory: not yet")),
+        // Closures take the tree encoding's path (function name, type tags,
+        // captured layouts and values).
+        Shape::Closure => {
+            let c = raw::closure_ref(slot).ok_or_else(|| ser_err("empty function value"))?;
+            let v = crate::values::Value::Closure(Box::new(super::native_bridge::closure_to_value(c)?));
+            out.extend_from_slice(&crate::bcs::serialize(&v, &crate::layout::Layout::Function)?);
+        }
         Shape::Reference(_) => return Err(ser_err("a reference is not serializable")),
     }
     Ok(())
@@ -176,7 +182,12 @@ pub(crate) fn read_into(r: &mut Reader<'_>, l: &FlatLayout, slot: &mut [u8], dep
                 read_into(r, &f.layout, &mut slot[f.offset as usize..(f.offset + f.layout.size) as usize], depth + 1)?;
             }
         }
-        Shape::Closure => return Err(de_err()),
+        Shape::Closure => match crate::bcs::read_value(r, &crate::layout::Layout::Function, depth)? {
+            crate::values::Value::Closure(c) => {
+                raw::closure_put(slot, Box::new(super::native_bridge::closure_from_value(&c)?))
+            }
+            _ => return Err(de_err()),
+        },
         Shape::Reference(_) => return Err(de_err()),
     }
     Ok(())

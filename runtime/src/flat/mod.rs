@@ -16,15 +16,20 @@
 //! neither executor runs on this representation yet.
 
 pub mod bcs;
+pub mod closure;
 pub mod context;
 pub mod frame;
 pub mod layout;
+pub mod mem;
+pub mod native_bridge;
 pub mod raw;
 pub mod shims;
 pub mod value;
 pub mod vec;
 
+pub use closure::FlatClosure;
 pub use context::ExecContext;
+pub use mem::{Addr, FrameStack};
 pub use frame::FrameLayout;
 pub use layout::{Field, FlatLayout, FlatLayouts, Shape};
 pub use raw::live_allocations;

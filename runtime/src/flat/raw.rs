@@ -43,6 +43,10 @@ pub struct Buf {
 // moves ownership, like `Box<[u8]>`.
 unsafe impl Send for Buf {}
 
+// SAFETY: shared access only reads the block (`bytes`); writing needs
+// `&mut self`, as with `Box<[u8]>`.
+unsafe impl Sync for Buf {}
+
 impl Buf {
     /// `size` zero bytes aligned to `align` (a power of two).
     pub fn zeroed(size: usize, align: usize) -> Buf {
@@ -245,4 +249,32 @@ pub unsafe fn slice_mut<'a>(p: *mut u8, len: usize) -> &'a mut [u8] {
     }
     // SAFETY: the caller's contract.
     unsafe { std::slice::from_raw_parts_mut(p, len) }
+}
+
+/// The closure box a function-value slot points to (`None`: empty slot).
+pub(crate) fn closure_ref(slot: &[u8]) -> Option<&super::closure::FlatClosure> {
+    let p = std::ptr::with_exposed_provenance::<super::closure::FlatClosure>(read_ptr(slot));
+    // SAFETY: module invariant: a non-zero function-value slot points to a
+    // live box made by `closure_put`, owned by the slot.
+    unsafe { p.as_ref() }
+}
+
+/// Stores a closure box in an empty function-value slot (which owns it).
+pub(crate) fn closure_put(slot: &mut [u8], c: Box<super::closure::FlatClosure>) {
+    count(1);
+    write_ptr(slot, Box::into_raw(c).expose_provenance());
+}
+
+/// Takes the closure box out of its slot, leaving the slot empty.
+pub(crate) fn closure_take(slot: &mut [u8]) -> Option<Box<super::closure::FlatClosure>> {
+    let p = std::ptr::with_exposed_provenance_mut::<super::closure::FlatClosure>(read_ptr(slot));
+    if p.is_null() {
+        return None;
+    }
+    write_ptr(slot, 0);
+    count(-1);
+    // SAFETY: module invariant: the slot owned this box, made by
+    // `Box::into_raw` in `closure_put`; the slot is cleared above so the
+    // box is taken once.
+    Some(unsafe { Box::from_raw(p) })
 }

@@ -51,8 +51,9 @@ pub(crate) fn drop_in_place(l: &FlatLayout, slot: &mut [u8]) {
                 }
             }
         }
-        // No closure box is ever built yet; references own nothing.
-        Shape::Closure | Shape::Reference(_) => {}
+        Shape::Closure => drop(raw::closure_take(slot)),
+        // References own nothing.
+        Shape::Reference(_) => {}
         _ => {}
     }
 }
@@ -102,6 +103,12 @@ fn own_copies(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
                 }
             }
         }
+        Shape::Closure => {
+            dst[..8].fill(0);
+            if let Some(c) = raw::closure_ref(src) {
+                raw::closure_put(dst, Box::new(c.copy()));
+            }
+        }
         _ => {}
     }
 }
@@ -131,8 +138,10 @@ pub(crate) fn equal(l: &FlatLayout, a: &[u8], b: &[u8]) -> bool {
                 && variant(vs, a).is_some_and(|fs| fs.iter().all(|f| equal(&f.layout, field(a, f), field(b, f))))
         }
         Shape::Reference(t) => equal(t, raw::deref(a, t.size), raw::deref(b, t.size)),
-        // Closures: *not yet* built over flat memory.
-        Shape::Closure => false,
+        Shape::Closure => match (raw::closure_ref(a), raw::closure_ref(b)) {
+            (Some(x), Some(y)) => x.equals(y),
+            (x, y) => x.is_none() && y.is_none(),
+        },
         _ => a == b,
     }
 }

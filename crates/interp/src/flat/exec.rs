@@ -1,0 +1,662 @@
+//! The flat interpreter loop: prepared ops over frames in a
+//! [`FrameStack`], references as addresses, all memory access through
+//! `movejit_runtime::flat::mem`.
+
+use super::prepare::{Kind, Op, Prepared};
+use super::Callee;
+use crate::engine::Session;
+use crate::interpreter::call_compiled;
+use crate::loader::LoadedModule;
+use movejit_format::{AccountAddress, SignatureToken};
+use movejit_runtime::arith::{self, BinOp, CmpOp};
+use movejit_runtime::error::TrapResult;
+use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
+use movejit_runtime::flat::native_bridge::{self, NativeArg};
+use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
+use movejit_runtime::{ErrorLocation, FunctionId, GasMeter, StatusCode, Type, Value, VmError, VmResult};
+use std::sync::Arc;
+
+type L = Arc<FlatLayout>;
+
+struct Frame {
+    p: Arc<Prepared>,
+    base: Addr,
+    mark: FrameMark,
+    /// The current instruction (for frames below the top: the call).
+    pc: usize,
+    /// Operand-stack values held by the frames below (the stack limit).
+    sbase: u32,
+}
+
+pub(crate) struct FlatInterp<'a, 'e, 'r> {
+    s: &'a mut Session<'e, 'r>,
+    gas: &'a mut GasMeter,
+    stack: FrameStack,
+    frames: Vec<Frame>,
+    max_stack: u32,
+    max_depth: usize,
+    max_vec: u64,
+    scratch: Vec<u8>,
+    /// Where the entry function's results go.
+    entry_rets: Vec<FlatValue>,
+}
+
+fn inv(m: &str) -> Box<VmError> {
+    Box::new(VmError::invariant(m))
+}
+
+fn load(k: Kind, a: Addr) -> Value {
+    use movejit_runtime::ethnum::{I256, U256};
+    match k {
+        Kind::U8 => Value::U8(mem::read::<1>(a)[0]),
+        Kind::U16 => Value::U16(u16::from_le_bytes(mem::read(a))),
+        Kind::U32 => Value::U32(u32::from_le_bytes(mem::read(a))),
+        Kind::U64 => Value::U64(u64::from_le_bytes(mem::read(a))),
+        Kind::U128 => Value::U128(u128::from_le_bytes(mem::read(a))),
+        Kind::U256 => Value::U256(U256::from_le_bytes(mem::read(a))),
+        Kind::I8 => Value::I8(mem::read::<1>(a)[0] as i8),
+        Kind::I16 => Value::I16(i16::from_le_bytes(mem::read(a))),
+        Kind::I32 => Value::I32(i32::from_le_bytes(mem::read(a))),
+        Kind::I64 => Value::I64(i64::from_le_bytes(mem::read(a))),
+        Kind::I128 => Value::I128(i128::from_le_bytes(mem::read(a))),
+        Kind::I256 => Value::I256(I256::from_le_bytes(mem::read(a))),
+    }
+}
+
+fn store(v: &Value, a: Addr) -> TrapResult<()> {
+    match v {
+        Value::U8(x) => mem::write(a, [*x]),
+        Value::U16(x) => mem::write(a, x.to_le_bytes()),
+        Value::U32(x) => mem::write(a, x.to_le_bytes()),
+        Value::U64(x) => mem::write(a, x.to_le_bytes()),
+        Value::U128(x) => mem::write(a, x.to_le_bytes()),
+        Value::U256(x) => mem::write(a, x.to_le_bytes()),
+        Value::I8(x) => mem::write(a, x.to_le_bytes()),
+        Value::I16(x) => mem::write(a, x.to_le_bytes()),
+        Value::I32(x) => mem::write(a, x.to_le_bytes()),
+        Value::I64(x) => mem::write(a, x.to_le_bytes()),
+        Value::I128(x) => mem::write(a, x.to_le_bytes()),
+        Value::I256(x) => mem::write(a, x.to_le_bytes()),
+        Value::Bool(x) => mem::write_bool(a, *x),
+        v => return Err(inv(&format!("store of {v:?}"))),
+    }
+    Ok(())
+}
+
+fn location(p: &Prepared, pc: usize) -> ErrorLocation {
+    ErrorLocation {
+        module: p.module.id.long_string(),
+        function_name: p.module.function_name(p.def),
+        function_index: p.def,
+        code_offset: pc as u16,
+    }
+}
+
+/// Arguments of a call: where each is and its layout.
+struct Args<'x> {
+    slots: &'x [(Addr, L)],
+    mutable: &'x [bool],
+}
+
+impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
+    pub(crate) fn new(s: &'a mut Session<'e, 'r>, gas: &'a mut GasMeter) -> Self {
+        let limits = &s.engine.config.limits;
+        let (max_stack, max_depth, max_vec) = (limits.max_operand_stack as u32, limits.max_call_depth, limits.max_vector_len);
+        FlatInterp {
+            s,
+            gas,
+            stack: FrameStack::default(),
+            frames: Vec::new(),
+            max_stack,
+            max_depth,
+            max_vec,
+            scratch: Vec::new(),
+            entry_rets: Vec::new(),
+        }
+    }
+
+    /// Runs `def` of `m` with `args` (one owned value per parameter; for
+    /// `&`/`&mut` parameters the referenced value, which the call borrows).
+    /// Returns the results and the (possibly mutated) argument values.
+    pub(crate) fn run_entry(
+        &mut self,
+        m: Arc<LoadedModule>,
+        def: u16,
+        ty_args: Vec<Type>,
+        params: &[Type],
+        args: Vec<FlatValue>,
+        returns: &[Type],
+    ) -> VmResult<(Vec<FlatValue>, Vec<FlatValue>)> {
+        // Argument slots: values themselves, or a reference slot pointing at
+        // the argument value.
+        let mut slots: Vec<FlatValue> = Vec::with_capacity(args.len());
+        let mut roots: Vec<FlatValue> = Vec::with_capacity(args.len());
+        let mut mutable = Vec::with_capacity(args.len());
+        for (t, v) in params.iter().zip(args) {
+            mutable.push(matches!(t, Type::MutableReference(_)));
+            if matches!(t, Type::Reference(_) | Type::MutableReference(_)) {
+                let rl = self.s.flat_layout(t)?;
+                let r = FlatValue::zeroed(rl);
+                mem::write_addr(Addr::of_value(&r), Addr::of_value(&v));
+                slots.push(r);
+                roots.push(v);
+            } else {
+                slots.push(v);
+                roots.push(FlatValue::zeroed(self.s.flat_layout(&Type::Bool)?));
+            }
+        }
+        for t in returns {
+            self.entry_rets.push(FlatValue::zeroed(self.s.flat_layout(t)?));
+        }
+        let arg_slots: Vec<(Addr, L)> = slots.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
+        let ret_slots: Vec<(Addr, L)> = self.entry_rets.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
+        let ty_args = Arc::new(ty_args);
+        let callee = self.s.flat_callee(&m, def, ty_args.clone())?;
+        let r = self
+            .call(&callee, Args { slots: &arg_slots, mutable: &mutable }, &ret_slots, 0, ret_slots.len() as u32, &ty_args)
+            .and_then(|pushed| if pushed { self.run() } else { Ok(()) });
+        // Argument slots were consumed by the call (moved or dropped).
+        for s in slots {
+            s.forget_moved();
+        }
+        match r {
+            Ok(()) => Ok((std::mem::take(&mut self.entry_rets), roots)),
+            Err(e) => {
+                self.unwind();
+                // The results were never written: forget, don't drop.
+                for v in std::mem::take(&mut self.entry_rets) {
+                    v.forget_moved();
+                }
+                Err(*e)
+            }
+        }
+    }
+
+    /// Drops the locals of every frame left after an error.
+    fn unwind(&mut self) {
+        while let Some(f) = self.frames.pop() {
+            for (off, l) in &f.p.owned_locals {
+                mem::drop_value(l, f.base.add(*off));
+            }
+            self.stack.pop(f.mark);
+        }
+    }
+
+    /// Calls `callee`: a native or compiled callee runs at once (`false`),
+    /// a Move function gets a frame (`true`). `sbase` is the operand-stack
+    /// height below the arguments; `height_after` the caller's height after
+    /// the call (natives push their results there).
+    fn call(
+        &mut self,
+        callee: &Callee,
+        args: Args<'_>,
+        rets: &[(Addr, L)],
+        sbase: u32,
+        height_after: u32,
+        native_ty_args: &[Type],
+    ) -> TrapResult<bool> {
+        match callee {
+            Callee::Native { f, module, def } => {
+                let f = f.as_ref().ok_or_else(|| {
+                    VmError::new(StatusCode::MISSING_DEPENDENCY)
+                        .with_message(format!("native {}::{} not found", module.id, module.function_name(*def)))
+                })?;
+                self.gas.charge_native(0)?;
+                let nargs: Vec<NativeArg> = args
+                    .slots
+                    .iter()
+                    .zip(args.mutable)
+                    .map(|((a, l), m)| NativeArg { layout: l.clone(), slot: *a, mutable: *m })
+                    .collect();
+                native_bridge::call_native(f, self.gas, &*self.s, native_ty_args, &nargs, rets)?;
+                self.check_push(rets.len(), sbase, height_after)?;
+                Ok(false)
+            }
+            Callee::Move(p) => {
+                if self.frames.len() >= self.max_depth {
+                    return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
+                }
+                self.gas.charge_frame()?;
+                if self.s.compiled.is_some() && self.try_compiled(p, &args, rets, sbase)? {
+                    self.check_push(rets.len(), sbase, height_after)?;
+                    return Ok(false);
+                }
+                let (base, mark) = self.stack.push(p.frame_size);
+                for ((src, l), (off, _)) in args.slots.iter().zip(&p.params) {
+                    mem::move_bytes(*src, base.add(*off), l.size);
+                }
+                self.frames.push(Frame { p: p.clone(), base, mark, pc: 0, sbase });
+                Ok(true)
+            }
+        }
+    }
+
+    fn check_push(&self, n: usize, sbase: u32, height_after: u32) -> TrapResult<()> {
+        if n > 0 && sbase + height_after > self.max_stack {
+            return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
+        }
+        Ok(())
+    }
+
+    /// Mixed execution: hands a call with plain-value arguments to the
+    /// session's compiled code (tree values at the seam, for now).
+    fn try_compiled(&mut self, p: &Arc<Prepared>, args: &Args<'_>, rets: &[(Addr, L)], sbase: u32) -> TrapResult<bool> {
+        let plain = |l: &FlatLayout| !l.owns_heap && !matches!(l.shape, Shape::Reference(_));
+        if !args.slots.iter().all(|(_, l)| plain(l)) || !rets.iter().all(|(_, l)| plain(l)) {
+            return Ok(false);
+        }
+        let values = args.slots.iter().map(|(a, l)| native_bridge::value_at(l, *a)).collect::<VmResult<Vec<_>>>()?;
+        let depth = self.frames.len() as u64 + 1;
+        match call_compiled(self.s, self.gas, &p.module, p.def, &p.ty_args, &values, depth, sbase as usize)? {
+            None => Ok(false),
+            Some(results) => {
+                if results.len() != rets.len() {
+                    return Err(inv("compiled call returned a different number of values"));
+                }
+                for (v, (a, l)) in results.iter().zip(rets) {
+                    native_bridge::put_value(v, l, *a)?;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn run(&mut self) -> TrapResult<()> {
+        while let Some(f) = self.frames.last() {
+            let p = f.p.clone();
+            let (base, sbase, mut pc) = (f.base, f.sbase, f.pc);
+            if let Err(mut e) = self.exec(&p, base, sbase, &mut pc) {
+                if e.location.is_none() {
+                    e.location = Some(location(&p, pc));
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the top frame until it calls a Move function or returns.
+    #[allow(clippy::too_many_lines)]
+    fn exec(&mut self, p: &Arc<Prepared>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
+        let metered = self.gas.is_metered();
+        let at = |off: u32| base.add(off);
+        loop {
+            let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
+            if metered {
+                self.gas.charge_instr(p.opcodes[*pc])?;
+            }
+            match op {
+                Op::Nop => {}
+                Op::Fail(e) => return Err(e.clone()),
+                Op::Drop { src, l } => mem::drop_value(l, at(*src)),
+                Op::Ret => {
+                    self.ret(p, base, *pc)?;
+                    return Ok(());
+                }
+                Op::BrTrue { c, t } => {
+                    if mem::read_bool(at(*c)) {
+                        *pc = *t as usize;
+                        continue;
+                    }
+                }
+                Op::BrFalse { c, t } => {
+                    if !mem::read_bool(at(*c)) {
+                        *pc = *t as usize;
+                        continue;
+                    }
+                }
+                Op::Branch { t } => {
+                    *pc = *t as usize;
+                    continue;
+                }
+                Op::LdU64 { dst, v } => mem::write_u64(at(*dst), *v),
+                Op::LdBytes { dst, v } => mem::write_from(at(*dst), v),
+                Op::LdConst { dst, v } => mem::copy_value(v.layout(), Addr::of_value(v), at(*dst)),
+                Op::MoveBytes { src, dst, n } => mem::move_bytes(at(*src), at(*dst), *n),
+                Op::Copy { src, dst, l } => mem::copy_value(l, at(*src), at(*dst)),
+                Op::MoveOwned { src, dst, n } => {
+                    mem::move_bytes(at(*src), at(*dst), *n);
+                    mem::zero(at(*src), *n);
+                }
+                Op::StLoc { src, dst, l } => {
+                    mem::drop_value(l, at(*dst));
+                    mem::move_bytes(at(*src), at(*dst), l.size);
+                }
+                Op::BorrowLoc { local, dst } => mem::write_addr(at(*dst), at(*local)),
+                Op::BorrowField { r, off } => mem::write_addr(at(*r), mem::read_addr(at(*r)).add(*off)),
+                Op::BorrowVariantField { r, variants } => {
+                    let t = mem::read_addr(at(*r));
+                    let tag = u16::from_le_bytes(mem::read(t));
+                    match variants.iter().find(|(v, _)| *v == tag) {
+                        Some((_, off)) => mem::write_addr(at(*r), t.add(*off)),
+                        None => return Err(Box::new(VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH))),
+                    }
+                }
+                Op::ReadRef { r, dst, l } => mem::copy_value(l, mem::read_addr(at(*r)), at(*dst)),
+                Op::WriteRef { r, v, l } => {
+                    let t = mem::read_addr(at(*r));
+                    mem::drop_value(l, t);
+                    mem::move_bytes(at(*v), t, l.size);
+                }
+                Op::BinU64 { op, a, b } => {
+                    let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
+                    let r = match op {
+                        BinOp::Add => x.checked_add(y),
+                        BinOp::Sub => x.checked_sub(y),
+                        BinOp::Mul => x.checked_mul(y),
+                        BinOp::Div => x.checked_div(y),
+                        BinOp::Mod => x.checked_rem(y),
+                        BinOp::BitOr => Some(x | y),
+                        BinOp::BitAnd => Some(x & y),
+                        BinOp::Xor => Some(x ^ y),
+                    };
+                    match r {
+                        Some(r) => mem::write_u64(at(*a), r),
+                        // The shared arithmetic reports the error.
+                        None => arith::binop_in_place(*op, &mut Value::U64(x), &Value::U64(y))?,
+                    }
+                }
+                Op::Bin { op, k, a, b } => {
+                    let mut x = load(*k, at(*a));
+                    arith::binop_in_place(*op, &mut x, &load(*k, at(*b)))?;
+                    store(&x, at(*a))?;
+                }
+                Op::CmpU64 { op, a, b } => {
+                    let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
+                    let r = match op {
+                        CmpOp::Lt => x < y,
+                        CmpOp::Gt => x > y,
+                        CmpOp::Le => x <= y,
+                        CmpOp::Ge => x >= y,
+                    };
+                    mem::write_bool(at(*a), r);
+                }
+                Op::Cmp { op, k, a, b } => {
+                    let r = arith::compare(*op, &load(*k, at(*a)), &load(*k, at(*b)))?;
+                    mem::write_bool(at(*a), r);
+                }
+                Op::Eq { a, b, l, neg } => {
+                    let eq = mem::equal(l, at(*a), at(*b));
+                    mem::drop_value(l, at(*a));
+                    mem::drop_value(l, at(*b));
+                    mem::write_bool(at(*a), eq != *neg);
+                }
+                Op::And { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) && mem::read_bool(at(*b))),
+                Op::Or { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) || mem::read_bool(at(*b))),
+                Op::Not { a } => mem::write_bool(at(*a), !mem::read_bool(at(*a))),
+                Op::Shift { left, k, a, b } => {
+                    let n = Value::U8(mem::read::<1>(at(*b))[0]);
+                    let r = arith::shift(*left, load(*k, at(*a)), n)?;
+                    store(&r, at(*a))?;
+                }
+                Op::Cast { from, to, a } => {
+                    let r = arith::cast(load(*from, at(*a)), *to)?;
+                    store(&r, at(*a))?;
+                }
+                Op::Negate { k, a } => {
+                    let r = arith::negate(load(*k, at(*a)))?;
+                    store(&r, at(*a))?;
+                }
+                Op::Abort { a } => return Err(Box::new(VmError::abort(mem::read_u64(at(*a))))),
+                Op::AbortMsg { code, msg, l } => {
+                    let e = l.elem().ok_or_else(|| inv("abort message is not a vector"))?;
+                    let v = at(*msg);
+                    let bytes = mem::vec_bytes(e, v).to_vec();
+                    mem::drop_value(l, v);
+                    self.gas.charge_bytes(bytes.len())?;
+                    if bytes.len() > self.s.engine.config.limits.max_abort_message {
+                        return Err(Box::new(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)));
+                    }
+                    let text = String::from_utf8(bytes)
+                        .map_err(|e| VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(e.to_string()))?;
+                    return Err(Box::new(VmError::abort(mem::read_u64(at(*code))).with_message(text)));
+                }
+                Op::Call(site) => {
+                    let callee = self.s.flat_site_callee(p, *pc)?;
+                    let args: Vec<(Addr, L)> = site.args.iter().map(|(o, l)| (at(*o), l.clone())).collect();
+                    let rets: Vec<(Addr, L)> = site.rets.iter().map(|(o, l)| (at(*o), l.clone())).collect();
+                    let sb = sbase + site.height_below;
+                    if let Some(f) = self.frames.last_mut() {
+                        f.pc = *pc;
+                    }
+                    let h = site.height_after - site.height_below;
+                    if self.call(&callee, Args { slots: &args, mutable: &site.arg_mut }, &rets, sb, h, &site.ty_args)? {
+                        return Ok(());
+                    }
+                }
+                Op::Pack { dst, size, tag, fields } => {
+                    let mut s = std::mem::take(&mut self.scratch);
+                    s.clear();
+                    s.resize(*size as usize, 0);
+                    if let Some(t) = tag {
+                        s[..2].copy_from_slice(&t.to_le_bytes());
+                    }
+                    for (src, off, n) in fields.iter() {
+                        mem::read_into(at(*src), &mut s[*off as usize..(*off + *n) as usize]);
+                    }
+                    mem::write_from(at(*dst), &s);
+                    self.scratch = s;
+                }
+                Op::Unpack { src, l, tag, fields } => {
+                    let mut s = std::mem::take(&mut self.scratch);
+                    s.clear();
+                    s.resize(l.size as usize, 0);
+                    mem::read_into(at(*src), &mut s);
+                    if let Some((t, status)) = tag {
+                        if u16::from_le_bytes([s[0], s[1]]) != *t {
+                            self.scratch = s;
+                            mem::drop_value(l, at(*src));
+                            return Err(Box::new(VmError::new(*status)));
+                        }
+                    }
+                    for (off, dst, n) in fields.iter() {
+                        mem::write_from(at(*dst), &s[*off as usize..(*off + *n) as usize]);
+                    }
+                    self.scratch = s;
+                }
+                Op::TestVariant { r, tag } => {
+                    let t = mem::read_addr(at(*r));
+                    mem::write_bool(at(*r), u16::from_le_bytes(mem::read(t)) == *tag);
+                }
+                Op::UnpackVariantRef { r, tag, fields } => {
+                    let t = mem::read_addr(at(*r));
+                    if u16::from_le_bytes(mem::read(t)) != *tag {
+                        return Err(Box::new(VmError::new(StatusCode::VARIANT_TAG_MISMATCH)));
+                    }
+                    for (off, dst) in fields.iter() {
+                        mem::write_addr(at(*dst), t.add(*off));
+                    }
+                }
+                Op::VariantSwitch { r, targets } => {
+                    let t = mem::read_addr(at(*r));
+                    let tag = u16::from_le_bytes(mem::read(t));
+                    *pc = *targets.get(tag as usize).ok_or_else(|| inv("jump table entry"))? as usize;
+                    continue;
+                }
+                Op::VecPack { dst, e, elems } => {
+                    let mut s = std::mem::take(&mut self.scratch);
+                    s.clear();
+                    s.resize(elems.len() * e.size as usize, 0);
+                    for (i, src) in elems.iter().enumerate() {
+                        let at_ = i * e.size as usize;
+                        mem::read_into(at(*src), &mut s[at_..at_ + e.size as usize]);
+                    }
+                    let r = mem::vec_pack(e, at(*dst), &s, elems.len() as u64, self.max_vec);
+                    self.scratch = s;
+                    r?;
+                }
+                Op::VecLen { r } => {
+                    let n = mem::vec_len(mem::read_addr(at(*r)));
+                    mem::write_u64(at(*r), n);
+                }
+                Op::VecBorrow { r, i, e } => {
+                    let idx = mem::read_u64(at(*i));
+                    let a = mem::vec_borrow(e, mem::read_addr(at(*r)), idx)?;
+                    mem::write_addr(at(*r), a);
+                }
+                Op::VecPush { r, v, e } => mem::vec_push_back(e, mem::read_addr(at(*r)), at(*v), self.max_vec)?,
+                Op::VecPop { r, dst, e } => mem::vec_pop_back(e, mem::read_addr(at(*r)), at(*dst))?,
+                Op::VecUnpack { src, n, e, dsts } => {
+                    let mut s = std::mem::take(&mut self.scratch);
+                    s.clear();
+                    s.resize(dsts.len() * e.size as usize, 0);
+                    let r = mem::vec_unpack(e, at(*src), *n, &mut s);
+                    if r.is_ok() {
+                        for (i, dst) in dsts.iter().enumerate() {
+                            let o = i * e.size as usize;
+                            mem::write_from(at(*dst), &s[o..o + e.size as usize]);
+                        }
+                    }
+                    self.scratch = s;
+                    r?;
+                }
+                Op::VecSwap { r, i, j, e } => {
+                    mem::vec_swap(e, mem::read_addr(at(*r)), mem::read_u64(at(*i)), mem::read_u64(at(*j)))?
+                }
+                Op::Exists { a, ty } => {
+                    let addr = AccountAddress(mem::read(at(*a)));
+                    let slot = self.s.flat_global_slot(addr, ty)?;
+                    let e = self.s.globals.flat.get(slot).is_some_and(|g| g.is_some());
+                    mem::write_bool(at(*a), e);
+                }
+                Op::BorrowGlobal { a, ty, mutable } => {
+                    let addr = AccountAddress(mem::read(at(*a)));
+                    let slot = self.s.flat_global_slot(addr, ty)?;
+                    let g = match self.s.globals.flat.get(slot) {
+                        Some(Some(v)) => Addr::of_value(v),
+                        _ => return Err(Box::new(VmError::new(StatusCode::MISSING_DATA))),
+                    };
+                    if *mutable {
+                        self.s.globals.meta[slot].dirty = true;
+                    }
+                    mem::write_addr(at(*a), g);
+                }
+                Op::MoveFrom { a, ty } => {
+                    let addr = AccountAddress(mem::read(at(*a)));
+                    let slot = self.s.flat_global_slot(addr, ty)?;
+                    let v = self.s.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::new(StatusCode::MISSING_DATA))?;
+                    self.s.globals.meta[slot].dirty = true;
+                    mem::move_in(v, at(*a));
+                }
+                Op::MoveTo { s, v, ty, l } => {
+                    let addr = AccountAddress(mem::read(mem::read_addr(at(*s))));
+                    let slot = self.s.flat_global_slot(addr, ty)?;
+                    if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
+                        mem::drop_value(l, at(*v));
+                        return Err(Box::new(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)));
+                    }
+                    self.s.globals.flat[slot] = Some(mem::move_out(l, at(*v)));
+                    self.s.globals.meta[slot].dirty = true;
+                }
+                Op::PackClosure(site) => {
+                    let (tm, tdef) = self.s.flat_site_function(p, *pc, site.handle)?;
+                    let captured = site.captured.iter().map(|(o, l)| mem::move_out(l, at(*o))).collect();
+                    let c = FlatClosure {
+                        function: FunctionId { module: tm.id.clone(), name: tm.function_name(tdef).into() },
+                        type_args: site.ty_args.clone(),
+                        mask: site.mask,
+                        captured,
+                        serializable: tm.is_persistent(tdef),
+                    };
+                    mem::put_closure(at(site.dst), c);
+                }
+                Op::CallClosure(site) => {
+                    let c = mem::take_closure(at(site.closure)).ok_or_else(|| inv("call of an empty function value"))?;
+                    if let Some(f) = self.frames.last_mut() {
+                        f.pc = *pc;
+                    }
+                    let sb = sbase + site.height_below;
+                    let rets: Vec<(Addr, L)> = site.rets.iter().map(|(o, l)| (at(*o), l.clone())).collect();
+                    if self.call_closure(*c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
+                        return Ok(());
+                    }
+                }
+            }
+            let g = p.grows[*pc];
+            if g != 0 && sbase + g > self.max_stack {
+                return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
+            }
+            *pc += 1;
+        }
+    }
+
+    /// `CallClosure`: the captured values and the provided arguments (frame
+    /// slots) interleaved by the mask.
+    fn call_closure(
+        &mut self,
+        c: FlatClosure,
+        provided: &[(u32, L)],
+        base: Addr,
+        rets: &[(Addr, L)],
+        sbase: u32,
+        height_after: u32,
+    ) -> TrapResult<bool> {
+        let (tm, tdef) = self.s.resolve_function(&c.function.module, &c.function.name)?;
+        let total = provided.len() + c.captured.len();
+        let mut captured = c.captured.into_iter();
+        let mut prov = provided.iter();
+        let mut owned: Vec<FlatValue> = Vec::new();
+        let mut slots: Vec<(Addr, L)> = Vec::with_capacity(total);
+        for i in 0..total {
+            if i < 64 && (c.mask >> i) & 1 == 1 {
+                let v = captured.next().ok_or_else(|| inv("closure mask does not fit the arguments"))?;
+                slots.push((Addr::of_value(&v), v.layout().clone()));
+                owned.push(v);
+            } else {
+                let (o, l) = prov.next().ok_or_else(|| inv("closure mask does not fit the arguments"))?;
+                slots.push((base.add(*o), l.clone()));
+            }
+        }
+        let mutable: Vec<bool> = {
+            let fh = tm
+                .module
+                .function_defs
+                .get(tdef as usize)
+                .and_then(|f| tm.module.function_handles.get(f.function.idx()))
+                .ok_or_else(|| inv("closure target"))?;
+            tm.module
+                .signatures
+                .get(fh.parameters.idx())
+                .map(|s| s.0.iter().map(|t| matches!(t, SignatureToken::MutableReference(_))).collect())
+                .unwrap_or_default()
+        };
+        let ty_args = Arc::new(c.type_args);
+        let callee = self.s.flat_callee(&tm, tdef, ty_args.clone())?;
+        let r = self.call(&callee, Args { slots: &slots, mutable: &mutable }, rets, sbase, height_after, &ty_args);
+        // Captured values were moved into the callee (or consumed by the native).
+        for v in owned {
+            v.forget_moved();
+        }
+        r
+    }
+
+    /// `Ret`: results to the caller's slots (or the entry results), drop
+    /// the frame's remaining locals, pop it.
+    fn ret(&mut self, p: &Arc<Prepared>, base: Addr, pc: usize) -> TrapResult<()> {
+        let f = self.frames.pop().ok_or_else(|| inv("return without a frame"))?;
+        let srcs = p.ret_slots.get(pc).ok_or_else(|| inv("return slots"))?;
+        match self.frames.last_mut() {
+            Some(caller) => {
+                let rets = match caller.p.ops.get(caller.pc) {
+                    Some(Op::Call(site)) => &site.rets,
+                    Some(Op::CallClosure(site)) => &site.rets,
+                    _ => return Err(inv("return to a non-call")),
+                };
+                for (src, (dst, l)) in srcs.iter().zip(rets) {
+                    mem::move_bytes(base.add(*src), caller.base.add(*dst), l.size);
+                }
+                caller.pc += 1;
+            }
+            None => {
+                for (src, v) in srcs.iter().zip(&self.entry_rets) {
+                    mem::move_bytes(base.add(*src), Addr::of_value(v), v.layout().size);
+                }
+            }
+        }
+        for (off, l) in &p.owned_locals {
+            mem::drop_value(l, base.add(*off));
+        }
+        self.stack.pop(f.mark);
+        Ok(())
+    }
+}

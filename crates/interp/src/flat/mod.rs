@@ -1,0 +1,222 @@
+//! The flat interpreter (jit-abi.md 1.3–3): the same semantics as the tree
+//! interpreter (`crate::interpreter`), over the one flat representation the
+//! JIT shares. Each function instance is prepared once per engine
+//! ([`prepare`]: stack types, frame layout, ops with resolved offsets and
+//! layouts) and run by a plain loop ([`exec`]) over frames on a stack that
+//! never moves, references being addresses. Natives and compiled code are
+//! reached through tree-value bridges (`movejit_runtime::flat::native_bridge`).
+
+pub(crate) mod exec;
+pub(crate) mod prepare;
+
+use crate::engine::Session;
+use crate::loader::LoadedModule;
+use movejit_runtime::flat::{FlatLayout, FlatValue};
+use movejit_runtime::natives::TypeInfo;
+use movejit_runtime::{AccountAddress, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult};
+use prepare::{Op, Prepared};
+use std::sync::Arc;
+
+/// What a call reaches.
+#[derive(Clone)]
+pub(crate) enum Callee {
+    Move(Arc<Prepared>),
+    /// `f` is `None` when the registry has no such native (an error when called).
+    Native { f: Option<NativeFunction>, module: Arc<LoadedModule>, def: u16 },
+}
+
+/// Nesting bound of flat layouts (far above any type a value can have).
+pub(crate) const MAX_FLAT_DEPTH: usize = 4096;
+
+/// Per-session caches of the flat interpreter.
+#[derive(Default)]
+pub(crate) struct FlatSession {
+    /// Flat layouts of the types met in this session (the session's
+    /// datatype definitions decide them).
+    pub layouts: std::cell::RefCell<crate::fxhash::FxHashMap<Type, Arc<FlatLayout>>>,
+    /// Module → the modules its code can name (itself and its transitive
+    /// dependencies) with the address of each loaded module, sorted.
+    pub links: crate::fxhash::FxHashMap<usize, Arc<Vec<(ModuleId, usize)>>>,
+    /// (module, function, type arguments) → callee, for this session.
+    pub callees: crate::fxhash::FxHashMap<(usize, u16, Vec<Type>), Callee>,
+    /// (prepared function, pc) → what its call instruction reaches.
+    pub calls: crate::fxhash::FxHashMap<(usize, u32), Callee>,
+    /// (prepared function, pc) → the function a `PackClosure` names.
+    pub closures: crate::fxhash::FxHashMap<(usize, u32), (Arc<LoadedModule>, u16)>,
+}
+
+/// Layouts for the flat interpreter: the session's datatypes without the
+/// layout-node budget (that budget bounds serialized layouts, not values).
+struct Unbounded<'a, 'e, 'r>(&'a Session<'e, 'r>);
+
+impl TypeInfo for Unbounded<'_, '_, '_> {
+    fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+        self.0.layout_unbounded(ty)
+    }
+}
+
+impl Session<'_, '_> {
+    /// The flat layout of `t` (cached by the session).
+    pub(crate) fn flat_layout(&self, t: &Type) -> VmResult<Arc<FlatLayout>> {
+        if let Some(l) = self.flat.layouts.borrow().get(t) {
+            return Ok(l.clone());
+        }
+        let l = Arc::new(match t {
+            Type::Reference(inner) | Type::MutableReference(inner) => FlatLayout::reference(self.flat_layout(inner)?),
+            t => FlatLayout::from_layout(&Unbounded(self).layout_of(t)?, MAX_FLAT_DEPTH)?,
+        });
+        self.flat.layouts.borrow_mut().insert(t.clone(), l.clone());
+        Ok(l)
+    }
+
+    /// The modules `m`'s code can name, as loaded in this session.
+    fn module_links(&mut self, m: &Arc<LoadedModule>) -> VmResult<Arc<Vec<(ModuleId, usize)>>> {
+        let key = Arc::as_ptr(m) as usize;
+        if let Some(l) = self.flat.links.get(&key) {
+            return Ok(l.clone());
+        }
+        let mut seen: Vec<(ModuleId, usize)> = vec![(m.id.clone(), key)];
+        let mut todo: Vec<Arc<LoadedModule>> = vec![m.clone()];
+        while let Some(x) = todo.pop() {
+            for (a, n) in x.module.immediate_dependencies() {
+                let id = ModuleId::new(a, &n);
+                if seen.iter().any(|(s, _)| *s == id) {
+                    continue;
+                }
+                let d = self.load_module(&id)?;
+                seen.push((id, Arc::as_ptr(&d) as usize));
+                todo.push(d);
+            }
+        }
+        seen.sort();
+        let l = Arc::new(seen);
+        self.flat.links.insert(key, l.clone());
+        Ok(l)
+    }
+
+    /// What preparing `m`'s function for `ty_args` depends on: the modules
+    /// `m` and the datatypes of `ty_args` can name.
+    fn links_of(&mut self, m: &Arc<LoadedModule>, ty_args: &[Type]) -> VmResult<Vec<(ModuleId, usize)>> {
+        let mut out: Vec<(ModuleId, usize)> = (*self.module_links(m)?).clone();
+        let mut todo: Vec<&Type> = ty_args.iter().collect();
+        while let Some(t) = todo.pop() {
+            match t {
+                Type::Vector(e) | Type::Reference(e) | Type::MutableReference(e) => todo.push(e),
+                Type::Function(p, r, _) => todo.extend(p.iter().chain(r)),
+                Type::Datatype(id, args) => {
+                    todo.extend(args.iter());
+                    let dm = self.load_module(&ModuleId { address: id.address, name: id.module.clone() })?;
+                    for l in self.module_links(&dm)?.iter() {
+                        if !out.contains(l) {
+                            out.push(l.clone());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// `module::def<ty_args>`, prepared (natives are called as they are).
+    pub(crate) fn flat_callee(&mut self, m: &Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>) -> VmResult<Callee> {
+        let info = *m.fn_info.get(def as usize).ok_or_else(|| VmError::invariant("function definition"))?;
+        if info.is_native {
+            let f = m.natives.get(def as usize).cloned().flatten();
+            return Ok(Callee::Native { f, module: m.clone(), def });
+        }
+        let key = (Arc::as_ptr(m) as usize, def, (*ty_args).clone());
+        if let Some(c) = self.flat.callees.get(&key) {
+            return Ok(c.clone());
+        }
+        let links = self.links_of(m, &ty_args)?;
+        let shared = self
+            .engine
+            .prepared
+            .read()
+            .ok()
+            .and_then(|c| c.get(&key).and_then(|ps| ps.iter().find(|p| p.links == links).cloned()));
+        let p = match shared {
+            Some(p) => p,
+            None => {
+                let p = Arc::new(prepare::prepare(self, m, def, ty_args, links)?);
+                if let Ok(mut c) = self.engine.prepared.write() {
+                    let ps = c.entry(key.clone()).or_default();
+                    // A few link variants per instance at most (tests reuse names).
+                    if ps.len() >= 8 {
+                        ps.remove(0);
+                    }
+                    ps.push(p.clone());
+                }
+                p
+            }
+        };
+        let c = Callee::Move(p);
+        self.flat.callees.insert(key, c.clone());
+        Ok(c)
+    }
+
+    /// What the call instruction at `pc` of `p` reaches (cached per session).
+    pub(crate) fn flat_site_callee(&mut self, p: &Arc<Prepared>, pc: usize) -> VmResult<Callee> {
+        let key = (Arc::as_ptr(p) as usize, pc as u32);
+        if let Some(c) = self.flat.calls.get(&key) {
+            return Ok(c.clone());
+        }
+        let Some(Op::Call(site)) = p.ops.get(pc) else { return Err(VmError::invariant("not a call")) };
+        let (tm, tdef) = self.flat_site_function(p, pc, site.handle)?;
+        let c = self.flat_callee(&tm, tdef, site.ty_args.clone())?;
+        self.flat.calls.insert(key, c.clone());
+        Ok(c)
+    }
+
+    /// The function handle `h` of `p`'s module, resolved (cached per session).
+    pub(crate) fn flat_site_function(
+        &mut self,
+        p: &Arc<Prepared>,
+        pc: usize,
+        h: movejit_format::FunctionHandleIndex,
+    ) -> VmResult<(Arc<LoadedModule>, u16)> {
+        let key = (Arc::as_ptr(p) as usize, pc as u32);
+        if let Some(t) = self.flat.closures.get(&key) {
+            return Ok(t.clone());
+        }
+        let m = &p.module;
+        let fh = m.module.function_handles.get(h.idx()).ok_or_else(|| VmError::invariant("function handle"))?;
+        let mh = m.module.module_handles.get(fh.module.idx()).ok_or_else(|| VmError::invariant("module handle"))?;
+        let addr = *m.module.address_identifiers.get(mh.address.idx()).ok_or_else(|| VmError::invariant("address"))?;
+        let mname = m.module.identifiers.get(mh.name.idx()).ok_or_else(|| VmError::invariant("identifier"))?.clone();
+        let fname = m.module.identifiers.get(fh.name.idx()).ok_or_else(|| VmError::invariant("identifier"))?.clone();
+        let t = self.resolve_function(&movejit_runtime::ModuleId::new(addr, &mname), &fname)?;
+        self.flat.closures.insert(key, t.clone());
+        Ok(t)
+    }
+
+    /// The slot of resource `ty` at `address` in the flat global cache,
+    /// loading it from the resolver on first use.
+    pub(crate) fn flat_global_slot(&mut self, address: AccountAddress, ty: &Type) -> VmResult<usize> {
+        if let Some(s) = self.globals.index.get(&(address, ty.clone())) {
+            return Ok(*s as usize);
+        }
+        let value = match self.resolver.get_resource(&address, ty) {
+            Some(bytes) => {
+                let l = self.flat_layout(ty)?;
+                Some(
+                    movejit_runtime::flat::bcs::deserialize(&bytes, l)
+                        .map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_RESOURCE))?,
+                )
+            }
+            None => None,
+        };
+        let slot = self.globals.meta.len();
+        self.globals.meta.push(crate::engine::GlobalMeta { address, ty: ty.clone(), existed: value.is_some(), dirty: false });
+        self.globals.flat.push(value);
+        self.globals.index.insert((address, ty.clone()), slot as u32);
+        Ok(slot)
+    }
+
+    /// A deep copy of the flat global cache (to restore after a failed call).
+    pub(crate) fn flat_globals_snapshot(&self) -> Vec<Option<FlatValue>> {
+        self.globals.flat.iter().map(|g| g.as_ref().map(FlatValue::copy)).collect()
+    }
+}

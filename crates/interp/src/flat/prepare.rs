@@ -1,0 +1,991 @@
+//! Preparing a function instance for the flat interpreter: the types of the
+//! operand stack at every instruction (the code is verified, so one forward
+//! pass over the control flow finds them), a frame layout with every local
+//! and operand slot at a fixed offset, and the code rewritten as [`Op`]s
+//! whose operands are those offsets and whose types are resolved to flat
+//! layouts. Done once per (module, function, type arguments) and shared by
+//! every session of the engine.
+//!
+//! Errors the tree interpreter raises when it reaches an instruction (type
+//! or value depth limits, a layout it cannot build) become [`Op::Fail`] at
+//! that instruction, so they surface at the same place.
+
+use crate::engine::Session;
+use crate::loader::LoadedModule;
+use movejit_format::{
+    AbilitySet, Bytecode, FunctionHandleIndex, Opcode, SignatureIndex, SignatureToken, StructDefinitionIndex,
+    StructFieldInformation,
+};
+use movejit_runtime::arith::{BinOp, CastTo, CmpOp};
+use movejit_runtime::flat::{FlatLayout, FrameLayout, FlatValue, Shape};
+use movejit_runtime::{StatusCode, Type, VmError, VmResult};
+use std::sync::Arc;
+
+type L = Arc<FlatLayout>;
+
+/// Integer kinds (the operand type of arithmetic).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    U256,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    I256,
+}
+
+impl Kind {
+    fn of(t: &Type) -> VmResult<Kind> {
+        Ok(match t {
+            Type::U8 => Kind::U8,
+            Type::U16 => Kind::U16,
+            Type::U32 => Kind::U32,
+            Type::U64 => Kind::U64,
+            Type::U128 => Kind::U128,
+            Type::U256 => Kind::U256,
+            Type::I8 => Kind::I8,
+            Type::I16 => Kind::I16,
+            Type::I32 => Kind::I32,
+            Type::I64 => Kind::I64,
+            Type::I128 => Kind::I128,
+            Type::I256 => Kind::I256,
+            t => return Err(VmError::invariant(format!("integer operation on {t}"))),
+        })
+    }
+}
+
+/// A call's operands in the caller's frame.
+#[derive(Debug)]
+pub(crate) struct CallSite {
+    /// Function handle in the caller's module (resolved per session).
+    pub handle: FunctionHandleIndex,
+    pub ty_args: Arc<Vec<Type>>,
+    /// Argument slots and layouts (reference layouts for `&`/`&mut`).
+    pub args: Vec<(u32, L)>,
+    pub arg_mut: Vec<bool>,
+    pub rets: Vec<(u32, L)>,
+    /// Operand-stack height after the call returns (for natives' pushes).
+    pub height_after: u32,
+    /// Stack height below the arguments (the callee's stack base offset).
+    pub height_below: u32,
+}
+
+/// `PackClosure`'s operands.
+#[derive(Debug)]
+pub(crate) struct ClosureSite {
+    pub handle: FunctionHandleIndex,
+    pub ty_args: Vec<Type>,
+    pub mask: u64,
+    pub captured: Vec<(u32, L)>,
+    pub dst: u32,
+}
+
+/// `CallClosure`'s operands.
+#[derive(Debug)]
+pub(crate) struct ClosureCallSite {
+    pub closure: u32,
+    /// The provided (not captured) arguments.
+    pub args: Vec<(u32, L)>,
+    pub rets: Vec<(u32, L)>,
+    pub height_after: u32,
+    pub height_below: u32,
+}
+
+/// One prepared instruction; `u32` operands are byte offsets in the frame.
+#[derive(Debug)]
+pub(crate) enum Op {
+    Nop,
+    Fail(Box<VmError>),
+    Drop { src: u32, l: L },
+    Ret,
+    BrTrue { c: u32, t: u32 },
+    BrFalse { c: u32, t: u32 },
+    Branch { t: u32 },
+    LdU64 { dst: u32, v: u64 },
+    LdBytes { dst: u32, v: Box<[u8]> },
+    LdConst { dst: u32, v: FlatValue },
+    /// Plain bytes (scalars, references; moves of owned values).
+    MoveBytes { src: u32, dst: u32, n: u32 },
+    Copy { src: u32, dst: u32, l: L },
+    /// `MoveLoc` of a value owning heap memory: the local is cleared.
+    MoveOwned { src: u32, dst: u32, n: u32 },
+    StLoc { src: u32, dst: u32, l: L },
+    BorrowLoc { local: u32, dst: u32 },
+    BorrowField { r: u32, off: u32 },
+    /// (tag, field offset) for each variant that has the field.
+    BorrowVariantField { r: u32, variants: Box<[(u16, u32)]> },
+    ReadRef { r: u32, dst: u32, l: L },
+    WriteRef { r: u32, v: u32, l: L },
+    BinU64 { op: BinOp, a: u32, b: u32 },
+    Bin { op: BinOp, k: Kind, a: u32, b: u32 },
+    CmpU64 { op: CmpOp, a: u32, b: u32 },
+    Cmp { op: CmpOp, k: Kind, a: u32, b: u32 },
+    Eq { a: u32, b: u32, l: L, neg: bool },
+    And { a: u32, b: u32 },
+    Or { a: u32, b: u32 },
+    Not { a: u32 },
+    Shift { left: bool, k: Kind, a: u32, b: u32 },
+    Cast { from: Kind, to: CastTo, a: u32 },
+    Negate { k: Kind, a: u32 },
+    Abort { a: u32 },
+    AbortMsg { code: u32, msg: u32, l: L },
+    Call(Box<CallSite>),
+    /// Pack `fields` (source slot, offset in the value, size) into `dst`;
+    /// enums write `tag` at offset 0.
+    Pack { dst: u32, size: u32, tag: Option<u16>, fields: Box<[(u32, u32, u32)]> },
+    /// Unpack the value at `src` into (offset in the value, slot, size);
+    /// enums check the tag first (`mismatch` status) and drop the value on a mismatch.
+    Unpack { src: u32, l: L, tag: Option<(u16, StatusCode)>, fields: Box<[(u32, u32, u32)]> },
+    TestVariant { r: u32, tag: u16 },
+    /// Sui: references to the variant's fields, after a tag check.
+    UnpackVariantRef { r: u32, tag: u16, fields: Box<[(u32, u32)]> },
+    VariantSwitch { r: u32, targets: Box<[u32]> },
+    VecPack { dst: u32, e: L, elems: Box<[u32]> },
+    VecLen { r: u32 },
+    VecBorrow { r: u32, i: u32, e: L },
+    VecPush { r: u32, v: u32, e: L },
+    VecPop { r: u32, dst: u32, e: L },
+    VecUnpack { src: u32, n: u64, e: L, dsts: Box<[u32]> },
+    VecSwap { r: u32, i: u32, j: u32, e: L },
+    Exists { a: u32, ty: Box<Type> },
+    BorrowGlobal { a: u32, ty: Box<Type>, mutable: bool },
+    MoveFrom { a: u32, ty: Box<Type> },
+    MoveTo { s: u32, v: u32, ty: Box<Type>, l: L },
+    PackClosure(Box<ClosureSite>),
+    CallClosure(Box<ClosureCallSite>),
+}
+
+/// A prepared function instance.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub module: Arc<LoadedModule>,
+    pub def: u16,
+    pub ty_args: Arc<Vec<Type>>,
+    pub ops: Vec<Op>,
+    /// The opcode of each instruction (gas).
+    pub opcodes: Vec<Opcode>,
+    /// Operand-stack height after each instruction when it pushes more than
+    /// it pops (0 otherwise): the stack limit is checked there.
+    pub grows: Vec<u32>,
+    pub frame_size: u32,
+    /// Offset of each parameter.
+    pub params: Vec<(u32, L)>,
+    /// Locals that may own heap memory (dropped when the frame returns).
+    pub owned_locals: Vec<(u32, L)>,
+    /// Slots of the returned values at each `Ret` (by pc; empty elsewhere).
+    pub ret_slots: Vec<Vec<u32>>,
+    /// The loaded modules (id, address) this was prepared against.
+    pub links: Vec<(movejit_runtime::ModuleId, usize)>,
+}
+
+pub(crate) struct Preparer<'a, 'e, 'r> {
+    pub s: &'a Session<'e, 'r>,
+    pub m: &'a Arc<LoadedModule>,
+    pub ty_args: &'a [Type],
+}
+
+fn inv(m: &str) -> VmError {
+    VmError::invariant(m)
+}
+
+impl Preparer<'_, '_, '_> {
+    fn layout(&self, t: &Type) -> VmResult<L> {
+        self.s.flat_layout(t)
+    }
+
+    fn sig(&self, i: SignatureIndex) -> VmResult<Vec<Type>> {
+        self.m.sig_types(i, self.ty_args)
+    }
+
+    /// Type arguments of an instantiation, with the type depth limit.
+    fn inst(&self, i: SignatureIndex) -> VmResult<Vec<Type>> {
+        let tys = self.sig(i)?;
+        if tys.iter().any(|t| t.depth() > self.s.engine.config.limits.max_type_depth) {
+            return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
+        }
+        Ok(tys)
+    }
+
+    fn struct_ty(&self, sd: StructDefinitionIndex, args: Vec<Type>) -> VmResult<Type> {
+        let d = self.m.module.struct_defs.get(sd.idx()).ok_or_else(|| inv("struct def"))?;
+        Ok(Type::Datatype(self.m.datatype_id(d.struct_handle)?, args))
+    }
+
+    fn struct_fields(&self, sd: StructDefinitionIndex, args: &[Type]) -> VmResult<Vec<Type>> {
+        match self.m.module.struct_defs.get(sd.idx()).map(|d| &d.field_information) {
+            Some(StructFieldInformation::Declared(fs)) => fs.iter().map(|f| self.m.to_type(&f.signature, args)).collect(),
+            _ => Err(inv("not a plain struct")),
+        }
+    }
+
+    fn variant_fields(&self, sd: StructDefinitionIndex, v: u16, args: &[Type]) -> VmResult<Vec<Type>> {
+        match self.m.module.struct_defs.get(sd.idx()).map(|d| &d.field_information) {
+            Some(StructFieldInformation::DeclaredVariants(vs)) => vs
+                .get(v as usize)
+                .ok_or_else(|| inv("variant"))?
+                .fields
+                .iter()
+                .map(|f| self.m.to_type(&f.signature, args))
+                .collect(),
+            _ => Err(inv("not an enum")),
+        }
+    }
+
+    /// Sui enum `e`: its type and variant `v`'s field types.
+    fn sui_variant(&self, e: u16, v: u16, args: Vec<Type>) -> VmResult<(Type, Vec<Type>)> {
+        let ed = self.m.module.enum_defs.get(e as usize).ok_or_else(|| inv("enum def"))?;
+        let fs = ed
+            .variants
+            .get(v as usize)
+            .ok_or_else(|| inv("variant"))?
+            .fields
+            .iter()
+            .map(|f| self.m.to_type(&f.signature, &args))
+            .collect::<VmResult<Vec<_>>>()?;
+        Ok((Type::Datatype(self.m.datatype_id(ed.enum_handle)?, args), fs))
+    }
+
+    fn generic_struct(&self, i: movejit_format::StructDefInstantiationIndex) -> VmResult<(StructDefinitionIndex, Vec<Type>)> {
+        let inst = self.m.module.struct_def_instantiations.get(i.idx()).ok_or_else(|| inv("struct inst"))?;
+        Ok((inst.def, self.inst(inst.type_parameters)?))
+    }
+
+    fn check_value_depth(&self, t: &Type) -> VmResult<()> {
+        if self.s.type_value_depth_shared(t)? > self.s.engine.config.limits.max_value_depth {
+            return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED));
+        }
+        Ok(())
+    }
+}
+
+fn pop(st: &mut Vec<Type>) -> VmResult<Type> {
+    st.pop().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))
+}
+
+fn deref_ty(t: &Type) -> VmResult<Type> {
+    match t {
+        Type::Reference(t) | Type::MutableReference(t) => Ok((**t).clone()),
+        t => Err(VmError::invariant(format!("expected a reference, got {t}"))),
+    }
+}
+
+fn field_off(l: &FlatLayout, i: usize) -> VmResult<u32> {
+    match &l.shape {
+        Shape::Struct(fs) => fs.get(i).map(|f| f.offset).ok_or_else(|| inv("field")),
+        _ => Err(inv("field of a non-struct")),
+    }
+}
+
+fn variant_offs(l: &FlatLayout, v: u16) -> VmResult<Vec<(u32, u32)>> {
+    match &l.shape {
+        Shape::Enum(vs) => Ok(vs.get(v as usize).ok_or_else(|| inv("variant"))?.iter().map(|f| (f.offset, f.layout.size)).collect()),
+        _ => Err(inv("variant of a non-enum")),
+    }
+}
+
+fn struct_offs(l: &FlatLayout) -> VmResult<Vec<(u32, u32)>> {
+    match &l.shape {
+        Shape::Struct(fs) => Ok(fs.iter().map(|f| (f.offset, f.layout.size)).collect()),
+        _ => Err(inv("fields of a non-struct")),
+    }
+}
+
+/// Operand slot offsets of the frame being built (by stack depth).
+struct Slots<'a> {
+    locals: &'a [u32],
+    ops: &'a [u32],
+}
+
+impl Slots<'_> {
+    fn local(&self, i: u8) -> VmResult<u32> {
+        self.locals.get(i as usize).copied().ok_or_else(|| inv("local index"))
+    }
+    fn at(&self, depth: usize) -> u32 {
+        // Pass 1 has no offsets yet.
+        self.ops.get(depth).copied().unwrap_or(0)
+    }
+}
+
+impl Preparer<'_, '_, '_> {
+    /// Applies `instr` to the type stack `st` and builds its op.
+    #[allow(clippy::too_many_lines)]
+    fn step(&self, instr: &Bytecode, st: &mut Vec<Type>, locals: &[Type], sl: &Slots<'_>, jump_tables: &[movejit_format::VariantJumpTable]) -> VmResult<Op> {
+        use Bytecode as B;
+        let h = st.len();
+        // Offset of the value `k` from the top (0 = top) before the instruction.
+        let top = |k: usize| sl.at(h.wrapping_sub(k + 1));
+        let m = &self.m.module;
+        Ok(match instr {
+            B::Nop => Op::Nop,
+            B::Pop => {
+                let t = pop(st)?;
+                let l = self.layout(&t)?;
+                if l.owns_heap { Op::Drop { src: top(0), l } } else { Op::Nop }
+            }
+            B::Ret => Op::Ret,
+            B::BrTrue(t) | B::BrFalse(t) => {
+                pop(st)?;
+                let (c, t) = (top(0), *t as u32);
+                if matches!(instr, B::BrTrue(_)) { Op::BrTrue { c, t } } else { Op::BrFalse { c, t } }
+            }
+            B::Branch(t) => Op::Branch { t: *t as u32 },
+            B::LdU8(v) => self.ld(st, sl, Type::U8, &[*v]),
+            B::LdU16(v) => self.ld(st, sl, Type::U16, &v.to_le_bytes()),
+            B::LdU32(v) => self.ld(st, sl, Type::U32, &v.to_le_bytes()),
+            B::LdU64(v) => {
+                st.push(Type::U64);
+                Op::LdU64 { dst: sl.at(h), v: *v }
+            }
+            B::LdU128(v) => self.ld(st, sl, Type::U128, &v.to_le_bytes()),
+            B::LdU256(v) => self.ld(st, sl, Type::U256, &v.to_le_bytes()),
+            B::LdI8(v) => self.ld(st, sl, Type::I8, &v.to_le_bytes()),
+            B::LdI16(v) => self.ld(st, sl, Type::I16, &v.to_le_bytes()),
+            B::LdI32(v) => self.ld(st, sl, Type::I32, &v.to_le_bytes()),
+            B::LdI64(v) => self.ld(st, sl, Type::I64, &v.to_le_bytes()),
+            B::LdI128(v) => self.ld(st, sl, Type::I128, &v.to_le_bytes()),
+            B::LdI256(v) => self.ld(st, sl, Type::I256, &v.to_le_bytes()),
+            B::LdTrue => self.ld(st, sl, Type::Bool, &[1]),
+            B::LdFalse => self.ld(st, sl, Type::Bool, &[0]),
+            B::LdConst(i) => {
+                let c = m.constant_pool.get(i.idx()).ok_or_else(|| inv("constant"))?;
+                let t = self.m.to_type(&c.type_, &[])?;
+                st.push(t.clone());
+                let l = self.layout(&t)?;
+                let v = movejit_runtime::flat::bcs::deserialize(&c.data, l)
+                    .map_err(|_| VmError::new(StatusCode::VERIFIER_INVARIANT_VIOLATION).with_message("bad constant"))?;
+                Op::LdConst { dst: sl.at(h), v }
+            }
+            B::CopyLoc(i) => {
+                let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?.clone();
+                st.push(t.clone());
+                let l = self.layout(&t)?;
+                let (src, dst) = (sl.local(*i)?, sl.at(h));
+                if l.owns_heap { Op::Copy { src, dst, l } } else { Op::MoveBytes { src, dst, n: l.size } }
+            }
+            B::MoveLoc(i) => {
+                let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?.clone();
+                st.push(t.clone());
+                let l = self.layout(&t)?;
+                let (src, dst) = (sl.local(*i)?, sl.at(h));
+                if l.owns_heap { Op::MoveOwned { src, dst, n: l.size } } else { Op::MoveBytes { src, dst, n: l.size } }
+            }
+            B::StLoc(i) => {
+                pop(st)?;
+                let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?;
+                let l = self.layout(t)?;
+                let (src, dst) = (top(0), sl.local(*i)?);
+                if l.owns_heap { Op::StLoc { src, dst, l } } else { Op::MoveBytes { src, dst, n: l.size } }
+            }
+            B::MutBorrowLoc(i) | B::ImmBorrowLoc(i) => {
+                let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?.clone();
+                st.push(if matches!(instr, B::MutBorrowLoc(_)) {
+                    Type::MutableReference(Box::new(t))
+                } else {
+                    Type::Reference(Box::new(t))
+                });
+                Op::BorrowLoc { local: sl.local(*i)?, dst: sl.at(h) }
+            }
+            B::MutBorrowField(_) | B::ImmBorrowField(_) | B::MutBorrowFieldGeneric(_) | B::ImmBorrowFieldGeneric(_) => {
+                let (fh, args) = match instr {
+                    B::MutBorrowFieldGeneric(fi) | B::ImmBorrowFieldGeneric(fi) => {
+                        let inst = m.field_instantiations.get(fi.idx()).ok_or_else(|| inv("field inst"))?;
+                        (inst.handle, self.inst(inst.type_parameters)?)
+                    }
+                    _ => (*fh_of(instr).ok_or_else(|| inv("field"))?, Vec::new()),
+                };
+                let h_ = m.field_handles.get(fh.idx()).ok_or_else(|| inv("field handle"))?;
+                pop(st)?;
+                let ft = self.struct_fields(h_.owner, &args)?.get(h_.field as usize).cloned().ok_or_else(|| inv("field"))?;
+                let mutable = matches!(instr, B::MutBorrowField(_) | B::MutBorrowFieldGeneric(_));
+                st.push(if mutable { Type::MutableReference(Box::new(ft)) } else { Type::Reference(Box::new(ft)) });
+                let sl_ = self.layout(&self.struct_ty(h_.owner, args)?)?;
+                Op::BorrowField { r: top(0), off: field_off(&sl_, h_.field as usize)? }
+            }
+            B::ImmBorrowVariantField(_) | B::MutBorrowVariantField(_) | B::ImmBorrowVariantFieldGeneric(_) | B::MutBorrowVariantFieldGeneric(_) => {
+                let (vh, args) = match instr {
+                    B::ImmBorrowVariantFieldGeneric(i) | B::MutBorrowVariantFieldGeneric(i) => {
+                        let inst = m.variant_field_instantiations.get(i.idx()).ok_or_else(|| inv("variant field inst"))?;
+                        (inst.handle, self.inst(inst.type_parameters)?)
+                    }
+                    B::ImmBorrowVariantField(h) | B::MutBorrowVariantField(h) => (*h, Vec::new()),
+                    _ => return Err(inv("unreachable")),
+                };
+                let vh = m.variant_field_handles.get(vh.idx()).ok_or_else(|| inv("variant field handle"))?;
+                pop(st)?;
+                let first = *vh.variants.first().ok_or_else(|| inv("variant field without variants"))?;
+                let ft = self.variant_fields(vh.struct_index, first, &args)?.get(vh.field as usize).cloned().ok_or_else(|| inv("field"))?;
+                let mutable = matches!(instr, B::MutBorrowVariantField(_) | B::MutBorrowVariantFieldGeneric(_));
+                st.push(if mutable { Type::MutableReference(Box::new(ft)) } else { Type::Reference(Box::new(ft)) });
+                let el = self.layout(&self.struct_ty(vh.struct_index, args)?)?;
+                let mut variants = Vec::new();
+                for v in &vh.variants {
+                    let offs = variant_offs(&el, *v)?;
+                    variants.push((*v, offs.get(vh.field as usize).ok_or_else(|| inv("field"))?.0));
+                }
+                Op::BorrowVariantField { r: top(0), variants: variants.into() }
+            }
+            B::Call(_) | B::CallGeneric(_) => {
+                let (handle, targs) = match instr {
+                    B::CallGeneric(fi) => {
+                        let inst = m.function_instantiations.get(fi.idx()).ok_or_else(|| inv("fn inst"))?;
+                        (inst.handle, self.inst(inst.type_parameters)?)
+                    }
+                    B::Call(h) => (*h, Vec::new()),
+                    _ => return Err(inv("unreachable")),
+                };
+                let fh = m.function_handles.get(handle.idx()).ok_or_else(|| inv("function handle"))?;
+                let sig_tokens = m.signatures.get(fh.parameters.idx()).ok_or_else(|| inv("signature"))?;
+                let params = self.m.sig_types(fh.parameters, &targs)?;
+                let rets = self.m.sig_types(fh.return_, &targs)?;
+                let n = params.len();
+                if n > h {
+                    return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+                }
+                st.truncate(h - n);
+                st.extend(rets.iter().cloned());
+                let mut args = Vec::with_capacity(n);
+                for (i, p) in params.iter().enumerate() {
+                    args.push((sl.at(h - n + i), self.layout(p)?));
+                }
+                let arg_mut = sig_tokens.0.iter().map(|t| matches!(t, SignatureToken::MutableReference(_))).collect();
+                let mut rs = Vec::with_capacity(rets.len());
+                for (i, r) in rets.iter().enumerate() {
+                    rs.push((sl.at(h - n + i), self.layout(r)?));
+                }
+                Op::Call(Box::new(CallSite {
+                    handle,
+                    ty_args: Arc::new(targs),
+                    args,
+                    arg_mut,
+                    rets: rs,
+                    height_after: (h - n + rets.len()) as u32,
+                    height_below: (h - n) as u32,
+                }))
+            }
+            B::Pack(_) | B::PackGeneric(_) => {
+                let (sd, args) = match instr {
+                    B::PackGeneric(si) => self.generic_struct(*si)?,
+                    B::Pack(sd) => (*sd, Vec::new()),
+                    _ => return Err(inv("unreachable")),
+                };
+                let fields = self.struct_fields(sd, &args)?;
+                let n = fields.len();
+                if n > h {
+                    return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+                }
+                st.truncate(h - n);
+                let t = self.struct_ty(sd, args)?;
+                st.push(t.clone());
+                self.check_value_depth(&t)?;
+                let l = self.layout(&t)?;
+                let offs = struct_offs(&l)?;
+                let fields = offs.iter().enumerate().map(|(i, (off, size))| (sl.at(h - n + i), *off, *size)).collect();
+                Op::Pack { dst: sl.at(h - n), size: l.size, tag: None, fields }
+            }
+            B::Unpack(_) | B::UnpackGeneric(_) => {
+                let (sd, args) = match instr {
+                    B::UnpackGeneric(si) => self.generic_struct(*si)?,
+                    B::Unpack(sd) => (*sd, Vec::new()),
+                    _ => return Err(inv("unreachable")),
+                };
+                pop(st)?;
+                let fields = self.struct_fields(sd, &args)?;
+                st.extend(fields.iter().cloned());
+                let l = self.layout(&self.struct_ty(sd, args)?)?;
+                let offs = struct_offs(&l)?;
+                let fields = offs.iter().enumerate().map(|(i, (off, size))| (*off, sl.at(h - 1 + i), *size)).collect();
+                Op::Unpack { src: top(0), l, tag: None, fields }
+            }
+            B::PackVariant(_) | B::PackVariantGeneric(_) | B::SuiPackVariant(_) | B::SuiPackVariantGeneric(_) => {
+                let (t, v, fields) = self.variant_of(instr)?;
+                let n = fields.len();
+                if n > h {
+                    return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+                }
+                st.truncate(h - n);
+                st.push(t.clone());
+                let l = self.layout(&t)?;
+                let offs = variant_offs(&l, v)?;
+                let fields = offs.iter().enumerate().map(|(i, (off, size))| (sl.at(h - n + i), *off, *size)).collect();
+                Op::Pack { dst: sl.at(h - n), size: l.size, tag: Some(v), fields }
+            }
+            B::UnpackVariant(_) | B::UnpackVariantGeneric(_) | B::SuiUnpackVariant(_) | B::SuiUnpackVariantGeneric(_) => {
+                let (t, v, fields) = self.variant_of(instr)?;
+                pop(st)?;
+                st.extend(fields.iter().cloned());
+                let l = self.layout(&t)?;
+                let offs = variant_offs(&l, v)?;
+                let status = if matches!(instr, B::UnpackVariant(_) | B::UnpackVariantGeneric(_)) {
+                    StatusCode::STRUCT_VARIANT_MISMATCH
+                } else {
+                    StatusCode::VARIANT_TAG_MISMATCH
+                };
+                let fields = offs.iter().enumerate().map(|(i, (off, size))| (*off, sl.at(h - 1 + i), *size)).collect();
+                Op::Unpack { src: top(0), l, tag: Some((v, status)), fields }
+            }
+            B::TestVariant(_) | B::TestVariantGeneric(_) => {
+                let (_, v, _) = self.variant_of(instr)?;
+                pop(st)?;
+                st.push(Type::Bool);
+                Op::TestVariant { r: top(0), tag: v }
+            }
+            B::SuiUnpackVariantImmRef(_) | B::SuiUnpackVariantMutRef(_) | B::SuiUnpackVariantGenericImmRef(_) | B::SuiUnpackVariantGenericMutRef(_) => {
+                let (t, v, fields) = self.variant_of(instr)?;
+                pop(st)?;
+                let mutable = matches!(instr, B::SuiUnpackVariantMutRef(_) | B::SuiUnpackVariantGenericMutRef(_));
+                for f in &fields {
+                    st.push(if mutable { Type::MutableReference(Box::new(f.clone())) } else { Type::Reference(Box::new(f.clone())) });
+                }
+                let l = self.layout(&t)?;
+                let offs = variant_offs(&l, v)?;
+                let fields = offs.iter().enumerate().map(|(i, (off, _))| (*off, sl.at(h - 1 + i))).collect();
+                Op::UnpackVariantRef { r: top(0), tag: v, fields }
+            }
+            B::VariantSwitch(jt) => {
+                pop(st)?;
+                let table = jump_tables.get(jt.idx()).ok_or_else(|| inv("jump table"))?;
+                Op::VariantSwitch { r: top(0), targets: table.jump_table.iter().map(|t| *t as u32).collect() }
+            }
+            B::ReadRef => {
+                let t = deref_ty(&pop(st)?)?;
+                st.push(t.clone());
+                let l = self.layout(&t)?;
+                Op::ReadRef { r: top(0), dst: top(0), l }
+            }
+            B::WriteRef => {
+                let r = pop(st)?;
+                pop(st)?;
+                let l = self.layout(&deref_ty(&r)?)?;
+                Op::WriteRef { r: top(0), v: top(1), l }
+            }
+            B::FreezeRef => {
+                let t = deref_ty(&pop(st)?)?;
+                st.push(Type::Reference(Box::new(t)));
+                Op::Nop
+            }
+            B::Add | B::Sub | B::Mul | B::Mod | B::Div | B::BitOr | B::BitAnd | B::Xor => {
+                pop(st)?;
+                let t = st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?;
+                let k = Kind::of(t)?;
+                let op = match instr {
+                    B::Add => BinOp::Add,
+                    B::Sub => BinOp::Sub,
+                    B::Mul => BinOp::Mul,
+                    B::Mod => BinOp::Mod,
+                    B::Div => BinOp::Div,
+                    B::BitOr => BinOp::BitOr,
+                    B::BitAnd => BinOp::BitAnd,
+                    _ => BinOp::Xor,
+                };
+                let (a, b) = (top(1), top(0));
+                if k == Kind::U64 { Op::BinU64 { op, a, b } } else { Op::Bin { op, k, a, b } }
+            }
+            B::Lt | B::Gt | B::Le | B::Ge => {
+                pop(st)?;
+                let k = Kind::of(&pop(st)?)?;
+                st.push(Type::Bool);
+                let op = match instr {
+                    B::Lt => CmpOp::Lt,
+                    B::Gt => CmpOp::Gt,
+                    B::Le => CmpOp::Le,
+                    _ => CmpOp::Ge,
+                };
+                let (a, b) = (top(1), top(0));
+                if k == Kind::U64 { Op::CmpU64 { op, a, b } } else { Op::Cmp { op, k, a, b } }
+            }
+            B::Eq | B::Neq => {
+                pop(st)?;
+                let t = pop(st)?;
+                st.push(Type::Bool);
+                let l = self.layout(&t)?;
+                Op::Eq { a: top(1), b: top(0), l, neg: matches!(instr, B::Neq) }
+            }
+            B::And | B::Or => {
+                pop(st)?;
+                let (a, b) = (top(1), top(0));
+                if matches!(instr, B::And) { Op::And { a, b } } else { Op::Or { a, b } }
+            }
+            B::Not => Op::Not { a: top(0) },
+            B::Shl | B::Shr => {
+                pop(st)?;
+                let k = Kind::of(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?;
+                Op::Shift { left: matches!(instr, B::Shl), k, a: top(1), b: top(0) }
+            }
+            B::CastU8 | B::CastU16 | B::CastU32 | B::CastU64 | B::CastU128 | B::CastU256 | B::CastI8 | B::CastI16
+            | B::CastI32 | B::CastI64 | B::CastI128 | B::CastI256 => {
+                let from = Kind::of(&pop(st)?)?;
+                let (to, t) = match instr {
+                    B::CastU8 => (CastTo::U8, Type::U8),
+                    B::CastU16 => (CastTo::U16, Type::U16),
+                    B::CastU32 => (CastTo::U32, Type::U32),
+                    B::CastU64 => (CastTo::U64, Type::U64),
+                    B::CastU128 => (CastTo::U128, Type::U128),
+                    B::CastU256 => (CastTo::U256, Type::U256),
+                    B::CastI8 => (CastTo::I8, Type::I8),
+                    B::CastI16 => (CastTo::I16, Type::I16),
+                    B::CastI32 => (CastTo::I32, Type::I32),
+                    B::CastI64 => (CastTo::I64, Type::I64),
+                    B::CastI128 => (CastTo::I128, Type::I128),
+                    _ => (CastTo::I256, Type::I256),
+                };
+                st.push(t);
+                Op::Cast { from, to, a: top(0) }
+            }
+            B::Negate => Op::Negate { k: Kind::of(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?, a: top(0) },
+            B::Abort => {
+                pop(st)?;
+                Op::Abort { a: top(0) }
+            }
+            B::AbortMsg => {
+                let t = pop(st)?;
+                pop(st)?;
+                Op::AbortMsg { code: top(1), msg: top(0), l: self.layout(&t)? }
+            }
+            B::Exists(_) | B::ExistsGeneric(_) => {
+                let ty = self.global_ty(instr)?;
+                pop(st)?;
+                st.push(Type::Bool);
+                Op::Exists { a: top(0), ty: Box::new(ty) }
+            }
+            B::MutBorrowGlobal(_) | B::ImmBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_) | B::ImmBorrowGlobalGeneric(_) => {
+                let ty = self.global_ty(instr)?;
+                pop(st)?;
+                let mutable = matches!(instr, B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_));
+                st.push(if mutable { Type::MutableReference(Box::new(ty.clone())) } else { Type::Reference(Box::new(ty.clone())) });
+                self.layout(&ty)?;
+                Op::BorrowGlobal { a: top(0), ty: Box::new(ty), mutable }
+            }
+            B::MoveFrom(_) | B::MoveFromGeneric(_) => {
+                let ty = self.global_ty(instr)?;
+                pop(st)?;
+                st.push(ty.clone());
+                self.layout(&ty)?;
+                Op::MoveFrom { a: top(0), ty: Box::new(ty) }
+            }
+            B::MoveTo(_) | B::MoveToGeneric(_) => {
+                let ty = self.global_ty(instr)?;
+                pop(st)?;
+                pop(st)?;
+                let l = self.layout(&ty)?;
+                Op::MoveTo { s: top(1), v: top(0), ty: Box::new(ty), l }
+            }
+            B::VecPack(sig, n) => {
+                let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;
+                let n = usize::try_from(*n).map_err(|_| inv("vec_pack size"))?;
+                let vt = Type::Vector(Box::new(e.clone()));
+                if n > h {
+                    if n as u64 > self.s.engine.config.limits.max_vector_len {
+                        return Err(VmError::vector(movejit_runtime::error::vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
+                    }
+                    return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+                }
+                st.truncate(h - n);
+                st.push(vt.clone());
+                self.check_value_depth(&vt)?;
+                if n as u64 > self.s.engine.config.limits.max_vector_len {
+                    return Err(VmError::vector(movejit_runtime::error::vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
+                }
+                let el = self.layout(&e)?;
+                Op::VecPack { dst: sl.at(h - n), e: el, elems: (0..n).map(|i| sl.at(h - n + i)).collect() }
+            }
+            B::VecLen(_) => {
+                pop(st)?;
+                st.push(Type::U64);
+                Op::VecLen { r: top(0) }
+            }
+            B::VecImmBorrow(sig) | B::VecMutBorrow(sig) => {
+                let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;
+                pop(st)?;
+                pop(st)?;
+                st.push(if matches!(instr, B::VecMutBorrow(_)) {
+                    Type::MutableReference(Box::new(e.clone()))
+                } else {
+                    Type::Reference(Box::new(e.clone()))
+                });
+                Op::VecBorrow { r: top(1), i: top(0), e: self.layout(&e)? }
+            }
+            B::VecPushBack(sig) => {
+                let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;
+                pop(st)?;
+                pop(st)?;
+                Op::VecPush { r: top(1), v: top(0), e: self.layout(&e)? }
+            }
+            B::VecPopBack(sig) => {
+                let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;
+                pop(st)?;
+                st.push(e.clone());
+                Op::VecPop { r: top(0), dst: top(0), e: self.layout(&e)? }
+            }
+            B::VecUnpack(sig, n) => {
+                let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;
+                pop(st)?;
+                let n = *n;
+                if n > self.s.engine.config.limits.max_operand_stack as u64 + 1 {
+                    // Cannot fit on the operand stack: the parity or stack check fails first.
+                    return Ok(Op::Fail(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW))));
+                }
+                for _ in 0..n {
+                    st.push(e.clone());
+                }
+                Op::VecUnpack { src: top(0), n, e: self.layout(&e)?, dsts: (0..n as usize).map(|i| sl.at(h - 1 + i)).collect() }
+            }
+            B::VecSwap(sig) => {
+                let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;
+                pop(st)?;
+                pop(st)?;
+                pop(st)?;
+                Op::VecSwap { r: top(2), i: top(1), j: top(0), e: self.layout(&e)? }
+            }
+            B::PackClosure(_, mask) | B::PackClosureGeneric(_, mask) => {
+                let (handle, targs) = match instr {
+                    B::PackClosureGeneric(fi, _) => {
+                        let inst = m.function_instantiations.get(fi.idx()).ok_or_else(|| inv("fn inst"))?;
+                        (inst.handle, self.inst(inst.type_parameters)?)
+                    }
+                    B::PackClosure(h, _) => (*h, Vec::new()),
+                    _ => return Err(inv("unreachable")),
+                };
+                let fh = m.function_handles.get(handle.idx()).ok_or_else(|| inv("function handle"))?;
+                let params = self.m.sig_types(fh.parameters, &targs)?;
+                let rets = self.m.sig_types(fh.return_, &targs)?;
+                let mask = mask.0;
+                let captured_tys: Vec<Type> =
+                    params.iter().enumerate().filter(|(i, _)| *i < 64 && (mask >> i) & 1 == 1).map(|(_, t)| t.clone()).collect();
+                let rest: Vec<Type> =
+                    params.iter().enumerate().filter(|(i, _)| !(*i < 64 && (mask >> i) & 1 == 1)).map(|(_, t)| t.clone()).collect();
+                let n = captured_tys.len();
+                if n > h {
+                    return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+                }
+                st.truncate(h - n);
+                st.push(Type::Function(rest, rets, AbilitySet::EMPTY));
+                let mut captured = Vec::with_capacity(n);
+                for (i, t) in captured_tys.iter().enumerate() {
+                    captured.push((sl.at(h - n + i), self.layout(t)?));
+                }
+                Op::PackClosure(Box::new(ClosureSite { handle, ty_args: targs, mask, captured, dst: sl.at(h - n) }))
+            }
+            B::CallClosure(sig) => {
+                let (params, rets) = match m.signatures.get(sig.idx()).and_then(|s| s.0.first()) {
+                    Some(SignatureToken::Function(p, r, _)) => (
+                        p.iter().map(|t| self.m.to_type(t, self.ty_args)).collect::<VmResult<Vec<_>>>()?,
+                        r.iter().map(|t| self.m.to_type(t, self.ty_args)).collect::<VmResult<Vec<_>>>()?,
+                    ),
+                    _ => return Err(inv("call_closure signature")),
+                };
+                let n = params.len();
+                if n + 1 > h {
+                    return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
+                }
+                st.truncate(h - n - 1);
+                st.extend(rets.iter().cloned());
+                let below = h - n - 1;
+                let mut args = Vec::with_capacity(n);
+                for (i, p) in params.iter().enumerate() {
+                    args.push((sl.at(below + i), self.layout(p)?));
+                }
+                let mut rs = Vec::with_capacity(rets.len());
+                for (i, r) in rets.iter().enumerate() {
+                    rs.push((sl.at(below + i), self.layout(r)?));
+                }
+                Op::CallClosure(Box::new(ClosureCallSite {
+                    closure: top(0),
+                    args,
+                    rets: rs,
+                    height_after: (below + rets.len()) as u32,
+                    height_below: below as u32,
+                }))
+            }
+        })
+    }
+
+    fn ld(&self, st: &mut Vec<Type>, sl: &Slots<'_>, t: Type, bytes: &[u8]) -> Op {
+        let h = st.len();
+        st.push(t);
+        Op::LdBytes { dst: sl.at(h), v: bytes.into() }
+    }
+
+    fn global_ty(&self, instr: &Bytecode) -> VmResult<Type> {
+        use Bytecode as B;
+        match instr {
+            B::Exists(sd) | B::MutBorrowGlobal(sd) | B::ImmBorrowGlobal(sd) | B::MoveFrom(sd) | B::MoveTo(sd) => {
+                self.struct_ty(*sd, Vec::new())
+            }
+            B::ExistsGeneric(si)
+            | B::MutBorrowGlobalGeneric(si)
+            | B::ImmBorrowGlobalGeneric(si)
+            | B::MoveFromGeneric(si)
+            | B::MoveToGeneric(si) => {
+                let (sd, args) = self.generic_struct(*si)?;
+                self.struct_ty(sd, args)
+            }
+            _ => Err(inv("not a global instruction")),
+        }
+    }
+
+    /// The enum type, variant and variant field types of a variant instruction.
+    fn variant_of(&self, instr: &Bytecode) -> VmResult<(Type, u16, Vec<Type>)> {
+        use Bytecode as B;
+        let m = &self.m.module;
+        let aptos = |h: movejit_format::StructVariantHandleIndex, args: Vec<Type>| -> VmResult<(Type, u16, Vec<Type>)> {
+            let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| inv("variant handle"))?;
+            let fs = self.variant_fields(vh.struct_index, vh.variant, &args)?;
+            Ok((self.struct_ty(vh.struct_index, args)?, vh.variant, fs))
+        };
+        match instr {
+            B::PackVariant(h) | B::UnpackVariant(h) | B::TestVariant(h) => aptos(*h, Vec::new()),
+            B::PackVariantGeneric(i) | B::UnpackVariantGeneric(i) | B::TestVariantGeneric(i) => {
+                let inst = m.struct_variant_instantiations.get(i.idx()).ok_or_else(|| inv("variant inst"))?;
+                aptos(inst.handle, self.inst(inst.type_parameters)?)
+            }
+            B::SuiPackVariant(h) | B::SuiUnpackVariant(h) | B::SuiUnpackVariantImmRef(h) | B::SuiUnpackVariantMutRef(h) => {
+                let vh = m.variant_handles.get(h.idx()).ok_or_else(|| inv("variant handle"))?;
+                let (t, fs) = self.sui_variant(vh.enum_def.0, vh.variant, Vec::new())?;
+                Ok((t, vh.variant, fs))
+            }
+            B::SuiPackVariantGeneric(h)
+            | B::SuiUnpackVariantGeneric(h)
+            | B::SuiUnpackVariantGenericImmRef(h)
+            | B::SuiUnpackVariantGenericMutRef(h) => {
+                let vh = m.variant_instantiation_handles.get(h.idx()).ok_or_else(|| inv("variant handle"))?;
+                let inst = m.enum_def_instantiations.get(vh.enum_def.idx()).ok_or_else(|| inv("enum inst"))?;
+                let args = self.inst(inst.type_parameters)?;
+                let (t, fs) = self.sui_variant(inst.def.0, vh.variant, args)?;
+                Ok((t, vh.variant, fs))
+            }
+            _ => Err(inv("not a variant instruction")),
+        }
+    }
+}
+
+fn fh_of(instr: &Bytecode) -> Option<&movejit_format::FieldHandleIndex> {
+    match instr {
+        Bytecode::MutBorrowField(h) | Bytecode::ImmBorrowField(h) => Some(h),
+        _ => None,
+    }
+}
+
+fn successors(instr: &Bytecode, pc: usize, len: usize, jump_tables: &[movejit_format::VariantJumpTable]) -> Vec<usize> {
+    use Bytecode as B;
+    match instr {
+        B::Ret | B::Abort | B::AbortMsg => vec![],
+        B::Branch(t) => vec![*t as usize],
+        B::BrTrue(t) | B::BrFalse(t) => vec![*t as usize, pc + 1],
+        B::VariantSwitch(jt) => jump_tables.get(jt.idx()).map(|t| t.jump_table.iter().map(|x| *x as usize).collect()).unwrap_or_default(),
+        _ if pc + 1 < len => vec![pc + 1],
+        _ => vec![],
+    }
+}
+
+/// Prepares `def` of `m` for `ty_args`.
+pub(crate) fn prepare(
+    s: &Session<'_, '_>,
+    m: &Arc<LoadedModule>,
+    def: u16,
+    ty_args: Arc<Vec<Type>>,
+    links: Vec<(movejit_runtime::ModuleId, usize)>,
+) -> VmResult<Prepared> {
+    let fdef = m.module.function_defs.get(def as usize).ok_or_else(|| inv("function definition"))?;
+    let code = fdef.code.as_ref().ok_or_else(|| inv("prepare of a native"))?;
+    let fh = m.module.function_handles.get(fdef.function.idx()).ok_or_else(|| inv("function handle"))?;
+    let p = Preparer { s, m, ty_args: &ty_args };
+    let params = p.sig(fh.parameters)?;
+    let mut locals = params.clone();
+    locals.extend(p.sig(code.locals)?);
+    let ret_tys = p.sig(fh.return_)?;
+    let local_layouts = locals.iter().map(|t| p.layout(t)).collect::<VmResult<Vec<_>>>()?;
+    let n = code.code.len();
+
+    // Pass 1: the type stack before each instruction.
+    let mut states: Vec<Option<Vec<Type>>> = vec![None; n];
+    let mut work = vec![0usize];
+    if n > 0 {
+        states[0] = Some(Vec::new());
+    }
+    let dummy_locals = vec![0u32; locals.len()];
+    let empty = Slots { locals: &dummy_locals, ops: &[] };
+    let mut max_size: Vec<u32> = Vec::new();
+    while let Some(pc) = work.pop() {
+        let Some(mut st) = states[pc].clone() else { continue };
+        let instr = &code.code[pc];
+        if p.step(instr, &mut st, &locals, &empty, &code.jump_tables).is_err() {
+            continue;
+        }
+        for (d, t) in st.iter().enumerate() {
+            if let Ok(l) = p.layout(t) {
+                if max_size.len() <= d {
+                    max_size.resize(d + 1, 0);
+                }
+                max_size[d] = max_size[d].max(l.size);
+            }
+        }
+        for succ in successors(instr, pc, n, &code.jump_tables) {
+            if succ < n && states[succ].is_none() {
+                states[succ] = Some(st.clone());
+                work.push(succ);
+            }
+        }
+    }
+
+    // The frame: locals at their natural offsets, then one 8-aligned slot
+    // per stack depth, as large as the largest value held at that depth.
+    let fl = FrameLayout::new(&local_layouts, &[])?;
+    let mut off = fl.size.div_ceil(8) * 8;
+    let mut op_offs = Vec::with_capacity(max_size.len());
+    for sz in &max_size {
+        op_offs.push(off);
+        off = off
+            .checked_add(sz.div_ceil(8) * 8)
+            .filter(|x| *x <= movejit_runtime::flat::layout::MAX_FLAT_SIZE)
+            .ok_or_else(|| VmError::new(StatusCode::VM_MAX_TYPE_NODES_REACHED).with_message("frame too large"))?;
+    }
+    let slots = Slots { locals: &fl.offsets, ops: &op_offs };
+
+    // Pass 2: the ops.
+    let mut ops = Vec::with_capacity(n);
+    let mut grows = Vec::with_capacity(n);
+    let mut ret_slots = Vec::with_capacity(n);
+    for (pc, instr) in code.code.iter().enumerate() {
+        let Some(mut st) = states[pc].clone() else {
+            ops.push(Op::Fail(Box::new(inv("unreachable instruction"))));
+            grows.push(0);
+            ret_slots.push(Vec::new());
+            continue;
+        };
+        let before = st.len();
+        let rs = if matches!(instr, Bytecode::Ret) {
+            let k = ret_tys.len();
+            (before.saturating_sub(k)..before).map(|d| slots.at(d)).collect()
+        } else {
+            Vec::new()
+        };
+        ret_slots.push(rs);
+        let op = p.step(instr, &mut st, &locals, &slots, &code.jump_tables).unwrap_or_else(|e| Op::Fail(Box::new(e)));
+        let after = st.len();
+        // Calls to Move functions push nothing in the caller's frame (their
+        // results arrive at return); natives and everything else push here.
+        grows.push(if after > before && !matches!(op, Op::Call(_) | Op::CallClosure(_)) { after as u32 } else { 0 });
+        ops.push(op);
+    }
+    let owned_locals = fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
+    let param_slots = fl.offsets.iter().zip(&local_layouts).take(params.len()).map(|(o, l)| (*o, l.clone())).collect();
+    Ok(Prepared {
+        module: m.clone(),
+        def,
+        ty_args,
+        ops,
+        opcodes: code.code.iter().map(Bytecode::opcode).collect(),
+        grows,
+        frame_size: off,
+        params: param_slots,
+        owned_locals,
+        ret_slots,
+        links,
+    })
+}

@@ -1,0 +1,304 @@
+//! Flat memory by address, for the interpreter (jit-abi.md 1.3, 2): frames
+//! on a stack that never moves, references as plain addresses, and every
+//! value operation (copy, drop, equality, vectors, BCS) at an address.
+//!
+//! The functions are safe to call but rely on the contract the verifier and
+//! the interpreter together keep, exactly the contract compiled code keeps:
+//! an [`Addr`] handed to them points to a live slot of the layout given,
+//! made by this module ([`FrameStack`], [`Addr::of_value`], a vector element
+//! or a field offset below such a slot, or a reference read from such a
+//! slot); a destination slot holds no live value; two addresses of one call
+//! do not overlap unless the function says so. The verifier's reference
+//! safety guarantees a reference never outlives what it points to and that
+//! a `&mut` is never aliased by a live `&`/`&mut`, and type safety that every
+//! slot is read at the layout it was written with.
+
+#![allow(unsafe_code)]
+
+use super::closure::FlatClosure;
+use super::layout::FlatLayout;
+use super::raw::{self, Buf};
+use super::value::{self, FlatValue};
+use super::{bcs as fbcs, vec};
+use crate::bcs::Reader;
+use crate::error::VmResult;
+
+/// The address of a slot in flat memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Addr(usize);
+
+impl Addr {
+    /// The slot `off` bytes into this one (a field, or a frame slot).
+    #[inline(always)]
+    pub fn add(self, off: u32) -> Addr {
+        Addr(self.0.wrapping_add(off as usize))
+    }
+    /// The address of an owned value's slot (stable while it lives: its
+    /// buffer is on the heap).
+    pub fn of_value(v: &FlatValue) -> Addr {
+        Addr(v.as_ptr().expose_provenance())
+    }
+    pub fn is_null(self) -> bool {
+        self.0 == 0
+    }
+    #[inline(always)]
+    fn ptr(self) -> *mut u8 {
+        std::ptr::with_exposed_provenance_mut(self.0)
+    }
+}
+
+#[inline(always)]
+fn bytes<'a>(a: Addr, n: u32) -> &'a [u8] {
+    // SAFETY: module contract: `a` is a live slot of at least `n` bytes.
+    unsafe { raw::slice(a.ptr(), n as usize) }
+}
+
+#[inline(always)]
+fn bytes_mut<'a>(a: Addr, n: u32) -> &'a mut [u8] {
+    // SAFETY: module contract: `a` is a live slot of at least `n` bytes,
+    // not accessed through another address during the call.
+    unsafe { raw::slice_mut(a.ptr(), n as usize) }
+}
+
+/// `N` bytes at `a`.
+#[inline(always)]
+pub fn read<const N: usize>(a: Addr) -> [u8; N] {
+    // SAFETY: module contract: `a` is a live slot of at least `N` bytes
+    // (any alignment: read_unaligned).
+    unsafe { a.ptr().cast::<[u8; N]>().read_unaligned() }
+}
+
+/// Writes `N` bytes at `a` (a plain-bytes slot: scalars, or a slot whose
+/// old contents were moved out).
+#[inline(always)]
+pub fn write<const N: usize>(a: Addr, v: [u8; N]) {
+    // SAFETY: module contract: `a` is a live slot of at least `N` bytes.
+    unsafe { a.ptr().cast::<[u8; N]>().write_unaligned(v) }
+}
+
+#[inline(always)]
+pub fn read_u64(a: Addr) -> u64 {
+    u64::from_le_bytes(read(a))
+}
+#[inline(always)]
+pub fn write_u64(a: Addr, v: u64) {
+    write(a, v.to_le_bytes())
+}
+#[inline(always)]
+pub fn read_bool(a: Addr) -> bool {
+    read::<1>(a)[0] != 0
+}
+#[inline(always)]
+pub fn write_bool(a: Addr, v: bool) {
+    write(a, [v as u8])
+}
+
+/// The address held by a reference slot.
+#[inline(always)]
+pub fn read_addr(a: Addr) -> Addr {
+    Addr(u64::from_le_bytes(read(a)) as usize)
+}
+/// Stores address `v` in the reference slot `a`.
+#[inline(always)]
+pub fn write_addr(a: Addr, v: Addr) {
+    write(a, (v.0 as u64).to_le_bytes())
+}
+
+/// Copies `n` bytes (a move: the source then owns nothing the caller may
+/// drop). The ranges may overlap.
+#[inline(always)]
+pub fn move_bytes(src: Addr, dst: Addr, n: u32) {
+    // SAFETY: module contract: both are live slots of at least `n` bytes;
+    // `copy` allows overlap.
+    unsafe { std::ptr::copy(src.ptr(), dst.ptr(), n as usize) }
+}
+
+/// Zeroes `n` bytes (the slot then holds no live value).
+#[inline(always)]
+pub fn zero(a: Addr, n: u32) {
+    // SAFETY: module contract: a live slot of at least `n` bytes.
+    unsafe { std::ptr::write_bytes(a.ptr(), 0, n as usize) }
+}
+
+/// Copies `n` bytes from `a` into `out`.
+pub fn read_into(a: Addr, out: &mut [u8]) {
+    out.copy_from_slice(bytes(a, out.len() as u32));
+}
+
+/// Writes `src` at `a`.
+pub fn write_from(a: Addr, src: &[u8]) {
+    bytes_mut(a, src.len() as u32).copy_from_slice(src);
+}
+
+/// Deep copy of the value at `src` into `dst` (holding no live value).
+#[inline]
+pub fn copy_value(l: &FlatLayout, src: Addr, dst: Addr) {
+    if !l.owns_heap {
+        move_bytes(src, dst, l.size);
+        return;
+    }
+    value::copy_into(l, bytes(src, l.size), bytes_mut(dst, l.size));
+}
+
+/// Drops the value at `a` (it then holds no live value).
+#[inline]
+pub fn drop_value(l: &FlatLayout, a: Addr) {
+    if l.owns_heap {
+        value::drop_in_place(l, bytes_mut(a, l.size));
+    }
+}
+
+/// Move's `==` of the values at `a` and `b`.
+pub fn equal(l: &FlatLayout, a: Addr, b: Addr) -> bool {
+    value::equal(l, bytes(a, l.size), bytes(b, l.size))
+}
+
+/// A deep copy of the value at `a` as an owned value.
+pub fn to_owned(l: &std::sync::Arc<FlatLayout>, a: Addr) -> FlatValue {
+    let v = FlatValue::zeroed(l.clone());
+    copy_value(l, a, Addr::of_value(&v));
+    v
+}
+
+/// Moves `v` into the slot `dst` (holding no live value).
+pub fn move_in(v: FlatValue, dst: Addr) {
+    move_bytes(Addr::of_value(&v), dst, v.layout().size);
+    v.forget_moved();
+}
+
+/// Moves the value at `src` out into an owned value (the slot then owns
+/// nothing: it is zeroed when it owns heap memory).
+pub fn move_out(l: &std::sync::Arc<FlatLayout>, src: Addr) -> FlatValue {
+    let v = FlatValue::zeroed(l.clone());
+    move_bytes(src, Addr::of_value(&v), l.size);
+    if l.owns_heap {
+        zero(src, l.size);
+    }
+    v
+}
+
+/// BCS of the value at `a`.
+pub fn serialize(l: &FlatLayout, a: Addr) -> VmResult<Vec<u8>> {
+    let mut out = Vec::new();
+    fbcs::serialize_into(&mut out, l, bytes(a, l.size))?;
+    Ok(out)
+}
+
+/// Reads one value from `r` into the zeroed slot `a`; on error the slot
+/// holds a partial value the caller must drop.
+pub fn deserialize_into(r: &mut Reader<'_>, l: &FlatLayout, a: Addr) -> VmResult<()> {
+    fbcs::read_into(r, l, bytes_mut(a, l.size), 0)
+}
+
+// ----- closures -----
+
+/// The closure in the function-value slot `a` (`None`: no closure there).
+pub fn closure<'a>(a: Addr) -> Option<&'a FlatClosure> {
+    raw::closure_ref(bytes(a, 8))
+}
+
+/// Moves a new closure into the slot `a` (holding no live value).
+pub fn put_closure(a: Addr, c: FlatClosure) {
+    raw::closure_put(bytes_mut(a, 8), Box::new(c));
+}
+
+/// Moves the closure out of slot `a`, leaving it empty.
+pub fn take_closure(a: Addr) -> Option<Box<FlatClosure>> {
+    raw::closure_take(bytes_mut(a, 8))
+}
+
+// ----- vectors (`e` is the element layout; `v` the vector slot) -----
+
+pub fn vec_len(v: Addr) -> u64 {
+    vec::len(bytes(v, 8))
+}
+
+/// `VecPack` of `n` elements laid out contiguously at `src` (moved) into `dst`.
+pub fn vec_pack(e: &FlatLayout, dst: Addr, src: &[u8], n: u64, max_len: u64) -> VmResult<()> {
+    vec::pack(e, bytes_mut(dst, 8), src, n, max_len)
+}
+
+/// The address of element `i`.
+pub fn vec_borrow(e: &FlatLayout, v: Addr, i: u64) -> VmResult<Addr> {
+    vec::borrow(e, bytes_mut(v, 8), i).map(|p| Addr(p.expose_provenance()))
+}
+
+/// Moves the element at `elem` to the end of the vector at `v`.
+pub fn vec_push_back(e: &FlatLayout, v: Addr, elem: Addr, max_len: u64) -> VmResult<()> {
+    vec::push_back(e, bytes_mut(v, 8), bytes(elem, e.size), max_len)
+}
+
+/// Moves the last element into `dst`.
+pub fn vec_pop_back(e: &FlatLayout, v: Addr, dst: Addr) -> VmResult<()> {
+    vec::pop_back(e, bytes_mut(v, 8), bytes_mut(dst, e.size))
+}
+
+/// Moves the `n` elements of the vector at `v` (consumed) to `out`.
+pub fn vec_unpack(e: &FlatLayout, v: Addr, n: u64, out: &mut [u8]) -> VmResult<()> {
+    vec::unpack(e, bytes_mut(v, 8), n, out)
+}
+
+pub fn vec_swap(e: &FlatLayout, v: Addr, i: u64, j: u64) -> VmResult<()> {
+    vec::swap(e, bytes_mut(v, 8), i, j)
+}
+
+pub fn vec_destroy_empty(e: &FlatLayout, v: Addr) -> VmResult<()> {
+    vec::destroy_empty(e, bytes_mut(v, 8))
+}
+
+/// The element bytes of a vector (for natives reading `vector<u8>`).
+pub fn vec_bytes<'a>(e: &FlatLayout, v: Addr) -> &'a [u8] {
+    raw::vec_data(bytes(v, 8), e.size)
+}
+
+// ----- frames -----
+
+/// Bytes of one stack chunk; bigger frames get a chunk of their own.
+const CHUNK: usize = 256 * 1024;
+
+/// The memory of every active frame: chunks that never move once
+/// allocated (references into frames stay valid), used as a stack.
+#[derive(Debug, Default)]
+pub struct FrameStack {
+    chunks: Vec<Buf>,
+    /// Chunk in use and the first free byte in it.
+    chunk: usize,
+    top: usize,
+}
+
+/// Where a frame was allocated (to free it).
+#[derive(Clone, Copy, Debug)]
+pub struct FrameMark {
+    chunk: usize,
+    top: usize,
+}
+
+impl FrameStack {
+    /// A zeroed frame of `size` bytes aligned to 8.
+    pub fn push(&mut self, size: u32) -> (Addr, FrameMark) {
+        let size = (size as usize).div_ceil(8) * 8;
+        let mark = FrameMark { chunk: self.chunk, top: self.top };
+        if self.chunks.is_empty() || self.top + size > self.chunks[self.chunk].bytes().len() {
+            // Next chunk (reused when large enough, else replaced).
+            let next = if self.chunks.is_empty() { 0 } else { self.chunk + 1 };
+            if next >= self.chunks.len() {
+                self.chunks.push(Buf::zeroed(CHUNK.max(size), 8));
+            } else if self.chunks[next].bytes().len() < size {
+                self.chunks[next] = Buf::zeroed(CHUNK.max(size), 8);
+            }
+            self.chunk = next;
+            self.top = 0;
+        }
+        let buf = &mut self.chunks[self.chunk];
+        let base = buf.as_ptr().expose_provenance() + self.top;
+        buf.bytes_mut()[self.top..self.top + size].fill(0);
+        self.top += size;
+        (Addr(base), mark)
+    }
+
+    /// Frees the frame allocated at `mark` (and everything above it).
+    pub fn pop(&mut self, mark: FrameMark) {
+        self.chunk = mark.chunk;
+        self.top = mark.top;
+    }
+}

@@ -1,0 +1,278 @@
+//! Flat values ⇄ tree [`Value`]s, and calling a native (whose API is over
+//! tree values, `crate::natives`) with flat arguments: value arguments are
+//! converted (and the flat originals dropped: the native consumed them),
+//! reference arguments become roots of a [`Memory`] passed as
+//! [`Value::Ref`], `&mut` targets are written back after the call, and the
+//! results are converted into flat result slots. The interpreter and
+//! compiled code call natives through this one bridge.
+
+use super::closure::{to_layout, FlatClosure};
+use super::layout::{FlatLayout, Shape};
+use super::mem::{self, Addr};
+use super::raw;
+use super::value::{variant, FlatValue};
+use crate::error::{VmError, VmResult};
+use crate::gas::GasMeter;
+use crate::natives::{NativeContext, NativeFunction, TypeInfo};
+use crate::types::Type;
+use crate::values::{ClosureValue, Memory, RefRoot, Reference, Value};
+use ethnum::{I256, U256};
+use movejit_format::AccountAddress;
+use std::sync::Arc;
+
+fn arr<const N: usize>(s: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&s[..N]);
+    a
+}
+
+/// The tree value of the flat value in `slot` (a deep copy).
+pub fn to_value(l: &FlatLayout, slot: &[u8]) -> VmResult<Value> {
+    Ok(match &l.shape {
+        Shape::Bool => Value::Bool(slot[0] != 0),
+        Shape::U8 => Value::U8(slot[0]),
+        Shape::U16 => Value::U16(u16::from_le_bytes(arr(slot))),
+        Shape::U32 => Value::U32(u32::from_le_bytes(arr(slot))),
+        Shape::U64 => Value::U64(u64::from_le_bytes(arr(slot))),
+        Shape::U128 => Value::U128(u128::from_le_bytes(arr(slot))),
+        Shape::U256 => Value::U256(U256::from_le_bytes(arr(slot))),
+        Shape::I8 => Value::I8(slot[0] as i8),
+        Shape::I16 => Value::I16(i16::from_le_bytes(arr(slot))),
+        Shape::I32 => Value::I32(i32::from_le_bytes(arr(slot))),
+        Shape::I64 => Value::I64(i64::from_le_bytes(arr(slot))),
+        Shape::I128 => Value::I128(i128::from_le_bytes(arr(slot))),
+        Shape::I256 => Value::I256(I256::from_le_bytes(arr(slot))),
+        Shape::Address => Value::Address(AccountAddress(arr(slot))),
+        Shape::Signer => Value::signer(AccountAddress(arr(slot))),
+        Shape::Vector(e) => {
+            let data = raw::vec_data(slot, e.size);
+            if matches!(e.shape, Shape::U8) {
+                Value::from_bytes(data)
+            } else {
+                Value::Vector(data.chunks_exact(e.size as usize).map(|c| to_value(e, c)).collect::<VmResult<_>>()?)
+            }
+        }
+        Shape::Struct(fs) => Value::Struct(
+            fs.iter()
+                .map(|f| to_value(&f.layout, &slot[f.offset as usize..(f.offset + f.layout.size) as usize]))
+                .collect::<VmResult<_>>()?,
+        ),
+        Shape::Enum(vs) => {
+            let fs = variant(vs, slot).ok_or_else(|| VmError::invariant("bad variant tag"))?;
+            Value::Variant(
+                u16::from_le_bytes(arr(slot)),
+                fs.iter()
+                    .map(|f| to_value(&f.layout, &slot[f.offset as usize..(f.offset + f.layout.size) as usize]))
+                    .collect::<VmResult<_>>()?,
+            )
+        }
+        Shape::Closure => {
+            let c = raw::closure_ref(slot).ok_or_else(|| VmError::invariant("empty function value"))?;
+            Value::Closure(Box::new(closure_to_value(c)?))
+        }
+        Shape::Reference(_) => return Err(VmError::invariant("a reference has no value form")),
+    })
+}
+
+/// The tree form of a flat closure.
+pub fn closure_to_value(c: &FlatClosure) -> VmResult<ClosureValue> {
+    Ok(ClosureValue {
+        function: c.function.clone(),
+        type_args: c.type_args.clone(),
+        mask: c.mask,
+        captured: c.captured.iter().map(|v| to_value(v.layout(), v.bytes())).collect::<VmResult<_>>()?,
+        captured_layouts: c.captured.iter().map(|v| to_layout(v.layout())).collect(),
+        serializable: c.serializable,
+    })
+}
+
+/// The flat form of a tree closure (captured values laid out from their
+/// layouts).
+pub fn closure_from_value(c: &ClosureValue) -> VmResult<FlatClosure> {
+    if c.captured.len() != c.captured_layouts.len() {
+        return Err(VmError::invariant("closure captured layouts"));
+    }
+    let mut captured = Vec::with_capacity(c.captured.len());
+    for (v, l) in c.captured.iter().zip(&c.captured_layouts) {
+        let fl = Arc::new(FlatLayout::from_layout(l, usize::MAX)?);
+        let mut fv = FlatValue::zeroed(fl.clone());
+        from_value(v, &fl, fv.bytes_mut())?;
+        captured.push(fv);
+    }
+    Ok(FlatClosure {
+        function: c.function.clone(),
+        type_args: c.type_args.clone(),
+        mask: c.mask,
+        captured,
+        serializable: c.serializable,
+    })
+}
+
+fn mismatch(v: &Value) -> VmError {
+    VmError::invariant(format!("value {v:?} does not fit its layout"))
+}
+
+/// Writes the flat form of `v` into `slot` (zeroed, holding no live value).
+/// On error the slot holds a valid partial value the caller must drop.
+pub fn from_value(v: &Value, l: &FlatLayout, slot: &mut [u8]) -> VmResult<()> {
+    match (&l.shape, v) {
+        (Shape::Bool, Value::Bool(x)) => slot[0] = *x as u8,
+        (Shape::U8, Value::U8(x)) => slot[0] = *x,
+        (Shape::U16, Value::U16(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::U32, Value::U32(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::U64, Value::U64(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::U128, Value::U128(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::U256, Value::U256(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::I8, Value::I8(x)) => slot[0] = *x as u8,
+        (Shape::I16, Value::I16(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::I32, Value::I32(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::I64, Value::I64(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::I128, Value::I128(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::I256, Value::I256(x)) => slot.copy_from_slice(&x.to_le_bytes()),
+        (Shape::Address, Value::Address(a)) => slot.copy_from_slice(&a.0),
+        (Shape::Signer, v) => {
+            let a = v.as_address().map_err(|_| mismatch(v))?;
+            slot.copy_from_slice(&a.0)
+        }
+        (Shape::Vector(e), Value::Vector(xs)) => {
+            let n = xs.len() as u64;
+            if n == 0 {
+                return Ok(());
+            }
+            if !raw::vec_reserve(slot, n, e.size, e.align) {
+                return Err(VmError::invariant("vector too large"));
+            }
+            let stride = e.size as usize;
+            for (i, x) in xs.iter().enumerate() {
+                let at = i * stride;
+                let r = from_value(x, e, &mut raw::vec_data_mut(slot, e.size)[at..at + stride]);
+                raw::vec_set_len(slot, i as u64 + 1);
+                r?;
+            }
+        }
+        (Shape::Struct(fs), Value::Struct(xs)) if fs.len() == xs.len() => {
+            for (f, x) in fs.iter().zip(xs) {
+                from_value(x, &f.layout, &mut slot[f.offset as usize..(f.offset + f.layout.size) as usize])?;
+            }
+        }
+        (Shape::Enum(vs), Value::Variant(tag, xs)) => {
+            let fs = vs.get(*tag as usize).filter(|fs| fs.len() == xs.len()).ok_or_else(|| mismatch(v))?;
+            slot[..2].copy_from_slice(&tag.to_le_bytes());
+            for (f, x) in fs.iter().zip(xs) {
+                from_value(x, &f.layout, &mut slot[f.offset as usize..(f.offset + f.layout.size) as usize])?;
+            }
+        }
+        (Shape::Closure, Value::Closure(c)) => raw::closure_put(slot, Box::new(closure_from_value(c)?)),
+        (_, v) => return Err(mismatch(v)),
+    }
+    Ok(())
+}
+
+/// The tree value of the flat value at `a`.
+pub fn value_at(l: &FlatLayout, a: Addr) -> VmResult<Value> {
+    let mut tmp = vec![0u8; l.size as usize];
+    mem::read_into(a, &mut tmp);
+    to_value(l, &tmp)
+}
+
+/// Writes `v` into the slot `a` (holding no live value).
+pub fn put_value(v: &Value, l: &Arc<FlatLayout>, a: Addr) -> VmResult<()> {
+    let mut fv = FlatValue::zeroed(l.clone());
+    from_value(v, l, fv.bytes_mut())?;
+    mem::move_in(fv, a);
+    Ok(())
+}
+
+/// One argument of a native call: its slot and layout (a reference layout
+/// for `&`/`&mut` parameters), and whether it is a `&mut`.
+#[derive(Clone, Debug)]
+pub struct NativeArg {
+    pub layout: Arc<FlatLayout>,
+    pub slot: Addr,
+    pub mutable: bool,
+}
+
+/// Calls `native` with flat arguments; writes its results into `rets`
+/// (slots holding no live value; they may overlap the argument slots,
+/// which are consumed first).
+pub fn call_native(
+    native: &NativeFunction,
+    gas: &mut GasMeter,
+    types: &dyn TypeInfo,
+    ty_args: &[Type],
+    args: &[NativeArg],
+    rets: &[(Addr, Arc<FlatLayout>)],
+) -> VmResult<()> {
+    let mut memory = Memory::default();
+    let mut values = Vec::with_capacity(args.len());
+    // (target layout, target address) of each reference argument, by root.
+    let mut roots: Vec<(Arc<FlatLayout>, Addr)> = Vec::new();
+    // (local index in `memory`, target layout, target address) of `&mut` args.
+    let mut write_back = Vec::new();
+    for a in args {
+        match &a.layout.shape {
+            Shape::Reference(t) => {
+                let target = mem::read_addr(a.slot);
+                let idx = memory.locals.len() as u32;
+                memory.locals.push(value_at(t, target)?);
+                roots.push((t.clone(), target));
+                if a.mutable {
+                    write_back.push((idx as usize, t.clone(), target));
+                }
+                values.push(Value::Ref(Reference::new(RefRoot::Local(idx))));
+            }
+            _ => {
+                values.push(value_at(&a.layout, a.slot)?);
+                mem::drop_value(&a.layout, a.slot);
+            }
+        }
+    }
+    let results = {
+        let mut cx = NativeContext { mem: &mut memory, gas, types };
+        native(&mut cx, ty_args, values)?
+    };
+    for (idx, t, target) in write_back {
+        let v = memory.locals.get(idx).ok_or_else(|| VmError::invariant("native argument root"))?;
+        mem::drop_value(&t, target);
+        put_value(v, &t, target)?;
+    }
+    if results.len() != rets.len() {
+        return Err(VmError::invariant("native returned a different number of values"));
+    }
+    for (v, (a, l)) in results.iter().zip(rets) {
+        match (v, &l.shape) {
+            // A reference into an argument (`vector::borrow`,
+            // `signer::borrow_address`): the same place in flat memory.
+            (Value::Ref(r), Shape::Reference(_)) => {
+                let RefRoot::Local(i) = r.root else {
+                    return Err(VmError::invariant("native returned a reference to a global"));
+                };
+                let (tl, ta) = roots.get(i as usize).ok_or_else(|| VmError::invariant("native reference root"))?;
+                mem::write_addr(*a, walk(tl, *ta, r.path.as_slice())?);
+            }
+            (v, _) => put_value(memory.deref(v)?, l, *a)?,
+        }
+    }
+    Ok(())
+}
+
+/// The address of the child at `path` below the value of layout `l` at `a`.
+fn walk(l: &FlatLayout, a: Addr, path: &[u32]) -> VmResult<Addr> {
+    let Some((&i, rest)) = path.split_first() else { return Ok(a) };
+    let bad = || VmError::invariant("reference path does not fit the layout");
+    match &l.shape {
+        Shape::Struct(fs) => {
+            let f = fs.get(i as usize).ok_or_else(bad)?;
+            walk(&f.layout, a.add(f.offset), rest)
+        }
+        Shape::Enum(vs) => {
+            let tag = u16::from_le_bytes(mem::read::<2>(a));
+            let f = vs.get(tag as usize).and_then(|fs| fs.get(i as usize)).ok_or_else(bad)?;
+            walk(&f.layout, a.add(f.offset), rest)
+        }
+        Shape::Vector(e) => walk(e, mem::vec_borrow(e, a, i as u64)?, rest),
+        // A signer is a struct of one address at offset 0.
+        Shape::Signer if i == 0 && rest.is_empty() => Ok(a),
+        _ => Err(bad()),
+    }
+}
