@@ -30,6 +30,12 @@ pub struct VerifierConfig {
     pub max_fields_in_struct: Option<usize>,
     pub max_function_definitions: Option<usize>,
     pub max_back_edges_per_function: Option<usize>,
+    /// Sui: longest vector constant (TOO_MANY_VECTOR_ELEMENTS).
+    pub max_constant_vector_len: Option<u64>,
+    /// Sui: longest identifier (IDENTIFIER_TOO_LONG).
+    pub max_identifier_len: Option<u64>,
+    /// Sui: the identifier `<SELF>` is refused (INVALID_IDENTIFIER).
+    pub disallow_self_identifier: bool,
     pub max_back_edges_per_module: Option<usize>,
     /// Abstract-interpretation budget per function and per module.
     pub max_per_fun_meter_units: Option<u128>,
@@ -86,6 +92,9 @@ impl VerifierConfig {
             max_fields_in_struct: Some(64),
             max_function_definitions: Some(1000),
             max_back_edges_per_function: None,
+            max_constant_vector_len: None,
+            max_identifier_len: None,
+            disallow_self_identifier: false,
             max_back_edges_per_module: None,
             max_per_fun_meter_units: Some(1000 * 80000),
             max_per_mod_meter_units: Some(1000 * 80000),
@@ -103,7 +112,7 @@ impl VerifierConfig {
     pub fn sui() -> Self {
         VerifierConfig {
             flavour: StatusFlavour::Sui,
-            additional_borrow_checks: false,
+            additional_borrow_checks: true,
             check_friends_exist: false,
             max_loop_depth: None,
             max_function_parameters: None,
@@ -120,6 +129,9 @@ impl VerifierConfig {
             max_fields_in_struct: None,
             max_function_definitions: None,
             max_back_edges_per_function: None,
+            max_constant_vector_len: Some(1024 * 1024),
+            max_identifier_len: Some(128),
+            disallow_self_identifier: false,
             max_back_edges_per_module: None,
             max_per_fun_meter_units: Some(1000 * 8000 * 10),
             max_per_mod_meter_units: Some(1000 * 8000 * 10),
@@ -131,8 +143,10 @@ impl VerifierConfig {
         }
     }
 
-    /// Sui's protocol limits plus its package rules (no global storage, no
-    /// metadata, entry-function rules), as applied when publishing on chain.
+    /// Sui's protocol limits plus its package rules (objects, id leak,
+    /// private generics, init/entry, one-time witness, no global storage,
+    /// no metadata), as applied when publishing on chain (protocol config
+    /// `verifier_config`, metered).
     pub fn sui_protocol() -> Self {
         VerifierConfig {
             max_loop_depth: Some(5),
@@ -143,6 +157,16 @@ impl VerifierConfig {
             max_push_size: Some(10000),
             max_back_edges_per_function: Some(10000),
             max_back_edges_per_module: Some(10000),
+            max_fields_in_struct: Some(32),
+            max_struct_definitions: Some(200),
+            max_struct_variants: Some(127),
+            max_function_definitions: Some(1000),
+            max_constant_vector_len: Some(256 * 1024),
+            disallow_self_identifier: true,
+            // Metered publishing: `max_verifier_meter_ticks_per_function` and
+            // `max_meter_ticks_per_module`, 16M since protocol 10.
+            max_per_fun_meter_units: Some(16_000_000),
+            max_per_mod_meter_units: Some(16_000_000),
             sui_rules: true,
             additional_borrow_checks: true,
             ..Self::sui()

@@ -5,6 +5,8 @@ use crate::{config::VerifierConfig, error::{VerifyError, VerifyResult}};
 use movejit_format::{CompiledModule, SignatureToken as ST, StatusCode, StructFieldInformation};
 
 pub(crate) fn verify_module(m: &CompiledModule, c: &VerifierConfig) -> VerifyResult {
+    constants(m, c)?;
+    identifiers(m, c)?;
     if let Some(l) = c.max_generic_instantiation_length {
         if m.struct_handles.iter().any(|h| h.type_parameters.len() > l) || m.function_handles.iter().any(|h| h.type_parameters.len() > l) {
             return Err(VerifyError::module(StatusCode::TOO_MANY_TYPE_PARAMETERS));
@@ -36,7 +38,8 @@ pub(crate) fn verify_module(m: &CompiledModule, c: &VerifierConfig) -> VerifyRes
     if c.max_function_definitions.is_some_and(|l| m.function_defs.len() > l) {
         return Err(VerifyError::module(StatusCode::MAX_FUNCTION_DEFINITIONS_REACHED));
     }
-    if c.max_struct_definitions.is_some_and(|l| m.struct_defs.len() > l) {
+    // Sui's enums have their own table and count as data definitions too.
+    if c.max_struct_definitions.is_some_and(|l| m.struct_defs.len() + m.enum_defs.len() > l) {
         return Err(VerifyError::module(StatusCode::MAX_STRUCT_DEFINITIONS_REACHED));
     }
     for d in &m.struct_defs {
@@ -50,6 +53,54 @@ pub(crate) fn verify_module(m: &CompiledModule, c: &VerifierConfig) -> VerifyRes
         }
         if c.max_struct_variants.is_some_and(|l| variants > l) {
             return Err(VerifyError::module(StatusCode::MAX_STRUCT_VARIANTS_REACHED));
+        }
+    }
+    // Sui enums: checked only when fields are bounded (as Sui does); the
+    // fields of all variants together count against the struct field limit.
+    if let Some(max_fields) = c.max_fields_in_struct {
+        for d in &m.enum_defs {
+            if c.max_struct_variants.is_some_and(|l| d.variants.len() > l) {
+                return Err(VerifyError::module(StatusCode::MAX_VARIANTS_REACHED));
+            }
+            if d.variants.iter().map(|v| v.fields.len()).sum::<usize>() > max_fields {
+                return Err(VerifyError::module(StatusCode::MAX_FIELD_DEFINITIONS_REACHED));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sui: vector constants are at most `max_constant_vector_len` long.
+fn constants(m: &CompiledModule, c: &VerifierConfig) -> VerifyResult {
+    let Some(limit) = c.max_constant_vector_len else { return Ok(()) };
+    for k in &m.constant_pool {
+        if !matches!(k.type_, ST::Vector(_)) {
+            continue;
+        }
+        // The BCS length prefix; malformed data is the constants pass's to report.
+        let mut len = 0u64;
+        for (i, b) in k.data.iter().take(10).enumerate() {
+            len |= u64::from(b & 0x7f) << (7 * i as u32);
+            if b & 0x80 == 0 {
+                if len > limit {
+                    return Err(VerifyError::module(StatusCode::TOO_MANY_VECTOR_ELEMENTS)
+                        .with_message(format!("vector size limit is {limit}")));
+                }
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sui: identifier length, and no `<SELF>` when so configured.
+fn identifiers(m: &CompiledModule, c: &VerifierConfig) -> VerifyResult {
+    for id in &m.identifiers {
+        if c.max_identifier_len.is_some_and(|l| id.len() as u64 > l) {
+            return Err(VerifyError::module(StatusCode::IDENTIFIER_TOO_LONG));
+        }
+        if c.disallow_self_identifier && id == "<SELF>" {
+            return Err(VerifyError::module(StatusCode::INVALID_IDENTIFIER));
         }
     }
     Ok(())

@@ -510,3 +510,77 @@ fn sui_package_rules() {
     assert!(failures.is_empty(), "{} of {} Sui rule cases wrong", failures.len(), cases.len());
     eprintln!("sui rules: {} cases as Sui decides", cases.len());
 }
+
+/// Sui's Move-level limits (`limits.rs` in Sui's verifier): the status under
+/// Sui's defaults (`sui()`) and under its protocol limits (`sui_protocol()`).
+#[test]
+fn sui_limits() {
+    let status = |b: &M, c: VerifierConfig| verify_module_alone(&b.m, &c).err().map(|e| e.status);
+    let enum_with = |b: &mut M, name: &str, variants: usize, fields_each: usize| {
+        let n = b.ident(name);
+        b.m.struct_handles.push(StructHandle { module: ModuleHandleIndex(0), name: n, abilities: AbilitySet(DROP), type_parameters: vec![] });
+        let h = StructHandleIndex(b.m.struct_handles.len() as u16 - 1);
+        let variants = (0..variants)
+            .map(|i| {
+                let vn = b.ident(&format!("V{i}"));
+                let fields = (0..fields_each).map(|j| FieldDefinition { name: b.ident(&format!("f{j}")), signature: ST::U64 }).collect();
+                VariantDefinition { name: vn, fields }
+            })
+            .collect();
+        b.m.enum_defs.push(EnumDefinition { enum_handle: h, variants });
+    };
+    let mut cases: Vec<(&str, M, Option<StatusCode>, Option<StatusCode>)> = Vec::new();
+    let mut b = M::new(0x42, "m");
+    b.ident(&"x".repeat(128));
+    cases.push(("identifier of 128 bytes", b, None, None));
+    let mut b = M::new(0x42, "m");
+    b.ident(&"x".repeat(129));
+    cases.push(("identifier of 129 bytes", b, Some(StatusCode::IDENTIFIER_TOO_LONG), Some(StatusCode::IDENTIFIER_TOO_LONG)));
+    let mut b = M::new(0x42, "m");
+    b.ident("<SELF>");
+    cases.push(("identifier <SELF>", b, None, Some(StatusCode::INVALID_IDENTIFIER)));
+    let constant = |n: usize| {
+        let mut b = M::new(0x42, "m");
+        let mut data = Vec::new();
+        let mut len = n as u64;
+        loop {
+            let byte = (len & 0x7f) as u8;
+            len >>= 7;
+            if len == 0 {
+                data.push(byte);
+                break;
+            }
+            data.push(byte | 0x80);
+        }
+        data.resize(data.len() + n, 7);
+        b.m.constant_pool.push(movejit_format::Constant { type_: vec_of(ST::U8), data });
+        b
+    };
+    cases.push(("vector constant of 256 Ki elements", constant(256 * 1024), None, None));
+    cases.push(("vector constant of 256 Ki + 1 elements", constant(256 * 1024 + 1), None, Some(StatusCode::TOO_MANY_VECTOR_ELEMENTS)));
+    let mut b = M::new(0x42, "m");
+    let names: Vec<String> = (0..33).map(|i| format!("f{i}")).collect();
+    b.strukt("S", DROP, names.iter().map(|n| (n.as_str(), ST::U64)).collect());
+    cases.push(("struct with 33 fields", b, None, Some(StatusCode::MAX_FIELD_DEFINITIONS_REACHED)));
+    let mut b = M::new(0x42, "m");
+    enum_with(&mut b, "E", 127, 0);
+    cases.push(("enum with 127 variants", b, None, None));
+    let mut b = M::new(0x42, "m");
+    enum_with(&mut b, "E", 128, 0);
+    cases.push(("enum with 128 variants", b, None, Some(StatusCode::MAX_VARIANTS_REACHED)));
+    let mut b = M::new(0x42, "m");
+    enum_with(&mut b, "E", 3, 11);
+    cases.push(("enum with 33 fields over its variants", b, None, Some(StatusCode::MAX_FIELD_DEFINITIONS_REACHED)));
+    let mut b = M::new(0x42, "m");
+    for i in 0..150 {
+        b.strukt(&format!("S{i}"), DROP, vec![("x", ST::U64)]);
+    }
+    for i in 0..51 {
+        enum_with(&mut b, &format!("E{i}"), 1, 1);
+    }
+    cases.push(("150 structs and 51 enums", b, None, Some(StatusCode::MAX_STRUCT_DEFINITIONS_REACHED)));
+    for (name, b, under_sui, under_protocol) in &cases {
+        assert_eq!(status(b, VerifierConfig::sui()), *under_sui, "{name} under sui()");
+        assert_eq!(status(b, VerifierConfig::sui_protocol()), *under_protocol, "{name} under sui_protocol()");
+    }
+}
