@@ -155,7 +155,8 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         .collect::<Result<_, _>>()?;
 
     let mut config = match flavour {
-        StatusFlavour::Aptos => EngineConfig::aptos(),
+        // The Aptos framework natives, registered as any host would.
+        StatusFlavour::Aptos => EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() },
         StatusFlavour::Sui => EngineConfig::sui(),
     };
     config.executor = match args.engine {

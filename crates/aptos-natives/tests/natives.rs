@@ -1,0 +1,332 @@
+//! The natives called directly, through the registry a host builds, with
+//! expected values taken from the Aptos sources (framework unit tests in
+//! `type_info.move`, abort codes of the table extension, transaction
+//! context and aggregator natives, address-derivation schemes).
+
+use movejit_aptos_natives::{aptos_registry, TableStore, ALREADY_EXISTS, FRAMEWORK, NOT_FOUND};
+use movejit_runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
+use movejit_runtime::{
+    AccountAddress, DatatypeId, GasMeter, Layout, Memory, RefRoot, Reference, StatusCode, Type, Value, VmError,
+    VmResult,
+};
+use sha3::Digest;
+use std::sync::Arc;
+
+/// Layouts of the primitive types the tests use as table keys and values.
+struct Primitives;
+
+impl TypeInfo for Primitives {
+    fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+        Ok(match ty {
+            Type::U8 => Layout::U8,
+            Type::U64 => Layout::U64,
+            Type::Address => Layout::Address,
+            Type::Vector(e) => Layout::Vector(Box::new(self.layout_of(e)?)),
+            // Box<u64>
+            Type::Datatype(id, args) if &*id.name == "Box" => {
+                Layout::Struct(args.iter().map(|a| self.layout_of(a)).collect::<VmResult<_>>()?)
+            }
+            t => return Err(VmError::invariant(format!("no test layout for {t}"))),
+        })
+    }
+}
+
+fn datatype(addr: u64, module: &str, name: &str, args: Vec<Type>) -> Type {
+    Type::Datatype(
+        Arc::new(DatatypeId { address: AccountAddress::from_u64(addr), module: module.into(), name: name.into() }),
+        args,
+    )
+}
+
+/// Calls `0x1::module::function` on `mem`.
+fn call(mem: &mut Memory, module: &str, function: &str, ty: &[Type], args: Vec<Value>) -> VmResult<Vec<Value>> {
+    let registry = aptos_registry();
+    let f = registry.get(&FRAMEWORK, module, function).unwrap_or_else(|| panic!("{module}::{function} registered"));
+    let mut gas = GasMeter::unmetered();
+    let mut cx = NativeContext { mem, gas: &mut gas, types: &Primitives };
+    f(&mut cx, ty, args)
+}
+
+fn abort_code(r: VmResult<Vec<Value>>) -> Option<u64> {
+    match r {
+        Err(e) if e.status == StatusCode::ABORTED => e.sub_status,
+        _ => None,
+    }
+}
+
+fn string(v: &Value) -> String {
+    match v {
+        Value::Struct(f) if f.len() == 1 => String::from_utf8(f[0].to_bytes().expect("bytes")).expect("utf8"),
+        v => panic!("not a String: {v:?}"),
+    }
+}
+
+#[test]
+fn type_name_matches_the_framework_tests() {
+    let type_info = datatype(1, "type_info", "TypeInfo", vec![]);
+    let table = |k: Type, v: Type| datatype(1, "table", "Table", vec![k, v]);
+    // From aptos-stdlib/sources/type_info.move `test_type_name`.
+    let rows: Vec<(Type, &str)> = vec![
+        (Type::Bool, "bool"),
+        (Type::U8, "u8"),
+        (Type::U64, "u64"),
+        (Type::U128, "u128"),
+        (Type::Address, "address"),
+        (Type::Signer, "signer"),
+        (Type::Vector(Box::new(Type::U8)), "vector<u8>"),
+        (Type::Vector(Box::new(Type::Vector(Box::new(Type::U8)))), "vector<vector<u8>>"),
+        (
+            Type::Vector(Box::new(Type::Vector(Box::new(type_info.clone())))),
+            "vector<vector<0x1::type_info::TypeInfo>>",
+        ),
+        (type_info.clone(), "0x1::type_info::TypeInfo"),
+        (
+            table(type_info.clone(), table(Type::U8, Type::Vector(Box::new(type_info.clone())))),
+            "0x1::table::Table<0x1::type_info::TypeInfo, 0x1::table::Table<u8, vector<0x1::type_info::TypeInfo>>>",
+        ),
+        // move-core-types' StructTag::to_canonical_string doc example.
+        (
+            datatype(0x234, "foo", "Bar", vec![datatype(0x123, "bar", "Foo", vec![Type::U64])]),
+            "0x234::foo::Bar<0x123::bar::Foo<u64>>",
+        ),
+    ];
+    for (t, expected) in rows {
+        let r = call(&mut Memory::default(), "type_info", "type_name", &[t.clone()], vec![]).expect("type_name");
+        assert_eq!(string(&r[0]), expected, "type_name<{t}>");
+    }
+}
+
+#[test]
+fn type_of_matches_the_framework_tests() {
+    let string_t = datatype(1, "string", "String", vec![]);
+    // (type, Ok((address, module, struct name)) | Err(abort code))
+    let rows: Vec<(Type, Result<(u64, &str, &str), u64>)> = vec![
+        (datatype(1, "type_info", "TypeInfo", vec![]), Ok((1, "type_info", "TypeInfo"))),
+        (
+            datatype(1, "table", "Table", vec![string_t.clone(), string_t]),
+            Ok((1, "table", "Table<0x1::string::String, 0x1::string::String>")),
+        ),
+        // Not a struct: NFE_EXPECTED_STRUCT_TYPE_TAG.
+        (Type::U64, Err(1)),
+        (Type::Vector(Box::new(Type::U8)), Err(1)),
+    ];
+    for (t, expected) in rows {
+        let r = call(&mut Memory::default(), "type_info", "type_of", &[t.clone()], vec![]);
+        match expected {
+            Ok((a, m, n)) => {
+                let r = r.expect("type_of");
+                let want = Value::Struct(vec![
+                    Value::Address(AccountAddress::from_u64(a)),
+                    Value::from_bytes(m.as_bytes()),
+                    Value::from_bytes(n.as_bytes()),
+                ]);
+                assert_eq!(r, vec![want], "type_of<{t}>");
+            }
+            Err(code) => assert_eq!(abort_code(r), Some(code), "type_of<{t}>"),
+        }
+    }
+}
+
+/// A `&Table` / `&mut Table` argument: the table struct in a local.
+fn table_ref(mem: &mut Memory, handle: AccountAddress) -> Value {
+    let slot = mem.locals.len() as u32;
+    mem.locals.push(Value::Struct(vec![Value::Address(handle)]));
+    Value::Ref(Reference::new(RefRoot::Local(slot)))
+}
+
+fn boxed(v: u64) -> Value {
+    Value::Struct(vec![Value::U64(v)])
+}
+
+#[test]
+fn table_operations_and_abort_codes() {
+    // The table extension's codes: error::invalid_argument(100 / 101).
+    assert_eq!((ALREADY_EXISTS, NOT_FOUND), (0x6407, 0x6507));
+    let box_t = datatype(1, "table", "Box", vec![Type::U64]);
+    let ty = [Type::U64, Type::U64, box_t];
+    let mut mem = Memory::default();
+    let h = call(&mut mem, "table", "new_table_handle", &ty[..2], vec![]).expect("handle");
+    let Value::Address(h) = h[0] else { panic!("handle {h:?}") };
+    let t = table_ref(&mut mem, h);
+    type Step = (&'static str, Vec<Value>, Result<Vec<Value>, u64>);
+    let steps: Vec<Step> = vec![
+        ("contains_box", vec![Value::U64(1)], Ok(vec![Value::Bool(false)])),
+        ("borrow_box", vec![Value::U64(1)], Err(NOT_FOUND)),
+        ("borrow_box_mut", vec![Value::U64(1)], Err(NOT_FOUND)),
+        ("remove_box", vec![Value::U64(1)], Err(NOT_FOUND)),
+        ("add_box", vec![Value::U64(1), boxed(10)], Ok(vec![])),
+        ("add_box", vec![Value::U64(1), boxed(11)], Err(ALREADY_EXISTS)),
+        ("contains_box", vec![Value::U64(1)], Ok(vec![Value::Bool(true)])),
+        ("contains_box", vec![Value::U64(2)], Ok(vec![Value::Bool(false)])),
+        ("add_box", vec![Value::U64(2), boxed(20)], Ok(vec![])),
+        ("remove_box", vec![Value::U64(2)], Ok(vec![boxed(20)])),
+        ("contains_box", vec![Value::U64(2)], Ok(vec![Value::Bool(false)])),
+    ];
+    for (f, args, expected) in steps {
+        let mut a = vec![t.clone()];
+        a.extend(args.clone());
+        let r = call(&mut mem, "table", f, &ty, a);
+        match expected {
+            Ok(v) => assert_eq!(r.expect(f), v, "{f}({args:?})"),
+            Err(code) => assert_eq!(abort_code(r), Some(code), "{f}({args:?})"),
+        }
+    }
+    // A mutable borrow writes through; later reads and removal see the write.
+    let r = call(&mut mem, "table", "borrow_box_mut", &ty, vec![t.clone(), Value::U64(1)]).expect("borrow_mut");
+    let Value::Ref(entry) = &r[0] else { panic!("reference {r:?}") };
+    assert!(matches!(entry.root, RefRoot::Native(_)));
+    *mem.get_mut(entry).expect("entry") = boxed(99);
+    let r = call(&mut mem, "table", "borrow_box", &ty, vec![t.clone(), Value::U64(1)]).expect("borrow");
+    assert_eq!(mem.deref(&r[0]).expect("entry"), &boxed(99));
+    assert_eq!(call(&mut mem, "table", "add_box", &ty, vec![t.clone(), Value::U64(1), boxed(5)]).map_err(|e| e.sub_status), Err(Some(ALREADY_EXISTS)));
+    assert_eq!(call(&mut mem, "table", "remove_box", &ty, vec![t.clone(), Value::U64(1)]).expect("remove"), vec![boxed(99)]);
+    assert_eq!(call(&mut mem, "table", "contains_box", &ty, vec![t, Value::U64(1)]).expect("contains"), vec![Value::Bool(false)]);
+}
+
+#[test]
+fn installed_extensions_keep_tables_across_calls() {
+    let box_t = datatype(1, "table", "Box", vec![Type::U64]);
+    let ty = [Type::U64, Type::U64, box_t];
+    let mut ext = NativeExtensions::new();
+    let handle = with_extensions(&mut ext, || {
+        // Call 1: create, add, borrow mutably and write (the entry stays parked in call 1's memory).
+        let mut mem = Memory::default();
+        let h = call(&mut mem, "table", "new_table_handle", &ty[..2], vec![]).expect("handle");
+        let Value::Address(h) = h[0] else { panic!("handle") };
+        let t = table_ref(&mut mem, h);
+        call(&mut mem, "table", "add_box", &ty, vec![t.clone(), Value::U64(7), boxed(1)]).expect("add");
+        let r = call(&mut mem, "table", "borrow_box_mut", &ty, vec![t, Value::U64(7)]).expect("borrow_mut");
+        let Value::Ref(e) = &r[0] else { panic!("reference") };
+        *mem.get_mut(e).expect("entry") = boxed(2);
+        drop(mem);
+        // Call 2: a new memory sees the write.
+        let mut mem = Memory::default();
+        let t = table_ref(&mut mem, h);
+        let r = call(&mut mem, "table", "borrow_box", &ty, vec![t, Value::U64(7)]).expect("borrow");
+        assert_eq!(mem.deref(&r[0]).expect("entry"), &boxed(2));
+        h
+    });
+    let store = ext.get_mut::<TableStore>().expect("table store");
+    let key = 7u64.to_le_bytes().to_vec();
+    assert_eq!(store.entries(handle), Some(vec![(key, boxed(2))]));
+    assert_eq!(store.new_tables().len(), 1);
+}
+
+#[test]
+fn table_handles_follow_the_aptos_derivation() {
+    // sha3_256(session hash || number of tables created so far, u32 big endian).
+    let mut mem = Memory::default();
+    for n in 0u32..3 {
+        let h = call(&mut mem, "table", "new_table_handle", &[Type::U64, Type::U64], vec![]).expect("handle");
+        let mut d = sha3::Sha3_256::new();
+        d.update([0u8; 32]);
+        d.update(n.to_be_bytes());
+        assert_eq!(h, vec![Value::Address(AccountAddress(d.finalize().into()))], "table {n}");
+    }
+}
+
+#[test]
+fn transaction_context_without_a_user_transaction() {
+    // (function, args, expected returns | abort code): the default context
+    // (zero session hash, chain 4, no user transaction).
+    let auid = |n: u64| {
+        let mut d = sha3::Sha3_256::new();
+        d.update([0u8; 32]);
+        d.update(n.to_le_bytes());
+        d.update([0xFBu8]);
+        Value::Address(AccountAddress(d.finalize().into()))
+    };
+    let rows: Vec<(&str, &str, Vec<Value>, Result<Vec<Value>, u64>)> = vec![
+        ("transaction_context", "get_txn_hash", vec![], Ok(vec![Value::from_bytes(&[0; 32])])),
+        ("transaction_context", "generate_unique_address", vec![], Ok(vec![auid(1)])),
+        ("transaction_context", "generate_unique_address", vec![], Ok(vec![auid(2)])),
+        // error::invalid_state(ETRANSACTION_CONTEXT_NOT_AVAILABLE)
+        ("transaction_context", "sender_internal", vec![], Err(0x3_0001)),
+        ("transaction_context", "gas_payer_internal", vec![], Err(0x3_0001)),
+        ("transaction_context", "monotonically_increasing_counter_internal", vec![Value::U64(5)], Err(0x3_0001)),
+        ("transaction_context", "monotonically_increasing_counter_internal_for_test_only", vec![], Ok(vec![Value::U128(2)])),
+        ("type_info", "chain_id_internal", vec![], Ok(vec![Value::U8(4)])),
+    ];
+    // One memory = one call = one transaction.
+    let mut mem = Memory::default();
+    for (m, f, args, expected) in rows {
+        let r = call(&mut mem, m, f, &[], args);
+        match expected {
+            Ok(v) => assert_eq!(r.expect(f), v, "{m}::{f}"),
+            Err(code) => assert_eq!(abort_code(r), Some(code), "{m}::{f}"),
+        }
+    }
+}
+
+#[test]
+fn aggregator_v2_bounds_and_types() {
+    let mut mem = Memory::default();
+    let agg = call(&mut mem, "aggregator_v2", "create_aggregator", &[Type::U64], vec![Value::U64(10)]).expect("create");
+    assert_eq!(agg, vec![Value::Struct(vec![Value::U64(0), Value::U64(10)])]);
+    mem.locals.push(agg[0].clone());
+    let a = Value::Ref(Reference::new(RefRoot::Local(0)));
+    let rows: Vec<(&str, u64, Value, u64)> = vec![
+        // (native, operand, result, value afterwards)
+        ("try_add", 7, Value::Bool(true), 7),
+        ("try_add", 4, Value::Bool(false), 7),
+        ("try_add", 3, Value::Bool(true), 10),
+        ("try_sub", 11, Value::Bool(false), 10),
+        ("is_at_least_impl", 10, Value::Bool(true), 10),
+        ("is_at_least_impl", 11, Value::Bool(false), 10),
+        ("try_sub", 10, Value::Bool(true), 0),
+    ];
+    for (f, x, want, after) in rows {
+        let r = call(&mut mem, "aggregator_v2", f, &[Type::U64], vec![a.clone(), Value::U64(x)]).expect(f);
+        assert_eq!(r, vec![want], "{f}({x})");
+        assert_eq!(call(&mut mem, "aggregator_v2", "read", &[Type::U64], vec![a.clone()]).expect("read"), vec![Value::U64(after)]);
+    }
+    let r = call(&mut mem, "aggregator_v2", "create_unbounded_aggregator", &[Type::U128], vec![]).expect("unbounded");
+    assert_eq!(r, vec![Value::Struct(vec![Value::U128(0), Value::U128(u128::MAX)])]);
+    // EUNSUPPORTED_AGGREGATOR_TYPE for anything but u64 / u128.
+    let r = call(&mut mem, "aggregator_v2", "create_unbounded_aggregator", &[Type::U8], vec![]);
+    assert_eq!(abort_code(r), Some(0x03_0007));
+    // EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE
+    let r = call(&mut mem, "aggregator_v2", "create_snapshot", &[Type::U8], vec![Value::U8(1)]);
+    assert_eq!(abort_code(r), Some(0x03_0005));
+}
+
+#[test]
+fn object_and_signer_natives() {
+    let mut mem = Memory::default();
+    let (source, from) = (AccountAddress::from_u64(0xcafe), AccountAddress::from_u64(0xbeef));
+    let r = call(&mut mem, "object", "create_user_derived_object_address_impl", &[], vec![Value::Address(source), Value::Address(from)])
+        .expect("derive");
+    // sha3_256(source || derive_from || DERIVE_OBJECT_ADDRESS_FROM_OBJECT 0xFC)
+    let mut d = sha3::Sha3_256::new();
+    d.update(source.0);
+    d.update(from.0);
+    d.update([0xFCu8]);
+    assert_eq!(r, vec![Value::Address(AccountAddress(d.finalize().into()))]);
+    let s = call(&mut mem, "create_signer", "create_signer", &[], vec![Value::Address(source)]).expect("signer");
+    assert_eq!(s, vec![Value::signer(source)]);
+    mem.locals.push(s[0].clone());
+    let sref = Value::Ref(Reference::new(RefRoot::Local(mem.locals.len() as u32 - 1)));
+    assert_eq!(call(&mut mem, "permissioned_signer", "is_permissioned_signer_impl", &[], vec![sref.clone()]).expect("is"), vec![Value::Bool(false)]);
+    // ENOT_PERMISSIONED_SIGNER
+    assert_eq!(abort_code(call(&mut mem, "permissioned_signer", "permission_address", &[], vec![sref])), Some(3));
+}
+
+#[test]
+fn bcs_sizes() {
+    let mut mem = Memory::default();
+    let none = Value::Struct(vec![Value::Vector(vec![])]);
+    let some = |n| Value::Struct(vec![Value::Vector(vec![Value::U64(n)])]);
+    for (t, want) in [(Type::U64, some(8)), (Type::Address, some(32)), (Type::Vector(Box::new(Type::U8)), none)] {
+        assert_eq!(call(&mut mem, "bcs", "constant_serialized_size", &[t.clone()], vec![]).expect("size"), vec![want], "{t}");
+    }
+    mem.locals.push(Value::from_bytes(&[1, 2, 3]));
+    let r = Value::Ref(Reference::new(RefRoot::Local(0)));
+    let t = Type::Vector(Box::new(Type::U8));
+    assert_eq!(call(&mut mem, "bcs", "serialized_size", &[t], vec![r]).expect("size"), vec![Value::U64(4)]);
+}
+
+#[test]
+fn module_events_must_be_structs() {
+    let r = call(&mut Memory::default(), "event", "write_module_event_to_store", &[Type::U64], vec![Value::U64(1)]);
+    assert_eq!(r.map_err(|e| e.status), Err(StatusCode::INTERNAL_TYPE_ERROR));
+}
