@@ -58,20 +58,24 @@ fn cpu_time_per_pass(mods: &[CompiledModule], config: &VerifierConfig) -> f64 {
 fn frameworks(c: &mut Criterion) {
     let aptos = load(&shared().join("corpus/aptos"), "");
     let sui = load(&shared().join("corpus/sui"), "history");
-    let (ac, sc) = (VerifierConfig::aptos(), VerifierConfig::sui());
+    // `sui_protocol` adds Sui's package rules (id leak, ...) and limits.
+    let (ac, sc, sp) = (VerifierConfig::aptos(), VerifierConfig::sui(), VerifierConfig::sui_protocol());
     assert_eq!(verify_all(&aptos, &ac), aptos.len());
     assert_eq!(verify_all(&sui, &sc), sui.len());
+    assert_eq!(verify_all(&sui, &sp), sui.len());
     eprintln!(
-        "CPU time per full verification: aptos framework ({} modules) {:.0} ms, sui framework ({} modules) {:.0} ms",
+        "CPU time per full verification: aptos framework ({} modules) {:.0} ms, sui framework ({} modules) {:.0} ms, with Sui's package rules {:.0} ms",
         aptos.len(),
         cpu_time_per_pass(&aptos, &ac),
         sui.len(),
-        cpu_time_per_pass(&sui, &sc)
+        cpu_time_per_pass(&sui, &sc),
+        cpu_time_per_pass(&sui, &sp)
     );
     let mut g = c.benchmark_group("verify");
     g.sample_size(10);
     g.bench_function(format!("aptos_framework_{}_modules", aptos.len()), |b| b.iter(|| verify_all(&aptos, &ac)));
     g.bench_function(format!("sui_framework_{}_modules", sui.len()), |b| b.iter(|| verify_all(&sui, &sc)));
+    g.bench_function(format!("sui_framework_{}_modules_package_rules", sui.len()), |b| b.iter(|| verify_all(&sui, &sp)));
     g.finish();
 }
 
