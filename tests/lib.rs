@@ -6,6 +6,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod opcode_table;
+
 use movejit_diff::Case;
 use movejit_format::{decode_module, AccountAddress, StatusFlavour};
 use movejit_runtime::Type;

@@ -13,7 +13,7 @@ use movejit_format::StatusCode;
 use movejit_tests::shared_dir;
 
 /// Budgets per benchmark: fewer off x86-64, where CI runs this under qemu.
-const GAS_POINTS: u64 = if cfg!(target_arch = "x86_64") { 4 } else { 1 };
+const GAS_POINTS: u64 = if cfg!(target_arch = "x86_64") { 2 } else { 1 };
 
 #[test]
 fn bench_suite_agrees_under_tiny_gas() {

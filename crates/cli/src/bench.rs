@@ -158,6 +158,14 @@ fn say(bar: &ProgressBar, line: impl AsRef<str>) {
     bar.suspend(|| println!("{}", line.as_ref()));
 }
 
+/// The command-line name of a size.
+pub fn size_name(size: Size) -> &'static str {
+    match size {
+        Size::Reference => "reference",
+        Size::Smallest => "smallest",
+    }
+}
+
 fn usage_error(msg: &str) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)

@@ -47,6 +47,14 @@ pub struct Args {
     /// Print the opcode-by-opcode coverage table too.
     #[arg(long)]
     coverage: bool,
+    /// Benchmark suites (folders holding a benchmarks.jsonl, e.g.
+    /// ../shared/bench): every benchmark and its Sui build, with tiny-gas
+    /// reruns; results must also be the manifest's.
+    #[arg(long, value_name = "DIR")]
+    suite: Vec<PathBuf>,
+    /// Which size of each benchmark --suite runs.
+    #[arg(long, value_enum, default_value = "smallest")]
+    size: crate::bench::Size,
 }
 
 fn bar(len: Option<u64>, quiet: bool) -> ProgressBar {
@@ -102,6 +110,80 @@ fn print_path_divergence(case: &Case, d: &Divergence) {
             Err(e) => println!("--- module could not be disassembled: {e}"),
         }
     }
+}
+
+/// Tiny-gas reruns of every benchmark of the suite in `dir` (and of its Sui
+/// build): the number of divergences and wrong results.
+fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, quiet: bool) -> Result<usize, String> {
+    use movejit_benches::manifest::Suite;
+    let suite = Suite::load(dir).map_err(|e| e.to_string())?;
+    let benches: Vec<_> = suite.benchmarks.iter().flat_map(|b| std::iter::once(b.clone()).chain(b.sui_variant())).collect();
+    // Benchmarks use far more gas than generated programs.
+    let opts = Options { full_budget: opts.full_budget.max(1 << 40), ..opts.clone() };
+    let pb = bar(Some(benches.len() as u64), quiet);
+    let start = Instant::now();
+    let (mut bad, mut runs, mut oog) = (0usize, 0u64, 0u64);
+    let mut counts = std::collections::BTreeMap::<&str, u64>::new();
+    println!("suite {} ({} size), tiny-gas points {}:", suite.label(), crate::bench::size_name(size), opts.gas_points);
+    for b in &benches {
+        pb.set_message(b.name.clone());
+        let case = match size {
+            crate::bench::Size::Reference => &b.case,
+            crate::bench::Size::Smallest => b.smallest_case(),
+        };
+        let t = Instant::now();
+        let line = match suite.program(b, case).map_err(|e| e.to_string()).and_then(|p| Ok((p.diff_case(&b.name)?, p))) {
+            Err(e) => {
+                bad += 1;
+                format!("{:<22} FAILED to load: {e}", b.name)
+            }
+            Ok((case, program)) => match run_both_with(&case, &opts) {
+                Err(d) => {
+                    bad += 1;
+                    format!("{:<22} DIVERGENCE {d}", b.name)
+                }
+                Ok(c) => {
+                    runs += c.runs;
+                    oog += c.out_of_gas;
+                    let (key, how) = match &c.jit {
+                        JitVerdict::Agreed => ("jit", "jit".to_string()),
+                        JitVerdict::Mixed(r) => ("auto", format!("auto (jit: {r})")),
+                        JitVerdict::Unsupported(r) => ("interp only", format!("interp only ({r})")),
+                        JitVerdict::Rejected(r) => ("module rejected", format!("module rejected ({r})")),
+                    };
+                    *counts.entry(key).or_default() += 1;
+                    let ok = c.outcome.status == movejit_format::StatusCode::EXECUTED && c.outcome.returns == program.expect;
+                    let verdict = if ok {
+                        String::new()
+                    } else if c.outcome.status == movejit_format::StatusCode::MISSING_DEPENDENCY {
+                        "  (not runnable: natives the harness does not register)".to_string()
+                    } else {
+                        bad += 1;
+                        format!("  WRONG RESULT {}", c.outcome)
+                    };
+                    format!(
+                        "{:<22} gas {:>12} {:>4} runs {:>4} out of gas {:>7.2}s  {how}{verdict}",
+                        b.name,
+                        c.outcome.gas_used,
+                        c.runs,
+                        c.out_of_gas,
+                        t.elapsed().as_secs_f64()
+                    )
+                }
+            },
+        };
+        pb.suspend(|| println!("  {line}"));
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let how: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    println!(
+        "suite: {} benchmarks in {:.1}s; compared on: {}; {runs} executions ({oog} out of gas); divergences or wrong results {bad}",
+        benches.len(),
+        start.elapsed().as_secs_f64(),
+        how.join(", ")
+    );
+    Ok(bad)
 }
 
 pub fn run(a: Args) -> ExitCode {
@@ -170,8 +252,20 @@ pub fn run(a: Args) -> ExitCode {
         }
     }
 
+    // Benchmark suites.
+    for dir in &a.suite {
+        match run_suite(dir, a.size, &opts, a.quiet) {
+            Ok(bad) => diverged += bad,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+
     // Generated programs.
-    let count = a.count.unwrap_or(if a.paths.is_empty() && a.time.is_none() { 1000 } else { 0 });
+    let given = !a.paths.is_empty() || !a.suite.is_empty();
+    let count = a.count.unwrap_or(if !given && a.time.is_none() { 1000 } else { 0 });
     let deadline = a.time.map(|s| start + Duration::from_secs(s));
     if count > 0 || deadline.is_some() {
         let mut stats = Stats::default();
