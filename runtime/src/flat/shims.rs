@@ -273,9 +273,58 @@ unsafe fn result(v: VmResult<Value>, p: *mut u8) -> VmResult<()> {
     store_int(&v, unsafe { slice_mut(p, w) })
 }
 
+/// Unsigned 128/256-bit binary operations straight on the operands' bytes
+/// (compiled code sends every u128 `*` `/` `%` and every u256 operation
+/// here, so these skip the `Value` round trip); `None` when `code` is not
+/// one of them, `Some(None)` on an arithmetic error. Same checked
+/// semantics as `arith::binop`.
+fn wide_unsigned_binop(code: u8, a: &[u8], b: &[u8]) -> Option<Option<[u8; 32]>> {
+    macro_rules! go {
+        ($t:ty, $n:expr) => {{
+            let x = <$t>::from_le_bytes(a.get(..$n)?.try_into().ok()?);
+            let y = <$t>::from_le_bytes(b.get(..$n)?.try_into().ok()?);
+            let r = match code >> 4 {
+                0 => x.checked_add(y),
+                1 => x.checked_sub(y),
+                2 => x.checked_mul(y),
+                3 => x.checked_div(y),
+                4 => x.checked_rem(y),
+                5 => Some(x | y),
+                6 => Some(x & y),
+                7 => Some(x ^ y),
+                _ => return None,
+            };
+            Some(r.map(|r| {
+                let mut out = [0u8; 32];
+                out[..$n].copy_from_slice(&r.to_le_bytes());
+                out
+            }))
+        }};
+    }
+    match code & 0xf {
+        kind::U128 => go!(u128, 16),
+        kind::U256 => go!(U256, 32),
+        _ => None,
+    }
+}
+
 /// `code` = kind | op << 4, op 0..7 = add, sub, mul, div, mod, or, and, xor.
 pub unsafe extern "C" fn int_binop(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, b: *const u8, code: u8) -> u32 {
     let k = code & 0xf;
+    if let Some(w) = kind_width(k).filter(|_| k == kind::U128 || k == kind::U256) {
+        // SAFETY: shim contract: slots of the kind's width.
+        let (x, y) = unsafe { (slice(a, w), slice(b, w)) };
+        if let Some(r) = wide_unsigned_binop(code, x, y) {
+            return match r {
+                Some(bytes) => {
+                    // SAFETY: shim contract.
+                    unsafe { slice_mut(dst, w) }.copy_from_slice(&bytes[..w]);
+                    0
+                }
+                None => status(ctx, Err(VmError::new(movejit_format::StatusCode::ARITHMETIC_ERROR))),
+            };
+        }
+    }
     let op = match code >> 4 {
         0 => BinOp::Add,
         1 => BinOp::Sub,
@@ -295,6 +344,22 @@ pub unsafe extern "C" fn int_binop(ctx: *mut ExecContext, dst: *mut u8, a: *cons
 /// `code` = kind | op << 4, op 0..3 = lt, gt, le, ge; `*dst` = bool.
 pub unsafe extern "C" fn int_cmp(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, b: *const u8, code: u8) -> u32 {
     let k = code & 0xf;
+    if k == kind::U256 && code >> 4 <= 3 {
+        // SAFETY: shim contract: 32-byte slots, a 1-byte destination.
+        let (x, y) = unsafe { (slice(a, 32), slice(b, 32)) };
+        if let (Ok(x), Ok(y)) = (<[u8; 32]>::try_from(x), <[u8; 32]>::try_from(y)) {
+            let (x, y) = (U256::from_le_bytes(x), U256::from_le_bytes(y));
+            let r = match code >> 4 {
+                0 => x < y,
+                1 => x > y,
+                2 => x <= y,
+                _ => x >= y,
+            };
+            // SAFETY: shim contract.
+            unsafe { dst.write(r as u8) };
+            return 0;
+        }
+    }
     let op = match code >> 4 {
         0 => CmpOp::Lt,
         1 => CmpOp::Gt,
