@@ -65,3 +65,24 @@ pub(crate) fn derive_address(preimage: &[u8], scheme: u8) -> AccountAddress {
 pub(crate) fn string_value(s: &str) -> Value {
     Value::Struct(vec![Value::from_bytes(s.as_bytes())])
 }
+
+/// An `0x1::option::Option<elem>` holding `value`, shaped as the loaded
+/// `option` module declares it (an enum `None | Some { e }` in current
+/// frameworks, a struct over a vector in older ones).
+pub(crate) fn option_value(
+    cx: &NativeContext<'_>,
+    elem: &Type,
+    value: Option<Value>,
+) -> VmResult<Value> {
+    let option = Type::Datatype(
+        Arc::new(movejit_runtime::DatatypeId { address: crate::FRAMEWORK, module: "option".into(), name: "Option".into() }),
+        vec![elem.clone()],
+    );
+    Ok(match cx.types.layout_of(&option)? {
+        movejit_runtime::Layout::Enum(_) => match value {
+            None => Value::Variant(0, vec![]),
+            Some(v) => Value::Variant(1, vec![v]),
+        },
+        _ => Value::Struct(vec![Value::Vector(value.into_iter().collect())]),
+    })
+}

@@ -2,7 +2,7 @@
 //! Aptos's move-stdlib that the framework reaches).
 
 use crate::args::{pop, ty_arg, Args, Registrar};
-use movejit_runtime::{bcs, Layout, Value, VmError};
+use movejit_runtime::{bcs, Layout, Type, Value, VmError};
 
 /// `bcs` serialization failure (same code as `bcs::to_bytes`).
 pub const NFE_BCS_SERIALIZATION_FAILURE: u64 = 0x1C5;
@@ -32,8 +32,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("bcs", "constant_serialized_size", |cx, ty, _| {
         cx.gas.charge_native(0)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
-        let some = constant_size(&layout).map(Value::U64).into_iter().collect();
-        // option::Option<u64> { vec: vector<u64> }
-        Ok(vec![Value::Struct(vec![Value::Vector(some)])])
+        let size = constant_size(&layout).map(Value::U64);
+        Ok(vec![crate::args::option_value(cx, &Type::U64, size)?])
     });
 }

@@ -26,6 +26,10 @@ impl TypeInfo for Primitives {
             Type::Datatype(id, args) if &*id.name == "Box" => {
                 Layout::Struct(args.iter().map(|a| self.layout_of(a)).collect::<VmResult<_>>()?)
             }
+            // 0x1::option::Option<T> as the framework declares it: enum None | Some { e: T }.
+            Type::Datatype(id, args) if &*id.name == "Option" && args.len() == 1 => {
+                Layout::Enum(vec![vec![], vec![self.layout_of(&args[0])?]])
+            }
             t => return Err(VmError::invariant(format!("no test layout for {t}"))),
         })
     }
@@ -314,8 +318,8 @@ fn object_and_signer_natives() {
 #[test]
 fn bcs_sizes() {
     let mut mem = Memory::default();
-    let none = Value::Struct(vec![Value::Vector(vec![])]);
-    let some = |n| Value::Struct(vec![Value::Vector(vec![Value::U64(n)])]);
+    let none = Value::Variant(0, vec![]);
+    let some = |n| Value::Variant(1, vec![Value::U64(n)]);
     for (t, want) in [(Type::U64, some(8)), (Type::Address, some(32)), (Type::Vector(Box::new(Type::U8)), none)] {
         assert_eq!(call(&mut mem, "bcs", "constant_serialized_size", &[t.clone()], vec![]).expect("size"), vec![want], "{t}");
     }

@@ -1,0 +1,387 @@
+//! The packages of `../shared/corpus/aptos-workloads` (the Move code behind
+//! Aptos's executor benchmarks) run as Aptos's benchmark drives them: the
+//! package published over the real framework (`../shared/corpus/aptos`),
+//! each module's `init_module` run with the publisher's signer, then the
+//! benchmark's entry-function transactions, each in its own session with
+//! its own transaction context, change sets applied in between and table
+//! contents kept by the host (one `NativeExtensions` across transactions).
+//!
+//! The corpus has no recorded results for these calls, so each row states
+//! the status the real Aptos VM gives on the same storage (the framework
+//! published as the `clob` reference runner does, plus the on-chain clock
+//! genesis would start); the comment on a row says why when it is not
+//! `EXECUTED`.
+
+mod common;
+
+use common::{engine, shared, split};
+use movejit_aptos_natives::{EventLog, TransactionContext, UserTransaction};
+use movejit_format::decode_module;
+use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
+use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
+use std::path::Path;
+
+const PUBLISHER: u64 = 0xabcd;
+const CAFE: u64 = 0xcafe;
+const USER: u64 = 0x5eed;
+
+/// What a transaction must end with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expect {
+    Executed,
+    Aborted(u64),
+    Status(StatusCode),
+}
+
+fn signer(a: u64) -> Vec<u8> {
+    let mut b = vec![0u8];
+    b.extend_from_slice(&AccountAddress::from_u64(a).0);
+    b
+}
+fn u64_arg(v: u64) -> Vec<u8> {
+    v.to_le_bytes().to_vec()
+}
+fn u16_arg(v: u16) -> Vec<u8> {
+    v.to_le_bytes().to_vec()
+}
+fn bool_arg(v: bool) -> Vec<u8> {
+    vec![v as u8]
+}
+fn address_arg(a: u64) -> Vec<u8> {
+    AccountAddress::from_u64(a).0.to_vec()
+}
+/// A `vector<u8>` or `String` argument.
+fn bytes_arg(b: &[u8]) -> Vec<u8> {
+    let mut out = vec![];
+    let mut n = b.len();
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            break;
+        }
+        out.push(byte | 0x80);
+    }
+    out.extend_from_slice(b);
+    out
+}
+
+/// A host running one package's transactions.
+struct Chain {
+    storage: InMemoryStorage,
+    ext: NativeExtensions,
+    txns: u64,
+}
+
+impl Chain {
+    /// The framework plus `packages` (folders of aptos-workloads), with every
+    /// `init_module` run by the module's publisher.
+    fn new(packages: &[&str]) -> (Chain, Vec<Expect>) {
+        let mut storage = InMemoryStorage::default();
+        let publish = |dir: &Path, storage: &mut InMemoryStorage| -> Vec<movejit_format::CompiledModule> {
+            let mut out = vec![];
+            let mut files: Vec<_> = walk(dir);
+            files.sort();
+            for p in files {
+                let bytes = std::fs::read(&p).expect("module");
+                let m = decode_module(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+                storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
+                out.push(m);
+            }
+            out
+        };
+        publish(&shared().join("corpus/aptos"), &mut storage);
+        let mut modules = vec![];
+        for p in packages {
+            modules.extend(publish(&shared().join("corpus/aptos-workloads").join(p), &mut storage));
+        }
+        let mut chain = Chain { storage, ext: NativeExtensions::new(), txns: 0 };
+        // The one piece of genesis state the workloads read: the on-chain clock.
+        let clock = chain.run("0x1::timestamp::set_time_has_started", vec![signer(1)]);
+        assert_eq!(clock, Expect::Executed, "genesis: timestamp");
+        // init_module in dependency order (a module before those using it).
+        let mut done: Vec<ModuleId> = vec![];
+        let mut inits = vec![];
+        while done.len() < modules.len() {
+            let before = done.len();
+            for m in &modules {
+                let id = ModuleId::new(*m.address(), m.name());
+                if done.contains(&id) {
+                    continue;
+                }
+                let local_deps_done = m.immediate_dependencies().iter().all(|(a, n)| {
+                    let d = ModuleId::new(*a, n);
+                    !modules.iter().any(|o| ModuleId::new(*o.address(), o.name()) == d) || done.contains(&d)
+                });
+                if !local_deps_done {
+                    continue;
+                }
+                let has_init = m.function_defs.iter().any(|f| {
+                    m.function_handles
+                        .get(f.function.idx())
+                        .and_then(|h| m.identifiers.get(h.name.idx()))
+                        .is_some_and(|n| n == "init_module")
+                });
+                if has_init {
+                    let mut a = vec![0u8];
+                    a.extend_from_slice(&m.address().0);
+                    let f = format!("{}::{}::init_module", m.address().to_hex_short(), m.name());
+                    inits.push(chain.run(&f, vec![a]));
+                }
+                done.push(id);
+            }
+            assert!(done.len() > before, "module dependency cycle");
+        }
+        (chain, inits)
+    }
+
+    /// One transaction from USER: its status.
+    fn run(&mut self, function: &str, args: Vec<Vec<u8>>) -> Expect {
+        self.txns += 1;
+        let mut hash = [0u8; 32];
+        hash[..8].copy_from_slice(&self.txns.to_le_bytes());
+        let user = UserTransaction {
+            sender: AccountAddress::from_u64(USER),
+            secondary_signers: vec![],
+            gas_payer: AccountAddress::from_u64(USER),
+            max_gas_amount: 2_000_000,
+            gas_unit_price: 100,
+            chain_id: 4,
+            timestamp_us: 1_000_000 * self.txns,
+            transaction_index: self.txns as u32,
+        };
+        self.ext.insert(TransactionContext::new(hash, 4, Some(user)));
+        let engine = engine();
+        let (module, name) = split(function);
+        let storage = &self.storage;
+        let (r, cs) = with_extensions(&mut self.ext, || {
+            let mut session = engine.new_session(storage);
+            let mut gas = GasMeter::unmetered();
+            let r = session.execute_function(&module, name, &[], &args, &mut gas);
+            let cs = r.is_ok().then(|| session.finish());
+            (r, cs)
+        });
+        match (r, cs) {
+            (Ok(_), Some(Ok(cs))) => {
+                self.storage.apply(&cs);
+                Expect::Executed
+            }
+            (Ok(_), _) => Expect::Status(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR),
+            (Err(e), _) => {
+                eprintln!("{function}: {} {:?} at {:?}", e.status.name(), e.sub_status, e.location);
+                if e.status == StatusCode::ABORTED {
+                    Expect::Aborted(e.sub_status.unwrap_or(u64::MAX))
+                } else {
+                    Expect::Status(e.status)
+                }
+            }
+        }
+    }
+
+    /// A read-only call (not a transaction): its BCS returns.
+    fn view(&mut self, function: &str, ty_args: &[&str], args: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        let engine = engine();
+        let (module, name) = split(function);
+        let ty: Vec<Type> = ty_args.iter().map(|t| Type::parse_tag(t).expect("type tag")).collect();
+        let storage = &self.storage;
+        with_extensions(&mut self.ext, || {
+            let mut session = engine.new_session(storage);
+            for t in &ty {
+                session.load_type(t).expect("type loads");
+            }
+            let mut gas = GasMeter::unmetered();
+            session.execute_function(&module, name, &ty, &args, &mut gas).map(|r| r.returns)
+        })
+        .unwrap_or_else(|e| panic!("{function}: {e:?}"))
+    }
+
+    fn events(&self) -> Vec<(String, Vec<u8>)> {
+        self.ext.get::<EventLog>().map_or(vec![], |l| l.events.iter().map(|e| (e.ty.to_string(), e.data.clone())).collect())
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n != "scripts") {
+                out.extend(walk(&p));
+            }
+        } else if p.extension().is_some_and(|x| x == "mv") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+type Row = (&'static str, Vec<Vec<u8>>, Expect);
+
+/// Runs `rows` in order after publishing `packages`; every init_module and
+/// every row must end as expected. Returns the chain for further checks.
+fn check(packages: &[&str], rows: Vec<Row>) -> Chain {
+    let (mut chain, inits) = Chain::new(packages);
+    for (i, s) in inits.iter().enumerate() {
+        assert_eq!(*s, Expect::Executed, "{packages:?}: init_module #{i}");
+    }
+    let mut failures = vec![];
+    for (f, args, expect) in rows {
+        let got = chain.run(f, args);
+        if got != expect {
+            failures.push(format!("{f}: got {got:?}, expected {expect:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{packages:?}:\n{}", failures.join("\n"));
+    chain
+}
+
+use Expect::*;
+
+#[test]
+fn simple() {
+    let f = |n: &str| -> &'static str { Box::leak(format!("0xabcd::simple::{n}").into_boxed_str()) };
+    check(
+        &["simple"],
+        vec![
+            (f("nop"), vec![signer(USER)], Executed),
+            (f("nop_2_signers"), vec![signer(USER), signer(CAFE)], Executed),
+            // `Counter` is created by init_module at the publisher only:
+            // anyone else aborts with error::invalid_argument(1).
+            (f("step_signer"), vec![signer(USER)], Aborted(0x1_0001)),
+            (f("get_counter"), vec![signer(USER)], Aborted(0x1_0001)),
+            (f("step_signer"), vec![signer(PUBLISHER)], Executed),
+            (f("get_counter"), vec![signer(PUBLISHER)], Executed),
+            (f("loop_nop"), vec![signer(USER), u64_arg(1000)], Executed),
+            (f("loop_arithmetic"), vec![signer(USER), u64_arg(1000)], Executed),
+            (f("loop_bcs"), vec![signer(USER), u64_arg(100), u64_arg(32)], Executed),
+            (f("fibonacci_iterative"), vec![signer(USER), u64_arg(30)], Executed),
+            (f("fibonacci_recursive"), vec![signer(USER), u64_arg(15)], Executed),
+            (f("fibonacci_tail_recursive"), vec![signer(USER), u64_arg(30)], Executed),
+            (f("get_from_random_const"), vec![signer(USER), u64_arg(0)], Executed),
+            (f("make_or_change"), vec![signer(USER), u64_arg(7), bytes_arg(b"name"), bytes_arg(&[1; 100])], Executed),
+            (f("make_or_change"), vec![signer(USER), u64_arg(8), bytes_arg(b"other"), bytes_arg(&[2; 10])], Executed),
+            (f("bytes_make_or_change"), vec![signer(USER), bytes_arg(&[3; 50])], Executed),
+            (f("set_id"), vec![signer(USER), u64_arg(9)], Executed),
+            (f("set_name"), vec![signer(USER), bytes_arg(b"n")], Executed),
+            (f("double"), vec![signer(USER)], Executed),
+            (f("half"), vec![signer(USER)], Executed),
+            (f("maximize"), vec![signer(CAFE), address_arg(USER)], Executed),
+            (f("minimize"), vec![signer(CAFE), address_arg(USER)], Executed),
+            (f("reset_data"), vec![signer(USER)], Executed),
+        ],
+    );
+}
+
+#[test]
+fn objects() {
+    check(
+        &["framework_usecases"],
+        vec![
+            ("0xabcd::objects::create_objects", vec![signer(USER), u64_arg(10), u64_arg(10)], Executed),
+            ("0xabcd::objects::create_objects", vec![signer(USER), u64_arg(1), u64_arg(100)], Executed),
+            ("0xabcd::objects::create_objects_conflict", vec![signer(USER), u64_arg(5), u64_arg(10), address_arg(PUBLISHER)], Executed),
+        ],
+    );
+}
+
+#[test]
+fn aggregators() {
+    let chain = check(
+        &["framework_usecases", "aggregator_examples"],
+        vec![
+            ("0xabcd::aggregator_example::increment", vec![], Executed),
+            ("0xabcd::aggregator_example::increment_agg_v2", vec![], Executed),
+            ("0xabcd::aggregator_example::modify_bounded_agg_v2", vec![bool_arg(true), u64_arg(10)], Executed),
+            ("0xabcd::aggregator_example::modify_bounded_agg_v2", vec![bool_arg(false), u64_arg(5)], Executed),
+            ("0xcafe::counter_with_milestone::create", vec![signer(CAFE), u64_arg(2)], Executed),
+            ("0xcafe::counter_with_milestone::increment_milestone", vec![], Executed),
+            ("0xcafe::counter_with_milestone::increment_milestone", vec![], Executed),
+            ("0xcafe::counter_with_milestone::increment_milestone", vec![], Executed),
+            ("0xcafe::counter_with_milestone::increment_milestone", vec![], Executed),
+        ],
+    );
+    // Milestones every 2 increments: events at counts 2 and 4.
+    let milestone = "0xcafe::counter_with_milestone::MilestoneReached".to_string();
+    let milestones: Vec<_> = chain.events().into_iter().filter(|(t, _)| *t == milestone).collect();
+    assert_eq!(milestones, vec![(milestone.clone(), u64_arg(2)), (milestone, u64_arg(4))]);
+}
+
+#[test]
+fn maps_and_vectors() {
+    let m = |n: &str| -> &'static str { Box::leak(format!("0xabcd::maps_example::{n}").into_boxed_str()) };
+    let v = |n: &str| -> &'static str { Box::leak(format!("0xabcd::vector_example::{n}").into_boxed_str()) };
+    check(
+        &["framework_usecases"],
+        vec![
+            (m("test_add_remove_simple_map"), vec![signer(USER), u64_arg(100), u64_arg(10)], Executed),
+            (m("test_add_remove_ordered_map"), vec![signer(USER), u64_arg(100), u64_arg(10)], Executed),
+            (m("test_add_remove_big_ordered_map"), vec![signer(USER), u64_arg(100), u64_arg(10), u16_arg(16), u16_arg(16)], Executed),
+            // The map ends in a resource at the signer: a second run by the
+            // same signer fails its `move_to`.
+            (m("test_add_remove_big_ordered_map"), vec![signer(USER), u64_arg(100), u64_arg(10), u16_arg(16), u16_arg(16)], Status(StatusCode::RESOURCE_ALREADY_EXISTS)),
+            (m("test_add_remove_big_ordered_map"), vec![signer(CAFE), u64_arg(1000), u64_arg(10), u16_arg(4), u16_arg(4)], Executed),
+            (v("test_trim_append"), vec![u64_arg(100), u64_arg(10), u64_arg(50), u64_arg(10)], Executed),
+            (v("test_remove_insert"), vec![u64_arg(100), u64_arg(10), u64_arg(50), u64_arg(10)], Executed),
+            (v("test_middle_move_range"), vec![u64_arg(100), u64_arg(10), u64_arg(50), u64_arg(20), u64_arg(10)], Executed),
+        ],
+    );
+}
+
+#[test]
+fn transaction_context_and_resource_groups() {
+    let r = |n: &str| -> &'static str { Box::leak(format!("0xabcd::resource_groups_example::{n}").into_boxed_str()) };
+    check(
+        &["framework_usecases"],
+        vec![
+            ("0xabcd::transaction_context_example::test_monotonic_counter_single", vec![], Executed),
+            ("0xabcd::transaction_context_example::test_monotonic_counter_multiple", vec![u64_arg(10)], Executed),
+            (r("set"), vec![signer(USER), u64_arg(3), bytes_arg(b"x")], Executed),
+            (r("read_or_init"), vec![signer(USER), u64_arg(3)], Executed),
+            (r("set_and_read"), vec![signer(USER), u64_arg(1), u64_arg(2), bytes_arg(b"y")], Executed),
+            (r("set_p"), vec![signer(USER), signer(PUBLISHER), u64_arg(4), bytes_arg(b"z")], Executed),
+        ],
+    );
+}
+
+#[test]
+fn fungible_assets() {
+    let f = |n: &str| -> &'static str { Box::leak(format!("0xabcd::fungible_asset_example::{n}").into_boxed_str()) };
+    let mut chain = check(
+        &["framework_usecases"],
+        vec![
+            (f("mint"), vec![signer(PUBLISHER), address_arg(USER), u64_arg(1000)], Executed),
+            // transfer(sender, asset creator, receiver, amount)
+            (f("transfer"), vec![signer(USER), address_arg(PUBLISHER), address_arg(CAFE), u64_arg(100)], Executed),
+            (f("transfer"), vec![signer(CAFE), address_arg(PUBLISHER), address_arg(USER), u64_arg(30)], Executed),
+            // More than the sender holds: fungible_asset's
+            // error::invalid_argument(EINSUFFICIENT_BALANCE = 4).
+            (f("transfer"), vec![signer(CAFE), address_arg(PUBLISHER), address_arg(USER), u64_arg(71)], Aborted(0x1_0004)),
+        ],
+    );
+    let metadata = chain.view(f("get_metadata"), &[], vec![address_arg(PUBLISHER)]).remove(0);
+    for (account, balance) in [(USER, 1000 - 100 + 30), (CAFE, 100 - 30), (PUBLISHER, 0)] {
+        let r = chain.view(
+            "0x1::primary_fungible_store::balance",
+            &["0x1::fungible_asset::Metadata"],
+            vec![address_arg(account), metadata.clone()],
+        );
+        assert_eq!(r, vec![u64_arg(balance)], "balance of {account:#x}");
+    }
+}
+
+#[test]
+fn pictures_and_streams() {
+    check(
+        &["complex", "bcs_stream", "locals"],
+        vec![
+            ("0xabcd::vector_picture::create", vec![signer(USER), u64_arg(100)], Executed),
+            ("0xabcd::vector_picture::update", vec![address_arg(USER), u64_arg(0), u64_arg(5), vec![1], vec![2], vec![3]], Executed),
+            ("0xabcd::vector_picture::check", vec![address_arg(USER), u64_arg(0), u64_arg(5)], Executed),
+            ("0xabcd::smart_table_picture::create", vec![signer(USER)], Executed),
+            ("0xcafe::bcs_stream::deserialize_u256_entry", vec![bytes_arg(&[7; 64]), u64_arg(2)], Executed),
+            ("0xabcd::locals::benchmark", vec![], Executed),
+            ("0xabcd::locals::benchmark_generic", vec![], Executed),
+        ],
+    );
+}
