@@ -40,7 +40,7 @@ fn report(r: &CorpusCompile, load_ns: u64) {
         println!("  {n:>6}  {kind}");
     }
     let mut slowest: Vec<_> = r.compiled().collect();
-    slowest.sort_by(|a, b| b.ns.cmp(&a.ns));
+    slowest.sort_by_key(|f| std::cmp::Reverse(f.ns));
     println!("slowest compiled:");
     for f in slowest.iter().take(5) {
         println!("  {}  {}", ms(f.ns), f.name);

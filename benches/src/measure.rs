@@ -75,7 +75,8 @@ mod tests {
 
     #[test]
     fn median_min_max() {
-        let table: &[(&[u64], Option<(u64, u64, u64)>)] = &[
+        type Row<'a> = (&'a [u64], Option<(u64, u64, u64)>);
+        let table: &[Row] = &[
             (&[], None),
             (&[7], Some((7, 7, 7))),
             (&[5, 1, 3], Some((3, 1, 5))),
