@@ -29,12 +29,14 @@ mod aggregator;
 mod args;
 mod bcs_size;
 mod event;
+mod misc;
 mod object;
 mod table;
 mod transaction_context;
 mod type_info;
 
 pub use event::{EmittedEvent, EventLog};
+pub use misc::Randomness;
 pub use table::{TableStore, ALREADY_EXISTS, NOT_FOUND};
 pub use transaction_context::{TransactionContext, UserTransaction};
 
@@ -59,6 +61,7 @@ pub fn register(registry: &mut NativeRegistry) {
     account::register(r);
     aggregator::register(r);
     bcs_size::register(r);
+    misc::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos

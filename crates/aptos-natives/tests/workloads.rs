@@ -15,7 +15,7 @@
 mod common;
 
 use common::{engine, shared, split};
-use movejit_aptos_natives::{EventLog, TransactionContext, UserTransaction};
+use movejit_aptos_natives::{EventLog, Randomness, TransactionContext, UserTransaction};
 use movejit_format::decode_module;
 use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
@@ -64,6 +64,25 @@ fn bytes_arg(b: &[u8]) -> Vec<u8> {
         out.push(byte | 0x80);
     }
     out.extend_from_slice(b);
+    out
+}
+
+/// A `vector<u64>` argument.
+fn bytes_arg_u64(v: &[u64]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut n = v.len();
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            break;
+        }
+        out.push(byte | 0x80);
+    }
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
     out
 }
 
@@ -136,8 +155,20 @@ impl Chain {
         (chain, inits)
     }
 
-    /// One transaction from USER: its status.
+    /// One transaction: its status.
     fn run(&mut self, function: &str, args: Vec<Vec<u8>>) -> Expect {
+        self.ext.remove::<Randomness>();
+        self.txn(function, args)
+    }
+
+    /// A transaction of a `#[randomness]` entry function, which Aptos runs
+    /// unbiasable.
+    fn run_unbiasable(&mut self, function: &str, args: Vec<Vec<u8>>) -> Expect {
+        self.ext.insert(Randomness::unbiasable());
+        self.txn(function, args)
+    }
+
+    fn txn(&mut self, function: &str, args: Vec<Vec<u8>>) -> Expect {
         self.txns += 1;
         let mut hash = [0u8; 32];
         hash[..8].copy_from_slice(&self.txns.to_le_bytes());
@@ -379,9 +410,37 @@ fn pictures_and_streams() {
             ("0xabcd::vector_picture::update", vec![address_arg(USER), u64_arg(0), u64_arg(5), vec![1], vec![2], vec![3]], Executed),
             ("0xabcd::vector_picture::check", vec![address_arg(USER), u64_arg(0), u64_arg(5)], Executed),
             ("0xabcd::smart_table_picture::create", vec![signer(USER)], Executed),
+            (
+                "0xabcd::smart_table_picture::update",
+                vec![address_arg(USER), u64_arg(0), bytes_arg_u64(&[3, 17, 3, 999, 42]), bytes_arg(&[1, 2, 3, 4, 5])],
+                Executed,
+            ),
+            (
+                "0xabcd::smart_table_picture::update",
+                vec![address_arg(USER), u64_arg(0), bytes_arg_u64(&(0..200).collect::<Vec<_>>()), bytes_arg(&[9; 200])],
+                Executed,
+            ),
             ("0xcafe::bcs_stream::deserialize_u256_entry", vec![bytes_arg(&[7; 64]), u64_arg(2)], Executed),
             ("0xabcd::locals::benchmark", vec![], Executed),
             ("0xabcd::locals::benchmark_generic", vec![], Executed),
         ],
     );
+}
+
+#[test]
+fn dice_roll_needs_unbiasable_randomness() {
+    let (mut chain, inits) = Chain::new(&["framework_usecases"]);
+    assert!(inits.iter().all(|s| *s == Executed), "{inits:?}");
+    // A plain call: randomness::next_32_bytes asserts is_unbiasable (abort 1).
+    assert_eq!(chain.run("0xabcd::dice_roll::roll", vec![signer(USER)]), Aborted(1));
+    // Unbiasable but before genesis started randomness: no PerBlockRandomness.
+    assert_eq!(chain.run_unbiasable("0xabcd::dice_roll::roll", vec![signer(USER)]), Status(StatusCode::MISSING_DATA));
+    // Genesis: randomness::initialize, then the VM's block prologue sets a seed.
+    assert_eq!(chain.run("0x1::randomness::initialize", vec![signer(1)]), Executed);
+    let mut seed = vec![1u8]; // Option::Some
+    seed.extend(bytes_arg(&[7; 32]));
+    assert_eq!(chain.run("0x1::randomness::on_new_block", vec![signer(0), u64_arg(1), u64_arg(1), seed]), Executed);
+    for _ in 0..3 {
+        assert_eq!(chain.run_unbiasable("0xabcd::dice_roll::roll", vec![signer(USER)]), Executed);
+    }
 }

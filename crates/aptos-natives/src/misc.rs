@@ -1,0 +1,136 @@
+//! Smaller framework natives: `aptos_hash::sip_hash`, `util::from_bytes`,
+//! `function_info` (identifier check, function loading), `randomness`, and
+//! the natives that would call back into Move (`dispatchable_fungible_asset`),
+//! which this runtime cannot do yet.
+
+use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
+use movejit_runtime::{bcs, Value, VmError};
+use std::hash::Hasher;
+
+/// `util::from_bytes` on bytes that are not a value of the type.
+pub const EFROM_BYTES: u64 = 0x01_0001;
+/// `randomness` outside an unbiasable (`#[randomness]`) entry call.
+pub const E_API_USE_SUSCEPTIBLE_TO_TEST_AND_ABORT: u64 = 1;
+
+/// Randomness state of a transaction. The host marks an entry call
+/// unbiasable (Aptos does for `#[randomness]` entry functions called as a
+/// transaction); otherwise randomness APIs abort.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Randomness {
+    pub unbiasable: bool,
+    txn_local_state: [u8; 8],
+}
+
+impl Randomness {
+    /// The state of an unbiasable entry call.
+    pub fn unbiasable() -> Self {
+        Randomness { unbiasable: true, ..Randomness::default() }
+    }
+    /// Byte-wise little-endian increment with wrap-around, as Aptos does.
+    fn increment(&mut self) {
+        for b in self.txn_local_state.iter_mut() {
+            if *b < 255 {
+                *b += 1;
+                break;
+            }
+            *b = 0;
+        }
+    }
+}
+
+/// Aptos's `Identifier::is_valid`.
+fn is_identifier(b: &[u8]) -> bool {
+    let rest_valid = |from: usize| b[from..].iter().all(|c| matches!(c, b'_' | b'$' | b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9'));
+    match b {
+        b"<SELF>" => true,
+        [b'<', b'S', b'E', b'L', b'F', b'>', b'_', ..] if b.len() > 7 => b[7..].iter().all(u8::is_ascii_digit),
+        [b'a'..=b'z', ..] | [b'A'..=b'Z', ..] => rest_valid(1),
+        [b'_', ..] | [b'$', ..] if b.len() > 1 => rest_valid(1),
+        _ => false,
+    }
+}
+
+pub(crate) fn register(r: &mut Registrar<'_>) {
+    r.add("aptos_hash", "sip_hash", |cx, _, mut args: Args| {
+        let bytes = pop(&mut args)?.to_bytes()?;
+        cx.gas.charge_native(bytes.len())?;
+        // SipHash-2-4 with zero keys (`SipHasher::new()`).
+        let mut h = siphasher::sip::SipHasher::new();
+        h.write(&bytes);
+        Ok(vec![Value::U64(h.finish())])
+    });
+    r.add("util", "from_bytes", |cx, ty, mut args: Args| {
+        let bytes = pop(&mut args)?.to_bytes()?;
+        let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
+        cx.gas.charge_native(bytes.len())?;
+        // Signers deserialize in their legacy form (an address).
+        let v = bcs::deserialize(&bytes, &layout).map_err(|_| VmError::abort(EFROM_BYTES))?;
+        Ok(vec![v])
+    });
+    r.add("function_info", "is_identifier", |cx, _, mut args: Args| {
+        let s = pop(&mut args)?;
+        let b = cx.deref(&s)?.to_bytes()?;
+        cx.gas.charge_native(b.len())?;
+        Ok(vec![Value::Bool(is_identifier(&b))])
+    });
+    // Makes sure the function's module is loaded (for gas accounting of
+    // dispatch); every module is loadable here on demand, so nothing to do.
+    r.add("function_info", "load_function_impl", |cx, _, _| {
+        cx.gas.charge_native(0)?;
+        Ok(vec![])
+    });
+    r.add("randomness", "fetch_and_increment_txn_counter", |cx, _, _| {
+        cx.gas.charge_native(0)?;
+        cx.with_extensions(|ext, _| {
+            let r = ext.get_or_default::<Randomness>();
+            if !r.unbiasable {
+                return Err(VmError::abort(E_API_USE_SUSCEPTIBLE_TO_TEST_AND_ABORT));
+            }
+            let out = Value::from_bytes(&r.txn_local_state);
+            r.increment();
+            Ok(vec![out])
+        })
+    });
+    r.add("randomness", "is_unbiasable", |cx, _, _| {
+        cx.with_extensions(|ext, _| Ok(vec![Value::Bool(ext.get_or_default::<Randomness>().unbiasable)]))
+    });
+    for f in ["dispatchable_withdraw", "dispatchable_deposit", "dispatchable_derived_balance", "dispatchable_derived_supply"] {
+        r.add("dispatchable_fungible_asset", f, move |_, _, _| {
+            Err(extension_error(format!("dispatchable_fungible_asset::{f}: natives that call Move functions are not supported yet")))
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_as_move_core_defines_them() {
+        let rows: [(&[u8], bool); 12] = [
+            (b"foo", true),
+            (b"Foo_1$", true),
+            (b"_x", true),
+            (b"$x", true),
+            (b"_", false),
+            (b"$", false),
+            (b"1abc", false),
+            (b"", false),
+            (b"a-b", false),
+            (b"<SELF>", true),
+            (b"<SELF>_12", true),
+            (b"<SELF>_x", false),
+        ];
+        for (s, ok) in rows {
+            assert_eq!(is_identifier(s), ok, "{}", String::from_utf8_lossy(s));
+        }
+    }
+
+    #[test]
+    fn counter_increments_little_endian_with_carry() {
+        let mut r = Randomness::unbiasable();
+        r.txn_local_state = [255, 255, 3, 0, 0, 0, 0, 0];
+        r.increment();
+        assert_eq!(r.txn_local_state, [0, 0, 4, 0, 0, 0, 0, 0]);
+    }
+}
