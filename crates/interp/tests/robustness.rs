@@ -8,7 +8,7 @@ mod common;
 use common::shared_dir;
 use movejit_format::{AccountAddress, Flavour, SignatureToken as S};
 use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
-use movejit_interp::{Engine, EngineConfig};
+use movejit_interp::{Engine, EngineConfig, InterpreterKind};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -66,9 +66,12 @@ fn corpus_functions_never_panic() {
                 modules.push((id, m));
             }
         }
-        let engine = Engine::new(if sui { EngineConfig::sui() } else { EngineConfig::aptos() });
+        let config = if sui { EngineConfig::sui() } else { EngineConfig::aptos() };
+        let tree = Engine::new(EngineConfig { interpreter: InterpreterKind::Tree, ..config.clone() });
+        let flat = Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..config });
         let mut statuses: BTreeMap<&'static str, usize> = BTreeMap::new();
         let mut calls = 0;
+        let mut differ = Vec::new();
         for (id, m) in &modules {
             assert_eq!(m.flavour == Flavour::Sui, sui && m.flavour != Flavour::Common || m.flavour == Flavour::Sui);
             for (i, fd) in m.function_defs.iter().enumerate() {
@@ -79,12 +82,28 @@ fn corpus_functions_never_panic() {
                 let params = &m.signatures[fh.parameters.idx()].0;
                 let Some(args) = params.iter().map(|t| arg_for(t, sui)).collect::<Option<Vec<_>>>() else { continue };
                 let name = m.function_name(movejit_format::FunctionDefinitionIndex(i as u16)).to_string();
-                let r = catch_unwind(AssertUnwindSafe(|| {
-                    let mut session = engine.new_session(&storage);
-                    let mut gas = GasMeter::new(CostTable::default(), 200_000);
-                    session.execute_function(id, &name, &[], &args, &mut gas)
-                }));
-                let r = r.unwrap_or_else(|_| panic!("{id}::{name} panicked"));
+                // Both interpreters: neither panics, and they agree on
+                // everything observable (status, abort code, location,
+                // results, gas).
+                let run = |engine: &Engine| {
+                    let r = catch_unwind(AssertUnwindSafe(|| {
+                        let mut session = engine.new_session(&storage);
+                        let mut gas = GasMeter::new(CostTable::default(), 200_000);
+                        let r = session.execute_function(id, &name, &[], &args, &mut gas);
+                        (r, gas.used())
+                    }));
+                    let (r, gas) = r.unwrap_or_else(|_| panic!("{id}::{name} panicked"));
+                    let summary = match &r {
+                        Ok(x) => format!("ok {:?} {:?} gas {}", x.returns, x.mutrefs, x.gas_used),
+                        Err(e) => format!("{} {:?} {:?} gas {gas}", e.status.name(), e.sub_status, e.location),
+                    };
+                    (r, summary)
+                };
+                let (r, a) = run(&tree);
+                let (_, b) = run(&flat);
+                if a != b {
+                    differ.push(format!("{id}::{name}: tree {a} / flat {b}"));
+                }
                 calls += 1;
                 let s = match r {
                     Ok(_) => "EXECUTED",
@@ -96,6 +115,10 @@ fn corpus_functions_never_panic() {
                 *statuses.entry(s).or_default() += 1;
             }
         }
+        for d in differ.iter().take(40) {
+            eprintln!("DIFFER {d}");
+        }
+        assert!(differ.is_empty(), "{} calls differ between the tree and flat interpreters", differ.len());
         eprintln!("{flavour_dir}: {calls} calls: {statuses:?}");
         assert!(calls > 100, "the corpus should give many callable functions");
     }

@@ -238,16 +238,23 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         Ok(())
     }
 
-    /// Mixed execution: hands a call with plain-value arguments to the
-    /// session's compiled code (tree values at the seam, for now).
+    /// Mixed execution: hands a call without reference arguments or
+    /// results to the session's compiled code (tree values at the seam,
+    /// for now). The arguments are consumed when it ran.
     fn try_compiled(&mut self, p: &Arc<Prepared>, args: &Args<'_>, rets: &[(Addr, L)], sbase: u32) -> TrapResult<bool> {
-        let plain = |l: &FlatLayout| !l.owns_heap && !matches!(l.shape, Shape::Reference(_));
-        if !args.slots.iter().all(|(_, l)| plain(l)) || !rets.iter().all(|(_, l)| plain(l)) {
+        let by_value = |l: &FlatLayout| !matches!(l.shape, Shape::Reference(_));
+        if !args.slots.iter().all(|(_, l)| by_value(l)) || !rets.iter().all(|(_, l)| by_value(l)) {
             return Ok(false);
         }
         let values = args.slots.iter().map(|(a, l)| native_bridge::value_at(l, *a)).collect::<VmResult<Vec<_>>>()?;
         let depth = self.frames.len() as u64 + 1;
-        match call_compiled(self.s, self.gas, &p.module, p.def, &p.ty_args, &values, depth, sbase as usize)? {
+        let r = call_compiled(self.s, self.gas, &p.module, p.def, &p.ty_args, &values, depth, sbase as usize);
+        if !matches!(r, Ok(None)) {
+            for (a, l) in args.slots {
+                mem::drop_value(l, *a);
+            }
+        }
+        match r? {
             None => Ok(false),
             Some(results) => {
                 if results.len() != rets.len() {
@@ -496,6 +503,14 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
                 Op::VecPush { r, v, e } => mem::vec_push_back(e, mem::read_addr(at(*r)), at(*v), self.max_vec)?,
                 Op::VecPop { r, dst, e } => mem::vec_pop_back(e, mem::read_addr(at(*r)), at(*dst))?,
+                Op::VecUnpack { src, n, e, dsts } if dsts.len() as u64 != *n => {
+                    let v = at(*src);
+                    if mem::vec_len(v) != *n {
+                        let mut none = [];
+                        return Err(Box::new(mem::vec_unpack(e, v, *n, &mut none).err().unwrap_or_else(|| VmError::invariant("vec_unpack"))));
+                    }
+                    return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
+                }
                 Op::VecUnpack { src, n, e, dsts } => {
                     let mut s = std::mem::take(&mut self.scratch);
                     s.clear();

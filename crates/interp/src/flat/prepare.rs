@@ -726,9 +726,10 @@ impl Preparer<'_, '_, '_> {
                 let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;
                 pop(st)?;
                 let n = *n;
-                if n > self.s.engine.config.limits.max_operand_stack as u64 + 1 {
-                    // Cannot fit on the operand stack: the parity or stack check fails first.
-                    return Ok(Op::Fail(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW))));
+                if n > self.s.engine.config.limits.max_operand_stack as u64 {
+                    // More values than the operand stack holds: no slots;
+                    // the op checks the length, then overflows.
+                    return Ok(Op::VecUnpack { src: top(0), n, e: self.layout(&e)?, dsts: Box::new([]) });
                 }
                 for _ in 0..n {
                     st.push(e.clone());
@@ -914,8 +915,11 @@ pub(crate) fn prepare(
     while let Some(pc) = work.pop() {
         let Some(mut st) = states[pc].clone() else { continue };
         let instr = &code.code[pc];
-        if p.step(instr, &mut st, &locals, &empty, &code.jump_tables).is_err() {
-            continue;
+        match p.step(instr, &mut st, &locals, &empty, &code.jump_tables) {
+            // Always fails: nothing follows it.
+            Err(_) | Ok(Op::Fail(_)) => continue,
+            Ok(Op::VecUnpack { n, dsts, .. }) if dsts.len() as u64 != n => continue,
+            Ok(_) => {}
         }
         for (d, t) in st.iter().enumerate() {
             if let Ok(l) = p.layout(t) {
