@@ -63,7 +63,11 @@ pub(crate) fn derive_address(preimage: &[u8], scheme: u8) -> AccountAddress {
 
 /// A `0x1::string::String` (a struct holding the UTF-8 bytes).
 pub(crate) fn string_value(s: &str) -> Value {
-    Value::Struct(vec![Value::from_bytes(s.as_bytes())])
+    string_value_bytes(s.as_bytes())
+}
+
+pub(crate) fn string_value_bytes(b: &[u8]) -> Value {
+    Value::Struct(vec![Value::from_bytes(b)])
 }
 
 /// An `0x1::option::Option<elem>` holding `value`, shaped as the loaded

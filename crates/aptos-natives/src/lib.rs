@@ -31,16 +31,19 @@ mod bcs_size;
 mod event;
 mod misc;
 mod object;
+mod string_utils;
 mod table;
 mod transaction_context;
 mod type_info;
 
 pub use event::{EmittedEvent, EventLog};
 pub use misc::Randomness;
-pub use table::{TableStore, ALREADY_EXISTS, NOT_FOUND};
+pub use string_utils::native_format;
+pub use table::{TableCheckpoint, TableStore, ALREADY_EXISTS, NOT_FOUND};
 pub use transaction_context::{TransactionContext, UserTransaction};
 
-use movejit_runtime::{AccountAddress, NativeRegistry};
+use movejit_runtime::natives::{with_extensions, NativeExtensions};
+use movejit_runtime::{AccountAddress, NativeRegistry, VmError};
 
 /// The address the Aptos framework natives live at.
 pub const FRAMEWORK: AccountAddress = {
@@ -62,6 +65,7 @@ pub fn register(registry: &mut NativeRegistry) {
     aggregator::register(r);
     bcs_size::register(r);
     misc::register(r);
+    string_utils::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos
@@ -69,5 +73,33 @@ pub fn register(registry: &mut NativeRegistry) {
 pub fn aptos_registry() -> NativeRegistry {
     let mut r = NativeRegistry::with_stdlib();
     register(&mut r);
+    r
+}
+
+/// Runs one transaction (`f`: the session's calls) with `ext` installed,
+/// and, when it fails, rolls back what it did to the natives' state: table
+/// contents and emitted events go back to where they were before (as the
+/// Aptos VM discards a failed transaction's effects). Counters of the
+/// transaction context are the transaction's own and are not rolled back.
+pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result<R, VmError>) -> Result<R, VmError> {
+    let tables = ext.get_mut::<TableStore>().map(|t| t.checkpoint());
+    let events = ext.get::<EventLog>().map(|l| l.events.len());
+    let r = with_extensions(ext, f);
+    if r.is_err() {
+        match tables {
+            Some(Some(c)) => ext.get_or_default::<TableStore>().restore(c),
+            // Entries still parked before the call: nothing safe to go back to.
+            Some(None) => {}
+            None => {
+                ext.remove::<TableStore>();
+            }
+        }
+        match events {
+            Some(n) => ext.get_or_default::<EventLog>().events.truncate(n),
+            None => {
+                ext.remove::<EventLog>();
+            }
+        }
+    }
     r
 }

@@ -23,7 +23,7 @@ pub const ALREADY_EXISTS: u64 = (100 << 8) + 7;
 pub const NOT_FOUND: u64 = (101 << 8) + 7;
 
 /// Where an entry's value is.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Entry {
     Here(Value),
     /// In slot `n` of the current call's parked values.
@@ -43,7 +43,29 @@ pub struct TableStore {
     parked: Vec<Option<(AccountAddress, Vec<u8>)>>,
 }
 
+/// The contents of a [`TableStore`] at some point, to go back to.
+#[derive(Clone, Debug)]
+pub struct TableCheckpoint {
+    new_tables: Vec<(AccountAddress, Type, Type)>,
+    removed: BTreeSet<AccountAddress>,
+    content: BTreeMap<AccountAddress, BTreeMap<Vec<u8>, Entry>>,
+}
+
 impl TableStore {
+    /// The current contents (taking back values an ended call parked);
+    /// `None` while a call still has entries parked.
+    pub fn checkpoint(&mut self) -> Option<TableCheckpoint> {
+        self.fold_back();
+        if self.content.values().flat_map(|t| t.values()).any(|e| matches!(e, Entry::Parked(_))) {
+            return None;
+        }
+        Some(TableCheckpoint { new_tables: self.new_tables.clone(), removed: self.removed.clone(), content: self.content.clone() })
+    }
+    /// Goes back to `c` (after the call that changed the store has ended).
+    pub fn restore(&mut self, c: TableCheckpoint) {
+        *self = TableStore { new_tables: c.new_tables, removed: c.removed, content: c.content, home: None, parked: Vec::new() };
+    }
+
     /// Tables created so far: (handle, key type, value type).
     pub fn new_tables(&self) -> &[(AccountAddress, Type, Type)] {
         &self.new_tables

@@ -95,7 +95,7 @@ fn type_name_matches_the_framework_tests() {
         ),
     ];
     for (t, expected) in rows {
-        let r = call(&mut Memory::default(), "type_info", "type_name", &[t.clone()], vec![]).expect("type_name");
+        let r = call(&mut Memory::default(), "type_info", "type_name", std::slice::from_ref(&t), vec![]).expect("type_name");
         assert_eq!(string(&r[0]), expected, "type_name<{t}>");
     }
 }
@@ -104,7 +104,8 @@ fn type_name_matches_the_framework_tests() {
 fn type_of_matches_the_framework_tests() {
     let string_t = datatype(1, "string", "String", vec![]);
     // (type, Ok((address, module, struct name)) | Err(abort code))
-    let rows: Vec<(Type, Result<(u64, &str, &str), u64>)> = vec![
+    type Row = (Type, Result<(u64, &'static str, &'static str), u64>);
+    let rows: Vec<Row> = vec![
         (datatype(1, "type_info", "TypeInfo", vec![]), Ok((1, "type_info", "TypeInfo"))),
         (
             datatype(1, "table", "Table", vec![string_t.clone(), string_t]),
@@ -115,7 +116,7 @@ fn type_of_matches_the_framework_tests() {
         (Type::Vector(Box::new(Type::U8)), Err(1)),
     ];
     for (t, expected) in rows {
-        let r = call(&mut Memory::default(), "type_info", "type_of", &[t.clone()], vec![]);
+        let r = call(&mut Memory::default(), "type_info", "type_of", std::slice::from_ref(&t), vec![]);
         match expected {
             Ok((a, m, n)) => {
                 let r = r.expect("type_of");
@@ -240,7 +241,8 @@ fn transaction_context_without_a_user_transaction() {
         d.update([0xFBu8]);
         Value::Address(AccountAddress(d.finalize().into()))
     };
-    let rows: Vec<(&str, &str, Vec<Value>, Result<Vec<Value>, u64>)> = vec![
+    type Row = (&'static str, &'static str, Vec<Value>, Result<Vec<Value>, u64>);
+    let rows: Vec<Row> = vec![
         ("transaction_context", "get_txn_hash", vec![], Ok(vec![Value::from_bytes(&[0; 32])])),
         ("transaction_context", "generate_unique_address", vec![], Ok(vec![auid(1)])),
         ("transaction_context", "generate_unique_address", vec![], Ok(vec![auid(2)])),
@@ -321,7 +323,7 @@ fn bcs_sizes() {
     let none = Value::Variant(0, vec![]);
     let some = |n| Value::Variant(1, vec![Value::U64(n)]);
     for (t, want) in [(Type::U64, some(8)), (Type::Address, some(32)), (Type::Vector(Box::new(Type::U8)), none)] {
-        assert_eq!(call(&mut mem, "bcs", "constant_serialized_size", &[t.clone()], vec![]).expect("size"), vec![want], "{t}");
+        assert_eq!(call(&mut mem, "bcs", "constant_serialized_size", std::slice::from_ref(&t), vec![]).expect("size"), vec![want], "{t}");
     }
     mem.locals.push(Value::from_bytes(&[1, 2, 3]));
     let r = Value::Ref(Reference::new(RefRoot::Local(0)));
@@ -333,4 +335,68 @@ fn bcs_sizes() {
 fn module_events_must_be_structs() {
     let r = call(&mut Memory::default(), "event", "write_module_event_to_store", &[Type::U64], vec![Value::U64(1)]);
     assert_eq!(r.map_err(|e| e.status), Err(StatusCode::INTERNAL_TYPE_ERROR));
+}
+
+#[test]
+fn string_utils_formats_as_the_framework_tests_expect() {
+    let option = |t: Type| datatype(1, "option", "Option", vec![t]);
+    let string_t = datatype(1, "string", "String", vec![]);
+    let s = |b: &[u8]| Value::Struct(vec![Value::from_bytes(b)]);
+    let addr = |a: u64| Value::Address(AccountAddress::from_u64(a));
+    // (type, value, canonicalize, single_line, include_int_type, text).
+    // The first rows are string_utils.move's `test_format`; the rest follow
+    // the native's rules (short / canonical `@` addresses, `0x` bytes,
+    // escaped quotes, integer suffixes, one element per line off single-line).
+    let rows: Vec<(Type, Value, bool, bool, bool, &str)> = vec![
+        (Type::U64, Value::U64(1), false, true, false, "1"),
+        (Type::Bool, Value::Bool(false), false, true, false, "false"),
+        (Type::U256, Value::U256(1u8.into()), false, true, false, "1"),
+        (Type::Vector(Box::new(Type::U64)), Value::Vector(vec![Value::U64(1), Value::U64(2), Value::U64(3)]), false, true, false, "[ 1, 2, 3 ]"),
+        (option(Type::U64), Value::Variant(0, vec![]), false, true, false, "None"),
+        (option(Type::U64), Value::Variant(1, vec![Value::U64(1)]), false, true, false, "Some(1)"),
+        (Type::U64, Value::U64(7), false, true, true, "7u64"),
+        (Type::Vector(Box::new(Type::U8)), Value::from_bytes(&[1, 0xab]), false, true, false, "0x01ab"),
+        (Type::Address, addr(0xcafe), false, true, false, "@0xcafe"),
+        (Type::Address, addr(1), true, true, false, "@0000000000000000000000000000000000000000000000000000000000000001"),
+        (string_t, s(b"say \"hi\" \\ ok"), false, true, false, "\"say \\\"hi\\\" \\\\ ok\""),
+        (Type::Vector(Box::new(Type::U64)), Value::Vector(vec![]), false, true, false, "[]"),
+        (
+            Type::Vector(Box::new(Type::Vector(Box::new(Type::U8)))),
+            Value::Vector(vec![Value::from_bytes(&[1]), Value::from_bytes(&[2])]),
+            false,
+            false,
+            false,
+            "[\n  0x01,\n  0x02\n]",
+        ),
+    ];
+    for (t, v, canonical, single, ints, want) in rows {
+        mem_call_format(&t, v, canonical, single, ints, want);
+    }
+}
+
+fn mem_call_format(t: &Type, v: Value, canonical: bool, single: bool, ints: bool, want: &str) {
+    let mut mem = Memory::default();
+    mem.locals.push(v);
+    let r = Value::Ref(Reference::new(RefRoot::Local(0)));
+    let args = vec![r, Value::Bool(false), Value::Bool(canonical), Value::Bool(single), Value::Bool(ints)];
+    let out = call(&mut mem, "string_utils", "native_format", std::slice::from_ref(t), args).expect("native_format");
+    assert_eq!(string(&out[0]), want, "format {t}");
+}
+
+#[test]
+fn derived_strings_are_padded_to_their_delayed_field_width() {
+    let mut mem = Memory::default();
+    let s = |b: &[u8]| Value::Struct(vec![Value::from_bytes(b)]);
+    // Width of a constant string: max(bcs size + 1, 20 digits + 2) = 22 for short ones.
+    let r = call(&mut mem, "aggregator_v2", "create_derived_string", &[], vec![s(b"abc")]).expect("derived");
+    assert_eq!(r, vec![Value::Struct(vec![s(b"abc"), Value::from_bytes(&[0; 22 - 4 - 1])])]);
+    // EINPUT_STRING_LENGTH_TOO_LARGE past 1024 bytes.
+    let r = call(&mut mem, "aggregator_v2", "create_derived_string", &[], vec![s(&[b'a'; 1025])]);
+    assert_eq!(abort_code(r), Some(0x03_0008));
+    // prefix + u64 snapshot + suffix: width = bcs size of (len + 20 digits) + 1.
+    mem.locals.push(Value::Struct(vec![Value::U64(42)]));
+    let snap = Value::Ref(Reference::new(RefRoot::Local(0)));
+    let r = call(&mut mem, "aggregator_v2", "derive_string_concat", &[Type::U64], vec![s(b"#"), snap, s(b"!")]).expect("concat");
+    let width = 1 + (2 + 20) + 1;
+    assert_eq!(r, vec![Value::Struct(vec![s(b"#42!"), Value::from_bytes(&vec![0; width - 5 - 1])])]);
 }

@@ -1,0 +1,168 @@
+//! `0x1::string_utils::native_format`: a value as text, with Aptos's
+//! formatting rules (integer suffixes, `@` addresses, `0x` byte vectors,
+//! quoted strings, `Some(..)` / `None`, `[ a, b ]` vectors).
+//!
+//! Formatting follows the value's *type*, so it covers what types alone
+//! describe: primitives, addresses, signers, vectors, `String` and
+//! `Option`. Other structs need field names, which runtime types do not
+//! carry: not yet (`VM_EXTENSION_ERROR`).
+
+use crate::args::{extension_error, pop, string_value, ty_arg, Args, Registrar};
+use crate::FRAMEWORK;
+use movejit_runtime::{Type, Value, VmError, VmResult};
+use std::fmt::Write;
+
+struct Options {
+    canonicalize: bool,
+    single_line: bool,
+    include_int_type: bool,
+}
+
+fn is_framework(t: &Type, module: &str, name: &str) -> bool {
+    matches!(t, Type::Datatype(id, _) if id.address == FRAMEWORK && &*id.module == module && &*id.name == name)
+}
+
+fn space_or_newline(newline: bool, out: &mut String, depth: usize) {
+    if newline {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    } else {
+        out.push(' ');
+    }
+}
+
+fn address(a: &movejit_runtime::AccountAddress, o: &Options) -> String {
+    if o.canonicalize {
+        a.to_hex_long()[2..].to_string()
+    } else {
+        a.to_hex_short()
+    }
+}
+
+fn format(t: &Type, v: &Value, depth: usize, o: &Options, out: &mut String) -> VmResult<()> {
+    let bad = || VmError::invariant(format!("string_utils: {v:?} is not a {t}"));
+    let int = |text: String, suffix: &'static str, out: &mut String| {
+        out.push_str(&text);
+        suffix
+    };
+    let suffix = match (t, v) {
+        (Type::Bool, Value::Bool(b)) => int(b.to_string(), "", out),
+        (Type::U8, Value::U8(x)) => int(x.to_string(), "u8", out),
+        (Type::U16, Value::U16(x)) => int(x.to_string(), "u16", out),
+        (Type::U32, Value::U32(x)) => int(x.to_string(), "u32", out),
+        (Type::U64, Value::U64(x)) => int(x.to_string(), "u64", out),
+        (Type::U128, Value::U128(x)) => int(x.to_string(), "u128", out),
+        (Type::U256, Value::U256(x)) => int(x.to_string(), "u256", out),
+        (Type::I8, Value::I8(x)) => int(x.to_string(), "i8", out),
+        (Type::I16, Value::I16(x)) => int(x.to_string(), "i16", out),
+        (Type::I32, Value::I32(x)) => int(x.to_string(), "i32", out),
+        (Type::I64, Value::I64(x)) => int(x.to_string(), "i64", out),
+        (Type::I128, Value::I128(x)) => int(x.to_string(), "i128", out),
+        (Type::I256, Value::I256(x)) => int(x.to_string(), "i256", out),
+        (Type::Address, Value::Address(a)) => {
+            let _ = write!(out, "@{}", address(a, o));
+            ""
+        }
+        (Type::Signer, Value::Struct(f)) => {
+            let a = match f.first() {
+                Some(Value::Address(a)) => a,
+                _ => return Err(bad()),
+            };
+            let _ = write!(out, "signer(@{})", address(a, o));
+            ""
+        }
+        (Type::Vector(e), Value::Vector(items)) => {
+            if **e == Type::U8 {
+                out.push_str("0x");
+                for b in items {
+                    match b {
+                        Value::U8(b) => {
+                            let _ = write!(out, "{b:02x}");
+                        }
+                        _ => return Err(bad()),
+                    }
+                }
+                return Ok(());
+            }
+            let newline = !o.single_line && matches!(**e, Type::Vector(_) | Type::Datatype(..));
+            out.push('[');
+            if !items.is_empty() {
+                space_or_newline(newline, out, depth + 1);
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                        space_or_newline(newline, out, depth + 1);
+                    }
+                    format(e, item, depth + 1, o, out)?;
+                }
+                space_or_newline(newline, out, depth);
+            }
+            out.push(']');
+            ""
+        }
+        (t, Value::Struct(f)) if is_framework(t, "string", "String") => {
+            let bytes = f.first().ok_or_else(bad)?.to_bytes()?;
+            let s = std::str::from_utf8(&bytes).map_err(|_| VmError::invariant("Non-UTF8 string"))?;
+            let _ = write!(out, "\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+            return Ok(());
+        }
+        (Type::Datatype(_, args), v) if is_framework(t, "option", "Option") => {
+            let inner = args.first().ok_or_else(bad)?;
+            let content = match v {
+                Value::Variant(0, _) => None,
+                Value::Variant(_, f) => Some(f.first().ok_or_else(bad)?),
+                Value::Struct(f) => match f.first() {
+                    Some(Value::Vector(items)) => items.first(),
+                    _ => return Err(bad()),
+                },
+                _ => return Err(bad()),
+            };
+            match content {
+                None => out.push_str("None"),
+                Some(x) => {
+                    out.push_str("Some(");
+                    format(inner, x, depth, o, out)?;
+                    out.push(')');
+                }
+            }
+            return Ok(());
+        }
+        (Type::Datatype(..) | Type::Function(..), _) => {
+            return Err(extension_error(format!("string_utils: formatting {t} is not supported yet")))
+        }
+        _ => return Err(bad()),
+    };
+    if o.include_int_type {
+        out.push_str(suffix);
+    }
+    Ok(())
+}
+
+/// `native_format(s: &T, type_tag, canonicalize, single_line, include_int_types)`.
+pub fn native_format(
+    t: &Type,
+    v: &Value,
+    canonicalize: bool,
+    single_line: bool,
+    include_int_type: bool,
+) -> VmResult<String> {
+    let mut out = String::new();
+    format(t, v, 0, &Options { canonicalize, single_line, include_int_type }, &mut out)?;
+    Ok(out)
+}
+
+pub(crate) fn register(r: &mut Registrar<'_>) {
+    r.add("string_utils", "native_format", |cx, ty, mut args: Args| {
+        let include_int_type = pop(&mut args)?.as_bool()?;
+        let single_line = pop(&mut args)?.as_bool()?;
+        let canonicalize = pop(&mut args)?.as_bool()?;
+        // Only struct names use `type_tag`, and structs are not formatted here.
+        let _type_tag = pop(&mut args)?.as_bool()?;
+        let v = pop(&mut args)?;
+        let s = native_format(ty_arg(ty, 0)?, cx.deref(&v)?, canonicalize, single_line, include_int_type)?;
+        cx.gas.charge_native(s.len())?;
+        Ok(vec![string_value(&s)])
+    });
+}
