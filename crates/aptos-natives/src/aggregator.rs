@@ -1,10 +1,12 @@
 //! `0x1::aggregator_v2` without the delayed-field optimisation: an
 //! aggregator is the plain struct `{ value, max_value }` and a snapshot
-//! `{ value }`, with Aptos's bounded arithmetic and abort codes.
+//! `{ value }`, with Aptos's bounded arithmetic and abort codes; and the
+//! v1 `aggregator` / `aggregator_factory` natives, whose values live in the
+//! session's [`AggregatorV1Store`].
 
-use crate::args::{pop, ty_arg, Args, Registrar};
+use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
 use movejit_runtime::natives::NativeContext;
-use movejit_runtime::{Type, Value, VmError, VmResult};
+use movejit_runtime::{AccountAddress, Type, Value, VmError, VmResult};
 
 pub const EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE: u64 = 0x03_0005;
 pub const EUNSUPPORTED_AGGREGATOR_TYPE: u64 = 0x03_0007;
@@ -202,5 +204,107 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             (Type::U64 | Type::U128, v) => Err(VmError::invariant(format!("snapshot: {v:?}"))),
             _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)),
         }
+    });
+}
+
+/// `aggregator` (v1) abort codes.
+pub const EADD_OVERFLOW: u64 = 0x02_0001;
+pub const ESUB_UNDERFLOW: u64 = 0x02_0002;
+
+/// Values of v1 aggregators (`0x1::aggregator::Aggregator { handle, key,
+/// limit }`), by (handle, key). Only aggregators created in this store are
+/// known: reading one from storage is not supported yet.
+#[derive(Clone, Debug, Default)]
+pub struct AggregatorV1Store {
+    values: std::collections::BTreeMap<(AccountAddress, AccountAddress), u128>,
+}
+
+fn v1_fields(cx: &NativeContext<'_>, agg: &Value) -> VmResult<(AccountAddress, AccountAddress, u128)> {
+    let fields = match cx.deref(agg)? {
+        Value::Struct(f) if f.len() == 3 => f,
+        v => return Err(VmError::invariant(format!("aggregator v1: {v:?}"))),
+    };
+    match (&fields[0], &fields[1], &fields[2]) {
+        (Value::Address(h), Value::Address(k), Value::U128(l)) => Ok((*h, *k, *l)),
+        _ => Err(VmError::invariant("aggregator v1 fields")),
+    }
+}
+
+fn v1_update(cx: &mut NativeContext<'_>, mut args: Args, add: bool) -> VmResult<Vec<Value>> {
+    cx.gas.charge_native(0)?;
+    let input = match pop(&mut args)? {
+        Value::U128(x) => x,
+        v => return Err(VmError::invariant(format!("aggregator v1 input {v:?}"))),
+    };
+    let (h, k, limit) = v1_fields(cx, &pop(&mut args)?)?;
+    cx.with_extensions(|ext, _| {
+        let v = ext
+            .get_or_default::<AggregatorV1Store>()
+            .values
+            .get_mut(&(h, k))
+            .ok_or_else(|| extension_error("aggregator v1 stored before this session: not supported yet"))?;
+        *v = if add {
+            v.checked_add(input).filter(|n| *n <= limit).ok_or_else(|| VmError::abort(EADD_OVERFLOW))?
+        } else {
+            v.checked_sub(input).ok_or_else(|| VmError::abort(ESUB_UNDERFLOW))?
+        };
+        Ok(vec![])
+    })
+}
+
+pub(crate) fn register_v1(r: &mut Registrar<'_>) {
+    r.add("aggregator_factory", "new_aggregator", |cx, _, mut args: Args| {
+        cx.gas.charge_native(0)?;
+        let limit = match pop(&mut args)? {
+            Value::U128(x) => x,
+            v => return Err(VmError::invariant(format!("aggregator limit {v:?}"))),
+        };
+        // AggregatorFactory { phantom_table: Table { handle } }
+        let factory = pop(&mut args)?;
+        let handle = match cx.deref(&factory)? {
+            Value::Struct(f) => match f.first() {
+                Some(Value::Struct(t)) => match t.first() {
+                    Some(Value::Address(a)) => *a,
+                    _ => return Err(VmError::invariant("aggregator factory table")),
+                },
+                _ => return Err(VmError::invariant("aggregator factory")),
+            },
+            v => return Err(VmError::invariant(format!("aggregator factory {v:?}"))),
+        };
+        cx.with_extensions(|ext, _| {
+            let seed = crate::transaction_context::context(ext).session_hash;
+            let store = ext.get_or_default::<AggregatorV1Store>();
+            // key = sha3_256(session hash || aggregators so far, u32 big endian)
+            use sha3::Digest;
+            let mut d = sha3::Sha3_256::new();
+            d.update(seed);
+            d.update((store.values.len() as u32).to_be_bytes());
+            let key = AccountAddress(d.finalize().into());
+            store.values.insert((handle, key), 0);
+            Ok(vec![Value::Struct(vec![Value::Address(handle), Value::Address(key), Value::U128(limit)])])
+        })
+    });
+    r.add("aggregator", "add", |cx, _, args| v1_update(cx, args, true));
+    r.add("aggregator", "sub", |cx, _, args| v1_update(cx, args, false));
+    r.add("aggregator", "read", |cx, _, mut args: Args| {
+        cx.gas.charge_native(0)?;
+        let (h, k, _) = v1_fields(cx, &pop(&mut args)?)?;
+        cx.with_extensions(|ext, _| {
+            let v = ext
+                .get_or_default::<AggregatorV1Store>()
+                .values
+                .get(&(h, k))
+                .copied()
+                .ok_or_else(|| extension_error("aggregator v1 stored before this session: not supported yet"))?;
+            Ok(vec![Value::U128(v)])
+        })
+    });
+    r.add("aggregator", "destroy", |cx, _, mut args: Args| {
+        cx.gas.charge_native(0)?;
+        let (h, k, _) = v1_fields(cx, &pop(&mut args)?)?;
+        cx.with_extensions(|ext, _| {
+            ext.get_or_default::<AggregatorV1Store>().values.remove(&(h, k));
+            Ok(vec![])
+        })
     });
 }

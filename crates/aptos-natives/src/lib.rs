@@ -36,6 +36,7 @@ mod table;
 mod transaction_context;
 mod type_info;
 
+pub use aggregator::AggregatorV1Store;
 pub use event::{EmittedEvent, EventLog};
 pub use misc::Randomness;
 pub use string_utils::native_format;
@@ -63,6 +64,7 @@ pub fn register(registry: &mut NativeRegistry) {
     transaction_context::register(r);
     account::register(r);
     aggregator::register(r);
+    aggregator::register_v1(r);
     bcs_size::register(r);
     misc::register(r);
     string_utils::register(r);
@@ -78,12 +80,13 @@ pub fn aptos_registry() -> NativeRegistry {
 
 /// Runs one transaction (`f`: the session's calls) with `ext` installed,
 /// and, when it fails, rolls back what it did to the natives' state: table
-/// contents and emitted events go back to where they were before (as the
+/// contents, v1 aggregator values and emitted events go back to where they were before (as the
 /// Aptos VM discards a failed transaction's effects). Counters of the
 /// transaction context are the transaction's own and are not rolled back.
 pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result<R, VmError>) -> Result<R, VmError> {
     let tables = ext.get_mut::<TableStore>().map(|t| t.checkpoint());
     let events = ext.get::<EventLog>().map(|l| l.events.len());
+    let aggregators = ext.get::<AggregatorV1Store>().cloned();
     let r = with_extensions(ext, f);
     if r.is_err() {
         match tables {
@@ -92,6 +95,14 @@ pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result
             Some(None) => {}
             None => {
                 ext.remove::<TableStore>();
+            }
+        }
+        match aggregators {
+            Some(a) => {
+                ext.insert(a);
+            }
+            None => {
+                ext.remove::<AggregatorV1Store>();
             }
         }
         match events {

@@ -400,3 +400,37 @@ fn derived_strings_are_padded_to_their_delayed_field_width() {
     let width = 1 + (2 + 20) + 1;
     assert_eq!(r, vec![Value::Struct(vec![s(b"#42!"), Value::from_bytes(&vec![0; width - 5 - 1])])]);
 }
+
+#[test]
+fn aggregator_v1_limits_and_keys() {
+    let mut mem = Memory::default();
+    let table = AccountAddress::from_u64(0x7ab1e);
+    // &mut AggregatorFactory { phantom_table: Table { handle } }
+    mem.locals.push(Value::Struct(vec![Value::Struct(vec![Value::Address(table)])]));
+    let factory = Value::Ref(Reference::new(RefRoot::Local(0)));
+    let a = call(&mut mem, "aggregator_factory", "new_aggregator", &[], vec![factory, Value::U128(10)]).expect("new");
+    // key = sha3_256(session hash || aggregators so far as u32 big endian)
+    let mut d = sha3::Sha3_256::new();
+    d.update([0u8; 32]);
+    d.update(0u32.to_be_bytes());
+    let key = AccountAddress(d.finalize().into());
+    assert_eq!(a, vec![Value::Struct(vec![Value::Address(table), Value::Address(key), Value::U128(10)])]);
+    mem.locals.push(a[0].clone());
+    let agg = Value::Ref(Reference::new(RefRoot::Local(1)));
+    // (native, operand, abort code, value afterwards): EADD_OVERFLOW 0x020001, ESUB_UNDERFLOW 0x020002.
+    let rows: Vec<(&str, u128, Option<u64>, u128)> = vec![
+        ("add", 7, None, 7),
+        ("add", 4, Some(0x02_0001), 7),
+        ("add", 3, None, 10),
+        ("sub", 11, Some(0x02_0002), 10),
+        ("sub", 10, None, 0),
+    ];
+    for (f, x, code, after) in rows {
+        let r = call(&mut mem, "aggregator", f, &[], vec![agg.clone(), Value::U128(x)]);
+        match code {
+            None => assert_eq!(r.expect(f), vec![]),
+            Some(c) => assert_eq!(abort_code(r), Some(c), "{f}({x})"),
+        }
+        assert_eq!(call(&mut mem, "aggregator", "read", &[], vec![agg.clone()]).expect("read"), vec![Value::U128(after)]);
+    }
+}
