@@ -12,7 +12,7 @@ use movejit_format::{decode_module, decode_script, StatusCode};
 use movejit_verifier::{verify_module, verify_script, VerifierConfig};
 
 fuzz_target!(|data: &[u8]| {
-    for config in [VerifierConfig::aptos(), VerifierConfig::sui()] {
+    for config in [VerifierConfig::aptos(), VerifierConfig::sui(), VerifierConfig::sui_protocol()] {
         if let Ok(m) = decode_module(data) {
             if let Err(e) = verify_module(&m, &[], &config) {
                 // The verifier's panic guard reports a caught panic this way.

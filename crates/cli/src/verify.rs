@@ -1,6 +1,7 @@
-//! `movejit verify [--flavour aptos|sui] [--deps PATH]... [--json] PATH...`:
+//! `movejit verify [--flavour aptos|sui] [--deps PATH]... [--json] [--move-rules-only] PATH...`:
 //! decodes, bounds-checks and fully verifies every module (and Aptos
-//! script) named, linking each against the other given files and the
+//! script) named, Sui modules with Sui's publish-time package rules too
+//! (`VerifierConfig::sui_protocol`) unless `--move-rules-only`, linking each against the other given files and the
 //! `--deps` modules. Prints one line per rejected file (or, with `--json`,
 //! one JSON object per file) and a summary on stderr; exits 1 if any
 //! file was rejected, 2 on usage or I/O errors.
@@ -31,6 +32,12 @@ pub struct Args {
     /// One JSON object per file on stdout.
     #[arg(long)]
     json: bool,
+    /// Sui: apply only Move's bytecode-verifier rules (as Sui's verifier
+    /// test suite does), not the package rules a Sui publish adds (object
+    /// structs, id leak, private generics, entry and init rules, one-time
+    /// witness, protocol limits).
+    #[arg(long)]
+    move_rules_only: bool,
     /// Modules or scripts (.mv), or folders to search for them.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -59,11 +66,16 @@ fn decode(bytes: &[u8]) -> Result<Unit, StatusCode> {
     }
 }
 
-fn config_for(arg: Option<FlavourArg>, flavour: Flavour) -> VerifierConfig {
-    match arg {
-        Some(FlavourArg::Aptos) => VerifierConfig::aptos(),
-        Some(FlavourArg::Sui) => VerifierConfig::sui(),
-        None => VerifierConfig::for_flavour(flavour),
+fn config_for(arg: Option<FlavourArg>, flavour: Flavour, move_rules_only: bool) -> VerifierConfig {
+    let sui = match arg {
+        Some(FlavourArg::Aptos) => false,
+        Some(FlavourArg::Sui) => true,
+        None => flavour.is_sui(),
+    };
+    match (sui, move_rules_only) {
+        (false, _) => VerifierConfig::aptos(),
+        (true, true) => VerifierConfig::sui(),
+        (true, false) => VerifierConfig::sui_protocol(),
     }
 }
 
@@ -120,7 +132,7 @@ pub fn run(args: Args) -> ExitCode {
                 Outcome { path, module: None, status: Some((*status, sf)), location: None }
             }
             Ok(Unit::Module(m)) => {
-                let config = config_for(args.flavour, m.flavour);
+                let config = config_for(args.flavour, m.flavour, args.move_rules_only);
                 let sf = status_flavour(args.flavour, m.flavour);
                 let res = verify_module(m, &all, &config);
                 Outcome {
@@ -131,7 +143,7 @@ pub fn run(args: Args) -> ExitCode {
                 }
             }
             Ok(Unit::Script(s)) => {
-                let config = config_for(args.flavour, s.flavour);
+                let config = config_for(args.flavour, s.flavour, args.move_rules_only);
                 let sf = status_flavour(args.flavour, s.flavour);
                 let res = verify_script(s, &all, &config);
                 Outcome {
