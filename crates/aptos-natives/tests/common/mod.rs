@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, VmError};
-use movejit_interp::{Engine, EngineConfig};
+use movejit_interp::{Engine, EngineConfig, InterpreterKind};
 use std::path::{Path, PathBuf};
 
 /// `../shared` from the workspace root.
@@ -12,9 +12,15 @@ pub fn shared() -> PathBuf {
 }
 
 /// An Aptos engine with the stdlib and framework natives, registered as a
-/// host does.
+/// host does. The tree interpreter: the flat one's native bridge does not
+/// yet pass references natives return into their own storage (table
+/// entries).
 pub fn engine() -> Engine {
-    Engine::new(EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() })
+    Engine::new(EngineConfig {
+        natives: movejit_aptos_natives::aptos_registry(),
+        interpreter: InterpreterKind::Tree,
+        ..EngineConfig::aptos()
+    })
 }
 
 /// A store holding `modules` (file paths).
