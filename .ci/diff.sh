@@ -9,6 +9,6 @@ cd "$(dirname "$0")/.."
 count="${DIFF_COUNT:-2000}"
 seed="${DIFF_SEED:-1}"
 echo "== diff: JIT vs interpreter, seed $seed, $count generated programs"
-cargo run --release --locked -p movejit-cli -- diff --quiet --seed "$seed" --count "$count"
+cargo run --release --locked -p movejit-cli -- diff --quiet --jobs 2 --seed "$seed" --count "$count"
 echo "== diff: conformance modules' public functions"
 cargo run --release --locked -p movejit-cli -- diff --quiet --seed "$seed" --rounds 2 ../shared/conformance/aptos/modules

@@ -52,6 +52,10 @@ pub struct Args {
     /// reruns; results must also be the manifest's.
     #[arg(long, value_name = "DIR")]
     suite: Vec<PathBuf>,
+    /// Threads running generated programs (each program is the same
+    /// whatever thread runs it, so results do not depend on this).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    jobs: u64,
     /// Which size of each benchmark --suite runs.
     #[arg(long, value_enum, default_value = "smallest")]
     size: crate::bench::Size,
@@ -268,25 +272,46 @@ pub fn run(a: Args) -> ExitCode {
     let count = a.count.unwrap_or(if !given && a.time.is_none() { 1000 } else { 0 });
     let deadline = a.time.map(|s| start + Duration::from_secs(s));
     if count > 0 || deadline.is_some() {
-        let mut stats = Stats::default();
         let pb = bar(if deadline.is_some() { None } else { Some(count) }, a.quiet);
         let gen_start = Instant::now();
-        let mut i = 0u64;
-        loop {
-            match deadline {
-                Some(d) if Instant::now() >= d => break,
-                None if i >= count => break,
-                _ => {}
+        let next = std::sync::atomic::AtomicU64::new(0);
+        let found = std::sync::atomic::AtomicUsize::new(0);
+        let worker = || {
+            let mut stats = Stats::default();
+            loop {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if deadline.is_none() && i >= count {
+                    break;
+                }
+                let before = stats.divergences.len();
+                stats.run_generated(a.seed, i, &opts);
+                if stats.divergences.len() > before {
+                    let n = found.fetch_add(stats.divergences.len() - before, std::sync::atomic::Ordering::Relaxed);
+                    pb.set_message(format!("{} divergences", n + stats.divergences.len() - before));
+                }
+                pb.inc(1);
             }
-            let before = stats.divergences.len();
-            stats.run_generated(a.seed, i, &opts);
-            if stats.divergences.len() > before {
-                pb.set_message(format!("{} divergences", stats.divergences.len()));
+            stats
+        };
+        let mut stats = Stats::default();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..a.jobs).map(|_| scope.spawn(worker)).collect();
+            for h in handles {
+                match h.join() {
+                    Ok(s) => stats.merge(s),
+                    Err(_) => {
+                        eprintln!("error: a worker thread panicked");
+                        diverged += 1;
+                    }
+                }
             }
-            i += 1;
-            pb.inc(1);
-        }
+        });
+        stats.divergences.sort_by_key(|f| f.name.clone());
         pb.finish_and_clear();
+        let i = stats.programs + stats.single_instruction;
         println!("seed {}: {} programs in {:.1}s", a.seed, i, gen_start.elapsed().as_secs_f64());
         print!("{}", stats.summary());
         if a.coverage {

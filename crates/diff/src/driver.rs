@@ -53,6 +53,31 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Adds the counters of `other` (a batch run elsewhere, e.g. on another
+    /// thread) to these.
+    pub fn merge(&mut self, other: Stats) {
+        let add = |to: &mut BTreeMap<String, u64>, from: BTreeMap<String, u64>| {
+            for (k, v) in from {
+                *to.entry(k).or_default() += v;
+            }
+        };
+        self.programs += other.programs;
+        self.single_instruction += other.single_instruction;
+        add(&mut self.rejected, other.rejected);
+        self.cases += other.cases;
+        self.compared += other.compared;
+        add(&mut self.mixed, other.mixed);
+        add(&mut self.unsupported, other.unsupported);
+        self.runs += other.runs;
+        self.out_of_gas += other.out_of_gas;
+        add(&mut self.statuses, other.statuses);
+        self.divergences.extend(other.divergences);
+        self.generated.merge(&other.generated);
+        self.on_jit.merge(&other.on_jit);
+        self.on_mixed.merge(&other.on_mixed);
+        self.interp_only.merge(&other.interp_only);
+    }
+
     pub fn rejected_total(&self) -> u64 {
         self.rejected.values().sum()
     }
