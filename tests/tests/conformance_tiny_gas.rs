@@ -8,12 +8,15 @@ use movejit_diff::{run_both_with, JitVerdict, Options};
 use movejit_tests::aptos_conformance_cases;
 use std::collections::BTreeMap;
 
+/// Tiny-gas budgets per case: fewer off x86-64, where CI runs this under qemu.
+const GAS_POINTS: u64 = if cfg!(target_arch = "x86_64") { 24 } else { 3 };
+
 #[test]
 fn aptos_conformance_cases_agree_under_tiny_gas() {
     let (cases, bad) = aptos_conformance_cases();
     assert!(bad.is_empty(), "unreadable cases: {bad:?}");
     assert!(cases.len() > 2000, "only {} cases", cases.len());
-    let opts = Options { full_budget: 50_000_000, gas_points: 24, assume_verified: false };
+    let opts = Options { full_budget: 50_000_000, gas_points: GAS_POINTS, assume_verified: false };
     let (mut compared, mut mixed, mut runs, mut oog) = (0u64, 0u64, 0u64, 0u64);
     let mut unsupported: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_family: BTreeMap<String, (u64, u64)> = BTreeMap::new();
@@ -55,6 +58,6 @@ fn aptos_conformance_cases_agree_under_tiny_gas() {
     for d in divergences.iter().take(20) {
         println!("DIVERGENCE {d}");
     }
-    assert!(compared > 1000 && oog > 10_000, "too little compared: {compared} cases, {oog} out-of-gas runs");
+    assert!(compared > 1000 && oog > 500 * GAS_POINTS, "too little compared: {compared} cases, {oog} out-of-gas runs");
     assert!(divergences.is_empty(), "{} divergences", divergences.len());
 }
