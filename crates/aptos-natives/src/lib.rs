@@ -1,26 +1,33 @@
-//! The Aptos framework natives for movejit: tables, objects, events,
-//! type_info, transaction context, create_signer, permissioned signers,
-//! aggregators (v1 and v2, without delayed fields), the framework's
-//! `bcs::serialized_size` / `constant_serialized_size`, `function_info`
-//! and the dispatch natives of fungible assets, with the Aptos sources'
-//! semantics and abort codes.
+//! The Aptos framework natives for movejit, with the Aptos sources'
+//! semantics and abort codes: tables, `object` (exists_at, derived
+//! addresses), events (module and handle events), `type_info`,
+//! `transaction_context`, `create_signer` and permissioned signers,
+//! `aggregator_v2` (without delayed fields: plain values, same results)
+//! and v1 aggregators, `code::request_publish*`, `string_utils`,
+//! `aptos_hash::sip_hash`, `util::from_bytes`, `function_info`,
+//! `randomness`, and the framework's `bcs::serialized_size` /
+//! `constant_serialized_size`.
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
-//! as any host would (natives at `0x1`, next to the Move stdlib ones).
+//! as any host would (natives at `0x1`, next to the Move stdlib ones);
+//! [`aptos_registry`] is both.
 //!
-//! Session state lives in [`NativeExtensions`](movejit_runtime::natives::NativeExtensions):
-//! a host that wants state across calls (table contents, events, counters)
-//! fills one — [`TransactionContext`] for the transaction's values, and
-//! reads [`TableStore`] and [`EventLog`] back afterwards — and runs its calls
-//! inside [`with_extensions`](movejit_runtime::natives::with_extensions).
-//! Without that, each call is a transaction of its own with
-//! [`TransactionContext::default`].
+//! Session state lives in [`NativeExtensions`]: a host that wants state
+//! across calls (table contents, events, counters, publish requests) keeps
+//! one per session, puts a [`TransactionContext`] (and, for
+//! `#[randomness]` entry calls, [`Randomness::unbiasable`]) in it before
+//! each transaction, runs the transaction with [`run_transaction`] (which
+//! rolls the natives' state back when it fails), then reads [`EventLog`],
+//! [`TableStore`] and [`take_publish_request`]. Without that, each call is a
+//! transaction of its own with [`TransactionContext::default`].
 //!
-//! Assumptions and gaps: gas is charged the way the stdlib natives do
-//! (`charge_native(bytes)`; the gas table is not Aptos's); aggregators run
-//! without the delayed-field optimisation (plain values, same results);
-//! natives that call back into Move (`dispatchable_*`, closures in
-//! `string_utils`) are not supported and fail with `VM_EXTENSION_ERROR`.
+//! Gaps: gas is charged as the stdlib natives do (`charge_native(bytes)`;
+//! the gas table is not Aptos's); table changes reach the host through
+//! [`TableStore`], not the session's change set, and tables stored before
+//! the session (a table resolver) are not read yet; natives that call back
+//! into Move (`dispatchable_fungible_asset`) fail with `VM_EXTENSION_ERROR`;
+//! `string_utils` formats structs other than `String` / `Option` with
+//! `VM_EXTENSION_ERROR` (runtime types carry no field names).
 
 #![forbid(unsafe_code)]
 
@@ -28,6 +35,7 @@ mod account;
 mod aggregator;
 mod args;
 mod bcs_size;
+mod code;
 mod event;
 mod misc;
 mod object;
@@ -37,6 +45,7 @@ mod transaction_context;
 mod type_info;
 
 pub use aggregator::AggregatorV1Store;
+pub use code::{take_publish_request, PublishRequest};
 pub use event::{EmittedEvent, EventLog};
 pub use misc::Randomness;
 pub use string_utils::native_format;
@@ -68,6 +77,7 @@ pub fn register(registry: &mut NativeRegistry) {
     bcs_size::register(r);
     misc::register(r);
     string_utils::register(r);
+    code::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos
@@ -80,7 +90,8 @@ pub fn aptos_registry() -> NativeRegistry {
 
 /// Runs one transaction (`f`: the session's calls) with `ext` installed,
 /// and, when it fails, rolls back what it did to the natives' state: table
-/// contents, v1 aggregator values and emitted events go back to where they were before (as the
+/// contents, v1 aggregator values and emitted events go back, and a publish
+/// request it made is dropped to where they were before (as the
 /// Aptos VM discards a failed transaction's effects). Counters of the
 /// transaction context are the transaction's own and are not rolled back.
 pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result<R, VmError>) -> Result<R, VmError> {
@@ -97,6 +108,7 @@ pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result
                 ext.remove::<TableStore>();
             }
         }
+        code::discard(ext);
         match aggregators {
             Some(a) => {
                 ext.insert(a);

@@ -15,7 +15,7 @@
 mod common;
 
 use common::{engine, shared, split};
-use movejit_aptos_natives::{run_transaction, EventLog, Randomness, TransactionContext, UserTransaction};
+use movejit_aptos_natives::{run_transaction, take_publish_request, EventLog, Randomness, TransactionContext, UserTransaction};
 use movejit_format::decode_module;
 use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
@@ -197,9 +197,27 @@ impl Chain {
             session.execute_function(&module, name, &[], &args, &mut gas)?;
             session.finish()
         });
+        // A publish request is carried out after the transaction, as the
+        // Aptos adapter does: a bundle that fails to publish fails the
+        // transaction.
+        let r = r.and_then(|cs| match take_publish_request(&mut self.ext) {
+            None => Ok((cs, vec![])),
+            Some(req) => {
+                let mut session = engine.new_session(&self.storage);
+                let modules = session.publish_bundle(&req.bundle, req.destination)?;
+                let names: std::collections::BTreeSet<String> = modules.iter().map(|(id, _)| id.name.to_string()).collect();
+                if names != req.expected_modules {
+                    return Err(movejit_interp::runtime::VmError::new(StatusCode::CONSTRAINT_NOT_SATISFIED));
+                }
+                Ok((cs, modules))
+            }
+        });
         match r {
-            Ok(cs) => {
+            Ok((cs, modules)) => {
                 self.storage.apply(&cs);
+                for (id, bytes) in modules {
+                    self.storage.publish(id, bytes);
+                }
                 Expect::Executed
             }
             Err(e) => {
@@ -517,4 +535,54 @@ fn coins_tokens_pools_and_order_books() {
 
 fn u32_arg(v: u32) -> Vec<u8> {
     v.to_le_bytes().to_vec()
+}
+
+/// BCS of a `0x1::code::PackageMetadata` with one module per name, no
+/// dependencies, the given upgrade policy.
+fn package_metadata(name: &str, policy: u8, modules: &[&str]) -> Vec<u8> {
+    let mut m = bytes_arg(name.as_bytes());
+    m.push(policy); // UpgradePolicy { policy }
+    m.extend(u64_arg(0)); // upgrade_number
+    m.extend(bytes_arg(b"")); // source_digest
+    m.extend(bytes_arg(b"")); // manifest
+    m.push(modules.len() as u8);
+    for n in modules {
+        m.extend(bytes_arg(n.as_bytes())); // name
+        m.extend(bytes_arg(b"")); // source
+        m.extend(bytes_arg(b"")); // source_map
+        m.push(0); // extension: none
+    }
+    m.push(0); // deps
+    m.push(0); // extension: none
+    m
+}
+
+/// `vector<vector<u8>>` of module files.
+fn code_arg(files: &[&str]) -> Vec<u8> {
+    let mut out = vec![files.len() as u8];
+    for f in files {
+        out.extend(bytes_arg(&std::fs::read(shared().join("corpus/aptos-workloads").join(f)).expect("module")));
+    }
+    out
+}
+
+#[test]
+fn republish_through_code_natives() {
+    let simple = code_arg(&["simple/simple.mv"]);
+    check(
+        &["simple"],
+        vec![
+            // Aptos's Republish workload: publish_p(user, publisher, metadata, code).
+            ("0xabcd::simple::publish_p", vec![signer(USER), signer(PUBLISHER), bytes_arg(&package_metadata("Simple", 1, &["simple"])), simple.clone()], Executed),
+            // Again: a compatible upgrade of the same code.
+            ("0xabcd::simple::publish_p", vec![signer(USER), signer(PUBLISHER), bytes_arg(&package_metadata("Simple", 1, &["simple"])), simple.clone()], Executed),
+            // The arbitrary policy (0) is refused by code::publish_package:
+            // error::invalid_argument(EINCOMPATIBLE_POLICY_DISABLED = 8).
+            ("0xabcd::simple::publish_p", vec![signer(USER), signer(PUBLISHER), bytes_arg(&package_metadata("Simple", 0, &["simple"])), simple.clone()], Aborted(0x1_0008)),
+            // Published at the owner's address only: to 0xcafe the bundle's
+            // 0xabcd module fails the host's publish check.
+            ("0xabcd::simple::publish_p", vec![signer(USER), signer(CAFE), bytes_arg(&package_metadata("Simple", 1, &["simple"])), simple], Status(StatusCode::MODULE_ADDRESS_DOES_NOT_MATCH_SENDER)),
+            ("0xabcd::simple::nop", vec![signer(USER)], Executed),
+        ],
+    );
 }
