@@ -18,7 +18,7 @@ use movejit_runtime::{
 };
 use sha2::Digest;
 use std::collections::HashMap;
-use movejit_runtime::flat::{bcs as flat_bcs, mem as flat_mem, FlatValue};
+use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Message prefix of the `FEATURE_NOT_ENABLED` error of executor `Jit` when
@@ -738,13 +738,8 @@ impl<'e, 'r> Session<'e, 'r> {
                 StatusFlavour::Aptos => e,
             })?;
             out.return_layouts.push(l);
-            let bytes = if matches!(t, Type::Reference(_) | Type::MutableReference(_)) {
-                let fl = self.flat_layout(&it)?;
-                flat_mem::serialize(&fl, flat_mem::read_addr(flat_mem::Addr::of_value(v)))
-            } else {
-                flat_bcs::serialize(v)
-            };
-            out.returns.push(bytes.map_err(|e| {
+            // (A returned reference comes back as a copy of its target.)
+            out.returns.push(flat_bcs::serialize(v).map_err(|e| {
                 if e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
                     e
                 } else {
@@ -998,9 +993,14 @@ impl TypeInfo for Session<'_, '_> {
     fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
         self.layout_rec(ty, 1, &mut 0, true)
     }
-    /// Loaded resources answer from the call's memory, others from storage.
+    /// Loaded resources answer from the call's memory (the flat
+    /// interpreter's: the session's flat globals), others from storage.
     fn resource_exists(&self, mem: &movejit_runtime::Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {
         match self.globals.index.get(&(address, ty.clone())) {
+            // The flat interpreter keeps loaded resources in the session.
+            Some(&slot) if self.engine.config.interpreter == InterpreterKind::Flat => {
+                Ok(self.globals.flat.get(slot as usize).is_some_and(|v| v.is_some()))
+            }
             Some(&slot) => Ok(mem.globals.get(slot as usize).is_some_and(|v| v.is_some())),
             None => Ok(self.resolver.get_resource(&address, ty).is_some()),
         }

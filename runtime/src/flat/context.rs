@@ -34,6 +34,9 @@ pub struct ExecContext {
     pub stack_limit: u64,
     /// Elements one vector may hold (`VECTOR_OPERATION_ERROR` sub-status 4).
     pub max_vector_len: u64,
+    /// The host's [`NativeHost`](super::shims::NativeHost) for
+    /// `call_native` (0: none), valid while the execution runs.
+    pub host: u64,
 }
 
 /// Field offsets, for code generators.
@@ -52,6 +55,7 @@ pub struct ContextOffsets {
     pub gas_left: usize,
     pub stack_limit: usize,
     pub max_vector_len: usize,
+    pub host: usize,
 }
 
 impl ExecContext {
@@ -72,6 +76,7 @@ impl ExecContext {
         gas_left: offset_of!(ExecContext, gas_left),
         stack_limit: offset_of!(ExecContext, stack_limit),
         max_vector_len: offset_of!(ExecContext, max_vector_len),
+        host: offset_of!(ExecContext, host),
     };
 
     pub fn new(limits: &Limits) -> Self {

@@ -302,3 +302,11 @@ impl FrameStack {
         self.top = mark.top;
     }
 }
+
+impl Addr {
+    /// The address of a raw slot pointer handed over by compiled code
+    /// (`flat::shims::call_native`).
+    pub fn from_raw(p: *mut u8) -> Addr {
+        Addr(p.expose_provenance())
+    }
+}

@@ -192,18 +192,90 @@ pub struct NativeArg {
     pub mutable: bool,
 }
 
+/// Native state that lives for one execution: the tree [`Memory`] natives
+/// see (its `native` slots hold values natives park, e.g. borrowed table
+/// entries, and the call's extensions), and the flat mirror of each parked
+/// value whose address Move code holds as a reference. Mirrors are written
+/// back to the parked values before every native call and when the session
+/// ends (dropping it sends the parked values home, as dropping the tree
+/// interpreter's memory does).
+#[derive(Debug, Default)]
+pub struct NativeSession {
+    mem: Memory,
+    mirrors: Vec<Option<FlatValue>>,
+}
+
+impl NativeSession {
+    /// Flat mirrors → the parked tree values.
+    fn to_tree(&mut self) -> VmResult<()> {
+        for (i, m) in self.mirrors.iter().enumerate() {
+            if let (Some(fv), Some(slot)) = (m, self.mem.native.values.get_mut(i)) {
+                *slot = Some(to_value(fv.layout(), fv.bytes())?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Parked tree values → their flat mirrors, in place (addresses held
+    /// by Move code stay valid); a value the native took back drops its mirror.
+    fn from_tree(&mut self) -> VmResult<()> {
+        for (i, m) in self.mirrors.iter_mut().enumerate() {
+            let Some(fv) = m else { continue };
+            match self.mem.native.values.get(i) {
+                Some(Some(v)) => {
+                    if to_value(fv.layout(), fv.bytes())? != *v {
+                        let l = fv.layout().clone();
+                        super::value::drop_in_place(&l, fv.bytes_mut());
+                        from_value(v, &l, fv.bytes_mut())?;
+                    }
+                }
+                _ => *m = None,
+            }
+        }
+        Ok(())
+    }
+
+    /// The flat address of parked value `i` (made on first use, of layout `l`).
+    fn mirror(&mut self, i: u32, l: Option<&Arc<FlatLayout>>) -> VmResult<(Arc<FlatLayout>, Addr)> {
+        let i = i as usize;
+        if self.mirrors.len() <= i {
+            self.mirrors.resize_with(i + 1, || None);
+        }
+        if self.mirrors[i].is_none() {
+            let l = l.ok_or_else(|| VmError::invariant("reference into a parked value of unknown layout"))?;
+            let v = self.mem.native.values.get(i).and_then(|v| v.as_ref()).ok_or_else(|| VmError::invariant("dangling native reference"))?;
+            let mut fv = FlatValue::zeroed(l.clone());
+            from_value(v, l, fv.bytes_mut())?;
+            self.mirrors[i] = Some(fv);
+        }
+        let fv = self.mirrors[i].as_ref().ok_or_else(|| VmError::invariant("native mirror"))?;
+        Ok((fv.layout().clone(), Addr::of_value(fv)))
+    }
+}
+
+impl Drop for NativeSession {
+    fn drop(&mut self) {
+        // Errors here mean a mirror no longer converts; the parked tree
+        // value then stays as it was.
+        let _ = self.to_tree();
+    }
+}
+
 /// Calls `native` with flat arguments; writes its results into `rets`
 /// (slots holding no live value; they may overlap the argument slots,
 /// which are consumed first).
+#[allow(clippy::too_many_arguments)]
 pub fn call_native(
     native: &NativeFunction,
+    ns: &mut NativeSession,
     gas: &mut GasMeter,
     types: &dyn TypeInfo,
     ty_args: &[Type],
     args: &[NativeArg],
     rets: &[(Addr, Arc<FlatLayout>)],
 ) -> VmResult<()> {
-    let mut memory = Memory::default();
+    ns.to_tree()?;
+    ns.mem.locals.clear();
     let mut values = Vec::with_capacity(args.len());
     // (target layout, target address) of each reference argument, by root.
     let mut roots: Vec<(Arc<FlatLayout>, Addr)> = Vec::new();
@@ -213,8 +285,8 @@ pub fn call_native(
         match &a.layout.shape {
             Shape::Reference(t) => {
                 let target = mem::read_addr(a.slot);
-                let idx = memory.locals.len() as u32;
-                memory.locals.push(value_at(t, target)?);
+                let idx = ns.mem.locals.len() as u32;
+                ns.mem.locals.push(value_at(t, target)?);
                 roots.push((t.clone(), target));
                 if a.mutable {
                     write_back.push((idx as usize, t.clone(), target));
@@ -228,11 +300,12 @@ pub fn call_native(
         }
     }
     let results = {
-        let mut cx = NativeContext { mem: &mut memory, gas, types };
+        let mut cx = NativeContext { mem: &mut ns.mem, gas, types };
         native(&mut cx, ty_args, values)?
     };
+    ns.from_tree()?;
     for (idx, t, target) in write_back {
-        let v = memory.locals.get(idx).ok_or_else(|| VmError::invariant("native argument root"))?;
+        let v = ns.mem.locals.get(idx).ok_or_else(|| VmError::invariant("native argument root"))?;
         mem::drop_value(&t, target);
         put_value(v, &t, target)?;
     }
@@ -242,15 +315,17 @@ pub fn call_native(
     for (v, (a, l)) in results.iter().zip(rets) {
         match (v, &l.shape) {
             // A reference into an argument (`vector::borrow`,
-            // `signer::borrow_address`): the same place in flat memory.
-            (Value::Ref(r), Shape::Reference(_)) => {
-                let RefRoot::Local(i) = r.root else {
-                    return Err(VmError::invariant("native returned a reference to a global"));
+            // `signer::borrow_address`) or into a parked value (a table
+            // entry): the same place in flat memory.
+            (Value::Ref(r), Shape::Reference(t)) => {
+                let (tl, ta) = match r.root {
+                    RefRoot::Local(i) => roots.get(i as usize).cloned().ok_or_else(|| VmError::invariant("native reference root"))?,
+                    RefRoot::Native(i) => ns.mirror(i, r.path.as_slice().is_empty().then_some(t))?,
+                    RefRoot::Global(_) => return Err(VmError::invariant("native returned a reference to a global")),
                 };
-                let (tl, ta) = roots.get(i as usize).ok_or_else(|| VmError::invariant("native reference root"))?;
-                mem::write_addr(*a, walk(tl, *ta, r.path.as_slice())?);
+                mem::write_addr(*a, walk(&tl, ta, r.path.as_slice())?);
             }
-            (v, _) => put_value(memory.deref(v)?, l, *a)?,
+            (v, _) => put_value(ns.mem.deref(v)?, l, *a)?,
         }
     }
     Ok(())

@@ -416,3 +416,75 @@ pub unsafe extern "C" fn int_negate(ctx: *mut ExecContext, dst: *mut u8, a: *con
     let r = (|| unsafe { result(arith::negate(operand(code & 0xf, a)?).map_err(|e| *e), dst) })();
     status(ctx, r)
 }
+
+// ---- natives: (ctx, site, slots) through the native bridge ----
+
+/// One call site of a native in compiled code: the native, its type
+/// arguments, the layout of each parameter (a reference layout for `&` /
+/// `&mut`) with whether it is `&mut`, and the result layouts.
+pub struct NativeSite {
+    pub native: crate::natives::NativeFunction,
+    pub ty_args: Vec<crate::types::Type>,
+    pub params: Vec<(std::sync::Arc<FlatLayout>, bool)>,
+    pub rets: Vec<std::sync::Arc<FlatLayout>>,
+}
+
+/// What `call_native` needs from the host while compiled code runs;
+/// `ExecContext::host` points to it.
+pub struct NativeHost<'a> {
+    pub sites: &'a [NativeSite],
+    pub types: &'a dyn crate::natives::TypeInfo,
+    /// The cost table when metered (natives charge their own dynamic costs
+    /// against `ExecContext::gas_left`).
+    pub cost: Option<&'a crate::gas::CostTable>,
+    /// Native state of this execution.
+    pub session: super::native_bridge::NativeSession,
+    /// The meter natives see when unmetered (made once: building a cost
+    /// table per call would dominate cheap natives).
+    pub unmetered: crate::gas::GasMeter,
+}
+
+/// Calls native site `site` of the context's host. `slots` holds one
+/// pointer per parameter then one per result: a value slot (consumed), for
+/// a reference parameter a slot holding the target's address; result slots
+/// hold no live value (a reference result receives an address).
+pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *const *mut u8) -> u32 {
+    use super::mem::Addr;
+    use super::native_bridge::{self, NativeArg};
+    // SAFETY: shim contract: `ctx` is live; `host`, when set, points to a
+    // `NativeHost` the executing host keeps alive for the whole run.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
+    let Some(host) = (unsafe { (c.host as *mut NativeHost<'_>).as_mut() }) else {
+        return c.fail(&VmError::invariant("no native host"));
+    };
+    let Some(s) = host.sites.get(site as usize) else {
+        return c.fail(&VmError::invariant("native site"));
+    };
+    let n = s.params.len() + s.rets.len();
+    // SAFETY: shim contract: `slots` holds `n` pointers to live slots.
+    let ptrs = unsafe { std::slice::from_raw_parts(slots, n) };
+    let args: Vec<NativeArg> = s
+        .params
+        .iter()
+        .zip(ptrs)
+        .map(|((l, mutable), p)| NativeArg { layout: l.clone(), slot: Addr::from_raw(*p), mutable: *mutable })
+        .collect();
+    let rets: Vec<(Addr, std::sync::Arc<FlatLayout>)> =
+        s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), l.clone())).collect();
+    let mut metered;
+    let gas = match host.cost {
+        Some(t) => {
+            metered = crate::gas::GasMeter::new(t.clone(), c.gas_left);
+            &mut metered
+        }
+        None => &mut host.unmetered,
+    };
+    let r = native_bridge::call_native(&s.native, &mut host.session, gas, host.types, &s.ty_args, &args, &rets);
+    if host.cost.is_some() {
+        c.gas_left = c.gas_left.saturating_sub(gas.used());
+    }
+    match r {
+        Ok(()) => 0,
+        Err(e) => c.fail(&e),
+    }
+}

@@ -39,6 +39,8 @@ pub(crate) struct FlatInterp<'a, 'e, 'r> {
     scratch: Vec<u8>,
     /// Where the entry function's results go.
     entry_rets: Vec<FlatValue>,
+    /// Natives' memory for this execution.
+    natives: native_bridge::NativeSession,
 }
 
 fn inv(m: &str) -> Box<VmError> {
@@ -112,6 +114,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             max_vec,
             scratch: Vec::new(),
             entry_rets: Vec::new(),
+            natives: native_bridge::NativeSession::default(),
         }
     }
 
@@ -160,7 +163,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             s.forget_moved();
         }
         match r {
-            Ok(()) => Ok((std::mem::take(&mut self.entry_rets), roots)),
+            Ok(()) => {
+                // Returned references: copies of what they point to (which
+                // may be memory of this execution).
+                let rets = std::mem::take(&mut self.entry_rets)
+                    .into_iter()
+                    .map(|v| match &v.layout().shape {
+                        Shape::Reference(t) => mem::to_owned(t, mem::read_addr(Addr::of_value(&v))),
+                        _ => v,
+                    })
+                    .collect();
+                Ok((rets, roots))
+            }
             Err(e) => {
                 self.unwind();
                 // The results were never written: forget, don't drop.
@@ -208,7 +222,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     .zip(args.mutable)
                     .map(|((a, l), m)| NativeArg { layout: l.clone(), slot: *a, mutable: *m })
                     .collect();
-                native_bridge::call_native(f, self.gas, &*self.s, native_ty_args, &nargs, rets)?;
+                native_bridge::call_native(f, &mut self.natives, self.gas, &*self.s, native_ty_args, &nargs, rets)?;
                 self.check_push(rets.len(), sbase, height_after)?;
                 Ok(false)
             }
@@ -420,9 +434,25 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
                 Op::Call(site) => {
                     let callee = self.s.flat_site_callee(p, *pc)?;
+                    let sb = sbase + site.height_below;
+                    // Fast path: a Move callee, interpreted (no allocation).
+                    if let (Callee::Move(q), None) = (&callee, &self.s.compiled) {
+                        if self.frames.len() >= self.max_depth {
+                            return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
+                        }
+                        self.gas.charge_frame()?;
+                        let (nb, mark) = self.stack.push(q.frame_size);
+                        for ((src, l), (off, _)) in site.args.iter().zip(&q.params) {
+                            mem::move_bytes(at(*src), nb.add(*off), l.size);
+                        }
+                        if let Some(f) = self.frames.last_mut() {
+                            f.pc = *pc;
+                        }
+                        self.frames.push(Frame { p: q.clone(), base: nb, mark, pc: 0, sbase: sb });
+                        return Ok(());
+                    }
                     let args: Vec<(Addr, L)> = site.args.iter().map(|(o, l)| (at(*o), l.clone())).collect();
                     let rets: Vec<(Addr, L)> = site.rets.iter().map(|(o, l)| (at(*o), l.clone())).collect();
-                    let sb = sbase + site.height_below;
                     if let Some(f) = self.frames.last_mut() {
                         f.pc = *pc;
                     }
