@@ -74,7 +74,9 @@ helper_table! {
     global_borrow(Ptr, U64, Ptr, Ptr) -> Status;
     global_exists(Ptr, U64, Ptr) -> U8;
     // calls into natives and closures: (ctx, function id, args base)
-    call_native(Ptr, U64, Ptr) -> Status;
+    // (ctx, native site, pointers to the argument slots then the result
+    // slots; a reference argument's slot holds its target's address)
+    call_native(Ptr, U64, Ptr) -> Status = crate::flat::shims::call_native;
     call_closure(Ptr, Ptr) -> Status;
     // errors and gas
     abort(Ptr, U64) -> Status;

@@ -23,6 +23,7 @@ impl JitFactory {
             max_call_depth: config.limits.max_call_depth as u64,
             max_operand_stack: config.limits.max_operand_stack as u64,
             limits: config.limits.clone(),
+            natives: config.natives.clone(),
             ..JitConfig::default()
         };
         JitFactory { metered: JitConfig { cost: Some(config.costs.clone()), ..base.clone() }, unmetered: base }

@@ -28,8 +28,9 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use movejit_format::{AccountAddress, CompiledModule, FunctionHandleIndex, StatusCode, StatusFlavour};
+use movejit_runtime::flat::shims::NativeSite;
 use movejit_runtime::flat::{FlatLayout, FlatLayouts};
-use movejit_runtime::{Limits, Type as RType};
+use movejit_runtime::{Limits, NativeRegistry, Type as RType};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -50,6 +51,8 @@ pub struct JitConfig {
     pub max_code_len: usize,
     /// Type, value-depth and vector limits (the interpreter's).
     pub limits: Limits,
+    /// The natives compiled code may call (the interpreter's registry).
+    pub natives: NativeRegistry,
 }
 
 impl Default for JitConfig {
@@ -61,6 +64,7 @@ impl Default for JitConfig {
             stack_size: 256 << 20,
             max_code_len: 1 << 16,
             limits: Limits::default(),
+            natives: NativeRegistry::with_stdlib(),
         }
     }
 }
@@ -116,6 +120,9 @@ pub struct JitEngine {
     pub(crate) layouts: FlatLayouts,
     /// Constants compiled code copies from (live as long as the code).
     consts: ConstPool,
+    /// Native call sites compiled code names by index.
+    pub(crate) native_sites: Vec<NativeSite>,
+    native_keys: HashMap<InstanceKey, u64>,
     pub(crate) executor: Option<crate::exec::Executor>,
 }
 
@@ -155,6 +162,8 @@ impl JitEngine {
             symbols: 0,
             layouts,
             consts: ConstPool::default(),
+            native_sites: Vec::new(),
+            native_keys: HashMap::new(),
             executor: None,
         })
     }
@@ -209,6 +218,11 @@ impl JitEngine {
     pub fn layout_of(&self, ty: &RType) -> CompileResult<Arc<FlatLayout>> {
         let types = Types { modules: &self.modules, by_name: &self.by_name, limits: type_limits(&self.config.limits) };
         self.layouts.layout_of(&types, ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
+    }
+
+    /// Type resolution over the engine's modules.
+    pub(crate) fn types(&self) -> Types<'_> {
+        Types { modules: &self.modules, by_name: &self.by_name, limits: type_limits(&self.config.limits) }
     }
 
     /// The session layout (for tree-value BCS) of a runtime type.
@@ -287,6 +301,9 @@ impl JitEngine {
             symbols: &mut self.symbols,
             layouts: &self.layouts,
             consts: &mut self.consts,
+            natives: &self.config.natives,
+            native_sites: &mut self.native_sites,
+            native_keys: &mut self.native_keys,
             limits: type_limits(&self.config.limits),
             callees: Vec::new(),
         }
@@ -532,6 +549,9 @@ struct Declarer<'e> {
     symbols: &'e mut usize,
     layouts: &'e FlatLayouts,
     consts: &'e mut ConstPool,
+    natives: &'e NativeRegistry,
+    native_sites: &'e mut Vec<NativeSite>,
+    native_keys: &'e mut HashMap<InstanceKey, u64>,
     limits: TypeLimits,
     callees: Vec<InstanceKey>,
 }
@@ -581,6 +601,49 @@ impl Declarer<'_> {
     }
 }
 
+/// Native modules at `0x1` compiled code may call: they keep no state
+/// outside their arguments (natives that need the host's extensions, such
+/// as tables or the transaction context, stay with the interpreter).
+const STATELESS_NATIVE_MODULES: &[&str] = &["vector", "bcs", "hash", "signer", "string", "type_name", "aptos_hash", "from_bcs"];
+
+impl Declarer<'_> {
+    /// A call site of native `key` (registered once per instance).
+    fn native_callee(&mut self, key: &InstanceKey) -> CompileResult<CalleeRef> {
+        let m = self.modules.get(key.module as usize).ok_or_else(|| CompileError::Malformed("module".into()))?.clone();
+        let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| CompileError::Malformed("function definition".into()))?;
+        let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| CompileError::Malformed("function handle".into()))?;
+        if h.type_parameters.len() != key.type_args.len() {
+            return Err(CompileError::Malformed("wrong number of type arguments".into()));
+        }
+        let params_t = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
+        let rets_t = crate::types::sig_types(&m, h.return_, &key.type_args)?;
+        let mut params = Vec::new();
+        let mut rets = Vec::new();
+        for t in &params_t {
+            params.push((self.layout_of(t)?, matches!(t, RType::MutableReference(_))));
+        }
+        for t in &rets_t {
+            rets.push(self.layout_of(t)?);
+        }
+        let tys = (params.iter().map(|(l, _)| Ty::of(l)).collect(), rets.iter().map(Ty::of).collect());
+        if let Some(site) = self.native_keys.get(key) {
+            return Ok(CalleeRef { func: None, native: Some(*site), params: tys.0, rets: tys.1 });
+        }
+        let addr = *m.address();
+        let (mname, fname) = (m.name().to_string(), m.identifiers.get(h.name.idx()).cloned().unwrap_or_default());
+        let stdlib = addr == AccountAddress::from_u64(1) && STATELESS_NATIVE_MODULES.contains(&mname.as_str());
+        let native = self
+            .natives
+            .get(&addr, &mname, &fname)
+            .filter(|_| stdlib)
+            .ok_or_else(|| CompileError::Unsupported(format!("native function {mname}::{fname}")))?;
+        let site = self.native_sites.len() as u64;
+        self.native_sites.push(NativeSite { native, ty_args: key.type_args.clone(), params, rets });
+        self.native_keys.insert(key.clone(), site);
+        Ok(CalleeRef { func: None, native: Some(site), params: tys.0, rets: tys.1 })
+    }
+}
+
 impl LowerEnv for Declarer<'_> {
     fn pointer_type(&self) -> Type {
         self.ptr
@@ -608,12 +671,15 @@ impl LowerEnv for Declarer<'_> {
         let tm = self.modules.get(target as usize).ok_or_else(|| bad("module"))?;
         let fdef = find_function(tm, fname).ok_or_else(|| CompileError::UnknownFunction(fname.clone()))?;
         let key = InstanceKey { module: target, fdef, type_args };
+        if tm.function_defs.get(fdef as usize).is_some_and(|d| d.code.is_none()) {
+            return self.native_callee(&key);
+        }
         let id = self.declare(&key)?;
         let inst = &self.instances[&key];
         let (params, rets) = (inst.params.clone(), inst.rets.clone());
         self.callees.push(key);
         let fref = self.jit.declare_func_in_func(id, func);
-        Ok(CalleeRef { func: fref, params, rets })
+        Ok(CalleeRef { func: Some(fref), native: None, params, rets })
     }
 
     fn helper(&mut self, name: &str, func: &mut Function) -> CompileResult<FuncRef> {

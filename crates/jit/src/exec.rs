@@ -18,6 +18,8 @@ use crate::lower::SUI_VARIANT_TAG_MISMATCH;
 use crate::ty::Ty;
 use cranelift_jit::JITModule;
 use movejit_format::{StatusCode, StatusFlavour};
+use movejit_runtime::flat::native_bridge::NativeSession;
+use movejit_runtime::flat::shims::NativeHost;
 use movejit_runtime::flat::{bcs as flat_bcs, ExecContext, FlatLayout, FlatValue};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -208,6 +210,17 @@ impl JitEngine {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
         let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
+        // Natives reach the engine's sites, types and cost table through
+        // the context while the run lasts (`host` outlives the job).
+        let types = self.types();
+        let mut host = NativeHost {
+            sites: &self.native_sites,
+            types: &types,
+            cost: self.config.cost.as_ref(),
+            session: NativeSession::default(),
+            unmetered: movejit_runtime::GasMeter::unmetered(),
+        };
+        ctx.host = &mut host as *mut NativeHost<'_> as u64;
         let job = Job {
             entry,
             ctx: &mut ctx as *mut ExecContext as usize,
@@ -217,6 +230,8 @@ impl JitEngine {
         // `run` blocks until the job is done, so every address in `job`
         // stays valid (and exclusively the executor's) while it runs.
         let flag = executor.run(job)?;
+        drop(host);
+        ctx.host = 0;
         Ok((flag, ctx))
     }
 }

@@ -101,9 +101,11 @@ pub fn move_signature(call_conv: CallConv, ptr: Type, params: &[Ty], rets: &[Ty]
     sig
 }
 
-/// A callee as the lowering needs it.
+/// A callee as the lowering needs it: a compiled function, or a native
+/// call site of the engine (`call_native`).
 pub struct CalleeRef {
-    pub func: FuncRef,
+    pub func: Option<FuncRef>,
+    pub native: Option<u64>,
     pub params: Vec<Ty>,
     pub rets: Vec<Ty>,
 }
@@ -1790,6 +1792,10 @@ impl Lowerer<'_, '_> {
         if self.stack.len() < callee.params.len() {
             return Err(malformed("too few arguments on the stack for a call"));
         }
+        if let Some(site) = callee.native {
+            return self.call_native(site, &callee, i);
+        }
+        let func = callee.func.ok_or_else(|| malformed("callee without code"))?;
         let split = self.stack.len() - callee.params.len();
         let args: Vec<(Ty, Val)> = self.stack.split_off(split);
         let mut lanes = vec![self.ctx];
@@ -1823,7 +1829,7 @@ impl Lowerer<'_, '_> {
             let nb = self.b.ins().iadd_imm_s(base, held);
             self.store_ctx(nb, off::STACK_BASE);
         }
-        let call = self.b.ins().call(callee.func, &lanes);
+        let call = self.b.ins().call(func, &lanes);
         let results = self.b.inst_results(call).to_vec();
         let cont = self.b.create_block();
         self.b.ins().brif(results[0], self.propagate, &[], cont, &[]);
@@ -1853,6 +1859,67 @@ impl Lowerer<'_, '_> {
             self.stack.push((t.clone(), v));
         }
         self.watermark = self.watermark.max(self.stack.len());
+        Ok(())
+    }
+
+    /// A call of a native through the runtime's bridge: no frame, no depth
+    /// check; `native_base` is charged first (the interpreter's
+    /// `charge_native(0)`), the native charges its own costs, results are
+    /// pushed (and checked) like any instruction's.
+    fn call_native(&mut self, site: u64, callee: &CalleeRef, i: usize) -> CompileResult<()> {
+        let split = self.stack.len() - callee.params.len();
+        let args: Vec<(Ty, Val)> = self.stack.split_off(split);
+        let n = callee.params.len() + callee.rets.len();
+        let table = self.new_slot(8 * n as u32, 8);
+        for (k, ((t, v), want)) in args.iter().zip(&callee.params).enumerate() {
+            if !t.compatible(want) {
+                return Err(malformed("native argument of the wrong type"));
+            }
+            let p = match t {
+                Ty::M(_) => v.addr()?,
+                Ty::S(kd) => {
+                    let s = self.new_slot(32, 8);
+                    let a = self.b.ins().stack_addr(self.ptr, s, 0);
+                    self.store_scalar(*kd, v, a, 0);
+                    a
+                }
+                Ty::R(_) => {
+                    let s = self.new_slot(8, 8);
+                    let a = self.b.ins().stack_addr(self.ptr, s, 0);
+                    self.b.ins().store(Self::mem(), v.one()?, a, 0);
+                    a
+                }
+            };
+            self.b.ins().stack_store(self.ptr, p, table, 8 * k as i32);
+        }
+        let mut outs = Vec::new();
+        for (j, t) in callee.rets.iter().enumerate() {
+            let a = match t {
+                Ty::M(l) => self.opslot(split + j, l),
+                _ => {
+                    let s = self.new_slot(32, 8);
+                    self.b.ins().stack_addr(self.ptr, s, 0)
+                }
+            };
+            self.b.ins().stack_store(self.ptr, a, table, 8 * (callee.params.len() + j) as i32);
+            outs.push(a);
+        }
+        if let Some(cost) = self.target.cost {
+            self.charge_dynamic(cost.native_base, i);
+        }
+        let sitev = self.b.ins().iconst(types::I64, site as i64);
+        let tp = self.b.ins().stack_addr(self.ptr, table, 0);
+        self.call_status("call_native", &[self.ctx, sitev, tp], i)?;
+        let mut vals = Vec::new();
+        for (t, a) in callee.rets.iter().zip(outs) {
+            let v = match t {
+                Ty::S(k) => self.load_scalar(*k, a, 0),
+                Ty::R(_) => Val::One(self.b.ins().load(self.ptr, Self::mem(), a, 0)),
+                Ty::M(_) => Val::Mem(a),
+            };
+            vals.push((t.clone(), v));
+        }
+        self.push_all(vals, i);
         Ok(())
     }
 

@@ -148,3 +148,41 @@ fn scalar_families_match_the_aptos_vm() {
     assert_eq!(tallies.len(), programs.len(), "every program has cases");
     assert!(failures.is_empty(), "{} cases differ from the Aptos VM", failures.len());
 }
+
+/// Why cases are not compiled, by reason (run with `--ignored --nocapture`).
+#[test]
+#[ignore = "survey for humans"]
+fn why_not_compiled() {
+    let dir = conformance_dir();
+    let text = std::fs::read_to_string(dir.join("cases.jsonl")).expect("cases.jsonl readable");
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut engines: BTreeMap<Vec<String>, JitEngine> = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Value = serde_json::from_str(line).expect("valid JSON case");
+        let modules: Vec<String> =
+            case["modules"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
+        let engine = engines.entry(modules.clone()).or_insert_with(|| {
+            let mut e = JitEngine::new(JitConfig::default()).expect("engine");
+            for m in &modules {
+                let module = decode_module(&std::fs::read(dir.join(m)).expect("module file")).expect("decodes");
+                e.add_module(module).expect("module added");
+            }
+            e
+        });
+        let func = case["function"].as_str().unwrap();
+        let mut parts = func.split("::");
+        let (addr, mname, fname) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+        let Some(midx) = engine.module_index(&AccountAddress::parse(addr).unwrap(), mname) else { continue };
+        let targs: Option<Vec<Type>> = case["type_args"].as_array().unwrap().iter().map(|t| Type::parse_tag(t.as_str().unwrap())).collect();
+        let Some(targs) = targs else { continue };
+        let Ok(key) = engine.instance_key(midx, fname, &targs) else { continue };
+        if let Err(e) = engine.compile(&key) {
+            let r = e.to_string();
+            let r = r.split(" of type").next().unwrap_or(&r).chars().take(70).collect::<String>();
+            *reasons.entry(r).or_default() += 1;
+        }
+    }
+    for (r, n) in &reasons {
+        println!("{n:5}  {r}");
+    }
+}
