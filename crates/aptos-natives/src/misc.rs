@@ -1,4 +1,6 @@
-//! Smaller framework natives: `aptos_hash::sip_hash`, `util::from_bytes`,
+//! Smaller framework natives: `aptos_hash` (sip_hash, keccak256, sha2/sha3
+//! 512, blake2b 256, ripemd160), `debug` (silent outside Move unit tests,
+//! as in an Aptos node), `util::from_bytes`,
 //! `function_info` (identifier check, function loading), `randomness`, and
 //! the natives that would call back into Move (`dispatchable_fungible_asset`),
 //! which this runtime cannot do yet.
@@ -50,7 +52,23 @@ fn is_identifier(b: &[u8]) -> bool {
     }
 }
 
+/// A digest native: bytes in, digest bytes out, charged per input byte.
+fn digest_native<D: sha2::Digest>(r: &mut Registrar<'_>, name: &str) {
+    r.add("aptos_hash", name, |cx, _, mut args: Args| {
+        let bytes = pop(&mut args)?.to_bytes()?;
+        cx.gas.charge_native(bytes.len())?;
+        Ok(vec![Value::from_bytes(&D::digest(&bytes))])
+    });
+}
+
 pub(crate) fn register(r: &mut Registrar<'_>) {
+    digest_native::<sha3::Keccak256>(r, "keccak256");
+    digest_native::<sha2::Sha512>(r, "sha2_512_internal");
+    digest_native::<sha3::Sha3_512>(r, "sha3_512_internal");
+    digest_native::<blake2::Blake2b<blake2::digest::consts::U32>>(r, "blake2b_256_internal");
+    digest_native::<ripemd::Ripemd160>(r, "ripemd160_internal");
+    r.add("debug", "native_print", |_, _, _| Ok(vec![]));
+    r.add("debug", "native_stack_trace", |_, _, _| Ok(vec![crate::args::string_value("")]));
     r.add("aptos_hash", "sip_hash", |cx, _, mut args: Args| {
         let bytes = pop(&mut args)?.to_bytes()?;
         cx.gas.charge_native(bytes.len())?;

@@ -434,3 +434,20 @@ fn aggregator_v1_limits_and_keys() {
         assert_eq!(call(&mut mem, "aggregator", "read", &[], vec![agg.clone()]).expect("read"), vec![Value::U128(after)]);
     }
 }
+
+#[test]
+fn hash_natives_match_the_standard_vectors() {
+    // Digests of "" and "abc" (NIST / Keccak / BLAKE2 / RIPEMD reference vectors).
+    let rows: &[(&str, &[u8], &str)] = &[
+        ("keccak256", b"", "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470"),
+        ("keccak256", b"abc", "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45"),
+        ("sha2_512_internal", b"abc", "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"),
+        ("sha3_512_internal", b"abc", "b751850b1a57168a5693cd924b6b096e08f621827444f70d884f5d0240d2712e10e116e9192af3c91a7ec57647e3934057340b4cf408d5a56592f8274eec53f0"),
+        ("blake2b_256_internal", b"", "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"),
+        ("ripemd160_internal", b"abc", "8eb208f7e05d987a9b044a8e98c6b087f15a0bfc"),
+    ];
+    for (f, input, want) in rows {
+        let r = call(&mut Memory::default(), "aptos_hash", f, &[], vec![Value::from_bytes(input)]).expect(f);
+        assert_eq!(r, vec![Value::from_bytes(&hex::decode(want).expect("hex"))], "{f}({input:?})");
+    }
+}
