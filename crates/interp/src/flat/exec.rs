@@ -7,13 +7,14 @@ use super::Callee;
 use crate::engine::Session;
 use crate::interpreter::call_compiled;
 use crate::loader::LoadedModule;
-use movejit_format::{AccountAddress, SignatureToken};
+use movejit_format::AccountAddress;
 use movejit_runtime::arith::{self, BinOp, CmpOp};
 use movejit_runtime::error::TrapResult;
 use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
-use movejit_runtime::{ErrorLocation, FunctionId, GasMeter, StatusCode, Type, Value, VmError, VmResult};
+use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
+use movejit_runtime::ethnum::{I256, U256};
 use std::sync::Arc;
 
 type L = Arc<FlatLayout>;
@@ -43,12 +44,45 @@ pub(crate) struct FlatInterp<'a, 'e, 'r> {
     natives: native_bridge::NativeSession,
 }
 
+/// `a = a op b` on integers of type `$t` (`$n` bytes) in flat slots;
+/// `None` when Move's rules make it an error (the caller reports it).
+macro_rules! int_bin {
+    ($t:ty, $n:expr, $op:expr, $a:expr, $b:expr) => {{
+        let x = <$t>::from_le_bytes(mem::read::<$n>($a));
+        let y = <$t>::from_le_bytes(mem::read::<$n>($b));
+        let r = match $op {
+            BinOp::Add => x.checked_add(y),
+            BinOp::Sub => x.checked_sub(y),
+            BinOp::Mul => x.checked_mul(y),
+            BinOp::Div => x.checked_div(y),
+            BinOp::Mod => x.checked_rem(y),
+            BinOp::BitOr => Some(x | y),
+            BinOp::BitAnd => Some(x & y),
+            BinOp::Xor => Some(x ^ y),
+        };
+        r.map(|r| mem::write::<$n>($a, r.to_le_bytes()))
+    }};
+}
+
+/// `a op b` comparison of integers of type `$t` in flat slots.
+macro_rules! int_cmp {
+    ($t:ty, $n:expr, $op:expr, $a:expr, $b:expr) => {{
+        let x = <$t>::from_le_bytes(mem::read::<$n>($a));
+        let y = <$t>::from_le_bytes(mem::read::<$n>($b));
+        match $op {
+            CmpOp::Lt => x < y,
+            CmpOp::Gt => x > y,
+            CmpOp::Le => x <= y,
+            CmpOp::Ge => x >= y,
+        }
+    }};
+}
+
 fn inv(m: &str) -> Box<VmError> {
     Box::new(VmError::invariant(m))
 }
 
 fn load(k: Kind, a: Addr) -> Value {
-    use movejit_runtime::ethnum::{I256, U256};
     match k {
         Kind::U8 => Value::U8(mem::read::<1>(a)[0]),
         Kind::U16 => Value::U16(u16::from_le_bytes(mem::read(a))),
@@ -300,6 +334,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     #[allow(clippy::too_many_lines)]
     fn exec(&mut self, p: &Arc<Prepared>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
         let metered = self.gas.is_metered();
+        // The stack limit can only be reached when the frame's deepest
+        // height would pass it.
+        let limit_checks = sbase + p.max_height > self.max_stack;
         let at = |off: u32| base.add(off);
         loop {
             let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
@@ -332,8 +369,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
                 Op::LdU64 { dst, v } => mem::write_u64(at(*dst), *v),
                 Op::LdBytes { dst, v } => mem::write_from(at(*dst), v),
+                Op::Ld1 { dst, v } => mem::write(at(*dst), [*v]),
                 Op::LdConst { dst, v } => mem::copy_value(v.layout(), Addr::of_value(v), at(*dst)),
                 Op::MoveBytes { src, dst, n } => mem::move_bytes(at(*src), at(*dst), *n),
+                Op::Move8 { src, dst } => mem::write::<8>(at(*dst), mem::read::<8>(at(*src))),
                 Op::Copy { src, dst, l } => mem::copy_value(l, at(*src), at(*dst)),
                 Op::MoveOwned { src, dst, n } => {
                     mem::move_bytes(at(*src), at(*dst), *n);
@@ -378,9 +417,27 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     }
                 }
                 Op::Bin { op, k, a, b } => {
-                    let mut x = load(*k, at(*a));
-                    arith::binop_in_place(*op, &mut x, &load(*k, at(*b)))?;
-                    store(&x, at(*a))?;
+                    let (a, b) = (at(*a), at(*b));
+                    let done = match k {
+                        Kind::U8 => int_bin!(u8, 1, *op, a, b),
+                        Kind::U16 => int_bin!(u16, 2, *op, a, b),
+                        Kind::U32 => int_bin!(u32, 4, *op, a, b),
+                        Kind::U64 => int_bin!(u64, 8, *op, a, b),
+                        Kind::U128 => int_bin!(u128, 16, *op, a, b),
+                        Kind::U256 => int_bin!(U256, 32, *op, a, b),
+                        Kind::I8 => int_bin!(i8, 1, *op, a, b),
+                        Kind::I16 => int_bin!(i16, 2, *op, a, b),
+                        Kind::I32 => int_bin!(i32, 4, *op, a, b),
+                        Kind::I64 => int_bin!(i64, 8, *op, a, b),
+                        Kind::I128 => int_bin!(i128, 16, *op, a, b),
+                        Kind::I256 => int_bin!(I256, 32, *op, a, b),
+                    };
+                    if done.is_none() {
+                        // The shared arithmetic reports the error.
+                        let mut x = load(*k, a);
+                        arith::binop_in_place(*op, &mut x, &load(*k, b))?;
+                        store(&x, a)?;
+                    }
                 }
                 Op::CmpU64 { op, a, b } => {
                     let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
@@ -393,8 +450,22 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     mem::write_bool(at(*a), r);
                 }
                 Op::Cmp { op, k, a, b } => {
-                    let r = arith::compare(*op, &load(*k, at(*a)), &load(*k, at(*b)))?;
-                    mem::write_bool(at(*a), r);
+                    let (a, b) = (at(*a), at(*b));
+                    let r = match k {
+                        Kind::U8 => int_cmp!(u8, 1, *op, a, b),
+                        Kind::U16 => int_cmp!(u16, 2, *op, a, b),
+                        Kind::U32 => int_cmp!(u32, 4, *op, a, b),
+                        Kind::U64 => int_cmp!(u64, 8, *op, a, b),
+                        Kind::U128 => int_cmp!(u128, 16, *op, a, b),
+                        Kind::U256 => int_cmp!(U256, 32, *op, a, b),
+                        Kind::I8 => int_cmp!(i8, 1, *op, a, b),
+                        Kind::I16 => int_cmp!(i16, 2, *op, a, b),
+                        Kind::I32 => int_cmp!(i32, 4, *op, a, b),
+                        Kind::I64 => int_cmp!(i64, 8, *op, a, b),
+                        Kind::I128 => int_cmp!(i128, 16, *op, a, b),
+                        Kind::I256 => int_cmp!(I256, 32, *op, a, b),
+                    };
+                    mem::write_bool(a, r);
                 }
                 Op::Eq { a, b, l, neg } => {
                     let eq = mem::equal(l, at(*a), at(*b));
@@ -594,14 +665,14 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     self.s.globals.meta[slot].dirty = true;
                 }
                 Op::PackClosure(site) => {
-                    let (tm, tdef) = self.s.flat_site_function(p, *pc, site.handle)?;
+                    let t = self.s.pack_target(p, *pc, site.handle)?;
                     let captured = site.captured.iter().map(|(o, l)| mem::move_out(l, at(*o))).collect();
                     let c = FlatClosure {
-                        function: FunctionId { module: tm.id.clone(), name: tm.function_name(tdef).into() },
+                        function: t.id,
                         type_args: site.ty_args.clone(),
                         mask: site.mask,
                         captured,
-                        serializable: tm.is_persistent(tdef),
+                        serializable: t.serializable,
                     };
                     mem::put_closure(at(site.dst), c);
                 }
@@ -617,8 +688,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     }
                 }
             }
-            let g = p.grows[*pc];
-            if g != 0 && sbase + g > self.max_stack {
+            if limit_checks && p.grows[*pc] != 0 && sbase + p.grows[*pc] > self.max_stack {
                 return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
             }
             *pc += 1;
@@ -636,7 +706,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         sbase: u32,
         height_after: u32,
     ) -> TrapResult<bool> {
-        let (tm, tdef) = self.s.resolve_function(&c.function.module, &c.function.name)?;
+        let t = self.s.closure_target(&c.function)?;
         let total = provided.len() + c.captured.len();
         let mut captured = c.captured.into_iter();
         let mut prov = provided.iter();
@@ -652,21 +722,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 slots.push((base.add(*o), l.clone()));
             }
         }
-        let mutable: Vec<bool> = {
-            let fh = tm
-                .module
-                .function_defs
-                .get(tdef as usize)
-                .and_then(|f| tm.module.function_handles.get(f.function.idx()))
-                .ok_or_else(|| inv("closure target"))?;
-            tm.module
-                .signatures
-                .get(fh.parameters.idx())
-                .map(|s| s.0.iter().map(|t| matches!(t, SignatureToken::MutableReference(_))).collect())
-                .unwrap_or_default()
-        };
+        let mutable = t.mutable.clone();
         let ty_args = Arc::new(c.type_args);
-        let callee = self.s.flat_callee(&tm, tdef, ty_args.clone())?;
+        let callee = self.s.flat_callee(&t.module, t.def, ty_args.clone())?;
         let r = self.call(&callee, Args { slots: &slots, mutable: &mutable }, rets, sbase, height_after, &ty_args);
         // Captured values were moved into the callee (or consumed by the native).
         for v in owned {

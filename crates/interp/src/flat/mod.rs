@@ -13,7 +13,7 @@ use crate::engine::Session;
 use crate::loader::LoadedModule;
 use movejit_runtime::flat::{FlatLayout, FlatValue};
 use movejit_runtime::natives::TypeInfo;
-use movejit_runtime::{AccountAddress, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult};
+use movejit_runtime::{AccountAddress, FunctionId, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult};
 use prepare::{Op, Prepared};
 use std::sync::Arc;
 
@@ -28,6 +28,16 @@ pub(crate) enum Callee {
 /// Nesting bound of flat layouts (far above any type a value can have).
 pub(crate) const MAX_FLAT_DEPTH: usize = 4096;
 
+/// A function a closure names, resolved.
+#[derive(Clone)]
+pub(crate) struct ClosureTarget {
+    pub module: Arc<LoadedModule>,
+    pub def: u16,
+    pub mutable: Arc<[bool]>,
+    pub id: FunctionId,
+    pub serializable: bool,
+}
+
 /// Per-session caches of the flat interpreter.
 #[derive(Default)]
 pub(crate) struct FlatSession {
@@ -37,12 +47,16 @@ pub(crate) struct FlatSession {
     /// Module → the modules its code can name (itself and its transitive
     /// dependencies) with the address of each loaded module, sorted.
     pub links: crate::fxhash::FxHashMap<usize, Arc<Vec<(ModuleId, usize)>>>,
-    /// (module, function, type arguments) → callee, for this session.
-    pub callees: crate::fxhash::FxHashMap<(usize, u16, Vec<Type>), Callee>,
+    /// (module, function) → (type arguments, callee), for this session.
+    pub callees: crate::fxhash::FxHashMap<(usize, u16), Vec<(Vec<Type>, Callee)>>,
+    /// Closure targets by name: module, definition, which parameters are `&mut`.
+    pub closure_targets: crate::fxhash::FxHashMap<FunctionId, ClosureTarget>,
     /// (prepared function, pc) → what its call instruction reaches.
     pub calls: crate::fxhash::FxHashMap<(usize, u32), Callee>,
     /// (prepared function, pc) → the function a `PackClosure` names.
     pub closures: crate::fxhash::FxHashMap<(usize, u32), (Arc<LoadedModule>, u16)>,
+    /// (prepared function, pc) → the closure target a `PackClosure` names.
+    pub packs: crate::fxhash::FxHashMap<(usize, u32), ClosureTarget>,
 }
 
 /// Layouts for the flat interpreter: the session's datatypes without the
@@ -126,23 +140,25 @@ impl Session<'_, '_> {
             let f = m.natives.get(def as usize).cloned().flatten();
             return Ok(Callee::Native { f, module: m.clone(), def });
         }
-        let key = (Arc::as_ptr(m) as usize, def, (*ty_args).clone());
-        if let Some(c) = self.flat.callees.get(&key) {
-            return Ok(c.clone());
+        let key = (Arc::as_ptr(m) as usize, def);
+        if let Some(c) = self.flat.callees.get(&key).and_then(|v| v.iter().find(|(t, _)| *t == *ty_args)) {
+            return Ok(c.1.clone());
         }
         let links = self.links_of(m, &ty_args)?;
+        let ekey = (key.0, def, (*ty_args).clone());
+        let targs = (*ty_args).clone();
         let shared = self
             .engine
             .prepared
             .read()
             .ok()
-            .and_then(|c| c.get(&key).and_then(|ps| ps.iter().find(|p| p.links == links).cloned()));
+            .and_then(|c| c.get(&ekey).and_then(|ps| ps.iter().find(|p| p.links == links).cloned()));
         let p = match shared {
             Some(p) => p,
             None => {
                 let p = Arc::new(prepare::prepare(self, m, def, ty_args, links)?);
                 if let Ok(mut c) = self.engine.prepared.write() {
-                    let ps = c.entry(key.clone()).or_default();
+                    let ps = c.entry(ekey).or_default();
                     // A few link variants per instance at most (tests reuse names).
                     if ps.len() >= 8 {
                         ps.remove(0);
@@ -153,8 +169,48 @@ impl Session<'_, '_> {
             }
         };
         let c = Callee::Move(p);
-        self.flat.callees.insert(key, c.clone());
+        self.flat.callees.entry(key).or_default().push((targs, c.clone()));
         Ok(c)
+    }
+
+    /// The function a closure value names.
+    pub(crate) fn closure_target(&mut self, f: &FunctionId) -> VmResult<ClosureTarget> {
+        if let Some(t) = self.flat.closure_targets.get(f) {
+            return Ok(t.clone());
+        }
+        let (module, def) = self.resolve_function(&f.module, &f.name)?;
+        let t = self.make_target(module, def)?;
+        self.flat.closure_targets.insert(f.clone(), t.clone());
+        Ok(t)
+    }
+
+    fn make_target(&self, module: Arc<LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
+        let m = &module.module;
+        let fh = m
+            .function_defs
+            .get(def as usize)
+            .and_then(|f| m.function_handles.get(f.function.idx()))
+            .ok_or_else(|| VmError::invariant("closure target"))?;
+        let mutable = m
+            .signatures
+            .get(fh.parameters.idx())
+            .map(|s| s.0.iter().map(|t| matches!(t, movejit_format::SignatureToken::MutableReference(_))).collect())
+            .unwrap_or_default();
+        let id = FunctionId { module: module.id.clone(), name: module.function_name(def).into() };
+        let serializable = module.is_persistent(def);
+        Ok(ClosureTarget { module, def, mutable, id, serializable })
+    }
+
+    /// The function the `PackClosure` at `pc` of `p` names (cached per session).
+    pub(crate) fn pack_target(&mut self, p: &Arc<Prepared>, pc: usize, h: movejit_format::FunctionHandleIndex) -> VmResult<ClosureTarget> {
+        let key = (Arc::as_ptr(p) as usize, pc as u32);
+        if let Some(t) = self.flat.packs.get(&key) {
+            return Ok(t.clone());
+        }
+        let (module, def) = self.flat_site_function(p, pc, h)?;
+        let t = self.make_target(module, def)?;
+        self.flat.packs.insert(key, t.clone());
+        Ok(t)
     }
 
     /// What the call instruction at `pc` of `p` reaches (cached per session).

@@ -109,9 +109,12 @@ pub(crate) enum Op {
     Branch { t: u32 },
     LdU64 { dst: u32, v: u64 },
     LdBytes { dst: u32, v: Box<[u8]> },
+    Ld1 { dst: u32, v: u8 },
     LdConst { dst: u32, v: FlatValue },
     /// Plain bytes (scalars, references; moves of owned values).
     MoveBytes { src: u32, dst: u32, n: u32 },
+    /// `MoveBytes` of 8 bytes (u64, i64, references).
+    Move8 { src: u32, dst: u32 },
     Copy { src: u32, dst: u32, l: L },
     /// `MoveLoc` of a value owning heap memory: the local is cleared.
     MoveOwned { src: u32, dst: u32, n: u32 },
@@ -174,6 +177,8 @@ pub(crate) struct Prepared {
     /// it pops (0 otherwise): the stack limit is checked there.
     pub grows: Vec<u32>,
     pub frame_size: u32,
+    /// The largest operand-stack height (above which the limit is checked).
+    pub max_height: u32,
     /// Offset of each parameter.
     pub params: Vec<(u32, L)>,
     /// Locals that may own heap memory (dropped when the frame returns).
@@ -347,7 +352,10 @@ impl Preparer<'_, '_, '_> {
             B::LdI8(v) => self.ld(st, sl, Type::I8, &v.to_le_bytes()),
             B::LdI16(v) => self.ld(st, sl, Type::I16, &v.to_le_bytes()),
             B::LdI32(v) => self.ld(st, sl, Type::I32, &v.to_le_bytes()),
-            B::LdI64(v) => self.ld(st, sl, Type::I64, &v.to_le_bytes()),
+            B::LdI64(v) => {
+                st.push(Type::I64);
+                Op::LdU64 { dst: sl.at(h), v: *v as u64 }
+            }
             B::LdI128(v) => self.ld(st, sl, Type::I128, &v.to_le_bytes()),
             B::LdI256(v) => self.ld(st, sl, Type::I256, &v.to_le_bytes()),
             B::LdTrue => self.ld(st, sl, Type::Bool, &[1]),
@@ -366,21 +374,21 @@ impl Preparer<'_, '_, '_> {
                 st.push(t.clone());
                 let l = self.layout(&t)?;
                 let (src, dst) = (sl.local(*i)?, sl.at(h));
-                if l.owns_heap { Op::Copy { src, dst, l } } else { Op::MoveBytes { src, dst, n: l.size } }
+                if l.owns_heap { Op::Copy { src, dst, l } } else { move_bytes(src, dst, l.size) }
             }
             B::MoveLoc(i) => {
                 let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?.clone();
                 st.push(t.clone());
                 let l = self.layout(&t)?;
                 let (src, dst) = (sl.local(*i)?, sl.at(h));
-                if l.owns_heap { Op::MoveOwned { src, dst, n: l.size } } else { Op::MoveBytes { src, dst, n: l.size } }
+                if l.owns_heap { Op::MoveOwned { src, dst, n: l.size } } else { move_bytes(src, dst, l.size) }
             }
             B::StLoc(i) => {
                 pop(st)?;
                 let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?;
                 let l = self.layout(t)?;
                 let (src, dst) = (top(0), sl.local(*i)?);
-                if l.owns_heap { Op::StLoc { src, dst, l } } else { Op::MoveBytes { src, dst, n: l.size } }
+                if l.owns_heap { Op::StLoc { src, dst, l } } else { move_bytes(src, dst, l.size) }
             }
             B::MutBorrowLoc(i) | B::ImmBorrowLoc(i) => {
                 let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?.clone();
@@ -809,7 +817,10 @@ impl Preparer<'_, '_, '_> {
     fn ld(&self, st: &mut Vec<Type>, sl: &Slots<'_>, t: Type, bytes: &[u8]) -> Op {
         let h = st.len();
         st.push(t);
-        Op::LdBytes { dst: sl.at(h), v: bytes.into() }
+        match bytes {
+            [b] => Op::Ld1 { dst: sl.at(h), v: *b },
+            _ => Op::LdBytes { dst: sl.at(h), v: bytes.into() },
+        }
     }
 
     fn global_ty(&self, instr: &Bytecode) -> VmResult<Type> {
@@ -863,6 +874,10 @@ impl Preparer<'_, '_, '_> {
             _ => Err(inv("not a variant instruction")),
         }
     }
+}
+
+fn move_bytes(src: u32, dst: u32, n: u32) -> Op {
+    if n == 8 { Op::Move8 { src, dst } } else { Op::MoveBytes { src, dst, n } }
 }
 
 fn fh_of(instr: &Bytecode) -> Option<&movejit_format::FieldHandleIndex> {
@@ -987,6 +1002,7 @@ pub(crate) fn prepare(
         opcodes: code.code.iter().map(Bytecode::opcode).collect(),
         grows,
         frame_size: off,
+        max_height: max_size.len() as u32,
         params: param_slots,
         owned_locals,
         ret_slots,
