@@ -80,7 +80,8 @@ helper_table! {
     call_closure(Ptr, Ptr) -> Status;
     // errors and gas
     abort(Ptr, U64) -> Status;
-    abort_msg(Ptr, U64, Ptr) -> Status;
+    // (ctx, abort code, message vector slot: consumed)
+    abort_msg(Ptr, U64, Ptr) -> Status = crate::flat::shims::abort_msg;
     charge_gas(Ptr, U64) -> Status;
 }
 

@@ -139,6 +139,9 @@ impl Cache {
         if let Some(code) = out.abort_code {
             e = e.with_sub_status(code);
         }
+        if let Some(m) = &out.message {
+            e = e.with_message(m.clone());
+        }
         if let Some(loc) = &out.location {
             if let Some(id) = self.ids.get(loc.module as usize) {
                 let name = source.module(id).map(|m| function_name(m, loc.function)).unwrap_or_default();

@@ -331,6 +331,7 @@ impl JitEngine {
             rets,
             cost: cost.as_ref(),
             max_code_len: self.config.max_code_len,
+            max_abort_message: self.config.limits.max_abort_message,
         };
         let mut fctx = std::mem::take(&mut self.fctx);
         let mut env = self.env();

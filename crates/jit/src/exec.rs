@@ -41,6 +41,8 @@ pub struct Outcome {
     /// The abort code of `ABORTED`, or the sub-status of another error
     /// (`VECTOR_OPERATION_ERROR`).
     pub abort_code: Option<u64>,
+    /// The message of an `AbortMsg`.
+    pub message: Option<String>,
     pub location: Option<Location>,
     /// BCS of each return value (`EXECUTED` only).
     pub returns: Vec<Vec<u8>>,
@@ -89,6 +91,8 @@ pub type FlatArgs = Vec<FlatValue>;
 pub struct FlatOutcome {
     pub status: StatusCode,
     pub abort_code: Option<u64>,
+    /// The message of an `AbortMsg`.
+    pub message: Option<String>,
     pub location: Option<Location>,
     /// The results (`EXECUTED` only).
     pub returns: Vec<FlatValue>,
@@ -133,6 +137,7 @@ impl JitEngine {
         Ok(Outcome {
             status: out.status,
             abort_code: out.abort_code,
+            message: out.message,
             location: out.location,
             returns: ser(&out.returns),
             refs: ser(&out.refs),
@@ -171,7 +176,7 @@ impl JitEngine {
             max_vector_len: self.config.limits.max_vector_len,
             ..ExecContext::default()
         };
-        let (flag, ctx) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx)?;
+        let (flag, ctx, message) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx)?;
         // Compiled code owns in-memory arguments (it moved or dropped them);
         // the values behind references stay the host's.
         let mut refs = Vec::new();
@@ -184,7 +189,7 @@ impl JitEngine {
         }
         let gas_left = metered.then_some(ctx.gas_left);
         if flag == 0 {
-            return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, location: None, returns: ret_vals, refs, gas_left });
+            return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: ret_vals, refs, gas_left });
         }
         // Results were never written on failure: nothing to drop but zeros.
         let status = if ctx.status == SUI_VARIANT_TAG_MISMATCH {
@@ -196,6 +201,7 @@ impl JitEngine {
         Ok(FlatOutcome {
             status,
             abort_code: has_code.then_some(ctx.abort_code),
+            message: if status == StatusCode::ABORTED { message } else { None },
             location: Some(Location { module: ctx.module, function: ctx.function as u16, code_offset: ctx.code_offset as u16 }),
             returns: Vec::new(),
             refs,
@@ -205,7 +211,7 @@ impl JitEngine {
 
     /// Runs a compiled entry on the executor thread with `ctx` as its
     /// starting state; returns the failure flag and the final context.
-    fn run_entry(&mut self, entry: usize, args: &[u64], rets: &[u64], mut ctx: ExecContext) -> Result<(u32, ExecContext), ExecError> {
+    fn run_entry(&mut self, entry: usize, args: &[u64], rets: &[u64], mut ctx: ExecContext) -> Result<(u32, ExecContext, Option<String>), ExecError> {
         if self.executor.is_none() {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
@@ -219,6 +225,7 @@ impl JitEngine {
             cost: self.config.cost.as_ref(),
             session: NativeSession::default(),
             unmetered: movejit_runtime::GasMeter::unmetered(),
+            abort_message: None,
         };
         ctx.host = &mut host as *mut NativeHost<'_> as u64;
         let job = Job {
@@ -230,9 +237,10 @@ impl JitEngine {
         // `run` blocks until the job is done, so every address in `job`
         // stays valid (and exclusively the executor's) while it runs.
         let flag = executor.run(job)?;
+        let message = host.abort_message.take();
         drop(host);
         ctx.host = 0;
-        Ok((flag, ctx))
+        Ok((flag, ctx, message))
     }
 }
 
@@ -261,7 +269,7 @@ fn kind_type(k: crate::kind::Kind) -> movejit_runtime::Type {
 impl Outcome {
     /// A call that failed before any instruction ran (no location).
     fn failed(status: StatusCode, gas_left: Option<u64>) -> Outcome {
-        Outcome { status, abort_code: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left }
+        Outcome { status, abort_code: None, message: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left }
     }
 }
 

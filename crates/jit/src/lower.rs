@@ -139,6 +139,8 @@ pub struct Target<'a> {
     pub rets: Vec<Ty>,
     pub cost: Option<&'a CostTable>,
     pub max_code_len: usize,
+    /// Bytes an `AbortMsg` message may have.
+    pub max_abort_message: usize,
 }
 
 /// A value on the abstract operand stack.
@@ -1753,6 +1755,36 @@ impl Lowerer<'_, '_> {
                 }
                 self.b.ins().jump(self.fail, &args);
             }
+            B::AbortMsg => {
+                // As the interpreter: the message's bytes are charged, then
+                // its length and encoding checked, then the code popped.
+                let (_, msg) = self.pop_mem()?;
+                let code = self.pop_kind(Kind::U64)?.one()?;
+                let len = self.vec_len_inline(msg);
+                if let Some(cost) = self.target.cost {
+                    if cost.per_byte > 0 {
+                        let (amount, of) = {
+                            let pb = self.b.ins().iconst(types::I64, cost.per_byte as i64);
+                            self.b.ins().umul_overflow(len, pb)
+                        };
+                        let max = self.b.ins().iconst(types::I64, -1);
+                        let amount = self.b.ins().select(of, max, amount);
+                        self.charge_dynamic_value(amount, i);
+                    }
+                }
+                let over = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, len, self.target.max_abort_message as i64);
+                self.fail_if(over, StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED, i);
+                self.call_helper("abort_msg", &[self.ctx, code, msg])?;
+                let st = self.b.ins().iconst(types::I32, 0);
+                let offv = self.b.ins().iconst(types::I32, i as i64);
+                let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
+                if self.target.cost.is_some() {
+                    let refund = self.refund_at(i) as i64;
+                    let r = self.b.ins().iconst(types::I64, refund);
+                    args.push(BlockArg::Value(r));
+                }
+                self.b.ins().jump(self.fail, &args);
+            }
             B::Call(h) => self.call(h, Vec::new(), i)?,
             B::CallGeneric(fi) => {
                 let inst = m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation index"))?;
@@ -1921,6 +1953,16 @@ impl Lowerer<'_, '_> {
         }
         self.push_all(vals, i);
         Ok(())
+    }
+
+    /// Charges a run-time amount at this point of the instruction,
+    /// failing with `OUT_OF_GAS` at `offset`.
+    fn charge_dynamic_value(&mut self, amount: Value, offset: usize) {
+        let gas = self.load_ctx(types::I64, off::GAS_LEFT);
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, amount);
+        self.fail_if(short, StatusCode::OUT_OF_GAS, offset);
+        let left = self.b.ins().isub(gas, amount);
+        self.store_ctx(left, off::GAS_LEFT);
     }
 
     /// Charges a cost known only at this point of the instruction (after
