@@ -42,9 +42,9 @@ pub enum ExecutorKind {
 pub enum InterpreterKind {
     /// Values as a tree of Rust values, references as root + path (the
     /// original reference interpreter, kept as a cross-check).
-    #[default]
     Tree,
     /// The flat representation shared with the JIT (jit-abi.md 1.3–3).
+    #[default]
     Flat,
 }
 

@@ -78,6 +78,27 @@ macro_rules! int_cmp {
     }};
 }
 
+/// `a = a op b` on u64 slots (errors as the shared arithmetic reports them).
+#[inline(always)]
+fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
+    let (x, y) = (mem::read_u64(a), mem::read_u64(b));
+    let r = match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        BinOp::Div => x.checked_div(y),
+        BinOp::Mod => x.checked_rem(y),
+        BinOp::BitOr => Some(x | y),
+        BinOp::BitAnd => Some(x & y),
+        BinOp::Xor => Some(x ^ y),
+    };
+    match r {
+        Some(r) => mem::write_u64(a, r),
+        None => arith::binop_in_place(op, &mut Value::U64(x), &Value::U64(y))?,
+    }
+    Ok(())
+}
+
 fn inv(m: &str) -> Box<VmError> {
     Box::new(VmError::invariant(m))
 }
@@ -398,22 +419,29 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     mem::drop_value(l, t);
                     mem::move_bytes(at(*v), t, l.size);
                 }
-                Op::BinU64 { op, a, b } => {
+                Op::BinU64 { op, a, b } => bin_u64(*op, at(*a), at(*b))?,
+                Op::LdBinU64 { op, a, b, v } => {
+                    mem::write_u64(at(*b), *v);
+                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    bin_u64(*op, at(*a), at(*b))?;
+                }
+                Op::CopyBinU64 { op, a, b, src } => {
+                    mem::write::<8>(at(*b), mem::read::<8>(at(*src)));
+                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    bin_u64(*op, at(*a), at(*b))?;
+                }
+                Op::CmpBrU64 { op, a, b, t, when } => {
                     let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
                     let r = match op {
-                        BinOp::Add => x.checked_add(y),
-                        BinOp::Sub => x.checked_sub(y),
-                        BinOp::Mul => x.checked_mul(y),
-                        BinOp::Div => x.checked_div(y),
-                        BinOp::Mod => x.checked_rem(y),
-                        BinOp::BitOr => Some(x | y),
-                        BinOp::BitAnd => Some(x & y),
-                        BinOp::Xor => Some(x ^ y),
+                        CmpOp::Lt => x < y,
+                        CmpOp::Gt => x > y,
+                        CmpOp::Le => x <= y,
+                        CmpOp::Ge => x >= y,
                     };
-                    match r {
-                        Some(r) => mem::write_u64(at(*a), r),
-                        // The shared arithmetic reports the error.
-                        None => arith::binop_in_place(*op, &mut Value::U64(x), &Value::U64(y))?,
+                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    if r == *when {
+                        *pc = *t as usize;
+                        continue;
                     }
                 }
                 Op::Bin { op, k, a, b } => {
@@ -693,6 +721,21 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             }
             *pc += 1;
         }
+    }
+
+    /// Moves from the first to the second instruction of a fused pair:
+    /// the first's stack check, then the second's gas (errors from here on
+    /// are located at the second).
+    #[inline(always)]
+    fn second_of_pair(&mut self, p: &Prepared, pc: &mut usize, sbase: u32, limit_checks: bool, metered: bool) -> TrapResult<()> {
+        if limit_checks && p.grows[*pc] != 0 && sbase + p.grows[*pc] > self.max_stack {
+            return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
+        }
+        *pc += 1;
+        if metered {
+            self.gas.charge_instr(p.opcodes[*pc])?;
+        }
+        Ok(())
     }
 
     /// `CallClosure`: the captured values and the provided arguments (frame

@@ -126,6 +126,12 @@ pub(crate) enum Op {
     ReadRef { r: u32, dst: u32, l: L },
     WriteRef { r: u32, v: u32, l: L },
     BinU64 { op: BinOp, a: u32, b: u32 },
+    /// Fused pairs (one dispatch for two instructions; the second keeps its
+    /// own op for paths that jump to it): `LdU64` into `b` + `BinU64`,
+    /// `Move8` into `b` + `BinU64`, `CmpU64` + `BrTrue`/`BrFalse`.
+    LdBinU64 { op: BinOp, a: u32, b: u32, v: u64 },
+    CopyBinU64 { op: BinOp, a: u32, b: u32, src: u32 },
+    CmpBrU64 { op: CmpOp, a: u32, b: u32, t: u32, when: bool },
     Bin { op: BinOp, k: Kind, a: u32, b: u32 },
     CmpU64 { op: CmpOp, a: u32, b: u32 },
     Cmp { op: CmpOp, k: Kind, a: u32, b: u32 },
@@ -876,6 +882,26 @@ impl Preparer<'_, '_, '_> {
     }
 }
 
+/// Fuses frequent instruction pairs (see [`Op::LdBinU64`]).
+fn fuse(ops: &mut [Op]) {
+    for i in 0..ops.len().saturating_sub(1) {
+        let fused = match (&ops[i], &ops[i + 1]) {
+            (Op::LdU64 { dst, v }, Op::BinU64 { op, a, b }) if dst == b && a != b => {
+                Some(Op::LdBinU64 { op: *op, a: *a, b: *b, v: *v })
+            }
+            (Op::Move8 { src, dst }, Op::BinU64 { op, a, b }) if dst == b && a != b => {
+                Some(Op::CopyBinU64 { op: *op, a: *a, b: *b, src: *src })
+            }
+            (Op::CmpU64 { op, a, b }, Op::BrTrue { c, t }) if c == a => Some(Op::CmpBrU64 { op: *op, a: *a, b: *b, t: *t, when: true }),
+            (Op::CmpU64 { op, a, b }, Op::BrFalse { c, t }) if c == a => Some(Op::CmpBrU64 { op: *op, a: *a, b: *b, t: *t, when: false }),
+            _ => None,
+        };
+        if let Some(f) = fused {
+            ops[i] = f;
+        }
+    }
+}
+
 fn move_bytes(src: u32, dst: u32, n: u32) -> Op {
     if n == 8 { Op::Move8 { src, dst } } else { Op::MoveBytes { src, dst, n } }
 }
@@ -992,6 +1018,7 @@ pub(crate) fn prepare(
         grows.push(if after > before && !matches!(op, Op::Call(_) | Op::CallClosure(_)) { after as u32 } else { 0 });
         ops.push(op);
     }
+    fuse(&mut ops);
     let owned_locals = fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
     let param_slots = fl.offsets.iter().zip(&local_layouts).take(params.len()).map(|(o, l)| (*o, l.clone())).collect();
     Ok(Prepared {
