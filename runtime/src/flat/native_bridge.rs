@@ -142,6 +142,18 @@ pub fn from_value(v: &Value, l: &FlatLayout, slot: &mut [u8]) -> VmResult<()> {
             if !raw::vec_reserve(slot, n, e.size, e.align) {
                 return Err(VmError::invariant("vector too large"));
             }
+            if matches!(e.shape, Shape::U8) {
+                // Bytes: one pass, no per-element call.
+                let data = raw::vec_data_mut(slot, 1);
+                for (d, x) in data.iter_mut().zip(xs) {
+                    match x {
+                        Value::U8(b) => *d = *b,
+                        x => return Err(mismatch(x)),
+                    }
+                }
+                raw::vec_set_len(slot, n);
+                return Ok(());
+            }
             let stride = e.size as usize;
             for (i, x) in xs.iter().enumerate() {
                 let at = i * stride;

@@ -3,7 +3,7 @@
 //! `movejit_runtime::flat::mem`.
 
 use super::prepare::{Kind, Op, Prepared};
-use super::Callee;
+use super::{Callee, VecNative};
 use crate::engine::Session;
 use crate::interpreter::call_compiled;
 use crate::loader::LoadedModule;
@@ -95,6 +95,53 @@ fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
     match r {
         Some(r) => mem::write_u64(a, r),
         None => arith::binop_in_place(op, &mut Value::U64(x), &Value::U64(y))?,
+    }
+    Ok(())
+}
+
+/// A `0x1::vector` native on flat memory (see [`VecNative`]).
+fn vec_native(kind: VecNative, args: &Args<'_>, rets: &[(Addr, L)]) -> TrapResult<()> {
+    let arg = |i: usize| args.slots.get(i).ok_or_else(|| inv("vector native arguments"));
+    let ret = |i: usize| rets.get(i).map(|r| r.0).ok_or_else(|| inv("vector native results"));
+    // The element layout, from the vector (or reference to vector) argument.
+    let elem = |l: &L| -> TrapResult<L> {
+        let v = match &l.shape {
+            Shape::Reference(t) => t,
+            _ => l,
+        };
+        v.elem().cloned().ok_or_else(|| inv("vector native on a non-vector"))
+    };
+    match kind {
+        VecNative::Empty => mem::zero(ret(0)?, 8),
+        VecNative::Length => {
+            let (a, _) = arg(0)?;
+            mem::write_u64(ret(0)?, mem::vec_len(mem::read_addr(*a)));
+        }
+        VecNative::Borrow => {
+            let (a, l) = arg(0)?;
+            let i = mem::read_u64(arg(1)?.0);
+            let e = mem::vec_borrow(&*elem(l)?, mem::read_addr(*a), i)?;
+            mem::write_addr(ret(0)?, e);
+        }
+        VecNative::PushBack => {
+            let (a, l) = arg(0)?;
+            // The registry's push_back has no length limit.
+            mem::vec_push_back(&*elem(l)?, mem::read_addr(*a), arg(1)?.0, u64::MAX)?;
+        }
+        VecNative::PopBack => {
+            let (a, l) = arg(0)?;
+            let v = mem::read_addr(*a);
+            mem::vec_pop_back(&*elem(l)?, v, ret(0)?)?;
+        }
+        VecNative::Swap => {
+            let (a, l) = arg(0)?;
+            let (i, j) = (mem::read_u64(arg(1)?.0), mem::read_u64(arg(2)?.0));
+            mem::vec_swap(&*elem(l)?, mem::read_addr(*a), i, j)?;
+        }
+        VecNative::DestroyEmpty => {
+            let (a, l) = arg(0)?;
+            mem::vec_destroy_empty(&*elem(l)?, *a)?;
+        }
     }
     Ok(())
 }
@@ -265,12 +312,17 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         native_ty_args: &[Type],
     ) -> TrapResult<bool> {
         match callee {
-            Callee::Native { f, module, def } => {
+            Callee::Native { f, module, def, fast } => {
                 let f = f.as_ref().ok_or_else(|| {
                     VmError::new(StatusCode::MISSING_DEPENDENCY)
                         .with_message(format!("native {}::{} not found", module.id, module.function_name(*def)))
                 })?;
                 self.gas.charge_native(0)?;
+                if let Some(kind) = fast {
+                    vec_native(*kind, &args, rets)?;
+                    self.check_push(rets.len(), sbase, height_after)?;
+                    return Ok(false);
+                }
                 let nargs: Vec<NativeArg> = args
                     .slots
                     .iter()

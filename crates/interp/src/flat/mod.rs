@@ -22,7 +22,38 @@ use std::sync::Arc;
 pub(crate) enum Callee {
     Move(Arc<Prepared>),
     /// `f` is `None` when the registry has no such native (an error when called).
-    Native { f: Option<NativeFunction>, module: Arc<LoadedModule>, def: u16 },
+    Native { f: Option<NativeFunction>, module: Arc<LoadedModule>, def: u16, fast: Option<VecNative> },
+}
+
+/// The `0x1::vector` natives, which run directly on flat memory with the
+/// semantics (statuses, sub-statuses) of the registry's stdlib ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VecNative {
+    Empty,
+    Length,
+    Borrow,
+    PushBack,
+    PopBack,
+    Swap,
+    DestroyEmpty,
+}
+
+impl VecNative {
+    fn of(m: &LoadedModule, def: u16) -> Option<VecNative> {
+        if m.id.address != AccountAddress::from_u64(1) || &*m.id.name != "vector" {
+            return None;
+        }
+        Some(match m.function_name(def).as_str() {
+            "empty" => VecNative::Empty,
+            "length" => VecNative::Length,
+            "borrow" | "borrow_mut" => VecNative::Borrow,
+            "push_back" => VecNative::PushBack,
+            "pop_back" => VecNative::PopBack,
+            "swap" => VecNative::Swap,
+            "destroy_empty" => VecNative::DestroyEmpty,
+            _ => return None,
+        })
+    }
 }
 
 /// Nesting bound of flat layouts (far above any type a value can have).
@@ -138,7 +169,8 @@ impl Session<'_, '_> {
         let info = *m.fn_info.get(def as usize).ok_or_else(|| VmError::invariant("function definition"))?;
         if info.is_native {
             let f = m.natives.get(def as usize).cloned().flatten();
-            return Ok(Callee::Native { f, module: m.clone(), def });
+            let fast = if f.is_some() { VecNative::of(m, def) } else { None };
+            return Ok(Callee::Native { f, module: m.clone(), def, fast });
         }
         let key = (Arc::as_ptr(m) as usize, def);
         if let Some(c) = self.flat.callees.get(&key).and_then(|v| v.iter().find(|(t, _)| *t == *ty_args)) {
