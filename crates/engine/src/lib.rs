@@ -6,10 +6,13 @@
 //! [`CompiledCode`](movejit_runtime::compiled::CompiledCode) seam over a
 //! [`JitEngine`](movejit_jit::JitEngine). The interpreter consults it at
 //! every call of a Move function: an instance whose whole reachable call
-//! graph compiles (phase 1: scalar code) runs compiled, with call depth,
-//! operand-stack base and gas carried across; anything else is
-//! interpreted. Compiled code never calls interpreted code (an instance is
-//! compiled only if all its callees are).
+//! graph compiles (everything but global storage, closures and natives
+//! outside the stateless stdlib modules) runs compiled, with call depth,
+//! operand-stack base and gas carried across; its tree-value arguments are
+//! converted to flat values and its results back (through BCS). Calls
+//! passing references into interpreter memory, and anything that does not
+//! compile, are interpreted. Compiled code never calls interpreted code
+//! (an instance is compiled only if all its callees are).
 //!
 //! Code cache: one `JitEngine` per session (a `JitEngine` is `Send` but not
 //! `Sync`, and a session sees exactly one version of each module, so no
