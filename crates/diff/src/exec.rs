@@ -13,6 +13,8 @@ use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
 use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, VmError, WriteOp};
 use movejit_runtime::compiled::CompiledStats;
+use movejit_runtime::NativeRegistry;
+use std::sync::OnceLock;
 
 /// The executors compared: the engine's executor choices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,10 +53,16 @@ pub fn cost_table() -> CostTable {
     CostTable::default()
 }
 
-/// The engine configuration of a flavour with executor `executor`.
+/// The engine configuration of a flavour with executor `executor`: Aptos
+/// with the Aptos framework natives registered (as a node registers them),
+/// Sui with Sui's stdlib natives.
 pub fn engine_config(flavour: StatusFlavour, executor: Executor) -> EngineConfig {
+    static APTOS_NATIVES: OnceLock<NativeRegistry> = OnceLock::new();
     let base = match flavour {
-        StatusFlavour::Aptos => EngineConfig::aptos(),
+        StatusFlavour::Aptos => EngineConfig {
+            natives: APTOS_NATIVES.get_or_init(movejit_aptos_natives::aptos_registry).clone(),
+            ..EngineConfig::aptos()
+        },
         StatusFlavour::Sui => EngineConfig::sui(),
     };
     EngineConfig { executor: executor.kind(), ..base }
