@@ -48,13 +48,13 @@ impl Addr {
 }
 
 #[inline(always)]
-fn bytes<'a>(a: Addr, n: u32) -> &'a [u8] {
+pub(crate) fn bytes<'a>(a: Addr, n: u32) -> &'a [u8] {
     // SAFETY: module contract: `a` is a live slot of at least `n` bytes.
     unsafe { raw::slice(a.ptr(), n as usize) }
 }
 
 #[inline(always)]
-fn bytes_mut<'a>(a: Addr, n: u32) -> &'a mut [u8] {
+pub(crate) fn bytes_mut<'a>(a: Addr, n: u32) -> &'a mut [u8] {
     // SAFETY: module contract: `a` is a live slot of at least `n` bytes,
     // not accessed through another address during the call.
     unsafe { raw::slice_mut(a.ptr(), n as usize) }

@@ -182,17 +182,15 @@ pub fn from_value(v: &Value, l: &FlatLayout, slot: &mut [u8]) -> VmResult<()> {
 
 /// The tree value of the flat value at `a`.
 pub fn value_at(l: &FlatLayout, a: Addr) -> VmResult<Value> {
-    let mut tmp = vec![0u8; l.size as usize];
-    mem::read_into(a, &mut tmp);
-    to_value(l, &tmp)
+    to_value(l, mem::bytes(a, l.size))
 }
 
-/// Writes `v` into the slot `a` (holding no live value).
+/// Writes `v` into the slot `a` (holding no live value). On error the slot
+/// holds a valid partial value.
 pub fn put_value(v: &Value, l: &Arc<FlatLayout>, a: Addr) -> VmResult<()> {
-    let mut fv = FlatValue::zeroed(l.clone());
-    from_value(v, l, fv.bytes_mut())?;
-    mem::move_in(fv, a);
-    Ok(())
+    let slot = mem::bytes_mut(a, l.size);
+    slot.fill(0);
+    from_value(v, l, slot)
 }
 
 /// One argument of a native call: its slot and layout (a reference layout
