@@ -723,9 +723,7 @@ pub struct CompiledScript {
 
 impl CompiledScript {
     /// A module holding just the script's shared tables (handles,
-    /// signatures, identifiers, constants, metadata) and no definitions:
-    /// the start of every "script as a module" view, which then appends
-    /// its own self handle and `main`.
+    /// signatures, identifiers, constants, metadata) and no definitions.
     pub fn tables_as_module(&self) -> CompiledModule {
         CompiledModule {
             version: self.version,
@@ -741,6 +739,45 @@ impl CompiledScript {
             metadata: self.metadata.clone(),
             ..Default::default()
         }
+    }
+
+    /// The script as a module `0x0::<module_name>` whose only function is
+    /// `main` (public entry, the script's parameters, type parameters and
+    /// access specifiers), appended after the script's own tables so every
+    /// index in the script stays valid: one view serves every pass that
+    /// works on modules (verifier, disassembler, interpreter). `None` when a
+    /// table is too full to take the appended entries.
+    pub fn as_module(&self, module_name: &str) -> Option<CompiledModule> {
+        fn append<T>(table: &mut Vec<T>, v: T) -> Option<u16> {
+            // Keep clear of u16::MAX: some passes use it as "no index".
+            let i = u16::try_from(table.len()).ok().filter(|i| *i < u16::MAX - 2)?;
+            table.push(v);
+            Some(i)
+        }
+        let mut m = self.tables_as_module();
+        let address = AddressIdentifierIndex(append(&mut m.address_identifiers, AccountAddress::ZERO)?);
+        let name = IdentifierIndex(append(&mut m.identifiers, module_name.to_string())?);
+        m.self_module_handle_idx = ModuleHandleIndex(append(&mut m.module_handles, ModuleHandle { address, name })?);
+        let main = IdentifierIndex(append(&mut m.identifiers, "main".to_string())?);
+        let unit = SignatureIndex(append(&mut m.signatures, Signature(vec![]))?);
+        let handle = FunctionHandle {
+            module: m.self_module_handle_idx,
+            name: main,
+            parameters: self.parameters,
+            return_: unit,
+            type_parameters: self.type_parameters.clone(),
+            access_specifiers: self.access_specifiers.clone(),
+            attributes: vec![],
+        };
+        let function = FunctionHandleIndex(append(&mut m.function_handles, handle)?);
+        m.function_defs.push(FunctionDefinition {
+            function,
+            visibility: Visibility::Public,
+            is_entry: true,
+            acquires_global_resources: vec![],
+            code: Some(self.code.clone()),
+        });
+        Some(m)
     }
 }
 

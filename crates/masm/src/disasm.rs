@@ -34,39 +34,9 @@ pub fn disassemble_script(s: &CompiledScript) -> Res<String> {
 /// The name the script's pseudo module and function get while printing.
 const SCRIPT_MODULE: &str = "<script>";
 
-/// A module holding the script's tables, with a self module handle and the
-/// `main` function appended (so every index of the script stays valid).
+/// The script as a module with one function `main`.
 fn script_as_module(s: &CompiledScript) -> Res<CompiledModule> {
-    let mut m = s.tables_as_module();
-    /// Appends to a table, giving the new entry's index.
-    fn append<T>(table: &mut Vec<T>, v: T) -> Res<u16> {
-        let i = u16::try_from(table.len()).map_err(|_| bad("script table full"))?;
-        table.push(v);
-        Ok(i)
-    }
-    let address = AddressIdentifierIndex(append(&mut m.address_identifiers, AccountAddress::ZERO)?);
-    let name = IdentifierIndex(append(&mut m.identifiers, SCRIPT_MODULE.to_string())?);
-    m.self_module_handle_idx = ModuleHandleIndex(append(&mut m.module_handles, ModuleHandle { address, name })?);
-    let main = IdentifierIndex(append(&mut m.identifiers, "main".to_string())?);
-    let unit_sig = SignatureIndex(append(&mut m.signatures, Signature(vec![]))?);
-    let handle = FunctionHandle {
-        module: m.self_module_handle_idx,
-        name: main,
-        parameters: s.parameters,
-        return_: unit_sig,
-        type_parameters: s.type_parameters.clone(),
-        access_specifiers: s.access_specifiers.clone(),
-        attributes: vec![],
-    };
-    let function = FunctionHandleIndex(append(&mut m.function_handles, handle)?);
-    m.function_defs.push(FunctionDefinition {
-        function,
-        visibility: Visibility::Private,
-        is_entry: false,
-        acquires_global_resources: vec![],
-        code: Some(s.code.clone()),
-    });
-    Ok(m)
+    s.as_module(SCRIPT_MODULE).ok_or_else(|| bad("script table full"))
 }
 
 /// Names that a self-module struct cannot be written as without qualifying it.

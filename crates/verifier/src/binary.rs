@@ -3,9 +3,8 @@
 
 use crate::error::{VerifyError, VerifyResult};
 use movejit_format::{
-    AbilitySet, AccountAddress, CodeUnit, CompiledModule, CompiledScript, FunctionDefinition,
-    FunctionHandle, FunctionHandleIndex, IdentifierIndex, ModuleHandle, ModuleHandleIndex,
-    AddressIdentifierIndex, Signature, SignatureIndex, SignatureToken, StatusCode, Visibility,
+    AbilitySet, CodeUnit, CompiledModule, CompiledScript, FunctionDefinition, FunctionHandle, SignatureIndex,
+    SignatureToken, StatusCode,
 };
 
 /// Everything a code pass needs to know about the function it checks.
@@ -70,55 +69,5 @@ pub(crate) const SCRIPT_MODULE_NAME: &str = "<SELF>";
 /// A script as a module with one function `main`, so every code pass serves
 /// both (the same trick Move's own linker uses).
 pub(crate) fn script_as_module(script: &CompiledScript) -> VerifyResult<CompiledModule> {
-    let full = |n: usize| n >= u16::MAX as usize - 2;
-    if full(script.identifiers.len())
-        || full(script.address_identifiers.len())
-        || full(script.module_handles.len())
-        || full(script.function_handles.len())
-        || full(script.signatures.len())
-    {
-        return Err(VerifyError::module(StatusCode::INDEX_OUT_OF_BOUNDS));
-    }
-    let mut m = CompiledModule {
-        version: script.version,
-        flavour: script.flavour,
-        module_handles: script.module_handles.clone(),
-        struct_handles: script.struct_handles.clone(),
-        function_handles: script.function_handles.clone(),
-        function_instantiations: script.function_instantiations.clone(),
-        signatures: script.signatures.clone(),
-        identifiers: script.identifiers.clone(),
-        address_identifiers: script.address_identifiers.clone(),
-        constant_pool: script.constant_pool.clone(),
-        metadata: script.metadata.clone(),
-        ..Default::default()
-    };
-    let name = IdentifierIndex(m.identifiers.len() as u16);
-    m.identifiers.push(SCRIPT_MODULE_NAME.to_string());
-    let main_name = IdentifierIndex(m.identifiers.len() as u16);
-    m.identifiers.push("main".to_string());
-    let addr = AddressIdentifierIndex(m.address_identifiers.len() as u16);
-    m.address_identifiers.push(AccountAddress::ZERO);
-    m.self_module_handle_idx = ModuleHandleIndex(m.module_handles.len() as u16);
-    m.module_handles.push(ModuleHandle { address: addr, name });
-    let empty = SignatureIndex(m.signatures.len() as u16);
-    m.signatures.push(Signature(vec![]));
-    let handle = FunctionHandleIndex(m.function_handles.len() as u16);
-    m.function_handles.push(FunctionHandle {
-        module: m.self_module_handle_idx,
-        name: main_name,
-        parameters: script.parameters,
-        return_: empty,
-        type_parameters: script.type_parameters.clone(),
-        access_specifiers: script.access_specifiers.clone(),
-        attributes: vec![],
-    });
-    m.function_defs.push(FunctionDefinition {
-        function: handle,
-        visibility: Visibility::Public,
-        is_entry: true,
-        acquires_global_resources: vec![],
-        code: Some(script.code.clone()),
-    });
-    Ok(m)
+    script.as_module(SCRIPT_MODULE_NAME).ok_or_else(|| VerifyError::module(StatusCode::INDEX_OUT_OF_BOUNDS))
 }
