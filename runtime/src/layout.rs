@@ -27,6 +27,30 @@ pub enum Layout {
 }
 
 impl Layout {
+    /// The layout of a primitive type; `None` for types with parts
+    /// (vectors, datatypes, functions, references, type parameters).
+    pub fn primitive(t: &crate::types::Type) -> Option<Layout> {
+        use crate::types::Type as T;
+        Some(match t {
+            T::Bool => Layout::Bool,
+            T::U8 => Layout::U8,
+            T::U16 => Layout::U16,
+            T::U32 => Layout::U32,
+            T::U64 => Layout::U64,
+            T::U128 => Layout::U128,
+            T::U256 => Layout::U256,
+            T::I8 => Layout::I8,
+            T::I16 => Layout::I16,
+            T::I32 => Layout::I32,
+            T::I64 => Layout::I64,
+            T::I128 => Layout::I128,
+            T::I256 => Layout::I256,
+            T::Address => Layout::Address,
+            T::Signer => Layout::Signer,
+            _ => return None,
+        })
+    }
+
     /// The tag the Move VM gives this layout in BCS (`MoveTypeLayout`).
     pub fn serde_tag(&self) -> u8 {
         match self {

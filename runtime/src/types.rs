@@ -1,7 +1,7 @@
 //! Runtime types: signature tokens with every type parameter substituted,
 //! and their type-tag text form (`0x1::option::Option<u64>`).
 
-use movejit_format::{AbilitySet, AccountAddress};
+use movejit_format::{AbilitySet, AccountAddress, SignatureToken};
 use std::fmt;
 use std::sync::Arc;
 
@@ -41,6 +41,32 @@ pub enum Type {
 }
 
 impl Type {
+    /// The type a primitive signature token names (integers, `bool`,
+    /// `address`, `signer`); `None` for every token with parts (vectors,
+    /// datatypes, functions, references, type parameters), which each
+    /// caller resolves its own way.
+    pub fn primitive(tok: &SignatureToken) -> Option<Type> {
+        use SignatureToken as S;
+        Some(match tok {
+            S::Bool => Type::Bool,
+            S::U8 => Type::U8,
+            S::U16 => Type::U16,
+            S::U32 => Type::U32,
+            S::U64 => Type::U64,
+            S::U128 => Type::U128,
+            S::U256 => Type::U256,
+            S::I8 => Type::I8,
+            S::I16 => Type::I16,
+            S::I32 => Type::I32,
+            S::I64 => Type::I64,
+            S::I128 => Type::I128,
+            S::I256 => Type::I256,
+            S::Address => Type::Address,
+            S::Signer => Type::Signer,
+            _ => return None,
+        })
+    }
+
     /// Nesting depth (a primitive is 1).
     pub fn depth(&self) -> usize {
         match self {

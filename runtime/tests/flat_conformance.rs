@@ -44,22 +44,10 @@ fn handle_id(m: &CompiledModule, sh: movejit_format::StructHandleIndex) -> Optio
 /// A signature token of `m` as a runtime type, type parameters replaced by `args`.
 fn to_type(m: &CompiledModule, t: &SignatureToken, args: &[Type]) -> Option<Type> {
     use SignatureToken as S;
+    if let Some(p) = Type::primitive(t) {
+        return Some(p);
+    }
     Some(match t {
-        S::Bool => Type::Bool,
-        S::U8 => Type::U8,
-        S::U16 => Type::U16,
-        S::U32 => Type::U32,
-        S::U64 => Type::U64,
-        S::U128 => Type::U128,
-        S::U256 => Type::U256,
-        S::I8 => Type::I8,
-        S::I16 => Type::I16,
-        S::I32 => Type::I32,
-        S::I64 => Type::I64,
-        S::I128 => Type::I128,
-        S::I256 => Type::I256,
-        S::Address => Type::Address,
-        S::Signer => Type::Signer,
         S::Vector(e) => Type::Vector(Box::new(to_type(m, e, args)?)),
         S::Function(p, r, ab) => Type::Function(
             p.iter().map(|t| to_type(m, t, args)).collect::<Option<_>>()?,
@@ -74,6 +62,7 @@ fn to_type(m: &CompiledModule, t: &SignatureToken, args: &[Type]) -> Option<Type
         S::Reference(t) => Type::Reference(Box::new(to_type(m, t, args)?)),
         S::MutableReference(t) => Type::MutableReference(Box::new(to_type(m, t, args)?)),
         S::TypeParameter(i) => args.get(*i as usize)?.clone(),
+        _ => return None,
     })
 }
 
@@ -83,22 +72,10 @@ impl Modules {
             return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
         }
         let bad = || VmError::invariant(format!("no layout for {t}"));
+        if let Some(p) = Layout::primitive(t) {
+            return Ok(p);
+        }
         Ok(match t {
-            Type::Bool => Layout::Bool,
-            Type::U8 => Layout::U8,
-            Type::U16 => Layout::U16,
-            Type::U32 => Layout::U32,
-            Type::U64 => Layout::U64,
-            Type::U128 => Layout::U128,
-            Type::U256 => Layout::U256,
-            Type::I8 => Layout::I8,
-            Type::I16 => Layout::I16,
-            Type::I32 => Layout::I32,
-            Type::I64 => Layout::I64,
-            Type::I128 => Layout::I128,
-            Type::I256 => Layout::I256,
-            Type::Address => Layout::Address,
-            Type::Signer => Layout::Signer,
             Type::Vector(e) => Layout::Vector(Box::new(self.layout_rec(e, depth + 1)?)),
             Type::Function(..) => Layout::Function,
             Type::Datatype(id, args) => {
