@@ -292,9 +292,7 @@ impl Memory {
                 .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
             RefRoot::Native(slot) => self
                 .native
-                .values
-                .get(slot as usize)
-                .and_then(|g| g.as_ref())
+                .get(slot)
                 .ok_or_else(|| Box::new(VmError::invariant("dangling native reference"))),
         }
     }
@@ -311,9 +309,7 @@ impl Memory {
                 .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
             RefRoot::Native(slot) => self
                 .native
-                .values
-                .get_mut(slot as usize)
-                .and_then(|g| g.as_mut())
+                .get_mut(slot)
                 .ok_or_else(|| Box::new(VmError::invariant("dangling native reference"))),
         }
     }

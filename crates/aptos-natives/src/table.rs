@@ -166,12 +166,11 @@ fn borrow(cx: &mut NativeContext<'_>, store: &mut TableStore, handle: AccountAdd
         None => return Err(VmError::abort(NOT_FOUND)),
         Some(Entry::Parked(s)) => *s,
         Some(e) => {
-            let slots = &mut cx.mem.native.values;
-            let s = u32::try_from(slots.len()).map_err(|_| VmError::invariant("table: too many parked entries"))?;
-            let Entry::Here(v) = std::mem::replace(e, Entry::Parked(s)) else {
+            let Entry::Here(v) = std::mem::replace(e, Entry::Parked(u32::MAX)) else {
                 return Err(VmError::invariant("table: entry state"));
             };
-            slots.push(Some(v));
+            let s = cx.mem.native.park(v)?;
+            *e = Entry::Parked(s);
             store.parked.push(Some((handle, key)));
             s
         }
@@ -252,12 +251,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
                     if let Some(p) = store.parked.get_mut(s as usize) {
                         *p = None;
                     }
-                    cx.mem
-                        .native
-                        .values
-                        .get_mut(s as usize)
-                        .and_then(Option::take)
-                        .ok_or_else(|| VmError::invariant("table: parked entry missing"))?
+                    cx.mem.native.take(s)?
                 }
             };
             Ok(vec![v])

@@ -1,11 +1,11 @@
 //! The `clob` benchmark of `../shared/bench` (an order book over tables,
 //! objects, fungible assets and events of the real Aptos framework) on the
-//! interpreter with these natives: every size in the manifest must return
+//! interpreters with these natives: every size in the manifest must return
 //! the checksum the real Aptos VM returned.
 
 mod common;
 
-use common::{run, shared};
+use common::{run, shared, INTERPRETERS};
 
 #[test]
 fn clob_returns_the_aptos_vm_checksum_at_every_size() {
@@ -32,10 +32,11 @@ fn clob_returns_the_aptos_vm_checksum_at_every_size() {
         let hex_list = |v: &serde_json::Value| -> Vec<Vec<u8>> {
             v.as_array().expect("hex list").iter().map(|h| hex::decode(h.as_str().expect("hex")).expect("hex")).collect()
         };
-        let result = run(&modules, function, &hex_list(&args));
-        match result {
-            Ok(returns) => assert_eq!(returns, hex_list(&expected), "clob {args}"),
-            Err(e) => panic!("clob {args} failed: {e:?}"),
+        for kind in INTERPRETERS {
+            match run(kind, &modules, function, &hex_list(&args)) {
+                Ok(returns) => assert_eq!(returns, hex_list(&expected), "clob {args} ({kind:?})"),
+                Err(e) => panic!("clob {args} failed ({kind:?}): {e:?}"),
+            }
         }
     }
 }

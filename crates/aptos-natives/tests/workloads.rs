@@ -14,7 +14,8 @@
 
 mod common;
 
-use common::{engine, shared, split};
+use common::{engine, shared, split, INTERPRETERS};
+use movejit_interp::InterpreterKind;
 use movejit_aptos_natives::{run_transaction, take_publish_request, EventLog, Randomness, TransactionContext, UserTransaction};
 use movejit_format::decode_module;
 use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
@@ -88,6 +89,7 @@ fn bytes_arg_u64(v: &[u64]) -> Vec<u8> {
 
 /// A host running one package's transactions.
 struct Chain {
+    kind: InterpreterKind,
     storage: InMemoryStorage,
     ext: NativeExtensions,
     txns: u64,
@@ -95,8 +97,8 @@ struct Chain {
 
 impl Chain {
     /// The framework plus `packages` (folders of aptos-workloads), with every
-    /// `init_module` run by the module's publisher.
-    fn new(packages: &[&str]) -> (Chain, Vec<Expect>) {
+    /// `init_module` run by the module's publisher, on interpreter `kind`.
+    fn new(kind: InterpreterKind, packages: &[&str]) -> (Chain, Vec<Expect>) {
         let mut storage = InMemoryStorage::default();
         let publish = |dir: &Path, storage: &mut InMemoryStorage| -> Vec<movejit_format::CompiledModule> {
             let mut out = vec![];
@@ -115,7 +117,7 @@ impl Chain {
         for p in packages {
             modules.extend(publish(&shared().join("corpus/aptos-workloads").join(p), &mut storage));
         }
-        let mut chain = Chain { storage, ext: NativeExtensions::new(), txns: 0 };
+        let mut chain = Chain { kind, storage, ext: NativeExtensions::new(), txns: 0 };
         // The one piece of genesis state the workloads read: the on-chain clock.
         let clock = chain.run("0x1::timestamp::set_time_has_started", vec![signer(1)]);
         assert_eq!(clock, Expect::Executed, "genesis: timestamp");
@@ -188,7 +190,7 @@ impl Chain {
             transaction_index: self.txns as u32,
         };
         self.ext.insert(TransactionContext::new(hash, 4, Some(user)));
-        let engine = engine();
+        let engine = engine(self.kind);
         let (module, name) = split(function);
         let storage = &self.storage;
         let r = run_transaction(&mut self.ext, || {
@@ -233,7 +235,7 @@ impl Chain {
 
     /// A read-only call (not a transaction): its BCS returns.
     fn view(&mut self, function: &str, ty_args: &[&str], args: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-        let engine = engine();
+        let engine = engine(self.kind);
         let (module, name) = split(function);
         let ty: Vec<Type> = ty_args.iter().map(|t| Type::parse_tag(t).expect("type tag")).collect();
         let storage = &self.storage;
@@ -270,22 +272,27 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 type Row = (&'static str, Vec<Vec<u8>>, Expect);
 
-/// Runs `rows` in order after publishing `packages`; every init_module and
-/// every row must end as expected. Returns the chain for further checks.
-fn check(packages: &[&str], rows: Vec<Row>) -> Chain {
-    let (mut chain, inits) = Chain::new(packages);
-    for (i, s) in inits.iter().enumerate() {
-        assert_eq!(*s, Expect::Executed, "{packages:?}: init_module #{i}");
-    }
-    let mut failures = vec![];
-    for (f, args, expect) in rows {
-        let got = chain.run(f, args);
-        if got != expect {
-            failures.push(format!("{f}: got {got:?}, expected {expect:?}"));
+/// Runs `rows` in order after publishing `packages`, on each interpreter;
+/// every init_module and every row must end as expected. Returns the chain
+/// of each interpreter for further checks.
+fn check(packages: &[&str], rows: Vec<Row>) -> Vec<Chain> {
+    let mut chains = vec![];
+    for kind in INTERPRETERS {
+        let (mut chain, inits) = Chain::new(kind, packages);
+        for (i, s) in inits.iter().enumerate() {
+            assert_eq!(*s, Expect::Executed, "{packages:?} ({kind:?}): init_module #{i}");
         }
+        let mut failures = vec![];
+        for (f, args, expect) in rows.iter().cloned() {
+            let got = chain.run(f, args);
+            if got != expect {
+                failures.push(format!("{f}: got {got:?}, expected {expect:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{packages:?} ({kind:?}):\n{}", failures.join("\n"));
+        chains.push(chain);
     }
-    assert!(failures.is_empty(), "{packages:?}:\n{}", failures.join("\n"));
-    chain
+    chains
 }
 
 use Expect::*;
@@ -339,7 +346,7 @@ fn objects() {
 
 #[test]
 fn aggregators() {
-    let chain = check(
+    let chains = check(
         &["framework_usecases", "aggregator_examples"],
         vec![
             ("0xabcd::aggregator_example::increment", vec![], Executed),
@@ -355,8 +362,10 @@ fn aggregators() {
     );
     // Milestones every 2 increments: events at counts 2 and 4.
     let milestone = "0xcafe::counter_with_milestone::MilestoneReached".to_string();
-    let milestones: Vec<_> = chain.events().into_iter().filter(|(t, _)| *t == milestone).collect();
-    assert_eq!(milestones, vec![(milestone.clone(), u64_arg(2)), (milestone, u64_arg(4))]);
+    for chain in chains {
+        let milestones: Vec<_> = chain.events().into_iter().filter(|(t, _)| *t == milestone).collect();
+        assert_eq!(milestones, vec![(milestone.clone(), u64_arg(2)), (milestone.clone(), u64_arg(4))], "{:?}", chain.kind);
+    }
 }
 
 #[test]
@@ -399,7 +408,7 @@ fn transaction_context_and_resource_groups() {
 #[test]
 fn fungible_assets() {
     let f = |n: &str| -> &'static str { Box::leak(format!("0xabcd::fungible_asset_example::{n}").into_boxed_str()) };
-    let mut chain = check(
+    let chains = check(
         &["framework_usecases"],
         vec![
             (f("mint"), vec![signer(PUBLISHER), address_arg(USER), u64_arg(1000)], Executed),
@@ -411,14 +420,16 @@ fn fungible_assets() {
             (f("transfer"), vec![signer(CAFE), address_arg(PUBLISHER), address_arg(USER), u64_arg(71)], Aborted(0x1_0004)),
         ],
     );
-    let metadata = chain.view(f("get_metadata"), &[], vec![address_arg(PUBLISHER)]).remove(0);
-    for (account, balance) in [(USER, 1000 - 100 + 30), (CAFE, 100 - 30), (PUBLISHER, 0)] {
-        let r = chain.view(
-            "0x1::primary_fungible_store::balance",
-            &["0x1::fungible_asset::Metadata"],
-            vec![address_arg(account), metadata.clone()],
-        );
-        assert_eq!(r, vec![u64_arg(balance)], "balance of {account:#x}");
+    for mut chain in chains {
+        let metadata = chain.view(f("get_metadata"), &[], vec![address_arg(PUBLISHER)]).remove(0);
+        for (account, balance) in [(USER, 1000 - 100 + 30), (CAFE, 100 - 30), (PUBLISHER, 0)] {
+            let r = chain.view(
+                "0x1::primary_fungible_store::balance",
+                &["0x1::fungible_asset::Metadata"],
+                vec![address_arg(account), metadata.clone()],
+            );
+            assert_eq!(r, vec![u64_arg(balance)], "balance of {account:#x} ({:?})", chain.kind);
+        }
     }
 }
 
@@ -450,19 +461,21 @@ fn pictures_and_streams() {
 
 #[test]
 fn dice_roll_needs_unbiasable_randomness() {
-    let (mut chain, inits) = Chain::new(&["framework_usecases"]);
-    assert!(inits.iter().all(|s| *s == Executed), "{inits:?}");
-    // A plain call: randomness::next_32_bytes asserts is_unbiasable (abort 1).
-    assert_eq!(chain.run("0xabcd::dice_roll::roll", vec![signer(USER)]), Aborted(1));
-    // Unbiasable but before genesis started randomness: no PerBlockRandomness.
-    assert_eq!(chain.run_unbiasable("0xabcd::dice_roll::roll", vec![signer(USER)]), Status(StatusCode::MISSING_DATA));
-    // Genesis: randomness::initialize, then the VM's block prologue sets a seed.
-    assert_eq!(chain.run("0x1::randomness::initialize", vec![signer(1)]), Executed);
-    let mut seed = vec![1u8]; // Option::Some
-    seed.extend(bytes_arg(&[7; 32]));
-    assert_eq!(chain.run("0x1::randomness::on_new_block", vec![signer(0), u64_arg(1), u64_arg(1), seed]), Executed);
-    for _ in 0..3 {
-        assert_eq!(chain.run_unbiasable("0xabcd::dice_roll::roll", vec![signer(USER)]), Executed);
+    for kind in INTERPRETERS {
+        let (mut chain, inits) = Chain::new(kind, &["framework_usecases"]);
+        assert!(inits.iter().all(|s| *s == Executed), "{inits:?}");
+        // A plain call: randomness::next_32_bytes asserts is_unbiasable (abort 1).
+        assert_eq!(chain.run("0xabcd::dice_roll::roll", vec![signer(USER)]), Aborted(1));
+        // Unbiasable but before genesis started randomness: no PerBlockRandomness.
+        assert_eq!(chain.run_unbiasable("0xabcd::dice_roll::roll", vec![signer(USER)]), Status(StatusCode::MISSING_DATA));
+        // Genesis: randomness::initialize, then the VM's block prologue sets a seed.
+        assert_eq!(chain.run("0x1::randomness::initialize", vec![signer(1)]), Executed);
+        let mut seed = vec![1u8]; // Option::Some
+        seed.extend(bytes_arg(&[7; 32]));
+        assert_eq!(chain.run("0x1::randomness::on_new_block", vec![signer(0), u64_arg(1), u64_arg(1), seed]), Executed);
+        for _ in 0..3 {
+            assert_eq!(chain.run_unbiasable("0xabcd::dice_roll::roll", vec![signer(USER)]), Executed);
+        }
     }
 }
 

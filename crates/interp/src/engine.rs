@@ -41,13 +41,11 @@ pub enum ExecutorKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum InterpreterKind {
     /// Values as a tree of Rust values, references as root + path (the
-    /// original reference interpreter). The default for now: the flat one's
-    /// native bridge re-syncs every parked table entry on each native call,
-    /// which makes table-heavy code quadratic (`clob`: 5.1 s vs 34 ms).
-    #[default]
+    /// original reference interpreter, kept as a cross-check).
     Tree,
-    /// The flat representation shared with the JIT (jit-abi.md 1.3–3);
-    /// 1.68x faster than the tree one over the other benchmarks.
+    /// The flat representation shared with the JIT (jit-abi.md 1.3–3); the
+    /// default.
+    #[default]
     Flat,
 }
 

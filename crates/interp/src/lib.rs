@@ -7,11 +7,10 @@
 //! Two interpreters implement the same semantics, selected by
 //! [`EngineConfig::interpreter`] ([`InterpreterKind`]; the environment
 //! variable `MOVEJIT_INTERPRETER=flat|tree` sets the default): the flat one
-//! (`flat/`: prepared ops over the flat values of `movejit_runtime::flat`
-//! that the JIT shares, references as addresses) and the tree one
-//! (`interpreter.rs`: values as a tree of Rust values), the default until
-//! the flat one's native bridge stops re-syncing every parked table entry
-//! on each native call (quadratic on table-heavy code). The conformance and robustness tests run both.
+//! (the default; `flat/`: prepared ops over the flat values of
+//! `movejit_runtime::flat` that the JIT shares, references as addresses)
+//! and the tree one (`interpreter.rs`: values as a tree of Rust values),
+//! kept as a cross-check. The conformance and robustness tests run both.
 //!
 //! Every module is verified (movejit-verifier) before any of its code runs.
 //! Values, BCS, natives, gas and errors come from movejit-runtime, which the

@@ -1,12 +1,14 @@
 //! Robustness on real code: every function of the shared corpus (Aptos and
 //! Sui framework packages) whose parameters are plain values is called with
 //! fixed arguments under a gas budget. Every call must end in a result or a
-//! typed VM error: never a panic, never a hang.
+//! typed VM error: never a panic, never a hang; the two interpreters agree,
+//! and the flat one frees every heap block it allocates.
 
 mod common;
 
 use common::shared_dir;
 use movejit_format::{AccountAddress, Flavour, SignatureToken as S};
+use movejit_interp::runtime::flat::live_allocations;
 use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 use movejit_interp::{Engine, EngineConfig, InterpreterKind};
 use std::collections::BTreeMap;
@@ -72,6 +74,7 @@ fn corpus_functions_never_panic() {
         let mut statuses: BTreeMap<&'static str, usize> = BTreeMap::new();
         let mut calls = 0;
         let mut differ = Vec::new();
+        let mut leaks = Vec::new();
         for (id, m) in &modules {
             assert_eq!(m.flavour == Flavour::Sui, sui && m.flavour != Flavour::Common || m.flavour == Flavour::Sui);
             for (i, fd) in m.function_defs.iter().enumerate() {
@@ -85,10 +88,10 @@ fn corpus_functions_never_panic() {
                 // Both interpreters: neither panics, and they agree on
                 // everything observable (status, abort code, location,
                 // results, gas).
-                let run = |engine: &Engine| {
+                let run = |engine: &Engine, budget: u64| {
                     let r = catch_unwind(AssertUnwindSafe(|| {
                         let mut session = engine.new_session(&storage);
-                        let mut gas = GasMeter::new(CostTable::default(), 200_000);
+                        let mut gas = GasMeter::new(CostTable::default(), budget);
                         let r = session.execute_function(id, &name, &[], &args, &mut gas);
                         (r, gas.used())
                     }));
@@ -99,10 +102,21 @@ fn corpus_functions_never_panic() {
                     };
                     (r, summary)
                 };
-                let (r, a) = run(&tree);
-                let (_, b) = run(&flat);
+                let (r, a) = run(&tree, 200_000);
+                let (_, b) = run(&flat, 200_000);
                 if a != b {
                     differ.push(format!("{id}::{name}: tree {a} / flat {b}"));
+                }
+                // Again on the flat one (the first run prepared the code and
+                // its constants, which the engine keeps), also out of gas
+                // midway: every heap block it allocates is freed.
+                for budget in [200_000, 700] {
+                    let live = live_allocations();
+                    let (_, again) = run(&flat, budget);
+                    let leaked = live_allocations() - live;
+                    if leaked != 0 || (budget == 200_000 && again != b) {
+                        leaks.push(format!("{id}::{name} (gas {budget}): {leaked} blocks ({again})"));
+                    }
                 }
                 calls += 1;
                 let s = match r {
@@ -119,6 +133,7 @@ fn corpus_functions_never_panic() {
             eprintln!("DIFFER {d}");
         }
         assert!(differ.is_empty(), "{} calls differ between the tree and flat interpreters", differ.len());
+        assert!(leaks.is_empty(), "{} flat calls leak or differ on a second run: {:?}", leaks.len(), &leaks[..leaks.len().min(20)]);
         eprintln!("{flavour_dir}: {calls} calls: {statuses:?}");
         assert!(calls > 100, "the corpus should give many callable functions");
     }

@@ -203,77 +203,20 @@ pub struct NativeArg {
 }
 
 /// Native state that lives for one execution: the tree [`Memory`] natives
-/// see (its `native` slots hold values natives park, e.g. borrowed table
-/// entries, and the call's extensions), and the flat mirror of each parked
-/// value whose address Move code holds as a reference. Mirrors are written
-/// back to the parked values before every native call and when the session
-/// ends (dropping it sends the parked values home, as dropping the tree
-/// interpreter's memory does).
+/// see (its `native` slots hold the values natives park, e.g. borrowed
+/// table entries, and the call's extensions). A parked value Move code
+/// references lives there as a flat value (made when the reference is
+/// handed out); dropping the session sends the parked values home in tree
+/// form, as dropping the tree interpreter's memory does.
 #[derive(Debug, Default)]
 pub struct NativeSession {
     mem: Memory,
-    mirrors: Vec<Option<FlatValue>>,
-}
-
-impl NativeSession {
-    /// Flat mirrors → the parked tree values.
-    fn to_tree(&mut self) -> VmResult<()> {
-        for (i, m) in self.mirrors.iter().enumerate() {
-            if let (Some(fv), Some(slot)) = (m, self.mem.native.values.get_mut(i)) {
-                *slot = Some(to_value(fv.layout(), fv.bytes())?);
-            }
-        }
-        Ok(())
-    }
-
-    /// Parked tree values → their flat mirrors, in place (addresses held
-    /// by Move code stay valid); a value the native took back drops its mirror.
-    fn from_tree(&mut self) -> VmResult<()> {
-        for (i, m) in self.mirrors.iter_mut().enumerate() {
-            let Some(fv) = m else { continue };
-            match self.mem.native.values.get(i) {
-                Some(Some(v)) => {
-                    if to_value(fv.layout(), fv.bytes())? != *v {
-                        let l = fv.layout().clone();
-                        super::value::drop_in_place(&l, fv.bytes_mut());
-                        from_value(v, &l, fv.bytes_mut())?;
-                    }
-                }
-                _ => *m = None,
-            }
-        }
-        Ok(())
-    }
-
-    /// The flat address of parked value `i` (made on first use, of layout `l`).
-    fn mirror(&mut self, i: u32, l: Option<&Arc<FlatLayout>>) -> VmResult<(Arc<FlatLayout>, Addr)> {
-        let i = i as usize;
-        if self.mirrors.len() <= i {
-            self.mirrors.resize_with(i + 1, || None);
-        }
-        if self.mirrors[i].is_none() {
-            let l = l.ok_or_else(|| VmError::invariant("reference into a parked value of unknown layout"))?;
-            let v = self.mem.native.values.get(i).and_then(|v| v.as_ref()).ok_or_else(|| VmError::invariant("dangling native reference"))?;
-            let mut fv = FlatValue::zeroed(l.clone());
-            from_value(v, l, fv.bytes_mut())?;
-            self.mirrors[i] = Some(fv);
-        }
-        let fv = self.mirrors[i].as_ref().ok_or_else(|| VmError::invariant("native mirror"))?;
-        Ok((fv.layout().clone(), Addr::of_value(fv)))
-    }
-}
-
-impl Drop for NativeSession {
-    fn drop(&mut self) {
-        // Errors here mean a mirror no longer converts; the parked tree
-        // value then stays as it was.
-        let _ = self.to_tree();
-    }
 }
 
 /// Calls `native` with flat arguments; writes its results into `rets`
 /// (slots holding no live value; they may overlap the argument slots,
-/// which are consumed first).
+/// which are consumed first). On error each value argument is in place or
+/// dropped, and the result slots own nothing.
 #[allow(clippy::too_many_arguments)]
 pub fn call_native(
     native: &NativeFunction,
@@ -284,7 +227,6 @@ pub fn call_native(
     args: &[NativeArg],
     rets: &[(Addr, Arc<FlatLayout>)],
 ) -> VmResult<()> {
-    ns.to_tree()?;
     ns.mem.locals.clear();
     let mut values = Vec::with_capacity(args.len());
     // (target layout, target address) of each reference argument, by root.
@@ -313,7 +255,6 @@ pub fn call_native(
         let mut cx = NativeContext { mem: &mut ns.mem, gas, types };
         native(&mut cx, ty_args, values)?
     };
-    ns.from_tree()?;
     for (idx, t, target) in write_back {
         let v = ns.mem.locals.get(idx).ok_or_else(|| VmError::invariant("native argument root"))?;
         mem::drop_value(&t, target);
@@ -322,21 +263,38 @@ pub fn call_native(
     if results.len() != rets.len() {
         return Err(VmError::invariant("native returned a different number of values"));
     }
-    for (v, (a, l)) in results.iter().zip(rets) {
-        match (v, &l.shape) {
-            // A reference into an argument (`vector::borrow`,
-            // `signer::borrow_address`) or into a parked value (a table
-            // entry): the same place in flat memory.
-            (Value::Ref(r), Shape::Reference(t)) => {
-                let (tl, ta) = match r.root {
-                    RefRoot::Local(i) => roots.get(i as usize).cloned().ok_or_else(|| VmError::invariant("native reference root"))?,
-                    RefRoot::Native(i) => ns.mirror(i, r.path.as_slice().is_empty().then_some(t))?,
-                    RefRoot::Global(_) => return Err(VmError::invariant("native returned a reference to a global")),
-                };
-                mem::write_addr(*a, walk(&tl, ta, r.path.as_slice())?);
+    for (k, (v, (a, l))) in results.iter().zip(rets).enumerate() {
+        if let Err(e) = put_result(ns, &roots, v, l, *a) {
+            // Leave no result behind: the caller's slots then own nothing
+            // (results overlap argument slots of other layouts).
+            for (a, l) in &rets[..=k] {
+                mem::drop_value(l, *a);
+                mem::zero(*a, l.size);
             }
-            (v, _) => put_value(ns.mem.deref(v)?, l, *a)?,
+            return Err(e);
         }
+    }
+    Ok(())
+}
+
+/// Writes one native result into its slot `a` (holding no live value).
+fn put_result(ns: &mut NativeSession, roots: &[(Arc<FlatLayout>, Addr)], v: &Value, l: &Arc<FlatLayout>, a: Addr) -> VmResult<()> {
+    match (v, &l.shape) {
+        // A reference into an argument (`vector::borrow`,
+        // `signer::borrow_address`) or into a parked value (a table
+        // entry): the same place in flat memory.
+        (Value::Ref(r), Shape::Reference(t)) => {
+            let (tl, ta) = match r.root {
+                RefRoot::Local(i) => roots.get(i as usize).cloned().ok_or_else(|| VmError::invariant("native reference root"))?,
+                RefRoot::Native(i) => {
+                    let fv = ns.mem.native.flat(i, r.path.as_slice().is_empty().then_some(t))?;
+                    (fv.layout().clone(), Addr::of_value(fv))
+                }
+                RefRoot::Global(_) => return Err(VmError::invariant("native returned a reference to a global")),
+            };
+            mem::write_addr(a, walk(&tl, ta, r.path.as_slice())?);
+        }
+        (v, _) => put_value(ns.mem.deref(v)?, l, a)?,
     }
     Ok(())
 }

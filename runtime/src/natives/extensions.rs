@@ -10,6 +10,7 @@
 
 use super::NativeContext;
 use crate::error::{VmError, VmResult};
+use crate::flat::{native_bridge, FlatLayout, FlatValue};
 use crate::values::Value;
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
@@ -113,24 +114,102 @@ pub(super) fn run_with<R>(
 /// Where parked values go when the memory holding them is dropped.
 pub type ParkedHome = Arc<Mutex<Option<Vec<Option<Value>>>>>;
 
+/// A parked value: its tree form, or the flat value Move code holds
+/// references into (the flat interpreter's native bridge converts a parked
+/// value once, when a native first hands out a reference to it).
+#[derive(Debug)]
+enum Parked {
+    Tree(Value),
+    Flat(FlatValue),
+}
+
+impl Parked {
+    /// The tree form (a flat value is converted and freed).
+    fn into_value(self) -> VmResult<Value> {
+        match self {
+            Parked::Tree(v) => Ok(v),
+            Parked::Flat(fv) => native_bridge::to_value(fv.layout(), fv.bytes()),
+        }
+    }
+}
+
 /// Values natives own for the length of one call and hand out references
 /// to (`RefRoot::Native(slot)`), e.g. the table entries `borrow_box`
 /// returns. When the call's memory is dropped the values go to `home`, so a
 /// native whose state outlives the call can take them back.
+///
+/// Natives never change a parked value in place (they only park and take
+/// it), so a value lives in one form at a time and nothing is synchronised
+/// per call: the tree form is made again only when a native takes the value
+/// ([`NativeSlots::take`]) or the memory goes home.
 #[derive(Debug, Default)]
 pub struct NativeSlots {
-    pub values: Vec<Option<Value>>,
+    values: Vec<Option<Parked>>,
     /// Set by the native that parked the values.
     pub home: Option<ParkedHome>,
     /// The call's own extensions (when the host installed none).
     extensions: Option<NativeExtensions>,
 }
 
+fn dangling() -> VmError {
+    VmError::invariant("dangling native reference")
+}
+
+impl NativeSlots {
+    /// Parks `v`, returning its slot (for `RefRoot::Native`).
+    pub fn park(&mut self, v: Value) -> VmResult<u32> {
+        let slot = u32::try_from(self.values.len()).map_err(|_| VmError::invariant("too many parked values"))?;
+        self.values.push(Some(Parked::Tree(v)));
+        Ok(slot)
+    }
+
+    /// Takes the value out of `slot` (references to it must be dead).
+    pub fn take(&mut self, slot: u32) -> VmResult<Value> {
+        self.values.get_mut(slot as usize).and_then(Option::take).ok_or_else(dangling)?.into_value()
+    }
+
+    /// The parked value in tree form (`None` when the slot is empty or
+    /// holds a flat value: only the flat bridge references those).
+    pub fn get(&self, slot: u32) -> Option<&Value> {
+        match self.values.get(slot as usize)? {
+            Some(Parked::Tree(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn get_mut(&mut self, slot: u32) -> Option<&mut Value> {
+        match self.values.get_mut(slot as usize)? {
+            Some(Parked::Tree(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The flat form of the value in `slot`, converted from the tree form
+    /// (with layout `layout`) on first use; its address stays valid while
+    /// the value is parked.
+    pub fn flat(&mut self, slot: u32, layout: Option<&Arc<FlatLayout>>) -> VmResult<&FlatValue> {
+        let p = self.values.get_mut(slot as usize).and_then(Option::as_mut).ok_or_else(dangling)?;
+        if let Parked::Tree(v) = p {
+            let l = layout.ok_or_else(|| VmError::invariant("reference into a parked value of unknown layout"))?;
+            let mut fv = FlatValue::zeroed(l.clone());
+            native_bridge::from_value(v, l, fv.bytes_mut())?;
+            *p = Parked::Flat(fv);
+        }
+        match p {
+            Parked::Flat(fv) => Ok(fv),
+            Parked::Tree(_) => Err(VmError::invariant("parked value form")),
+        }
+    }
+}
+
 impl Drop for NativeSlots {
     fn drop(&mut self) {
         if let Some(home) = self.home.take() {
+            // A flat value that no longer converts (an invariant broken
+            // elsewhere) goes home as missing rather than half-built.
+            let values = std::mem::take(&mut self.values).into_iter().map(|p| p.and_then(|p| p.into_value().ok())).collect();
             if let Ok(mut h) = home.lock() {
-                *h = Some(std::mem::take(&mut self.values));
+                *h = Some(values);
             }
         }
     }
@@ -174,9 +253,29 @@ mod tests {
     fn parked_values_go_home_on_drop() {
         let home: ParkedHome = Arc::new(Mutex::new(None));
         let mut slots = NativeSlots::default();
-        slots.values = vec![Some(Value::U64(7)), None];
+        assert_eq!(slots.park(Value::U64(7)).unwrap(), 0);
+        assert_eq!(slots.park(Value::U64(8)).unwrap(), 1);
+        assert_eq!(slots.take(1).unwrap(), Value::U64(8));
         slots.home = Some(home.clone());
         drop(slots);
         assert_eq!(home.lock().unwrap().take(), Some(vec![Some(Value::U64(7)), None]));
+    }
+
+    #[test]
+    fn flat_form_is_made_once_and_goes_home_as_a_tree_value() {
+        let home: ParkedHome = Arc::new(Mutex::new(None));
+        let l = Arc::new(FlatLayout::from_layout(&crate::Layout::Vector(Box::new(crate::Layout::U64)), 8).unwrap());
+        let v = Value::Vector(vec![Value::U64(1), Value::U64(2)]);
+        let live = crate::flat::live_allocations();
+        let mut slots = NativeSlots::default();
+        let s = slots.park(v.clone()).unwrap();
+        let a = slots.flat(s, Some(&l)).unwrap().as_ptr();
+        // The second use finds the same flat value (no layout needed).
+        assert_eq!(slots.flat(s, None).unwrap().as_ptr(), a);
+        assert!(slots.get(s).is_none(), "a flat value has no tree form to lend");
+        slots.home = Some(home.clone());
+        drop(slots);
+        assert_eq!(home.lock().unwrap().take(), Some(vec![Some(v)]));
+        assert_eq!(crate::flat::live_allocations(), live, "the flat form is freed");
     }
 }

@@ -11,16 +11,14 @@ pub fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
+/// Both interpreters: every test here runs on each (the natives see tree
+/// values either way; the flat one reaches them through its native bridge).
+pub const INTERPRETERS: [InterpreterKind; 2] = [InterpreterKind::Flat, InterpreterKind::Tree];
+
 /// An Aptos engine with the stdlib and framework natives, registered as a
-/// host does. The tree interpreter: the flat one's native bridge does not
-/// yet pass references natives return into their own storage (table
-/// entries).
-pub fn engine() -> Engine {
-    Engine::new(EngineConfig {
-        natives: movejit_aptos_natives::aptos_registry(),
-        interpreter: InterpreterKind::Tree,
-        ..EngineConfig::aptos()
-    })
+/// host does, on interpreter `kind`.
+pub fn engine(kind: InterpreterKind) -> Engine {
+    Engine::new(EngineConfig { natives: movejit_aptos_natives::aptos_registry(), interpreter: kind, ..EngineConfig::aptos() })
 }
 
 /// A store holding `modules` (file paths).
@@ -35,10 +33,10 @@ pub fn storage(modules: &[PathBuf]) -> InMemoryStorage {
 }
 
 /// Calls `0xADDR::module::function` with BCS args in a fresh session
-/// (unmetered): the BCS returns or the VM error.
-pub fn run(modules: &[PathBuf], function: &str, args: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, VmError> {
+/// (unmetered) on interpreter `kind`: the BCS returns or the VM error.
+pub fn run(kind: InterpreterKind, modules: &[PathBuf], function: &str, args: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, VmError> {
     let store = storage(modules);
-    call(&engine(), &store, function, args)
+    call(&engine(kind), &store, function, args)
 }
 
 pub fn call(engine: &Engine, store: &InMemoryStorage, function: &str, args: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, VmError> {

@@ -42,6 +42,9 @@ pub(crate) struct FlatInterp<'a, 'e, 'r> {
     entry_rets: Vec<FlatValue>,
     /// Natives' memory for this execution.
     natives: native_bridge::NativeSession,
+    /// Set when the failing instruction of the top frame had completed
+    /// (a stack-limit check after it): its results are on the stack.
+    failed_after: bool,
 }
 
 /// `a = a op b` on integers of type `$t` (`$n` bytes) in flat slots;
@@ -217,6 +220,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             scratch: Vec::new(),
             entry_rets: Vec::new(),
             natives: native_bridge::NativeSession::default(),
+            failed_after: false,
         }
     }
 
@@ -257,13 +261,21 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let ret_slots: Vec<(Addr, L)> = self.entry_rets.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
         let ty_args = Arc::new(ty_args);
         let callee = self.s.flat_callee(&m, def, ty_args.clone())?;
-        let r = self
-            .call(&callee, Args { slots: &arg_slots, mutable: &mutable }, &ret_slots, 0, ret_slots.len() as u32, &ty_args)
-            .and_then(|pushed| if pushed { self.run() } else { Ok(()) });
-        // Argument slots were consumed by the call (moved or dropped).
-        for s in slots {
-            s.forget_moved();
-        }
+        let r = match self.call(&callee, Args { slots: &arg_slots, mutable: &mutable }, &ret_slots, 0, ret_slots.len() as u32, &ty_args) {
+            Ok(pushed) => {
+                // Argument slots were consumed by the call (moved or dropped).
+                for s in slots {
+                    s.forget_moved();
+                }
+                if pushed { self.run() } else { Ok(()) }
+            }
+            // A failed call leaves each argument in place or dropped:
+            // dropping the slots frees what is left.
+            Err(e) => {
+                drop(slots);
+                Err(e)
+            }
+        };
         match r {
             Ok(()) => {
                 // Returned references: copies of what they point to (which
@@ -288,20 +300,55 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
     }
 
-    /// Drops the locals of every frame left after an error.
+    /// Drops what every frame left after an error still owns: its locals
+    /// and its live operand-stack values. The top frame's stack is as before
+    /// its failing instruction (a failing instruction leaves each operand in
+    /// place or dropped, and drops are idempotent), or as after it when it
+    /// completed before a stack-limit check; a frame below holds the values
+    /// under its call's arguments (which moved to the callee).
     fn unwind(&mut self) {
+        let mut top = true;
         while let Some(f) = self.frames.pop() {
+            let (state, below) = if top {
+                (f.pc + self.failed_after as usize, u32::MAX)
+            } else {
+                let below = match f.p.ops.get(f.pc) {
+                    Some(Op::Call(site)) => site.height_below,
+                    Some(Op::CallClosure(site)) => site.height_below,
+                    _ => 0,
+                };
+                (f.pc, below)
+            };
+            for (depth, off, l) in f.p.owned_stack.get(state).map(|s| &s[..]).unwrap_or(&[]) {
+                if *depth < below {
+                    mem::drop_value(l, f.base.add(*off));
+                }
+            }
             for (off, l) in &f.p.owned_locals {
                 mem::drop_value(l, f.base.add(*off));
             }
             self.stack.pop(f.mark);
+            top = false;
+        }
+        self.failed_after = false;
+    }
+
+    /// A callee's results that cannot stay (the stack limit): dropped and
+    /// zeroed, so the slots (which may overlap dropped arguments of other
+    /// layouts) own nothing when the frame unwinds.
+    fn discard_results(rets: &[(Addr, L)]) {
+        for (a, l) in rets {
+            mem::drop_value(l, *a);
+            mem::zero(*a, l.size);
         }
     }
 
     /// Calls `callee`: a native or compiled callee runs at once (`false`),
     /// a Move function gets a frame (`true`). `sbase` is the operand-stack
     /// height below the arguments; `height_after` the caller's height after
-    /// the call (natives push their results there).
+    /// the call (natives push their results there). On error each argument
+    /// is in place or its slot owns nothing, and no result is left (what
+    /// `unwind` relies on).
     fn call(
         &mut self,
         callee: &Callee,
@@ -320,7 +367,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 self.gas.charge_native(0)?;
                 if let Some(kind) = fast {
                     vec_native(*kind, &args, rets)?;
-                    self.check_push(rets.len(), sbase, height_after)?;
+                    self.check_push(rets, sbase, height_after)?;
                     return Ok(false);
                 }
                 let nargs: Vec<NativeArg> = args
@@ -330,7 +377,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     .map(|((a, l), m)| NativeArg { layout: l.clone(), slot: *a, mutable: *m })
                     .collect();
                 native_bridge::call_native(f, &mut self.natives, self.gas, &*self.s, native_ty_args, &nargs, rets)?;
-                self.check_push(rets.len(), sbase, height_after)?;
+                self.check_push(rets, sbase, height_after)?;
                 Ok(false)
             }
             Callee::Move(p) => {
@@ -338,9 +385,22 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                 }
                 self.gas.charge_frame()?;
-                if self.s.compiled.is_some() && self.try_compiled(p, &args, rets, sbase)? {
-                    self.check_push(rets.len(), sbase, height_after)?;
-                    return Ok(false);
+                if self.s.compiled.is_some() {
+                    match self.try_compiled(p, &args, rets, sbase) {
+                        Ok(true) => {
+                            self.check_push(rets, sbase, height_after)?;
+                            return Ok(false);
+                        }
+                        Ok(false) => {}
+                        Err(e) => {
+                            // It ran and consumed the arguments: their slots
+                            // own nothing now (for the unwind).
+                            for (a, l) in args.slots {
+                                mem::zero(*a, l.size);
+                            }
+                            return Err(e);
+                        }
+                    }
                 }
                 let (base, mark) = self.stack.push(p.frame_size);
                 for ((src, l), (off, _)) in args.slots.iter().zip(&p.params) {
@@ -352,8 +412,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
     }
 
-    fn check_push(&self, n: usize, sbase: u32, height_after: u32) -> TrapResult<()> {
-        if n > 0 && sbase + height_after > self.max_stack {
+    /// The stack limit after a callee that ran at once wrote `rets`.
+    fn check_push(&self, rets: &[(Addr, L)], sbase: u32, height_after: u32) -> TrapResult<()> {
+        if !rets.is_empty() && sbase + height_after > self.max_stack {
+            Self::discard_results(rets);
             return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
         }
         Ok(())
@@ -396,6 +458,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             if let Err(mut e) = self.exec(&p, base, sbase, &mut pc) {
                 if e.location.is_none() {
                     e.location = Some(location(&p, pc));
+                }
+                // Where the failing frame stopped (for `unwind`).
+                if let Some(f) = self.frames.last_mut().filter(|f| Arc::ptr_eq(&f.p, &p)) {
+                    f.pc = pc;
                 }
                 return Err(e);
             }
@@ -670,6 +736,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         mem::read_into(at(*src), &mut s[at_..at_ + e.size as usize]);
                     }
                     let r = mem::vec_pack(e, at(*dst), &s, elems.len() as u64, self.max_vec);
+                    if r.is_err() {
+                        // The elements stay where they were (for the unwind).
+                        for (i, src) in elems.iter().enumerate() {
+                            let at_ = i * e.size as usize;
+                            mem::write_from(at(*src), &s[at_..at_ + e.size as usize]);
+                        }
+                    }
                     self.scratch = s;
                     r?;
                 }
@@ -769,6 +842,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
             }
             if limit_checks && p.grows[*pc] != 0 && sbase + p.grows[*pc] > self.max_stack {
+                self.failed_after = true;
                 return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
             }
             *pc += 1;
@@ -781,6 +855,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     #[inline(always)]
     fn second_of_pair(&mut self, p: &Prepared, pc: &mut usize, sbase: u32, limit_checks: bool, metered: bool) -> TrapResult<()> {
         if limit_checks && p.grows[*pc] != 0 && sbase + p.grows[*pc] > self.max_stack {
+            self.failed_after = true;
             return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
         }
         *pc += 1;
@@ -821,10 +896,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let ty_args = Arc::new(c.type_args);
         let callee = self.s.flat_callee(&t.module, t.def, ty_args.clone())?;
         let r = self.call(&callee, Args { slots: &slots, mutable: &mutable }, rets, sbase, height_after, &ty_args);
-        // Captured values were moved into the callee (or consumed by the native).
-        for v in owned {
-            v.forget_moved();
+        if r.is_ok() {
+            // Captured values were moved into the callee (or consumed by the native).
+            for v in owned {
+                v.forget_moved();
+            }
         }
+        // Else each is in place or dropped: dropping `owned` frees the rest.
         r
     }
 

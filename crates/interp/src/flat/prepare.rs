@@ -189,6 +189,10 @@ pub(crate) struct Prepared {
     pub params: Vec<(u32, L)>,
     /// Locals that may own heap memory (dropped when the frame returns).
     pub owned_locals: Vec<(u32, L)>,
+    /// Operand-stack values that may own heap memory before each
+    /// instruction: (stack depth, slot, layout). Read only when an error
+    /// unwinds the frame.
+    pub owned_stack: Vec<Box<[(u32, u32, L)]>>,
     /// Slots of the returned values at each `Ret` (by pc; empty elsewhere).
     pub ret_slots: Vec<Vec<u32>>,
     /// The loaded modules (id, address) this was prepared against.
@@ -996,13 +1000,21 @@ pub(crate) fn prepare(
     let mut ops = Vec::with_capacity(n);
     let mut grows = Vec::with_capacity(n);
     let mut ret_slots = Vec::with_capacity(n);
+    let mut owned_stack = Vec::with_capacity(n);
     for (pc, instr) in code.code.iter().enumerate() {
         let Some(mut st) = states[pc].clone() else {
             ops.push(Op::Fail(Box::new(inv("unreachable instruction"))));
             grows.push(0);
             ret_slots.push(Vec::new());
+            owned_stack.push(Box::default());
             continue;
         };
+        owned_stack.push(
+            st.iter()
+                .enumerate()
+                .filter_map(|(d, t)| p.layout(t).ok().filter(|l| l.owns_heap).map(|l| (d as u32, slots.at(d), l)))
+                .collect(),
+        );
         let before = st.len();
         let rs = if matches!(instr, Bytecode::Ret) {
             let k = ret_tys.len();
@@ -1032,6 +1044,7 @@ pub(crate) fn prepare(
         max_height: max_size.len() as u32,
         params: param_slots,
         owned_locals,
+        owned_stack,
         ret_slots,
         links,
     })
