@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod sui;
+
 use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use movejit_interp::{Engine, ExecutionResult};
 use serde_json::Value as Json;
