@@ -1031,13 +1031,15 @@ impl Lowerer<'_, '_> {
         sig_types(self.target.module, sig, self.target.type_args)
     }
 
-    /// The layout of a packed type, refusing types whose values nest deeper
-    /// than the interpreter allows (it reports that error itself).
-    fn packed_layout(&mut self, t: &RType, check_depth: bool) -> CompileResult<Arc<FlatLayout>> {
-        if check_depth {
+    /// The layout of a packed type. With `depth_check_at`, values nesting
+    /// deeper than the interpreter allows fail at that (packing) offset
+    /// with `VM_MAX_VALUE_DEPTH_REACHED`, as in the interpreter.
+    fn packed_layout(&mut self, t: &RType, depth_check_at: Option<usize>) -> CompileResult<Arc<FlatLayout>> {
+        if let Some(i) = depth_check_at {
             let (d, max) = self.env.value_depth(t)?;
             if d > max {
-                return Err(unsupported("value nesting beyond the limit"));
+                let always = self.b.ins().iconst(types::I8, 1);
+                self.fail_if(always, StatusCode::VM_MAX_VALUE_DEPTH_REACHED, i);
             }
         }
         self.env.layout(t)
@@ -1376,14 +1378,14 @@ impl Lowerer<'_, '_> {
             }
             B::Pack(sd) => {
                 let t = self.struct_type(sd, Vec::new())?;
-                let l = self.packed_layout(&t, true)?;
+                let l = self.packed_layout(&t, Some(i))?;
                 self.pack_struct(l, i)?;
             }
             B::PackGeneric(si) => {
                 let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct instantiation"))?;
                 let args = self.inst_args(inst.type_parameters)?;
                 let t = self.struct_type(inst.def, args)?;
-                let l = self.packed_layout(&t, true)?;
+                let l = self.packed_layout(&t, Some(i))?;
                 self.pack_struct(l, i)?;
             }
             B::Unpack(_) | B::UnpackGeneric(_) => {
@@ -1395,7 +1397,7 @@ impl Lowerer<'_, '_> {
             B::PackVariant(h) => {
                 let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
                 let t = self.struct_type(vh.struct_index, Vec::new())?;
-                let l = self.packed_layout(&t, false)?;
+                let l = self.packed_layout(&t, None)?;
                 self.pack_variant(l, vh.variant, i)?;
             }
             B::PackVariantGeneric(x) => {
@@ -1403,7 +1405,7 @@ impl Lowerer<'_, '_> {
                 let vh = m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
                 let args = self.inst_args(inst.type_parameters)?;
                 let t = self.struct_type(vh.struct_index, args)?;
-                let l = self.packed_layout(&t, false)?;
+                let l = self.packed_layout(&t, None)?;
                 self.pack_variant(l, vh.variant, i)?;
             }
             B::UnpackVariant(h) => {
@@ -1433,7 +1435,7 @@ impl Lowerer<'_, '_> {
             B::SuiPackVariant(h) => {
                 let vh = m.variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
                 let t = self.enum_type(vh.enum_def, Vec::new())?;
-                let l = self.packed_layout(&t, false)?;
+                let l = self.packed_layout(&t, None)?;
                 self.pack_variant(l, vh.variant, i)?;
             }
             B::SuiPackVariantGeneric(h) => {
@@ -1441,7 +1443,7 @@ impl Lowerer<'_, '_> {
                 let inst = m.enum_def_instantiations.get(vh.enum_def.idx()).ok_or_else(|| malformed("enum inst"))?;
                 let args = self.inst_args(inst.type_parameters)?;
                 let t = self.enum_type(inst.def, args)?;
-                let l = self.packed_layout(&t, false)?;
+                let l = self.packed_layout(&t, None)?;
                 self.pack_variant(l, vh.variant, i)?;
             }
             B::SuiUnpackVariant(h) => {
@@ -1488,7 +1490,7 @@ impl Lowerer<'_, '_> {
             B::VecPack(sig, n) => {
                 let et = self.inst_args(sig)?.into_iter().next().ok_or_else(|| malformed("VecPack signature"))?;
                 let vt = RType::Vector(Box::new(et.clone()));
-                let vl = self.packed_layout(&vt, true)?;
+                let vl = self.packed_layout(&vt, Some(i))?;
                 let el = Self::elem_of(&vl)?;
                 let n_us = usize::try_from(n).map_err(|_| malformed("VecPack count"))?;
                 if self.stack.len() < n_us {
