@@ -34,7 +34,16 @@ fn report(r: &CorpusCompile, load_ns: u64) {
     println!("  of which successful calls: {}", ms(ok.iter().sum()));
     let q = |p| quantile(&ok, p).map(ms).unwrap_or_else(|| "-".into());
     println!("per compiled function (incl. callees compiled with it): p50 {}, p99 {}, max {}", q(0.5), q(0.99), q(1.0));
-    println!("code size: not measured yet (movejit-jit exposes no code-size figure)");
+    let sizes: Vec<u64> = r.compiled().map(|f| f.code_bytes).collect();
+    let kib = |b: u64| format!("{:.1} KiB", b as f64 / 1024.0);
+    let qs = |p| quantile(&sizes, p).map(|b| format!("{b} B")).unwrap_or_else(|| "-".into());
+    println!(
+        "code size: {} machine code in total; per compiled function (incl. callees compiled with it): p50 {}, p99 {}, max {}",
+        kib(r.code_bytes()),
+        qs(0.5),
+        qs(0.99),
+        qs(1.0)
+    );
     println!("not compiled, by error kind:");
     for (kind, n) in r.failures_by_kind() {
         println!("  {n:>6}  {kind}");

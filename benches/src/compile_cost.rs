@@ -19,6 +19,9 @@ pub struct FunctionCompile {
     /// `module::function`.
     pub name: String,
     pub ns: u64,
+    /// Machine code bytes the call defined (the function, its entry
+    /// trampoline and whatever it compiled with it).
+    pub code_bytes: u64,
     /// `Err(kind)`: why it (or a function it calls) was not compiled.
     pub result: Result<(), String>,
 }
@@ -38,6 +41,11 @@ pub struct CorpusCompile {
 impl CorpusCompile {
     pub fn compiled(&self) -> impl Iterator<Item = &FunctionCompile> {
         self.functions.iter().filter(|f| f.result.is_ok())
+    }
+
+    /// Machine code bytes defined by all `compile` calls.
+    pub fn code_bytes(&self) -> u64 {
+        self.functions.iter().map(|f| f.code_bytes).sum()
     }
 
     /// Total time of all `compile` calls, successful or not.
@@ -161,12 +169,14 @@ pub fn compile_all(modules: Vec<CompiledModule>) -> Result<CorpusCompile, Compil
         targets.extend(fns.into_iter().map(|f| (idx, module_name.clone(), f)));
     }
     for (idx, module_name, f) in targets {
+        let before = engine.code_size();
         let t = Instant::now();
         let result = engine.instance_key(idx, &f, &[]).and_then(|k| engine.compile(&k));
         let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
         report.functions.push(FunctionCompile {
             name: format!("{module_name}::{f}"),
             ns,
+            code_bytes: engine.code_size() - before,
             result: result.map_err(|e| error_kind(&e)),
         });
     }
