@@ -236,22 +236,10 @@ fn script_params(bytes: &[u8], ty_args: &[Type]) -> Result<Vec<Type>, Failure> {
     let s = movejit_format::decode_script(bytes).map_err(|e| fail(e.status, e.message))?;
     let sig = s.signatures.get(s.parameters.idx()).ok_or_else(|| fail(StatusCode::INDEX_OUT_OF_BOUNDS, "parameters"))?;
     fn conv(t: &S, ty_args: &[Type]) -> Option<Type> {
+        if let Some(p) = Type::primitive(t) {
+            return Some(p);
+        }
         Some(match t {
-            S::Bool => Type::Bool,
-            S::U8 => Type::U8,
-            S::U16 => Type::U16,
-            S::U32 => Type::U32,
-            S::U64 => Type::U64,
-            S::U128 => Type::U128,
-            S::U256 => Type::U256,
-            S::I8 => Type::I8,
-            S::I16 => Type::I16,
-            S::I32 => Type::I32,
-            S::I64 => Type::I64,
-            S::I128 => Type::I128,
-            S::I256 => Type::I256,
-            S::Address => Type::Address,
-            S::Signer => Type::Signer,
             S::Vector(e) => Type::Vector(Box::new(conv(e, ty_args)?)),
             S::Reference(e) => Type::Reference(Box::new(conv(e, ty_args)?)),
             S::MutableReference(e) => Type::MutableReference(Box::new(conv(e, ty_args)?)),
