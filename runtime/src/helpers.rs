@@ -77,7 +77,11 @@ helper_table! {
     // (ctx, native site, pointers to the argument slots then the result
     // slots; a reference argument's slot holds its target's address)
     call_native(Ptr, U64, Ptr) -> Status = crate::flat::shims::call_native;
-    call_closure(Ptr, Ptr) -> Status;
+    // (ctx, call site, closure slot: consumed, pointers to the provided
+    // argument slots then the result slots; `flat::closure_shims`)
+    call_closure(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::call_closure;
+    // (ctx, pack site, pointers to the captured slots, closure slot)
+    pack_closure(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::pack_closure;
     // errors and gas
     abort(Ptr, U64) -> Status;
     // (ctx, abort code, message vector slot: consumed)

@@ -13,6 +13,9 @@
 
 #![forbid(unsafe_code)]
 
+#[path = "engine_closures.rs"]
+mod closures;
+
 use crate::error::{CompileError, CompileResult};
 use crate::exec::ConstPool;
 use crate::gas::CostTable;
@@ -124,6 +127,8 @@ pub struct JitEngine {
     pub(crate) native_sites: Vec<NativeSite>,
     native_keys: HashMap<InstanceKey, u64>,
     pub(crate) executor: Option<crate::exec::Executor>,
+    /// Closure sites and the compiled closure targets (`engine_closures.rs`).
+    closures: closures::ClosureState,
 }
 
 fn codegen(e: impl std::fmt::Display) -> CompileError {
@@ -165,6 +170,7 @@ impl JitEngine {
             native_sites: Vec::new(),
             native_keys: HashMap::new(),
             executor: None,
+            closures: Default::default(),
         })
     }
 
@@ -258,6 +264,7 @@ impl JitEngine {
             }
         };
         self.drain_queue();
+        self.publish_closure_targets();
         self.jit_mut().finalize_definitions().map_err(codegen)?;
         self.closure_error(key)?;
         let p = self.jit_mut().get_finalized_function(tramp) as usize;
@@ -306,6 +313,7 @@ impl JitEngine {
             native_keys: &mut self.native_keys,
             limits: type_limits(&self.config.limits),
             callees: Vec::new(),
+            closures: &mut self.closures,
         }
     }
 
@@ -555,6 +563,7 @@ struct Declarer<'e> {
     native_keys: &'e mut HashMap<InstanceKey, u64>,
     limits: TypeLimits,
     callees: Vec<InstanceKey>,
+    closures: &'e mut closures::ClosureState,
 }
 
 impl Declarer<'_> {
@@ -626,6 +635,7 @@ impl Declarer<'_> {
         for t in &rets_t {
             rets.push(self.layout_of(t)?);
         }
+        closures::refuse_closure_results(&rets)?;
         let tys = (params.iter().map(|(l, _)| Ty::of(l)).collect(), rets.iter().map(Ty::of).collect());
         if let Some(site) = self.native_keys.get(key) {
             return Ok(CalleeRef { func: None, native: Some(*site), params: tys.0, rets: tys.1 });
@@ -707,6 +717,14 @@ impl LowerEnv for Declarer<'_> {
 
     fn constant(&mut self, layout: &Arc<FlatLayout>, bytes: &[u8]) -> CompileResult<u64> {
         self.consts.add(layout, bytes)
+    }
+
+    fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<crate::lower::closure::PackInfo> {
+        self.closure_pack_site(module_idx, handle, type_args, mask)
+    }
+
+    fn call_site(&mut self, spec: crate::lower::closure::CallSpec) -> CompileResult<u64> {
+        self.closure_call_site(spec)
     }
 }
 

@@ -134,6 +134,11 @@ impl JitEngine {
         let state = NestedState { depth: 1, stack_base: 0, gas_left: gas };
         let out = self.execute_flat(key, flat, state)?;
         let ser = |vs: &[FlatValue]| vs.iter().map(|v| flat_bcs::serialize(v).unwrap_or_default()).collect();
+        // A result the VM cannot serialize (a closure over a private
+        // function) is its invariant violation, without location.
+        if out.returns.iter().chain(&out.refs).any(|v| flat_bcs::serialize(v).is_err()) {
+            return Ok(Outcome::failed(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR, out.gas_left));
+        }
         Ok(Outcome {
             status: out.status,
             abort_code: out.abort_code,
@@ -151,6 +156,7 @@ impl JitEngine {
     pub fn execute_flat(&mut self, key: &InstanceKey, args: FlatArgs, state: NestedState) -> Result<FlatOutcome, ExecError> {
         let entry = self.entry_address(key)?;
         let (params, rets) = self.instance_signature(key)?;
+        self.compile_closure_args(&args.iter().map(|v| (movejit_runtime::flat::Addr::of_value(v), v.layout().clone())).collect::<Vec<_>>())?;
         let metered = self.config.cost.is_some();
         let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
         if args.len() != params.len() {
@@ -188,6 +194,9 @@ impl JitEngine {
             }
         }
         let gas_left = metered.then_some(ctx.gas_left);
+        if flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED {
+            return Err(ExecError::Compile(self.compile_closure_misses()));
+        }
         if flag == 0 {
             return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: ret_vals, refs, gas_left });
         }

@@ -26,12 +26,12 @@ pub fn instr_cost(table: &CostTable, ins: &Bytecode) -> u64 {
 }
 
 /// Segments `(start, end)` of the block `[start, end)`: each ends after a
-/// call or at the block end.
+/// call (closure calls included) or at the block end.
 pub fn segments(code: &[Bytecode], start: usize, end: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut s = start;
     for (i, ins) in code.iter().enumerate().take(end).skip(start) {
-        if matches!(ins, Bytecode::Call(_) | Bytecode::CallGeneric(_)) && i + 1 < end {
+        if matches!(ins, Bytecode::Call(_) | Bytecode::CallGeneric(_) | Bytecode::CallClosure(_)) && i + 1 < end {
             out.push((s, i + 1));
             s = i + 1;
         }

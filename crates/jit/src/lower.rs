@@ -30,6 +30,9 @@
 
 #![forbid(unsafe_code)]
 
+#[path = "lower_closure.rs"]
+pub(crate) mod closure;
+
 use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
 use crate::gas::{instr_cost, segments, CostTable};
@@ -127,6 +130,17 @@ pub trait LowerEnv {
     /// A constant value deserialized once, kept alive as long as the code:
     /// its address.
     fn constant(&mut self, layout: &Arc<FlatLayout>, bytes: &[u8]) -> CompileResult<u64>;
+    /// Registers a `PackClosure` site naming `handle<type_args>` of module
+    /// `module_idx` (`lower_closure.rs`); the target compiles with the caller.
+    fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<closure::PackInfo> {
+        let _ = (module_idx, handle, type_args, mask);
+        Err(unsupported("closures"))
+    }
+    /// Registers a `CallClosure` site; its address.
+    fn call_site(&mut self, spec: closure::CallSpec) -> CompileResult<u64> {
+        let _ = spec;
+        Err(unsupported("closures"))
+    }
 }
 
 /// The function instantiation to lower.
@@ -1793,6 +1807,13 @@ impl Lowerer<'_, '_> {
                 let targs = self.inst_args(inst.type_parameters)?;
                 self.call(inst.handle, targs, i)?
             }
+            B::PackClosure(h, mask) => self.pack_closure(h, Vec::new(), mask.0, i)?,
+            B::PackClosureGeneric(fi, mask) => {
+                let inst = m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation index"))?;
+                let targs = self.inst_args(inst.type_parameters)?;
+                self.pack_closure(inst.handle, targs, mask.0, i)?
+            }
+            B::CallClosure(sig) => self.call_closure(sig, i)?,
             other => {
                 return Err(unsupported(format!("instruction {}", other.opcode().name())));
             }

@@ -40,10 +40,10 @@ fn u256_arithmetic_calls_the_wide_helper() {
 
 #[test]
 fn unsupported_code_is_a_typed_error() {
-    // Closures are not compiled yet.
+    // Global storage is not compiled by a standalone engine.
     let mut e = engine_with("closures", &["closures.mv"]);
     let m = e.module_index(&AccountAddress::from_u64(0xcafe), "closures").unwrap();
-    let key = e.instance_key(m, "capture_local", &[]).unwrap();
+    let key = e.instance_key(m, "store_closure", &[]).unwrap();
     assert!(matches!(e.dump(&key, Emit::Clif), Err(movejit_jit::CompileError::Unsupported(_))));
     assert!(e.compile(&key).is_err());
 }

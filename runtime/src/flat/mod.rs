@@ -17,6 +17,7 @@
 
 pub mod bcs;
 pub mod closure;
+pub mod closure_shims;
 pub mod context;
 pub mod frame;
 pub mod layout;

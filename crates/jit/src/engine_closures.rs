@@ -1,0 +1,243 @@
+//! The engine's side of function values: pack and call sites for the
+//! lowering (`lower_closure.rs`), the closure table compiled code
+//! dispatches through, and compiling the targets of closures.
+//!
+//! Which targets are compiled:
+//! * every function a `PackClosure` of compiled code names, with the
+//!   packing instance (it is one of its callees: the instance compiles only
+//!   if the target does);
+//! * the targets of closures handed to compiled code as arguments (values,
+//!   and what reference arguments point to), before the run starts
+//!   ([`JitEngine::compile_closure_args`]); when one does not compile, the
+//!   run does not start (the engine interprets the call);
+//! * a closure reaching compiled code any other way (read from global
+//!   storage, returned by a native) whose target is not compiled yet fails
+//!   its `CallClosure` with `CLOSURE_NOT_COMPILED`: the run ends, the
+//!   engine compiles the target ([`JitEngine::compile_closure_misses`]) and
+//!   reports the run as not compiled, so the caller reruns the call
+//!   interpreted. That is sound only while a compiled run changes nothing
+//!   outside its own arguments before such a call (see jit-abi.md).
+//!
+//! A Move target is entered through its entry trampoline, published in the
+//! table once its whole call graph compiled; a native target through a
+//! native site of the engine.
+
+#![forbid(unsafe_code)]
+
+use super::{find_function, Declarer, InstanceKey, JitEngine, State};
+use crate::error::{CompileError, CompileResult};
+use crate::lower::closure::{CallSpec, PackInfo};
+use movejit_format::{AbilitySet, FunctionAttribute, FunctionHandleIndex, Visibility};
+use movejit_runtime::flat::closure_shims::{self, CallSite, ClosureTable, PackSite, Target, TargetCode};
+use movejit_runtime::flat::{Addr, FlatLayout};
+use movejit_runtime::{FunctionId, ModuleId, Type as RType};
+use std::sync::Arc;
+
+/// Natives whose results can hold a closure (from bytes, from storage) are
+/// not compiled: compiled code only ever calls closures whose targets the
+/// engine compiled before the run (packed by compiled code, or arguments).
+pub(super) fn refuse_closure_results(rets: &[Arc<FlatLayout>]) -> CompileResult<()> {
+    if rets.iter().any(|l| closure_shims::may_hold_closure(l)) {
+        return Err(CompileError::Unsupported("native returning function values".into()));
+    }
+    Ok(())
+}
+
+/// Closure sites and targets of one engine.
+#[derive(Default)]
+pub(crate) struct ClosureState {
+    pub(crate) table: Arc<ClosureTable>,
+    /// Sites compiled code points to (boxed: their addresses are fixed).
+    packs: Vec<Box<PackSite>>,
+    calls: Vec<Box<CallSite>>,
+    /// Move targets named by code compiled since the last publication.
+    pending: Vec<InstanceKey>,
+}
+
+fn bad(what: &str) -> CompileError {
+    CompileError::Malformed(format!("closure: bad {what}"))
+}
+
+impl Declarer<'_> {
+    /// The module and definition `handle` of module `module_idx` names.
+    fn resolve_handle(&self, module_idx: u32, handle: FunctionHandleIndex) -> CompileResult<(u32, u16)> {
+        let m = self.modules.get(module_idx as usize).ok_or_else(|| bad("module"))?;
+        let fh = m.function_handles.get(handle.idx()).ok_or_else(|| bad("function handle"))?;
+        let fname = m.identifiers.get(fh.name.idx()).ok_or_else(|| bad("identifier"))?;
+        let target = if fh.module == m.self_module_handle_idx {
+            module_idx
+        } else {
+            let mh = m.module_handles.get(fh.module.idx()).ok_or_else(|| bad("module handle"))?;
+            let addr = m.address_identifiers.get(mh.address.idx()).ok_or_else(|| bad("address"))?;
+            let mname = m.identifiers.get(mh.name.idx()).ok_or_else(|| bad("identifier"))?;
+            *self.by_name.get(&(*addr, mname.clone())).ok_or_else(|| {
+                CompileError::UnknownFunction(format!("{}::{mname}::{fname}", addr.to_hex_short()))
+            })?
+        };
+        let tm = self.modules.get(target as usize).ok_or_else(|| bad("module"))?;
+        let fdef = find_function(tm, fname).ok_or_else(|| CompileError::UnknownFunction(fname.clone()))?;
+        Ok((target, fdef))
+    }
+
+    /// Makes `key` callable through the closure table: a native gets a
+    /// table entry now; a Move function is declared (compiled in this
+    /// batch) and published once compiled. Returns its parameter and
+    /// result types.
+    pub(super) fn closure_target(&mut self, key: &InstanceKey, table: &ClosureTable) -> CompileResult<(FunctionId, bool, Vec<RType>, Vec<RType>)> {
+        let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
+        let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
+        let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
+        if h.type_parameters.len() != key.type_args.len() {
+            return Err(bad("number of type arguments"));
+        }
+        let params = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
+        let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
+        let name = m.identifiers.get(h.name.idx()).ok_or_else(|| bad("identifier"))?;
+        let id = FunctionId { module: ModuleId::new(*m.address(), m.name()), name: name.as_str().into() };
+        let serializable = fdef.visibility == Visibility::Public || h.attributes.contains(&FunctionAttribute::Persistent);
+        if !table.contains(&id, &key.type_args) {
+            if fdef.code.is_none() {
+                let site = self.native_callee(key)?.native.ok_or_else(|| bad("native site"))?;
+                let target = Target {
+                    code: TargetCode::Native(site),
+                    params: params.iter().map(|t| self.layout_of(t)).collect::<CompileResult<_>>()?,
+                    rets: rets.iter().map(|t| self.layout_of(t)).collect::<CompileResult<_>>()?,
+                };
+                table.insert(id.clone(), key.type_args.clone(), target);
+            } else {
+                self.declare(key)?;
+                self.closures.pending.push(key.clone());
+            }
+        }
+        Ok((id, serializable, params, rets))
+    }
+
+    pub(super) fn closure_pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<PackInfo> {
+        let (module, fdef) = self.resolve_handle(module_idx, handle)?;
+        let key = InstanceKey { module, fdef, type_args };
+        let table = self.closures.table.clone();
+        let (function, serializable, params, rets) = self.closure_target(&key, &table)?;
+        if params.len() < 64 && mask >> params.len() != 0 {
+            return Err(bad("capture mask"));
+        }
+        let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
+        let mut captured = Vec::new();
+        let mut rest = Vec::new();
+        for (i, t) in params.iter().enumerate() {
+            if captured_at(i) {
+                captured.push(self.layout_of(t)?);
+            } else {
+                rest.push(t.clone());
+            }
+        }
+        let closure = self.layout_of(&RType::Function(rest, rets, AbilitySet::EMPTY))?;
+        // The target is one of the instance's callees: it must compile too.
+        if self.modules.get(module as usize).and_then(|m| m.function_defs.get(fdef as usize)).is_some_and(|d| d.code.is_some()) {
+            self.callees.push(key.clone());
+        }
+        let site = Box::new(PackSite { function, type_args: key.type_args, mask, captured: captured.clone(), serializable });
+        let addr = &*site as *const PackSite as u64;
+        self.closures.packs.push(site);
+        Ok(PackInfo { site: addr, captured, closure })
+    }
+
+    pub(super) fn closure_call_site(&mut self, spec: CallSpec) -> CompileResult<u64> {
+        let site = Box::new(CallSite {
+            table: self.closures.table.clone(),
+            provided: spec.provided,
+            rets: spec.rets,
+            held: spec.held,
+            per_frame: spec.per_frame,
+            native_base: spec.native_base,
+        });
+        let addr = &*site as *const CallSite as u64;
+        self.closures.calls.push(site);
+        Ok(addr)
+    }
+}
+
+impl JitEngine {
+    /// Publishes the entry trampolines of the Move closure targets compiled
+    /// code named since the last call (those whose call graph compiled).
+    pub(super) fn publish_closure_targets(&mut self) {
+        while let Some(key) = self.closures.pending.pop() {
+            let _ = self.publish_target(&key);
+        }
+    }
+
+    fn publish_target(&mut self, key: &InstanceKey) -> CompileResult<()> {
+        // The trampoline, after the instance and its callees compiled.
+        let entry = self.entry_address(key)?;
+        let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
+        let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
+        let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
+        let name = m.identifiers.get(h.name.idx()).ok_or_else(|| bad("identifier"))?;
+        let id = FunctionId { module: ModuleId::new(*m.address(), m.name()), name: name.as_str().into() };
+        let params = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
+        let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
+        let layouts = |ts: &[RType]| ts.iter().map(|t| self.layout_of(t)).collect::<CompileResult<Vec<_>>>();
+        let (params, rets) = (layouts(&params)?, layouts(&rets)?);
+        let code = TargetCode::Move(entry);
+        self.closures.table.insert(id, key.type_args.clone(), Target { code, params, rets });
+        Ok(())
+    }
+
+    /// Compiles (and publishes) `function<type_args>` as a closure target.
+    fn compile_closure_target(&mut self, function: &FunctionId, type_args: &[RType]) -> CompileResult<()> {
+        if self.closures.table.contains(function, type_args) {
+            return Ok(());
+        }
+        let module = self
+            .module_index(&function.module.address, &function.module.name)
+            .ok_or_else(|| CompileError::UnknownFunction(format!("{}::{}", function.module, function.name)))?;
+        let m = self.module(module).ok_or_else(|| bad("module"))?;
+        let fdef = find_function(m, &function.name).ok_or_else(|| CompileError::UnknownFunction(function.name.to_string()))?;
+        let key = InstanceKey { module, fdef, type_args: type_args.to_vec() };
+        let table = self.closures.table.clone();
+        self.env().closure_target(&key, &table)?;
+        self.publish_closure_targets();
+        if self.closures.table.contains(function, type_args) {
+            Ok(())
+        } else {
+            // Why it did not compile, when the instance knows.
+            match self.instances.get(&key).map(|i| &i.state) {
+                Some(State::Failed(e)) => Err(e.clone()),
+                _ => Err(CompileError::Unsupported(format!("closure target {}::{} does not compile", function.module, function.name))),
+            }
+        }
+    }
+
+    /// Compiles the targets of every closure in the values at `slots`
+    /// (address and layout; a reference layout: the address of its target)
+    /// before compiled code runs with them.
+    pub(crate) fn compile_closure_args(&mut self, slots: &[(Addr, Arc<FlatLayout>)]) -> CompileResult<()> {
+        let mut found = Vec::new();
+        for (a, l) in slots {
+            let l = match &l.shape {
+                movejit_runtime::flat::Shape::Reference(t) => t,
+                _ => l,
+            };
+            if closure_shims::may_hold_closure(l) {
+                closure_shims::closures_in(l, *a, &mut found);
+            }
+        }
+        for (f, targs) in found {
+            self.compile_closure_target(&f, &targs)?;
+        }
+        Ok(())
+    }
+
+    /// After a run ended with `CLOSURE_NOT_COMPILED`: compiles the targets
+    /// it missed, so the next run finds them (those that compile).
+    pub(crate) fn compile_closure_misses(&mut self) -> CompileError {
+        let misses = self.closures.table.take_misses();
+        let mut why = Vec::new();
+        for (f, targs) in &misses {
+            if let Err(e) = self.compile_closure_target(f, targs) {
+                why.push(format!("{}::{}: {e}", f.module, f.name));
+            }
+        }
+        let names: Vec<String> = misses.iter().map(|(f, _)| format!("{}::{}", f.module, f.name)).collect();
+        CompileError::Unsupported(format!("closure target not compiled before the run: {} {}", names.join(", "), why.join("; ")))
+    }
+}

@@ -1,0 +1,175 @@
+//! Lowering of function values (bytecode v8+): `PackClosure`,
+//! `PackClosureGeneric` and `CallClosure`, over the runtime's closure box
+//! (`movejit_runtime::flat::closure_shims`, jit-abi.md 1.3).
+//!
+//! * `PackClosure`: the engine resolves the named function at compile time
+//!   into a pack site (function identity, type arguments, mask, captured
+//!   layouts, serializable) and compiles the target with the caller, so a
+//!   closure packed by compiled code always has a compiled target. The
+//!   captured operands move into a new box through the `pack_closure` shim.
+//! * `CallClosure`: the target is known only at run time (the closure is a
+//!   value). The `call_closure` shim looks it up in the engine's closure
+//!   table and does what the interpreter does at that instruction: depth
+//!   check and frame charge for a Move target, `native_base` for a native,
+//!   arguments interleaved by the mask, callee's stack base above this
+//!   frame's operands. Its results are then pushed with the usual stack
+//!   checks (they only fire for natives, as in the interpreter). A segment
+//!   of gas ends after every `CallClosure` (`gas::segments`), so the callee
+//!   sees exactly the interpreter's gas.
+
+#![forbid(unsafe_code)]
+
+use super::{malformed, Lowerer, Val};
+use crate::error::CompileResult;
+use crate::ty::Ty;
+use crate::types::to_type;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, InstBuilder};
+use movejit_format::{FunctionHandleIndex, SignatureIndex, SignatureToken};
+use movejit_runtime::flat::closure_shims::{CALLEE_FAILED, FAILED_HERE};
+use movejit_runtime::flat::{FlatLayout, Shape};
+use movejit_runtime::Type as RType;
+use std::sync::Arc;
+
+/// A `PackClosure` site as the engine registered it.
+pub struct PackInfo {
+    /// Address of the runtime's `PackSite` (alive as long as the code).
+    pub site: u64,
+    /// Layouts of the captured parameters, in order.
+    pub captured: Vec<Arc<FlatLayout>>,
+    /// The layout of the closure value (a box pointer).
+    pub closure: Arc<FlatLayout>,
+}
+
+/// A `CallClosure` site for the engine to register.
+pub struct CallSpec {
+    pub provided: Vec<Arc<FlatLayout>>,
+    pub rets: Vec<Arc<FlatLayout>>,
+    pub held: u64,
+    pub per_frame: u64,
+    pub native_base: u64,
+}
+
+impl Lowerer<'_, '_> {
+    /// `PackClosure(handle, mask)` / `PackClosureGeneric` with `targs`.
+    pub(super) fn pack_closure(&mut self, handle: FunctionHandleIndex, targs: Vec<RType>, mask: u64, i: usize) -> CompileResult<()> {
+        let info = self.env.pack_site(self.target.module_idx, handle, targs, mask)?;
+        let n = info.captured.len();
+        if self.stack.len() < n {
+            return Err(malformed("too few captured values on the stack"));
+        }
+        let vals = self.stack.split_off(self.stack.len() - n);
+        let table = self.new_slot(8 * n.max(1) as u32, 8);
+        for (k, ((t, v), l)) in vals.iter().zip(&info.captured).enumerate() {
+            if !t.compatible(&Ty::of(l)) {
+                return Err(malformed(format!("captured value of the wrong type: {t:?}")));
+            }
+            let p = self.operand_pointer(t, v)?;
+            self.b.ins().stack_store(self.ptr, p, table, 8 * k as i32);
+        }
+        let dst = self.opslot(self.stack.len(), &info.closure);
+        let site = self.b.ins().iconst(self.ptr, info.site as i64);
+        let tp = self.b.ins().stack_addr(self.ptr, table, 0);
+        self.call_status("pack_closure", &[self.ctx, site, tp, dst], i)?;
+        self.push(Ty::M(info.closure), Val::Mem(dst), i);
+        Ok(())
+    }
+
+    /// `CallClosure(sig)`: the closure on top, its provided arguments below.
+    pub(super) fn call_closure(&mut self, sig: SignatureIndex, i: usize) -> CompileResult<()> {
+        let m = self.target.module;
+        let (params, rets) = match m.signatures.get(sig.idx()).and_then(|s| s.0.first()) {
+            Some(SignatureToken::Function(p, r, _)) => (p.clone(), r.clone()),
+            _ => return Err(malformed("CallClosure signature is not a function type")),
+        };
+        let mut layouts = |toks: &[SignatureToken]| -> CompileResult<Vec<Arc<FlatLayout>>> {
+            toks.iter().map(|t| to_type(m, t, self.target.type_args).and_then(|t| self.env.layout(&t))).collect()
+        };
+        let provided = layouts(&params)?;
+        let ret_layouts = layouts(&rets)?;
+        let (ct, cv) = self.pop()?;
+        let closure = match (&ct, cv) {
+            (Ty::M(l), Val::Mem(a)) if matches!(l.shape, Shape::Closure) => a,
+            _ => return Err(malformed(format!("CallClosure of a non-function value {ct:?}"))),
+        };
+        if self.stack.len() < provided.len() {
+            return Err(malformed("too few arguments on the stack for CallClosure"));
+        }
+        let split = self.stack.len() - provided.len();
+        let args = self.stack.split_off(split);
+        let n = provided.len() + ret_layouts.len();
+        let table = self.new_slot(8 * n.max(1) as u32, 8);
+        for (k, ((t, v), l)) in args.iter().zip(&provided).enumerate() {
+            if !t.compatible(&Ty::of(l)) {
+                return Err(malformed(format!("closure argument of the wrong type: {t:?}")));
+            }
+            let p = self.operand_pointer(t, v)?;
+            self.b.ins().stack_store(self.ptr, p, table, 8 * k as i32);
+        }
+        let mut outs = Vec::with_capacity(ret_layouts.len());
+        for (j, l) in ret_layouts.iter().enumerate() {
+            let a = match Ty::of(l) {
+                Ty::M(l) => self.opslot(split + j, &l),
+                _ => {
+                    let s = self.new_slot(32, 8);
+                    self.b.ins().stack_addr(self.ptr, s, 0)
+                }
+            };
+            self.b.ins().stack_store(self.ptr, a, table, 8 * (provided.len() + j) as i32);
+            outs.push(a);
+        }
+        let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
+        let spec = CallSpec { provided, rets: ret_layouts.clone(), held: split as u64, per_frame, native_base };
+        let site = self.env.call_site(spec)?;
+        let sitev = self.b.ins().iconst(self.ptr, site as i64);
+        let tp = self.b.ins().stack_addr(self.ptr, table, 0);
+        let st = self.call_helper("call_closure", &[self.ctx, sitev, closure, tp])?;
+        // The shim recorded an error of this instruction (depth, gas, a
+        // native's error, a target not compiled): fail here.
+        let here = self.b.ins().icmp_imm_u(IntCC::Equal, st, FAILED_HERE as i64);
+        let r = self.refund_at(i);
+        self.fail_if_with(here, i, r, |lw| lw.b.ins().iconst(types::I32, 0));
+        // The callee failed and recorded its own location: pass it on.
+        debug_assert_eq!(CALLEE_FAILED, 2);
+        let failed = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
+        let cont = self.b.create_block();
+        self.b.ins().brif(failed, self.propagate, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        let mut vals = Vec::with_capacity(outs.len());
+        for (l, a) in ret_layouts.iter().zip(outs) {
+            let t = Ty::of(l);
+            let v = match &t {
+                Ty::S(k) => self.load_scalar(*k, a, 0),
+                Ty::R(_) => Val::One(self.b.ins().load(self.ptr, Self::mem(), a, 0)),
+                Ty::M(_) => Val::Mem(a),
+            };
+            vals.push((t, v));
+        }
+        // A native target pushes its results like any instruction; a Move
+        // callee's pushes were checked as it ran, so these never fire then.
+        self.push_all(vals, i);
+        Ok(())
+    }
+
+    /// A pointer to an operand for a shim: in-memory values are their
+    /// slot; scalars and references are stored to a fresh slot (a
+    /// reference's slot holds its target's address).
+    fn operand_pointer(&mut self, t: &Ty, v: &Val) -> CompileResult<cranelift_codegen::ir::Value> {
+        Ok(match t {
+            Ty::M(_) => v.addr()?,
+            Ty::S(k) => {
+                let s = self.new_slot(32, 8);
+                let a = self.b.ins().stack_addr(self.ptr, s, 0);
+                self.store_scalar(*k, v, a, 0);
+                a
+            }
+            Ty::R(_) => {
+                let s = self.new_slot(8, 8);
+                let a = self.b.ins().stack_addr(self.ptr, s, 0);
+                self.b.ins().store(Self::mem(), v.one()?, a, 0);
+                a
+            }
+        })
+    }
+}

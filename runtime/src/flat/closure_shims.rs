@@ -1,0 +1,372 @@
+//! Function values in compiled code (jit-abi.md 1.3, 3): the `pack_closure`
+//! and `call_closure` shims of the helper table, and the table of compiled
+//! closure targets they dispatch through.
+//!
+//! A closure is the interpreter's [`FlatClosure`] box, built and consumed
+//! exactly as the flat interpreter does (`PackClosure` moves the captured
+//! operands into a new box; `CallClosure` takes the box out of its slot and
+//! moves the captured values and the provided arguments, interleaved by the
+//! mask, into the callee's parameters).
+//!
+//! The code generator describes each site once ([`PackSite`], [`CallSite`],
+//! kept alive by the engine as long as its code) and passes its address.
+//! A call looks its target up in the engine's [`ClosureTable`] by function
+//! and type arguments: a compiled Move function is entered through its
+//! entry trampoline (the JIT's `extern "C" fn(ctx, args, rets) -> u32`), a
+//! native through [`super::shims::call_native`]. A target the table does not
+//! hold fails the call with [`CLOSURE_NOT_COMPILED`] and is recorded, so the
+//! engine can compile it before the instance runs again.
+//!
+//! Shim contract as in [`super::shims`]; in addition site pointers point to
+//! live sites of the engine that compiled the calling code.
+
+#![allow(unsafe_code, clippy::missing_safety_doc)]
+
+use super::closure::FlatClosure;
+use super::context::ExecContext;
+use super::layout::{FlatLayout, Shape};
+use super::mem::{self, Addr};
+use super::value::FlatValue;
+use crate::error::VmError;
+use crate::types::Type;
+use crate::values::FunctionId;
+use movejit_format::StatusCode;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The status word (Aptos numbering space, unused by Aptos) a closure call
+/// records when its target is not in the table: not a Move error, the
+/// engine's signal that the run must be redone after compiling the target.
+pub const CLOSURE_NOT_COMPILED: u64 = 0x7fff_c105;
+
+/// `call_closure` result: the error was recorded at the calling
+/// instruction (the call site adds its location).
+pub const FAILED_HERE: u32 = 1;
+/// `call_closure` result: the callee failed and recorded its own location.
+pub const CALLEE_FAILED: u32 = 2;
+
+/// One `PackClosure` site: what the interpreter records in the box.
+#[derive(Debug)]
+pub struct PackSite {
+    pub function: FunctionId,
+    pub type_args: Vec<Type>,
+    pub mask: u64,
+    /// Layouts of the captured operands, in parameter order.
+    pub captured: Vec<Arc<FlatLayout>>,
+    /// Public or `#[persistent]` (as `LoadedModule::is_persistent`).
+    pub serializable: bool,
+}
+
+/// An entry trampoline: `(ctx, args, rets) -> 0 | 1`; `args` and `rets`
+/// hold one pointer per value to a slot of its flat layout (a reference
+/// argument: its target).
+pub type Entry = unsafe extern "C" fn(*mut ExecContext, *const *mut u8, *const *mut u8) -> u32;
+
+/// How a closure target runs.
+#[derive(Clone, Copy, Debug)]
+pub enum TargetCode {
+    /// A compiled Move function, through its entry trampoline (an
+    /// [`Entry`]'s address).
+    Move(usize),
+    /// A native: a site of the engine's `NativeHost::sites`.
+    Native(u64),
+}
+
+/// A compiled closure target: its code and signature (instantiated).
+#[derive(Debug)]
+pub struct Target {
+    pub code: TargetCode,
+    /// Parameter layouts (reference layouts for `&` / `&mut`).
+    pub params: Vec<Arc<FlatLayout>>,
+    pub rets: Vec<Arc<FlatLayout>>,
+}
+
+/// The closure targets an engine has compiled, by function and type
+/// arguments. Written by the engine between runs, read by `call_closure`
+/// while code runs.
+#[derive(Debug, Default)]
+pub struct ClosureTable {
+    targets: RwLock<HashMap<FunctionId, Vec<(Vec<Type>, Arc<Target>)>>>,
+    misses: Mutex<Vec<(FunctionId, Vec<Type>)>>,
+}
+
+impl ClosureTable {
+    pub fn get(&self, f: &FunctionId, type_args: &[Type]) -> Option<Arc<Target>> {
+        let t = self.targets.read().ok()?;
+        t.get(f)?.iter().find(|(a, _)| a == type_args).map(|(_, t)| t.clone())
+    }
+
+    pub fn contains(&self, f: &FunctionId, type_args: &[Type]) -> bool {
+        self.get(f, type_args).is_some()
+    }
+
+    pub fn insert(&self, f: FunctionId, type_args: Vec<Type>, target: Target) {
+        if let Ok(mut t) = self.targets.write() {
+            let v = t.entry(f).or_default();
+            v.retain(|(a, _)| *a != type_args);
+            v.push((type_args, Arc::new(target)));
+        }
+    }
+
+    /// Targets calls found missing since the last call.
+    pub fn take_misses(&self) -> Vec<(FunctionId, Vec<Type>)> {
+        self.misses.lock().map(|mut m| std::mem::take(&mut *m)).unwrap_or_default()
+    }
+
+    fn miss(&self, f: &FunctionId, type_args: &[Type]) {
+        if let Ok(mut m) = self.misses.lock() {
+            if !m.iter().any(|(g, a)| g == f && a == type_args) {
+                m.push((f.clone(), type_args.to_vec()));
+            }
+        }
+    }
+}
+
+/// One `CallClosure` site.
+#[derive(Debug)]
+pub struct CallSite {
+    pub table: Arc<ClosureTable>,
+    /// Layouts of the provided (not captured) arguments, in order (a
+    /// reference layout for `&` / `&mut`).
+    pub provided: Vec<Arc<FlatLayout>>,
+    pub rets: Vec<Arc<FlatLayout>>,
+    /// Operand-stack values the calling frame holds below the arguments.
+    pub held: u64,
+    /// Gas charged before entering a Move target (the frame) or a native.
+    pub per_frame: u64,
+    pub native_base: u64,
+}
+
+/// `PackClosure`: moves the captured operands (one pointer per captured
+/// value, in parameter order) into a new closure box stored at `dst`.
+pub unsafe extern "C" fn pack_closure(_ctx: *mut ExecContext, site: *const PackSite, captured: *const *mut u8, dst: *mut u8) -> u32 {
+    // SAFETY: shim contract: a live site; `captured` holds one pointer per
+    // captured layout, each to a live slot of it; `dst` is an empty
+    // function-value slot.
+    let site = unsafe { &*site };
+    let ptrs = unsafe { std::slice::from_raw_parts(captured, site.captured.len()) };
+    let captured = site.captured.iter().zip(ptrs).map(|(l, p)| mem::move_out(l, Addr::from_raw(*p))).collect();
+    let c = FlatClosure {
+        function: site.function.clone(),
+        type_args: site.type_args.clone(),
+        mask: site.mask,
+        captured,
+        serializable: site.serializable,
+    };
+    mem::put_closure(Addr::from_raw(dst), c);
+    0
+}
+
+fn is_ref(l: &FlatLayout) -> bool {
+    matches!(l.shape, Shape::Reference(_))
+}
+
+/// Same flat representation (a target's layouts come from the engine's
+/// cache; captured values may carry layouts built elsewhere).
+fn fits(a: &Arc<FlatLayout>, b: &Arc<FlatLayout>) -> bool {
+    Arc::ptr_eq(a, b) || (a.size == b.size && a.align == b.align && a.owns_heap == b.owns_heap && is_ref(a) == is_ref(b))
+}
+
+/// Drops the provided value arguments of a call that did not happen (the
+/// callee would have owned them).
+fn drop_provided(site: &CallSite, ptrs: &[*mut u8]) {
+    for (l, p) in site.provided.iter().zip(ptrs) {
+        if !is_ref(l) {
+            mem::drop_value(l, Addr::from_raw(*p));
+        }
+    }
+}
+
+/// `CallClosure`: takes the closure out of the function-value slot
+/// `closure` and calls its target with the captured values and the
+/// provided arguments interleaved by the mask. `slots` holds one pointer
+/// per provided argument (a value slot, consumed; for a reference, a slot
+/// holding the target's address) then one per result (slots holding no
+/// live value). Returns 0, [`FAILED_HERE`] or [`CALLEE_FAILED`].
+///
+/// As the interpreter: a Move target first checks the call depth
+/// (`CALL_STACK_OVERFLOW`) then charges the frame, and runs with the
+/// operand-stack values of this frame below the arguments counted; a native
+/// target charges `native_base`, then runs (its results' stack check is the
+/// call site's, as for every native call).
+pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSite, closure: *mut u8, slots: *const *mut u8) -> u32 {
+    // SAFETY: shim contract: a live site; `slots` holds one pointer per
+    // provided argument and result of the site.
+    let site = unsafe { &*site };
+    let np = site.provided.len();
+    let ptrs = unsafe { std::slice::from_raw_parts(slots, np + site.rets.len()) };
+    let (provided, rets) = ptrs.split_at(np);
+    let fail = |e: VmError| -> u32 {
+        // SAFETY: shim contract: `ctx` is live; no other borrow is active.
+        match unsafe { ctx.as_mut() } {
+            Some(c) => c.fail(&e),
+            None => FAILED_HERE,
+        }
+    };
+    let Some(c) = mem::take_closure(Addr::from_raw(closure)) else {
+        drop_provided(site, provided);
+        return fail(VmError::invariant("call of an empty function value"));
+    };
+    let FlatClosure { function, type_args, mask, captured, .. } = *c;
+    let Some(t) = site.table.get(&function, &type_args) else {
+        site.table.miss(&function, &type_args);
+        drop_provided(site, provided);
+        // SAFETY: as in `fail`.
+        if let Some(c) = unsafe { ctx.as_mut() } {
+            c.status = CLOSURE_NOT_COMPILED;
+            c.abort_code = 0;
+            c.flags &= !ExecContext::HAS_SUB_STATUS;
+        }
+        return FAILED_HERE;
+    };
+    // Parameters in order: captured where the mask says so, else provided.
+    let total = np + captured.len();
+    let mut args: Vec<*mut u8> = Vec::with_capacity(total);
+    let mut layouts: Vec<&Arc<FlatLayout>> = Vec::with_capacity(total);
+    let (mut cap, mut prov) = (captured.iter(), provided.iter().zip(&site.provided));
+    for i in 0..total {
+        let next = if i < 64 && (mask >> i) & 1 == 1 {
+            cap.next().map(|v| (v.as_ptr(), v.layout()))
+        } else {
+            prov.next().map(|(p, l)| (*p, l))
+        };
+        let Some((p, l)) = next else { break };
+        args.push(p);
+        layouts.push(l);
+    }
+    let shape_ok = args.len() == total
+        && t.params.len() == total
+        && t.params.iter().zip(&layouts).all(|(a, b)| fits(a, b))
+        && t.rets.len() == site.rets.len()
+        && t.rets.iter().zip(&site.rets).all(|(a, b)| fits(a, b));
+    if !shape_ok {
+        drop_provided(site, provided);
+        return fail(VmError::invariant("closure does not fit the call's function type"));
+    }
+    let r = match t.code {
+        TargetCode::Native(native_site) => {
+            // SAFETY: as in `fail`; the borrow ends before the native runs.
+            let short = unsafe { ctx.as_mut() }.map(|c| {
+                let short = c.gas_left < site.native_base;
+                c.gas_left = c.gas_left.saturating_sub(site.native_base);
+                short
+            });
+            if short != Some(false) {
+                drop_provided(site, provided);
+                drop(captured);
+                return fail(VmError::new(StatusCode::OUT_OF_GAS));
+            }
+            args.extend_from_slice(rets);
+            // SAFETY: shim contract of `call_native`: one live slot per
+            // parameter (a reference: a slot holding its target) then one
+            // empty slot per result, as the native site's layouts say
+            // (checked above against the target's signature).
+            let r = unsafe { super::shims::call_native(ctx, native_site, args.as_ptr()) };
+            if r == 0 {
+                0
+            } else {
+                FAILED_HERE
+            }
+        }
+        TargetCode::Move(entry) => {
+            // SAFETY: as in `fail`; the borrow ends before the callee runs.
+            let Some(cx) = (unsafe { ctx.as_mut() }) else { return FAILED_HERE };
+            if cx.depth >= cx.max_depth {
+                drop_provided(site, provided);
+                drop(captured);
+                return fail(VmError::new(StatusCode::CALL_STACK_OVERFLOW));
+            }
+            if cx.gas_left < site.per_frame {
+                cx.gas_left = 0;
+                drop_provided(site, provided);
+                drop(captured);
+                return fail(VmError::new(StatusCode::OUT_OF_GAS));
+            }
+            cx.gas_left -= site.per_frame;
+            let (depth, base) = (cx.depth, cx.stack_base);
+            cx.depth = depth + 1;
+            cx.stack_base = base + site.held;
+            // The trampoline takes a reference argument as its target.
+            for (p, l) in args.iter_mut().zip(&t.params) {
+                if is_ref(l) {
+                    // SAFETY: a reference argument's slot holds its target's
+                    // address (the call site's contract).
+                    *p = unsafe { (*p as *const *mut u8).read() };
+                }
+            }
+            // SAFETY: `entry` is a finalized trampoline of the target's
+            // instance (the table holds only those of live code); `args`
+            // and `rets` hold one pointer per parameter and result, each
+            // to a live slot of the layout the trampoline expects
+            // (checked above); in-memory arguments are handed over.
+            let flag = unsafe {
+                let entry = std::mem::transmute::<usize, Entry>(entry);
+                entry(ctx, args.as_ptr(), rets.as_ptr())
+            };
+            // SAFETY: as in `fail`.
+            if let Some(cx) = unsafe { ctx.as_mut() } {
+                cx.depth = depth;
+                cx.stack_base = base;
+            }
+            if flag == 0 {
+                0
+            } else {
+                CALLEE_FAILED
+            }
+        }
+    };
+    // The captured values were moved into the callee (or consumed by the
+    // native bridge) whether or not it succeeded.
+    captured.into_iter().for_each(FlatValue::forget_moved);
+    r
+}
+
+/// Whether a value of `l` (or, for a reference, its target) can hold a
+/// closure.
+pub fn may_hold_closure(l: &FlatLayout) -> bool {
+    match &l.shape {
+        Shape::Closure => true,
+        Shape::Vector(e) | Shape::Reference(e) => may_hold_closure(e),
+        Shape::Struct(fs) => fs.iter().any(|f| may_hold_closure(&f.layout)),
+        Shape::Enum(vs) => vs.iter().flatten().any(|f| may_hold_closure(&f.layout)),
+        _ => false,
+    }
+}
+
+/// The function and type arguments of every closure in the live value of
+/// layout `l` at `a` (captured values included), for engines that compile
+/// the targets of closures arriving from outside their code.
+pub fn closures_in(l: &FlatLayout, a: Addr, out: &mut Vec<(FunctionId, Vec<Type>)>) {
+    match &l.shape {
+        Shape::Closure => {
+            if let Some(c) = mem::closure(a) {
+                if !out.iter().any(|(f, t)| *f == c.function && *t == c.type_args) {
+                    out.push((c.function.clone(), c.type_args.clone()));
+                }
+                for v in &c.captured {
+                    closures_in(v.layout(), Addr::of_value(v), out);
+                }
+            }
+        }
+        Shape::Vector(e) if may_hold_closure(e) => {
+            for i in 0..mem::vec_len(a) {
+                if let Ok(p) = mem::vec_borrow(e, a, i) {
+                    closures_in(e, p, out);
+                }
+            }
+        }
+        Shape::Struct(fs) => {
+            for f in fs.iter().filter(|f| may_hold_closure(&f.layout)) {
+                closures_in(&f.layout, a.add(f.offset), out);
+            }
+        }
+        Shape::Enum(vs) => {
+            let tag = u16::from_le_bytes(mem::read::<2>(a));
+            for f in vs.get(tag as usize).into_iter().flatten().filter(|f| may_hold_closure(&f.layout)) {
+                closures_in(&f.layout, a.add(f.offset), out);
+            }
+        }
+        Shape::Reference(t) if may_hold_closure(t) => closures_in(t, mem::read_addr(a), out),
+        _ => {}
+    }
+}
