@@ -279,11 +279,18 @@ fn corpus_functions_and_instantiations_compile_or_are_reported_unsupported() {
     // (set, the sets it depends on, natives, floors: non-generic, closed
     // instantiations, reached from those)
     type Natives = fn() -> movejit_runtime::NativeRegistry;
-    let sets: [(&str, &[&str], Natives, [usize; 3]); 4] = [
-        ("aptos", &[], aptos, [685, 380, 613]),
+    let sets: [(&str, &[&str], Natives, [usize; 3]); 10] = [
+        ("aptos", &[], aptos, [686, 380, 613]),
         ("aptos-workloads", &["aptos"], aptos, [37, 38, 149]),
         ("aptos-calibration", &["aptos"], aptos, [562, 13, 2]),
         ("sui", &[], sui, [530, 207, 107]),
+        // The same programs and stdlib at each bytecode version.
+        ("versions/v5", &[], aptos, [76, 9, 4]),
+        ("versions/v6", &[], aptos, [79, 9, 4]),
+        ("versions/v7", &[], aptos, [79, 9, 4]),
+        ("versions/v8", &[], aptos, [79, 9, 4]),
+        ("versions/v9", &[], aptos, [81, 9, 4]),
+        ("versions/v10", &[], aptos, [81, 9, 4]),
     ];
     let mut low = Vec::new();
     for (set, deps, natives, floors) in sets {
