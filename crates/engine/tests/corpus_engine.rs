@@ -1,7 +1,8 @@
 //! The JIT's corpus survey (crates/jit/tests/survey) through the engine's
 //! seam: what the `auto` and `jit` executors compile inside an interpreter
-//! session (`JitFactory` with the engine's own settings; each instance is
-//! compiled unmetered and metered, as the engine does). Every non-generic
+//! session (`JitFactory` with the engine's own settings and the natives an
+//! Aptos host registers; each instance is compiled unmetered and metered,
+//! as the engine does). Every non-generic
 //! function, closed instantiation and instance reached from those must
 //! compile or be reported as not supported yet; floors on the compiled
 //! counts keep coverage from silently going down.
@@ -53,7 +54,9 @@ fn corpus_compiles_through_the_engine_or_is_reported_unsupported() {
         let corpus = Corpus::load(set, deps);
         let ids: Vec<ModuleId> = corpus.modules.iter().map(|m| ModuleId::new(*m.address(), m.name())).collect();
         let source = Modules { by_id: ids.iter().cloned().zip(&corpus.modules).collect() };
-        let config = if *sui { EngineConfig::sui() } else { EngineConfig::aptos() };
+        // The natives an Aptos / Sui host registers.
+        let config =
+            if *sui { EngineConfig::sui() } else { EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() } };
         let mut session = JitFactory::new(&config).new_session();
         let compile = |it: &survey::Item| {
             session.compile(&source, &ids[it.module], it.fdef, &it.type_args).map_err(|why| match why.strip_prefix(UNSUPPORTED) {

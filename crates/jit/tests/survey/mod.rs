@@ -257,12 +257,17 @@ pub struct Tally {
     pub time: Duration,
     /// reason → (count, an example: instance and full message)
     pub reasons: BTreeMap<String, (usize, String)>,
+    /// The slowest call and its instance.
+    pub slowest: (Duration, String),
 }
 
 impl Tally {
     fn record(&mut self, what: &str, r: Result<(), Failure>, dt: Duration, problems: &mut Vec<String>) {
         self.total += 1;
         self.time += dt;
+        if dt > self.slowest.0 {
+            self.slowest = (dt, what.to_string());
+        }
         match r {
             Ok(()) => self.compiled += 1,
             Err(Failure::Unsupported(m)) => {
@@ -274,11 +279,13 @@ impl Tally {
 
     fn print(&self, title: &str) {
         println!(
-            "  {title:<28} {:>5} / {:<5} compiled ({:.1}%), {:.0} ms",
+            "  {title:<28} {:>5} / {:<5} compiled ({:.1}%), {:.0} ms (slowest {:.0} ms: {})",
             self.compiled,
             self.total,
             100.0 * self.compiled as f64 / self.total.max(1) as f64,
-            self.time.as_secs_f64() * 1e3
+            self.time.as_secs_f64() * 1e3,
+            self.slowest.0.as_secs_f64() * 1e3,
+            truncate(&self.slowest.1, 70)
         );
         let mut v: Vec<_> = self.reasons.iter().collect();
         v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
