@@ -1,17 +1,25 @@
-//! The seam between the interpreter and compiled code (mixed execution).
+//! The seam between the flat interpreter and compiled code (mixed
+//! execution).
 //!
 //! The interpreter knows nothing of the JIT: at every call of a Move
 //! function it asks a [`CompiledCode`] whether that instance runs compiled.
-//! If so it hands over the arguments (scalars) together with the state the
-//! callee inherits — call depth, operand-stack values held by suspended
-//! frames, gas left — and gets back the results or the error, exactly as
-//! its own frame would have produced them. An implementation lives in a
-//! crate that depends on both executors (movejit-engine).
+//! If so it hands over its own argument and result slots (flat memory, the
+//! layouts compiled code uses too: no conversion), the state the callee
+//! inherits — call depth, operand-stack values held by suspended frames,
+//! gas left — and the session ([`SessionHost`]: loaded modules, types, the
+//! global-storage cache) with the natives' state of the execution, and gets
+//! back success or the error, exactly as its own frame would have produced
+//! them. An implementation lives in a crate that depends on both executors
+//! (movejit-engine).
 
 #![forbid(unsafe_code)]
 
-use crate::{ModuleId, Type, Value, VmError};
+use crate::flat::native_bridge::NativeSession;
+use crate::flat::{Addr, FlatLayout};
+use crate::natives::TypeInfo;
+use crate::{AccountAddress, ModuleId, Type, VmError, VmResult};
 use movejit_format::CompiledModule;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What a compiled callee inherits from the interpreter.
@@ -26,15 +34,31 @@ pub struct CallState {
     pub gas_left: Option<u64>,
 }
 
+/// One argument or result at the seam: the address compiled code receives
+/// and the interpreter's layout of the slot.
+///
+/// * a value argument: its slot, holding the value (consumed by the call:
+///   afterwards the slot holds no live value);
+/// * a reference argument (`layout` a reference layout): the address the
+///   reference holds, i.e. its target, which compiled code uses as is;
+/// * a result: the slot the result is written to (a reference result
+///   receives an address).
+#[derive(Clone, Debug)]
+pub struct SeamSlot {
+    pub addr: Addr,
+    pub layout: Arc<FlatLayout>,
+}
+
 /// The answer of [`CompiledCode::call`].
 #[derive(Debug)]
 pub enum CompiledCall {
-    /// The instance is not compiled: interpret it.
+    /// The instance is not compiled: interpret it (nothing was touched).
     NotCompiled,
-    /// It ran compiled and returned.
-    Returned { values: Vec<Value>, gas_left: Option<u64> },
+    /// It ran compiled and returned (results written to their slots).
+    Returned { gas_left: Option<u64> },
     /// It ran compiled and failed (status, abort code and location set as
-    /// the interpreter would; `OUT_OF_GAS` leaves no gas).
+    /// the interpreter would; `OUT_OF_GAS` leaves no gas). The arguments
+    /// are consumed; nothing was written to the result slots.
     Failed { error: VmError, gas_left: Option<u64> },
 }
 
@@ -42,6 +66,29 @@ pub enum CompiledCall {
 pub trait ModuleSource {
     fn module(&self, id: &ModuleId) -> Option<&CompiledModule>;
 }
+
+/// The session's global-storage cache over flat values, with the
+/// interpreter's semantics (statuses; what is marked written for the change
+/// set). A failed execution is undone by the session as a whole.
+pub trait GlobalStore {
+    /// `exists<ty>(address)`.
+    fn exists(&mut self, address: AccountAddress, ty: &Type) -> VmResult<bool>;
+    /// The address of resource `ty` at `address` (`MISSING_DATA` when
+    /// absent); `mutable` marks it written.
+    fn borrow(&mut self, address: AccountAddress, ty: &Type, mutable: bool) -> VmResult<Addr>;
+    /// Moves resource `ty` at `address` into the slot `dst` (`MISSING_DATA`
+    /// when absent).
+    fn move_from(&mut self, address: AccountAddress, ty: &Type, dst: Addr) -> VmResult<()>;
+    /// Moves the value in slot `src` into storage as resource `ty` at
+    /// `address`; when one exists already the value is dropped and the
+    /// call fails with `RESOURCE_ALREADY_EXISTS`.
+    fn move_to(&mut self, address: AccountAddress, ty: &Type, src: Addr) -> VmResult<()>;
+}
+
+/// The interpreter session compiled code runs against.
+pub trait SessionHost: ModuleSource + TypeInfo + GlobalStore {}
+
+impl<T: ModuleSource + TypeInfo + GlobalStore> SessionHost for T {}
 
 /// Counters for `--stats`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,20 +102,26 @@ pub struct CompiledStats {
     pub compile_time: Duration,
 }
 
+/// A call offered to compiled code: `module::fdef<ty_args>` with its slots.
+pub struct SeamCall<'a> {
+    pub module: &'a ModuleId,
+    pub fdef: u16,
+    pub ty_args: &'a [Type],
+    /// One per parameter (see [`SeamSlot`]).
+    pub args: &'a [SeamSlot],
+    /// One per result.
+    pub rets: &'a [SeamSlot],
+    pub state: CallState,
+}
+
 /// Compiled code reachable from the interpreter, one per session.
 pub trait CompiledCode: Send {
-    /// Runs `module::fdef<ty_args>(args)` compiled if the instance (and all
-    /// it can call) compiles; otherwise `NotCompiled` and the interpreter
-    /// runs it (`args` are untouched).
-    fn call(
-        &mut self,
-        modules: &dyn ModuleSource,
-        module: &ModuleId,
-        fdef: u16,
-        ty_args: &[Type],
-        args: &[Value],
-        state: CallState,
-    ) -> CompiledCall;
+    /// Runs the call compiled if the instance (and all it can call)
+    /// compiles; otherwise `NotCompiled` and the interpreter runs it. While
+    /// it runs, compiled code reaches the session's globals through `host`
+    /// and natives share `natives` (the interpreter's native state of this
+    /// execution: a value a native parked is the same memory on both sides).
+    fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall;
 
     /// Compiles the instance without running it; `Err` says why it cannot
     /// be compiled.

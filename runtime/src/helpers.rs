@@ -68,11 +68,12 @@ helper_table! {
     value_copy(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::shims::value_copy;
     value_drop(Ptr, Ptr, Ptr) -> Status = crate::flat::shims::value_drop;
     value_eq(Ptr, Ptr, Ptr, Ptr) -> U8 = crate::flat::shims::value_eq;
-    // global storage: (ctx, type id, address slot, value slot)
-    global_move_to(Ptr, U64, Ptr, Ptr) -> Status;
-    global_move_from(Ptr, U64, Ptr, Ptr) -> Status;
-    global_borrow(Ptr, U64, Ptr, Ptr) -> Status;
-    global_exists(Ptr, U64, Ptr) -> U8;
+    // global storage: (ctx, type number, address, value slot); see
+    // `crate::flat::host` (borrow: type number << 1 | mutable; exists: 2 = failed)
+    global_move_to(Ptr, U64, Ptr, Ptr) -> Status = crate::flat::host::global_move_to;
+    global_move_from(Ptr, U64, Ptr, Ptr) -> Status = crate::flat::host::global_move_from;
+    global_borrow(Ptr, U64, Ptr, Ptr) -> Status = crate::flat::host::global_borrow;
+    global_exists(Ptr, U64, Ptr) -> U8 = crate::flat::host::global_exists;
     // calls into natives and closures: (ctx, function id, args base)
     // (ctx, native site, pointers to the argument slots then the result
     // slots; a reference argument's slot holds its target's address)

@@ -14,9 +14,10 @@
 
 #![forbid(unsafe_code)]
 
-use movejit_engine::{Engine, EngineConfig, ExecutorKind, JitFactory};
-use movejit_runtime::compiled::{CallState, CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
-use movejit_runtime::{ModuleId, Type, Value};
+use movejit_engine::{Engine, EngineConfig, ExecutorKind, InterpreterKind, JitFactory};
+use movejit_runtime::compiled::{CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SessionHost};
+use movejit_runtime::flat::native_bridge::NativeSession;
+use movejit_runtime::{ModuleId, Type};
 use std::sync::{Arc, Mutex};
 
 /// Like [`movejit_engine::new_engine`], but consecutive sessions share one
@@ -26,6 +27,8 @@ pub fn warm_engine(config: EngineConfig) -> Engine {
     match config.executor {
         ExecutorKind::Interpreter => Engine::new(config),
         ExecutorKind::Jit | ExecutorKind::Auto => {
+            // Compiled code meets the flat interpreter (as in `new_engine`).
+            let config = EngineConfig { interpreter: InterpreterKind::Flat, ..config };
             let factory = WarmFactory { inner: JitFactory::new(&config), idle: Arc::new(Mutex::new(None)) };
             Engine::with_compiled(config, Arc::new(factory))
         }
@@ -63,17 +66,9 @@ impl Drop for Lease {
 }
 
 impl CompiledCode for Lease {
-    fn call(
-        &mut self,
-        modules: &dyn ModuleSource,
-        module: &ModuleId,
-        fdef: u16,
-        ty_args: &[Type],
-        args: &[Value],
-        state: CallState,
-    ) -> CompiledCall {
+    fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
         match self.inner.as_mut() {
-            Some(c) => c.call(modules, module, fdef, ty_args, args, state),
+            Some(c) => c.call(host, natives, call),
             None => CompiledCall::NotCompiled,
         }
     }

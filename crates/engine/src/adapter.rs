@@ -1,12 +1,13 @@
 //! [`CompiledCode`] over a [`JitEngine`]: which instances compile, running
-//! them from interpreter state, and mapping their results back.
+//! them on the flat interpreter's slots inside its session, and mapping
+//! their errors back.
 
-use crate::values::{from_flat, to_flat};
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::EngineConfig;
 use movejit_jit::{FlatOutcome, InstanceKey, JitConfig, JitEngine, NestedState};
-use movejit_runtime::compiled::{CallState, CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
-use movejit_runtime::{ErrorLocation, ModuleId, Type, Value, VmError};
+use movejit_runtime::compiled::{CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SessionHost};
+use movejit_runtime::flat::native_bridge::NativeSession;
+use movejit_runtime::{ErrorLocation, ModuleId, Type, VmError};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
@@ -24,6 +25,7 @@ impl JitFactory {
             max_operand_stack: config.limits.max_operand_stack as u64,
             limits: config.limits.clone(),
             natives: config.natives.clone(),
+            session_host: true,
             ..JitConfig::default()
         };
         JitFactory { metered: JitConfig { cost: Some(config.costs.clone()), ..base.clone() }, unmetered: base }
@@ -157,18 +159,6 @@ impl Cache {
     }
 }
 
-/// Parameter and return types of `fdef<ty_args>` in `m`.
-fn signature_types(m: &CompiledModule, fdef: u16, ty_args: &[Type]) -> Result<(Vec<Type>, Vec<Type>), String> {
-    let h = m
-        .function_defs
-        .get(fdef as usize)
-        .and_then(|f| m.function_handles.get(f.function.idx()))
-        .ok_or_else(|| "function definition".to_string())?;
-    let p = movejit_jit::types::sig_types(m, h.parameters, ty_args).map_err(|e| e.to_string())?;
-    let r = movejit_jit::types::sig_types(m, h.return_, ty_args).map_err(|e| e.to_string())?;
-    Ok((p, r))
-}
-
 fn function_name(m: &CompiledModule, def: u16) -> String {
     m.function_defs
         .get(def as usize)
@@ -195,31 +185,15 @@ impl JitSession {
 }
 
 impl CompiledCode for JitSession {
-    fn call(
-        &mut self,
-        modules: &dyn ModuleSource,
-        module: &ModuleId,
-        fdef: u16,
-        ty_args: &[Type],
-        args: &[Value],
-        state: CallState,
-    ) -> CompiledCall {
-        // References into interpreter memory stay interpreted (not yet).
-        if args.iter().any(|a| matches!(a, Value::Ref(_))) {
-            return self.not_compiled(module, fdef, ty_args);
-        }
+    fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
+        let SeamCall { module, fdef, ty_args, args, rets, state } = call;
         let cache = if state.gas_left.is_some() { &mut self.metered } else { &mut self.unmetered };
-        let Ok(key) = cache.compile(modules, module, fdef, ty_args, &mut self.stats) else {
+        let Ok(key) = cache.compile(&*host, module, fdef, ty_args, &mut self.stats) else {
             return self.not_compiled(module, fdef, ty_args);
         };
-        let Some(m) = modules.module(module) else { return self.not_compiled(module, fdef, ty_args) };
         let Ok(jit) = cache.engine() else { return self.not_compiled(module, fdef, ty_args) };
-        let Ok((param_tys, ret_tys)) = signature_types(m, fdef, ty_args) else {
-            return self.not_compiled(module, fdef, ty_args);
-        };
-        let Some(flat_args) = to_flat(jit, args, &param_tys) else { return self.not_compiled(module, fdef, ty_args) };
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
-        let out = match jit.execute_flat(&key, flat_args, nested) {
+        let out = match jit.execute_in_session(&key, args, rets, nested, host, natives) {
             Ok(out) => out,
             // Nothing ran: the interpreter can still run it.
             Err(_) => return self.not_compiled(module, fdef, ty_args),
@@ -228,15 +202,9 @@ impl CompiledCode for JitSession {
         // Running out of gas leaves none, as in the interpreter's meter.
         let gas_left = if out.status == StatusCode::OUT_OF_GAS { state.gas_left.map(|_| 0) } else { out.gas_left };
         if out.status != StatusCode::EXECUTED {
-            return CompiledCall::Failed { error: cache.error_of(modules, &out), gas_left };
+            return CompiledCall::Failed { error: cache.error_of(&*host, &out), gas_left };
         }
-        let Ok(jit) = cache.engine() else {
-            return CompiledCall::Failed { error: VmError::invariant("JIT engine lost"), gas_left };
-        };
-        match from_flat(jit, &out.returns, &ret_tys) {
-            Some(values) => CompiledCall::Returned { values, gas_left },
-            None => CompiledCall::Failed { error: VmError::invariant("compiled code returned malformed values"), gas_left },
-        }
+        CompiledCall::Returned { gas_left }
     }
 
     fn compile(&mut self, modules: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Result<(), String> {

@@ -6,7 +6,7 @@
 //! counts the same values); locals live in [`Memory`] so references can
 //! point at them.
 
-use crate::engine::{LoadedModules, Session};
+use crate::engine::Session;
 use crate::loader::LoadedModule;
 use movejit_format::{Bytecode, CodeUnit, SignatureToken};
 use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
@@ -14,7 +14,6 @@ use movejit_runtime::error::vec_err;
 use movejit_runtime::natives::{NativeContext, TypeInfo};
 use movejit_runtime::values::values_equal;
 use movejit_runtime::error::TrapResult;
-use movejit_runtime::compiled::{CallState, CompiledCall};
 use movejit_runtime::{
     ClosureValue, ErrorLocation, FunctionId, GasMeter, Memory, RefRoot, Reference, StatusCode, Type, Value,
     VmError, VmResult,
@@ -44,43 +43,23 @@ pub(crate) struct Interpreter<'a, 'e, 'r> {
     no_ty_args: Arc<Vec<Type>>,
 }
 
-/// Runs a Move callee compiled when the session's compiled code has it:
-/// `Some(results)` when it ran, `None` to interpret it. Depth, operand-stack
-/// base and gas carry across; gas used by compiled code is charged back to
-/// the meter (all of it on `OUT_OF_GAS`, as the meter leaves none).
+/// Mixed execution from the tree interpreter: never. The seam to compiled
+/// code is over flat memory (`movejit_runtime::compiled`), so only the flat
+/// interpreter offers calls to it (the `Jit` / `Auto` executors of
+/// movejit-engine always run the flat interpreter); here every call is
+/// interpreted (`None`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn call_compiled(
-    s: &mut Session<'_, '_>,
-    gas: &mut GasMeter,
-    m: &Arc<LoadedModule>,
-    def: u16,
-    ty_args: &[Type],
-    args: &[Value],
-    depth: u64,
-    stack_base: usize,
+    _s: &mut Session<'_, '_>,
+    _gas: &mut GasMeter,
+    _m: &Arc<LoadedModule>,
+    _def: u16,
+    _ty_args: &[Type],
+    _args: &[Value],
+    _depth: u64,
+    _stack_base: usize,
 ) -> TrapResult<Option<Vec<Value>>> {
-    let Some(mut code) = s.compiled.take() else { return Ok(None) };
-    let gas_before = gas.remaining();
-    let state = CallState { depth, stack_base: stack_base as u64, gas_left: gas_before };
-    let r = code.call(&LoadedModules(&s.modules), &m.id, def, ty_args, args, state);
-    s.compiled = Some(code);
-    let settle = |gas: &mut GasMeter, left: Option<u64>| -> VmResult<()> {
-        match (gas_before, left) {
-            (Some(b), Some(a)) => gas.charge(b.saturating_sub(a)),
-            _ => Ok(()),
-        }
-    };
-    match r {
-        CompiledCall::NotCompiled => Ok(None),
-        CompiledCall::Returned { values, gas_left } => {
-            settle(gas, gas_left)?;
-            Ok(Some(values))
-        }
-        CompiledCall::Failed { error, gas_left } => {
-            settle(gas, gas_left)?;
-            Err(Box::new(error))
-        }
-    }
+    Ok(None)
 }
 
 fn invariant(m: &str) -> VmError {

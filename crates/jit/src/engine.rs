@@ -56,6 +56,11 @@ pub struct JitConfig {
     pub limits: Limits,
     /// The natives compiled code may call (the interpreter's registry).
     pub natives: NativeRegistry,
+    /// Compiled code runs inside an interpreter session
+    /// ([`JitEngine::execute_in_session`]): global storage and every
+    /// registered native compile. Without one (standalone `execute`) they
+    /// are refused at compile time, except the stateless stdlib natives.
+    pub session_host: bool,
 }
 
 impl Default for JitConfig {
@@ -68,6 +73,7 @@ impl Default for JitConfig {
             max_code_len: 1 << 16,
             limits: Limits::default(),
             natives: NativeRegistry::with_stdlib(),
+            session_host: false,
         }
     }
 }
@@ -126,6 +132,9 @@ pub struct JitEngine {
     /// Native call sites compiled code names by index.
     pub(crate) native_sites: Vec<NativeSite>,
     native_keys: HashMap<InstanceKey, u64>,
+    /// Resource types global-storage shims know by number.
+    pub(crate) global_types: Vec<RType>,
+    global_numbers: HashMap<RType, u64>,
     pub(crate) executor: Option<crate::exec::Executor>,
     /// Closure sites and the compiled closure targets (`engine_closures.rs`).
     closures: closures::ClosureState,
@@ -169,6 +178,8 @@ impl JitEngine {
             consts: ConstPool::default(),
             native_sites: Vec::new(),
             native_keys: HashMap::new(),
+            global_types: Vec::new(),
+            global_numbers: HashMap::new(),
             executor: None,
             closures: Default::default(),
         })
@@ -311,6 +322,9 @@ impl JitEngine {
             natives: &self.config.natives,
             native_sites: &mut self.native_sites,
             native_keys: &mut self.native_keys,
+            global_types: &mut self.global_types,
+            global_numbers: &mut self.global_numbers,
+            session_host: self.config.session_host,
             limits: type_limits(&self.config.limits),
             callees: Vec::new(),
             closures: &mut self.closures,
@@ -561,6 +575,9 @@ struct Declarer<'e> {
     natives: &'e NativeRegistry,
     native_sites: &'e mut Vec<NativeSite>,
     native_keys: &'e mut HashMap<InstanceKey, u64>,
+    global_types: &'e mut Vec<RType>,
+    global_numbers: &'e mut HashMap<RType, u64>,
+    session_host: bool,
     limits: TypeLimits,
     callees: Vec<InstanceKey>,
     closures: &'e mut closures::ClosureState,
@@ -611,9 +628,10 @@ impl Declarer<'_> {
     }
 }
 
-/// Native modules at `0x1` compiled code may call: they keep no state
-/// outside their arguments (natives that need the host's extensions, such
-/// as tables or the transaction context, stay with the interpreter).
+/// Native modules at `0x1` compiled code may call outside an interpreter
+/// session: they keep no state outside their arguments. Inside a session
+/// (`JitConfig::session_host`) every registered native may be called: they
+/// share the session's native state and installed extensions.
 const STATELESS_NATIVE_MODULES: &[&str] = &["vector", "bcs", "hash", "signer", "string", "type_name", "aptos_hash", "from_bcs"];
 
 impl Declarer<'_> {
@@ -646,7 +664,7 @@ impl Declarer<'_> {
         let native = self
             .natives
             .get(&addr, &mname, &fname)
-            .filter(|_| stdlib)
+            .filter(|_| stdlib || self.session_host)
             .ok_or_else(|| CompileError::Unsupported(format!("native function {mname}::{fname}")))?;
         let site = self.native_sites.len() as u64;
         self.native_sites.push(NativeSite { native, ty_args: key.type_args.clone(), params, rets });
@@ -717,6 +735,19 @@ impl LowerEnv for Declarer<'_> {
 
     fn constant(&mut self, layout: &Arc<FlatLayout>, bytes: &[u8]) -> CompileResult<u64> {
         self.consts.add(layout, bytes)
+    }
+
+    fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
+        if !self.session_host {
+            return Err(CompileError::Unsupported(format!("global storage ({ty}) outside an interpreter session")));
+        }
+        if let Some(n) = self.global_numbers.get(ty) {
+            return Ok(*n);
+        }
+        let n = self.global_types.len() as u64;
+        self.global_types.push(ty.clone());
+        self.global_numbers.insert(ty.clone(), n);
+        Ok(n)
     }
 
     fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<crate::lower::closure::PackInfo> {

@@ -1,14 +1,23 @@
-//! Running compiled code: argument passing, the execution thread, results.
+//! Running compiled code: argument passing, the execution stack, results.
 //!
-//! Host stack: executions run on the engine's executor thread, started on
-//! first use with a known stack (`JitConfig::stack_size`, 256 MiB by
-//! default: reserved address space, touched lazily). Its lowest usable address plus a 1 MiB margin for
-//! helpers is stored in `ExecContext::stack_limit`; every compiled function
-//! compares its stack pointer against it on entry and fails with
+//! Host stack: executions run on a stack of the engine's own
+//! (`JitConfig::stack_size`, 256 MiB by default: reserved address space
+//! with a guard page below it, touched lazily), switched to on the calling
+//! thread for the length of the run (`psm::on_stack`), so natives see the
+//! caller's thread (its installed native extensions) and no thread hand-off
+//! is paid per call. The stack's lowest usable address plus a 1 MiB margin
+//! for helpers is stored in `ExecContext::stack_limit`; every compiled
+//! function compares its stack pointer against it on entry and fails with
 //! `EXECUTION_STACK_OVERFLOW` instead of overflowing. With the call-depth
 //! limit of 1,025 frames the guard needs frames averaging over 250 KiB to
 //! fire, which no Move function has, so results stay those of the
-//! interpreter; the guard only makes the impossible case safe.
+//! interpreter; the guard only makes the impossible case safe. Compiled
+//! code never calls back into interpreted code, so runs do not nest.
+//!
+//! Inside an interpreter session ([`JitEngine::execute_in_session`]) the
+//! arguments and results are the interpreter's own flat slots, and
+//! `ExecContext::host` points to a [`Host`] that reaches the session's
+//! global storage and native state.
 
 #![allow(unsafe_code)]
 
@@ -18,10 +27,12 @@ use crate::lower::SUI_VARIANT_TAG_MISMATCH;
 use crate::ty::Ty;
 use cranelift_jit::JITModule;
 use movejit_format::{StatusCode, StatusFlavour};
+use movejit_runtime::compiled::{SeamSlot, SessionHost};
+use movejit_runtime::flat::host::{Host, SessionTypes};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::shims::NativeHost;
-use movejit_runtime::flat::{bcs as flat_bcs, ExecContext, FlatLayout, FlatValue};
-use std::sync::mpsc;
+use movejit_runtime::flat::{bcs as flat_bcs, ExecContext, FlatLayout, FlatValue, Shape};
+use movejit_runtime::natives::TypeInfo;
 use std::sync::Arc;
 
 const HELPER_MARGIN: u64 = 1 << 20;
@@ -59,7 +70,7 @@ pub struct Outcome {
 pub enum ExecError {
     #[error(transparent)]
     Compile(#[from] CompileError),
-    #[error("could not start the execution thread: {0}")]
+    #[error("could not set up the execution stack: {0}")]
     Thread(String),
 }
 
@@ -182,7 +193,7 @@ impl JitEngine {
             max_vector_len: self.config.limits.max_vector_len,
             ..ExecContext::default()
         };
-        let (flag, ctx, message) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx)?;
+        let (flag, ctx, message) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, None)?;
         // Compiled code owns in-memory arguments (it moved or dropped them);
         // the values behind references stay the host's.
         let mut refs = Vec::new();
@@ -201,55 +212,150 @@ impl JitEngine {
             return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: ret_vals, refs, gas_left });
         }
         // Results were never written on failure: nothing to drop but zeros.
-        let status = if ctx.status == SUI_VARIANT_TAG_MISMATCH {
-            StatusCode::VARIANT_TAG_MISMATCH
-        } else {
-            StatusCode::from_number(ctx.status, StatusFlavour::Aptos).unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR)
-        };
-        let has_code = status == StatusCode::ABORTED || ctx.flags & ExecContext::HAS_SUB_STATUS != 0;
-        Ok(FlatOutcome {
-            status,
-            abort_code: has_code.then_some(ctx.abort_code),
-            message: if status == StatusCode::ABORTED { message } else { None },
-            location: Some(Location { module: ctx.module, function: ctx.function as u16, code_offset: ctx.code_offset as u16 }),
-            returns: Vec::new(),
-            refs,
-            gas_left,
-        })
+        Ok(FlatOutcome { refs, ..failure(&ctx, message, gas_left) })
     }
 
-    /// Runs a compiled entry on the executor thread with `ctx` as its
-    /// starting state; returns the failure flag and the final context.
-    fn run_entry(&mut self, entry: usize, args: &[u64], rets: &[u64], mut ctx: ExecContext) -> Result<(u32, ExecContext, Option<String>), ExecError> {
+    /// Runs `key` inside an interpreter session on the interpreter's own
+    /// slots (see [`SeamSlot`]: value arguments are consumed, reference
+    /// arguments are their targets, results are written to their slots on
+    /// success), from `state`. Global storage goes to `host`; natives share
+    /// `natives` and see `host`'s types and resources. `Err` when the
+    /// instance does not compile or the slots do not fit its signature:
+    /// then nothing was touched. The outcome has no values (`returns` and
+    /// `refs` are empty).
+    pub fn execute_in_session(
+        &mut self,
+        key: &InstanceKey,
+        args: &[SeamSlot],
+        rets: &[SeamSlot],
+        state: NestedState,
+        host: &mut dyn SessionHost,
+        natives: &mut NativeSession,
+    ) -> Result<FlatOutcome, ExecError> {
+        let entry = self.entry_address(key)?;
+        let (params, ret_tys) = self.instance_signature(key)?;
+        let fits = |t: &Ty, s: &SeamSlot| match (t, &s.layout.shape) {
+            (Ty::R(l), Shape::Reference(target)) => l.size == target.size && l.align == target.align,
+            (_, Shape::Reference(_)) | (Ty::R(_), _) => false,
+            (Ty::S(k), _) => crate::ty::kind_of_layout(&s.layout) == Some(*k),
+            (Ty::M(l), _) => l.size == s.layout.size && l.align == s.layout.align,
+        };
+        if params.len() != args.len() || ret_tys.len() != rets.len() || !params.iter().zip(args).chain(ret_tys.iter().zip(rets)).all(|(t, s)| fits(t, s)) {
+            return Err(ExecError::Compile(CompileError::Unsupported("slots do not fit the compiled signature".into())));
+        }
+        self.compile_closure_args(&args.iter().map(|s| (s.addr, s.layout.clone())).collect::<Vec<_>>())?;
+        let metered = self.config.cost.is_some();
+        let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
+        let arg_ptrs: Vec<u64> = args.iter().map(|s| s.addr.to_raw() as u64).collect();
+        let ret_ptrs: Vec<u64> = rets.iter().map(|s| s.addr.to_raw() as u64).collect();
+        let ctx = ExecContext {
+            depth: state.depth,
+            max_depth: self.config.max_call_depth,
+            stack_base: state.stack_base,
+            max_stack: self.config.max_operand_stack,
+            gas_left: gas.unwrap_or(u64::MAX),
+            max_vector_len: self.config.limits.max_vector_len,
+            ..ExecContext::default()
+        };
+        let (flag, ctx, message) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, Some((host, natives)))?;
+        let gas_left = metered.then_some(ctx.gas_left);
+        if flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED {
+            // The slots were consumed: the run cannot be redone here. It
+            // fails (UNKNOWN_INVARIANT_VIOLATION_ERROR); the target is
+            // compiled for the next run. Unreachable while closures reach
+            // compiled code only packed by it or as arguments.
+            let _ = self.compile_closure_misses();
+        }
+        if flag == 0 {
+            return Ok(FlatOutcome {
+                status: StatusCode::EXECUTED,
+                abort_code: None,
+                message: None,
+                location: None,
+                returns: Vec::new(),
+                refs: Vec::new(),
+                gas_left,
+            });
+        }
+        Ok(failure(&ctx, message, gas_left))
+    }
+
+    /// Runs a compiled entry on the execution stack with `ctx` as its
+    /// starting state (inside `session` when given); returns the failure
+    /// flag and the final context.
+    fn run_entry(
+        &mut self,
+        entry: usize,
+        args: &[u64],
+        rets: &[u64],
+        mut ctx: ExecContext,
+        session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
+    ) -> Result<(u32, ExecContext, Option<String>), ExecError> {
         if self.executor.is_none() {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
         let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
-        // Natives reach the engine's sites, types and cost table through
-        // the context while the run lasts (`host` outlives the job).
-        let types = self.types();
-        let mut host = NativeHost {
-            sites: &self.native_sites,
-            types: &types,
-            cost: self.config.cost.as_ref(),
-            session: NativeSession::default(),
-            unmetered: movejit_runtime::GasMeter::unmetered(),
-            abort_message: None,
+        // Natives reach the engine's sites, the types and the cost table
+        // through the context while the run lasts (`host` outlives it);
+        // inside a session they use its types, resources and native state.
+        let own_types = self.types();
+        let (session_ptr, mut natives) = match session {
+            Some((h, n)) => (Some(h as *mut dyn SessionHost), Some(n)),
+            None => (None, None),
         };
-        ctx.host = &mut host as *mut NativeHost<'_> as u64;
+        let session_types = session_ptr.map(SessionTypes);
+        let types: &dyn TypeInfo = match &session_types {
+            Some(t) => t,
+            None => &own_types,
+        };
+        let mut host = Host {
+            native: NativeHost {
+                sites: &self.native_sites,
+                types,
+                cost: self.config.cost.as_ref(),
+                session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
+                unmetered: movejit_runtime::GasMeter::unmetered(),
+                abort_message: None,
+            },
+            global_types: &self.global_types,
+            session: session_ptr,
+        };
+        ctx.host = &mut host as *mut Host<'_> as u64;
         let job = Job {
             entry,
             ctx: &mut ctx as *mut ExecContext as usize,
             args: args.as_ptr() as usize,
             rets: rets.as_ptr() as usize,
         };
-        // `run` blocks until the job is done, so every address in `job`
-        // stays valid (and exclusively the executor's) while it runs.
-        let flag = executor.run(job)?;
-        let message = host.abort_message.take();
+        // `run` returns when the job is done, so every address in `job`
+        // stays valid (and exclusively the job's) while it runs.
+        let flag = executor.run(job);
+        if let Some(n) = natives {
+            *n = std::mem::take(&mut host.native.session);
+        }
+        let message = host.native.abort_message.take();
         drop(host);
         ctx.host = 0;
-        Ok((flag, ctx, message))
+        Ok((flag?, ctx, message))
+    }
+}
+
+/// The outcome of a failed run from its final context.
+fn failure(ctx: &ExecContext, message: Option<String>, gas_left: Option<u64>) -> FlatOutcome {
+    let status = if ctx.status == SUI_VARIANT_TAG_MISMATCH {
+        StatusCode::VARIANT_TAG_MISMATCH
+    } else {
+        StatusCode::from_number(ctx.status, StatusFlavour::Aptos).unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR)
+    };
+    let has_code = status == StatusCode::ABORTED || ctx.flags & ExecContext::HAS_SUB_STATUS != 0;
+    FlatOutcome {
+        status,
+        abort_code: has_code.then_some(ctx.abort_code),
+        message: if status == StatusCode::ABORTED { message } else { None },
+        location: Some(Location { module: ctx.module, function: ctx.function as u16, code_offset: ctx.code_offset as u16 }),
+        returns: Vec::new(),
+        refs: Vec::new(),
+        gas_left,
     }
 }
 
@@ -295,8 +401,7 @@ pub struct NestedState {
     pub gas_left: Option<u64>,
 }
 
-/// One call for the executor thread: the trampoline and its three
-/// arguments, as addresses.
+/// One call: the trampoline and its three arguments, as addresses.
 #[derive(Clone, Copy)]
 struct Job {
     entry: usize,
@@ -305,72 +410,97 @@ struct Job {
     rets: usize,
 }
 
-/// The thread compiled code runs on: a known, large stack whose lower
-/// bound (plus a margin) every compiled frame checks against.
+/// The stack compiled code runs on: `size` usable bytes of anonymous
+/// memory above a guard page, reserved on first use and released with the
+/// engine; runs switch to it on the calling thread.
 pub(crate) struct Executor {
-    jobs: Option<mpsc::Sender<Job>>,
-    done: mpsc::Receiver<u32>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// Lowest address of the mapping (the guard page).
+    map: *mut u8,
+    map_len: usize,
+    /// Lowest usable address.
+    base: *mut u8,
+    size: usize,
 }
+
+// SAFETY: the executor owns its mapping; it is used by one run at a time
+// (runs take the engine mutably), on whichever thread holds the engine.
+unsafe impl Send for Executor {}
 
 impl Executor {
     fn start(stack_size: usize) -> Result<Executor, ExecError> {
-        let (jobs, job_rx) = mpsc::channel::<Job>();
-        let (done_tx, done) = mpsc::channel::<u32>();
-        let thread = std::thread::Builder::new()
-            .name("movejit-exec".into())
-            .stack_size(stack_size)
-            .spawn(move || {
-                let marker = 0u8;
-                let top = std::hint::black_box(&marker) as *const u8 as u64;
-                let limit = top.saturating_sub(stack_size as u64).saturating_add(HELPER_MARGIN);
-                while let Ok(job) = job_rx.recv() {
-                    // SAFETY: `Executor::run` sends a job only while its
-                    // caller keeps the context and both buffers alive and
-                    // untouched, and waits for the answer. `job.entry` is
-                    // the finalized address of an entry trampoline with
-                    // exactly this signature, in a JIT module that is freed
-                    // only after this thread has been joined. The args /
-                    // rets arrays hold one pointer per value, each to a
-                    // live slot of the value's flat layout.
-                    let flag = unsafe {
-                        let ctx = job.ctx as *mut ExecContext;
-                        (*ctx).stack_limit = limit;
-                        let f: extern "C" fn(*mut ExecContext, *const u8, *mut u8) -> u32 =
-                            std::mem::transmute::<usize, _>(job.entry);
-                        f(ctx, job.args as *const u8, job.rets as *mut u8)
-                    };
-                    if done_tx.send(flag).is_err() {
-                        break;
-                    }
-                }
-            })
-            .map_err(|e| ExecError::Thread(e.to_string()))?;
-        Ok(Executor { jobs: Some(jobs), done, thread: Some(thread) })
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|p| *p > 0).unwrap_or(4096);
+        let size = stack_size.max(HELPER_MARGIN as usize).div_ceil(page) * page;
+        let map_len = size + page;
+        // SAFETY: an anonymous private mapping at an address of the
+        // kernel's choice; checked for failure below.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(ExecError::Thread(format!("could not map a {size}-byte stack: {}", std::io::Error::last_os_error())));
+        }
+        let map = map as *mut u8;
+        // SAFETY: the first page lies inside the mapping just made.
+        if unsafe { libc::mprotect(map as *mut libc::c_void, page, libc::PROT_NONE) } != 0 {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: unmapping exactly the mapping made above.
+            unsafe { libc::munmap(map as *mut libc::c_void, map_len) };
+            return Err(ExecError::Thread(format!("could not protect the stack guard page: {e}")));
+        }
+        // SAFETY: `page < map_len`.
+        let base = unsafe { map.add(page) };
+        Ok(Executor { map, map_len, base, size })
     }
 
-    /// Runs one job and waits for its result.
+    /// Runs one job on the execution stack and returns its flag.
     fn run(&self, job: Job) -> Result<u32, ExecError> {
-        let lost = || ExecError::Thread("execution thread is gone".into());
-        self.jobs.as_ref().ok_or_else(lost)?.send(job).map_err(|_| lost())?;
-        self.done.recv().map_err(|_| lost())
+        let limit = (self.base as u64).saturating_add(HELPER_MARGIN);
+        let call = move || {
+            std::panic::catch_unwind(|| {
+                // SAFETY: the caller of `run` keeps the context and both
+                // pointer arrays alive and untouched until it returns.
+                // `job.entry` is the finalized address of an entry
+                // trampoline with exactly this signature, in a JIT module
+                // freed only after the executor. The args / rets arrays hold
+                // one pointer per value, each to a live slot of the value's
+                // flat layout (a reference argument: its target).
+                unsafe {
+                    let ctx = job.ctx as *mut ExecContext;
+                    (*ctx).stack_limit = limit;
+                    let f: extern "C" fn(*mut ExecContext, *const u8, *mut u8) -> u32 = std::mem::transmute::<usize, _>(job.entry);
+                    f(ctx, job.args as *const u8, job.rets as *mut u8)
+                }
+            })
+        };
+        // SAFETY: `base` is page-aligned and `size` a multiple of the page
+        // size, both inside a live read-write mapping owned by `self`, which
+        // no other run uses now (runs do not nest: compiled code never
+        // calls back into an executor). The callback cannot unwind: panics
+        // are caught inside it.
+        let r = unsafe { psm::on_stack(self.base, self.size, call) };
+        r.map_err(|_| ExecError::Thread("compiled code panicked".into()))
     }
 }
 
 impl Drop for Executor {
     fn drop(&mut self) {
-        // Closing the job channel ends the thread's loop.
-        self.jobs.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        // SAFETY: the mapping made in `start`, unused once the executor goes.
+        unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
     }
 }
 
 /// Releases the code memory of a JIT module.
 pub(crate) fn free_code(jit: JITModule) {
-    // SAFETY: called only from `JitEngine::drop`, after the executor thread
-    // was joined; no execution is running and no function pointer into the
+    // SAFETY: called only from `JitEngine::drop`, after the executor was
+    // dropped; no execution is running and no function pointer into the
     // module escapes the engine.
     unsafe { jit.free_memory() };
 }

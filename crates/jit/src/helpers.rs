@@ -87,6 +87,8 @@ mod tests {
             assert!(!h.address().is_null());
         }
         assert!(Helper::named("call_native").is_some());
-        assert!(Helper::named("global_borrow").is_none(), "no shim yet");
+        for n in ["global_exists", "global_borrow", "global_move_from", "global_move_to"] {
+            assert!(Helper::named(n).is_some(), "{n}");
+        }
     }
 }

@@ -309,4 +309,8 @@ impl Addr {
     pub fn from_raw(p: *mut u8) -> Addr {
         Addr(p.expose_provenance())
     }
+    /// The address as compiled code receives it (`crate::compiled` seam).
+    pub fn to_raw(self) -> *mut u8 {
+        self.ptr()
+    }
 }

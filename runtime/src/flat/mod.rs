@@ -20,6 +20,7 @@ pub mod closure;
 pub mod closure_shims;
 pub mod context;
 pub mod frame;
+pub mod host;
 pub mod layout;
 pub mod mem;
 pub mod native_bridge;

@@ -5,7 +5,6 @@
 use super::prepare::{Kind, Op, Prepared};
 use super::{Callee, VecNative};
 use crate::engine::Session;
-use crate::interpreter::call_compiled;
 use crate::loader::LoadedModule;
 use movejit_format::AccountAddress;
 use movejit_runtime::arith::{self, BinOp, CmpOp};
@@ -421,32 +420,43 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         Ok(())
     }
 
-    /// Mixed execution: hands a call without reference arguments or
-    /// results to the session's compiled code (tree values at the seam,
-    /// for now). The arguments are consumed when it ran.
+    /// Mixed execution: offers the call to the session's compiled code
+    /// with the argument and result slots as they are (a reference argument
+    /// as its target address), the call state, the session and the natives'
+    /// state of this execution. When it ran, the arguments are consumed and
+    /// (on success) the results written; its gas is charged here.
     fn try_compiled(&mut self, p: &Arc<Prepared>, args: &Args<'_>, rets: &[(Addr, L)], sbase: u32) -> TrapResult<bool> {
-        let by_value = |l: &FlatLayout| !matches!(l.shape, Shape::Reference(_));
-        if !args.slots.iter().all(|(_, l)| by_value(l)) || !rets.iter().all(|(_, l)| by_value(l)) {
-            return Ok(false);
-        }
-        let values = args.slots.iter().map(|(a, l)| native_bridge::value_at(l, *a)).collect::<VmResult<Vec<_>>>()?;
-        let depth = self.frames.len() as u64 + 1;
-        let r = call_compiled(self.s, self.gas, &p.module, p.def, &p.ty_args, &values, depth, sbase as usize);
-        if !matches!(r, Ok(None)) {
-            for (a, l) in args.slots {
-                mem::drop_value(l, *a);
+        use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
+        let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
+        let seam_args: Vec<SeamSlot> = args
+            .slots
+            .iter()
+            .map(|(a, l)| {
+                let addr = if matches!(l.shape, Shape::Reference(_)) { mem::read_addr(*a) } else { *a };
+                SeamSlot { addr, layout: l.clone() }
+            })
+            .collect();
+        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: l.clone() }).collect();
+        let gas_before = self.gas.remaining();
+        let state = CallState { depth: self.frames.len() as u64 + 1, stack_base: sbase as u64, gas_left: gas_before };
+        let call = SeamCall { module: &p.module.id, fdef: p.def, ty_args: &p.ty_args, args: &seam_args, rets: &seam_rets, state };
+        let r = code.call(&mut *self.s, &mut self.natives, call);
+        self.s.compiled = Some(code);
+        let settle = |gas: &mut GasMeter, left: Option<u64>| -> VmResult<()> {
+            match (gas_before, left) {
+                (Some(b), Some(a)) => gas.charge(b.saturating_sub(a)),
+                _ => Ok(()),
             }
-        }
-        match r? {
-            None => Ok(false),
-            Some(results) => {
-                if results.len() != rets.len() {
-                    return Err(inv("compiled call returned a different number of values"));
-                }
-                for (v, (a, l)) in results.iter().zip(rets) {
-                    native_bridge::put_value(v, l, *a)?;
-                }
+        };
+        match r {
+            CompiledCall::NotCompiled => Ok(false),
+            CompiledCall::Returned { gas_left } => {
+                settle(self.gas, gas_left)?;
                 Ok(true)
+            }
+            CompiledCall::Failed { error, gas_left } => {
+                settle(self.gas, gas_left)?;
+                Err(Box::new(error))
             }
         }
     }

@@ -8,6 +8,7 @@
 
 pub(crate) mod exec;
 pub(crate) mod prepare;
+mod seam;
 
 use crate::engine::Session;
 use crate::loader::LoadedModule;

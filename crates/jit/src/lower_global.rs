@@ -1,0 +1,93 @@
+//! Global storage in compiled code: `Exists`, `ImmBorrowGlobal` /
+//! `MutBorrowGlobal`, `MoveFrom`, `MoveTo` (and their generic forms) become
+//! calls of the runtime's global-storage shims
+//! (`movejit_runtime::flat::host`), which reach the interpreter session's
+//! flat global cache with the interpreter's semantics and statuses. The
+//! resource type travels as a number the engine assigns
+//! ([`LowerEnv::global_type`]); addresses are spilled to a 32-byte slot.
+//! Resources that may hold function values are not compiled.
+
+use super::*;
+
+impl Lowerer<'_, '_> {
+    /// The resource type a global-storage instruction names.
+    fn global_resource(&self, ins: &Bytecode) -> CompileResult<RType> {
+        use Bytecode as B;
+        let m = self.target.module;
+        match *ins {
+            B::Exists(sd) | B::MutBorrowGlobal(sd) | B::ImmBorrowGlobal(sd) | B::MoveFrom(sd) | B::MoveTo(sd) => {
+                self.struct_type(sd, Vec::new())
+            }
+            B::ExistsGeneric(si)
+            | B::MutBorrowGlobalGeneric(si)
+            | B::ImmBorrowGlobalGeneric(si)
+            | B::MoveFromGeneric(si)
+            | B::MoveToGeneric(si) => {
+                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct instantiation"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                self.struct_type(inst.def, args)
+            }
+            _ => Err(malformed("not a global-storage instruction")),
+        }
+    }
+
+    /// Pops an address into a fresh 32-byte slot; returns the slot's address.
+    fn pop_address_slot(&mut self) -> CompileResult<Value> {
+        let v = self.pop_kind(Kind::Address)?;
+        let s = self.new_slot(32, 8);
+        let a = self.b.ins().stack_addr(self.ptr, s, 0);
+        self.store_scalar(Kind::Address, &v, a, 0);
+        Ok(a)
+    }
+
+    /// Lowers global-storage instruction `ins` at offset `i`.
+    pub(super) fn lower_global(&mut self, ins: &Bytecode, i: usize) -> CompileResult<()> {
+        use Bytecode as B;
+        let t = self.global_resource(ins)?;
+        let id = self.env.global_type(&t)?;
+        let l = self.env.layout(&t)?;
+        // A closure read from storage could name a target compiled code
+        // does not have (see engine_closures.rs): such resources stay
+        // interpreted.
+        if movejit_runtime::flat::closure_shims::may_hold_closure(&l) {
+            return Err(unsupported(format!("global storage of {t}, which may hold function values")));
+        }
+        match ins {
+            B::Exists(_) | B::ExistsGeneric(_) => {
+                let a = self.pop_address_slot()?;
+                let idv = self.b.ins().iconst(types::I64, id as i64);
+                let r = self.call_helper("global_exists", &[self.ctx, idv, a])?;
+                // 2: the shim recorded an error.
+                let bad = self.b.ins().icmp_imm_u(IntCC::Equal, r, 2);
+                let refund = self.refund_at(i);
+                self.fail_if_with(bad, i, refund, |lw| lw.b.ins().iconst(types::I32, 0));
+                self.push(Ty::S(Kind::Bool), Val::One(r), i);
+            }
+            B::ImmBorrowGlobal(_) | B::ImmBorrowGlobalGeneric(_) | B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_) => {
+                let mutable = matches!(ins, B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_));
+                let a = self.pop_address_slot()?;
+                let out = self.new_slot(8, 8);
+                let outp = self.b.ins().stack_addr(self.ptr, out, 0);
+                let code = self.b.ins().iconst(types::I64, (id << 1 | mutable as u64) as i64);
+                self.call_status("global_borrow", &[self.ctx, code, a, outp], i)?;
+                let p = self.b.ins().stack_load(self.ptr, self.ptr, out, 0);
+                self.push(Ty::R(l), Val::One(p), i);
+            }
+            B::MoveFrom(_) | B::MoveFromGeneric(_) => {
+                let a = self.pop_address_slot()?;
+                let dst = self.opslot(self.stack.len(), &l);
+                let idv = self.b.ins().iconst(types::I64, id as i64);
+                self.call_status("global_move_from", &[self.ctx, idv, a, dst], i)?;
+                self.push(Ty::M(l), Val::Mem(dst), i);
+            }
+            B::MoveTo(_) | B::MoveToGeneric(_) => {
+                let (_, v) = self.pop_mem()?;
+                let (_, signer) = self.pop_ref()?;
+                let idv = self.b.ins().iconst(types::I64, id as i64);
+                self.call_status("global_move_to", &[self.ctx, idv, signer, v], i)?;
+            }
+            _ => return Err(malformed("not a global-storage instruction")),
+        }
+        Ok(())
+    }
+}
