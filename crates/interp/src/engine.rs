@@ -617,7 +617,10 @@ impl<'e, 'r> Session<'e, 'r> {
                 .map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
             arg_values.push(v);
         }
-        if self.engine.config.executor == ExecutorKind::Jit {
+        // A native entry function has no bytecode to compile: it runs as
+        // native code under every executor.
+        let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
+        if self.engine.config.executor == ExecutorKind::Jit && !native_entry {
             // Everything must run compiled: refuse before running anything.
             let modules = LoadedModules(&self.modules);
             let r = match self.compiled.as_mut() {
