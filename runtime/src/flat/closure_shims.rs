@@ -135,7 +135,30 @@ pub struct CallSite {
     /// Gas charged before entering a Move target (the frame) or a native.
     pub per_frame: u64,
     pub native_base: u64,
+    /// The target of the last call made here (most sites call one).
+    pub cache: SiteCache,
 }
+
+/// A call site's last target, so repeated calls skip the table's lookup.
+/// Only the thread running the site's code touches it.
+#[derive(Debug, Default)]
+pub struct SiteCache(std::cell::RefCell<Option<(FunctionId, Vec<Type>, Arc<Target>)>>);
+
+impl SiteCache {
+    fn get(&self, table: &ClosureTable, f: &FunctionId, type_args: &[Type]) -> Option<Arc<Target>> {
+        if let Some((g, a, t)) = self.0.borrow().as_ref() {
+            if g == f && a == type_args {
+                return Some(t.clone());
+            }
+        }
+        let t = table.get(f, type_args)?;
+        *self.0.borrow_mut() = Some((f.clone(), type_args.to_vec(), t.clone()));
+        Some(t)
+    }
+}
+
+/// Argument pointers a call passes without allocating.
+const INLINE_ARGS: usize = 16;
 
 /// `PackClosure`: moves the captured operands (one pointer per captured
 /// value, in parameter order) into a new closure box stored at `dst`.
@@ -208,7 +231,7 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
         return fail(VmError::invariant("call of an empty function value"));
     };
     let FlatClosure { function, type_args, mask, captured, .. } = *c;
-    let Some(t) = site.table.get(&function, &type_args) else {
+    let Some(t) = site.cache.get(&site.table, &function, &type_args) else {
         site.table.miss(&function, &type_args);
         drop_provided(site, provided);
         // SAFETY: as in `fail`.
@@ -221,24 +244,30 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
     };
     // Parameters in order: captured where the mask says so, else provided.
     let total = np + captured.len();
-    let mut args: Vec<*mut u8> = Vec::with_capacity(total);
-    let mut layouts: Vec<&Arc<FlatLayout>> = Vec::with_capacity(total);
+    // Room for the arguments, then (for a native) the result slots.
+    let n_all = total + rets.len();
+    let mut inline = [std::ptr::null_mut::<u8>(); INLINE_ARGS];
+    let mut heap = Vec::new();
+    let all: &mut [*mut u8] = if n_all <= INLINE_ARGS {
+        &mut inline[..n_all]
+    } else {
+        heap.resize(n_all, std::ptr::null_mut());
+        &mut heap
+    };
+    let mut shape_ok = t.params.len() == total && t.rets.len() == site.rets.len();
     let (mut cap, mut prov) = (captured.iter(), provided.iter().zip(&site.provided));
-    for i in 0..total {
+    for (i, (slot, want)) in all.iter_mut().zip(&t.params).enumerate() {
         let next = if i < 64 && (mask >> i) & 1 == 1 {
             cap.next().map(|v| (v.as_ptr(), v.layout()))
         } else {
             prov.next().map(|(p, l)| (*p, l))
         };
-        let Some((p, l)) = next else { break };
-        args.push(p);
-        layouts.push(l);
+        match next {
+            Some((p, l)) if fits(want, l) => *slot = p,
+            _ => shape_ok = false,
+        }
     }
-    let shape_ok = args.len() == total
-        && t.params.len() == total
-        && t.params.iter().zip(&layouts).all(|(a, b)| fits(a, b))
-        && t.rets.len() == site.rets.len()
-        && t.rets.iter().zip(&site.rets).all(|(a, b)| fits(a, b));
+    shape_ok = shape_ok && cap.next().is_none() && prov.next().is_none() && t.rets.iter().zip(&site.rets).all(|(a, b)| fits(a, b));
     if !shape_ok {
         drop_provided(site, provided);
         return fail(VmError::invariant("closure does not fit the call's function type"));
@@ -256,12 +285,12 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
                 drop(captured);
                 return fail(VmError::new(StatusCode::OUT_OF_GAS));
             }
-            args.extend_from_slice(rets);
+            all[total..].copy_from_slice(rets);
             // SAFETY: shim contract of `call_native`: one live slot per
             // parameter (a reference: a slot holding its target) then one
             // empty slot per result, as the native site's layouts say
             // (checked above against the target's signature).
-            let r = unsafe { super::shims::call_native(ctx, native_site, args.as_ptr()) };
+            let r = unsafe { super::shims::call_native(ctx, native_site, all.as_ptr()) };
             if r == 0 {
                 0
             } else {
@@ -287,7 +316,7 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
             cx.depth = depth + 1;
             cx.stack_base = base + site.held;
             // The trampoline takes a reference argument as its target.
-            for (p, l) in args.iter_mut().zip(&t.params) {
+            for (p, l) in all.iter_mut().zip(&t.params) {
                 if is_ref(l) {
                     // SAFETY: a reference argument's slot holds its target's
                     // address (the call site's contract).
@@ -301,7 +330,7 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
             // (checked above); in-memory arguments are handed over.
             let flag = unsafe {
                 let entry = std::mem::transmute::<usize, Entry>(entry);
-                entry(ctx, args.as_ptr(), rets.as_ptr())
+                entry(ctx, all.as_ptr(), rets.as_ptr())
             };
             // SAFETY: as in `fail`.
             if let Some(cx) = unsafe { ctx.as_mut() } {
