@@ -39,6 +39,7 @@ impl CompiledCodeFactory for JitFactory {
             unmetered: Cache::new(self.unmetered.clone()),
             compiled_ran: HashSet::new(),
             interpreted: HashSet::new(),
+            hot: HashMap::new(),
             stats: CompiledStats::default(),
         })
     }
@@ -114,6 +115,15 @@ impl Cache {
         if let Some(v) = self.verdict.get(&key) {
             return v.clone().map(|()| key);
         }
+        // Type arguments may name datatypes of modules `id` never references.
+        let mut named = Vec::new();
+        for t in ty_args {
+            type_modules(t, &mut named);
+        }
+        for m in &named {
+            // One not loaded fails the layout below, with the reason.
+            let _ = self.add_modules(source, m);
+        }
         let start = Instant::now();
         let jit = self.engine()?;
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| jit.compile(&key)));
@@ -159,6 +169,19 @@ impl Cache {
     }
 }
 
+/// The modules of the datatypes `t` names.
+fn type_modules(t: &Type, out: &mut Vec<ModuleId>) {
+    match t {
+        Type::Datatype(d, args) => {
+            out.push(ModuleId::new(d.address, &d.module));
+            args.iter().for_each(|a| type_modules(a, out));
+        }
+        Type::Vector(t) | Type::Reference(t) | Type::MutableReference(t) => type_modules(t, out),
+        Type::Function(p, r, _) => p.iter().chain(r).for_each(|a| type_modules(a, out)),
+        _ => {}
+    }
+}
+
 fn function_name(m: &CompiledModule, def: u16) -> String {
     m.function_defs
         .get(def as usize)
@@ -174,6 +197,10 @@ pub struct JitSession {
     unmetered: Cache,
     compiled_ran: HashSet<(ModuleId, u16, Vec<Type>)>,
     interpreted: HashSet<(ModuleId, u16, Vec<Type>)>,
+    /// Per-call fast path: (module, definition) → (type arguments,
+    /// metered, the compiled instance or `None` when it does not compile),
+    /// found without allocating.
+    hot: HashMap<(ModuleId, u16), Vec<(Vec<Type>, bool, Option<InstanceKey>)>>,
     stats: CompiledStats,
 }
 
@@ -187,9 +214,20 @@ impl JitSession {
 impl CompiledCode for JitSession {
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
-        let cache = if state.gas_left.is_some() { &mut self.metered } else { &mut self.unmetered };
-        let Ok(key) = cache.compile(&*host, module, fdef, ty_args, &mut self.stats) else {
-            return self.not_compiled(module, fdef, ty_args);
+        let metered = state.gas_left.is_some();
+        let site = (module.clone(), fdef);
+        let known = self.hot.get(&site).and_then(|v| v.iter().find(|(t, m, _)| *m == metered && t[..] == *ty_args)).map(|e| e.2.clone());
+        let cache = if metered { &mut self.metered } else { &mut self.unmetered };
+        let key = match known {
+            Some(Some(key)) => key,
+            Some(None) => return CompiledCall::NotCompiled,
+            None => match cache.compile(&*host, module, fdef, ty_args, &mut self.stats) {
+                Ok(key) => key,
+                Err(_) => {
+                    self.hot.entry(site).or_default().push((ty_args.to_vec(), metered, None));
+                    return self.not_compiled(module, fdef, ty_args);
+                }
+            },
         };
         let Ok(jit) = cache.engine() else { return self.not_compiled(module, fdef, ty_args) };
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
@@ -198,7 +236,10 @@ impl CompiledCode for JitSession {
             // Nothing ran: the interpreter can still run it.
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
-        self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
+        if known.is_none() {
+            self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
+            self.hot.entry(site).or_default().push((ty_args.to_vec(), metered, Some(key)));
+        }
         // Running out of gas leaves none, as in the interpreter's meter.
         let gas_left = if out.status == StatusCode::OUT_OF_GAS { state.gas_left.map(|_| 0) } else { out.gas_left };
         if out.status != StatusCode::EXECUTED {
