@@ -217,6 +217,7 @@ impl CompiledCode for JitSession {
         let metered = state.gas_left.is_some();
         let site = (module.clone(), fdef);
         let known = self.hot.get(&site).and_then(|v| v.iter().find(|(t, m, _)| *m == metered && t[..] == *ty_args)).map(|e| e.2.clone());
+        let first = known.is_none();
         let cache = if metered { &mut self.metered } else { &mut self.unmetered };
         let key = match known {
             Some(Some(key)) => key,
@@ -236,7 +237,7 @@ impl CompiledCode for JitSession {
             // Nothing ran: the interpreter can still run it.
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
-        if known.is_none() {
+        if first {
             self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
             self.hot.entry(site).or_default().push((ty_args.to_vec(), metered, Some(key)));
         }

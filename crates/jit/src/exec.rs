@@ -314,7 +314,7 @@ impl JitEngine {
                 types,
                 cost: self.config.cost.as_ref(),
                 session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
-                unmetered: movejit_runtime::GasMeter::unmetered(),
+                unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
                 abort_message: None,
             },
             global_types: &self.global_types,
@@ -334,7 +334,8 @@ impl JitEngine {
             *n = std::mem::take(&mut host.native.session);
         }
         let message = host.native.abort_message.take();
-        drop(host);
+        // Kept for the next run: building a meter builds a cost table.
+        executor.unmetered.set(Some(host.native.unmetered));
         ctx.host = 0;
         Ok((flag?, ctx, message))
     }
@@ -420,6 +421,8 @@ pub(crate) struct Executor {
     /// Lowest usable address.
     base: *mut u8,
     size: usize,
+    /// The meter natives see in unmetered runs, between runs.
+    unmetered: std::cell::Cell<Option<movejit_runtime::GasMeter>>,
 }
 
 // SAFETY: the executor owns its mapping; it is used by one run at a time
@@ -457,7 +460,7 @@ impl Executor {
         }
         // SAFETY: `page < map_len`.
         let base = unsafe { map.add(page) };
-        Ok(Executor { map, map_len, base, size })
+        Ok(Executor { map, map_len, base, size, unmetered: std::cell::Cell::new(None) })
     }
 
     /// Runs one job on the execution stack and returns its flag.
