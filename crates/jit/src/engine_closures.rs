@@ -149,6 +149,7 @@ impl Declarer<'_> {
             held: spec.held,
             per_frame: spec.per_frame,
             native_base: spec.native_base,
+            borrowed: spec.borrowed,
             cache: Default::default(),
         });
         let addr = &*site as *const CallSite as u64;

@@ -1323,6 +1323,7 @@ impl Lowerer<'_, '_> {
                     self.push(Ty::M(l), Val::Mem(dst), i);
                 }
             }
+            B::CopyLoc(l) if self.closure_copy_elided(l, i) => self.push_local_closure(l, i)?,
             B::CopyLoc(l) | B::MoveLoc(l) => {
                 let moving = matches!(ins, B::MoveLoc(_));
                 let (t, v) = match self.local(l)? {

@@ -25,7 +25,7 @@ use crate::ty::Ty;
 use crate::types::to_type;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder};
-use movejit_format::{FunctionHandleIndex, SignatureIndex, SignatureToken};
+use movejit_format::{Bytecode, FunctionHandleIndex, SignatureIndex, SignatureToken};
 use movejit_runtime::flat::closure_shims::{CALLEE_FAILED, FAILED_HERE};
 use movejit_runtime::flat::{FlatLayout, Shape};
 use movejit_runtime::Type as RType;
@@ -48,9 +48,33 @@ pub struct CallSpec {
     pub held: u64,
     pub per_frame: u64,
     pub native_base: u64,
+    /// The closure operand is a local's, left in place (see
+    /// [`Lowerer::closure_copy_elided`]).
+    pub borrowed: bool,
 }
 
 impl Lowerer<'_, '_> {
+    /// `CopyLoc(l)` of a function-value local right before a `CallClosure`
+    /// needs no copy: the call passes copies of the captured values and
+    /// leaves the local's closure in place (a copy's only use is to be
+    /// consumed by that call; nothing runs in between). The push is still
+    /// checked against the operand-stack limit at the `CopyLoc`.
+    pub(super) fn closure_copy_elided(&self, l: u8, i: usize) -> bool {
+        matches!(self.code.get(i + 1), Some(Bytecode::CallClosure(_)))
+            && matches!(self.locals.get(l as usize), Some(super::Local::Mem(layout, _)) if matches!(layout.shape, Shape::Closure))
+    }
+
+    /// The elided `CopyLoc(l)`: the local's own slot goes on the stack.
+    pub(super) fn push_local_closure(&mut self, l: u8, i: usize) -> CompileResult<()> {
+        match self.locals.get(l as usize).cloned() {
+            Some(super::Local::Mem(layout, addr)) => {
+                self.push(Ty::M(layout), Val::Mem(addr), i);
+                Ok(())
+            }
+            _ => Err(malformed("closure local")),
+        }
+    }
+
     /// `PackClosure(handle, mask)` / `PackClosureGeneric` with `targs`.
     pub(super) fn pack_closure(&mut self, handle: FunctionHandleIndex, targs: Vec<RType>, mask: u64, i: usize) -> CompileResult<()> {
         let info = self.env.pack_site(self.target.module_idx, handle, targs, mask)?;
@@ -119,7 +143,8 @@ impl Lowerer<'_, '_> {
             outs.push(a);
         }
         let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
-        let spec = CallSpec { provided, rets: ret_layouts.clone(), held: split as u64, per_frame, native_base };
+        let borrowed = i > 0 && matches!(self.code[i - 1], Bytecode::CopyLoc(l) if self.closure_copy_elided(l, i - 1));
+        let spec = CallSpec { provided, rets: ret_layouts.clone(), held: split as u64, per_frame, native_base, borrowed };
         let site = self.env.call_site(spec)?;
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);

@@ -261,8 +261,10 @@ fn metered_closure_calls_match_the_interpreter() {
 
 /// Hand-written closures the Move compiler does not produce: masks that
 /// skip parameters, a native as the target (taking a reference), a generic
-/// target, recursion through a closure down to `CALL_STACK_OVERFLOW`, an
-/// abort in a target called through a closure.
+/// target, closures called from a local twice (the copy the call consumes
+/// is elided: captured vectors are copied per call), recursion through a
+/// closure down to `CALL_STACK_OVERFLOW`, an abort in a target called
+/// through a closure.
 const MASKS: &str = "
 version 8
 module 0xcafe::masks
@@ -345,6 +347,33 @@ public fun generic_first(v: vector<u8>, w: vector<u8>): vector<u8>
     call_closure <|vector<u8>|vector<u8>>
     ret
 
+public fun twice_borrowed(v: vector<u8>, w: vector<u8>): vector<u8>
+    local f: |vector<u8>|vector<u8> has copy + drop
+    move_loc v
+    pack_closure first<vector<u8>>, 1
+    st_loc f
+    copy_loc w
+    copy_loc f
+    call_closure <|vector<u8>|vector<u8>>
+    pop
+    move_loc w
+    copy_loc f
+    call_closure <|vector<u8>|vector<u8>>
+    ret
+
+public fun native_len_twice(v: vector<u64>): u64
+    local f: |&vector<u64>|u64 has copy + drop
+    pack_closure vector::length<u64>, 0
+    st_loc f
+    borrow_loc v
+    copy_loc f
+    call_closure <|&vector<u64>|u64>
+    borrow_loc v
+    copy_loc f
+    call_closure <|&vector<u64>|u64>
+    add
+    ret
+
 public fun deep(n: u64): u64
     local f: |u64|u64
     copy_loc n
@@ -412,6 +441,8 @@ fn hand_written_closures_match_the_interpreter() {
         ("mask_101", vec![b(u64::MAX), vec![0], b(0)], StatusCode::ARITHMETIC_ERROR, None),
         ("native_len", vec![u64s(&[5, 6, 7])], StatusCode::EXECUTED, Some(b(3))),
         ("generic_first", vec![vec![2, 1, 2], vec![1, 9]], StatusCode::EXECUTED, Some(vec![2, 1, 2])),
+        ("twice_borrowed", vec![vec![2, 1, 2], vec![1, 9]], StatusCode::EXECUTED, Some(vec![2, 1, 2])),
+        ("native_len_twice", vec![u64s(&[5, 6, 7])], StatusCode::EXECUTED, Some(b(6))),
         ("deep", vec![b(500)], StatusCode::EXECUTED, Some(b(500))),
         ("deep", vec![b(5000)], StatusCode::CALL_STACK_OVERFLOW, None),
         ("aborts_inside", vec![b(12)], StatusCode::EXECUTED, Some(b(12))),

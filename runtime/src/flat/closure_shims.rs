@@ -135,6 +135,9 @@ pub struct CallSite {
     /// Gas charged before entering a Move target (the frame) or a native.
     pub per_frame: u64,
     pub native_base: u64,
+    /// The closure operand is a local's (a `CopyLoc` just before): the
+    /// call leaves it in place and passes copies of its captured values.
+    pub borrowed: bool,
     /// The target of the last call made here (most sites call one).
     pub cache: SiteCache,
 }
@@ -200,12 +203,23 @@ fn drop_provided(site: &CallSite, ptrs: &[*mut u8]) {
     }
 }
 
-/// `CallClosure`: takes the closure out of the function-value slot
-/// `closure` and calls its target with the captured values and the
-/// provided arguments interleaved by the mask. `slots` holds one pointer
-/// per provided argument (a value slot, consumed; for a reference, a slot
-/// holding the target's address) then one per result (slots holding no
-/// live value). Returns 0, [`FAILED_HERE`] or [`CALLEE_FAILED`].
+/// Captured values a borrowed call copies without allocating (bytes).
+const INLINE_COPIES: usize = 256;
+
+/// 8-aligned scratch for the copies of captured values.
+#[repr(C, align(8))]
+struct Scratch([u8; INLINE_COPIES]);
+
+/// `CallClosure`: calls the closure in the function-value slot `closure`
+/// with the captured values and the provided arguments interleaved by the
+/// mask. The closure is taken out of its slot (moved into the call), or,
+/// at a site whose operand is a `CopyLoc` of a local (`CallSite::borrowed`),
+/// left there while copies of its captured values are passed: the same
+/// values the interpreter's copy would pass, without copying the box.
+/// `slots` holds one pointer per provided argument (a value slot,
+/// consumed; for a reference, a slot holding the target's address) then
+/// one per result (slots holding no live value). Returns 0,
+/// [`FAILED_HERE`] or [`CALLEE_FAILED`].
 ///
 /// As the interpreter: a Move target first checks the call depth
 /// (`CALL_STACK_OVERFLOW`) then charges the frame, and runs with the
@@ -226,13 +240,19 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
             None => FAILED_HERE,
         }
     };
-    let Some(c) = mem::take_closure(Addr::from_raw(closure)) else {
-        drop_provided(site, provided);
-        return fail(VmError::invariant("call of an empty function value"));
+    let owned = if site.borrowed { None } else { mem::take_closure(Addr::from_raw(closure)) };
+    let c: &FlatClosure = match &owned {
+        Some(b) => b,
+        None => match mem::closure(Addr::from_raw(closure)).filter(|_| site.borrowed) {
+            Some(c) => c,
+            None => {
+                drop_provided(site, provided);
+                return fail(VmError::invariant("call of an empty function value"));
+            }
+        },
     };
-    let FlatClosure { function, type_args, mask, captured, .. } = *c;
-    let Some(t) = site.cache.get(&site.table, &function, &type_args) else {
-        site.table.miss(&function, &type_args);
+    let Some(t) = site.cache.get(&site.table, &c.function, &c.type_args) else {
+        site.table.miss(&c.function, &c.type_args);
         drop_provided(site, provided);
         // SAFETY: as in `fail`.
         if let Some(c) = unsafe { ctx.as_mut() } {
@@ -242,8 +262,9 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
         }
         return FAILED_HERE;
     };
+    let mask = c.mask;
     // Parameters in order: captured where the mask says so, else provided.
-    let total = np + captured.len();
+    let total = np + c.captured.len();
     // Room for the arguments, then (for a native) the result slots.
     let n_all = total + rets.len();
     let mut inline = [std::ptr::null_mut::<u8>(); INLINE_ARGS];
@@ -254,14 +275,11 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
         heap.resize(n_all, std::ptr::null_mut());
         &mut heap
     };
+    let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
     let mut shape_ok = t.params.len() == total && t.rets.len() == site.rets.len();
-    let (mut cap, mut prov) = (captured.iter(), provided.iter().zip(&site.provided));
+    let (mut cap, mut prov) = (c.captured.iter(), provided.iter().zip(&site.provided));
     for (i, (slot, want)) in all.iter_mut().zip(&t.params).enumerate() {
-        let next = if i < 64 && (mask >> i) & 1 == 1 {
-            cap.next().map(|v| (v.as_ptr(), v.layout()))
-        } else {
-            prov.next().map(|(p, l)| (*p, l))
-        };
+        let next = if captured_at(i) { cap.next().map(|v| (v.as_ptr(), v.layout())) } else { prov.next().map(|(p, l)| (*p, l)) };
         match next {
             Some((p, l)) if fits(want, l) => *slot = p,
             _ => shape_ok = false,
@@ -272,19 +290,61 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
         drop_provided(site, provided);
         return fail(VmError::invariant("closure does not fit the call's function type"));
     }
+    // The frame (or native) charge and the depth check, before anything
+    // is handed over.
+    // SAFETY: as in `fail`; the borrow ends before the callee runs.
+    let Some(cx) = (unsafe { ctx.as_mut() }) else { return FAILED_HERE };
+    let check = match t.code {
+        TargetCode::Native(_) if cx.gas_left < site.native_base => Err(StatusCode::OUT_OF_GAS),
+        TargetCode::Native(_) => {
+            cx.gas_left -= site.native_base;
+            Ok(())
+        }
+        TargetCode::Move(_) if cx.depth >= cx.max_depth => Err(StatusCode::CALL_STACK_OVERFLOW),
+        TargetCode::Move(_) if cx.gas_left < site.per_frame => Err(StatusCode::OUT_OF_GAS),
+        TargetCode::Move(_) => {
+            cx.gas_left -= site.per_frame;
+            Ok(())
+        }
+    };
+    if let Err(status) = check {
+        if status == StatusCode::OUT_OF_GAS {
+            cx.gas_left = 0;
+        }
+        drop_provided(site, provided);
+        return fail(VmError::new(status));
+    }
+    // A borrowed closure passes copies of its captured values (the callee
+    // owns them): in scratch memory when they fit, else as owned values.
+    let mut scratch = Scratch([0; INLINE_COPIES]);
+    let mut spilled: Vec<FlatValue> = Vec::new();
+    if owned.is_none() {
+        let base = scratch.0.as_mut_ptr();
+        let mut used = 0usize;
+        let mut cap = c.captured.iter();
+        for (i, slot) in all.iter_mut().enumerate().take(total) {
+            if !captured_at(i) {
+                continue;
+            }
+            let Some(v) = cap.next() else { break };
+            let (size, align) = (v.layout().size as usize, v.layout().align.max(1) as usize);
+            let at = used.div_ceil(align) * align;
+            if align <= 8 && at + size <= INLINE_COPIES {
+                // SAFETY: `at + size` lies inside `scratch`, 8-aligned at
+                // its start, so `base + at` is aligned for the value.
+                let dst = unsafe { std::slice::from_raw_parts_mut(base.add(at), size) };
+                super::value::copy_into(v.layout(), v.bytes(), dst);
+                *slot = dst.as_mut_ptr();
+                used = at + size;
+            } else {
+                let copy = v.copy();
+                *slot = copy.as_ptr();
+                spilled.push(copy);
+            }
+        }
+    }
     let r = match t.code {
         TargetCode::Native(native_site) => {
-            // SAFETY: as in `fail`; the borrow ends before the native runs.
-            let short = unsafe { ctx.as_mut() }.map(|c| {
-                let short = c.gas_left < site.native_base;
-                c.gas_left = c.gas_left.saturating_sub(site.native_base);
-                short
-            });
-            if short != Some(false) {
-                drop_provided(site, provided);
-                drop(captured);
-                return fail(VmError::new(StatusCode::OUT_OF_GAS));
-            }
             all[total..].copy_from_slice(rets);
             // SAFETY: shim contract of `call_native`: one live slot per
             // parameter (a reference: a slot holding its target) then one
@@ -298,23 +358,16 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
             }
         }
         TargetCode::Move(entry) => {
-            // SAFETY: as in `fail`; the borrow ends before the callee runs.
-            let Some(cx) = (unsafe { ctx.as_mut() }) else { return FAILED_HERE };
-            if cx.depth >= cx.max_depth {
-                drop_provided(site, provided);
-                drop(captured);
-                return fail(VmError::new(StatusCode::CALL_STACK_OVERFLOW));
-            }
-            if cx.gas_left < site.per_frame {
-                cx.gas_left = 0;
-                drop_provided(site, provided);
-                drop(captured);
-                return fail(VmError::new(StatusCode::OUT_OF_GAS));
-            }
-            cx.gas_left -= site.per_frame;
-            let (depth, base) = (cx.depth, cx.stack_base);
-            cx.depth = depth + 1;
-            cx.stack_base = base + site.held;
+            // SAFETY: as in `fail`.
+            let (depth, base) = match unsafe { ctx.as_mut() } {
+                Some(cx) => {
+                    let saved = (cx.depth, cx.stack_base);
+                    cx.depth += 1;
+                    cx.stack_base += site.held;
+                    saved
+                }
+                None => return FAILED_HERE,
+            };
             // The trampoline takes a reference argument as its target.
             for (p, l) in all.iter_mut().zip(&t.params) {
                 if is_ref(l) {
@@ -324,7 +377,7 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
                 }
             }
             // SAFETY: `entry` is a finalized trampoline of the target's
-            // instance (the table holds only those of live code); `args`
+            // instance (the table holds only those of live code); `all`
             // and `rets` hold one pointer per parameter and result, each
             // to a live slot of the layout the trampoline expects
             // (checked above); in-memory arguments are handed over.
@@ -344,9 +397,13 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
             }
         }
     };
-    // The captured values were moved into the callee (or consumed by the
-    // native bridge) whether or not it succeeded.
-    captured.into_iter().for_each(FlatValue::forget_moved);
+    // The captured values (or their copies) were moved into the callee, or
+    // consumed by the native bridge, whether or not it succeeded.
+    spilled.into_iter().for_each(FlatValue::forget_moved);
+    if let Some(b) = owned {
+        let FlatClosure { captured, .. } = *b;
+        captured.into_iter().for_each(FlatValue::forget_moved);
+    }
     r
 }
 
