@@ -159,7 +159,7 @@ impl JitEngine {
         let call_conv = jit.isa().default_call_conv();
         let ptr = jit.isa().pointer_type();
         let frontend = jit.isa().frontend_config();
-        let layouts = FlatLayouts::new(config.limits.max_type_depth);
+        let layouts = FlatLayouts::new(FLAT_MAX_DEPTH);
         Ok(JitEngine {
             config,
             modules: Vec::new(),
@@ -531,8 +531,15 @@ impl JitEngine {
     }
 }
 
+/// Nesting limit of flat layouts: the flat interpreter's (its
+/// `MAX_FLAT_DEPTH`), whose memory compiled code shares. As there, flat
+/// layouts of any verified type are built (no type-depth or layout-node
+/// budget: those bound serialized layouts, and values are bounded by the
+/// value-depth checks), so the JIT compiles what the interpreter runs.
+const FLAT_MAX_DEPTH: usize = 4096;
+
 fn type_limits(l: &Limits) -> TypeLimits {
-    TypeLimits { max_type_depth: l.max_type_depth, max_value_depth: l.max_value_depth, max_layout_nodes: l.max_layout_nodes }
+    TypeLimits { max_type_depth: FLAT_MAX_DEPTH, max_value_depth: l.max_value_depth, max_layout_nodes: None }
 }
 
 impl Drop for JitEngine {
