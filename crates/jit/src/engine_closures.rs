@@ -10,13 +10,15 @@
 //!   and what reference arguments point to), before the run starts
 //!   ([`JitEngine::compile_closure_args`]); when one does not compile, the
 //!   run does not start (the engine interprets the call);
-//! * a closure reaching compiled code any other way (read from global
-//!   storage, returned by a native) whose target is not compiled yet fails
-//!   its `CallClosure` with `CLOSURE_NOT_COMPILED`: the run ends, the
-//!   engine compiles the target ([`JitEngine::compile_closure_misses`]) and
-//!   reports the run as not compiled, so the caller reruns the call
-//!   interpreted. That is sound only while a compiled run changes nothing
-//!   outside its own arguments before such a call (see jit-abi.md).
+//! * nothing else: reading a resource that can hold function values
+//!   (`lower_closure.rs`) and natives whose results can hold them are not
+//!   compiled, so compiled code only ever calls closures whose targets were
+//!   compiled before the run. Should a `CallClosure` still meet an
+//!   uncompiled target, it fails with `CLOSURE_NOT_COMPILED`; the engine
+//!   compiles the target ([`JitEngine::compile_closure_misses`]); a
+//!   standalone run reports not compiled (nothing outside it changed), a
+//!   run inside a session (whose slots it consumed) fails with
+//!   `UNKNOWN_INVARIANT_VIOLATION_ERROR`.
 //!
 //! A Move target is entered through its entry trampoline, published in the
 //! table once its whole call graph compiled; a native target through a

@@ -26,7 +26,7 @@ use crate::types::to_type;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder};
 use movejit_format::{Bytecode, FunctionHandleIndex, SignatureIndex, SignatureToken};
-use movejit_runtime::flat::closure_shims::{CALLEE_FAILED, FAILED_HERE};
+use movejit_runtime::flat::closure_shims::{may_hold_closure, CALLEE_FAILED, FAILED_HERE};
 use movejit_runtime::flat::{FlatLayout, Shape};
 use movejit_runtime::Type as RType;
 use std::sync::Arc;
@@ -54,6 +54,22 @@ pub struct CallSpec {
 }
 
 impl Lowerer<'_, '_> {
+    /// Reading a resource that can hold function values is not compiled:
+    /// its closures may name functions this engine never compiled, and
+    /// compiled code calls only closures whose targets were compiled before
+    /// the run (packed by compiled code, or found in the arguments).
+    pub(super) fn refuse_stored_closures(&mut self, ins: &Bytecode, resource: &RType) -> CompileResult<()> {
+        use Bytecode as B;
+        let reads = matches!(
+            ins,
+            B::ImmBorrowGlobal(_) | B::ImmBorrowGlobalGeneric(_) | B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_) | B::MoveFrom(_) | B::MoveFromGeneric(_)
+        );
+        if reads && may_hold_closure(&*self.env.layout(resource)?) {
+            return Err(crate::error::CompileError::Unsupported(format!("function values read from global storage ({resource})")));
+        }
+        Ok(())
+    }
+
     /// `CopyLoc(l)` of a function-value local right before a `CallClosure`
     /// needs no copy: the call passes copies of the captured values and
     /// leaves the local's closure in place (a copy's only use is to be

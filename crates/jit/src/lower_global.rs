@@ -44,6 +44,7 @@ impl Lowerer<'_, '_> {
     pub(super) fn lower_global(&mut self, ins: &Bytecode, i: usize) -> CompileResult<()> {
         use Bytecode as B;
         let t = self.global_resource(ins)?;
+        self.refuse_stored_closures(ins, &t)?;
         let id = self.env.global_type(&t)?;
         let l = self.env.layout(&t)?;
         // A closure read from storage could name a target compiled code
