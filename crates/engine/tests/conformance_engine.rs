@@ -126,8 +126,8 @@ fn metered_gas_identical() {
     }
     assert!(bad.is_empty(), "{} differences", bad.len());
     assert!(compiled_runs > 0);
-    // Mixed runs (an interpreted caller handing calls to compiled callees)
-    // came from entry functions using closures; since closures compile, the
-    // only uncompiled entries (global storage) call no compiled function,
-    // so this table may have none.
+    // Interpreted callers handing calls to compiled callees are exercised
+    // (entries reading resources that hold function values stay
+    // interpreted and call compiled closures).
+    assert!(mixed_runs > 0);
 }
