@@ -13,6 +13,7 @@ mod extensions;
 mod stdlib;
 
 pub use extensions::{with_extensions, NativeExtensions, NativeSlots, ParkedHome};
+pub use stdlib::{sha2_256, sha3_256};
 
 use crate::error::VmResult;
 use crate::gas::GasMeter;

@@ -152,12 +152,12 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
     reg(r, a, "hash", "sha2_256", |cx, _, mut args| {
         let data = arg(&mut args)?.to_bytes()?;
         cx.gas.charge_native(data.len())?;
-        Ok(vec![Value::from_bytes(&sha2::Sha256::digest(&data))])
+        Ok(vec![Value::from_bytes(&sha2_256(&data))])
     });
     reg(r, a, "hash", "sha3_256", |cx, _, mut args| {
         let data = arg(&mut args)?.to_bytes()?;
         cx.gas.charge_native(data.len())?;
-        Ok(vec![Value::from_bytes(&sha3::Sha3_256::digest(&data))])
+        Ok(vec![Value::from_bytes(&sha3_256(&data))])
     });
 
     // signer
@@ -256,4 +256,15 @@ pub(super) fn register_sui_overrides(r: &mut NativeRegistry, a: AccountAddress) 
             _ => Err(VmError::abort(0)),
         });
     }
+}
+
+/// `0x1::hash::sha2_256` of `data` (also what the flat interpreter's
+/// direct path computes; gas is charged by the caller, per byte).
+pub fn sha2_256(data: &[u8]) -> [u8; 32] {
+    sha2::Sha256::digest(data).into()
+}
+
+/// `0x1::hash::sha3_256` of `data` (as [`sha2_256`]).
+pub fn sha3_256(data: &[u8]) -> [u8; 32] {
+    sha3::Sha3_256::digest(data).into()
 }

@@ -101,8 +101,8 @@ fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
     Ok(())
 }
 
-/// A `0x1::vector` native on flat memory (see [`VecNative`]).
-fn vec_native(kind: VecNative, args: &Args<'_>, rets: &[(Addr, L)]) -> TrapResult<()> {
+/// A `0x1::vector` or `0x1::hash` native on flat memory (see [`VecNative`]).
+fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[(Addr, L)]) -> TrapResult<()> {
     let arg = |i: usize| args.slots.get(i).ok_or_else(|| inv("vector native arguments"));
     let ret = |i: usize| rets.get(i).map(|r| r.0).ok_or_else(|| inv("vector native results"));
     // The element layout, from the vector (or reference to vector) argument.
@@ -143,6 +143,21 @@ fn vec_native(kind: VecNative, args: &Args<'_>, rets: &[(Addr, L)]) -> TrapResul
         VecNative::DestroyEmpty => {
             let (a, l) = arg(0)?;
             mem::vec_destroy_empty(&*elem(l)?, *a)?;
+        }
+        VecNative::Sha2_256 | VecNative::Sha3_256 => {
+            // The `vector<u8>` argument (left in place on an error, for the
+            // unwind), then the digest as a new `vector<u8>` in the result
+            // slot (the argument's slot).
+            let (a, l) = arg(0)?;
+            let e = elem(l)?;
+            let data = mem::vec_bytes(&e, *a);
+            gas.charge_native(data.len())?;
+            let digest = match kind {
+                VecNative::Sha2_256 => movejit_runtime::natives::sha2_256(data),
+                _ => movejit_runtime::natives::sha3_256(data),
+            };
+            mem::drop_value(l, *a);
+            mem::vec_pack(&e, ret(0)?, &digest, digest.len() as u64, u64::MAX)?;
         }
     }
     Ok(())
@@ -365,7 +380,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 })?;
                 self.gas.charge_native(0)?;
                 if let Some(kind) = fast {
-                    vec_native(*kind, &args, rets)?;
+                    vec_native(*kind, self.gas, &args, rets)?;
                     self.check_push(rets, sbase, height_after)?;
                     return Ok(false);
                 }

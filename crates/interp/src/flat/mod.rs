@@ -26,8 +26,9 @@ pub(crate) enum Callee {
     Native { f: Option<NativeFunction>, module: Arc<LoadedModule>, def: u16, fast: Option<VecNative> },
 }
 
-/// The `0x1::vector` natives, which run directly on flat memory with the
-/// semantics (statuses, sub-statuses) of the registry's stdlib ones.
+/// The `0x1::vector` natives and the `0x1::hash` digests, which run
+/// directly on flat memory with the semantics (statuses, sub-statuses, gas)
+/// of the registry's stdlib ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum VecNative {
     Empty,
@@ -37,11 +38,23 @@ pub(crate) enum VecNative {
     PopBack,
     Swap,
     DestroyEmpty,
+    Sha2_256,
+    Sha3_256,
 }
 
 impl VecNative {
     fn of(m: &LoadedModule, def: u16) -> Option<VecNative> {
-        if m.id.address != AccountAddress::from_u64(1) || &*m.id.name != "vector" {
+        if m.id.address != AccountAddress::from_u64(1) {
+            return None;
+        }
+        if &*m.id.name == "hash" {
+            return match m.function_name(def).as_str() {
+                "sha2_256" => Some(VecNative::Sha2_256),
+                "sha3_256" => Some(VecNative::Sha3_256),
+                _ => None,
+            };
+        }
+        if &*m.id.name != "vector" {
             return None;
         }
         Some(match m.function_name(def).as_str() {
