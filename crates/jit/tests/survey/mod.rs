@@ -259,6 +259,8 @@ pub struct Tally {
     pub reasons: BTreeMap<String, (usize, String)>,
     /// The slowest call and its instance.
     pub slowest: (Duration, String),
+    /// Time of each successful call (it includes callees compiled with it).
+    pub ok_times: Vec<Duration>,
 }
 
 impl Tally {
@@ -269,7 +271,10 @@ impl Tally {
             self.slowest = (dt, what.to_string());
         }
         match r {
-            Ok(()) => self.compiled += 1,
+            Ok(()) => {
+                self.compiled += 1;
+                self.ok_times.push(dt);
+            }
             Err(Failure::Unsupported(m)) => {
                 self.reasons.entry(reason(&m)).or_insert_with(|| (0, format!("{what}: {m}"))).0 += 1;
             }
@@ -278,6 +283,10 @@ impl Tally {
     }
 
     fn print(&self, title: &str) {
+        let mut t = self.ok_times.clone();
+        t.sort_unstable();
+        // Nearest rank.
+        let q = |p: f64| t.get(((p * t.len() as f64).ceil() as usize).saturating_sub(1)).map_or(0.0, |d| d.as_secs_f64() * 1e3);
         println!(
             "  {title:<28} {:>5} / {:<5} compiled ({:.1}%), {:.0} ms (slowest {:.0} ms: {})",
             self.compiled,
@@ -287,6 +296,7 @@ impl Tally {
             self.slowest.0.as_secs_f64() * 1e3,
             truncate(&self.slowest.1, 70)
         );
+        println!("      per compiled instance (incl. callees compiled with it): p50 {:.2} ms, p99 {:.2} ms", q(0.5), q(0.99));
         let mut v: Vec<_> = self.reasons.iter().collect();
         v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
         for (r, (n, example)) in v {
