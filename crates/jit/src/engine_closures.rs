@@ -50,7 +50,9 @@ pub(super) fn refuse_closure_results(rets: &[Arc<FlatLayout>]) -> CompileResult<
 pub(crate) struct ClosureState {
     pub(crate) table: Arc<ClosureTable>,
     /// Sites compiled code points to (boxed: their addresses are fixed).
+    #[allow(clippy::vec_box)]
     packs: Vec<Box<PackSite>>,
+    #[allow(clippy::vec_box)]
     calls: Vec<Box<CallSite>>,
     /// Move targets named by code compiled since the last publication.
     pending: Vec<InstanceKey>,

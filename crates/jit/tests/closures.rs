@@ -232,7 +232,7 @@ fn metered_closure_calls_match_the_interpreter() {
         let mut budgets = vec![0, 1, 7, 20, 50];
         for d in [1, 2, 3, 5, 7, 11] {
             budgets.push(used / d);
-            budgets.push(used.saturating_sub(d as u64));
+            budgets.push(used.saturating_sub(d));
         }
         budgets.sort();
         budgets.dedup();
@@ -403,6 +403,9 @@ public fun aborts_inside(x: u64): u64
     ret
 ";
 
+/// A hand-written call: function, arguments, expected status and first result.
+type Row<'a> = (&'a str, Vec<Vec<u8>>, StatusCode, Option<Vec<u8>>);
+
 /// (status, abort code, location (module, function, offset), returns, gas used)
 type Full = (StatusCode, Option<u64>, Option<(String, u16, u16)>, Vec<Vec<u8>>, u64);
 
@@ -434,7 +437,7 @@ fn hand_written_closures_match_the_interpreter() {
     };
     let b = |x: u64| x.to_le_bytes().to_vec();
     // (function, arguments, expected status, expected first result)
-    let table: Vec<(&str, Vec<Vec<u8>>, StatusCode, Option<Vec<u8>>)> = vec![
+    let table: Vec<Row> = vec![
         ("mask_101", vec![b(1), vec![2], b(3)], StatusCode::EXECUTED, Some(b(123))),
         ("mask_010", vec![b(4), vec![5], b(6)], StatusCode::EXECUTED, Some(b(456))),
         ("mask_all", vec![b(7), vec![8], b(9)], StatusCode::EXECUTED, Some(b(789))),
@@ -467,7 +470,7 @@ fn hand_written_closures_match_the_interpreter() {
             }
         };
         let call = Call { addr, module: "masks".into(), function: f.to_string(), type_args: Vec::new(), args: args.clone() };
-        let mut run = |jit: &mut JitEngine, budget: Option<u64>| -> Option<Full> {
+        let run = |jit: &mut JitEngine, budget: Option<u64>| -> Option<Full> {
             let o = run_jit(jit, &call, budget)?;
             let loc = o.location.map(|l| (jit.module(l.module).map(|m| m.name().to_string()).unwrap_or_default(), l.function, l.code_offset));
             let used = budget.map_or(0, |b| b - o.gas_left.unwrap_or(b));

@@ -81,12 +81,15 @@ pub struct Target {
     pub rets: Vec<Arc<FlatLayout>>,
 }
 
+/// A function's compiled instances, by type arguments.
+type Instances = Vec<(Vec<Type>, Arc<Target>)>;
+
 /// The closure targets an engine has compiled, by function and type
 /// arguments. Written by the engine between runs, read by `call_closure`
 /// while code runs.
 #[derive(Debug, Default)]
 pub struct ClosureTable {
-    targets: RwLock<HashMap<FunctionId, Vec<(Vec<Type>, Arc<Target>)>>>,
+    targets: RwLock<HashMap<FunctionId, Instances>>,
     misses: Mutex<Vec<(FunctionId, Vec<Type>)>>,
 }
 
@@ -145,7 +148,9 @@ pub struct CallSite {
 /// A call site's last target, so repeated calls skip the table's lookup.
 /// Only the thread running the site's code touches it.
 #[derive(Debug, Default)]
-pub struct SiteCache(std::cell::RefCell<Option<(FunctionId, Vec<Type>, Arc<Target>)>>);
+pub struct SiteCache(std::cell::RefCell<Option<Cached>>);
+
+type Cached = (FunctionId, Vec<Type>, Arc<Target>);
 
 impl SiteCache {
     fn get(&self, table: &ClosureTable, f: &FunctionId, type_args: &[Type]) -> Option<Arc<Target>> {
