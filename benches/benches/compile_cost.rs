@@ -1,6 +1,8 @@
 //! Compile cost of the Aptos framework corpus (`shared/corpus/aptos`): every
-//! non-generic function JIT-compiled in one engine; total time, per-call
-//! p50 / p99, and the functions the JIT cannot compile yet by error kind.
+//! non-generic function JIT-compiled in one engine, standalone and as an
+//! engine session compiles it (global storage and Aptos natives; unmetered
+//! and metered); total time, per-call p50 / p99, machine-code size, and the
+//! functions the JIT cannot compile yet by error kind.
 //! Decoding and verification are done first and not timed.
 //!
 //! `cargo bench -p movejit-benches --bench compile_cost [-- DIR]` (a custom
@@ -8,7 +10,7 @@
 //! with the median total is reported). Under `cargo test --benches` it
 //! compiles one small folder once.
 
-use movejit_benches::compile_cost::{compile_all, load_verified, module_files, quantile, CorpusCompile};
+use movejit_benches::compile_cost::{compile_all, load_verified, module_files, quantile, CompileMode, CorpusCompile};
 use movejit_benches::{criterion_filter, shared_dir};
 use std::time::Instant;
 
@@ -69,17 +71,20 @@ fn main() {
     let (modules, rejected) = load_verified(&files);
     let load_ns = t.elapsed().as_nanos() as u64;
     let runs = if benching { 3 } else { 1 };
-    let mut reports: Vec<CorpusCompile> = (0..runs)
-        .map(|_| {
-            let mut r = compile_all(modules.clone()).unwrap_or_else(|e| panic!("{e}"));
-            r.rejected_modules = rejected.clone();
-            r
-        })
-        .collect();
-    reports.sort_by_key(|r| r.total_ns());
-    println!("compile cost of {} ({} files; {runs} run(s), median shown)", dir.display(), files.len());
-    if runs > 1 {
-        println!("totals of the runs: {}", reports.iter().map(|r| ms(r.total_ns())).collect::<Vec<_>>().join(", "));
+    for mode in CompileMode::ALL {
+        let mut reports: Vec<CorpusCompile> = (0..runs)
+            .map(|_| {
+                let mut r = compile_all(modules.clone(), mode).unwrap_or_else(|e| panic!("{e}"));
+                r.rejected_modules = rejected.clone();
+                r
+            })
+            .collect();
+        reports.sort_by_key(|r| r.total_ns());
+        println!();
+        println!("== {}: compile cost of {} ({} files; {runs} run(s), median shown)", mode.name(), dir.display(), files.len());
+        if runs > 1 {
+            println!("totals of the runs: {}", reports.iter().map(|r| ms(r.total_ns())).collect::<Vec<_>>().join(", "));
+        }
+        report(&reports[reports.len() / 2], load_ns);
     }
-    report(&reports[reports.len() / 2], load_ns);
 }

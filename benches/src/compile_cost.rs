@@ -145,11 +145,49 @@ pub fn load_verified(files: &[PathBuf]) -> (Vec<CompiledModule>, Vec<(String, St
     (modules, rejected)
 }
 
+/// How the corpus is compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileMode {
+    /// A standalone engine (no interpreter session): global storage and
+    /// natives other than the stateless stdlib ones are refused.
+    Standalone,
+    /// What an engine session compiles: global storage and every Aptos
+    /// native (the `movejit-aptos-natives` registry), unmetered code.
+    Session,
+    /// The same with gas metering compiled in (the default cost table).
+    SessionMetered,
+}
+
+impl CompileMode {
+    pub const ALL: [CompileMode; 3] = [CompileMode::Standalone, CompileMode::Session, CompileMode::SessionMetered];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CompileMode::Standalone => "standalone",
+            CompileMode::Session => "session, unmetered",
+            CompileMode::SessionMetered => "session, metered",
+        }
+    }
+
+    fn config(self) -> JitConfig {
+        let session = JitConfig {
+            natives: movejit_aptos_natives::aptos_registry(),
+            session_host: true,
+            ..JitConfig::default()
+        };
+        match self {
+            CompileMode::Standalone => JitConfig::default(),
+            CompileMode::Session => session,
+            CompileMode::SessionMetered => JitConfig { cost: Some(movejit_runtime::CostTable::default()), ..session },
+        }
+    }
+}
+
 /// Compiles every non-generic, non-native function of `modules` in one
-/// unmetered engine, timing each call.
-pub fn compile_all(modules: Vec<CompiledModule>) -> Result<CorpusCompile, CompileError> {
+/// engine configured by `mode`, timing each call.
+pub fn compile_all(modules: Vec<CompiledModule>, mode: CompileMode) -> Result<CorpusCompile, CompileError> {
     let mut report = CorpusCompile { modules: modules.len(), ..CorpusCompile::default() };
-    let mut engine = JitEngine::new(JitConfig::default())?;
+    let mut engine = JitEngine::new(mode.config())?;
     let mut targets = Vec::new();
     for m in modules {
         let mut fns = Vec::new();
@@ -187,7 +225,7 @@ pub fn compile_all(modules: Vec<CompiledModule>) -> Result<CorpusCompile, Compil
 pub fn compile_corpus(dir: &Path) -> Result<CorpusCompile, String> {
     let files = module_files(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let (modules, rejected) = load_verified(&files);
-    let mut report = compile_all(modules).map_err(|e| e.to_string())?;
+    let mut report = compile_all(modules, CompileMode::Standalone).map_err(|e| e.to_string())?;
     report.rejected_modules = rejected;
     Ok(report)
 }

@@ -138,6 +138,8 @@ pub struct JitEngine {
     pub(crate) executor: Option<crate::exec::Executor>,
     /// Closure sites and the compiled closure targets (`engine_closures.rs`).
     closures: closures::ClosureState,
+    /// Machine code bytes defined so far (functions, trampolines, stubs).
+    code_bytes: u64,
 }
 
 fn codegen(e: impl std::fmt::Display) -> CompileError {
@@ -182,6 +184,7 @@ impl JitEngine {
             global_numbers: HashMap::new(),
             executor: None,
             closures: Default::default(),
+            code_bytes: 0,
         })
     }
 
@@ -247,6 +250,19 @@ impl JitEngine {
         use movejit_runtime::natives::TypeInfo;
         let types = Types { modules: &self.modules, by_name: &self.by_name, limits: type_limits(&self.config.limits) };
         types.layout_of(ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
+    }
+
+    /// Bytes of machine code this engine has defined so far (compiled
+    /// functions, entry trampolines and stubs).
+    pub fn code_size(&self) -> u64 {
+        self.code_bytes
+    }
+
+    /// Defines `id` from `ctx` and counts its machine code.
+    fn define(&mut self, id: FuncId, ctx: &mut Context) -> CompileResult<()> {
+        self.jit_mut().define_function(id, ctx).map_err(|e| codegen(format!("{e:?}")))?;
+        self.code_bytes += ctx.compiled_code().map_or(0, |c| c.code_buffer().len() as u64);
+        Ok(())
     }
 
     /// Compiles `key` and everything it calls (no-op when cached).
@@ -376,7 +392,7 @@ impl JitEngine {
                 self.lower_one(&key).and_then(|func| {
                     let id = self.instances[&key].func;
                     let mut ctx = Context::for_function(func);
-                    self.jit_mut().define_function(id, &mut ctx).map_err(|e| codegen(format!("{e:?}")))
+                    self.define(id, &mut ctx)
                 })
             }))
             .unwrap_or_else(|_| Err(CompileError::Codegen("code generator panicked".into())));
@@ -459,7 +475,7 @@ impl JitEngine {
             b.finalize(isa_cfg);
         }
         let mut ctx = Context::for_function(func);
-        self.jit_mut().define_function(id, &mut ctx).map_err(|e| codegen(format!("{e:?}")))
+        self.define(id, &mut ctx)
     }
 
     /// `extern "C" fn(ctx, args, rets) -> u32`: `args` and `rets` are arrays
@@ -526,7 +542,7 @@ impl JitEngine {
             b.finalize(isa_cfg);
         }
         let mut ctx = Context::for_function(func);
-        self.jit_mut().define_function(id, &mut ctx).map_err(|e| codegen(format!("{e:?}")))?;
+        self.define(id, &mut ctx)?;
         Ok(id)
     }
 }
@@ -744,6 +760,14 @@ impl LowerEnv for Declarer<'_> {
         self.consts.add(layout, bytes)
     }
 
+    fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<crate::lower::closure::PackInfo> {
+        self.closure_pack_site(module_idx, handle, type_args, mask)
+    }
+
+    fn call_site(&mut self, spec: crate::lower::closure::CallSpec) -> CompileResult<u64> {
+        self.closure_call_site(spec)
+    }
+
     fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
         if !self.session_host {
             return Err(CompileError::Unsupported(format!("global storage ({ty}) outside an interpreter session")));
@@ -755,14 +779,6 @@ impl LowerEnv for Declarer<'_> {
         self.global_types.push(ty.clone());
         self.global_numbers.insert(ty.clone(), n);
         Ok(n)
-    }
-
-    fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<crate::lower::closure::PackInfo> {
-        self.closure_pack_site(module_idx, handle, type_args, mask)
-    }
-
-    fn call_site(&mut self, spec: crate::lower::closure::CallSpec) -> CompileResult<u64> {
-        self.closure_call_site(spec)
     }
 }
 
