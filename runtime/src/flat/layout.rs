@@ -53,8 +53,8 @@ pub enum Shape {
     Enum(Vec<Vec<Field>>),
     /// A pointer to the referenced slot; the referenced type's layout.
     Reference(Arc<FlatLayout>),
-    /// A pointer to a closure box (*not yet*: no closure value is built
-    /// over flat memory).
+    /// A pointer to a boxed [`FlatClosure`](super::FlatClosure) (0 in a
+    /// slot holding no value).
     Closure,
 }
 

@@ -11,9 +11,10 @@
 //!
 //! [`FrameLayout`] places a frame's locals and operand slots.
 //!
-//! Not yet: closures over flat memory (their layout is a pointer; no
-//! closure box is built), global storage, natives over flat values; and
-//! neither executor runs on this representation yet.
+//! Both the flat interpreter and compiled code run on this representation:
+//! closures are boxed [`FlatClosure`]s (pack/call shims in
+//! [`closure_shims`]), global storage is reached through [`host`], and
+//! natives (over tree values) through [`native_bridge`].
 
 pub mod bcs;
 pub mod closure;

@@ -3,8 +3,10 @@
 //! JIT shares. Each function instance is prepared once per engine
 //! ([`prepare`]: stack types, frame layout, ops with resolved offsets and
 //! layouts) and run by a plain loop ([`exec`]) over frames on a stack that
-//! never moves, references being addresses. Natives and compiled code are
-//! reached through tree-value bridges (`movejit_runtime::flat::native_bridge`).
+//! never moves, references being addresses. Natives are reached through
+//! the tree-value bridge (`movejit_runtime::flat::native_bridge`); compiled
+//! code through the seam (`movejit_runtime::compiled`), which hands it this
+//! interpreter's own slots.
 
 pub(crate) mod exec;
 pub(crate) mod prepare;
