@@ -4,7 +4,7 @@
 
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::EngineConfig;
-use movejit_jit::{FlatOutcome, InstanceKey, JitConfig, JitEngine, NestedState};
+use movejit_jit::{FlatOutcome, InstanceKey, JitConfig, JitEngine, NestedState, SessionEntry};
 use movejit_runtime::compiled::{CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SessionHost};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::{ErrorLocation, ModuleId, Type, VmError};
@@ -198,9 +198,11 @@ pub struct JitSession {
     compiled_ran: HashSet<(ModuleId, u16, Vec<Type>)>,
     interpreted: HashSet<(ModuleId, u16, Vec<Type>)>,
     /// Per-call fast path: (module, definition) → (type arguments,
-    /// metered, the compiled instance or `None` when it does not compile),
-    /// found without allocating.
-    hot: HashMap<(ModuleId, u16), Vec<(Vec<Type>, bool, Option<InstanceKey>)>>,
+    /// metered, the compiled instance ready to run, or `None` when it does
+    /// not compile), found without allocating. An entry belongs to the
+    /// cache's engine, which lives as long as the session (a broken one is
+    /// never replaced: `Cache::engine` fails and nothing runs).
+    hot: HashMap<(ModuleId, u16), Vec<(Vec<Type>, bool, Option<SessionEntry>)>>,
     stats: CompiledStats,
 }
 
@@ -219,11 +221,14 @@ impl CompiledCode for JitSession {
         let known = self.hot.get(&site).and_then(|v| v.iter().find(|(t, m, _)| *m == metered && t[..] == *ty_args)).map(|e| e.2.clone());
         let first = known.is_none();
         let cache = if metered { &mut self.metered } else { &mut self.unmetered };
-        let key = match known {
-            Some(Some(key)) => key,
+        let entry = match known {
+            Some(Some(e)) => e,
             Some(None) => return CompiledCall::NotCompiled,
             None => match cache.compile(&*host, module, fdef, ty_args, &mut self.stats) {
-                Ok(key) => key,
+                Ok(key) => match cache.engine().map(|jit| jit.session_entry(&key)) {
+                    Ok(Ok(e)) => e,
+                    _ => return self.not_compiled(module, fdef, ty_args),
+                },
                 Err(_) => {
                     self.hot.entry(site).or_default().push((ty_args.to_vec(), metered, None));
                     return self.not_compiled(module, fdef, ty_args);
@@ -232,14 +237,14 @@ impl CompiledCode for JitSession {
         };
         let Ok(jit) = cache.engine() else { return self.not_compiled(module, fdef, ty_args) };
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
-        let out = match jit.execute_in_session(&key, args, rets, nested, host, natives) {
+        let out = match jit.run_in_session(&entry, args, rets, nested, host, natives) {
             Ok(out) => out,
             // Nothing ran: the interpreter can still run it.
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
         if first {
             self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
-            self.hot.entry(site).or_default().push((ty_args.to_vec(), metered, Some(key)));
+            self.hot.entry(site).or_default().push((ty_args.to_vec(), metered, Some(entry)));
         }
         // Running out of gas leaves none, as in the interpreter's meter.
         let gas_left = if out.status == StatusCode::OUT_OF_GAS { state.gas_left.map(|_| 0) } else { out.gas_left };

@@ -94,6 +94,17 @@ impl ConstPool {
     }
 }
 
+/// A compiled instance prepared for runs inside a session
+/// ([`JitEngine::session_entry`]): its entry trampoline and signature.
+#[derive(Clone, Debug)]
+pub struct SessionEntry {
+    entry: usize,
+    params: Arc<[Ty]>,
+    rets: Arc<[Ty]>,
+    /// Some parameter may hold a function value (targets compiled per run).
+    closures: bool,
+}
+
 /// A flat argument of one parameter: the value (for a reference parameter,
 /// the value it refers to, which the host keeps and reads back).
 pub type FlatArgs = Vec<FlatValue>;
@@ -232,8 +243,35 @@ impl JitEngine {
         host: &mut dyn SessionHost,
         natives: &mut NativeSession,
     ) -> Result<FlatOutcome, ExecError> {
+        let e = self.session_entry(key)?;
+        self.run_in_session(&e, args, rets, state, host, natives)
+    }
+
+    /// Compiles `key` (if needed) into a handle for repeated
+    /// [`run_in_session`](Self::run_in_session) calls, which skip the
+    /// per-call look-ups. Valid as long as this engine lives.
+    pub fn session_entry(&mut self, key: &InstanceKey) -> Result<SessionEntry, ExecError> {
         let entry = self.entry_address(key)?;
-        let (params, ret_tys) = self.instance_signature(key)?;
+        let (params, rets) = self.instance_signature(key)?;
+        let closures = params.iter().any(|t| match t {
+            Ty::M(l) | Ty::R(l) => movejit_runtime::flat::closure_shims::may_hold_closure(l),
+            Ty::S(_) => false,
+        });
+        Ok(SessionEntry { entry, params: params.into(), rets: rets.into(), closures })
+    }
+
+    /// [`execute_in_session`](Self::execute_in_session) of an instance
+    /// prepared by [`session_entry`](Self::session_entry) on this engine.
+    pub fn run_in_session(
+        &mut self,
+        e: &SessionEntry,
+        args: &[SeamSlot],
+        rets: &[SeamSlot],
+        state: NestedState,
+        host: &mut dyn SessionHost,
+        natives: &mut NativeSession,
+    ) -> Result<FlatOutcome, ExecError> {
+        let (entry, params, ret_tys) = (e.entry, &e.params, &e.rets);
         let fits = |t: &Ty, s: &SeamSlot| match (t, &s.layout.shape) {
             (Ty::R(l), Shape::Reference(target)) => l.size == target.size && l.align == target.align,
             (_, Shape::Reference(_)) | (Ty::R(_), _) => false,
@@ -243,11 +281,25 @@ impl JitEngine {
         if params.len() != args.len() || ret_tys.len() != rets.len() || !params.iter().zip(args).chain(ret_tys.iter().zip(rets)).all(|(t, s)| fits(t, s)) {
             return Err(ExecError::Compile(CompileError::Unsupported("slots do not fit the compiled signature".into())));
         }
-        self.compile_closure_args(&args.iter().map(|s| (s.addr, s.layout.clone())).collect::<Vec<_>>())?;
+        if e.closures {
+            self.compile_closure_args(&args.iter().map(|s| (s.addr, s.layout.clone())).collect::<Vec<_>>())?;
+        }
         let metered = self.config.cost.is_some();
         let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
-        let arg_ptrs: Vec<u64> = args.iter().map(|s| s.addr.to_raw() as u64).collect();
-        let ret_ptrs: Vec<u64> = rets.iter().map(|s| s.addr.to_raw() as u64).collect();
+        // One pointer per argument then per result (on the stack when few).
+        let mut small = [0u64; 16];
+        let mut large = Vec::new();
+        let n = args.len() + rets.len();
+        let ptrs: &mut [u64] = if n <= small.len() {
+            &mut small[..n]
+        } else {
+            large.resize(n, 0);
+            &mut large
+        };
+        for (p, s) in ptrs.iter_mut().zip(args.iter().chain(rets)) {
+            *p = s.addr.to_raw() as u64;
+        }
+        let (arg_ptrs, ret_ptrs) = ptrs.split_at(args.len());
         let ctx = ExecContext {
             depth: state.depth,
             max_depth: self.config.max_call_depth,
@@ -257,7 +309,7 @@ impl JitEngine {
             max_vector_len: self.config.limits.max_vector_len,
             ..ExecContext::default()
         };
-        let (flag, ctx, message) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, Some((host, natives)))?;
+        let (flag, ctx, message) = self.run_entry(entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
         let gas_left = metered.then_some(ctx.gas_left);
         if flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED {
             // The slots were consumed: the run cannot be redone here. It

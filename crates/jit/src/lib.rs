@@ -53,7 +53,7 @@ pub mod types;
 
 pub use engine::{Emit, InstanceKey, JitConfig, JitEngine};
 pub use error::{CompileError, CompileResult};
-pub use exec::{ExecError, FlatArgs, FlatOutcome, Location, NestedState, Outcome};
+pub use exec::{ExecError, FlatArgs, FlatOutcome, Location, NestedState, Outcome, SessionEntry};
 pub use movejit_runtime::flat::ExecContext;
 pub use ty::Ty;
 pub use gas::CostTable;
