@@ -34,6 +34,12 @@
 pub(crate) mod closure;
 #[path = "lower_global.rs"]
 mod global;
+#[path = "lower_vec.rs"]
+mod vecops;
+#[path = "lower_wide.rs"]
+mod wide;
+#[path = "lower_native.rs"]
+mod fastnative;
 
 use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
@@ -325,6 +331,9 @@ pub fn lower_function(
         ret_ptrs: Vec::new(),
         stack: Vec::new(),
         watermark: 0,
+        unchecked_pushes: false,
+        push_max: None,
+        gas_var: None,
         room: None,
         base: None,
         depth: None,
@@ -374,6 +383,15 @@ struct Lowerer<'a, 'f> {
     stack: Vec<(Ty, Val)>,
     /// Highest operand-stack height already checked in the current block.
     watermark: usize,
+    /// Lowering the copy of a segment that runs only when no push in it
+    /// can overflow the shared operand stack (see `lower_block`).
+    unchecked_pushes: bool,
+    /// The highest height a push of the current segment starts from.
+    push_max: Option<usize>,
+    /// When metered: the gas left, kept in a register between calls (the
+    /// context's `gas_left` is written before every call out, jump to the
+    /// failure path and return, and re-read after each call).
+    gas_var: Option<Variable>,
     /// `max_stack - stack_base` at entry: pushes to this height overflow.
     room: Option<Value>,
     base: Option<Value>,
@@ -446,6 +464,12 @@ impl Lowerer<'_, '_> {
         // are fixed for the frame's lifetime (callees restore `depth`).
         self.depth = Some(self.load_ctx(types::I64, off::DEPTH));
         self.max_depth = Some(self.load_ctx(types::I64, off::MAX_DEPTH));
+        if self.target.cost.is_some() {
+            let var = self.b.declare_var(types::I64);
+            let g = self.load_ctx(types::I64, off::GAS_LEFT);
+            self.b.def_var(var, g);
+            self.gas_var = Some(var);
+        }
 
         let nparams = self.target.params.len();
         let mut pi = 0;
@@ -517,6 +541,8 @@ impl Lowerer<'_, '_> {
     }
 
     fn epilogues(&mut self, metered: bool) -> CompileResult<()> {
+        // Every way into these paths wrote the gas left to the context.
+        self.gas_var = None;
         let rets = self.target.rets.clone();
         // fail(status, offset[, refund]): record the error and return.
         self.b.switch_to_block(self.fail);
@@ -621,6 +647,7 @@ impl Lowerer<'_, '_> {
         self.b.switch_to_block(site);
         self.b.seal_block(site);
         let st = status(self);
+        self.gas_out();
         let offv = self.b.ins().iconst(types::I32, offset as i64);
         let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
         if self.target.cost.is_some() {
@@ -667,6 +694,11 @@ impl Lowerer<'_, '_> {
     /// operand-stack limit exactly where the interpreter would.
     fn push(&mut self, t: Ty, v: Val, offset: usize) {
         let h = self.stack.len();
+        self.push_max = Some(self.push_max.map_or(h, |m| m.max(h)));
+        if self.unchecked_pushes {
+            self.stack.push((t, v));
+            return;
+        }
         if h + 1 > self.watermark {
             if let Some(room) = self.room {
                 // Overflows iff stack_base + h >= max_stack, i.e. room <= h.
@@ -749,8 +781,42 @@ impl Lowerer<'_, '_> {
 
     fn call_helper(&mut self, name: &'static str, args: &[Value]) -> CompileResult<Value> {
         let f = self.helper_ref(name)?;
+        self.gas_out();
         let call = self.b.ins().call(f, args);
-        Ok(self.b.inst_results(call)[0])
+        let r = self.b.inst_results(call)[0];
+        self.gas_in();
+        Ok(r)
+    }
+
+    /// The gas left (metered code only).
+    fn gas_get(&mut self) -> Value {
+        match self.gas_var {
+            Some(v) => self.b.use_var(v),
+            None => self.load_ctx(types::I64, off::GAS_LEFT),
+        }
+    }
+
+    fn gas_set(&mut self, g: Value) {
+        match self.gas_var {
+            Some(v) => self.b.def_var(v, g),
+            None => self.store_ctx(g, off::GAS_LEFT),
+        }
+    }
+
+    /// Writes the register copy of the gas left to the context.
+    fn gas_out(&mut self) {
+        if let Some(v) = self.gas_var {
+            let g = self.b.use_var(v);
+            self.store_ctx(g, off::GAS_LEFT);
+        }
+    }
+
+    /// Re-reads the gas left after a call that may have charged it.
+    fn gas_in(&mut self) {
+        if let Some(v) = self.gas_var {
+            let g = self.load_ctx(types::I64, off::GAS_LEFT);
+            self.b.def_var(v, g);
+        }
     }
 
     /// Calls a status-returning helper; a non-zero status fails at `offset`
@@ -895,23 +961,44 @@ impl Lowerer<'_, '_> {
             let fast = self.b.create_block();
             let slow = self.b.create_block();
             self.b.set_cold_block(slow);
-            let gas = self.load_ctx(types::I64, off::GAS_LEFT);
-            let t = self.b.ins().iconst(types::I64, total as i64);
-            let enough = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, gas, t);
-            self.b.ins().brif(enough, fast, &[], slow, &[]);
+            // The fast copy also skips operand-stack checks: it runs only
+            // when the gas suffices and the frame's room exceeds every
+            // height the segment pushes from (filled in once known).
+            let dispatch = self.b.create_block();
+            self.b.ins().jump(dispatch, &[]);
             let (stack0, wm0) = (self.stack.clone(), self.watermark);
 
             self.b.switch_to_block(fast);
-            self.b.seal_block(fast);
+            let gas = self.gas_get();
+            let t = self.b.ins().iconst(types::I64, total as i64);
             let left = self.b.ins().isub(gas, t);
-            self.store_ctx(left, off::GAS_LEFT);
+            self.gas_set(left);
             self.mode = Mode::Fast { start: a, refunds };
-            self.lower_range(a, z, e)?;
+            self.push_max = None;
+            self.unchecked_pushes = true;
+            let r = self.lower_range(a, z, e);
+            self.unchecked_pushes = false;
+            r?;
+            let hmax = self.push_max;
             let cont = (z < e).then(|| self.b.create_block());
             let vars = cont.map(|c| self.spill_to_vars(c));
 
-            self.b.switch_to_block(slow);
+            self.b.switch_to_block(dispatch);
+            self.b.seal_block(dispatch);
+            let gas = self.gas_get();
+            let enough = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, gas, total as i64);
+            let ok = match (hmax, self.room) {
+                (Some(h), Some(room)) => {
+                    let roomy = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, room, h as i64);
+                    self.b.ins().band(enough, roomy)
+                }
+                _ => enough,
+            };
+            self.b.ins().brif(ok, fast, &[], slow, &[]);
+            self.b.seal_block(fast);
             self.b.seal_block(slow);
+
+            self.b.switch_to_block(slow);
             self.stack = stack0;
             self.watermark = wm0;
             self.mode = Mode::Slow { start: a, costs };
@@ -959,12 +1046,12 @@ impl Lowerer<'_, '_> {
             if let Mode::Slow { start, costs } = &self.mode {
                 let c = costs[i - start];
                 if c > 0 {
-                    let gas = self.load_ctx(types::I64, off::GAS_LEFT);
+                    let gas = self.gas_get();
                     let cv = self.b.ins().iconst(types::I64, c as i64);
                     let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, cv);
                     self.fail_if_with(short, i, 0, |lw| lw.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS)));
                     let left = self.b.ins().isub(gas, cv);
-                    self.store_ctx(left, off::GAS_LEFT);
+                    self.gas_set(left);
                 }
             }
             self.lower_instr(i)?;
@@ -1245,6 +1332,7 @@ impl Lowerer<'_, '_> {
                 // Locals go first: a result's destination may be the slot a
                 // parameter came in.
                 self.drop_locals()?;
+                self.gas_out();
                 let mut out = vec![self.b.ins().iconst(types::I8, 0)];
                 let mut mi = 0;
                 for (t, v) in &vals {
@@ -1558,45 +1646,9 @@ impl Lowerer<'_, '_> {
                 let a = self.b.ins().iadd(data, scaled);
                 self.push(Ty::R(el), Val::One(a), i);
             }
-            B::VecPushBack(_) => {
-                let (et, ev) = self.pop()?;
-                let (t, r) = self.pop_ref()?;
-                let el = Self::elem_of(&t)?;
-                let src = match &et {
-                    Ty::S(_) => {
-                        self.spill(&ev, 0);
-                        self.slot_addr(0)
-                    }
-                    Ty::M(_) => ev.addr()?,
-                    Ty::R(_) => return Err(malformed("vector of references")),
-                };
-                let ep = self.layout_ptr(&el);
-                self.call_status("vec_push_back", &[self.ctx, ep, r, src], i)?;
-            }
-            B::VecPopBack(_) => {
-                let (t, r) = self.pop_ref()?;
-                let el = Self::elem_of(&t)?;
-                let ty = Ty::of(&el);
-                let dst = match &ty {
-                    Ty::S(_) => self.slot_addr(0),
-                    _ => self.opslot(self.stack.len(), &el),
-                };
-                let ep = self.layout_ptr(&el);
-                self.call_status("vec_pop_back", &[self.ctx, ep, r, dst], i)?;
-                let v = match &ty {
-                    Ty::S(k) => self.reload(*k, 0),
-                    _ => Val::Mem(dst),
-                };
-                self.push(ty, v, i);
-            }
-            B::VecSwap(_) => {
-                let j = self.pop_kind(Kind::U64)?.one()?;
-                let k = self.pop_kind(Kind::U64)?.one()?;
-                let (t, r) = self.pop_ref()?;
-                let el = Self::elem_of(&t)?;
-                let ep = self.layout_ptr(&el);
-                self.call_status("vec_swap", &[self.ctx, ep, r, k, j], i)?;
-            }
+            B::VecPushBack(_) => self.lower_vec_push_back(i)?,
+            B::VecPopBack(_) => self.lower_vec_pop_back(i)?,
+            B::VecSwap(_) => self.lower_vec_swap(i)?,
             B::Add | B::Sub | B::Mul | B::Div | B::Mod => {
                 let (kb, b) = self.pop()?;
                 let (ka, a) = self.pop()?;
@@ -1683,7 +1735,9 @@ impl Lowerer<'_, '_> {
                     (B::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
                     _ => IntCC::SignedGreaterThanOrEqual,
                 };
-                let r = if ka.is_wide() {
+                let r = if ka == Kind::U256 {
+                    self.u256_compare(&ins, &a, &b)?
+                } else if ka.is_wide() {
                     let opc = match ins {
                         B::Lt => op::LT,
                         B::Gt => op::GT,
@@ -1704,7 +1758,10 @@ impl Lowerer<'_, '_> {
                 let amt = self.pop_kind(Kind::U8)?.one()?;
                 let (t, a) = self.pop()?;
                 let k = t.kind().filter(|k| k.is_integer() && !k.is_signed()).ok_or_else(|| malformed("shift of a non-unsigned-integer"))?;
-                let r = if k.is_wide() {
+                let fast = if k == Kind::U256 { self.u256_shift_const(matches!(ins, B::Shl), &a, amt)? } else { None };
+                let r = if let Some(v) = fast {
+                    v
+                } else if k.is_wide() {
                     self.spill(&a, 0);
                     let dir = if matches!(ins, B::Shl) { op::SHL } else { op::SHR };
                     let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), amt, self.code_const(k.code() as u8 | dir << 4)];
@@ -1737,7 +1794,10 @@ impl Lowerer<'_, '_> {
                 };
                 let (t, a) = self.pop()?;
                 let src = t.kind().filter(|k| k.is_integer()).ok_or_else(|| malformed("cast of a non-integer"))?;
-                let r = if src.is_wide() || dst.is_wide() {
+                let fast = if src.is_wide() || dst.is_wide() { self.wide_cast(src, dst, &a, i)? } else { None };
+                let r = if let Some(v) = fast {
+                    v
+                } else if src.is_wide() || dst.is_wide() {
                     self.spill(&a, 0);
                     let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(src.code() as u8 | (dst.code() as u8) << 4)];
                     self.call_status("int_cast", &args, i)?;
@@ -1777,6 +1837,7 @@ impl Lowerer<'_, '_> {
                     let r = self.b.ins().iconst(types::I64, refund);
                     args.push(BlockArg::Value(r));
                 }
+                self.gas_out();
                 self.b.ins().jump(self.fail, &args);
             }
             B::AbortMsg => {
@@ -1807,6 +1868,7 @@ impl Lowerer<'_, '_> {
                     let r = self.b.ins().iconst(types::I64, refund);
                     args.push(BlockArg::Value(r));
                 }
+                self.gas_out();
                 self.b.ins().jump(self.fail, &args);
             }
             B::Call(h) => self.call(h, Vec::new(), i)?,
@@ -1850,6 +1912,7 @@ impl Lowerer<'_, '_> {
     }
 
     fn call(&mut self, h: FunctionHandleIndex, targs: Vec<RType>, i: usize) -> CompileResult<()> {
+        let type_args = targs.clone();
         let callee = match self.callees.get(&(h, targs.clone())) {
             Some(c) => c.clone(),
             None => {
@@ -1862,6 +1925,9 @@ impl Lowerer<'_, '_> {
             return Err(malformed("too few arguments on the stack for a call"));
         }
         if let Some(site) = callee.native {
+            if let Some(op) = self.fast_native_op(h, &callee) {
+                return self.lower_fast_native(op, &callee, &type_args, i);
+            }
             return self.call_native(site, &callee, i);
         }
         let func = callee.func.ok_or_else(|| malformed("callee without code"))?;
@@ -1898,12 +1964,14 @@ impl Lowerer<'_, '_> {
             let nb = self.b.ins().iadd_imm_s(base, held);
             self.store_ctx(nb, off::STACK_BASE);
         }
+        self.gas_out();
         let call = self.b.ins().call(func, &lanes);
         let results = self.b.inst_results(call).to_vec();
         let cont = self.b.create_block();
         self.b.ins().brif(results[0], self.propagate, &[], cont, &[]);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
+        self.gas_in();
         self.store_ctx(depth, off::DEPTH);
         if held > 0 {
             self.store_ctx(base, off::STACK_BASE);
@@ -1995,11 +2063,11 @@ impl Lowerer<'_, '_> {
     /// Charges a run-time amount at this point of the instruction,
     /// failing with `OUT_OF_GAS` at `offset`.
     fn charge_dynamic_value(&mut self, amount: Value, offset: usize) {
-        let gas = self.load_ctx(types::I64, off::GAS_LEFT);
+        let gas = self.gas_get();
         let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, amount);
         self.fail_if(short, StatusCode::OUT_OF_GAS, offset);
         let left = self.b.ins().isub(gas, amount);
-        self.store_ctx(left, off::GAS_LEFT);
+        self.gas_set(left);
     }
 
     /// Charges a cost known only at this point of the instruction (after
@@ -2008,12 +2076,12 @@ impl Lowerer<'_, '_> {
         if amount == 0 {
             return;
         }
-        let gas = self.load_ctx(types::I64, off::GAS_LEFT);
+        let gas = self.gas_get();
         let c = self.b.ins().iconst(types::I64, amount as i64);
         let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, c);
         self.fail_if(short, StatusCode::OUT_OF_GAS, offset);
         let left = self.b.ins().isub(gas, c);
-        self.store_ctx(left, off::GAS_LEFT);
+        self.gas_set(left);
     }
 
     fn arith(&mut self, ins: &Bytecode, k: Kind, a: Val, b: Val, i: usize) -> CompileResult<Val> {
@@ -2026,6 +2094,9 @@ impl Lowerer<'_, '_> {
             _ => op::MOD,
         };
         let inline = !k.is_wide() && (k.bits() < 128 || opc == op::ADD || opc == op::SUB);
+        if k == Kind::U256 && (opc == op::ADD || opc == op::SUB) {
+            return self.u256_add_sub(opc == op::ADD, &a, &b, i);
+        }
         if !inline {
             return self.helper_binop(opc, k, a, b, i);
         }

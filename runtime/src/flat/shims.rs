@@ -213,24 +213,32 @@ pub fn load_int(k: u8, b: &[u8]) -> Option<Value> {
 
 /// Stores an integer (or bool) value into `out` (its flat bytes).
 pub fn store_int(v: &Value, out: &mut [u8]) -> VmResult<()> {
-    let b: Vec<u8> = match v {
-        Value::Bool(x) => vec![*x as u8],
-        Value::U8(x) => vec![*x],
-        Value::U16(x) => x.to_le_bytes().to_vec(),
-        Value::U32(x) => x.to_le_bytes().to_vec(),
-        Value::U64(x) => x.to_le_bytes().to_vec(),
-        Value::U128(x) => x.to_le_bytes().to_vec(),
-        Value::U256(x) => x.to_le_bytes().to_vec(),
-        Value::I8(x) => x.to_le_bytes().to_vec(),
-        Value::I16(x) => x.to_le_bytes().to_vec(),
-        Value::I32(x) => x.to_le_bytes().to_vec(),
-        Value::I64(x) => x.to_le_bytes().to_vec(),
-        Value::I128(x) => x.to_le_bytes().to_vec(),
-        Value::I256(x) => x.to_le_bytes().to_vec(),
+    // No allocation: compiled code reaches this on every wide-integer
+    // helper call.
+    let mut buf = [0u8; 32];
+    let n = match v {
+        Value::Bool(x) => put(&mut buf, &[*x as u8]),
+        Value::U8(x) => put(&mut buf, &[*x]),
+        Value::U16(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::U32(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::U64(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::U128(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::U256(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::I8(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::I16(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::I32(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::I64(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::I128(x) => put(&mut buf, &x.to_le_bytes()),
+        Value::I256(x) => put(&mut buf, &x.to_le_bytes()),
         v => return Err(VmError::invariant(format!("store_int of {v:?}"))),
     };
-    out.get_mut(..b.len()).ok_or_else(|| VmError::invariant("store_int slot"))?.copy_from_slice(&b);
+    out.get_mut(..n).ok_or_else(|| VmError::invariant("store_int slot"))?.copy_from_slice(&buf[..n]);
     Ok(())
+}
+
+fn put(buf: &mut [u8; 32], b: &[u8]) -> usize {
+    buf[..b.len()].copy_from_slice(b);
+    b.len()
 }
 
 fn bad_code() -> VmError {
@@ -242,9 +250,42 @@ fn bad_code() -> VmError {
 /// # Safety
 /// `p` points to a readable slot of the kind's width.
 unsafe fn operand(k: u8, p: *const u8) -> VmResult<Value> {
-    let w = kind_width(k).ok_or_else(bad_code)?;
+    // SAFETY (every read): the caller's contract; slots may be unaligned.
+    unsafe {
+        Ok(match k {
+            kind::U8 => Value::U8(p.read()),
+            kind::U16 => Value::U16(u16::from_le_bytes(rd(p))),
+            kind::U32 => Value::U32(u32::from_le_bytes(rd(p))),
+            kind::U64 => Value::U64(u64::from_le_bytes(rd(p))),
+            kind::U128 => Value::U128(u128::from_le_bytes(rd(p))),
+            kind::U256 => Value::U256(U256::from_le_bytes(rd(p))),
+            kind::I8 => Value::I8(p.read() as i8),
+            kind::I16 => Value::I16(i16::from_le_bytes(rd(p))),
+            kind::I32 => Value::I32(i32::from_le_bytes(rd(p))),
+            kind::I64 => Value::I64(i64::from_le_bytes(rd(p))),
+            kind::I128 => Value::I128(i128::from_le_bytes(rd(p))),
+            kind::I256 => Value::I256(I256::from_le_bytes(rd(p))),
+            _ => return Err(bad_code()),
+        })
+    }
+}
+
+/// `N` bytes at `p` (no alignment needed).
+///
+/// # Safety
+/// `p` points to `N` readable bytes.
+unsafe fn rd<const N: usize>(p: *const u8) -> [u8; N] {
     // SAFETY: the caller's contract.
-    load_int(k, unsafe { slice(p, w) }).ok_or_else(bad_code)
+    unsafe { (p as *const [u8; N]).read_unaligned() }
+}
+
+/// Writes `b` at `p` (no alignment needed).
+///
+/// # Safety
+/// `p` points to `N` writable bytes.
+unsafe fn wr<const N: usize>(p: *mut u8, b: [u8; N]) {
+    // SAFETY: the caller's contract.
+    unsafe { (p as *mut [u8; N]).write_unaligned(b) }
 }
 
 /// Writes `v` at `p`.
@@ -252,37 +293,42 @@ unsafe fn operand(k: u8, p: *const u8) -> VmResult<Value> {
 /// # Safety
 /// `p` points to a writable slot wide enough for `v`.
 unsafe fn result(v: VmResult<Value>, p: *mut u8) -> VmResult<()> {
-    let v = v?;
-    let w = match v {
-        Value::Bool(_) => 1,
-        Value::U8(_) => 1,
-        Value::U16(_) => 2,
-        Value::U32(_) => 4,
-        Value::U64(_) => 8,
-        Value::U128(_) => 16,
-        Value::U256(_) => 32,
-        Value::I8(_) => 1,
-        Value::I16(_) => 2,
-        Value::I32(_) => 4,
-        Value::I64(_) => 8,
-        Value::I128(_) => 16,
-        Value::I256(_) => 32,
-        _ => return Err(bad_code()),
-    };
-    // SAFETY: the caller's contract.
-    store_int(&v, unsafe { slice_mut(p, w) })
+    // SAFETY (every write): the caller's contract; fixed-size stores.
+    unsafe {
+        match v? {
+            Value::Bool(x) => p.write(x as u8),
+            Value::U8(x) => p.write(x),
+            Value::U16(x) => wr(p, x.to_le_bytes()),
+            Value::U32(x) => wr(p, x.to_le_bytes()),
+            Value::U64(x) => wr(p, x.to_le_bytes()),
+            Value::U128(x) => wr(p, x.to_le_bytes()),
+            Value::U256(x) => wr(p, x.to_le_bytes()),
+            Value::I8(x) => p.write(x as u8),
+            Value::I16(x) => wr(p, x.to_le_bytes()),
+            Value::I32(x) => wr(p, x.to_le_bytes()),
+            Value::I64(x) => wr(p, x.to_le_bytes()),
+            Value::I128(x) => wr(p, x.to_le_bytes()),
+            Value::I256(x) => wr(p, x.to_le_bytes()),
+            _ => return Err(bad_code()),
+        }
+    }
+    Ok(())
 }
 
-/// Unsigned 128/256-bit binary operations straight on the operands' bytes
-/// (compiled code sends every u128 `*` `/` `%` and every u256 operation
-/// here, so these skip the `Value` round trip); `None` when `code` is not
-/// one of them, `Some(None)` on an arithmetic error. Same checked
-/// semantics as `arith::binop`.
-fn wide_unsigned_binop(code: u8, a: &[u8], b: &[u8]) -> Option<Option<[u8; 32]>> {
+/// 128/256-bit binary operations straight on the operands' bytes
+/// (compiled code sends every 128-bit `*` `/` `%` and every 256-bit
+/// operation here, so these skip the `Value` round trip). Returns `None`
+/// when `code` is not one of them, `Some(false)` on an arithmetic error
+/// (nothing written), `Some(true)` when the result is in `dst`. Same
+/// checked semantics as `arith::binop` (the same `checked_*` methods).
+///
+/// # Safety
+/// `a`, `b` and `dst` point to slots of the kind's width.
+unsafe fn wide_binop(code: u8, dst: *mut u8, a: *const u8, b: *const u8) -> Option<bool> {
     macro_rules! go {
         ($t:ty, $n:expr) => {{
-            let x = <$t>::from_le_bytes(a.get(..$n)?.try_into().ok()?);
-            let y = <$t>::from_le_bytes(b.get(..$n)?.try_into().ok()?);
+            // SAFETY: the caller's contract.
+            let (x, y) = unsafe { (<$t>::from_le_bytes(rd::<$n>(a)), <$t>::from_le_bytes(rd::<$n>(b))) };
             let r = match code >> 4 {
                 0 => x.checked_add(y),
                 1 => x.checked_sub(y),
@@ -294,16 +340,21 @@ fn wide_unsigned_binop(code: u8, a: &[u8], b: &[u8]) -> Option<Option<[u8; 32]>>
                 7 => Some(x ^ y),
                 _ => return None,
             };
-            Some(r.map(|r| {
-                let mut out = [0u8; 32];
-                out[..$n].copy_from_slice(&r.to_le_bytes());
-                out
-            }))
+            match r {
+                Some(r) => {
+                    // SAFETY: the caller's contract.
+                    unsafe { wr::<$n>(dst, r.to_le_bytes()) };
+                    Some(true)
+                }
+                None => Some(false),
+            }
         }};
     }
     match code & 0xf {
         kind::U128 => go!(u128, 16),
         kind::U256 => go!(U256, 32),
+        kind::I128 => go!(i128, 16),
+        kind::I256 => go!(I256, 32),
         _ => None,
     }
 }
@@ -311,19 +362,11 @@ fn wide_unsigned_binop(code: u8, a: &[u8], b: &[u8]) -> Option<Option<[u8; 32]>>
 /// `code` = kind | op << 4, op 0..7 = add, sub, mul, div, mod, or, and, xor.
 pub unsafe extern "C" fn int_binop(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, b: *const u8, code: u8) -> u32 {
     let k = code & 0xf;
-    if let Some(w) = kind_width(k).filter(|_| k == kind::U128 || k == kind::U256) {
-        // SAFETY: shim contract: slots of the kind's width.
-        let (x, y) = unsafe { (slice(a, w), slice(b, w)) };
-        if let Some(r) = wide_unsigned_binop(code, x, y) {
-            return match r {
-                Some(bytes) => {
-                    // SAFETY: shim contract.
-                    unsafe { slice_mut(dst, w) }.copy_from_slice(&bytes[..w]);
-                    0
-                }
-                None => status(ctx, Err(VmError::new(movejit_format::StatusCode::ARITHMETIC_ERROR))),
-            };
-        }
+    // SAFETY: shim contract: slots of the kind's width.
+    match unsafe { wide_binop(code, dst, a, b) } {
+        Some(true) => return 0,
+        Some(false) => return status(ctx, Err(VmError::new(movejit_format::StatusCode::ARITHMETIC_ERROR))),
+        None => {}
     }
     let op = match code >> 4 {
         0 => BinOp::Add,
@@ -383,6 +426,24 @@ pub unsafe extern "C" fn int_shift(ctx: *mut ExecContext, dst: *mut u8, a: *cons
         1 => false,
         _ => return status(ctx, Err(bad_code())),
     };
+    if k == kind::U256 || k == kind::U128 {
+        let w = if k == kind::U256 { 32 } else { 16 };
+        if u32::from(amount) >= 8 * w as u32 {
+            return status(ctx, Err(VmError::new(movejit_format::StatusCode::ARITHMETIC_ERROR)));
+        }
+        let n = u32::from(amount);
+        // SAFETY: shim contract: slots of the kind's width.
+        unsafe {
+            if w == 32 {
+                let v = U256::from_le_bytes(rd(a));
+                wr(dst, (if left { v << n } else { v >> n }).to_le_bytes());
+            } else {
+                let v = u128::from_le_bytes(rd(a));
+                wr(dst, (if left { v << n } else { v >> n }).to_le_bytes());
+            }
+        }
+        return 0;
+    }
     // SAFETY: shim contract.
     let r = (|| unsafe { result(arith::shift(left, operand(k, a)?, Value::U8(amount)).map_err(|e| *e), dst) })();
     status(ctx, r)
@@ -514,4 +575,100 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
         Ok(()) => 0,
         Err(e) => c.fail(&e),
     }
+}
+
+// ---- natives compiled code runs straight on flat memory ----
+
+/// Operation numbers of [`native_fast`].
+pub mod fast_native {
+    /// `0x1::hash::sha2_256(vector<u8>): vector<u8>`.
+    pub const SHA2_256: u64 = 0;
+    /// `0x1::hash::sha3_256(vector<u8>): vector<u8>`.
+    pub const SHA3_256: u64 = 1;
+    /// `0x1::bcs::to_bytes<T>(&T): vector<u8>` (closure-free `T` only).
+    pub const BCS_TO_BYTES: u64 = 2;
+}
+
+/// A fresh `vector<u8>` holding `bytes` in `dst` (holding no live value).
+fn write_byte_vec(dst: &mut [u8], bytes: &[u8]) -> bool {
+    dst[..8].fill(0);
+    if bytes.is_empty() {
+        return true;
+    }
+    let n = bytes.len() as u64;
+    if !super::raw::vec_reserve(dst, n, 1, 1) {
+        return false;
+    }
+    super::raw::vec_data_mut(dst, 1)[..bytes.len()].copy_from_slice(bytes);
+    super::raw::vec_set_len(dst, n);
+    true
+}
+
+/// The stdlib natives of [`fast_native`] without the native bridge's
+/// tree-value round trip, with the registered natives' results, errors and
+/// gas (`charge_native(bytes)` = `native_base + per_byte * bytes`, all or
+/// nothing; out of gas leaves none, as the bridge's meter does). `arg` is
+/// the argument's slot (a `vector<u8>`, consumed) or, for `BCS_TO_BYTES`,
+/// the referenced value of layout `l`; `dst` receives the result vector.
+/// `metered` is 0 when the execution is unmetered.
+pub unsafe extern "C" fn native_fast(
+    ctx: *mut ExecContext,
+    op: u64,
+    arg: *mut u8,
+    l: *const FlatLayout,
+    dst: *mut u8,
+    metered: u64,
+    native_base: u64,
+    per_byte: u64,
+) -> u32 {
+    use sha2::Digest;
+    // SAFETY: shim contract.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
+    let out: Vec<u8> = match op {
+        fast_native::SHA2_256 | fast_native::SHA3_256 => {
+            // SAFETY: shim contract: `arg` is a live vector<u8> slot we own.
+            let slot = unsafe { slice_mut(arg, 8) };
+            let data = super::raw::vec_data(slot, 1);
+            let d: Vec<u8> =
+                if op == fast_native::SHA2_256 { sha2::Sha256::digest(data).to_vec() } else { sha3::Sha3_256::digest(data).to_vec() };
+            let n = data.len();
+            super::raw::vec_free(slot, 1, 1);
+            if metered != 0 && charge_native(c, native_base, per_byte, n) {
+                return 1;
+            }
+            d
+        }
+        fast_native::BCS_TO_BYTES => {
+            let l = layout(l);
+            let mut bytes = Vec::new();
+            // SAFETY: shim contract: `arg` points to a live value of `l`.
+            if super::bcs::serialize_into(&mut bytes, l, unsafe { slice(arg, l.size as usize) }).is_err() {
+                return c.fail(&VmError::abort(0x1C5));
+            }
+            if metered != 0 && charge_native(c, native_base, per_byte, bytes.len()) {
+                return 1;
+            }
+            bytes
+        }
+        _ => return c.fail(&bad_code()),
+    };
+    // SAFETY: shim contract: `dst` is a vector slot holding no live value.
+    if write_byte_vec(unsafe { slice_mut(dst, 8) }, &out) {
+        0
+    } else {
+        c.fail(&VmError::vector(crate::error::vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"))
+    }
+}
+
+/// Charges `native_base + per_byte * bytes`; true (error recorded, gas
+/// emptied) when it exceeds the gas left.
+fn charge_native(c: &mut ExecContext, native_base: u64, per_byte: u64, bytes: usize) -> bool {
+    let cost = native_base.saturating_add(per_byte.saturating_mul(bytes as u64));
+    if cost > c.gas_left {
+        c.gas_left = 0;
+        c.fail(&VmError::new(movejit_format::StatusCode::OUT_OF_GAS));
+        return true;
+    }
+    c.gas_left -= cost;
+    false
 }

@@ -1,0 +1,111 @@
+//! Stdlib natives compiled code calls without the native bridge:
+//! `0x1::hash::sha2_256`, `0x1::hash::sha3_256` and `0x1::bcs::to_bytes`
+//! run in the runtime's `native_fast` shim straight on flat memory (the
+//! bridge would convert the argument to a tree value and back, which costs
+//! several times the hash itself). Results, errors and gas are the
+//! registered natives'; the shim is called through its address, as it is
+//! not part of the helper table.
+
+use super::*;
+use movejit_format::AccountAddress;
+use movejit_runtime::flat::shims::{self, fast_native};
+
+impl Lowerer<'_, '_> {
+    /// The `native_fast` operation for a call of handle `h`, if it is one
+    /// of the stdlib natives handled there with the argument types it takes.
+    pub(super) fn fast_native_op(&self, h: FunctionHandleIndex, callee: &CalleeRef) -> Option<u64> {
+        let m = self.target.module;
+        let fh = m.function_handles.get(h.idx())?;
+        let mh = m.module_handles.get(fh.module.idx())?;
+        if *m.address_identifiers.get(mh.address.idx())? != AccountAddress::from_u64(1) {
+            return None;
+        }
+        let module = m.identifiers.get(mh.name.idx())?.as_str();
+        let name = m.identifiers.get(fh.name.idx())?.as_str();
+        let byte_vec = |t: &Ty| matches!(t, Ty::M(l) if matches!(&l.shape, Shape::Vector(e) if matches!(e.shape, Shape::U8)));
+        if callee.rets.len() != 1 || !byte_vec(&callee.rets[0]) || callee.params.len() != 1 {
+            return None;
+        }
+        match (module, name) {
+            ("hash", "sha2_256") if byte_vec(&callee.params[0]) => Some(fast_native::SHA2_256),
+            ("hash", "sha3_256") if byte_vec(&callee.params[0]) => Some(fast_native::SHA3_256),
+            ("bcs", "to_bytes") => match &callee.params[0] {
+                Ty::R(l) if !has_closure(l) => Some(fast_native::BCS_TO_BYTES),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Lowers a call of a native `native_fast` handles (see
+    /// [`fast_native_op`](Self::fast_native_op)); gas as in `call_native`.
+    pub(super) fn lower_fast_native(&mut self, op: u64, callee: &CalleeRef, type_args: &[RType], i: usize) -> CompileResult<()> {
+        let (t, v) = self.pop()?;
+        if !t.compatible(&callee.params[0]) {
+            return Err(malformed("native argument of the wrong type"));
+        }
+        let (arg, lp) = match &t {
+            Ty::M(_) => (v.addr()?, self.b.ins().iconst(self.ptr, 0)),
+            Ty::R(_) => {
+                // The shim reads the layout while the code lives: take the
+                // engine's cached one (the callee's signature layouts are not
+                // kept alive).
+                let t = type_args.first().ok_or_else(|| malformed("bcs::to_bytes without a type argument"))?;
+                let l = self.env.layout(t)?;
+                (v.one()?, self.layout_ptr(&l))
+            }
+            Ty::S(_) => return Err(malformed("native argument of the wrong type")),
+        };
+        let rl = match &callee.rets[0] {
+            Ty::M(l) => l.clone(),
+            _ => return Err(malformed("native result")),
+        };
+        let dst = self.opslot(self.stack.len(), &rl);
+        let (metered, base, per_byte) = match self.target.cost {
+            Some(cost) => {
+                self.charge_dynamic(cost.native_base, i);
+                (1, cost.native_base, cost.per_byte)
+            }
+            None => (0, 0, 0),
+        };
+        let mut sig = Signature::new(self.b.func.signature.call_conv);
+        sig.params.push(AbiParam::new(self.ptr));
+        sig.params.push(AbiParam::new(types::I64));
+        sig.params.push(AbiParam::new(self.ptr));
+        sig.params.push(AbiParam::new(self.ptr));
+        sig.params.push(AbiParam::new(self.ptr));
+        for _ in 0..3 {
+            sig.params.push(AbiParam::new(types::I64));
+        }
+        sig.returns.push(AbiParam::new(types::I32));
+        let sigref = self.b.import_signature(sig);
+        let shim: unsafe extern "C" fn(*mut ExecContext, u64, *mut u8, *const FlatLayout, *mut u8, u64, u64, u64) -> u32 =
+            shims::native_fast;
+        let fp = self.b.ins().iconst(self.ptr, shim as usize as i64);
+        let opv = self.b.ins().iconst(types::I64, op as i64);
+        let mv = self.b.ins().iconst(types::I64, metered);
+        let bv = self.b.ins().iconst(types::I64, base as i64);
+        let pv = self.b.ins().iconst(types::I64, per_byte as i64);
+        self.gas_out();
+        let call = self.b.ins().call_indirect(sigref, fp, &[self.ctx, opv, arg, lp, dst, mv, bv, pv]);
+        let st = self.b.inst_results(call)[0];
+        self.gas_in();
+        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
+        let r = self.refund_at(i);
+        self.fail_if_with(bad, i, r, |lw| lw.b.ins().iconst(types::I32, 0));
+        self.push(Ty::M(rl), Val::Mem(dst), i);
+        Ok(())
+    }
+}
+
+/// Whether values of `l` can hold a closure (whose BCS the shim leaves to
+/// the bridge).
+fn has_closure(l: &FlatLayout) -> bool {
+    match &l.shape {
+        Shape::Closure => true,
+        Shape::Vector(e) => has_closure(e),
+        Shape::Struct(fs) => fs.iter().any(|f| has_closure(&f.layout)),
+        Shape::Enum(vs) => vs.iter().flatten().any(|f| has_closure(&f.layout)),
+        _ => false,
+    }
+}
