@@ -7,7 +7,8 @@
 //! [`CompiledCode`](movejit_runtime::compiled::CompiledCode) seam over a
 //! [`JitEngine`](movejit_jit::JitEngine). The flat interpreter offers it
 //! every call of a Move function: an instance whose whole reachable call
-//! graph compiles (everything but closures) runs compiled on the
+//! graph compiles (everything but reads of resources that may hold function
+//! values and natives the registry lacks) runs compiled on the
 //! interpreter's own argument and result slots (reference arguments as the
 //! addresses they hold; no conversion), with call depth, operand-stack base
 //! and gas carried across. While it runs, compiled code reaches the

@@ -6,15 +6,18 @@
 //! every such assumption it relies on while lowering and reports a typed
 //! [`CompileError`] instead of panicking.
 //!
-//! Phase 2 (this state): every value with a flat layout (jit-abi.md 1.3):
-//! scalars in registers, structs, enums and vectors in frame memory,
-//! references as pointers; locals, fields, variants, vectors, equality,
-//! constants, generic calls with any type arguments (each instantiation
-//! compiled separately). The runtime's [`ExecContext`] and the `extern "C"`
-//! shims of its helper table do integers the IR cannot, copy, drop,
-//! equality and vector storage. Not yet: natives, global storage,
-//! closures and `AbortMsg` (such functions are not compiled; the engine
-//! interprets them).
+//! What compiles: every value with a flat layout (jit-abi.md 1.3): scalars
+//! in registers, structs, enums and vectors in frame memory, references as
+//! pointers; locals, fields, variants, vectors, equality, constants,
+//! generic calls with any type arguments (each instantiation compiled
+//! separately), `Abort`/`AbortMsg`, closures (`lower_closure`), and, inside
+//! an interpreter session (`JitConfig::session_host`), global storage
+//! (`lower_global`) and every registered native. The runtime's
+//! [`ExecContext`] and the `extern "C"` shims of its helper table do what
+//! the IR does not inline (wide integer division, vector growth, copy, drop,
+//! equality, natives). Not compiled (the engine interprets them): reads of
+//! resources that may hold function values, natives whose results may, and
+//! natives no registry provides.
 //!
 //! # Protocol of compiled code
 //!
