@@ -939,21 +939,6 @@ impl<'e, 'r> Session<'e, 'r> {
             return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
         }
         Ok(match t {
-            Type::Bool => Layout::Bool,
-            Type::U8 => Layout::U8,
-            Type::U16 => Layout::U16,
-            Type::U32 => Layout::U32,
-            Type::U64 => Layout::U64,
-            Type::U128 => Layout::U128,
-            Type::U256 => Layout::U256,
-            Type::I8 => Layout::I8,
-            Type::I16 => Layout::I16,
-            Type::I32 => Layout::I32,
-            Type::I64 => Layout::I64,
-            Type::I128 => Layout::I128,
-            Type::I256 => Layout::I256,
-            Type::Address => Layout::Address,
-            Type::Signer => Layout::Signer,
             Type::Vector(e) => Layout::Vector(Box::new(self.layout_rec(e, depth + 1, nodes, bounded)?)),
             Type::Function(..) => Layout::Function,
             Type::Datatype(id, args) => {
@@ -989,6 +974,7 @@ impl<'e, 'r> Session<'e, 'r> {
             Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => {
                 return Err(VmError::invariant(format!("no layout for {t}")))
             }
+            primitive => Layout::primitive(primitive).ok_or_else(|| VmError::invariant("no primitive form"))?,
         })
     }
 }

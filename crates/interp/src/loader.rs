@@ -123,21 +123,6 @@ impl LoadedModule {
     pub fn to_type(&self, tok: &SignatureToken, ty_args: &[Type]) -> VmResult<Type> {
         use SignatureToken as S;
         Ok(match tok {
-            S::Bool => Type::Bool,
-            S::U8 => Type::U8,
-            S::U16 => Type::U16,
-            S::U32 => Type::U32,
-            S::U64 => Type::U64,
-            S::U128 => Type::U128,
-            S::U256 => Type::U256,
-            S::I8 => Type::I8,
-            S::I16 => Type::I16,
-            S::I32 => Type::I32,
-            S::I64 => Type::I64,
-            S::I128 => Type::I128,
-            S::I256 => Type::I256,
-            S::Address => Type::Address,
-            S::Signer => Type::Signer,
             S::Vector(t) => Type::Vector(Box::new(self.to_type(t, ty_args)?)),
             S::Reference(t) => Type::Reference(Box::new(self.to_type(t, ty_args)?)),
             S::MutableReference(t) => Type::MutableReference(Box::new(self.to_type(t, ty_args)?)),
@@ -155,6 +140,7 @@ impl LoadedModule {
                 .get(*i as usize)
                 .cloned()
                 .ok_or_else(|| VmError::invariant("type parameter out of range"))?,
+            primitive => Type::primitive(primitive).ok_or_else(|| VmError::invariant("no primitive form"))?,
         })
     }
 

@@ -42,21 +42,6 @@ pub fn datatype_id(m: &CompiledModule, h: StructHandleIndex) -> CompileResult<Ar
 pub fn to_type(m: &CompiledModule, tok: &SignatureToken, args: &[Type]) -> CompileResult<Type> {
     use SignatureToken as S;
     Ok(match tok {
-        S::Bool => Type::Bool,
-        S::U8 => Type::U8,
-        S::U16 => Type::U16,
-        S::U32 => Type::U32,
-        S::U64 => Type::U64,
-        S::U128 => Type::U128,
-        S::U256 => Type::U256,
-        S::I8 => Type::I8,
-        S::I16 => Type::I16,
-        S::I32 => Type::I32,
-        S::I64 => Type::I64,
-        S::I128 => Type::I128,
-        S::I256 => Type::I256,
-        S::Address => Type::Address,
-        S::Signer => Type::Signer,
         S::Vector(t) => Type::Vector(Box::new(to_type(m, t, args)?)),
         S::Reference(t) => Type::Reference(Box::new(to_type(m, t, args)?)),
         S::MutableReference(t) => Type::MutableReference(Box::new(to_type(m, t, args)?)),
@@ -70,6 +55,7 @@ pub fn to_type(m: &CompiledModule, tok: &SignatureToken, args: &[Type]) -> Compi
             *ab,
         ),
         S::TypeParameter(i) => args.get(*i as usize).cloned().ok_or_else(|| malformed("type parameter out of range"))?,
+        primitive => Type::primitive(primitive).ok_or_else(|| malformed("signature token"))?,
     })
 }
 
@@ -127,21 +113,6 @@ impl Types<'_> {
             return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
         }
         Ok(match t {
-            Type::Bool => Layout::Bool,
-            Type::U8 => Layout::U8,
-            Type::U16 => Layout::U16,
-            Type::U32 => Layout::U32,
-            Type::U64 => Layout::U64,
-            Type::U128 => Layout::U128,
-            Type::U256 => Layout::U256,
-            Type::I8 => Layout::I8,
-            Type::I16 => Layout::I16,
-            Type::I32 => Layout::I32,
-            Type::I64 => Layout::I64,
-            Type::I128 => Layout::I128,
-            Type::I256 => Layout::I256,
-            Type::Address => Layout::Address,
-            Type::Signer => Layout::Signer,
             Type::Vector(e) => Layout::Vector(Box::new(self.layout_rec(e, depth + 1, nodes)?)),
             Type::Function(..) => Layout::Function,
             Type::Datatype(id, args) => {
@@ -159,6 +130,7 @@ impl Types<'_> {
             Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => {
                 return Err(VmError::invariant("no layout for a reference or type parameter"))
             }
+            primitive => Layout::primitive(primitive).ok_or_else(|| VmError::invariant("no primitive form"))?,
         })
     }
 
