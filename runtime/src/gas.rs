@@ -41,6 +41,9 @@ impl Default for CostTable {
 #[derive(Clone, Debug)]
 pub struct GasMeter {
     table: CostTable,
+    /// The table's static cost of each opcode, indexed by `Opcode as usize`
+    /// (interpreters charge one per instruction: no hashing on that path).
+    instr: Box<[u64]>,
     /// `None`: unmetered.
     budget: Option<u64>,
     used: u64,
@@ -48,10 +51,13 @@ pub struct GasMeter {
 
 impl GasMeter {
     pub fn new(table: CostTable, budget: u64) -> Self {
-        GasMeter { table, budget: Some(budget), used: 0 }
+        let instr = Opcode::ALL.iter().map(|op| table.instr.get(op).copied().unwrap_or(table.default_instr)).collect();
+        GasMeter { table, instr, budget: Some(budget), used: 0 }
     }
+    /// A meter that charges nothing (it builds no cost table).
     pub fn unmetered() -> Self {
-        GasMeter { table: CostTable::default(), budget: None, used: 0 }
+        let table = CostTable { instr: HashMap::new(), default_instr: 0, per_byte: 0, native_base: 0, per_frame: 0 };
+        GasMeter { table, instr: Box::new([]), budget: None, used: 0 }
     }
     pub fn used(&self) -> u64 {
         self.used
@@ -77,7 +83,7 @@ impl GasMeter {
         if self.budget.is_none() {
             return Ok(());
         }
-        let c = self.table.instr.get(&op).copied().unwrap_or(self.table.default_instr);
+        let c = self.instr.get(op as usize).copied().unwrap_or(self.table.default_instr);
         self.charge(c)
     }
     pub fn charge_bytes(&mut self, n: usize) -> VmResult<()> {

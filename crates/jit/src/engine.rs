@@ -142,6 +142,11 @@ pub struct JitEngine {
     code_bytes: u64,
 }
 
+/// Address space reserved per engine for machine code and data (the whole
+/// Aptos framework, metered, is about 25 MiB). Defining more fails with a
+/// typed error and the function is interpreted.
+const CODE_ARENA_BYTES: usize = 512 << 20;
+
 fn codegen(e: impl std::fmt::Display) -> CompileError {
     CompileError::Codegen(e.to_string())
 }
@@ -157,6 +162,15 @@ impl JitEngine {
         for h in Helper::all() {
             builder.symbol(h.symbol(), h.address());
         }
+        // All of an engine's code and data in one reserved range: functions
+        // call each other with 32-bit PC-relative relocations, which the
+        // default provider's scattered allocations can put out of range
+        // (a panic in cranelift-jit) once other mappings (execution stacks,
+        // other engines) fall between them. Reserved address space only;
+        // pages are committed as code is defined.
+        let arena = cranelift_jit::ArenaMemoryProvider::new_with_size(CODE_ARENA_BYTES)
+            .map_err(|e| codegen(format!("reserving the code arena: {e}")))?;
+        builder.memory_provider(Box::new(arena));
         let jit = JITModule::new(builder);
         let call_conv = jit.isa().default_call_conv();
         let ptr = jit.isa().pointer_type();
