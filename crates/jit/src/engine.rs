@@ -175,7 +175,7 @@ impl JitEngine {
         let call_conv = jit.isa().default_call_conv();
         let ptr = jit.isa().pointer_type();
         let frontend = jit.isa().frontend_config();
-        let layouts = FlatLayouts::new(FLAT_MAX_DEPTH);
+        let layouts = FlatLayouts::new(movejit_runtime::flat::MAX_FLAT_DEPTH);
         Ok(JitEngine {
             config,
             modules: Vec::new(),
@@ -561,15 +561,14 @@ impl JitEngine {
     }
 }
 
-/// Nesting limit of flat layouts: the flat interpreter's (its
-/// `MAX_FLAT_DEPTH`), whose memory compiled code shares. As there, flat
-/// layouts of any verified type are built (no type-depth or layout-node
-/// budget: those bound serialized layouts, and values are bounded by the
-/// value-depth checks), so the JIT compiles what the interpreter runs.
-const FLAT_MAX_DEPTH: usize = 4096;
-
+/// Type limits of the JIT's flat layouts: the nesting bound the flat
+/// interpreter uses too (`flat::MAX_FLAT_DEPTH`), whose memory compiled code
+/// shares. As there, flat layouts of any verified type are built (no
+/// type-depth or layout-node budget: those bound serialized layouts, and
+/// values are bounded by the value-depth checks), so the JIT compiles what
+/// the interpreter runs.
 fn type_limits(l: &Limits) -> TypeLimits {
-    TypeLimits { max_type_depth: FLAT_MAX_DEPTH, max_value_depth: l.max_value_depth, max_layout_nodes: None }
+    TypeLimits { max_type_depth: movejit_runtime::flat::MAX_FLAT_DEPTH, max_value_depth: l.max_value_depth, max_layout_nodes: None }
 }
 
 impl Drop for JitEngine {
@@ -720,22 +719,8 @@ impl LowerEnv for Declarer<'_> {
     }
 
     fn callee(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, func: &mut Function) -> CompileResult<CalleeRef> {
-        let bad = |what: &str| CompileError::Malformed(format!("call: bad {what}"));
-        let m = self.modules.get(module_idx as usize).ok_or_else(|| bad("module"))?;
-        let fh = m.function_handles.get(handle.idx()).ok_or_else(|| bad("function handle"))?;
-        let mh = m.module_handles.get(fh.module.idx()).ok_or_else(|| bad("module handle"))?;
-        let fname = m.identifiers.get(fh.name.idx()).ok_or_else(|| bad("identifier"))?;
-        let target = if fh.module == m.self_module_handle_idx {
-            module_idx
-        } else {
-            let addr = m.address_identifiers.get(mh.address.idx()).ok_or_else(|| bad("address"))?;
-            let mname = m.identifiers.get(mh.name.idx()).ok_or_else(|| bad("identifier"))?;
-            *self.by_name.get(&(*addr, mname.clone())).ok_or_else(|| {
-                CompileError::UnknownFunction(format!("{}::{mname}::{fname}", addr.to_hex_short()))
-            })?
-        };
-        let tm = self.modules.get(target as usize).ok_or_else(|| bad("module"))?;
-        let fdef = find_function(tm, fname).ok_or_else(|| CompileError::UnknownFunction(fname.clone()))?;
+        let (target, fdef) = self.resolve_handle(module_idx, handle)?;
+        let tm = self.modules.get(target as usize).ok_or_else(|| CompileError::Malformed("call: bad module".into()))?;
         let key = InstanceKey { module: target, fdef, type_args };
         if tm.function_defs.get(fdef as usize).is_some_and(|d| d.code.is_none()) {
             return self.native_callee(&key);

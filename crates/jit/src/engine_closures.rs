@@ -64,7 +64,7 @@ fn bad(what: &str) -> CompileError {
 
 impl Declarer<'_> {
     /// The module and definition `handle` of module `module_idx` names.
-    fn resolve_handle(&self, module_idx: u32, handle: FunctionHandleIndex) -> CompileResult<(u32, u16)> {
+    pub(crate) fn resolve_handle(&self, module_idx: u32, handle: FunctionHandleIndex) -> CompileResult<(u32, u16)> {
         let m = self.modules.get(module_idx as usize).ok_or_else(|| bad("module"))?;
         let fh = m.function_handles.get(handle.idx()).ok_or_else(|| bad("function handle"))?;
         let fname = m.identifiers.get(fh.name.idx()).ok_or_else(|| bad("identifier"))?;

@@ -124,6 +124,20 @@ pub struct FlatOutcome {
 }
 
 impl JitEngine {
+    /// The context a run starts with: the inherited depth, stack base and
+    /// gas, and this engine's limits.
+    fn entry_context(&self, state: &NestedState, gas: Option<u64>) -> ExecContext {
+        ExecContext {
+            depth: state.depth,
+            max_depth: self.config.max_call_depth,
+            stack_base: state.stack_base,
+            max_stack: self.config.max_operand_stack,
+            gas_left: gas.unwrap_or(u64::MAX),
+            max_vector_len: self.config.limits.max_vector_len,
+            ..ExecContext::default()
+        }
+    }
+
     /// Compiles (if needed) and runs `key` with BCS arguments (a reference
     /// parameter takes the BCS of its target). A metered engine runs with
     /// `gas` units (unlimited when `None`).
@@ -195,15 +209,7 @@ impl JitEngine {
         }
         let arg_ptrs: Vec<u64> = args.iter().map(|v| v.as_ptr() as u64).collect();
         let ret_ptrs: Vec<u64> = ret_vals.iter().map(|v| v.as_ptr() as u64).collect();
-        let ctx = ExecContext {
-            depth: state.depth,
-            max_depth: self.config.max_call_depth,
-            stack_base: state.stack_base,
-            max_stack: self.config.max_operand_stack,
-            gas_left: gas.unwrap_or(u64::MAX),
-            max_vector_len: self.config.limits.max_vector_len,
-            ..ExecContext::default()
-        };
+        let ctx = self.entry_context(&state, gas);
         let (flag, ctx, message) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, None)?;
         // Compiled code owns in-memory arguments (it moved or dropped them);
         // the values behind references stay the host's.
@@ -300,15 +306,7 @@ impl JitEngine {
             *p = s.addr.to_raw() as u64;
         }
         let (arg_ptrs, ret_ptrs) = ptrs.split_at(args.len());
-        let ctx = ExecContext {
-            depth: state.depth,
-            max_depth: self.config.max_call_depth,
-            stack_base: state.stack_base,
-            max_stack: self.config.max_operand_stack,
-            gas_left: gas.unwrap_or(u64::MAX),
-            max_vector_len: self.config.limits.max_vector_len,
-            ..ExecContext::default()
-        };
+        let ctx = self.entry_context(&state, gas);
         let (flag, ctx, message) = self.run_entry(entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
         let gas_left = metered.then_some(ctx.gas_left);
         if flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED {

@@ -58,6 +58,11 @@ pub enum Shape {
     Closure,
 }
 
+/// Nesting bound of the flat layouts both executors build (far above any
+/// type a value can have: values are bounded by the value-depth checks;
+/// this only stops runaway nesting).
+pub const MAX_FLAT_DEPTH: usize = 4096;
+
 /// The flat layout of one type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlatLayout {

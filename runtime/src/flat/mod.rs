@@ -34,6 +34,6 @@ pub use closure::FlatClosure;
 pub use context::ExecContext;
 pub use mem::{Addr, FrameStack};
 pub use frame::FrameLayout;
-pub use layout::{Field, FlatLayout, FlatLayouts, Shape};
+pub use layout::{Field, FlatLayout, FlatLayouts, Shape, MAX_FLAT_DEPTH};
 pub use raw::live_allocations;
 pub use value::FlatValue;

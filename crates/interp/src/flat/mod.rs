@@ -72,8 +72,7 @@ impl VecNative {
     }
 }
 
-/// Nesting bound of flat layouts (far above any type a value can have).
-pub(crate) const MAX_FLAT_DEPTH: usize = 4096;
+pub(crate) use movejit_runtime::flat::MAX_FLAT_DEPTH;
 
 /// A function a closure names, resolved.
 #[derive(Clone)]
