@@ -5,8 +5,10 @@
 //! `aggregator_v2` (without delayed fields: plain values, same results)
 //! and v1 aggregators, `code::request_publish*`, `string_utils`,
 //! `aptos_hash::sip_hash`, `util::from_bytes`, `function_info`,
-//! `randomness`, and the framework's `bcs::serialized_size` /
-//! `constant_serialized_size`.
+//! `randomness`, the framework's `bcs::serialized_size` /
+//! `constant_serialized_size`, and signature checks (`ed25519`,
+//! `multi_ed25519`: Aptos's strict verification, via ed25519-dalek 1.0.1 as
+//! aptos-crypto runs it).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would (natives at `0x1`, next to the Move stdlib ones);
@@ -36,6 +38,7 @@ mod aggregator;
 mod args;
 mod bcs_size;
 mod code;
+mod ed25519;
 mod event;
 mod misc;
 mod object;
@@ -78,6 +81,7 @@ pub fn register(registry: &mut NativeRegistry) {
     misc::register(r);
     string_utils::register(r);
     code::register(r);
+    ed25519::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos

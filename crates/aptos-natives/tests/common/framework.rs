@@ -1,0 +1,134 @@
+//! Calling functions of the real Aptos framework (`../shared/corpus/aptos`)
+//! through a small wrapper module assembled from `.masm` text, on the tree
+//! interpreter, the flat interpreter and the engine's JIT (`ExecutorKind::Jit`:
+//! a call that does not compile fails with `JIT_NOT_COMPILED`), unmetered and
+//! metered, and checking that all of them agree.
+
+use crate::common::{shared, split};
+use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
+use movejit_format::{decode_module, serialize_module, CompiledModule};
+use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, VmError};
+use movejit_masm::{assemble_with, AsmOptions, Assembled};
+
+/// The three executors every framework call runs on.
+pub const EXECUTORS: [(&str, ExecutorKind, InterpreterKind); 3] = [
+    ("tree", ExecutorKind::Interpreter, InterpreterKind::Tree),
+    ("flat", ExecutorKind::Interpreter, InterpreterKind::Flat),
+    ("jit", ExecutorKind::Jit, InterpreterKind::Flat),
+];
+
+/// Gas budget of the metered runs (enough for every call the tests make).
+const BUDGET: u64 = 100_000_000;
+
+/// The framework packages the crypto modules need.
+const PACKAGES: [&str; 3] = ["MoveStdlib", "AptosStdlib", "AptosFramework"];
+
+/// What a call ends with: BCS returns, or (status, abort code).
+pub type Outcome = Result<Vec<Vec<u8>>, (StatusCode, Option<u64>)>;
+
+pub struct Framework {
+    store: InMemoryStorage,
+}
+
+impl Framework {
+    /// The framework plus `wrapper` (`.masm` text, assembled against the framework).
+    pub fn with_wrapper(wrapper: &str) -> Framework {
+        let mut modules: Vec<(Vec<u8>, CompiledModule)> = Vec::new();
+        for p in PACKAGES {
+            let dir = shared().join("corpus/aptos").join(p);
+            let mut paths: Vec<_> = std::fs::read_dir(&dir).expect("framework folder").flatten().map(|e| e.path()).collect();
+            paths.sort();
+            for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "mv")) {
+                let bytes = std::fs::read(&path).expect("module");
+                let m = decode_module(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+                modules.push((bytes, m));
+            }
+        }
+        let deps: Vec<CompiledModule> = modules.iter().map(|(_, m)| m.clone()).collect();
+        let wrapper = match assemble_with(wrapper, AsmOptions { default_version: None, deps: &deps }) {
+            Ok(Assembled::Module(m)) => m,
+            Ok(Assembled::Script(_)) => panic!("wrapper is a script"),
+            Err(e) => panic!("wrapper: {e}"),
+        };
+        let bytes = serialize_module(&wrapper);
+        modules.push((bytes, wrapper));
+        let mut store = InMemoryStorage::default();
+        for (bytes, m) in modules {
+            store.publish(ModuleId::new(*m.address(), m.name()), bytes);
+        }
+        Framework { store }
+    }
+
+    /// Runs `0xADDR::module::function(args)` in a fresh session on one executor.
+    pub fn call(&self, executor: ExecutorKind, interpreter: InterpreterKind, metered: bool, function: &str, args: &[Vec<u8>]) -> (Outcome, u64) {
+        let config = EngineConfig {
+            natives: movejit_aptos_natives::aptos_registry(),
+            executor,
+            interpreter,
+            ..EngineConfig::aptos()
+        };
+        let engine = new_engine(config);
+        let (module, name) = split(function);
+        let mut session = engine.new_session(&self.store);
+        let mut gas = if metered { GasMeter::new(CostTable::default(), BUDGET) } else { GasMeter::unmetered() };
+        let r = session.execute_function(&module, name, &[], args, &mut gas);
+        let used = r.as_ref().map(|r| r.gas_used).unwrap_or(0);
+        (r.map(|r| r.returns).map_err(|e| outcome_of_error(function, executor, e)), used)
+    }
+
+    /// Runs the call on every executor, unmetered and metered, asserts they
+    /// agree (results and gas), and returns the outcome.
+    pub fn call_everywhere(&self, function: &str, args: &[Vec<u8>]) -> Outcome {
+        let mut seen: Option<(Outcome, &str)> = None;
+        for metered in [false, true] {
+            let mut gas_seen: Option<u64> = None;
+            for (label, executor, interpreter) in EXECUTORS {
+                let (outcome, gas) = self.call(executor, interpreter, metered, function, args);
+                match &seen {
+                    None => seen = Some((outcome, label)),
+                    Some((first, first_label)) => {
+                        assert_eq!(&outcome, first, "{function} on {label} (metered {metered}) differs from {first_label}")
+                    }
+                }
+                if metered {
+                    match gas_seen {
+                        None => gas_seen = Some(gas),
+                        Some(g) => assert_eq!(gas, g, "{function}: gas on {label}"),
+                    }
+                }
+            }
+        }
+        seen.map(|(o, _)| o).expect("ran")
+    }
+}
+
+fn outcome_of_error(function: &str, executor: ExecutorKind, e: VmError) -> (StatusCode, Option<u64>) {
+    let message = format!("{e:?}");
+    assert!(
+        !message.contains(movejit_engine::JIT_NOT_COMPILED),
+        "{function} was not compiled on {executor:?}: {message}"
+    );
+    (e.status, e.sub_status)
+}
+
+/// BCS of a `vector<u8>`.
+pub fn bytes_arg(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut n = b.len();
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            break;
+        }
+        out.push(byte | 0x80);
+    }
+    out.extend_from_slice(b);
+    out
+}
+
+/// BCS of a `bool`.
+pub fn bool_bcs(b: bool) -> Vec<u8> {
+    vec![b as u8]
+}
