@@ -51,7 +51,7 @@ pub use aggregator::AggregatorV1Store;
 pub use code::{take_publish_request, PublishRequest};
 pub use event::{EmittedEvent, EventLog};
 pub use misc::Randomness;
-pub use string_utils::native_format;
+pub use string_utils::{native_format, native_format_list};
 pub use table::{TableCheckpoint, TableStore, ALREADY_EXISTS, NOT_FOUND};
 pub use transaction_context::{TransactionContext, UserTransaction};
 

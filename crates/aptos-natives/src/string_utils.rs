@@ -1,6 +1,8 @@
 //! `0x1::string_utils::native_format`: a value as text, with Aptos's
 //! formatting rules (integer suffixes, `@` addresses, `0x` byte vectors,
-//! quoted strings, `Some(..)` / `None`, `[ a, b ]` vectors).
+//! quoted strings, `Some(..)` / `None`, `[ a, b ]` vectors), and
+//! `native_format_list`: a `{}` format string filled from a
+//! `Cons<T, Cons<.., NIL>>` list (`{{` / `}}` escape braces).
 //!
 //! Formatting follows the value's *type*, so it covers what types alone
 //! describe: primitives, addresses, signers, vectors, `String` and
@@ -153,7 +155,77 @@ pub fn native_format(
     Ok(out)
 }
 
+/// `native_format_list`: the list's element count differs from the `{}` count.
+pub const EARGS_MISMATCH: u64 = 1;
+/// `native_format_list`: unmatched braces or a format that is not UTF-8.
+pub const EINVALID_FORMAT: u64 = 2;
+
+/// `list` is `0x1::string_utils::<name>` (`Cons` or `NIL`), else `EARGS_MISMATCH`.
+fn expect_list(list: &Type, name: &str) -> VmResult<()> {
+    if is_framework(list, "string_utils", name) {
+        Ok(())
+    } else {
+        Err(VmError::abort(EARGS_MISMATCH))
+    }
+}
+
+/// `native_format_list(fmt, list)`: each `{}` is replaced by the next list
+/// element, formatted as `native_format` does with type tags, single-line,
+/// no integer suffixes. Errors come in the order Aptos finds them: scanning
+/// the format left to right, then checking that the list is used up.
+pub fn native_format_list(fmt: &[u8], list_ty: &Type, list: &Value) -> VmResult<String> {
+    let fmt = std::str::from_utf8(fmt).map_err(|_| VmError::abort(EINVALID_FORMAT))?;
+    let options = Options { canonicalize: false, single_line: true, include_int_type: false };
+    let (mut ty, mut val) = (list_ty, list);
+    let mut out = String::new();
+    // 1 after a `{`, -1 after a `}`, 0 otherwise.
+    let mut open: i8 = 0;
+    for c in fmt.chars() {
+        match (open, c) {
+            (1, '}') => {
+                open = 0;
+                expect_list(ty, "Cons")?;
+                let (Type::Datatype(_, args), Value::Struct(fields)) = (ty, val) else {
+                    return Err(VmError::invariant("string_utils: Cons is not a struct"));
+                };
+                let (Some(car_ty), Some(cdr_ty), [car, cdr]) = (args.first(), args.get(1), fields.as_slice()) else {
+                    return Err(VmError::invariant("string_utils: malformed Cons"));
+                };
+                format(car_ty, car, 0, &options, &mut out)?;
+                (ty, val) = (cdr_ty, cdr);
+                continue;
+            }
+            (1, '{') | (-1, '}') => open = 0,
+            (1 | -1, _) => return Err(VmError::abort(EINVALID_FORMAT)),
+            (_, '{') => {
+                open = 1;
+                continue;
+            }
+            (_, '}') => {
+                open = -1;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    if open != 0 {
+        return Err(VmError::abort(EINVALID_FORMAT));
+    }
+    expect_list(ty, "NIL")?;
+    Ok(out)
+}
+
 pub(crate) fn register(r: &mut Registrar<'_>) {
+    r.add("string_utils", "native_format_list", |cx, ty, mut args: Args| {
+        let list = pop(&mut args)?;
+        let fmt = pop(&mut args)?;
+        let fmt = cx.deref(&fmt)?.to_bytes()?;
+        cx.gas.charge_native(fmt.len())?;
+        let s = native_format_list(&fmt, ty_arg(ty, 0)?, cx.deref(&list)?)?;
+        cx.gas.charge_native(s.len())?;
+        Ok(vec![string_value(&s)])
+    });
     r.add("string_utils", "native_format", |cx, ty, mut args: Args| {
         let include_int_type = pop(&mut args)?.as_bool()?;
         let single_line = pop(&mut args)?.as_bool()?;

@@ -4,6 +4,8 @@
 //! a call that does not compile fails with `JIT_NOT_COMPILED`), unmetered and
 //! metered, and checking that all of them agree.
 
+#![allow(dead_code)]
+
 use crate::common::{shared, split};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
 use movejit_format::{decode_module, serialize_module, CompiledModule};
