@@ -8,7 +8,8 @@
 //! `randomness`, the framework's `bcs::serialized_size` /
 //! `constant_serialized_size`, and signature checks (`ed25519`,
 //! `multi_ed25519`: Aptos's strict verification, via ed25519-dalek 1.0.1 as
-//! aptos-crypto runs it).
+//! aptos-crypto runs it) and `ristretto255` (scalars and handle-based
+//! points).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would (natives at `0x1`, next to the Move stdlib ones);
@@ -42,6 +43,7 @@ mod ed25519;
 mod event;
 mod misc;
 mod object;
+mod ristretto255;
 mod string_utils;
 mod table;
 mod transaction_context;
@@ -51,6 +53,7 @@ pub use aggregator::AggregatorV1Store;
 pub use code::{take_publish_request, PublishRequest};
 pub use event::{EmittedEvent, EventLog};
 pub use misc::Randomness;
+pub use ristretto255::RistrettoPoints;
 pub use string_utils::{native_format, native_format_list};
 pub use table::{TableCheckpoint, TableStore, ALREADY_EXISTS, NOT_FOUND};
 pub use transaction_context::{TransactionContext, UserTransaction};
@@ -82,6 +85,7 @@ pub fn register(registry: &mut NativeRegistry) {
     string_utils::register(r);
     code::register(r);
     ed25519::register(r);
+    ristretto255::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos
@@ -98,7 +102,10 @@ pub fn aptos_registry() -> NativeRegistry {
 /// request it made is dropped to where they were before (as the
 /// Aptos VM discards a failed transaction's effects). Counters of the
 /// transaction context are the transaction's own and are not rolled back.
+/// Ristretto255 points start empty in each transaction (Aptos empties them
+/// when a session starts; no point value outlives its transaction).
 pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result<R, VmError>) -> Result<R, VmError> {
+    ext.remove::<RistrettoPoints>();
     let tables = ext.get_mut::<TableStore>().map(|t| t.checkpoint());
     let events = ext.get::<EventLog>().map(|l| l.events.len());
     let aggregators = ext.get::<AggregatorV1Store>().cloned();

@@ -9,7 +9,8 @@
 use crate::common::{shared, split};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
 use movejit_format::{decode_module, serialize_module, CompiledModule};
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, VmError};
+use movejit_interp::runtime::{AccountAddress, CostTable, DatatypeId, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError};
+use std::sync::Arc;
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
 
 /// The three executors every framework call runs on.
@@ -59,6 +60,21 @@ impl Framework {
             store.publish(ModuleId::new(*m.address(), m.name()), bytes);
         }
         Framework { store }
+    }
+
+    /// Publishes `0x1::features::Features` with the given feature flags on
+    /// (what `features::is_enabled` reads).
+    pub fn enable_features(&mut self, flags: &[u64]) {
+        let mut bits = Vec::new();
+        for &f in flags {
+            let byte = (f / 8) as usize;
+            if bits.len() <= byte {
+                bits.resize(byte + 1, 0u8);
+            }
+            bits[byte] |= 1 << (f % 8);
+        }
+        let id = DatatypeId { address: AccountAddress::from_u64(1), module: "features".into(), name: "Features".into() };
+        self.store.resources.insert((AccountAddress::from_u64(1), Type::Datatype(Arc::new(id), vec![])), bytes_arg(&bits));
     }
 
     /// Runs `0xADDR::module::function(args)` in a fresh session on one executor.
