@@ -8,8 +8,8 @@
 //! `randomness`, the framework's `bcs::serialized_size` /
 //! `constant_serialized_size`, and signature checks (`ed25519`,
 //! `multi_ed25519`: Aptos's strict verification, via ed25519-dalek 1.0.1 as
-//! aptos-crypto runs it) and `ristretto255` (scalars and handle-based
-//! points).
+//! aptos-crypto runs it), `ristretto255` (scalars and handle-based
+//! points) and `bls12381` (blst, min-pk, as aptos-crypto).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would (natives at `0x1`, next to the Move stdlib ones);
@@ -37,6 +37,7 @@
 mod account;
 mod aggregator;
 mod args;
+mod bls12381;
 mod bcs_size;
 mod code;
 mod ed25519;
@@ -86,6 +87,7 @@ pub fn register(registry: &mut NativeRegistry) {
     code::register(r);
     ed25519::register(r);
     ristretto255::register(r);
+    bls12381::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos
