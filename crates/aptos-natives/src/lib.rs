@@ -9,7 +9,8 @@
 //! `constant_serialized_size`, and signature checks (`ed25519`,
 //! `multi_ed25519`: Aptos's strict verification, via ed25519-dalek 1.0.1 as
 //! aptos-crypto runs it), `ristretto255` (scalars and handle-based
-//! points) and `bls12381` (blst, min-pk, as aptos-crypto).
+//! points), `bls12381` (blst, min-pk, as aptos-crypto) and `secp256k1`
+//! (ECDSA public-key recovery, libsecp256k1 as Aptos).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would (natives at `0x1`, next to the Move stdlib ones);
@@ -45,6 +46,7 @@ mod event;
 mod misc;
 mod object;
 mod ristretto255;
+mod secp256k1;
 mod string_utils;
 mod table;
 mod transaction_context;
@@ -88,6 +90,7 @@ pub fn register(registry: &mut NativeRegistry) {
     ed25519::register(r);
     ristretto255::register(r);
     bls12381::register(r);
+    secp256k1::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos

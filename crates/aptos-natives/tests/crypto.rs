@@ -1,4 +1,4 @@
-//! The cryptography natives (`ed25519`, `multi_ed25519`, `ristretto255`)
+//! The signature natives (`ed25519`, `multi_ed25519`, `secp256k1`)
 //! with published test vectors: called directly through the registry, and
 //! through the real framework's Move functions on the tree and flat
 //! interpreters and the JIT (all must agree, gas included).
@@ -339,4 +339,80 @@ fn framework_ed25519_functions_agree_on_every_executor() {
         checked += 1;
     }
     eprintln!("framework ed25519 / multi_ed25519 calls checked on tree, flat and jit: {checked}");
+}
+
+/// `secp256k1.move`'s `test_ecdsa_recover` signature (sk 0123..ef) on sha2_256("test aptos secp256k1").
+const SECP_SIG: &str = "f7ad936da03f948c14c542020e3c5f4e02aaacd1f20427c11aa6e2fbf8776477646bba0e1a37f9e7c777c423a1d2849baafd7ff6a9930814a43c3f80d59db56f";
+/// The same with one nibble flipped: still recovers, another key.
+const SECP_SIG_OTHER: &str = "f7ad936da03f948c14c542020e3c5f4e02aaacd1f20427c11aa6e2fbf8776477646bba0e1a37f9e7c7f7c423a1d2849baafd7ff6a9930814a43c3f80d59db56f";
+/// Flipped so that nothing recovers.
+const SECP_SIG_NONE: &str = "ffad936da03f948c14c542020e3c5f4e02aaacd1f20427c11aa6e2fbf8776477646bba0e1a37f9e7c7f7c423a1d2849baafd7ff6a9930814a43c3f80d59db56f";
+const SECP_PK: &str = "4646ae5047316b4230d0086c8acec687f00b1cd9d1dc634f6cb358ac0a9a8ffffe77b4dd0a4bfb95851f3b7355c781dd60f8418fc8a65d14907aff47c903a559";
+
+fn secp_msg() -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(b"test aptos secp256k1").to_vec()
+}
+
+#[test]
+fn secp256k1_recovery_as_the_framework_tests_expect() {
+    // (message, recovery id, signature, Ok(Some(key)) | Ok(None) | Err(abort code))
+    type Row = (Vec<u8>, u8, Vec<u8>, Result<Option<Vec<u8>>, u64>);
+    let rows: Vec<Row> = vec![
+        (secp_msg(), 0, hex(SECP_SIG), Ok(Some(hex(SECP_PK)))),
+        (secp_msg(), 0, hex(SECP_SIG_NONE), Ok(None)),
+        // Message not 32 bytes, recovery id above 3, signature not 64 bytes or r >= n: NFE_DESERIALIZE.
+        (secp_msg()[..31].to_vec(), 0, hex(SECP_SIG), Err(0x1_0001)),
+        (secp_msg(), 4, hex(SECP_SIG), Err(0x1_0001)),
+        (secp_msg(), 0, hex(SECP_SIG)[..63].to_vec(), Err(0x1_0001)),
+        (secp_msg(), 0, vec![0xff; 64], Err(0x1_0001)),
+    ];
+    for (msg, rid, sig, want) in rows {
+        let r = native("secp256k1", "ecdsa_recover_internal", vec![Value::from_bytes(&msg), Value::U8(rid), Value::from_bytes(&sig)]);
+        let got = match r {
+            Ok(v) if v == vec![Value::from_bytes(&[]), Value::Bool(false)] => Ok(None),
+            Ok(v) if v.len() == 2 && v[1] == Value::Bool(true) => Ok(Some(v[0].to_bytes().expect("bytes"))),
+            Ok(v) => panic!("unexpected {v:?}"),
+            Err(e) if e.status == StatusCode::ABORTED => Err(e.sub_status.expect("code")),
+            Err(e) => panic!("{e:?}"),
+        };
+        assert_eq!(got, want, "sig {} rid {rid}", hex::encode(&sig));
+    }
+    // The flipped signature recovers a key, not the signer's.
+    let r = native("secp256k1", "ecdsa_recover_internal", vec![Value::from_bytes(&secp_msg()), Value::U8(0), Value::from_bytes(&hex(SECP_SIG_OTHER))]).expect("recover");
+    assert_eq!(r[1], Value::Bool(true));
+    assert_ne!(r[0], Value::from_bytes(&hex(SECP_PK)));
+}
+
+const SECP_WRAPPER: &str = "
+module 0xcafe::secp_calls
+
+public fun recover(msg: vector<u8>, rid: u8, sig: vector<u8>): 0x1::option::Option<0x1::secp256k1::ECDSARawPublicKey>
+    local s: 0x1::secp256k1::ECDSASignature
+    move_loc sig
+    call 0x1::secp256k1::ecdsa_signature_from_bytes
+    st_loc s
+    move_loc msg
+    move_loc rid
+    borrow_loc s
+    call 0x1::secp256k1::ecdsa_recover
+    ret
+";
+
+#[test]
+fn framework_secp256k1_recover_agrees_on_every_executor() {
+    let fw = Framework::with_wrapper(SECP_WRAPPER);
+    let some = |pk: &[u8]| [vec![1u8], bytes_arg(pk)].concat();
+    let rows: Vec<(Vec<u8>, u8, Vec<u8>, framework::Outcome)> = vec![
+        (secp_msg(), 0, hex(SECP_SIG), Ok(vec![some(&hex(SECP_PK))])),
+        (secp_msg(), 0, hex(SECP_SIG_NONE), Ok(vec![vec![0]])),
+        // `test_bad_ecdsa_recovery_id`: the Move wrapper's E_BAD_RECOVERY_ID (invalid_argument(2)).
+        (b"test aptos secp256k1".to_vec(), 4, hex(SECP_SIG), Err((StatusCode::ABORTED, Some(65538)))),
+        // A 20-byte message reaches the native: NFE_DESERIALIZE.
+        (b"test aptos secp256k1".to_vec(), 0, hex(SECP_SIG), Err((StatusCode::ABORTED, Some(0x1_0001)))),
+    ];
+    for (msg, rid, sig, want) in rows {
+        let got = fw.call_everywhere("0xcafe::secp_calls::recover", &[bytes_arg(&msg), vec![rid], bytes_arg(&sig)]);
+        assert_eq!(got, want, "sig {} rid {rid}", hex::encode(&sig));
+    }
 }
