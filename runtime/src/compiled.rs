@@ -65,6 +65,14 @@ pub enum CompiledCall {
 /// The modules the interpreter has loaded, for compiling callees.
 pub trait ModuleSource {
     fn module(&self, id: &ModuleId) -> Option<&CompiledModule>;
+
+    /// SHA-256 of the bytes module `id` was loaded from, when the source
+    /// knows it (compiled code is cached by module content; `None`: the
+    /// cache hashes the module's serialized form).
+    fn module_hash(&self, id: &ModuleId) -> Option<[u8; 32]> {
+        let _ = id;
+        None
+    }
 }
 
 /// The session's global-storage cache over flat values, with the

@@ -7,8 +7,8 @@ use crate::files::expand_mv_paths;
 use movejit_format::{AccountAddress, Flavour, StatusCode, StatusFlavour};
 use movejit_interp::runtime::fmt::print_value;
 use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
-use movejit_engine::{engine_label, new_engine, ExecutorKind};
-use movejit_interp::{EngineConfig, ExecutionResult};
+use movejit_engine::{engine_label, new_engine_with_cache, ExecutorKind};
+use movejit_interp::{EngineConfig, ExecutionResult, JitOptions};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +57,24 @@ pub struct Args {
     /// Also print compiled vs interpreted function counts and compile time.
     #[arg(long)]
     stats: bool,
+    /// `--engine auto`: calls of a function interpreted before it is
+    /// compiled (0: compile at the first call).
+    #[arg(long, default_value_t = JitOptions::default().threshold)]
+    jit_threshold: u32,
+    /// Compile every non-generic function of a module when a call first
+    /// reaches it.
+    #[arg(long)]
+    jit_eager: bool,
+    /// Functions with more bytecode instructions are interpreted.
+    #[arg(long, default_value_t = JitOptions::default().max_code_len)]
+    jit_max_code_len: usize,
+    /// Functions whose Cranelift IR has more instructions are interpreted.
+    #[arg(long, default_value_t = JitOptions::default().max_ir_insts)]
+    jit_max_ir: usize,
+    /// Total compile time allowed (milliseconds); once spent, nothing more
+    /// is compiled.
+    #[arg(long)]
+    jit_budget_ms: Option<u64>,
     /// Status numbering and semantics (default: from the modules' version word).
     #[arg(long, value_enum)]
     flavour: Option<FlavourChoice>,
@@ -164,7 +182,14 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         EngineChoice::Jit => ExecutorKind::Jit,
         EngineChoice::Auto => ExecutorKind::Auto,
     };
-    let engine = new_engine(config);
+    config.jit = JitOptions {
+        threshold: args.jit_threshold,
+        eager: args.jit_eager,
+        max_code_len: args.jit_max_code_len,
+        max_ir_insts: args.jit_max_ir,
+        compile_budget: args.jit_budget_ms.map(std::time::Duration::from_millis),
+    };
+    let (engine, cache) = new_engine_with_cache(config);
     let mut session = engine.new_session(&storage);
     for t in &ty_args {
         session.load_type(t).map_err(|e| vm_fail(&e))?;
@@ -213,13 +238,19 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
     report(&result, flavour, gas.used(), label, args.json);
     if args.stats {
         let s = stats.unwrap_or_default();
-        let line = format!(
+        let mut line = format!(
             "engine: {label}; functions compiled: {}, interpreted: {}; instances compiled: {}; compile time: {:.3} ms",
             s.compiled_functions,
             s.interpreted_functions,
             s.instances_compiled,
             s.compile_time.as_secs_f64() * 1e3
         );
+        if let Some(c) = cache.map(|c| c.stats()) {
+            line.push_str(&format!(
+                "; code cache: {} compiled, {} not compiled ({} over size limits, {} over the time budget), {} calls below the threshold, {} code bytes",
+                c.compiled, c.not_compiled, c.over_limit, c.over_budget, c.below_threshold, c.code_bytes
+            ));
+        }
         // Keep --json output a single JSON object on stdout.
         if args.json {
             eprintln!("{line}");

@@ -1,42 +1,71 @@
-//! [`CompiledCode`] over a [`JitEngine`]: which instances compile, running
-//! them on the flat interpreter's slots inside its session, and mapping
-//! their errors back.
+//! [`CompiledCode`] over the engine's code cache (`cache.rs`): which
+//! instances run compiled and when (threshold, eager modules), running them
+//! on the flat interpreter's slots inside its session, and mapping their
+//! errors back.
 
+use crate::cache::{imports, link_hash, serialized_hash, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready};
 use movejit_format::{CompiledModule, StatusCode};
-use movejit_interp::EngineConfig;
-use movejit_jit::{FlatOutcome, InstanceKey, JitConfig, JitEngine, NestedState, SessionEntry};
-use movejit_runtime::compiled::{CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SessionHost};
+use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
+use movejit_jit::{FlatOutcome, JitConfig, NestedState};
+use movejit_runtime::compiled::{CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SeamSlot, SessionHost};
+use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
 use movejit_runtime::flat::native_bridge::NativeSession;
+use movejit_runtime::flat::Shape;
 use movejit_runtime::{ErrorLocation, ModuleId, Type, VmError};
 use std::collections::{HashMap, HashSet};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::Duration;
 
-/// Makes one [`JitSession`] per interpreter session.
+/// The engine's compiled code: one [`CodeCache`] per metering mode, shared
+/// by every [`JitSession`] it makes.
 pub struct JitFactory {
-    metered: JitConfig,
-    unmetered: JitConfig,
+    metered: Arc<CodeCache>,
+    unmetered: Arc<CodeCache>,
+    /// Calls interpreted before compiling (0 for executor `Jit`).
+    threshold: u32,
+    eager: bool,
 }
 
 impl JitFactory {
-    /// JIT settings matching the interpreter's limits and cost table.
+    /// JIT settings matching the interpreter's limits and cost table, and
+    /// `config.jit`'s options.
     pub fn new(config: &EngineConfig) -> JitFactory {
+        let o: &JitOptions = &config.jit;
         let base = JitConfig {
             max_call_depth: config.limits.max_call_depth as u64,
             max_operand_stack: config.limits.max_operand_stack as u64,
             limits: config.limits.clone(),
             natives: config.natives.clone(),
             session_host: true,
+            max_code_len: o.max_code_len,
+            max_ir_insts: o.max_ir_insts,
             ..JitConfig::default()
         };
-        JitFactory { metered: JitConfig { cost: Some(config.costs.clone()), ..base.clone() }, unmetered: base }
+        let metered = JitConfig { cost: Some(config.costs.clone()), ..base.clone() };
+        JitFactory {
+            metered: Arc::new(CodeCache::new(metered, o.clone())),
+            unmetered: Arc::new(CodeCache::new(base, o.clone())),
+            threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
+            eager: o.eager,
+        }
+    }
+
+    /// Counters of both caches together.
+    pub fn stats(&self) -> CacheStats {
+        let mut s = self.metered.stats();
+        s.add(&self.unmetered.stats());
+        s
     }
 }
 
 impl CompiledCodeFactory for JitFactory {
     fn new_session(&self) -> Box<dyn CompiledCode> {
         Box::new(JitSession {
-            metered: Cache::new(self.metered.clone()),
-            unmetered: Cache::new(self.unmetered.clone()),
+            metered: self.metered.clone(),
+            unmetered: self.unmetered.clone(),
+            threshold: self.threshold,
+            eager: self.eager,
+            hashes: HashMap::new(),
             compiled_ran: HashSet::new(),
             interpreted: HashSet::new(),
             hot: HashMap::new(),
@@ -45,108 +74,177 @@ impl CompiledCodeFactory for JitFactory {
     }
 }
 
-/// One JIT engine and the modules it was given (metered and unmetered code
-/// differ, so a session keeps one of each, made on first use).
-struct Cache {
-    config: JitConfig,
-    jit: Option<JitEngine>,
-    /// A compile or code-generator failure made the engine unusable.
-    broken: Option<String>,
-    numbers: HashMap<ModuleId, u32>,
-    ids: Vec<ModuleId>,
-    /// Compile verdict per instance (`Err`: why not).
-    verdict: HashMap<InstanceKey, Result<(), String>>,
+/// A session's known instance (its fast path).
+struct Hot {
+    fdef: u16,
+    type_args: Vec<Type>,
+    metered: bool,
+    /// The module's content hash when it was looked up (a session may
+    /// replace a module: every script is `0x0::<SELF>`).
+    hash: Option<Hash>,
+    /// The code, or `None` when it does not compile.
+    code: Option<Arc<Ready>>,
 }
 
-impl Cache {
-    fn new(config: JitConfig) -> Cache {
-        Cache { config, jit: None, broken: None, numbers: HashMap::new(), ids: Vec::new(), verdict: HashMap::new() }
+/// The JIT side of one interpreter session.
+pub struct JitSession {
+    metered: Arc<CodeCache>,
+    unmetered: Arc<CodeCache>,
+    threshold: u32,
+    eager: bool,
+    /// Content and link hash per module, as this session sees it.
+    hashes: HashMap<ModuleId, (Hash, Hash)>,
+    compiled_ran: HashSet<(ModuleId, u16, Vec<Type>)>,
+    interpreted: HashSet<(ModuleId, u16, Vec<Type>)>,
+    /// Per-call fast path: module → instances found compiled or not
+    /// compilable, found without allocating.
+    hot: HashMap<ModuleId, Vec<Hot>>,
+    stats: CompiledStats,
+}
+
+/// Imports deeper than this are hashed by content alone (no verified
+/// module set is that deep; bounds the recursion on any input).
+const MAX_LINK_DEPTH: usize = 512;
+
+impl JitSession {
+    fn cache(&self, metered: bool) -> Arc<CodeCache> {
+        if metered { self.metered.clone() } else { self.unmetered.clone() }
     }
 
-    fn engine(&mut self) -> Result<&mut JitEngine, String> {
-        if let Some(why) = &self.broken {
-            return Err(why.clone());
-        }
-        if self.jit.is_none() {
-            self.jit = Some(JitEngine::new(self.config.clone()).map_err(|e| e.to_string())?);
-        }
-        self.jit.as_mut().ok_or_else(|| "no JIT engine".to_string())
+    fn not_compiled(&mut self, id: &ModuleId, fdef: u16, ty_args: &[Type]) -> CompiledCall {
+        self.interpreted.insert((id.clone(), fdef, ty_args.to_vec()));
+        CompiledCall::NotCompiled
     }
 
-    /// Gives the JIT `id` and every module it references (as far as the
-    /// interpreter has loaded them).
-    fn add_modules(&mut self, source: &dyn ModuleSource, id: &ModuleId) -> Result<u32, String> {
-        let mut todo = vec![id.clone()];
-        while let Some(next) = todo.pop() {
-            if self.numbers.contains_key(&next) {
+    /// The content hash of `id` as the session has it.
+    fn own_hash(&self, src: &dyn ModuleSource, id: &ModuleId) -> Option<Hash> {
+        if let Some(h) = src.module_hash(id) {
+            return Some(h);
+        }
+        // Without one from the source: the module's serialized form, once.
+        match self.hashes.get(id) {
+            Some((h, _)) => Some(*h),
+            None => src.module(id).map(serialized_hash),
+        }
+    }
+
+    /// The link hash of `id` (see `cache.rs`); `None` when not loaded.
+    fn link(&mut self, src: &dyn ModuleSource, id: &ModuleId, depth: usize) -> Option<Hash> {
+        let own = self.own_hash(src, id)?;
+        if let Some((h, l)) = self.hashes.get(id) {
+            if *h == own {
+                return Some(*l);
+            }
+        }
+        let m = src.module(id)?;
+        let mut deps = Vec::new();
+        if depth < MAX_LINK_DEPTH {
+            for d in imports(m).collect::<Vec<_>>() {
+                // A dependency the session lacks counts by name.
+                let h = self.link(src, &d, depth + 1).unwrap_or_else(|| link_hash(&[0; 32], &mut [name_hash(&d)]));
+                deps.push(h);
+            }
+        }
+        let l = link_hash(&own, &mut deps);
+        self.hashes.insert(id.clone(), (own, l));
+        Some(l)
+    }
+
+    /// `roots` and everything they import, with content hashes.
+    fn module_set(&mut self, src: &dyn ModuleSource, roots: &[ModuleId]) -> ModuleSet {
+        let mut out: ModuleSet = Vec::new();
+        let mut seen: HashSet<ModuleId> = HashSet::new();
+        let mut todo: Vec<ModuleId> = roots.to_vec();
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id.clone()) {
                 continue;
             }
-            let Some(m) = source.module(&next) else { continue };
-            for h in &m.module_handles {
-                if let (Some(a), Some(n)) = (m.address_identifiers.get(h.address.idx()), m.identifiers.get(h.name.idx())) {
-                    let dep = ModuleId::new(*a, n);
-                    if !self.numbers.contains_key(&dep) {
-                        todo.push(dep);
-                    }
-                }
+            let Some(h) = self.own_hash(src, &id) else { continue };
+            if let Some(m) = src.module(&id) {
+                todo.extend(imports(m).filter(|d| !seen.contains(d)));
             }
-            let copy = m.clone();
-            let num = self.engine()?.add_module(copy).map_err(|e| e.to_string())?;
-            self.numbers.insert(next.clone(), num);
-            if self.ids.len() <= num as usize {
-                self.ids.resize(num as usize + 1, next.clone());
-            }
-            self.ids[num as usize] = next;
+            out.push((id, h));
         }
-        self.numbers.get(id).copied().ok_or_else(|| format!("module {id} not loaded"))
+        out
     }
 
-    /// Compiles the instance (cached verdict); returns its key.
-    fn compile(
-        &mut self,
-        source: &dyn ModuleSource,
-        id: &ModuleId,
-        fdef: u16,
-        ty_args: &[Type],
-        stats: &mut CompiledStats,
-    ) -> Result<InstanceKey, String> {
-        let module = self.add_modules(source, id)?;
-        let key = InstanceKey { module, fdef, type_args: ty_args.to_vec() };
-        if let Some(v) = self.verdict.get(&key) {
-            return v.clone().map(|()| key);
-        }
-        // Type arguments may name datatypes of modules `id` never references.
+    fn code_key(&mut self, src: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Option<(CodeKey, Vec<ModuleId>)> {
+        let link = self.link(src, module, 0)?;
         let mut named = Vec::new();
         for t in ty_args {
             type_modules(t, &mut named);
         }
+        named.sort();
+        named.dedup();
+        let mut type_links = Vec::new();
         for m in &named {
-            // One not loaded fails the layout below, with the reason.
-            let _ = self.add_modules(source, m);
+            type_links.push(self.link(src, m, 0).unwrap_or_else(|| name_hash(m)));
         }
-        let start = Instant::now();
-        let jit = self.engine()?;
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| jit.compile(&key)));
-        stats.compile_time += start.elapsed();
-        let v = match r {
-            Ok(Ok(())) => {
-                stats.instances_compiled += 1;
-                Ok(())
+        Some((CodeKey { link, fdef, type_args: ty_args.to_vec(), type_links }, named))
+    }
+
+    /// The code of `module::fdef<ty_args>`: cached, compiled now, or not
+    /// (yet). `Err(None)`: interpret this call, ask again next time.
+    fn obtain(&mut self, src: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type], metered: bool, threshold: u32) -> Result<Arc<Ready>, Option<String>> {
+        let (key, named) = self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
+        let cache = self.cache(metered);
+        match cache.lookup(&key, threshold) {
+            Lookup::Ready(r) => return Ok(r),
+            Lookup::Never(why) => return Err(Some(why)),
+            Lookup::Later => return Err(None),
+            Lookup::Compile => {}
+        }
+        let mut roots = vec![module.clone()];
+        roots.extend(named);
+        let modules = self.module_set(src, &roots);
+        let eager = if self.eager { self.eager_keys(src, module, &key) } else { Vec::new() };
+        let mut spent = Duration::ZERO;
+        let r = cache.compile(src, &key, module, ty_args, &modules, &eager, &mut spent);
+        self.stats.compile_time += spent;
+        if r.is_ok() {
+            self.stats.instances_compiled += 1;
+        }
+        r.map_err(Some)
+    }
+
+    /// Keys of the module's non-generic functions with code.
+    fn eager_keys(&self, src: &dyn ModuleSource, module: &ModuleId, key: &CodeKey) -> Vec<(CodeKey, u16)> {
+        let Some(m) = src.module(module) else { return Vec::new() };
+        let mut out = Vec::new();
+        for (i, f) in m.function_defs.iter().enumerate() {
+            let generic = m.function_handles.get(f.function.idx()).is_none_or(|h| !h.type_parameters.is_empty());
+            if f.code.is_none() || generic {
+                continue;
             }
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => {
-                // The engine's state after a panic is unknown: stop using it.
-                self.broken = Some("code generator panicked".to_string());
-                self.jit = None;
-                Err("code generator panicked".to_string())
+            let Ok(fdef) = u16::try_from(i) else { break };
+            out.push((CodeKey { link: key.link, fdef, type_args: Vec::new(), type_links: Vec::new() }, fdef));
+        }
+        out
+    }
+
+    /// Closures among the arguments may name modules the code's generation
+    /// does not know yet: they must be the session's versions there too.
+    fn admit_closure_modules(&mut self, host: &dyn SessionHost, ready: &Ready, args: &[SeamSlot], metered: bool) -> bool {
+        let mut found = Vec::new();
+        for s in args {
+            let l = match &s.layout.shape {
+                Shape::Reference(t) => t,
+                _ => &s.layout,
+            };
+            if may_hold_closure(l) {
+                closures_in(l, s.addr, &mut found);
             }
-        };
-        self.verdict.insert(key.clone(), v.clone());
-        v.map(|()| key)
+        }
+        if found.is_empty() {
+            return true;
+        }
+        let roots: Vec<ModuleId> = found.into_iter().map(|(f, _)| f.module).collect();
+        let modules = self.module_set(host, &roots);
+        self.cache(metered).admit(&ready.gen, host, &modules)
     }
 
     /// The interpreter's error for a failed compiled run.
-    fn error_of(&self, source: &dyn ModuleSource, out: &FlatOutcome) -> VmError {
+    fn error_of(source: &dyn ModuleSource, ready: &Ready, out: &FlatOutcome) -> VmError {
         let mut e = VmError::new(out.status);
         if let Some(code) = out.abort_code {
             e = e.with_sub_status(code);
@@ -155,8 +253,9 @@ impl Cache {
             e = e.with_message(m.clone());
         }
         if let Some(loc) = &out.location {
-            if let Some(id) = self.ids.get(loc.module as usize) {
-                let name = source.module(id).map(|m| function_name(m, loc.function)).unwrap_or_default();
+            let id = ready.gen.ids.read().ok().and_then(|ids| ids.get(loc.module as usize).cloned());
+            if let Some(id) = id {
+                let name = source.module(&id).map(|m| function_name(m, loc.function)).unwrap_or_default();
                 e.location = Some(ErrorLocation {
                     module: id.long_string(),
                     function_name: name,
@@ -167,6 +266,12 @@ impl Cache {
         }
         e
     }
+}
+
+/// A stand-in hash for a module known by name only.
+fn name_hash(id: &ModuleId) -> Hash {
+    use sha2::Digest;
+    sha2::Sha256::digest(id.long_string().as_bytes()).into()
 }
 
 /// The modules of the datatypes `t` names.
@@ -191,73 +296,56 @@ fn function_name(m: &CompiledModule, def: u16) -> String {
         .unwrap_or_default()
 }
 
-/// The JIT side of one interpreter session.
-pub struct JitSession {
-    metered: Cache,
-    unmetered: Cache,
-    compiled_ran: HashSet<(ModuleId, u16, Vec<Type>)>,
-    interpreted: HashSet<(ModuleId, u16, Vec<Type>)>,
-    /// Per-call fast path: (module, definition) → (type arguments,
-    /// metered, the compiled instance ready to run, or `None` when it does
-    /// not compile), found without allocating. An entry belongs to the
-    /// cache's engine, which lives as long as the session (a broken one is
-    /// never replaced: `Cache::engine` fails and nothing runs).
-    hot: HashMap<(ModuleId, u16), Vec<(Vec<Type>, bool, Option<SessionEntry>)>>,
-    stats: CompiledStats,
-}
-
-impl JitSession {
-    fn not_compiled(&mut self, id: &ModuleId, fdef: u16, ty_args: &[Type]) -> CompiledCall {
-        self.interpreted.insert((id.clone(), fdef, ty_args.to_vec()));
-        CompiledCall::NotCompiled
-    }
-}
-
 impl CompiledCode for JitSession {
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
         let metered = state.gas_left.is_some();
-        let site = (module.clone(), fdef);
-        let known = self.hot.get(&site).and_then(|v| v.iter().find(|(t, m, _)| *m == metered && t[..] == *ty_args)).map(|e| e.2.clone());
+        let hash = host.module_hash(module);
+        let known = self.hot.get(module).and_then(|v| {
+            v.iter().find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args).map(|h| h.code.clone())
+        });
         let first = known.is_none();
-        let cache = if metered { &mut self.metered } else { &mut self.unmetered };
-        let entry = match known {
-            Some(Some(e)) => e,
+        let ready = match known {
+            Some(Some(r)) => r,
             Some(None) => return CompiledCall::NotCompiled,
-            None => match cache.compile(&*host, module, fdef, ty_args, &mut self.stats) {
-                Ok(key) => match cache.engine().map(|jit| jit.session_entry(&key)) {
-                    Ok(Ok(e)) => e,
-                    _ => return self.not_compiled(module, fdef, ty_args),
-                },
-                Err(_) => {
-                    self.hot.entry(site).or_default().push((ty_args.to_vec(), metered, None));
+            None => match self.obtain(&*host, module, fdef, ty_args, metered, self.threshold) {
+                Ok(r) => r,
+                Err(Some(_)) => {
+                    let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: None };
+                    self.hot.entry(module.clone()).or_default().push(hot);
                     return self.not_compiled(module, fdef, ty_args);
                 }
+                Err(None) => return self.not_compiled(module, fdef, ty_args),
             },
         };
-        let Ok(jit) = cache.engine() else { return self.not_compiled(module, fdef, ty_args) };
+        if ready.entry.takes_closures() && !self.admit_closure_modules(&*host, &ready, args, metered) {
+            return self.not_compiled(module, fdef, ty_args);
+        }
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
-        let out = match jit.run_in_session(&entry, args, rets, nested, host, natives) {
+        let out = match ready.entry.run(args, rets, nested, host, natives) {
             Ok(out) => out,
             // Nothing ran: the interpreter can still run it.
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
         if first {
             self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
-            self.hot.entry(site).or_default().push((ty_args.to_vec(), metered, Some(entry)));
+            let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready.clone()) };
+            self.hot.entry(module.clone()).or_default().push(hot);
         }
         // Running out of gas leaves none, as in the interpreter's meter.
         let gas_left = if out.status == StatusCode::OUT_OF_GAS { state.gas_left.map(|_| 0) } else { out.gas_left };
         if out.status != StatusCode::EXECUTED {
-            return CompiledCall::Failed { error: cache.error_of(&*host, &out), gas_left };
+            return CompiledCall::Failed { error: Self::error_of(&*host, &ready, &out), gas_left };
         }
         CompiledCall::Returned { gas_left }
     }
 
     fn compile(&mut self, modules: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Result<(), String> {
         // Both variants: the gas meter of the coming call decides which runs.
-        self.unmetered.compile(modules, module, fdef, ty_args, &mut self.stats)?;
-        self.metered.compile(modules, module, fdef, ty_args, &mut self.stats).map(|_| ())
+        for metered in [false, true] {
+            self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?;
+        }
+        Ok(())
     }
 
     fn stats(&self) -> CompiledStats {

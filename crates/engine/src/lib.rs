@@ -6,31 +6,40 @@
 //! attaches [`JitFactory`], which implements the runtime's
 //! [`CompiledCode`](movejit_runtime::compiled::CompiledCode) seam over a
 //! [`JitEngine`](movejit_jit::JitEngine). The flat interpreter offers it
-//! every call of a Move function: an instance whose whole reachable call
-//! graph compiles (everything but reads of resources that may hold function
-//! values and natives the registry lacks) runs compiled on the
-//! interpreter's own argument and result slots (reference arguments as the
-//! addresses they hold; no conversion), with call depth, operand-stack base
-//! and gas carried across. While it runs, compiled code reaches the
-//! session's global storage and the interpreter's native state (tables,
-//! events, objects... through the natives of the session's registry) via
-//! the session handle the seam passes. Anything that does not compile is
-//! interpreted. Compiled code never calls interpreted code (an instance is
-//! compiled only if all its callees are). The tree interpreter never offers
-//! calls to compiled code.
+//! every call of a Move function: an instance that compiles runs compiled
+//! on the interpreter's own argument and result slots (reference arguments
+//! as the addresses they hold; no conversion), with call depth,
+//! operand-stack base and gas carried across. While it runs, compiled code
+//! reaches the session's global storage and the interpreter's native state
+//! (tables, events, objects... through the natives of the session's
+//! registry) via the session handle the seam passes. Anything that does not
+//! compile is interpreted, also below compiled code: a callee that does not
+//! compile, or a closure whose target compiled code does not have, runs on
+//! the session's interpreter (`runtime::compiled::Interpreter`, a nested
+//! flat interpreter with the same limits, gas and errors; it interprets
+//! everything it calls). The tree interpreter never offers calls to
+//! compiled code.
 //!
-//! Code cache: one `JitEngine` per session (a `JitEngine` is `Send` but not
-//! `Sync`, and a session sees exactly one version of each module, so no
-//! cross-session name clash can reach compiled code). Instances compile on
-//! their first call. Not yet: a cache shared by sessions keyed by module
-//! hash, a hotness threshold, eager per-module compilation.
+//! Code cache (`cache.rs`): owned by the engine's [`JitFactory`] and shared
+//! by all its sessions and threads. Code is keyed by module content (a
+//! SHA-256 link hash over the module's bytes and its dependencies'),
+//! function, type arguments and metering, so sessions loading the same
+//! bytes share code and a republished module never runs old code. Runs take
+//! no lock (each has its own execution stack); compiling takes the cache's.
+//! When code is compiled follows `EngineConfig::jit` ([`JitOptions`]): at
+//! the first call (default), after `threshold` interpreted calls (executor
+//! `Auto`), or for a whole module at once (`eager`); functions over the
+//! size limits, or met once the compile budget is spent, are interpreted.
+//! Code is unmapped when the engine and every session holding some drop.
 
 #![forbid(unsafe_code)]
 
 mod adapter;
+mod cache;
 
 pub use adapter::{JitFactory, JitSession};
-pub use movejit_interp::{Engine, EngineConfig, ExecutorKind, InterpreterKind, JIT_NOT_COMPILED};
+pub use cache::{CacheStats, MAX_GENERATIONS};
+pub use movejit_interp::{Engine, EngineConfig, ExecutorKind, InterpreterKind, JitOptions, JIT_NOT_COMPILED};
 pub use movejit_runtime::compiled::CompiledStats;
 
 use std::sync::Arc;
@@ -39,12 +48,19 @@ use std::sync::Arc;
 /// configured interpreter), or `Jit` / `Auto`: the flat interpreter with the
 /// JIT attached.
 pub fn new_engine(config: EngineConfig) -> Engine {
+    new_engine_with_cache(config).0
+}
+
+/// [`new_engine`], also returning its code cache (`None` for the
+/// interpreter alone), whose [`JitFactory::stats`] count compiles over all
+/// sessions.
+pub fn new_engine_with_cache(config: EngineConfig) -> (Engine, Option<Arc<JitFactory>>) {
     match config.executor {
-        ExecutorKind::Interpreter => Engine::new(config),
+        ExecutorKind::Interpreter => (Engine::new(config), None),
         ExecutorKind::Jit | ExecutorKind::Auto => {
             let config = EngineConfig { interpreter: InterpreterKind::Flat, ..config };
             let factory = Arc::new(JitFactory::new(&config));
-            Engine::with_compiled(config, factory)
+            (Engine::with_compiled(config, factory.clone()), Some(factory))
         }
     }
 }

@@ -69,6 +69,45 @@ pub struct EngineConfig {
     pub costs: CostTable,
     pub executor: ExecutorKind,
     pub interpreter: InterpreterKind,
+    /// When the compiled code attached to the engine (executors `Jit` /
+    /// `Auto`) compiles; the interpreter ignores it.
+    pub jit: JitOptions,
+}
+
+/// When and what the engine's JIT compiles (movejit-engine's code cache
+/// reads these; the interpreter carries them only). Whatever is not
+/// compiled is interpreted, with identical results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JitOptions {
+    /// Calls of an instance the `Auto` executor interprets (counted over
+    /// all sessions of the engine) before compiling it. 0 (the default):
+    /// compile at the first call, which is what one-shot runs (`movejit
+    /// run`, benchmarks, conformance replays) measure; hosts with many
+    /// short sessions raise it so code that runs once is never compiled.
+    /// The `Jit` executor always compiles at the first call.
+    pub threshold: u32,
+    /// Compile every non-generic function of a module when a call first
+    /// reaches the module, instead of one instance (and its callees) at a
+    /// time.
+    pub eager: bool,
+    /// Functions with more bytecode instructions are interpreted (checked
+    /// before lowering).
+    pub max_code_len: usize,
+    /// Functions whose lowered Cranelift IR has more instructions are
+    /// interpreted (checked after lowering, before code generation, the
+    /// costly part: bounds the time and memory of one function's compile).
+    pub max_ir_insts: usize,
+    /// Compile time the engine may spend in all (Cranelift cannot be
+    /// interrupted: a compile that started finishes; once the total
+    /// reaches the budget, nothing new is compiled and further instances
+    /// are interpreted). `None`: unbounded.
+    pub compile_budget: Option<std::time::Duration>,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        JitOptions { threshold: 0, eager: false, max_code_len: 1 << 16, max_ir_insts: 1 << 20, compile_budget: None }
+    }
 }
 
 impl EngineConfig {
@@ -81,6 +120,7 @@ impl EngineConfig {
             costs: CostTable::default(),
             executor: ExecutorKind::Interpreter,
             interpreter: InterpreterKind::from_env(),
+            jit: JitOptions::default(),
         }
     }
     pub fn sui() -> Self {
@@ -132,6 +172,7 @@ impl Engine {
             engine: self,
             resolver,
             modules: HashMap::new(),
+            module_hashes: HashMap::new(),
             call_cache: FxHashMap::default(),
             inst_cache: FxHashMap::default(),
             globals: Globals::default(),
@@ -186,6 +227,9 @@ pub struct Session<'e, 'r> {
     pub(crate) engine: &'e Engine,
     pub(crate) resolver: &'r dyn Resolver,
     pub(crate) modules: HashMap<ModuleId, Arc<LoadedModule>>,
+    /// SHA-256 of the bytes each loaded module came from (compiled code is
+    /// cached by module content).
+    pub(crate) module_hashes: HashMap<ModuleId, [u8; 32]>,
     /// (calling module, function handle) → (callee module, definition index).
     pub(crate) call_cache: FxHashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
     /// Type arguments of generic instantiations: (module, instantiation
@@ -206,12 +250,16 @@ pub struct Session<'e, 'r> {
     pub(crate) flat: FlatSession,
 }
 
-/// The session's loaded modules, for compiling callees.
-pub(crate) struct LoadedModules<'a>(pub &'a HashMap<ModuleId, Arc<LoadedModule>>);
+/// The session's loaded modules and their hashes, for compiling callees.
+pub(crate) struct LoadedModules<'a>(pub &'a HashMap<ModuleId, Arc<LoadedModule>>, pub &'a HashMap<ModuleId, [u8; 32]>);
 
 impl ModuleSource for LoadedModules<'_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
         self.0.get(id).map(|m| &m.module)
+    }
+
+    fn module_hash(&self, id: &ModuleId) -> Option<[u8; 32]> {
+        self.1.get(id).copied()
     }
 }
 
@@ -306,6 +354,7 @@ impl<'e, 'r> Session<'e, 'r> {
         };
         visiting.pop();
         self.modules.insert(id.clone(), loaded.clone());
+        self.module_hashes.insert(id.clone(), key);
         Ok(loaded)
     }
 
@@ -530,8 +579,11 @@ impl<'e, 'r> Session<'e, 'r> {
         let loaded = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
         let id = loaded.id.clone();
         self.modules.insert(id.clone(), loaded);
+        // Every script is module `0x0::<SELF>`: its bytes tell them apart.
+        self.module_hashes.insert(id.clone(), sha2::Sha256::digest(bytes).into());
         let r = self.execute_function(&id, "main", ty_args, args, gas);
         self.modules.remove(&id);
+        self.module_hashes.remove(&id);
         r
     }
 
@@ -622,7 +674,7 @@ impl<'e, 'r> Session<'e, 'r> {
         let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
         if self.engine.config.executor == ExecutorKind::Jit && !native_entry {
             // Everything must run compiled: refuse before running anything.
-            let modules = LoadedModules(&self.modules);
+            let modules = LoadedModules(&self.modules, &self.module_hashes);
             let r = match self.compiled.as_mut() {
                 Some(c) => c.compile(&modules, &m.id, def, ty_args),
                 None => Err("no JIT attached to this engine".to_string()),

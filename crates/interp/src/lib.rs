@@ -31,5 +31,5 @@ mod fxhash;
 mod interpreter;
 pub mod loader;
 
-pub use engine::{Engine, EngineConfig, ExecutionResult, ExecutorKind, InterpreterKind, Session, JIT_NOT_COMPILED};
+pub use engine::{Engine, EngineConfig, ExecutionResult, ExecutorKind, InterpreterKind, JitOptions, Session, JIT_NOT_COMPILED};
 pub use movejit_runtime as runtime;

@@ -52,6 +52,9 @@ pub struct JitConfig {
     /// Functions with more instructions are not compiled (`Unsupported`), so
     /// compile time and code size stay bounded; the engine interprets them.
     pub max_code_len: usize,
+    /// Functions whose lowered IR has more instructions are not compiled
+    /// (`Unsupported`, checked before code generation, the costly part).
+    pub max_ir_insts: usize,
     /// Type, value-depth and vector limits (the interpreter's).
     pub limits: Limits,
     /// The natives compiled code may call (the interpreter's registry).
@@ -71,6 +74,7 @@ impl Default for JitConfig {
             max_operand_stack: 1024,
             stack_size: 256 << 20,
             max_code_len: 1 << 16,
+            max_ir_insts: 1 << 20,
             limits: Limits::default(),
             natives: NativeRegistry::with_stdlib(),
             session_host: false,
@@ -394,7 +398,11 @@ impl JitEngine {
         if let Some(inst) = self.instances.get_mut(key) {
             inst.callees = callees;
         }
-        r.map(|_| func)
+        let max_ir = self.config.max_ir_insts;
+        r.and_then(|_| match func.dfg.num_insts() {
+            n if n > max_ir => Err(CompileError::Unsupported(format!("function of {n} IR instructions (limit {max_ir})"))),
+            _ => Ok(func),
+        })
     }
 
     /// Lowers and defines every queued instance.

@@ -21,7 +21,12 @@
 
 #![allow(unsafe_code)]
 
-use crate::engine::{InstanceKey, JitEngine};
+#[path = "exec_shared.rs"]
+mod shared;
+
+pub use shared::{RunTables, SharedEngine, SharedEntry};
+
+use crate::engine::{InstanceKey, JitConfig, JitEngine};
 use crate::error::{CompileError, CompileResult};
 use crate::lower::SUI_VARIANT_TAG_MISMATCH;
 use crate::ty::Ty;
@@ -30,7 +35,8 @@ use movejit_format::{StatusCode, StatusFlavour};
 use movejit_runtime::compiled::{SeamSlot, SessionHost};
 use movejit_runtime::flat::host::{Host, SessionTypes};
 use movejit_runtime::flat::native_bridge::NativeSession;
-use movejit_runtime::flat::shims::NativeHost;
+use movejit_runtime::flat::shims::{NativeHost, NativeSite};
+use movejit_runtime::Type as RType;
 use movejit_runtime::flat::{bcs as flat_bcs, ExecContext, FlatLayout, FlatValue, Shape};
 use movejit_runtime::natives::TypeInfo;
 use std::sync::Arc;
@@ -127,15 +133,7 @@ impl JitEngine {
     /// The context a run starts with: the inherited depth, stack base and
     /// gas, and this engine's limits.
     fn entry_context(&self, state: &NestedState, gas: Option<u64>) -> ExecContext {
-        ExecContext {
-            depth: state.depth,
-            max_depth: self.config.max_call_depth,
-            stack_base: state.stack_base,
-            max_stack: self.config.max_operand_stack,
-            gas_left: gas.unwrap_or(u64::MAX),
-            max_vector_len: self.config.limits.max_vector_len,
-            ..ExecContext::default()
-        }
+        entry_context(&self.config, state, gas)
     }
 
     /// Compiles (if needed) and runs `key` with BCS arguments (a reference
@@ -277,57 +275,24 @@ impl JitEngine {
         host: &mut dyn SessionHost,
         natives: &mut NativeSession,
     ) -> Result<FlatOutcome, ExecError> {
-        let (entry, params, ret_tys) = (e.entry, &e.params, &e.rets);
-        let fits = |t: &Ty, s: &SeamSlot| match (t, &s.layout.shape) {
-            (Ty::R(l), Shape::Reference(target)) => l.size == target.size && l.align == target.align,
-            (_, Shape::Reference(_)) | (Ty::R(_), _) => false,
-            (Ty::S(k), _) => crate::ty::kind_of_layout(&s.layout) == Some(*k),
-            (Ty::M(l), _) => l.size == s.layout.size && l.align == s.layout.align,
-        };
-        if params.len() != args.len() || ret_tys.len() != rets.len() || !params.iter().zip(args).chain(ret_tys.iter().zip(rets)).all(|(t, s)| fits(t, s)) {
-            return Err(ExecError::Compile(CompileError::Unsupported("slots do not fit the compiled signature".into())));
-        }
+        check_slots(e, args, rets)?;
         if e.closures {
             self.compile_closure_args(&args.iter().map(|s| (s.addr, s.layout.clone())).collect::<Vec<_>>())?;
         }
-        let metered = self.config.cost.is_some();
-        let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
-        // One pointer per argument then per result (on the stack when few).
-        let mut small = [0u64; 16];
-        let mut large = Vec::new();
-        let n = args.len() + rets.len();
-        let ptrs: &mut [u64] = if n <= small.len() {
-            &mut small[..n]
-        } else {
-            large.resize(n, 0);
-            &mut large
-        };
-        for (p, s) in ptrs.iter_mut().zip(args.iter().chain(rets)) {
-            *p = s.addr.to_raw() as u64;
+        if self.executor.is_none() {
+            self.executor = Some(Executor::start(self.config.stack_size)?);
         }
-        let (arg_ptrs, ret_ptrs) = ptrs.split_at(args.len());
-        let ctx = self.entry_context(&state, gas);
-        let (flag, ctx, message) = self.run_entry(entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
-        let gas_left = metered.then_some(ctx.gas_left);
-        if flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED {
+        let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
+        let tables = Tables { config: &self.config, sites: &self.native_sites, global_types: &self.global_types };
+        let (out, missed) = run_session_entry(&tables, executor, e, args, rets, state, host, natives)?;
+        if missed {
             // The slots were consumed: the run cannot be redone here. It
             // fails (UNKNOWN_INVARIANT_VIOLATION_ERROR); the target is
             // compiled for the next run. Unreachable while closures reach
             // compiled code only packed by it or as arguments.
             let _ = self.compile_closure_misses();
         }
-        if flag == 0 {
-            return Ok(FlatOutcome {
-                status: StatusCode::EXECUTED,
-                abort_code: None,
-                message: None,
-                location: None,
-                returns: Vec::new(),
-                refs: Vec::new(),
-                gas_left,
-            });
-        }
-        Ok(failure(&ctx, message, gas_left))
+        Ok(out)
     }
 
     /// Runs a compiled entry on the execution stack with `ctx` as its
@@ -338,57 +303,155 @@ impl JitEngine {
         entry: usize,
         args: &[u64],
         rets: &[u64],
-        mut ctx: ExecContext,
+        ctx: ExecContext,
         session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
     ) -> Result<(u32, ExecContext, Option<String>), ExecError> {
         if self.executor.is_none() {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
         let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
-        // Natives reach the engine's sites, the types and the cost table
-        // through the context while the run lasts (`host` outlives it);
-        // inside a session they use its types, resources and native state.
         let own_types = self.types();
-        let (session_ptr, mut natives) = match session {
-            Some((h, n)) => (Some(h as *mut dyn SessionHost), Some(n)),
-            None => (None, None),
-        };
-        let session_types = session_ptr.map(SessionTypes);
-        let types: &dyn TypeInfo = match &session_types {
-            Some(t) => t,
-            None => &own_types,
-        };
-        let mut host = Host {
-            native: NativeHost {
-                sites: &self.native_sites,
-                types,
-                cost: self.config.cost.as_ref(),
-                session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
-                unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
-                abort_message: None,
-            },
-            global_types: &self.global_types,
-            session: session_ptr,
-        };
-        ctx.host = &mut host as *mut Host<'_> as u64;
-        let job = Job {
-            entry,
-            ctx: &mut ctx as *mut ExecContext as usize,
-            args: args.as_ptr() as usize,
-            rets: rets.as_ptr() as usize,
-        };
-        // `run` returns when the job is done, so every address in `job`
-        // stays valid (and exclusively the job's) while it runs.
-        let flag = executor.run(job);
-        if let Some(n) = natives {
-            *n = std::mem::take(&mut host.native.session);
-        }
-        let message = host.native.abort_message.take();
-        // Kept for the next run: building a meter builds a cost table.
-        executor.unmetered.set(Some(host.native.unmetered));
-        ctx.host = 0;
-        Ok((flag?, ctx, message))
+        let tables = Tables { config: &self.config, sites: &self.native_sites, global_types: &self.global_types };
+        run_on(&tables, executor, Some(&own_types), entry, args, rets, ctx, session)
     }
+}
+
+/// What a run reads from its engine besides the code: limits and cost
+/// table, native call sites, resource types of the global-storage shims.
+struct Tables<'a> {
+    config: &'a JitConfig,
+    sites: &'a [NativeSite],
+    global_types: &'a [RType],
+}
+
+/// The context a run starts with: the inherited depth, stack base and gas,
+/// and the engine's limits.
+fn entry_context(config: &JitConfig, state: &NestedState, gas: Option<u64>) -> ExecContext {
+    ExecContext {
+        depth: state.depth,
+        max_depth: config.max_call_depth,
+        stack_base: state.stack_base,
+        max_stack: config.max_operand_stack,
+        gas_left: gas.unwrap_or(u64::MAX),
+        max_vector_len: config.limits.max_vector_len,
+        ..ExecContext::default()
+    }
+}
+
+/// `Err` unless the slots fit the entry's signature (then nothing ran).
+fn check_slots(e: &SessionEntry, args: &[SeamSlot], rets: &[SeamSlot]) -> Result<(), ExecError> {
+    let (params, ret_tys) = (&e.params, &e.rets);
+    let fits = |t: &Ty, s: &SeamSlot| match (t, &s.layout.shape) {
+        (Ty::R(l), Shape::Reference(target)) => l.size == target.size && l.align == target.align,
+        (_, Shape::Reference(_)) | (Ty::R(_), _) => false,
+        (Ty::S(k), _) => crate::ty::kind_of_layout(&s.layout) == Some(*k),
+        (Ty::M(l), _) => l.size == s.layout.size && l.align == s.layout.align,
+    };
+    if params.len() != args.len() || ret_tys.len() != rets.len() || !params.iter().zip(args).chain(ret_tys.iter().zip(rets)).all(|(t, s)| fits(t, s)) {
+        return Err(ExecError::Compile(CompileError::Unsupported("slots do not fit the compiled signature".into())));
+    }
+    Ok(())
+}
+
+/// Runs a session entry whose slots were checked and whose closure
+/// arguments' targets were compiled; the flag says a closure call met a
+/// target the engine had not compiled (`CLOSURE_NOT_COMPILED`: the caller
+/// compiles the engine's recorded misses).
+#[allow(clippy::too_many_arguments)]
+fn run_session_entry(
+    tables: &Tables<'_>,
+    executor: &Executor,
+    e: &SessionEntry,
+    args: &[SeamSlot],
+    rets: &[SeamSlot],
+    state: NestedState,
+    host: &mut dyn SessionHost,
+    natives: &mut NativeSession,
+) -> Result<(FlatOutcome, bool), ExecError> {
+    let metered = tables.config.cost.is_some();
+    let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
+    // One pointer per argument then per result (on the stack when few).
+    let mut small = [0u64; 16];
+    let mut large = Vec::new();
+    let n = args.len() + rets.len();
+    let ptrs: &mut [u64] = if n <= small.len() {
+        &mut small[..n]
+    } else {
+        large.resize(n, 0);
+        &mut large
+    };
+    for (p, s) in ptrs.iter_mut().zip(args.iter().chain(rets)) {
+        *p = s.addr.to_raw() as u64;
+    }
+    let (arg_ptrs, ret_ptrs) = ptrs.split_at(args.len());
+    let ctx = entry_context(tables.config, &state, gas);
+    let (flag, ctx, message) = run_on(tables, executor, None, e.entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
+    let gas_left = metered.then_some(ctx.gas_left);
+    let missed = flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED;
+    if flag == 0 {
+        let out = FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left };
+        return Ok((out, false));
+    }
+    Ok((failure(&ctx, message, gas_left), missed))
+}
+
+/// Runs a compiled entry on `executor`'s stack with `ctx` as its starting
+/// state (inside `session` when given, else natives see `own_types`, which
+/// must be given then); returns the failure flag and the final context.
+#[allow(clippy::too_many_arguments)]
+fn run_on(
+    tables: &Tables<'_>,
+    executor: &Executor,
+    own_types: Option<&dyn TypeInfo>,
+    entry: usize,
+    args: &[u64],
+    rets: &[u64],
+    mut ctx: ExecContext,
+    session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
+) -> Result<(u32, ExecContext, Option<String>), ExecError> {
+    // Natives reach the engine's sites, the types and the cost table
+    // through the context while the run lasts (`host` outlives it);
+    // inside a session they use its types, resources and native state.
+    let (session_ptr, mut natives) = match session {
+        Some((h, n)) => (Some(h as *mut dyn SessionHost), Some(n)),
+        None => (None, None),
+    };
+    let session_types = session_ptr.map(SessionTypes);
+    let types: &dyn TypeInfo = match (&session_types, own_types) {
+        (Some(t), _) => t,
+        (None, Some(t)) => t,
+        (None, None) => return Err(ExecError::Thread("a run outside a session needs the engine's types".into())),
+    };
+    let mut host = Host {
+        native: NativeHost {
+            sites: tables.sites,
+            types,
+            cost: tables.config.cost.as_ref(),
+            session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
+            unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
+            abort_message: None,
+        },
+        global_types: tables.global_types,
+        session: session_ptr,
+    };
+    ctx.host = &mut host as *mut Host<'_> as u64;
+    let job = Job {
+        entry,
+        ctx: &mut ctx as *mut ExecContext as usize,
+        args: args.as_ptr() as usize,
+        rets: rets.as_ptr() as usize,
+    };
+    // `run` returns when the job is done, so every address in `job`
+    // stays valid (and exclusively the job's) while it runs.
+    let flag = executor.run(job);
+    if let Some(n) = natives {
+        *n = std::mem::take(&mut host.native.session);
+    }
+    let message = host.native.abort_message.take();
+    // Kept for the next run: building a meter builds a cost table.
+    executor.unmetered.set(Some(host.native.unmetered));
+    ctx.host = 0;
+    Ok((flag?, ctx, message))
 }
 
 /// The outcome of a failed run from its final context.

@@ -56,7 +56,7 @@ pub mod types;
 
 pub use engine::{Emit, InstanceKey, JitConfig, JitEngine};
 pub use error::{CompileError, CompileResult};
-pub use exec::{ExecError, FlatArgs, FlatOutcome, Location, NestedState, Outcome, SessionEntry};
+pub use exec::{ExecError, FlatArgs, FlatOutcome, Location, NestedState, Outcome, RunTables, SessionEntry, SharedEngine, SharedEntry};
 pub use movejit_runtime::flat::ExecContext;
 pub use ty::Ty;
 pub use gas::CostTable;

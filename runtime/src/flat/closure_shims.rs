@@ -146,21 +146,26 @@ pub struct CallSite {
 }
 
 /// A call site's last target, so repeated calls skip the table's lookup.
-/// Only the thread running the site's code touches it.
+/// Threads may run the same compiled code at once (the engine's code cache
+/// is shared): one that finds the cache busy uses the table.
 #[derive(Debug, Default)]
-pub struct SiteCache(std::cell::RefCell<Option<Cached>>);
+pub struct SiteCache(Mutex<Option<Cached>>);
 
 type Cached = (FunctionId, Vec<Type>, Arc<Target>);
 
 impl SiteCache {
     fn get(&self, table: &ClosureTable, f: &FunctionId, type_args: &[Type]) -> Option<Arc<Target>> {
-        if let Some((g, a, t)) = self.0.borrow().as_ref() {
-            if g == f && a == type_args {
-                return Some(t.clone());
+        if let Ok(c) = self.0.try_lock() {
+            if let Some((g, a, t)) = c.as_ref() {
+                if g == f && a == type_args {
+                    return Some(t.clone());
+                }
             }
         }
         let t = table.get(f, type_args)?;
-        *self.0.borrow_mut() = Some((f.clone(), type_args.to_vec(), t.clone()));
+        if let Ok(mut c) = self.0.try_lock() {
+            *c = Some((f.clone(), type_args.to_vec(), t.clone()));
+        }
         Some(t)
     }
 }

@@ -11,6 +11,10 @@ impl ModuleSource for Session<'_, '_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
         self.modules.get(id).map(|m| &m.module)
     }
+
+    fn module_hash(&self, id: &ModuleId) -> Option<[u8; 32]> {
+        self.module_hashes.get(id).copied()
+    }
 }
 
 impl GlobalStore for Session<'_, '_> {
