@@ -1,14 +1,17 @@
 //! Static gas costs and how compiled code charges them.
 //!
 //! A block's instructions are cut into segments that end after each call
-//! (a callee must see exactly the gas the interpreter would leave it). On
-//! entry to a segment compiled code compares the gas left with the
-//! segment's summed cost: if it suffices, it is charged at once and the
-//! segment runs; an error raised inside refunds the cost of the
-//! instructions after the failing one, so gas used matches the interpreter.
-//! If it does not suffice, a second copy of the segment runs that charges
-//! instruction by instruction and stops with `OUT_OF_GAS` at exactly the
-//! instruction the interpreter would stop at (earlier errors win, as there).
+//! (a callee must see exactly the gas the interpreter would leave it).
+//! Each segment is lowered ONCE (`lower_gas.rs`): on entry compiled code
+//! charges the segment's summed cost at once and computes whether the gas
+//! left and the frame's operand-stack room suffice for all of it. An
+//! instruction's own error refunds the cost of the instructions after it,
+//! so gas used matches the interpreter. Every instruction that may fail,
+//! and the segment's last one, first tests that flag; when it is false, a
+//! cold select chain over the segment's static prefix sums and push heights
+//! finds the first instruction at which the interpreter runs out of gas or
+//! overflows the operand stack since the previous test, and fails there
+//! (earlier errors of the instructions themselves win, as there).
 //!
 //! Costs come from the runtime's [`CostTable`], the interpreter's own: the
 //! static cost of each instruction is charged before it runs, a call then

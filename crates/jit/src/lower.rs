@@ -40,6 +40,8 @@ mod vecops;
 mod wide;
 #[path = "lower_native.rs"]
 mod fastnative;
+#[path = "lower_gas.rs"]
+mod metered;
 
 use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
@@ -244,8 +246,6 @@ enum Mode {
     /// The whole segment was charged up front; a failure at instruction `i`
     /// refunds `refunds[i - start]`.
     Fast { start: usize, refunds: Vec<u64> },
-    /// Charge instruction by instruction.
-    Slow { start: usize, costs: Vec<u64> },
 }
 
 fn align_shift(align: u32) -> u8 {
@@ -331,8 +331,8 @@ pub fn lower_function(
         ret_ptrs: Vec::new(),
         stack: Vec::new(),
         watermark: 0,
-        unchecked_pushes: false,
-        push_max: None,
+        seg: None,
+        untested_failure: None,
         gas_var: None,
         room: None,
         base: None,
@@ -383,11 +383,10 @@ struct Lowerer<'a, 'f> {
     stack: Vec<(Ty, Val)>,
     /// Highest operand-stack height already checked in the current block.
     watermark: usize,
-    /// Lowering the copy of a segment that runs only when no push in it
-    /// can overflow the shared operand stack (see `lower_block`).
-    unchecked_pushes: bool,
-    /// The highest height a push of the current segment starts from.
-    push_max: Option<usize>,
+    /// The gas segment being lowered (metered code, `lower_gas.rs`).
+    seg: Option<metered::Segment>,
+    /// A failure site lowered without a gas test before it (refused).
+    untested_failure: Option<usize>,
     /// When metered: the gas left, kept in a register between calls (the
     /// context's `gas_left` is written before every call out, jump to the
     /// failure path and return, and re-read after each call).
@@ -640,6 +639,7 @@ impl Lowerer<'_, '_> {
     /// jumps to the shared failure path, so the hot path carries no error
     /// constants.
     fn fail_if_with(&mut self, cond: Value, offset: usize, refund: u64, status: impl FnOnce(&mut Self) -> Value) {
+        self.note_failure_site(offset);
         let cont = self.b.create_block();
         let site = self.b.create_block();
         self.b.set_cold_block(site);
@@ -694,8 +694,10 @@ impl Lowerer<'_, '_> {
     /// operand-stack limit exactly where the interpreter would.
     fn push(&mut self, t: Ty, v: Val, offset: usize) {
         let h = self.stack.len();
-        self.push_max = Some(self.push_max.map_or(h, |m| m.max(h)));
-        if self.unchecked_pushes {
+        if h + 1 > self.watermark && self.defer_push(offset, h) {
+            // Metered code tests the segment's room before the next
+            // instruction that may fail (`lower_gas.rs`).
+            self.watermark = h + 1;
             self.stack.push((t, v));
             return;
         }
@@ -947,124 +949,27 @@ impl Lowerer<'_, '_> {
         self.watermark = 0;
         let Some(cost) = self.target.cost else {
             self.mode = Mode::Unmetered;
-            return self.lower_range(s, e, e);
+            for i in s..e {
+                self.lower_instr(i)?;
+            }
+            return self.fall_through(e);
         };
         for (a, z) in segments(self.code, s, e) {
-            let costs: Vec<u64> = self.code[a..z].iter().map(|i| instr_cost(cost, i)).collect();
-            let total = costs.iter().fold(0u64, |x, y| x.saturating_add(*y));
-            let mut refunds = Vec::with_capacity(costs.len());
-            let mut spent = 0u64;
-            for c in &costs {
-                spent = spent.saturating_add(*c);
-                refunds.push(total - spent);
-            }
-            let fast = self.b.create_block();
-            let slow = self.b.create_block();
-            self.b.set_cold_block(slow);
-            // The fast copy also skips operand-stack checks: it runs only
-            // when the gas suffices and the frame's room exceeds every
-            // height the segment pushes from (filled in once known).
-            let dispatch = self.b.create_block();
-            self.b.ins().jump(dispatch, &[]);
-            let (stack0, wm0) = (self.stack.clone(), self.watermark);
-
-            self.b.switch_to_block(fast);
-            let gas = self.gas_get();
-            let t = self.b.ins().iconst(types::I64, total as i64);
-            let left = self.b.ins().isub(gas, t);
-            self.gas_set(left);
-            self.mode = Mode::Fast { start: a, refunds };
-            self.push_max = None;
-            self.unchecked_pushes = true;
-            let r = self.lower_range(a, z, e);
-            self.unchecked_pushes = false;
-            r?;
-            let hmax = self.push_max;
-            let cont = (z < e).then(|| self.b.create_block());
-            let vars = cont.map(|c| self.spill_to_vars(c));
-
-            self.b.switch_to_block(dispatch);
-            self.b.seal_block(dispatch);
-            let gas = self.gas_get();
-            let enough = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, gas, total as i64);
-            let ok = match (hmax, self.room) {
-                (Some(h), Some(room)) => {
-                    let roomy = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, room, h as i64);
-                    self.b.ins().band(enough, roomy)
-                }
-                _ => enough,
-            };
-            self.b.ins().brif(ok, fast, &[], slow, &[]);
-            self.b.seal_block(fast);
-            self.b.seal_block(slow);
-
-            self.b.switch_to_block(slow);
-            self.stack = stack0;
-            self.watermark = wm0;
-            self.mode = Mode::Slow { start: a, costs };
-            self.lower_range(a, z, e)?;
-            if let (Some(c), Some(vars)) = (cont, vars) {
-                self.def_vars_and_jump(&vars, c);
-                self.b.switch_to_block(c);
-                self.stack = vars
-                    .iter()
-                    .map(|(t, vs)| {
-                        let lanes: Vec<Value> = vs.iter().map(|v| self.b.use_var(*v)).collect();
-                        (t.clone(), Val::from_lanes(t, &lanes))
-                    })
-                    .collect();
-            }
+            self.lower_segment(cost, a, z, e)?;
         }
         Ok(())
     }
 
-    /// Declares variables for the live stack, defines them from the current
-    /// (fast) path and jumps to `cont`.
-    fn spill_to_vars(&mut self, cont: Block) -> Vec<(Ty, Vec<Variable>)> {
-        let mut vars = Vec::new();
-        for (t, _) in self.stack.clone() {
-            let vs: Vec<Variable> = t.lanes(self.ptr).iter().map(|ty| self.b.declare_var(*ty)).collect();
-            vars.push((t, vs));
-        }
-        self.def_vars_and_jump(&vars, cont);
-        vars
-    }
-
-    fn def_vars_and_jump(&mut self, vars: &[(Ty, Vec<Variable>)], cont: Block) {
-        for ((_, val), (_, vs)) in self.stack.clone().iter().zip(vars) {
-            for (lane, var) in val.lanes().into_iter().zip(vs) {
-                self.b.def_var(*var, lane);
+    /// At the end `e` of a block: falls through to the next block when the
+    /// last instruction does not branch.
+    fn fall_through(&mut self, e: usize) -> CompileResult<()> {
+        let last = self.code.get(e.wrapping_sub(1)).ok_or_else(|| malformed("empty block"))?;
+        if !last.is_branch() {
+            if !self.stack.is_empty() {
+                return Err(malformed(format!("operand stack not empty at block end {e}")));
             }
-        }
-        self.b.ins().jump(cont, &[]);
-    }
-
-    /// Lowers `[a, z)` of the block ending at `e`; at the block end, falls
-    /// through to the next block when the last instruction does not branch.
-    fn lower_range(&mut self, a: usize, z: usize, e: usize) -> CompileResult<()> {
-        for i in a..z {
-            if let Mode::Slow { start, costs } = &self.mode {
-                let c = costs[i - start];
-                if c > 0 {
-                    let gas = self.gas_get();
-                    let cv = self.b.ins().iconst(types::I64, c as i64);
-                    let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, cv);
-                    self.fail_if_with(short, i, 0, |lw| lw.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS)));
-                    let left = self.b.ins().isub(gas, cv);
-                    self.gas_set(left);
-                }
-            }
-            self.lower_instr(i)?;
-        }
-        if z == e {
-            let last = &self.code[e - 1];
-            if !last.is_branch() {
-                if !self.stack.is_empty() {
-                    return Err(malformed(format!("operand stack not empty at block end {e}")));
-                }
-                let next = *self.block_of.get(&e).ok_or_else(|| malformed("control falls off the end of the code"))?;
-                self.b.ins().jump(next, &[]);
-            }
+            let next = *self.block_of.get(&e).ok_or_else(|| malformed("control falls off the end of the code"))?;
+            self.b.ins().jump(next, &[]);
         }
         Ok(())
     }
@@ -1923,6 +1828,9 @@ impl Lowerer<'_, '_> {
         };
         if self.stack.len() < callee.params.len() {
             return Err(malformed("too few arguments on the stack for a call"));
+        }
+        if callee.native == Some(crate::engine::MISSING_NATIVE) {
+            return self.call_missing_native(&callee, i);
         }
         if let Some(site) = callee.native {
             if let Some(op) = self.fast_native_op(h, &callee) {
