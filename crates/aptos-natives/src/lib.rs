@@ -55,11 +55,11 @@ mod type_info;
 pub use aggregator::AggregatorV1Store;
 pub use code::{take_publish_request, PublishRequest};
 pub use event::{EmittedEvent, EventLog};
-pub use misc::Randomness;
+pub use misc::{Randomness, StateStorageUsage};
 pub use ristretto255::RistrettoPoints;
 pub use string_utils::{native_format, native_format_list};
 pub use table::{TableCheckpoint, TableStore, ALREADY_EXISTS, NOT_FOUND};
-pub use transaction_context::{TransactionContext, UserTransaction};
+pub use transaction_context::{EntryFunctionPayload, MultisigPayload, TransactionContext, UserTransaction};
 
 use movejit_runtime::natives::{with_extensions, NativeExtensions};
 use movejit_runtime::{AccountAddress, NativeRegistry, VmError};

@@ -1,9 +1,10 @@
 //! Smaller framework natives: `aptos_hash` (sip_hash, keccak256, sha2/sha3
 //! 512, blake2b 256, ripemd160), `debug` (silent outside Move unit tests,
 //! as in an Aptos node), `util::from_bytes`,
-//! `function_info` (identifier check, function loading), `randomness`, and
-//! the natives that would call back into Move (`dispatchable_fungible_asset`),
-//! which this runtime cannot do yet.
+//! `function_info` (identifier check, function loading), `randomness`,
+//! `state_storage` (the usage the host reports), and the natives that would
+//! call back into Move (`dispatchable_fungible_asset`), which this runtime
+//! cannot do yet.
 
 use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
 use movejit_runtime::{bcs, Value, VmError};
@@ -38,6 +39,16 @@ impl Randomness {
             *b = 0;
         }
     }
+}
+
+/// Storage usage at the beginning of the epoch, as the host's state view
+/// reports it (`state_storage::get_state_storage_usage_only_at_epoch_beginning`).
+/// Without one in the session's extensions that native fails with
+/// `VM_EXTENSION_ERROR`, as Aptos does when its state view cannot tell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateStorageUsage {
+    pub items: u64,
+    pub bytes: u64,
 }
 
 /// Aptos's `Identifier::is_valid`.
@@ -107,6 +118,13 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             let out = Value::from_bytes(&r.txn_local_state);
             r.increment();
             Ok(vec![out])
+        })
+    });
+    r.add("state_storage", "get_state_storage_usage_only_at_epoch_beginning", |cx, _, _| {
+        cx.gas.charge_native(0)?;
+        cx.with_extensions(|ext, _| match ext.get::<StateStorageUsage>() {
+            Some(u) => Ok(vec![Value::Struct(vec![Value::U64(u.items), Value::U64(u.bytes)])]),
+            None => Err(extension_error("state_storage: the host reported no storage usage")),
         })
     });
     r.add("randomness", "is_unbiasable", |cx, _, _| {

@@ -1,9 +1,11 @@
 //! `0x1::transaction_context` and `type_info::chain_id_internal`: values of
 //! the running transaction, configured by the host.
 
-use crate::args::{derive_address, Args, Registrar};
-use movejit_runtime::natives::NativeExtensions;
-use movejit_runtime::{AccountAddress, Value, VmError, VmResult};
+use crate::args::{derive_address, option_value, string_value, Args, Registrar};
+use crate::FRAMEWORK;
+use movejit_runtime::natives::{NativeContext, NativeExtensions};
+use movejit_runtime::{AccountAddress, DatatypeId, Type, Value, VmError, VmResult};
+use std::sync::Arc;
 
 /// Abort codes of `transaction_context` natives (`error::invalid_state(..)`).
 pub mod abort_codes {
@@ -28,6 +30,58 @@ pub struct UserTransaction {
     pub timestamp_us: u64,
     /// Index of the transaction in its block.
     pub transaction_index: u32,
+    /// The entry function the transaction calls (`None`: a script or a multisig payload).
+    pub entry_function_payload: Option<EntryFunctionPayload>,
+    /// The multisig payload (`None`: not a multisig transaction).
+    pub multisig_payload: Option<MultisigPayload>,
+    pub is_encrypted: bool,
+}
+
+/// `transaction_context::EntryFunctionPayload`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryFunctionPayload {
+    pub account_address: AccountAddress,
+    pub module_name: String,
+    pub function_name: String,
+    /// Type arguments as canonical type names.
+    pub ty_arg_names: Vec<String>,
+    /// BCS of each argument.
+    pub args: Vec<Vec<u8>>,
+}
+
+/// `transaction_context::MultisigPayload`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MultisigPayload {
+    pub multisig_address: AccountAddress,
+    pub entry_function_payload: Option<EntryFunctionPayload>,
+}
+
+impl EntryFunctionPayload {
+    fn value(&self) -> Value {
+        Value::Struct(vec![
+            Value::Address(self.account_address),
+            string_value(&self.module_name),
+            string_value(&self.function_name),
+            Value::Vector(self.ty_arg_names.iter().map(|s| string_value(s)).collect()),
+            Value::Vector(self.args.iter().map(|a| Value::from_bytes(a)).collect()),
+        ])
+    }
+    /// Bytes Aptos charges for (names and arguments).
+    fn size(&self) -> usize {
+        32 + self.module_name.len()
+            + self.function_name.len()
+            + self.ty_arg_names.iter().map(String::len).sum::<usize>()
+            + self.args.iter().map(Vec::len).sum::<usize>()
+    }
+}
+
+fn payload_type(name: &str) -> Type {
+    Type::Datatype(Arc::new(DatatypeId { address: FRAMEWORK, module: "transaction_context".into(), name: name.into() }), vec![])
+}
+
+/// `Option<EntryFunctionPayload>` as the loaded `option` module lays it out.
+fn entry_payload_option(cx: &NativeContext<'_>, p: Option<&EntryFunctionPayload>) -> VmResult<Value> {
+    option_value(cx, &payload_type("EntryFunctionPayload"), p.map(EntryFunctionPayload::value))
 }
 
 /// The transaction a session runs in. The host sets it; natives keep their
@@ -41,6 +95,8 @@ pub struct TransactionContext {
     /// `None`: not a user transaction (`sender()` etc. abort).
     pub user: Option<UserTransaction>,
     pub session_counter: u8,
+    /// Hash of the script the transaction runs (empty for entry functions).
+    pub script_hash: Vec<u8>,
     auid_counter: u64,
     local_counter: u16,
 }
@@ -55,7 +111,7 @@ impl Default for TransactionContext {
 
 impl TransactionContext {
     pub fn new(session_hash: [u8; 32], chain_id: u8, user: Option<UserTransaction>) -> Self {
-        TransactionContext { session_hash, chain_id, user, session_counter: 0, auid_counter: 0, local_counter: 0 }
+        TransactionContext { session_hash, chain_id, user, session_counter: 0, script_hash: Vec::new(), auid_counter: 0, local_counter: 0 }
     }
     /// How many unique addresses were generated so far.
     pub fn auid_counter(&self) -> u64 {
@@ -137,6 +193,29 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add(m, "chain_id_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
         cx.with_extensions(|ext, _| Ok(vec![Value::U8(user(ext)?.chain_id)]))
+    });
+    r.add(m, "get_script_hash", |cx, _, _| {
+        cx.gas.charge_native(0)?;
+        cx.with_extensions(|ext, _| Ok(vec![Value::from_bytes(&context(ext).script_hash)]))
+    });
+    r.add(m, "is_encrypted_txn_internal", |cx, _, _| {
+        cx.gas.charge_native(0)?;
+        cx.with_extensions(|ext, _| Ok(vec![Value::Bool(user(ext)?.is_encrypted)]))
+    });
+    r.add(m, "entry_function_payload_internal", |cx, _, _| {
+        let payload = cx.with_extensions(|ext, _| Ok(user(ext)?.entry_function_payload.clone()))?;
+        cx.gas.charge_native(payload.as_ref().map_or(0, EntryFunctionPayload::size))?;
+        Ok(vec![entry_payload_option(cx, payload.as_ref())?])
+    });
+    r.add(m, "multisig_payload_internal", |cx, _, _| {
+        let payload = cx.with_extensions(|ext, _| Ok(user(ext)?.multisig_payload.clone()))?;
+        let inner = payload.as_ref().and_then(|p| p.entry_function_payload.as_ref());
+        cx.gas.charge_native(inner.map_or(0, EntryFunctionPayload::size))?;
+        let value = match &payload {
+            Some(p) => Some(Value::Struct(vec![Value::Address(p.multisig_address), entry_payload_option(cx, inner)?])),
+            None => None,
+        };
+        Ok(vec![option_value(cx, &payload_type("MultisigPayload"), value)?])
     });
     r.add("type_info", "chain_id_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;

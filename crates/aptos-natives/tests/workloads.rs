@@ -188,6 +188,10 @@ impl Chain {
             chain_id: 4,
             timestamp_us: 1_000_000 * self.txns,
             transaction_index: self.txns as u32,
+            // The workloads do not read their payload.
+            entry_function_payload: None,
+            multisig_payload: None,
+            is_encrypted: false,
         };
         self.ext.insert(TransactionContext::new(hash, 4, Some(user)));
         let engine = engine(self.kind);

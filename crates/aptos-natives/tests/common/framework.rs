@@ -9,6 +9,7 @@
 use crate::common::{shared, split};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
 use movejit_format::{decode_module, serialize_module, CompiledModule};
+use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
 use movejit_interp::runtime::{AccountAddress, CostTable, DatatypeId, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError};
 use std::sync::Arc;
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
@@ -79,6 +80,19 @@ impl Framework {
 
     /// Runs `0xADDR::module::function(args)` in a fresh session on one executor.
     pub fn call(&self, executor: ExecutorKind, interpreter: InterpreterKind, metered: bool, function: &str, args: &[Vec<u8>]) -> (Outcome, u64) {
+        self.call_with(executor, interpreter, metered, function, args, &NativeExtensions::new)
+    }
+
+    /// [`Framework::call`] with the natives' session state from `ext`.
+    pub fn call_with(
+        &self,
+        executor: ExecutorKind,
+        interpreter: InterpreterKind,
+        metered: bool,
+        function: &str,
+        args: &[Vec<u8>],
+        ext: &dyn Fn() -> NativeExtensions,
+    ) -> (Outcome, u64) {
         let config = EngineConfig {
             natives: movejit_aptos_natives::aptos_registry(),
             executor,
@@ -89,7 +103,8 @@ impl Framework {
         let (module, name) = split(function);
         let mut session = engine.new_session(&self.store);
         let mut gas = if metered { GasMeter::new(CostTable::default(), BUDGET) } else { GasMeter::unmetered() };
-        let r = session.execute_function(&module, name, &[], args, &mut gas);
+        let mut ext = ext();
+        let r = with_extensions(&mut ext, || session.execute_function(&module, name, &[], args, &mut gas));
         let used = r.as_ref().map(|r| r.gas_used).unwrap_or(0);
         (r.map(|r| r.returns).map_err(|e| outcome_of_error(function, executor, e)), used)
     }
@@ -97,11 +112,16 @@ impl Framework {
     /// Runs the call on every executor, unmetered and metered, asserts they
     /// agree (results and gas), and returns the outcome.
     pub fn call_everywhere(&self, function: &str, args: &[Vec<u8>]) -> Outcome {
+        self.call_everywhere_with(function, args, &NativeExtensions::new)
+    }
+
+    /// [`Framework::call_everywhere`] with the natives' session state from `ext`.
+    pub fn call_everywhere_with(&self, function: &str, args: &[Vec<u8>], ext: &dyn Fn() -> NativeExtensions) -> Outcome {
         let mut seen: Option<(Outcome, &str)> = None;
         for metered in [false, true] {
             let mut gas_seen: Option<u64> = None;
             for (label, executor, interpreter) in EXECUTORS {
-                let (outcome, gas) = self.call(executor, interpreter, metered, function, args);
+                let (outcome, gas) = self.call_with(executor, interpreter, metered, function, args, ext);
                 match &seen {
                     None => seen = Some((outcome, label)),
                     Some((first, first_label)) => {
