@@ -10,7 +10,8 @@
 //! `multi_ed25519`: Aptos's strict verification, via ed25519-dalek 1.0.1 as
 //! aptos-crypto runs it), `ristretto255` (scalars and handle-based
 //! points), `bls12381` (blst, min-pk, as aptos-crypto) and `secp256k1`
-//! (ECDSA public-key recovery, libsecp256k1 as Aptos).
+//! (ECDSA public-key recovery, libsecp256k1 as Aptos), and
+//! `consensus_config::validator_txn_enabled_internal`.
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would (natives at `0x1`, next to the Move stdlib ones);
@@ -41,6 +42,7 @@ mod args;
 mod bls12381;
 mod bcs_size;
 mod code;
+mod consensus_config;
 mod ed25519;
 mod event;
 mod misc;
@@ -91,6 +93,7 @@ pub fn register(registry: &mut NativeRegistry) {
     ristretto255::register(r);
     bls12381::register(r);
     secp256k1::register(r);
+    consensus_config::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos

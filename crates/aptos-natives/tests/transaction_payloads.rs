@@ -2,7 +2,8 @@
 //! (`get_script_hash`, `entry_function_payload_internal`,
 //! `multisig_payload_internal`, `is_encrypted_txn_internal`) through the
 //! framework's Move functions on the tree and flat interpreters and the JIT,
-//! with the host's `TransactionContext`; and `state_storage`'s usage native.
+//! with the host's `TransactionContext`; `state_storage`'s usage native; and
+//! `consensus_config::validator_txn_enabled` over a published config.
 
 mod common;
 #[path = "common/framework.rs"]
@@ -134,4 +135,46 @@ fn state_storage_usage_is_the_hosts() {
     assert_eq!(call(&mut ext).map_err(|e| e.status), Err(StatusCode::VM_EXTENSION_ERROR));
     ext.insert(StateStorageUsage { items: 12, bytes: 3456 });
     assert_eq!(call(&mut ext).expect("usage"), vec![Value::Struct(vec![Value::U64(12), Value::U64(3456)])]);
+}
+
+/// BCS of `OnChainConsensusConfig::V5` as Aptos's genesis default builds it
+/// (JolteonV2 over the default `ConsensusConfigV1`), with `vtxn` given.
+fn genesis_consensus_config(vtxn: &[u8]) -> Vec<u8> {
+    let mut b = vec![4, 2, 1];
+    b.extend(10u64.to_le_bytes());
+    b.extend(40u64.to_le_bytes());
+    // LeaderReputation(ProposerAndVoterV2 { 1000, 10, 1, 10%, 10, 1, true, 5 })
+    b.extend([2, 1]);
+    for w in [1000u64, 10, 1] {
+        b.extend(w.to_le_bytes());
+    }
+    b.extend(10u32.to_le_bytes());
+    b.extend(10u64.to_le_bytes());
+    b.extend(1u64.to_le_bytes());
+    b.push(1);
+    b.extend(5u32.to_le_bytes());
+    b.extend(10u64.to_le_bytes());
+    // quorum store, order votes
+    b.extend([1, 1]);
+    b.extend(vtxn);
+    // window_size None, rand_check_enabled
+    b.extend([0, 1]);
+    b
+}
+
+#[test]
+fn validator_txn_enabled_through_the_framework() {
+    let vtxn_on = [vec![1u8], 2u64.to_le_bytes().to_vec(), 2_097_152u64.to_le_bytes().to_vec()].concat();
+    let rows: Vec<(&str, Vec<u8>, bool)> = vec![
+        ("genesis default", genesis_consensus_config(&vtxn_on), true),
+        ("vtxn V0", genesis_consensus_config(&[0]), false),
+        ("trailing byte", [genesis_consensus_config(&vtxn_on), vec![0]].concat(), false),
+        ("not a config", b"nonsense".to_vec(), false),
+    ];
+    for (what, config, want) in rows {
+        let mut fw = Framework::with_wrapper("module 0xcafe::unused\n");
+        fw.publish_resource("consensus_config", "ConsensusConfig", bytes_arg(&config));
+        let got = fw.call_everywhere("0x1::consensus_config::validator_txn_enabled", &[]);
+        assert_eq!(got, Ok(vec![bool_bcs(want)]), "{what}");
+    }
 }

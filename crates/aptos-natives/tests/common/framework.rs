@@ -74,8 +74,13 @@ impl Framework {
             }
             bits[byte] |= 1 << (f % 8);
         }
-        let id = DatatypeId { address: AccountAddress::from_u64(1), module: "features".into(), name: "Features".into() };
-        self.store.resources.insert((AccountAddress::from_u64(1), Type::Datatype(Arc::new(id), vec![])), bytes_arg(&bits));
+        self.publish_resource("features", "Features", bytes_arg(&bits));
+    }
+
+    /// Publishes the resource `0x1::module::name` (BCS `value`) at `0x1`.
+    pub fn publish_resource(&mut self, module: &str, name: &str, value: Vec<u8>) {
+        let id = DatatypeId { address: AccountAddress::from_u64(1), module: module.into(), name: name.into() };
+        self.store.resources.insert((AccountAddress::from_u64(1), Type::Datatype(Arc::new(id), vec![])), value);
     }
 
     /// Runs `0xADDR::module::function(args)` in a fresh session on one executor.
