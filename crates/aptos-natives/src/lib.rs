@@ -11,7 +11,9 @@
 //! aptos-crypto runs it), `ristretto255` (scalars and handle-based
 //! points), `bls12381` (blst, min-pk, as aptos-crypto) and `secp256k1`
 //! (ECDSA public-key recovery, libsecp256k1 as Aptos), and
-//! `consensus_config::validator_txn_enabled_internal`.
+//! `consensus_config::validator_txn_enabled_internal` and Bulletproofs
+//! range-proof verification (`ristretto255_bulletproofs`,
+//! `confidential_range_proofs`).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would (natives at `0x1`, next to the Move stdlib ones);
@@ -40,6 +42,7 @@ mod account;
 mod aggregator;
 mod args;
 mod bls12381;
+mod bulletproofs;
 mod bcs_size;
 mod code;
 mod consensus_config;
@@ -94,6 +97,7 @@ pub fn register(registry: &mut NativeRegistry) {
     bls12381::register(r);
     secp256k1::register(r);
     consensus_config::register(r);
+    bulletproofs::register(r);
 }
 
 /// The Move stdlib natives plus the Aptos framework ones: what an Aptos

@@ -38,7 +38,7 @@ pub struct RistrettoPoints {
 }
 
 impl RistrettoPoints {
-    fn get(&self, handle: u64) -> VmResult<&RistrettoPoint> {
+    pub(crate) fn get(&self, handle: u64) -> VmResult<&RistrettoPoint> {
         usize::try_from(handle).ok().and_then(|i| self.points.get(i)).ok_or_else(|| VmError::abort(E_INVALID_POINT_HANDLE))
     }
     fn get_mut(&mut self, handle: u64) -> VmResult<&mut RistrettoPoint> {
@@ -62,7 +62,7 @@ impl RistrettoPoints {
 }
 
 /// Runs `f` on the session's point store.
-fn with_points<R>(cx: &mut NativeContext<'_>, f: impl FnOnce(&mut RistrettoPoints) -> VmResult<R>) -> VmResult<R> {
+pub(crate) fn with_points<R>(cx: &mut NativeContext<'_>, f: impl FnOnce(&mut RistrettoPoints) -> VmResult<R>) -> VmResult<R> {
     cx.with_extensions(|ext, _| f(ext.get_or_default::<RistrettoPoints>()))
 }
 
@@ -92,7 +92,7 @@ fn scalar_value(s: Scalar) -> Value {
 }
 
 /// The handle of a `RistrettoPoint { handle: u64 }` value.
-fn handle_of(point: &Value) -> VmResult<u64> {
+pub(crate) fn handle_of(point: &Value) -> VmResult<u64> {
     match point {
         Value::Struct(f) if f.len() == 1 => Ok(f[0].as_u64()?),
         v => Err(VmError::invariant(format!("ristretto255: not a RistrettoPoint: {v:?}"))),
