@@ -1,19 +1,20 @@
 //! The Aptos framework natives for movejit, with the Aptos sources'
 //! semantics and abort codes: tables, `object` (exists_at, derived
 //! addresses), events (module and handle events), `type_info`,
-//! `transaction_context`, `create_signer` and permissioned signers,
-//! `aggregator_v2` (without delayed fields: plain values, same results)
-//! and v1 aggregators, `code::request_publish*`, `string_utils`,
-//! `aptos_hash::sip_hash`, `util::from_bytes`, `function_info`,
-//! `randomness`, the framework's `bcs::serialized_size` /
-//! `constant_serialized_size`, and signature checks (`ed25519`,
-//! `multi_ed25519`: Aptos's strict verification, via ed25519-dalek 1.0.1 as
-//! aptos-crypto runs it), `ristretto255` (scalars and handle-based
-//! points), `bls12381` (blst, min-pk, as aptos-crypto) and `secp256k1`
-//! (ECDSA public-key recovery, libsecp256k1 as Aptos), and
-//! `consensus_config::validator_txn_enabled_internal` and Bulletproofs
-//! range-proof verification (`ristretto255_bulletproofs`,
-//! `confidential_range_proofs`).
+//! `transaction_context` (including the transaction's payloads),
+//! `create_signer` and permissioned signers, `aggregator_v2` (without
+//! delayed fields: plain values, same results) and v1 aggregators,
+//! `code::request_publish*`, `string_utils` (`native_format`,
+//! `native_format_list`), `aptos_hash`, `util::from_bytes`, `function_info`
+//! (identifiers, loading), `randomness`, `state_storage` (usage the host
+//! reports), `consensus_config::validator_txn_enabled_internal`, the
+//! framework's `bcs::serialized_size` / `constant_serialized_size`, and
+//! cryptography with the libraries Aptos uses: `ed25519` / `multi_ed25519`
+//! (strict verification, ed25519-dalek 1.0.1), `secp256k1` (ECDSA key
+//! recovery, libsecp256k1 0.7), `bls12381` (blst, min-pk), `ristretto255`
+//! (scalars by value, points as handles into a per-transaction
+//! [`RistrettoPoints`] store; curve25519-dalek-ng) and Bulletproofs range
+//! proofs (`ristretto255_bulletproofs`, `confidential_range_proofs`).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would (natives at `0x1`, next to the Move stdlib ones);
@@ -34,7 +35,12 @@
 //! the session (a table resolver) are not read yet; natives that call back
 //! into Move (`dispatchable_fungible_asset`) fail with `VM_EXTENSION_ERROR`;
 //! `string_utils` formats structs other than `String` / `Option` with
-//! `VM_EXTENSION_ERROR` (runtime types carry no field names).
+//! `VM_EXTENSION_ERROR` (runtime types carry no field names); Bulletproofs
+//! keep each distinct domain-separation tag for the process (capped; see
+//! that module). Not yet: natives that need module or storage access the
+//! native API does not give (`function_info::check_dispatch_type_compatibility_impl`,
+//! `reflect::native_resolve`, `storage_slot`), `account_abstraction`'s
+//! dispatch into Move, and `crypto_algebra`.
 
 #![forbid(unsafe_code)]
 
