@@ -333,6 +333,8 @@ pub fn lower_function(
         watermark: 0,
         seg: None,
         untested_failure: None,
+        gas_events: Vec::new(),
+        gas_resolver: None,
         gas_var: None,
         room: None,
         base: None,
@@ -361,6 +363,7 @@ pub fn lower_function(
         lw.lower_block(s, e)?;
     }
     lw.epilogues(metered)?;
+    lw.finish_gas()?;
     lw.b.seal_all_blocks();
     lw.b.finalize(frontend);
     Ok(())
@@ -387,6 +390,10 @@ struct Lowerer<'a, 'f> {
     seg: Option<metered::Segment>,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
+    /// The gas resolver's event table (`lower_gas.rs`).
+    gas_events: Vec<u64>,
+    /// The shared block resolving where a segment fails.
+    gas_resolver: Option<Block>,
     /// When metered: the gas left, kept in a register between calls (the
     /// context's `gas_left` is written before every call out, jump to the
     /// failure path and return, and re-read after each call).

@@ -23,6 +23,9 @@
 
 use super::*;
 
+/// Words per event of the gas resolver's table.
+const EVENT_WORDS: usize = 3;
+
 /// The state of the segment being lowered.
 pub(super) struct Segment {
     /// Offset of the first instruction.
@@ -136,71 +139,144 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The test before instruction `i`: when `sane` fails, resolve the
-    /// events since the previous test (running out of gas at instructions
-    /// up to `i`, overflows at pushes before `i`); the first one fails
-    /// here, exactly as in the interpreter; none lets `i` run.
+    /// The test before instruction `i`: when `sane` fails, and an event
+    /// happens since the previous test (running out of gas at an
+    /// instruction up to `i`, an overflow at a push before `i`), the
+    /// function's shared resolver finds the first one in the event table
+    /// and fails there, exactly as in the interpreter; otherwise `i` runs.
     fn gas_test(&mut self, i: usize) {
         let Some(seg) = self.seg.as_mut() else { return };
         seg.tested = Some(i);
         let (start, gas, sane) = (seg.start, seg.gas, seg.sane);
-        let mut events: Vec<(usize, Option<usize>)> = Vec::new();
         let pending = std::mem::take(&mut seg.pending);
+        let first = self.gas_events.len() / EVENT_WORDS;
+        let (mut last_oog, mut max_push) = (None, None);
         let mut pi = 0;
         for k in seg.unresolved..=i {
-            if seg.prefix[k + 1 - start] > seg.prefix[k - start] {
-                events.push((k, None));
+            let p = seg.prefix[k + 1 - start];
+            if p > seg.prefix[k - start] {
+                self.gas_events.extend([p, (k as u64) << 1, p]);
+                last_oog = Some(p);
             }
             while let Some(&(pk, h)) = pending.get(pi) {
                 if pk != k {
                     break;
                 }
-                events.push((k, Some(h)));
+                self.gas_events.extend([h as u64, (k as u64) << 1 | 1, p]);
+                max_push = Some(max_push.map_or(h, |m: usize| m.max(h)));
                 pi += 1;
             }
         }
         seg.unresolved = i + 1;
-        if events.is_empty() {
+        if last_oog.is_none() && max_push.is_none() {
             return;
         }
-        let prefix: Vec<u64> = events.iter().map(|(k, _)| seg.prefix[k + 1 - start]).collect();
-        let room = self.room;
         let cont = self.b.create_block();
         let cold = self.b.create_block();
         self.b.set_cold_block(cold);
         self.b.ins().brif(sane, cont, &[], cold, &[]);
         self.b.switch_to_block(cold);
         self.b.seal_block(cold);
-        // Latest event first, so the earliest true one wins.
-        let mut st = self.b.ins().iconst(types::I32, 0);
-        let mut off = st;
-        let mut ga = gas;
-        let oog = self.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS));
-        let ovf = self.b.ins().iconst(types::I32, status_number(StatusCode::EXECUTION_STACK_OVERFLOW));
-        for ((k, push), p) in events.iter().zip(&prefix).rev() {
-            let kv = self.b.ins().iconst(types::I32, *k as i64);
-            match (push, room) {
-                (None, _) => {
-                    let c = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, *p as i64);
-                    st = self.b.ins().select(c, oog, st);
-                    off = self.b.ins().select(c, kv, off);
-                }
-                (Some(h), Some(room)) => {
-                    let c = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, *h as i64);
-                    st = self.b.ins().select(c, ovf, st);
-                    off = self.b.ins().select(c, kv, off);
-                    // Overflow: instruction k was charged.
-                    let g = self.b.ins().iadd_imm_s(gas, (*p as i64).wrapping_neg());
-                    ga = self.b.ins().select(c, g, ga);
-                }
-                (Some(_), None) => {}
-            }
-        }
-        self.store_ctx(ga, off::GAS_LEFT);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.ins().brif(st, self.fail, &[BlockArg::Value(st), BlockArg::Value(off), BlockArg::Value(zero)], cont, &[]);
+        let short = last_oog.map(|p| self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, p as i64));
+        let over = match (max_push, self.room) {
+            (Some(h), Some(room)) => Some(self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64)),
+            _ => None,
+        };
+        let any = match (short, over) {
+            (Some(x), Some(y)) => self.b.ins().bor(x, y),
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => self.b.ins().iconst(types::I8, 0),
+        };
+        let resolver = self.resolver();
+        let firstv = self.b.ins().iconst(types::I64, first as i64);
+        self.b.ins().brif(any, resolver, &[BlockArg::Value(firstv), BlockArg::Value(gas)], cont, &[]);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
+    }
+
+    /// The function's shared resolver block `(first event, gas on entry)`.
+    fn resolver(&mut self) -> Block {
+        if let Some(r) = self.gas_resolver {
+            return r;
+        }
+        let r = self.b.create_block();
+        self.b.set_cold_block(r);
+        self.b.append_block_param(r, types::I64);
+        self.b.append_block_param(r, types::I64);
+        self.gas_resolver = Some(r);
+        r
+    }
+
+    /// Fills the resolver: the event table becomes a constant (a
+    /// `vector<u64>` of `[threshold, k << 1 | is_push, prefix]` entries,
+    /// a sentinel last), scanned from the test's first event to the first
+    /// that happens: `gas < threshold` for running out of gas at `k`,
+    /// `room <= threshold` for an overflow at a push of `k` (which was
+    /// charged: gas left `gas - prefix`).
+    pub(super) fn finish_gas(&mut self) -> CompileResult<()> {
+        let Some(r) = self.gas_resolver else { return Ok(()) };
+        let room = self.room.ok_or_else(|| malformed("no prologue"))?;
+        // A push at height i64::MAX always overflows: the scan ends.
+        self.gas_events.extend([i64::MAX as u64, 1, 0]);
+        let words = std::mem::take(&mut self.gas_events);
+        let mut bytes = Vec::with_capacity(10 + 8 * words.len());
+        let mut n = words.len() as u64;
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                bytes.push(byte);
+                break;
+            }
+            bytes.push(byte | 0x80);
+        }
+        for w in &words {
+            bytes.extend(w.to_le_bytes());
+        }
+        let layout = self.env.layout(&RType::Vector(Box::new(RType::U64)))?;
+        let at = self.env.constant(&layout, &bytes)?;
+
+        self.b.switch_to_block(r);
+        let p = self.b.block_params(r).to_vec();
+        let (first, gas) = (p[0], p[1]);
+        let slot = self.b.ins().iconst(self.ptr, at as i64);
+        let hdr = self.b.ins().load(self.ptr, Self::mem(), slot, 0);
+        let data = self.b.ins().load(self.ptr, Self::mem(), hdr, 16);
+        let scan = self.b.create_block();
+        self.b.append_block_param(scan, types::I64);
+        let found = self.b.create_block();
+        self.b.set_cold_block(scan);
+        self.b.set_cold_block(found);
+        self.b.append_block_param(found, self.ptr);
+        self.b.ins().jump(scan, &[BlockArg::Value(first)]);
+        self.b.switch_to_block(scan);
+        let idx = self.b.block_params(scan)[0];
+        let scaled = self.b.ins().imul_imm_s(idx, (8 * EVENT_WORDS) as i64);
+        let e = self.b.ins().iadd(data, scaled);
+        let thr = self.b.ins().load(types::I64, Self::mem(), e, 0);
+        let kw = self.b.ins().load(types::I64, Self::mem(), e, 8);
+        let is_push = self.b.ins().band_imm_u(kw, 1);
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, thr);
+        let over = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, room, thr);
+        let hit = self.b.ins().select(is_push, over, short);
+        let next = self.b.ins().iadd_imm_s(idx, 1);
+        self.b.ins().brif(hit, found, &[BlockArg::Value(e)], scan, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(found);
+        let e = self.b.block_params(found)[0];
+        let kw = self.b.ins().load(types::I64, Self::mem(), e, 8);
+        let prefix = self.b.ins().load(types::I64, Self::mem(), e, 16);
+        let is_push = self.b.ins().band_imm_u(kw, 1);
+        let k = self.b.ins().ushr_imm_u(kw, 1);
+        let k = self.b.ins().ireduce(types::I32, k);
+        let oog = self.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS));
+        let ovf = self.b.ins().iconst(types::I32, status_number(StatusCode::EXECUTION_STACK_OVERFLOW));
+        let st = self.b.ins().select(is_push, ovf, oog);
+        // Out of gas leaves none (the failure path zeroes it).
+        let left = self.b.ins().isub(gas, prefix);
+        self.store_ctx(left, off::GAS_LEFT);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().jump(self.fail, &[BlockArg::Value(st), BlockArg::Value(k), BlockArg::Value(zero)]);
+        Ok(())
     }
 
     /// Whether lowering instruction `i` (with the current abstract stack)
