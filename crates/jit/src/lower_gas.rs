@@ -1,20 +1,20 @@
 //! Metered lowering of one gas segment (see [`gas`](crate::gas)): ONE copy
 //! of the segment's code, charged at once on entry.
 //!
-//! On entry the segment computes `sane`: the gas left covers the whole
-//! segment and the frame's operand-stack room exceeds every height the
-//! segment pushes from. When it holds, nothing but the instructions' own
-//! errors can stop the segment, and those refund the cost of the
-//! instructions after them. When it does not, the first failing event
-//! (running out of gas at instruction `k`, or an operand-stack overflow at a
-//! push of instruction `k`) follows from the gas and room on entry and the
-//! segment's static prefix sums alone, as long as only instructions that
-//! cannot fail ran before it. So every instruction that may fail, and the
-//! segment's last instruction, starts with a test of `sane`; its cold side
-//! resolves the events since the previous test (a select chain over the
-//! prefix sums and recorded push heights) and either fails exactly where
-//! the interpreter would or lets the instruction run, its own errors
-//! taking precedence over events after it.
+//! While only instructions that cannot fail run, nothing observable
+//! happens, so the first failing event among them (running out of gas at
+//! instruction `k`, or an operand-stack overflow at a push of instruction
+//! `k`) follows from the gas left on entry, the frame's room and the
+//! segment's static prefix sums and push heights alone. So every
+//! instruction that may fail, and the segment's last instruction, starts
+//! with a test: `gas < prefix(i + 1)` (the instruction itself cannot be
+//! charged, or an earlier one could not) or `room <= h` for the highest
+//! push since the previous test. Either branches to the function's one
+//! shared resolver, which scans a constant event table for the first event
+//! and fails there, exactly as in the interpreter; otherwise the
+//! instruction runs, its own errors refunding the cost of the instructions
+//! after it and taking precedence over events after it. The hot path pays
+//! one compare-and-branch per instruction that may fail.
 //!
 //! Which instructions may fail is decided before each is lowered
 //! ([`Lowerer::may_fail`]); a failure site lowered for an instruction
@@ -32,16 +32,12 @@ pub(super) struct Segment {
     start: usize,
     /// Gas left on entry (before the segment's charge).
     gas: Value,
-    /// Whether gas and room suffice for the whole segment.
-    sane: Value,
     /// `prefix[k]`: the summed cost of the first `k` instructions.
     prefix: Vec<u64>,
     /// First instruction whose running out of gas is not yet resolved.
     unresolved: usize,
     /// Pushes (instruction, height) not yet resolved, in order.
     pending: Vec<(usize, usize)>,
-    /// The highest height the segment pushes from (deferred pushes).
-    hmax: Option<usize>,
     /// Pushes of the instruction being lowered are checked in place.
     inline_pushes: bool,
     /// The instruction whose test was lowered last.
@@ -65,25 +61,8 @@ impl Lowerer<'_, '_> {
         let t = self.b.ins().iconst(types::I64, total as i64);
         let left = self.b.ins().isub(gas, t);
         self.gas_set(left);
-        let enough = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, gas, t);
-        // The highest push height is known once the segment is lowered:
-        // the constant is patched then.
-        let hconst = self.b.ins().iconst(types::I64, 0);
-        let room = self.room.ok_or_else(|| malformed("no prologue"))?;
-        let roomy = self.b.ins().icmp(IntCC::SignedGreaterThan, room, hconst);
-        let sane = self.b.ins().band(enough, roomy);
         self.mode = Mode::Fast { start: a, refunds };
-        self.seg = Some(Segment {
-            start: a,
-            gas,
-            sane,
-            prefix,
-            unresolved: a,
-            pending: Vec::new(),
-            hmax: None,
-            inline_pushes: false,
-            tested: None,
-        });
+        self.seg = Some(Segment { start: a, gas, prefix, unresolved: a, pending: Vec::new(), inline_pushes: false, tested: None });
         for i in a..z {
             let last = i + 1 == z;
             if last || self.may_fail(i)? {
@@ -104,9 +83,6 @@ impl Lowerer<'_, '_> {
         if !seg.pending.is_empty() {
             return Err(malformed("operand-stack pushes after a segment's last test"));
         }
-        let h = seg.hmax.map_or(i64::MIN, |h| h as i64);
-        let inst = self.b.func.dfg.value_def(hconst).unwrap_inst();
-        self.b.func.replace(inst).iconst(types::I64, h);
         if let Some(i) = self.untested_failure {
             return Err(unsupported(format!("internal: failure site at offset {i} without a gas test")));
         }
@@ -122,7 +98,6 @@ impl Lowerer<'_, '_> {
         match self.seg.as_mut() {
             Some(s) if !s.inline_pushes => {
                 s.pending.push((i, h));
-                s.hmax = Some(s.hmax.map_or(h, |m| m.max(h)));
                 true
             }
             _ => false,
@@ -139,15 +114,15 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The test before instruction `i`: when `sane` fails, and an event
-    /// happens since the previous test (running out of gas at an
-    /// instruction up to `i`, an overflow at a push before `i`), the
-    /// function's shared resolver finds the first one in the event table
-    /// and fails there, exactly as in the interpreter; otherwise `i` runs.
+    /// The test before instruction `i`: when an event happens since the
+    /// previous test (running out of gas at an instruction up to `i`, an
+    /// overflow at a push before `i`), the function's shared resolver
+    /// finds the first one in the event table and fails there, exactly as
+    /// in the interpreter; otherwise `i` runs.
     fn gas_test(&mut self, i: usize) {
         let Some(seg) = self.seg.as_mut() else { return };
         seg.tested = Some(i);
-        let (start, gas, sane) = (seg.start, seg.gas, seg.sane);
+        let (start, gas) = (seg.start, seg.gas);
         let pending = std::mem::take(&mut seg.pending);
         let first = self.gas_events.len() / EVENT_WORDS;
         let (mut last_oog, mut max_push) = (None, None);
@@ -172,11 +147,6 @@ impl Lowerer<'_, '_> {
             return;
         }
         let cont = self.b.create_block();
-        let cold = self.b.create_block();
-        self.b.set_cold_block(cold);
-        self.b.ins().brif(sane, cont, &[], cold, &[]);
-        self.b.switch_to_block(cold);
-        self.b.seal_block(cold);
         let short = last_oog.map(|p| self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, p as i64));
         let over = match (max_push, self.room) {
             (Some(h), Some(room)) => Some(self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64)),
