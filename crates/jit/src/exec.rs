@@ -18,6 +18,11 @@
 //! arguments and results are the interpreter's own flat slots, and
 //! `ExecContext::host` points to a [`Host`] that reaches the session's
 //! global storage and native state.
+//!
+//! Runs by many threads at once: [`SharedEngine`] (`exec_shared.rs`) keeps
+//! a `JitEngine` behind a lock only compiling takes; its runs read
+//! snapshots of the engine's native sites and resource types and each take
+//! an execution stack of their own from a pool.
 
 #![allow(unsafe_code)]
 
