@@ -1,0 +1,122 @@
+//! The Sui framework natives (`0x2`) for movejit, with the Sui sources'
+//! semantics and abort codes: `tx_context` (sender, epoch, gas figures,
+//! sponsor, fresh and derived ids), `object` (`record_new_uid`,
+//! `delete_impl`, `borrow_uid`), `transfer` (transfer, freeze, share, party
+//! transfer, receive), `event::emit`, `dynamic_field` (field ids and
+//! children), `hash` (blake2b256, keccak256), `address` (bytes and u256)
+//! and `types::is_one_time_witness`.
+//!
+//! [`register`] adds them to a [`NativeRegistry`] through its public API,
+//! as any host would; [`sui_registry`] is the Move stdlib with Sui's
+//! semantics plus these.
+//!
+//! Session state lives in [`NativeExtensions`]: a host puts a
+//! [`TransactionContext`] (and, in [`ObjectRuntime`], the input objects'
+//! owners and receivable objects) in it, runs the transaction with
+//! [`run_transaction`] (which rolls the object state back when it fails),
+//! then reads the effects with [`ObjectRuntime::take_effects`]. Without
+//! that each call is a transaction of its own with a default context.
+//!
+//! Gaps: gas is charged as the stdlib natives do (`charge_native(bytes)`),
+//! not with Sui's cost table; events are limited by count, not yet by size;
+//! children live in the session only (no store of earlier transactions'
+//! children other than what the host inserts with [`ChildStore::insert`]).
+//! Not yet: the cryptography modules (ed25519, ecdsa_k1/r1, bls12381,
+//! groth16, group_ops, ecvrf, hmac, poseidon, vdf, zklogin, nitro
+//! attestation), `config::read_setting_impl`, `protocol_config`,
+//! accumulators and `event::emit_authenticated_impl`.
+
+#![forbid(unsafe_code)]
+
+mod args;
+mod children;
+mod dynamic_field;
+mod hash;
+mod object;
+mod object_runtime;
+mod tx_context;
+mod type_tag;
+
+pub use children::{ChildCheckpoint, ChildStore};
+pub use dynamic_field::{derive_dynamic_field_id, E_BCS_SERIALIZATION_FAILURE, E_FIELD_TYPE_MISMATCH, E_KEY_DOES_NOT_EXIST};
+pub use hash::{blake2b256, keccak256, E_ADDRESS_PARSE_ERROR};
+pub use object::{E_NOT_SUPPORTED, E_RECEIVING_OBJECT_TYPE_MISMATCH, E_SHARED_NON_NEW_OBJECT, E_UNABLE_TO_RECEIVE_OBJECT};
+pub use object_runtime::{
+    sub_status, EmittedEvent, ObjectEffects, ObjectLimits, ObjectRuntime, Owner, Receivable, Transfer,
+};
+pub use tx_context::{derive_id, TransactionContext};
+pub use type_tag::type_tag_bcs;
+
+use movejit_runtime::natives::{with_extensions, NativeExtensions};
+use movejit_runtime::{AccountAddress, NativeRegistry, VmError};
+
+/// The address of the Sui framework.
+pub const SUI_FRAMEWORK: AccountAddress = {
+    let mut b = [0u8; 32];
+    b[31] = 2;
+    AccountAddress(b)
+};
+
+/// Adds every Sui framework native this crate implements to `registry`
+/// (replacing natives of the same name).
+pub fn register(registry: &mut NativeRegistry) {
+    let r = &mut args::Registrar { registry, address: SUI_FRAMEWORK };
+    tx_context::register(r);
+    object::register(r);
+    dynamic_field::register(r);
+    hash::register(r);
+}
+
+/// The Move stdlib natives (Sui semantics) plus the Sui framework ones:
+/// what a Sui host registers.
+pub fn sui_registry() -> NativeRegistry {
+    let mut r = NativeRegistry::with_sui_stdlib();
+    register(&mut r);
+    r
+}
+
+/// The object state a failed transaction goes back to.
+struct Checkpoint {
+    new_ids: std::collections::BTreeSet<AccountAddress>,
+    deleted_ids: std::collections::BTreeSet<AccountAddress>,
+    transfers: std::collections::BTreeMap<AccountAddress, Transfer>,
+    events: usize,
+    receivable: std::collections::BTreeMap<(AccountAddress, AccountAddress), Receivable>,
+    children: Option<ChildCheckpoint>,
+    ids_created: Option<u64>,
+}
+
+/// Runs one transaction (`f`: the session's calls) with `ext` installed,
+/// and, when it fails, rolls back what it did to the object state (ids,
+/// transfers, events, children, received objects) and the context's id
+/// counter, as Sui discards a failed transaction's effects.
+pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result<R, VmError>) -> Result<R, VmError> {
+    let ids_created = ext.get::<TransactionContext>().map(|c| c.ids_created);
+    let rt = ext.get_or_default::<ObjectRuntime>();
+    let saved = Checkpoint {
+        new_ids: rt.new_ids.clone(),
+        deleted_ids: rt.deleted_ids.clone(),
+        transfers: rt.transfers.clone(),
+        events: rt.events.len(),
+        receivable: rt.receivable.clone(),
+        children: rt.children.checkpoint(),
+        ids_created,
+    };
+    let r = with_extensions(ext, f);
+    if r.is_err() {
+        let rt = ext.get_or_default::<ObjectRuntime>();
+        rt.new_ids = saved.new_ids;
+        rt.deleted_ids = saved.deleted_ids;
+        rt.transfers = saved.transfers;
+        rt.events.truncate(saved.events);
+        rt.receivable = saved.receivable;
+        // Children still parked before the call: nothing safe to go back to.
+        if let Some(c) = saved.children {
+            rt.children.restore(c);
+        }
+        if let (Some(n), Some(c)) = (saved.ids_created, ext.get_mut::<TransactionContext>()) {
+            c.ids_created = n;
+        }
+    }
+    r
+}
