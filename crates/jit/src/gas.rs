@@ -2,16 +2,16 @@
 //!
 //! A block's instructions are cut into segments that end after each call
 //! (a callee must see exactly the gas the interpreter would leave it).
-//! Each segment is lowered ONCE (`lower_gas.rs`): on entry compiled code
-//! charges the segment's summed cost at once and computes whether the gas
-//! left and the frame's operand-stack room suffice for all of it. An
-//! instruction's own error refunds the cost of the instructions after it,
-//! so gas used matches the interpreter. Every instruction that may fail,
-//! and the segment's last one, first tests that flag; when it is false, a
-//! cold select chain over the segment's static prefix sums and push heights
-//! finds the first instruction at which the interpreter runs out of gas or
-//! overflows the operand stack since the previous test, and fails there
-//! (earlier errors of the instructions themselves win, as there).
+//! Each segment is lowered ONCE (`lower_gas.rs`): compiled code charges
+//! the segment's summed cost at once on entry; an instruction's own error
+//! refunds the cost of the instructions after it, so gas used matches the
+//! interpreter. Tests before calls, aborts and global storage, before the
+//! segment's last instruction and inside every failure site compare the
+//! gas on entry with the static prefix sum (and the frame's operand-stack
+//! room with the recorded push heights); a shared cold resolver finds the
+//! first instruction at which the interpreter runs out of gas or overflows
+//! the operand stack and fails there (earlier errors of the instructions
+//! themselves win, as there).
 //!
 //! Costs come from the runtime's [`CostTable`], the interpreter's own: the
 //! static cost of each instruction is charged before it runs, a call then

@@ -646,13 +646,14 @@ impl Lowerer<'_, '_> {
     /// jumps to the shared failure path, so the hot path carries no error
     /// constants.
     fn fail_if_with(&mut self, cond: Value, offset: usize, refund: u64, status: impl FnOnce(&mut Self) -> Value) {
-        self.note_failure_site(offset);
         let cont = self.b.create_block();
         let site = self.b.create_block();
         self.b.set_cold_block(site);
         self.b.ins().brif(cond, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
+        // Metered code: an earlier out-of-gas or overflow wins (lower_gas.rs).
+        self.note_failure_site(offset);
         let st = status(self);
         self.gas_out();
         let offv = self.b.ins().iconst(types::I32, offset as i64);

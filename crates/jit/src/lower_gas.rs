@@ -1,25 +1,27 @@
 //! Metered lowering of one gas segment (see [`gas`](crate::gas)): ONE copy
 //! of the segment's code, charged at once on entry.
 //!
-//! While only instructions that cannot fail run, nothing observable
-//! happens, so the first failing event among them (running out of gas at
-//! instruction `k`, or an operand-stack overflow at a push of instruction
-//! `k`) follows from the gas left on entry, the frame's room and the
-//! segment's static prefix sums and push heights alone. So every
-//! instruction that may fail, and the segment's last instruction, starts
-//! with a test: `gas < prefix(i + 1)` (the instruction itself cannot be
-//! charged, or an earlier one could not) or `room <= h` for the highest
-//! push since the previous test. Either branches to the function's one
-//! shared resolver, which scans a constant event table for the first event
-//! and fails there, exactly as in the interpreter; otherwise the
-//! instruction runs, its own errors refunding the cost of the instructions
-//! after it and taking precedence over events after it. The hot path pays
-//! one compare-and-branch per instruction that may fail.
+//! Events that stop the interpreter without an error of the instruction
+//! itself (running out of gas at instruction `k`, an operand-stack overflow
+//! at a push of instruction `k`) follow from the gas left on entry, the
+//! frame's room and the segment's static prefix sums and push heights. A
+//! test `gas < prefix(i + 1)` (some instruction up to `i` cannot be
+//! charged) or `room <= h` (the highest push since the last test overflows)
+//! branches to the function's one shared, cold resolver, which scans a
+//! constant event table from that range's first event for the first one
+//! that happens, in interpreter order, and fails there.
 //!
-//! Which instructions may fail is decided before each is lowered
-//! ([`Lowerer::may_fail`]); a failure site lowered for an instruction
-//! without a test is caught and refused (the function is then not
-//! compiled), never silently miscounted.
+//! Tests sit where an event must be settled before anything depends on the
+//! gas: on the hot path before calls (the callee or native sees the gas),
+//! aborts, global storage and closure packing, and before the segment's
+//! last instruction (nothing leaves the segment unsettled). Every other
+//! instruction runs untested: when it succeeds, its effects (locals,
+//! writes through references, vector shims) would be discarded by a
+//! pending event anyway, which the next test reports; when it fails, its
+//! cold failure site tests first, so an earlier event wins over its own
+//! error, and an error of its own refunds the instructions after it. The
+//! hot path pays one compare-and-branch per call-like instruction and per
+//! segment.
 
 use super::*;
 
@@ -34,13 +36,19 @@ pub(super) struct Segment {
     gas: Value,
     /// `prefix[k]`: the summed cost of the first `k` instructions.
     prefix: Vec<u64>,
-    /// First instruction whose running out of gas is not yet resolved.
-    unresolved: usize,
-    /// Pushes (instruction, height) not yet resolved, in order.
+    /// First instruction whose out-of-gas event is not in the table yet.
+    oog_upto: usize,
+    /// Pushes (instruction, height) not in the table yet, in order.
     pending: Vec<(usize, usize)>,
+    /// Table index of the first event since the last test on the hot path.
+    range_first: usize,
+    /// Whether that range holds an out-of-gas event.
+    range_oog: bool,
+    /// The highest push height in that range.
+    range_push: Option<usize>,
     /// Pushes of the instruction being lowered are checked in place.
     inline_pushes: bool,
-    /// The instruction whose test was lowered last.
+    /// The instruction whose hot-path test was lowered last.
     tested: Option<usize>,
 }
 
@@ -62,11 +70,22 @@ impl Lowerer<'_, '_> {
         let left = self.b.ins().isub(gas, t);
         self.gas_set(left);
         self.mode = Mode::Fast { start: a, refunds };
-        self.seg = Some(Segment { start: a, gas, prefix, unresolved: a, pending: Vec::new(), inline_pushes: false, tested: None });
+        self.seg = Some(Segment {
+            start: a,
+            gas,
+            prefix,
+            oog_upto: a,
+            pending: Vec::new(),
+            range_first: self.gas_events.len() / EVENT_WORDS,
+            range_oog: false,
+            range_push: None,
+            inline_pushes: false,
+            tested: None,
+        });
         for i in a..z {
             let last = i + 1 == z;
-            if last || self.may_fail(i)? {
-                self.gas_test(i);
+            if last || self.needs_hot_test(i) {
+                self.gas_test(i, true);
             }
             // A call ending the segment pushes its results after the
             // segment's events are settled: check those pushes in place.
@@ -104,51 +123,89 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// Notes a failure site of instruction `i`: metered code must have
-    /// tested the segment's gas and room before it.
+    /// At a failure site of instruction `i` (its cold block): unless a
+    /// hot-path test preceded `i`, an earlier event (out of gas up to `i`,
+    /// an overflow before `i`) wins over the instruction's own error.
     pub(super) fn note_failure_site(&mut self, i: usize) {
-        if let Some(s) = &self.seg {
-            if s.tested != Some(i) && self.untested_failure.is_none() {
-                self.untested_failure = Some(i);
+        match &self.seg {
+            Some(s) if s.tested != Some(i) => {
+                if self.needs_hot_test(i) && self.untested_failure.is_none() {
+                    self.untested_failure = Some(i);
+                }
+                self.gas_test(i, false)
             }
+            _ => {}
         }
     }
 
-    /// The test before instruction `i`: when an event happens since the
-    /// previous test (running out of gas at an instruction up to `i`, an
-    /// overflow at a push before `i`), the function's shared resolver
-    /// finds the first one in the event table and fails there, exactly as
-    /// in the interpreter; otherwise `i` runs.
-    fn gas_test(&mut self, i: usize) {
+    /// Instructions tested on the hot path: those that hand gas to others
+    /// or charge it at run time (calls, natives), fail without a failure
+    /// site (aborts), or touch global storage.
+    fn needs_hot_test(&self, i: usize) -> bool {
+        use Bytecode as B;
+        matches!(
+            self.code[i],
+            B::Call(_)
+                | B::CallGeneric(_)
+                | B::CallClosure(_)
+                | B::PackClosure(..)
+                | B::PackClosureGeneric(..)
+                | B::Abort
+                | B::AbortMsg
+                | B::Exists(_)
+                | B::ExistsGeneric(_)
+                | B::ImmBorrowGlobal(_)
+                | B::ImmBorrowGlobalGeneric(_)
+                | B::MutBorrowGlobal(_)
+                | B::MutBorrowGlobalGeneric(_)
+                | B::MoveFrom(_)
+                | B::MoveFromGeneric(_)
+                | B::MoveTo(_)
+                | B::MoveToGeneric(_)
+        )
+    }
+
+    /// A test before instruction `i` (`hot`: on the hot path, settling the
+    /// events so far; else in a failure site of `i`): when an event
+    /// happens since the last hot test (running out of gas at an
+    /// instruction up to `i`, an overflow at a push before `i`), the
+    /// function's shared resolver finds the first one in the event table
+    /// and fails there, exactly as in the interpreter; otherwise `i` runs
+    /// (or fails with its own error).
+    fn gas_test(&mut self, i: usize, hot: bool) {
         let Some(seg) = self.seg.as_mut() else { return };
-        seg.tested = Some(i);
-        let (start, gas) = (seg.start, seg.gas);
-        let pending = std::mem::take(&mut seg.pending);
-        let first = self.gas_events.len() / EVENT_WORDS;
-        let (mut last_oog, mut max_push) = (None, None);
-        let mut pi = 0;
-        for k in seg.unresolved..=i {
+        let start = seg.start;
+        for k in seg.oog_upto..=i {
+            while let Some(&(pk, h)) = seg.pending.first() {
+                if pk >= k {
+                    break;
+                }
+                seg.pending.remove(0);
+                let p = seg.prefix[pk + 1 - start];
+                self.gas_events.extend([h as u64, (pk as u64) << 1 | 1, p]);
+                seg.range_push = Some(seg.range_push.map_or(h, |m| m.max(h)));
+            }
             let p = seg.prefix[k + 1 - start];
             if p > seg.prefix[k - start] {
                 self.gas_events.extend([p, (k as u64) << 1, p]);
-                last_oog = Some(p);
-            }
-            while let Some(&(pk, h)) = pending.get(pi) {
-                if pk != k {
-                    break;
-                }
-                self.gas_events.extend([h as u64, (k as u64) << 1 | 1, p]);
-                max_push = Some(max_push.map_or(h, |m: usize| m.max(h)));
-                pi += 1;
+                seg.range_oog = true;
             }
         }
-        seg.unresolved = i + 1;
-        if last_oog.is_none() && max_push.is_none() {
+        seg.oog_upto = seg.oog_upto.max(i + 1);
+        let (gas, first, oog, push) = (seg.gas, seg.range_first, seg.range_oog, seg.range_push);
+        let threshold = seg.prefix[i + 1 - start];
+        if hot {
+            seg.tested = Some(i);
+            seg.range_first = self.gas_events.len() / EVENT_WORDS;
+            seg.range_oog = false;
+            seg.range_push = None;
+        }
+        if !oog && push.is_none() {
             return;
         }
         let cont = self.b.create_block();
-        let short = last_oog.map(|p| self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, p as i64));
-        let over = match (max_push, self.room) {
+        let short = oog.then(|| self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, threshold as i64));
+        let over = match (push, self.room) {
             (Some(h), Some(room)) => Some(self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64)),
             _ => None,
         };
@@ -157,9 +214,15 @@ impl Lowerer<'_, '_> {
             (Some(x), None) | (None, Some(x)) => x,
             (None, None) => self.b.ins().iconst(types::I8, 0),
         };
+        // The resolver's arguments are set on a cold stub, off the hot path.
+        let stub = self.b.create_block();
+        self.b.set_cold_block(stub);
+        self.b.ins().brif(any, stub, &[], cont, &[]);
+        self.b.switch_to_block(stub);
+        self.b.seal_block(stub);
         let resolver = self.resolver();
         let firstv = self.b.ins().iconst(types::I64, first as i64);
-        self.b.ins().brif(any, resolver, &[BlockArg::Value(firstv), BlockArg::Value(gas)], cont, &[]);
+        self.b.ins().jump(resolver, &[BlockArg::Value(firstv), BlockArg::Value(gas)]);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
     }
@@ -244,90 +307,13 @@ impl Lowerer<'_, '_> {
         // Out of gas leaves none (the failure path zeroes it).
         let left = self.b.ins().isub(gas, prefix);
         self.store_ctx(left, off::GAS_LEFT);
+        // A shim of the instruction whose failure site led here may have
+        // recorded its own error's sub-status: this error has none.
+        let flags = self.load_ctx(types::I32, off::FLAGS);
+        let flags = self.b.ins().band_imm_u(flags, !ExecContext::HAS_SUB_STATUS as i64 & 0xffff_ffff);
+        self.store_ctx(flags, off::FLAGS);
         let zero = self.b.ins().iconst(types::I64, 0);
         self.b.ins().jump(self.fail, &[BlockArg::Value(st), BlockArg::Value(k), BlockArg::Value(zero)]);
         Ok(())
-    }
-
-    /// Whether lowering instruction `i` (with the current abstract stack)
-    /// may emit a failure site. Conservative: `true` unless known not to.
-    pub(super) fn may_fail(&mut self, i: usize) -> CompileResult<bool> {
-        use Bytecode as B;
-        let ins = &self.code[i];
-        Ok(match ins {
-            B::Nop
-            | B::FreezeRef
-            | B::Pop
-            | B::Ret
-            | B::Branch(_)
-            | B::BrTrue(_)
-            | B::BrFalse(_)
-            | B::VariantSwitch(_)
-            | B::LdTrue
-            | B::LdFalse
-            | B::LdU8(_)
-            | B::LdU16(_)
-            | B::LdU32(_)
-            | B::LdU64(_)
-            | B::LdU128(_)
-            | B::LdU256(_)
-            | B::LdI8(_)
-            | B::LdI16(_)
-            | B::LdI32(_)
-            | B::LdI64(_)
-            | B::LdI128(_)
-            | B::LdI256(_)
-            | B::LdConst(_)
-            | B::CopyLoc(_)
-            | B::MoveLoc(_)
-            | B::StLoc(_)
-            | B::MutBorrowLoc(_)
-            | B::ImmBorrowLoc(_)
-            | B::MutBorrowField(_)
-            | B::ImmBorrowField(_)
-            | B::MutBorrowFieldGeneric(_)
-            | B::ImmBorrowFieldGeneric(_)
-            | B::Unpack(_)
-            | B::UnpackGeneric(_)
-            | B::PackVariant(_)
-            | B::PackVariantGeneric(_)
-            | B::SuiPackVariant(_)
-            | B::SuiPackVariantGeneric(_)
-            | B::TestVariant(_)
-            | B::TestVariantGeneric(_)
-            | B::ReadRef
-            | B::WriteRef
-            | B::VecLen(_)
-            | B::BitOr
-            | B::BitAnd
-            | B::Xor
-            | B::Or
-            | B::And
-            | B::Not
-            | B::Eq
-            | B::Neq => false,
-            // 256-bit signed comparisons go through a status-returning shim.
-            B::Lt | B::Gt | B::Le | B::Ge => {
-                matches!(self.stack.last(), Some((Ty::S(k), _)) if k.is_wide() && *k != Kind::U256)
-            }
-            // Packing fails only past the value-depth limit.
-            B::Pack(sd) => {
-                let t = self.struct_type(*sd, Vec::new())?;
-                self.too_deep(&t)?
-            }
-            B::PackGeneric(si) => {
-                let m = self.target.module;
-                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct instantiation"))?;
-                let args = self.inst_args(inst.type_parameters)?;
-                let t = self.struct_type(inst.def, args)?;
-                self.too_deep(&t)?
-            }
-            _ => true,
-        })
-    }
-
-    fn too_deep(&mut self, t: &RType) -> CompileResult<bool> {
-        let (d, max) = self.env.value_depth(t)?;
-        Ok(d > max)
     }
 }

@@ -80,6 +80,28 @@ public fun index(v: vector<u64>, i: u64): u64
     add
     ret
 
+// A swap through the runtime's shim (which records a sub-status when
+// an index is out of range), between infallible code.
+public fun swap(v: vector<u64>, i: u64): u64
+    local r: &mut vector<u64>
+    mut_borrow_loc v
+    st_loc r
+    ld_u64 5
+    ld_u64 6
+    add
+    pop
+    copy_loc r
+    ld_u64 0
+    copy_loc i
+    vec_swap <u64>
+    ld_u64 7
+    pop
+    move_loc r
+    ld_u64 0
+    vec_borrow <u64>
+    read_ref
+    ret
+
 // A loop of calls: gas runs out in caller and callee, at the call.
 public fun calls(n: u64): u64
     local i: u64
@@ -150,8 +172,9 @@ L1: ld_u64 1
     ret
 ";
 
-/// (status, function definition index and offset of the error, gas used)
-type Observed = (StatusCode, Option<(u16, u16)>, u64);
+/// (status, abort code or sub-status, function definition index and
+/// offset of the error, gas used)
+type Observed = (StatusCode, Option<u64>, Option<(u16, u16)>, u64);
 
 struct Setup {
     interp: Engine,
@@ -179,10 +202,10 @@ impl Setup {
         let mut gas = GasMeter::new(CostTable::default(), budget);
         let r = session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "edges"), f, &[], args, &mut gas);
         match r {
-            Ok(_) => (StatusCode::EXECUTED, None, gas.used()),
+            Ok(_) => (StatusCode::EXECUTED, None, None, gas.used()),
             Err(e) => {
                 assert_ne!(e.status, StatusCode::UNEXPECTED_VERIFIER_ERROR, "{e:?}");
-                (e.status, e.location.map(|l| (l.function_index, l.code_offset)), gas.used())
+                (e.status, e.sub_status, e.location.map(|l| (l.function_index, l.code_offset)), gas.used())
             }
         }
     }
@@ -191,7 +214,7 @@ impl Setup {
         let key = self.jit.instance_key(self.module, f, &[]).expect("instance");
         let o = self.jit.execute(&key, args, Some(budget)).unwrap_or_else(|e| panic!("{f}: {e}"));
         let gas_left = o.gas_left.expect("metered run reports gas left");
-        (o.status, o.location.map(|l| (l.function, l.code_offset)), budget - gas_left)
+        (o.status, o.abort_code, o.location.map(|l| (l.function, l.code_offset)), budget - gas_left)
     }
 
     /// Compares both executors on `budgets`; returns (runs, out-of-gas
@@ -243,6 +266,8 @@ fn out_of_gas_at_every_instruction_matches_the_interpreter() {
         ("index", vec![u64_vec(&[1, 2, 3]), u64_arg(1)], StatusCode::EXECUTED),
         ("index", vec![u64_vec(&[1, 2, 3]), u64_arg(2)], StatusCode::VECTOR_OPERATION_ERROR),
         ("index", vec![u64_vec(&[1, 2, 3]), u64_arg(9)], StatusCode::VECTOR_OPERATION_ERROR),
+        ("swap", vec![u64_vec(&[1, 2, 3]), u64_arg(2)], StatusCode::EXECUTED),
+        ("swap", vec![u64_vec(&[1, 2, 3]), u64_arg(3)], StatusCode::VECTOR_OPERATION_ERROR),
         ("calls", vec![u64_arg(6)], StatusCode::EXECUTED),
         ("calls", vec![u64_arg(1 << 62)], StatusCode::OUT_OF_GAS),
     ];
@@ -255,7 +280,7 @@ fn out_of_gas_at_every_instruction_matches_the_interpreter() {
         } else {
             let full = s.interp(f, args, 1 << 40);
             assert_eq!(full.0, *end, "{f}({args:?}) with a full budget");
-            full.2 + 2
+            full.3 + 2
         };
         let r = s.sweep(f, args, 0..=cap, &mut bad);
         runs += r.0;
@@ -280,8 +305,8 @@ fn operand_stack_overflow_against_out_of_gas() {
     assert_eq!(full.0, StatusCode::EXECUTION_STACK_OVERFLOW);
     // Every budget around the overflow (which is where its frame's pushes
     // run out of room), and a stride through the rest.
-    let near = full.2.saturating_sub(400)..=full.2 + 2;
-    let (runs, oog, other) = s.sweep("deep", &args, near.chain((0..full.2).step_by(97)), &mut bad);
+    let near = full.3.saturating_sub(400)..=full.3 + 2;
+    let (runs, oog, other) = s.sweep("deep", &args, near.chain((0..full.3).step_by(97)), &mut bad);
     // Shallow recursion completes.
     s.sweep("deep", &[u64_arg(20)], 0..=3000, &mut bad);
     println!("{runs} metered runs ({oog} out of gas, {other} stack overflows), {} differ", bad.len());
