@@ -11,6 +11,11 @@
 //! back success or the error, exactly as its own frame would have produced
 //! them. An implementation lives in a crate that depends on both executors
 //! (movejit-engine).
+//!
+//! The other direction: compiled code calls a function it could not compile
+//! (or a closure whose target it does not have) through the session's
+//! [`Interpreter`]: the same slots ([`SeamSlot`]) and call state, run by a
+//! nested interpreter over the same session and native state.
 
 #![forbid(unsafe_code)]
 
@@ -93,10 +98,58 @@ pub trait GlobalStore {
     fn move_to(&mut self, address: AccountAddress, ty: &Type, src: Addr) -> VmResult<()>;
 }
 
-/// The interpreter session compiled code runs against.
-pub trait SessionHost: ModuleSource + TypeInfo + GlobalStore {}
+/// Which function an [`InterpretedCall`] runs.
+#[derive(Clone, Copy, Debug)]
+pub enum InterpretedFunction<'a> {
+    /// A function definition by index, entered by compiled code that has
+    /// already done the interpreter's call checks (depth, frame charge):
+    /// the nested run starts in the callee's frame.
+    Entered(u16),
+    /// A function by name (the target of a closure): the nested run does
+    /// what the interpreter's `CallClosure` does first (depth check and
+    /// frame charge for a Move function, `native_base` for a native, the
+    /// results' stack check after a native).
+    Called(&'a str),
+}
 
-impl<T: ModuleSource + TypeInfo + GlobalStore> SessionHost for T {}
+/// A call compiled code hands to the interpreter.
+pub struct InterpretedCall<'a> {
+    pub module: &'a ModuleId,
+    pub function: InterpretedFunction<'a>,
+    pub ty_args: &'a [Type],
+    /// One per parameter, in parameter order (see [`SeamSlot`]); consumed,
+    /// also when the call fails.
+    pub args: &'a [SeamSlot],
+    /// One per result (written on success only).
+    pub rets: &'a [SeamSlot],
+    /// For [`InterpretedFunction::Entered`]: `depth` counts the callee's
+    /// frame and `stack_base` the values its callers hold. For
+    /// [`InterpretedFunction::Called`]: `depth` counts the calling frame
+    /// only and `stack_base` includes the values it holds below the
+    /// arguments.
+    pub state: CallState,
+}
+
+/// What an [`InterpretedCall`] did: `Err` holds the interpreter's error;
+/// its `location` is `None` when it was raised by the call itself (the
+/// calling instruction's error: depth, frame charge, a native), else the
+/// interpreted instruction that failed. `gas_left` as [`CallState`].
+pub struct Interpreted {
+    pub result: VmResult<()>,
+    pub gas_left: Option<u64>,
+}
+
+/// The session's interpreter, for calls compiled code cannot make itself.
+/// While compiled code runs the session's [`CompiledCode`] is lent to it,
+/// so everything the nested run calls is interpreted.
+pub trait Interpreter {
+    fn interpret(&mut self, natives: &mut NativeSession, call: InterpretedCall<'_>) -> Interpreted;
+}
+
+/// The interpreter session compiled code runs against.
+pub trait SessionHost: ModuleSource + TypeInfo + GlobalStore + Interpreter {}
+
+impl<T: ModuleSource + TypeInfo + GlobalStore + Interpreter> SessionHost for T {}
 
 /// Counters for `--stats`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

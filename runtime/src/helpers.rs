@@ -6,7 +6,7 @@
 //! Each entry names its `extern "C"` implementation when it has one
 //! (`crate::flat::shims`, over the flat values of jit-abi.md 1.3, with the
 //! execution context `crate::flat::ExecContext` first); entries without one
-//! (global storage, natives, closures, aborts, gas) are *not yet* shims.
+//! (`abort`, `charge_gas`) are *not yet* shims.
 //! `*const FlatLayout` arguments are `Ptr`s to layouts the engine's
 //! `FlatLayouts` cache keeps alive.
 
@@ -83,6 +83,10 @@ helper_table! {
     call_closure(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::call_closure;
     // (ctx, pack site, pointers to the captured slots, closure slot)
     pack_closure(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::pack_closure;
+    // (ctx, interpreted-call site, pointers to the argument slots (a
+    // reference: its target) then the result slots): a callee compiled
+    // code runs on the session's interpreter (`flat::closure_shims`)
+    call_interpreted(Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::call_interpreted;
     // errors and gas
     abort(Ptr, U64) -> Status;
     // (ctx, abort code, message vector slot: consumed)

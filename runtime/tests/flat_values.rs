@@ -572,12 +572,13 @@ fn value_shims_and_table() {
     assert_eq!(flat::live_allocations(), live, "leak");
     // The table names every shim, with one parameter per shim argument.
     let with_shim: Vec<_> = HELPERS.iter().filter(|h| h.shim.is_some()).collect();
-    assert_eq!(with_shim.len(), 25);
+    assert_eq!(with_shim.len(), 26);
     for h in &with_shim {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }
     let find = |n: &str| HELPERS.iter().find(|h| h.name == n).and_then(|h| h.shim);
     assert_eq!(find("vec_push_back"), Some(shims::vec_push_back as *const u8));
+    assert_eq!(find("call_interpreted"), Some(flat::closure_shims::call_interpreted as *const u8));
     assert_eq!(find("int_binop"), Some(shims::int_binop as *const u8));
     assert_eq!(ExecContext::OFFSETS.status, 0);
     assert_eq!(ExecContext::OFFSETS.flags, 28);

@@ -245,6 +245,10 @@ impl JitSession {
 
     /// The interpreter's error for a failed compiled run.
     fn error_of(source: &dyn ModuleSource, ready: &Ready, out: &FlatOutcome) -> VmError {
+        // Raised in a callee compiled code had interpreted: as it was.
+        if let Some(e) = &out.interpreted {
+            return e.clone();
+        }
         let mut e = VmError::new(out.status);
         if let Some(code) = out.abort_code {
             e = e.with_sub_status(code);

@@ -126,8 +126,7 @@ fn metered_gas_identical() {
     }
     assert!(bad.is_empty(), "{} differences", bad.len());
     assert!(compiled_runs > 0);
-    // Interpreted callers handing calls to compiled callees are exercised
-    // (entries reading resources that hold function values stay
-    // interpreted and call compiled closures).
-    assert!(mixed_runs > 0);
+    // Every case's entry and callees compile now (closures read from
+    // storage included); mixed runs are exercised by `mixed_calls.rs` and
+    // `seam_mixed.rs`, which keep functions interpreted on purpose.
 }

@@ -17,14 +17,16 @@ use std::collections::HashMap;
 use survey::{survey, Corpus, Failure, SETS};
 
 /// Compiled counts today (non-generic, closed instantiations, reached
-/// from those), per set of `SETS`. What is left is natives no registry
-/// provides (Aptos: cryptography and a few system natives; Sui: the Sui
-/// framework's natives).
+/// from those), per set of `SETS`: everything. A call of a native no
+/// registry provides compiles to the interpreter's `MISSING_DEPENDENCY` at
+/// that call, closures read from storage or returned by natives are called
+/// through the session's interpreter, and a callee that does not compile is
+/// an interpreter stub (it no longer fails its callers).
 const FLOORS: [[usize; 3]; 10] = [
-    [1685, 1018, 1352],
+    [1899, 1047, 1357],
     [144, 114, 327],
     [618, 13, 2],
-    [530, 207, 107],
+    [905, 432, 239],
     [76, 9, 4],
     [79, 9, 4],
     [79, 9, 4],

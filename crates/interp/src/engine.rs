@@ -280,7 +280,9 @@ fn load_verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
 impl<'e, 'r> Session<'e, 'r> {
     /// Compiled vs interpreted counts (`None` when no compiled code is attached).
     pub fn compiled_stats(&self) -> Option<CompiledStats> {
-        self.compiled.as_ref().map(|c| c.stats())
+        // Instances compiled code had interpreted count as interpreted.
+        let nested = self.flat.nested_count();
+        self.compiled.as_ref().map(|c| c.stats()).map(|s| CompiledStats { interpreted_functions: s.interpreted_functions + nested, ..s })
     }
 
     pub fn flavour(&self) -> StatusFlavour {

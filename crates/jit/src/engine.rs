@@ -4,9 +4,12 @@
 //!
 //! Compiling an instantiation compiles everything it can call (the
 //! transitive closure of its direct calls) in one batch, defines every
-//! declared function (a failed one gets a stub that reports
-//! `UNKNOWN_INVARIANT_VIOLATION_ERROR`, so the code cache never holds an
-//! unresolved symbol), then finalizes. Runtime helpers are imported with
+//! declared function, then finalizes. A callee that does not compile gets
+//! a stub, so the code cache never holds an unresolved symbol: inside an
+//! interpreter session an interpreter stub (`interp_stub.rs`: the callee
+//! runs interpreted and its callers still compile), otherwise one that
+//! reports `UNKNOWN_INVARIANT_VIOLATION_ERROR` (and its callers do not
+//! compile). Runtime helpers are imported with
 //! `Linkage::Import` and resolved from the JIT builder's symbol table, so on
 //! aarch64 cranelift-jit routes the calls through veneers that reach any
 //! address.
@@ -15,6 +18,8 @@
 
 #[path = "engine_closures.rs"]
 mod closures;
+#[path = "interp_stub.rs"]
+mod interp_stub;
 
 use crate::error::{CompileError, CompileResult};
 use crate::exec::ConstPool;
@@ -95,6 +100,8 @@ pub struct InstanceKey {
 enum State {
     Queued,
     Defined,
+    /// Does not compile; its function is an interpreter stub (sessions).
+    Interpreted(CompileError),
     Failed(CompileError),
 }
 
@@ -142,6 +149,8 @@ pub struct JitEngine {
     pub(crate) executor: Option<crate::exec::Executor>,
     /// Closure sites and the compiled closure targets (`engine_closures.rs`).
     closures: closures::ClosureState,
+    /// Sites of interpreter stubs (`interp_stub.rs`).
+    interp_sites: interp_stub::InterpSites,
     /// Machine code bytes defined so far (functions, trampolines, stubs).
     code_bytes: u64,
 }
@@ -210,6 +219,7 @@ impl JitEngine {
             global_numbers: HashMap::new(),
             executor: None,
             closures: Default::default(),
+            interp_sites: Default::default(),
             code_bytes: 0,
         })
     }
@@ -433,11 +443,20 @@ impl JitEngine {
                         let i = &self.instances[&key];
                         (i.func, i.params.clone(), i.rets.clone())
                     };
+                    // Inside a session the interpreter runs what does not
+                    // compile (not a malformed function: it fails its callers).
+                    let interpretable = self.config.session_host && matches!(e, CompileError::Unsupported(_) | CompileError::Codegen(_));
                     // A stub keeps the cache free of unresolved symbols.
-                    if let Err(stub_err) = self.define_stub(id, &params, &rets) {
+                    if interpretable && self.define_interp_stub(&key, id, &params, &rets).is_ok() {
+                        if let Some(i) = self.instances.get_mut(&key) {
+                            i.callees.clear();
+                        }
+                        State::Interpreted(e)
+                    } else if let Err(stub_err) = self.define_stub(id, &params, &rets) {
                         return self.poison(stub_err);
+                    } else {
+                        State::Failed(e)
                     }
-                    State::Failed(e)
                 }
             };
             if let Some(i) = self.instances.get_mut(&key) {
@@ -454,7 +473,12 @@ impl JitEngine {
         }
     }
 
+    /// Whether `key` can run compiled: it compiled itself and everything
+    /// it reaches compiled or is interpreted through a stub.
     fn closure_error(&self, key: &InstanceKey) -> CompileResult<()> {
+        if let Some(Instance { state: State::Interpreted(e), .. }) = self.instances.get(key) {
+            return Err(e.clone());
+        }
         let mut seen = std::collections::HashSet::new();
         let mut work = vec![key.clone()];
         while let Some(k) = work.pop() {
@@ -463,6 +487,7 @@ impl JitEngine {
             }
             match self.instances.get(&k) {
                 Some(Instance { state: State::Failed(e), .. }) => return Err(e.clone()),
+                Some(Instance { state: State::Interpreted(_), .. }) => {}
                 Some(Instance { state: State::Queued, .. }) | None => {
                     return Err(CompileError::Codegen("instance left uncompiled".into()))
                 }
@@ -680,6 +705,11 @@ impl Declarer<'_> {
     }
 }
 
+/// The native site of a call of a native no registry provides (inside a
+/// session): the call fails with `MISSING_DEPENDENCY`, as in the
+/// interpreter.
+pub(crate) const MISSING_NATIVE: u64 = u64::MAX;
+
 /// Native modules at `0x1` compiled code may call outside an interpreter
 /// session: they keep no state outside their arguments. Inside a session
 /// (`JitConfig::session_host`) every registered native may be called: they
@@ -705,7 +735,9 @@ impl Declarer<'_> {
         for t in &rets_t {
             rets.push(self.layout_of(t)?);
         }
-        closures::refuse_closure_results(&rets)?;
+        if !self.session_host {
+            closures::refuse_closure_results(&rets)?;
+        }
         let tys = (params.iter().map(|(l, _)| Ty::of(l)).collect(), rets.iter().map(Ty::of).collect());
         if let Some(site) = self.native_keys.get(key) {
             return Ok(CalleeRef { func: None, native: Some(*site), params: tys.0, rets: tys.1 });
@@ -713,9 +745,13 @@ impl Declarer<'_> {
         let addr = *m.address();
         let (mname, fname) = (m.name().to_string(), m.identifiers.get(h.name.idx()).cloned().unwrap_or_default());
         let stdlib = addr == AccountAddress::from_u64(1) && STATELESS_NATIVE_MODULES.contains(&mname.as_str());
-        let native = self
-            .natives
-            .get(&addr, &mname, &fname)
+        let native = self.natives.get(&addr, &mname, &fname);
+        if native.is_none() && self.session_host {
+            // Inside a session a call of it fails as in the interpreter
+            // (`MISSING_DEPENDENCY` at the call).
+            return Ok(CalleeRef { func: None, native: Some(MISSING_NATIVE), params: tys.0, rets: tys.1 });
+        }
+        let native = native
             .filter(|_| stdlib || self.session_host)
             .ok_or_else(|| CompileError::Unsupported(format!("native function {mname}::{fname}")))?;
         let site = self.native_sites.len() as u64;

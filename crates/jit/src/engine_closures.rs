@@ -4,21 +4,20 @@
 //!
 //! Which targets are compiled:
 //! * every function a `PackClosure` of compiled code names, with the
-//!   packing instance (it is one of its callees: the instance compiles only
-//!   if the target does);
+//!   packing instance (it is one of its callees; inside a session a target
+//!   that does not compile is interpreted like any callee that does not);
 //! * the targets of closures handed to compiled code as arguments (values,
 //!   and what reference arguments point to), before the run starts
-//!   ([`JitEngine::compile_closure_args`]); when one does not compile, the
-//!   run does not start (the engine interprets the call);
-//! * nothing else: reading a resource that can hold function values
-//!   (`lower_closure.rs`) and natives whose results can hold them are not
-//!   compiled, so compiled code only ever calls closures whose targets were
-//!   compiled before the run. Should a `CallClosure` still meet an
-//!   uncompiled target, it fails with `CLOSURE_NOT_COMPILED`; the engine
-//!   compiles the target ([`JitEngine::compile_closure_misses`]); a
-//!   standalone run reports not compiled (nothing outside it changed), a
-//!   run inside a session (whose slots it consumed) fails with
-//!   `UNKNOWN_INVARIANT_VIOLATION_ERROR`.
+//!   ([`JitEngine::compile_closure_args`]);
+//! * nothing else: a closure read from storage or returned by a native may
+//!   name any function. When a `CallClosure` meets a target the table does
+//!   not hold, inside a session the runtime's `call_closure` runs it on the
+//!   session's interpreter; a standalone run (no interpreter) fails with
+//!   `CLOSURE_NOT_COMPILED`, the engine compiles the target
+//!   ([`JitEngine::compile_closure_misses`]) and reports not compiled
+//!   (nothing outside the run changed). Standalone engines therefore still
+//!   refuse natives whose results can hold function values (global storage
+//!   needs a session anyway).
 //!
 //! A Move target is entered through its entry trampoline, published in the
 //! table once its whole call graph compiled; a native target through a
@@ -35,9 +34,9 @@ use movejit_runtime::flat::{Addr, FlatLayout};
 use movejit_runtime::{FunctionId, ModuleId, Type as RType};
 use std::sync::Arc;
 
-/// Natives whose results can hold a closure (from bytes, from storage) are
-/// not compiled: compiled code only ever calls closures whose targets the
-/// engine compiled before the run (packed by compiled code, or arguments).
+/// Outside a session, natives whose results can hold a closure (from bytes,
+/// from storage) are not compiled: there compiled code can only call
+/// closures whose targets the engine compiled before the run.
 pub(super) fn refuse_closure_results(rets: &[Arc<FlatLayout>]) -> CompileResult<()> {
     if rets.iter().any(|l| closure_shims::may_hold_closure(l)) {
         return Err(CompileError::Unsupported("native returning function values".into()));
@@ -102,6 +101,11 @@ impl Declarer<'_> {
         if !table.contains(&id, &key.type_args) {
             if fdef.code.is_none() {
                 let site = self.native_callee(key)?.native.ok_or_else(|| bad("native site"))?;
+                if site == super::MISSING_NATIVE {
+                    // No such native: calls of the closure go to the
+                    // interpreter, which fails them as it does.
+                    return Ok((id, serializable, params, rets));
+                }
                 let target = Target {
                     code: TargetCode::Native(site),
                     params: params.iter().map(|t| self.layout_of(t)).collect::<CompileResult<_>>()?,
@@ -153,6 +157,7 @@ impl Declarer<'_> {
             held: spec.held,
             per_frame: spec.per_frame,
             native_base: spec.native_base,
+            metered: spec.metered,
             borrowed: spec.borrowed,
             cache: Default::default(),
         });
@@ -215,7 +220,8 @@ impl JitEngine {
 
     /// Compiles the targets of every closure in the values at `slots`
     /// (address and layout; a reference layout: the address of its target)
-    /// before compiled code runs with them.
+    /// before compiled code runs with them. Inside a session a target that
+    /// does not compile is no obstacle (it is interpreted when called).
     pub(crate) fn compile_closure_args(&mut self, slots: &[(Addr, Arc<FlatLayout>)]) -> CompileResult<()> {
         let mut found = Vec::new();
         for (a, l) in slots {
@@ -228,7 +234,12 @@ impl JitEngine {
             }
         }
         for (f, targs) in found {
-            self.compile_closure_target(&f, &targs)?;
+            let r = self.compile_closure_target(&f, &targs);
+            // Inside a session a target that does not compile is
+            // interpreted when called.
+            if !self.config.session_host {
+                r?;
+            }
         }
         Ok(())
     }

@@ -12,7 +12,9 @@
 //! limit of 1,025 frames the guard needs frames averaging over 250 KiB to
 //! fire, which no Move function has, so results stay those of the
 //! interpreter; the guard only makes the impossible case safe. Compiled
-//! code never calls back into interpreted code, so runs do not nest.
+//! code calls interpreted code only through the session's interpreter
+//! (`closure_shims::call_interpreted`), which never re-enters compiled
+//! code, so runs do not nest.
 //!
 //! Inside an interpreter session ([`JitEngine::execute_in_session`]) the
 //! arguments and results are the interpreter's own flat slots, and
@@ -132,6 +134,10 @@ pub struct FlatOutcome {
     /// The values behind the reference parameters, in parameter order.
     pub refs: Vec<FlatValue>,
     pub gas_left: Option<u64>,
+    /// The error as the interpreter raised it, when the failure happened in
+    /// a callee compiled code had interpreted (its location is inside
+    /// interpreted code, which `location` cannot name).
+    pub interpreted: Option<movejit_runtime::VmError>,
 }
 
 impl JitEngine {
@@ -229,7 +235,7 @@ impl JitEngine {
             return Err(ExecError::Compile(self.compile_closure_misses()));
         }
         if flag == 0 {
-            return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: ret_vals, refs, gas_left });
+            return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: ret_vals, refs, gas_left, interpreted: None });
         }
         // Results were never written on failure: nothing to drop but zeros.
         Ok(FlatOutcome { refs, ..failure(&ctx, message, gas_left) })
@@ -394,7 +400,7 @@ fn run_session_entry(
     let gas_left = metered.then_some(ctx.gas_left);
     let missed = flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED;
     if flag == 0 {
-        let out = FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left };
+        let out = FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left, interpreted: None };
         return Ok((out, false));
     }
     Ok((failure(&ctx, message, gas_left), missed))
@@ -461,7 +467,9 @@ fn run_on(
 
 /// The outcome of a failed run from its final context.
 fn failure(ctx: &ExecContext, message: Option<String>, gas_left: Option<u64>) -> FlatOutcome {
-    let status = if ctx.status == SUI_VARIANT_TAG_MISMATCH {
+    let status = if let Some(e) = &ctx.interpreted_error {
+        e.status
+    } else if ctx.status == SUI_VARIANT_TAG_MISMATCH {
         StatusCode::VARIANT_TAG_MISMATCH
     } else {
         StatusCode::from_number(ctx.status, StatusFlavour::Aptos).unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR)
@@ -475,6 +483,7 @@ fn failure(ctx: &ExecContext, message: Option<String>, gas_left: Option<u64>) ->
         returns: Vec::new(),
         refs: Vec::new(),
         gas_left,
+        interpreted: ctx.interpreted_error.as_deref().cloned(),
     }
 }
 

@@ -15,9 +15,14 @@
 //! (`lower_global`) and every registered native. The runtime's
 //! [`ExecContext`] and the `extern "C"` shims of its helper table do what
 //! the IR does not inline (wide integer division, vector growth, copy, drop,
-//! equality, natives). Not compiled (the engine interprets them): reads of
-//! resources that may hold function values, natives whose results may, and
-//! natives no registry provides.
+//! equality, natives). Inside a session a callee that does not compile
+//! (too long, unsupported) does not stop its callers: it becomes an
+//! interpreter stub (`interp_stub.rs`) that runs it on the session's
+//! interpreter, closures whose targets compiled code does not have (read
+//! from storage, returned by natives) are called through the interpreter
+//! too, and a call of a native no registry provides fails as the
+//! interpreter's (`MISSING_DEPENDENCY`). Standalone engines cannot
+//! interpret: there such instances do not compile.
 //!
 //! # Protocol of compiled code
 //!

@@ -4,16 +4,19 @@
 //!
 //! * `PackClosure`: the engine resolves the named function at compile time
 //!   into a pack site (function identity, type arguments, mask, captured
-//!   layouts, serializable) and compiles the target with the caller, so a
-//!   closure packed by compiled code always has a compiled target. The
-//!   captured operands move into a new box through the `pack_closure` shim.
+//!   layouts, serializable) and compiles the target with the caller (one
+//!   that does not compile is interpreted, inside a session). The captured
+//!   operands move into a new box through the `pack_closure` shim.
 //! * `CallClosure`: the target is known only at run time (the closure is a
 //!   value). The `call_closure` shim looks it up in the engine's closure
 //!   table and does what the interpreter does at that instruction: depth
 //!   check and frame charge for a Move target, `native_base` for a native,
 //!   arguments interleaved by the mask, callee's stack base above this
-//!   frame's operands. Its results are then pushed with the usual stack
-//!   checks (they only fire for natives, as in the interpreter). A segment
+//!   frame's operands; a target the table does not hold (a closure read
+//!   from storage or returned by a native) runs on the session's
+//!   interpreter, which does those checks itself. Its results are then
+//!   pushed with the usual stack checks (they only fire for natives, as in
+//!   the interpreter). A segment
 //!   of gas ends after every `CallClosure` (`gas::segments`), so the callee
 //!   sees exactly the interpreter's gas.
 
@@ -26,7 +29,7 @@ use crate::types::to_type;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder};
 use movejit_format::{Bytecode, FunctionHandleIndex, SignatureIndex, SignatureToken};
-use movejit_runtime::flat::closure_shims::{may_hold_closure, CALLEE_FAILED, FAILED_HERE};
+use movejit_runtime::flat::closure_shims::{CALLEE_FAILED, FAILED_HERE};
 use movejit_runtime::flat::{FlatLayout, Shape};
 use movejit_runtime::Type as RType;
 use std::sync::Arc;
@@ -48,28 +51,13 @@ pub struct CallSpec {
     pub held: u64,
     pub per_frame: u64,
     pub native_base: u64,
+    pub metered: bool,
     /// The closure operand is a local's, left in place (see
     /// [`Lowerer::closure_copy_elided`]).
     pub borrowed: bool,
 }
 
 impl Lowerer<'_, '_> {
-    /// Reading a resource that can hold function values is not compiled:
-    /// its closures may name functions this engine never compiled, and
-    /// compiled code calls only closures whose targets were compiled before
-    /// the run (packed by compiled code, or found in the arguments).
-    pub(super) fn refuse_stored_closures(&mut self, ins: &Bytecode, resource: &RType) -> CompileResult<()> {
-        use Bytecode as B;
-        let reads = matches!(
-            ins,
-            B::ImmBorrowGlobal(_) | B::ImmBorrowGlobalGeneric(_) | B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_) | B::MoveFrom(_) | B::MoveFromGeneric(_)
-        );
-        if reads && may_hold_closure(&*self.env.layout(resource)?) {
-            return Err(crate::error::CompileError::Unsupported(format!("function values read from global storage ({resource})")));
-        }
-        Ok(())
-    }
-
     /// `CopyLoc(l)` of a function-value local right before a `CallClosure`
     /// needs no copy: the call passes copies of the captured values and
     /// leaves the local's closure in place (a copy's only use is to be
@@ -160,7 +148,8 @@ impl Lowerer<'_, '_> {
         }
         let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
         let borrowed = i > 0 && matches!(self.code[i - 1], Bytecode::CopyLoc(l) if self.closure_copy_elided(l, i - 1));
-        let spec = CallSpec { provided, rets: ret_layouts.clone(), held: split as u64, per_frame, native_base, borrowed };
+        let metered = self.target.cost.is_some();
+        let spec = CallSpec { provided, rets: ret_layouts.clone(), held: split as u64, per_frame, native_base, metered, borrowed };
         let site = self.env.call_site(spec)?;
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);

@@ -5,7 +5,9 @@
 //! flat global cache with the interpreter's semantics and statuses. The
 //! resource type travels as a number the engine assigns
 //! ([`LowerEnv::global_type`]); addresses are spilled to a 32-byte slot.
-//! Resources that may hold function values are not compiled.
+//! Resources may hold function values: a closure read from storage whose
+//! target compiled code does not have runs on the session's interpreter
+//! when called (`closure_shims::call_closure`).
 
 use super::*;
 
@@ -44,15 +46,8 @@ impl Lowerer<'_, '_> {
     pub(super) fn lower_global(&mut self, ins: &Bytecode, i: usize) -> CompileResult<()> {
         use Bytecode as B;
         let t = self.global_resource(ins)?;
-        self.refuse_stored_closures(ins, &t)?;
         let id = self.env.global_type(&t)?;
         let l = self.env.layout(&t)?;
-        // A closure read from storage could name a target compiled code
-        // does not have (see engine_closures.rs): such resources stay
-        // interpreted.
-        if movejit_runtime::flat::closure_shims::may_hold_closure(&l) {
-            return Err(unsupported(format!("global storage of {t}, which may hold function values")));
-        }
         match ins {
             B::Exists(_) | B::ExistsGeneric(_) => {
                 let a = self.pop_address_slot()?;

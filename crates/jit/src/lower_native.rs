@@ -5,6 +5,9 @@
 //! several times the hash itself). Results, errors and gas are the
 //! registered natives'; the shim is called through its address, as it is
 //! not part of the helper table.
+//!
+//! Also here: a call of a native no registry provides (inside a session,
+//! `engine::MISSING_NATIVE`), which fails as the interpreter's does.
 
 use super::*;
 use movejit_format::AccountAddress;
@@ -94,6 +97,38 @@ impl Lowerer<'_, '_> {
         let r = self.refund_at(i);
         self.fail_if_with(bad, i, r, |lw| lw.b.ins().iconst(types::I32, 0));
         self.push(Ty::M(rl), Val::Mem(dst), i);
+        Ok(())
+    }
+}
+
+impl Lowerer<'_, '_> {
+    /// A call of a native no registry provides: `MISSING_DEPENDENCY` at the
+    /// call, before any charge (the interpreter fails it before charging
+    /// `native_base`). The arguments are dropped first, as the
+    /// interpreter's unwind drops them.
+    pub(super) fn call_missing_native(&mut self, callee: &CalleeRef, i: usize) -> CompileResult<()> {
+        let split = self.stack.len() - callee.params.len();
+        let args = self.stack.split_off(split);
+        for (t, v) in &args {
+            if let Ty::M(l) = t {
+                let a = v.addr()?;
+                self.drop_value(l, a)?;
+            }
+        }
+        let yes = self.b.ins().iconst(types::I8, 1);
+        self.fail_if(yes, StatusCode::MISSING_DEPENDENCY, i);
+        // Unreachable from here: placeholders keep the stack's shape.
+        for (j, t) in callee.rets.iter().enumerate() {
+            let v = match t {
+                Ty::M(l) => Val::Mem(self.opslot(split + j, l)),
+                _ => {
+                    let zeros: Vec<Value> = t.lanes(self.ptr).into_iter().map(|ty| self.iconst_ty(ty, 0)).collect();
+                    Val::from_lanes(t, &zeros)
+                }
+            };
+            self.stack.push((t.clone(), v));
+        }
+        self.watermark = self.watermark.max(self.stack.len());
         Ok(())
     }
 }

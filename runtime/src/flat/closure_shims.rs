@@ -14,8 +14,16 @@
 //! and type arguments: a compiled Move function is entered through its
 //! entry trampoline (the JIT's `extern "C" fn(ctx, args, rets) -> u32`), a
 //! native through [`super::shims::call_native`]. A target the table does not
-//! hold fails the call with [`CLOSURE_NOT_COMPILED`] and is recorded, so the
-//! engine can compile it before the instance runs again.
+//! hold (a closure read from storage or returned by a native, a target
+//! that does not compile) runs on the session's interpreter
+//! ([`crate::compiled::Interpreter`]) when compiled code runs inside one;
+//! outside a session the call fails with [`CLOSURE_NOT_COMPILED`] and the
+//! target is recorded, so the engine can compile it before the instance
+//! runs again.
+//!
+//! [`call_interpreted`] is the other way out of compiled code: the engine's
+//! stub for an instance it could not compile calls it to run that instance
+//! on the session's interpreter.
 //!
 //! Shim contract as in [`super::shims`]; in addition site pointers point to
 //! live sites of the engine that compiled the calling code.
@@ -26,8 +34,11 @@ use super::closure::FlatClosure;
 use super::context::ExecContext;
 use super::layout::{FlatLayout, Shape};
 use super::mem::{self, Addr};
+use super::host::Host;
 use super::value::FlatValue;
+use crate::compiled::{CallState, InterpretedCall, InterpretedFunction, SeamSlot};
 use crate::error::VmError;
+use crate::storage::ModuleId;
 use crate::types::Type;
 use crate::values::FunctionId;
 use movejit_format::StatusCode;
@@ -138,6 +149,8 @@ pub struct CallSite {
     /// Gas charged before entering a Move target (the frame) or a native.
     pub per_frame: u64,
     pub native_base: u64,
+    /// The calling code is metered (gas left in `ExecContext::gas_left`).
+    pub metered: bool,
     /// The closure operand is a local's (a `CopyLoc` just before): the
     /// call leaves it in place and passes copies of its captured values.
     pub borrowed: bool,
@@ -262,6 +275,17 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
         },
     };
     let Some(t) = site.cache.get(&site.table, &c.function, &c.type_args) else {
+        // SAFETY: as in `fail`.
+        if unsafe { has_interpreter(ctx) } {
+            // SAFETY: shim contract (as above).
+            let r = unsafe { call_closure_interpreted(ctx, site, c, owned.is_some(), provided, rets) };
+            // The interpreter consumed the box's captured values.
+            if let Some(b) = owned {
+                let FlatClosure { captured, .. } = *b;
+                captured.into_iter().for_each(FlatValue::forget_moved);
+            }
+            return r;
+        }
         site.table.miss(&c.function, &c.type_args);
         drop_provided(site, provided);
         // SAFETY: as in `fail`.
@@ -414,6 +438,188 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
         let FlatClosure { captured, .. } = *b;
         captured.into_iter().for_each(FlatValue::forget_moved);
     }
+    r
+}
+
+/// A callee compiled code runs on the session's interpreter (an instance
+/// the engine could not compile): the engine's stub for it passes this
+/// site to [`call_interpreted`].
+#[derive(Debug)]
+pub struct InterpSite {
+    pub module: ModuleId,
+    pub fdef: u16,
+    pub ty_args: Vec<Type>,
+    /// Parameter layouts (reference layouts for `&` / `&mut`).
+    pub params: Vec<Arc<FlatLayout>>,
+    pub rets: Vec<Arc<FlatLayout>>,
+    /// The calling code is metered (`ExecContext::gas_left` is the gas left).
+    pub metered: bool,
+    /// The callee's module in the engine's numbering: the location of an
+    /// error the interpreter raised before entering it.
+    pub module_number: u32,
+}
+
+/// Whether compiled code runs inside a session whose interpreter it can
+/// call.
+///
+/// # Safety
+/// `ctx` is live; its `host` is 0 or a live [`Host`].
+unsafe fn has_interpreter(ctx: *mut ExecContext) -> bool {
+    // SAFETY: caller's contract.
+    let Some(cx) = (unsafe { ctx.as_ref() }) else { return false };
+    // SAFETY: caller's contract.
+    unsafe { (cx.host as *const Host<'_>).as_ref() }.is_some_and(|h| h.session.is_some())
+}
+
+/// Runs `call` on the session's interpreter and settles the context: gas
+/// left, and on failure the error (status words; the full error, with its
+/// location and message, in `interpreted_error` when it was raised inside
+/// interpreted code). Returns 0, [`FAILED_HERE`] (an error of the call
+/// itself, which the calling site locates) or [`CALLEE_FAILED`].
+///
+/// # Safety
+/// `ctx` is live and not otherwise borrowed; its `host` is 0 or a live
+/// [`Host`]; the slots follow [`SeamSlot`]'s contract.
+unsafe fn interpret(ctx: *mut ExecContext, call: InterpretedCall<'_>, metered: bool) -> u32 {
+    // SAFETY: caller's contract.
+    let Some(cx) = (unsafe { ctx.as_mut() }) else { return FAILED_HERE };
+    // SAFETY: caller's contract.
+    let host = unsafe { (cx.host as *mut Host<'_>).as_mut() };
+    let Some((host, session)) = host.and_then(|h| h.session.map(|s| (h, s))) else {
+        return cx.fail(&VmError::invariant("compiled code calls the interpreter outside a session"));
+    };
+    let state = CallState { gas_left: metered.then_some(cx.gas_left), ..call.state };
+    // SAFETY: the session outlives the execution and nothing else borrows
+    // it while this shim runs (the interpreter that lent it to compiled
+    // code is suspended below); the nested run borrows the natives' state
+    // the host holds for this execution, and nothing else of the host.
+    let out = unsafe { &mut *session }.interpret(&mut host.native.session, InterpretedCall { state, ..call });
+    if metered {
+        if let Some(g) = out.gas_left {
+            cx.gas_left = g;
+        }
+    }
+    match out.result {
+        Ok(()) => 0,
+        Err(e) => {
+            cx.fail(&e);
+            if e.location.is_some() {
+                cx.interpreted_error = Some(Box::new(e));
+                CALLEE_FAILED
+            } else {
+                FAILED_HERE
+            }
+        }
+    }
+}
+
+/// The stub of an instance the engine could not compile: runs it on the
+/// session's interpreter with the calling code's state (the caller did the
+/// depth check and the frame charge, and set `depth` and `stack_base` for
+/// the callee). `slots` holds one pointer per parameter (a value slot,
+/// consumed; for a reference, its target) then one per result (an empty
+/// slot; a reference result receives its address). Returns 0 or 1 (the
+/// error recorded with its location).
+pub unsafe extern "C" fn call_interpreted(ctx: *mut ExecContext, site: *const InterpSite, slots: *const *mut u8) -> u32 {
+    // SAFETY: shim contract: a live site; `slots` holds one pointer per
+    // parameter and result of the site.
+    let site = unsafe { &*site };
+    let np = site.params.len();
+    let ptrs = unsafe { std::slice::from_raw_parts(slots, np + site.rets.len()) };
+    let seam = |(p, l): (&*mut u8, &Arc<FlatLayout>)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() };
+    let args: Vec<SeamSlot> = ptrs[..np].iter().zip(&site.params).map(seam).collect();
+    let rets: Vec<SeamSlot> = ptrs[np..].iter().zip(&site.rets).map(seam).collect();
+    // SAFETY: shim contract.
+    let Some(cx) = (unsafe { ctx.as_mut() }) else { return 1 };
+    let state = CallState { depth: cx.depth, stack_base: cx.stack_base, gas_left: None };
+    let call = InterpretedCall {
+        module: &site.module,
+        function: InterpretedFunction::Entered(site.fdef),
+        ty_args: &site.ty_args,
+        args: &args,
+        rets: &rets,
+        state,
+    };
+    // SAFETY: shim contract; `cx` is not used while `interpret` runs.
+    match unsafe { interpret(ctx, call, site.metered) } {
+        0 => 0,
+        FAILED_HERE => {
+            // Raised before the callee's first instruction: located there.
+            // SAFETY: shim contract.
+            if let Some(cx) = unsafe { ctx.as_mut() } {
+                cx.module = site.module_number;
+                cx.function = site.fdef as u32;
+                cx.code_offset = 0;
+            }
+            1
+        }
+        _ => 1,
+    }
+}
+
+/// `CallClosure` of a target compiled code does not have, on the session's
+/// interpreter: the captured values (the box's own when `owned`, else
+/// copies) and the provided arguments interleaved by the mask. The
+/// interpreter does the call's checks and charges as its `CallClosure`
+/// would. Returns as [`call_closure`].
+///
+/// # Safety
+/// As [`call_closure`], with a session present ([`has_interpreter`]).
+unsafe fn call_closure_interpreted(ctx: *mut ExecContext, site: &CallSite, c: &FlatClosure, owned: bool, provided: &[*mut u8], rets: &[*mut u8]) -> u32 {
+    let total = provided.len() + c.captured.len();
+    let captured_at = |i: usize| i < 64 && (c.mask >> i) & 1 == 1;
+    let mut copies: Vec<FlatValue> = Vec::new();
+    let mut args = Vec::with_capacity(total);
+    let (mut cap, mut prov) = (c.captured.iter(), provided.iter().zip(&site.provided));
+    for i in 0..total {
+        let slot = if captured_at(i) {
+            cap.next().map(|v| {
+                if owned {
+                    SeamSlot { addr: Addr::of_value(v), layout: v.layout().clone() }
+                } else {
+                    let copy = v.copy();
+                    let s = SeamSlot { addr: Addr::of_value(&copy), layout: copy.layout().clone() };
+                    copies.push(copy);
+                    s
+                }
+            })
+        } else {
+            prov.next().map(|(p, l)| {
+                // A reference argument's slot holds its target's address.
+                let addr = if is_ref(l) { mem::read_addr(Addr::from_raw(*p)) } else { Addr::from_raw(*p) };
+                SeamSlot { addr, layout: l.clone() }
+            })
+        };
+        match slot {
+            Some(s) => args.push(s),
+            None => {
+                drop_provided(site, provided);
+                // SAFETY: shim contract.
+                return match unsafe { ctx.as_mut() } {
+                    Some(cx) => cx.fail(&VmError::invariant("closure mask does not fit the arguments")),
+                    None => FAILED_HERE,
+                };
+            }
+        }
+    }
+    let rets: Vec<SeamSlot> = rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() }).collect();
+    // SAFETY: shim contract.
+    let Some(cx) = (unsafe { ctx.as_ref() }) else { return FAILED_HERE };
+    let state = CallState { depth: cx.depth, stack_base: cx.stack_base + site.held, gas_left: None };
+    let metered = site.metered;
+    let call = InterpretedCall {
+        module: &c.function.module,
+        function: InterpretedFunction::Called(&c.function.name),
+        ty_args: &c.type_args,
+        args: &args,
+        rets: &rets,
+        state,
+    };
+    // SAFETY: shim contract; `cx` is not used while `interpret` runs.
+    let r = unsafe { interpret(ctx, call, metered) };
+    // The captured values (or their copies) were consumed by the call,
+    // whether or not it succeeded; the caller forgets an owned box's.
+    copies.into_iter().for_each(FlatValue::forget_moved);
     r
 }
 

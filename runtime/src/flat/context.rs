@@ -37,6 +37,12 @@ pub struct ExecContext {
     /// The host's [`NativeHost`](super::shims::NativeHost) for
     /// `call_native` (0: none), valid while the execution runs.
     pub host: u64,
+    /// The error of an interpreted callee (compiled code calling the
+    /// interpreter: `closure_shims::call_interpreted`), with its location
+    /// inside interpreted code and its message; `status` and `abort_code`
+    /// say the same without them. Compiled code never reads it (it lies
+    /// after `host`, outside [`ExecContext::OFFSETS`]).
+    pub interpreted_error: Option<Box<VmError>>,
 }
 
 /// Field offsets, for code generators.
@@ -123,6 +129,7 @@ impl ExecContext {
 
     /// Forgets the recorded error.
     pub fn clear(&mut self) {
+        self.interpreted_error = None;
         self.status = 0;
         self.abort_code = 0;
         self.flags &= !Self::HAS_SUB_STATUS;

@@ -39,6 +39,8 @@ pub(crate) struct FlatInterp<'a, 'e, 'r> {
     scratch: Vec<u8>,
     /// Where the entry function's results go.
     entry_rets: Vec<FlatValue>,
+    /// A nested run's result slots (address, size), instead of `entry_rets`.
+    nested_rets: Option<Vec<(Addr, u32)>>,
     /// Natives' memory for this execution.
     natives: native_bridge::NativeSession,
     /// Set when the failing instruction of the top frame had completed
@@ -233,6 +235,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             max_vec,
             scratch: Vec::new(),
             entry_rets: Vec::new(),
+            nested_rets: None,
             natives: native_bridge::NativeSession::default(),
             failed_after: false,
         }
@@ -312,6 +315,102 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Err(*e)
             }
         }
+    }
+
+    /// A nested run for compiled code (mixed execution, compiled →
+    /// interpreted) on the seam's slots: value arguments are consumed (also
+    /// on failure), a reference argument is its target's address, results
+    /// are written to `rets` on success. `entered`: compiled code did the
+    /// call's checks and charges and `state.depth` counts the callee, so the
+    /// run starts in the callee's frame; otherwise it makes the call as
+    /// `CallClosure` does (depth check, frame or native charge). Limits are
+    /// the whole execution's: frames below this run count against the
+    /// depth limit and `state.stack_base` against the operand-stack limit.
+    /// The natives' state of the execution is `natives` (swapped in for the
+    /// run). An error raised by the call itself has no location.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_nested(
+        &mut self,
+        target: &super::ClosureTarget,
+        ty_args: Arc<Vec<Type>>,
+        entered: bool,
+        args: &[movejit_runtime::compiled::SeamSlot],
+        rets: &[movejit_runtime::compiled::SeamSlot],
+        state: movejit_runtime::compiled::CallState,
+        natives: &mut native_bridge::NativeSession,
+    ) -> VmResult<()> {
+        let below = if entered { state.depth.saturating_sub(1) } else { state.depth };
+        self.max_depth = self.max_depth.saturating_sub(usize::try_from(below).unwrap_or(usize::MAX));
+        std::mem::swap(&mut self.natives, natives);
+        // Interpreter argument slots: a value's own slot; for a reference,
+        // a slot holding its target's address.
+        let mut ref_slots: Vec<FlatValue> = Vec::new();
+        let mut slots: Vec<(Addr, L)> = Vec::with_capacity(args.len());
+        for a in args {
+            if matches!(a.layout.shape, Shape::Reference(_)) {
+                let r = FlatValue::zeroed(a.layout.clone());
+                mem::write_addr(Addr::of_value(&r), a.addr);
+                slots.push((Addr::of_value(&r), a.layout.clone()));
+                ref_slots.push(r);
+            } else {
+                slots.push((a.addr, a.layout.clone()));
+            }
+        }
+        let ret_slots: Vec<(Addr, L)> = rets.iter().map(|s| (s.addr, s.layout.clone())).collect();
+        self.nested_rets = Some(ret_slots.iter().map(|(a, l)| (*a, l.size)).collect());
+        let started = match u32::try_from(state.stack_base) {
+            Ok(sbase) => self.start_nested(target, &ty_args, entered, &slots, &ret_slots, sbase),
+            Err(_) => Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW))),
+        };
+        let r = match started {
+            Ok(true) => self.run(),
+            Ok(false) => Ok(()),
+            Err(e) => {
+                // Each argument is in place or its slot owns nothing: the
+                // call consumes them all.
+                for (a, l) in &slots {
+                    if !matches!(l.shape, Shape::Reference(_)) {
+                        mem::drop_value(l, *a);
+                    }
+                }
+                Err(e)
+            }
+        };
+        let r = r.map_err(|e| {
+            self.unwind();
+            *e
+        });
+        self.nested_rets = None;
+        std::mem::swap(&mut self.natives, natives);
+        r
+    }
+
+    /// The call of [`run_nested`](Self::run_nested): `true` when a frame
+    /// was pushed (then run it).
+    fn start_nested(
+        &mut self,
+        target: &super::ClosureTarget,
+        ty_args: &Arc<Vec<Type>>,
+        entered: bool,
+        slots: &[(Addr, L)],
+        rets: &[(Addr, L)],
+        sbase: u32,
+    ) -> TrapResult<bool> {
+        let callee = self.s.flat_callee(&target.module, target.def, ty_args.clone())?;
+        if !entered {
+            let h = rets.len() as u32;
+            return self.call(&callee, Args { slots, mutable: &target.mutable }, rets, sbase, h, ty_args);
+        }
+        let Callee::Move(p) = &callee else { return Err(inv("compiled code entered a native as interpreted")) };
+        if p.params.len() != slots.len() || p.ret_slots.iter().any(|r| !r.is_empty() && r.len() != rets.len()) {
+            return Err(inv("interpreted call does not fit the callee's signature"));
+        }
+        let (base, mark) = self.stack.push(p.frame_size);
+        for ((src, l), (off, _)) in slots.iter().zip(&p.params) {
+            mem::move_bytes(*src, base.add(*off), l.size);
+        }
+        self.frames.push(Frame { p: p.clone(), base, mark, pc: 0, sbase });
+        Ok(true)
     }
 
     /// Drops what every frame left after an error still owns: its locals
@@ -948,11 +1047,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
                 caller.pc += 1;
             }
-            None => {
-                for (src, v) in srcs.iter().zip(&self.entry_rets) {
-                    mem::move_bytes(base.add(*src), Addr::of_value(v), v.layout().size);
+            None => match &self.nested_rets {
+                Some(dsts) => {
+                    for (src, (dst, n)) in srcs.iter().zip(dsts) {
+                        mem::move_bytes(base.add(*src), *dst, *n);
+                    }
                 }
-            }
+                None => {
+                    for (src, v) in srcs.iter().zip(&self.entry_rets) {
+                        mem::move_bytes(base.add(*src), Addr::of_value(v), v.layout().size);
+                    }
+                }
+            },
         }
         for (off, l) in &p.owned_locals {
             mem::drop_value(l, base.add(*off));

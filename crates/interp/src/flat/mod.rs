@@ -103,6 +103,24 @@ pub(crate) struct FlatSession {
     pub closures: crate::fxhash::FxHashMap<(usize, u32), (Arc<LoadedModule>, u16)>,
     /// (prepared function, pc) → the closure target a `PackClosure` names.
     pub packs: crate::fxhash::FxHashMap<(usize, u32), ClosureTarget>,
+    /// Instances compiled code handed to the interpreter (module, definition
+    /// → type arguments), for the compiled / interpreted counts.
+    pub nested: crate::fxhash::FxHashMap<(usize, u16), Vec<Vec<Type>>>,
+}
+
+impl FlatSession {
+    /// Notes an instance compiled code had interpreted.
+    pub(crate) fn note_nested(&mut self, t: &ClosureTarget, ty_args: &[Type]) {
+        let v = self.nested.entry((Arc::as_ptr(&t.module) as usize, t.def)).or_default();
+        if !v.iter().any(|a| a[..] == *ty_args) {
+            v.push(ty_args.to_vec());
+        }
+    }
+
+    /// How many distinct instances compiled code had interpreted.
+    pub(crate) fn nested_count(&self) -> usize {
+        self.nested.values().map(Vec::len).sum()
+    }
 }
 
 /// Layouts for the flat interpreter: the session's datatypes without the
@@ -231,7 +249,7 @@ impl Session<'_, '_> {
         Ok(t)
     }
 
-    fn make_target(&self, module: Arc<LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
+    pub(crate) fn make_target(&self, module: Arc<LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
         let m = &module.module;
         let fh = m
             .function_defs

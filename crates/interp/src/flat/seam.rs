@@ -1,9 +1,17 @@
 //! The session as compiled code sees it (`movejit_runtime::compiled`): its
-//! loaded modules and its global-storage cache over flat values, with the
-//! semantics of the flat interpreter's global-storage instructions.
+//! loaded modules, its global-storage cache over flat values, with the
+//! semantics of the flat interpreter's global-storage instructions, and its
+//! interpreter for the calls compiled code hands back (a nested
+//! [`FlatInterp`] over this session, its own frame stack and a meter with
+//! the gas left).
 
+use super::exec::FlatInterp;
+use super::ClosureTarget;
 use crate::engine::Session;
-use movejit_runtime::compiled::{GlobalStore, ModuleSource};
+use movejit_runtime::compiled::{GlobalStore, Interpreted, InterpretedCall, InterpretedFunction, Interpreter, ModuleSource};
+use movejit_runtime::flat::native_bridge::NativeSession;
+use movejit_runtime::{FunctionId, GasMeter};
+use std::sync::Arc;
 use movejit_runtime::flat::{mem, Addr};
 use movejit_runtime::{AccountAddress, ModuleId, StatusCode, Type, VmError, VmResult};
 
@@ -53,5 +61,38 @@ impl GlobalStore for Session<'_, '_> {
         self.globals.flat[slot] = Some(mem::move_out(&l, src));
         self.globals.meta[slot].dirty = true;
         Ok(())
+    }
+}
+
+impl Interpreter for Session<'_, '_> {
+    fn interpret(&mut self, natives: &mut NativeSession, call: InterpretedCall<'_>) -> Interpreted {
+        let mut gas = match call.state.gas_left {
+            Some(g) => GasMeter::new(self.engine.config.costs.clone(), g),
+            None => GasMeter::unmetered(),
+        };
+        let result = self.interpret_with(natives, &call, &mut gas);
+        Interpreted { result, gas_left: gas.remaining() }
+    }
+}
+
+impl Session<'_, '_> {
+    fn interpret_with(&mut self, natives: &mut NativeSession, call: &InterpretedCall<'_>, gas: &mut GasMeter) -> VmResult<()> {
+        let (target, entered) = match call.function {
+            InterpretedFunction::Entered(def) => {
+                let m = self.load_module(call.module)?;
+                (self.function_target(m, def)?, true)
+            }
+            InterpretedFunction::Called(name) => {
+                (self.closure_target(&FunctionId { module: call.module.clone(), name: name.into() })?, false)
+            }
+        };
+        self.flat.note_nested(&target, call.ty_args);
+        let ty_args = Arc::new(call.ty_args.to_vec());
+        let mut interp = FlatInterp::new(self, gas);
+        interp.run_nested(&target, ty_args, entered, call.args, call.rets, call.state, natives)
+    }
+
+    fn function_target(&mut self, m: Arc<crate::loader::LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
+        self.make_target(m, def)
     }
 }

@@ -1,0 +1,433 @@
+//! Compiled code calling interpreted code (mixed execution, compiled →
+//! interpreted). Functions longer than the JIT's `max_code_len` (set low
+//! here) are not compiled: their compiled callers call them through
+//! interpreter stubs, and closures whose targets are not compiled (read
+//! from storage, or targets that do not compile) run on the interpreter.
+//! Every call must give what the interpreter alone gives: results, error
+//! (status, abort code, location inside the interpreted callee), gas used
+//! at several budgets (some running out inside the interpreted callee),
+//! and the change set; call depth is carried across the boundary
+//! (`CALL_STACK_OVERFLOW` on either side of it).
+
+use movejit_engine::{engine_label, new_engine, EngineConfig, ExecutorKind};
+use movejit_interp::runtime::{AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, InMemoryStorage, ModuleId, StatusCode};
+use movejit_interp::JitOptions;
+
+/// Functions with more instructions than this run interpreted.
+const MAX_CODE_LEN: usize = 24;
+
+/// `call_long`, `via_ref`, `deep`, `store*` and `call_stored` are short
+/// (compiled); `long`, `long_push`, `long_rec` and `add_long` are long
+/// (interpreted).
+const SOURCE: &str = "version 9
+module 0xcafe::mixed
+
+struct Holder has key
+  f: |u64|u64 has copy + drop + store
+
+public fun call_long(x: u64, n: u64): u64
+    move_loc x
+    move_loc n
+    call long
+    ld_u64 1
+    add
+    ret
+
+fun long(x: u64, n: u64): u64
+    local i: u64
+    local acc: u64
+    ld_u64 0
+    st_loc i
+    ld_u64 0
+    st_loc acc
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L1
+    move_loc acc
+    copy_loc i
+    add
+    st_loc acc
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: copy_loc x
+    ld_u64 100
+    gt
+    br_false L2
+    copy_loc x
+    abort
+L2: move_loc acc
+    move_loc x
+    add
+    ret
+
+public fun via_ref(a: u64, k: u64): vector<u64>
+    local v: vector<u64>
+    local r: &mut u64
+    copy_loc a
+    move_loc a
+    vec_pack <u64>, 2
+    st_loc v
+    mut_borrow_loc v
+    move_loc k
+    call long_push
+    st_loc r
+    ld_u64 9
+    move_loc r
+    write_ref
+    move_loc v
+    ret
+
+fun long_push(v: &mut vector<u64>, k: u64): &mut u64
+    copy_loc v
+    copy_loc k
+    vec_push_back <u64>
+    copy_loc k
+    ld_u64 1000
+    gt
+    br_false L0
+    move_loc v
+    pop
+    copy_loc k
+    abort
+L0: copy_loc v
+    freeze_ref
+    vec_len <u64>
+    ld_u64 3
+    eq
+    br_false L1
+    move_loc v
+    ld_u64 1
+    vec_mut_borrow <u64>
+    ret
+L1: move_loc v
+    pop
+    ld_u64 2
+    abort
+
+public fun deep(n: u64, m: u64): u64
+    copy_loc n
+    ld_u64 0
+    eq
+    br_false L0
+    move_loc m
+    call long_rec
+    ret
+L0: move_loc n
+    ld_u64 1
+    sub
+    move_loc m
+    call deep
+    ld_u64 1
+    add
+    ret
+
+fun long_rec(m: u64): u64
+    copy_loc m
+    ld_u64 0
+    eq
+    br_false L0
+    ld_u64 0
+    ret
+L0: ld_u64 0
+    move_loc m
+    ld_u64 1
+    sub
+    call deep
+    ld_u64 1
+    add
+    ld_u64 2
+    add
+    ld_u64 3
+    add
+    ld_u64 4
+    add
+    ld_u64 6
+    sub
+    ld_u64 0
+    add
+    ld_u64 0
+    add
+    ret
+
+public fun store(s: &signer, k: u64)
+    move_loc s
+    move_loc k
+    pack_closure add_long, 1
+    pack Holder
+    move_to Holder
+    ret
+
+public fun store_short(s: &signer, k: u64)
+    move_loc s
+    move_loc k
+    pack_closure add_short, 1
+    pack Holder
+    move_to Holder
+    ret
+
+public fun call_stored(a: address, x: u64): u64 acquires Holder
+    move_loc x
+    move_loc a
+    borrow_global Holder
+    borrow_field Holder, f
+    read_ref
+    call_closure <|u64|u64>
+    ret
+
+#[persistent] public fun add_short(k: u64, x: u64): u64
+    move_loc k
+    move_loc x
+    add
+    ret
+
+#[persistent] public fun add_long(k: u64, x: u64): u64
+    copy_loc x
+    ld_u64 1000
+    gt
+    br_false L0
+    copy_loc k
+    abort
+L0: move_loc k
+    move_loc x
+    add
+    ld_u64 1
+    add
+    ld_u64 2
+    add
+    ld_u64 3
+    add
+    ld_u64 4
+    add
+    ld_u64 5
+    add
+    ld_u64 6
+    add
+    ld_u64 7
+    add
+    ld_u64 28
+    sub
+    ret
+";
+
+fn storage() -> InMemoryStorage {
+    let m = match movejit_masm::assemble(SOURCE) {
+        Ok(movejit_masm::Assembled::Module(m)) => m,
+        Ok(_) => panic!("expected a module"),
+        Err(e) => panic!("assemble: {e}"),
+    };
+    let lens: Vec<usize> = m.function_defs.iter().map(|f| f.code.as_ref().map_or(0, |c| c.code.len())).collect();
+    // The split the test relies on: short functions compile, long ones don't.
+    for (name, long) in [("call_long", false), ("long", true), ("via_ref", false), ("long_push", true), ("deep", false), ("long_rec", true), ("add_long", true)] {
+        let i = m
+            .function_defs
+            .iter()
+            .position(|f| m.identifiers[m.function_handles[f.function.idx()].name.idx()] == name)
+            .expect("function");
+        assert_eq!(lens[i] > MAX_CODE_LEN, long, "{name}: {} instructions", lens[i]);
+    }
+    let mut st = InMemoryStorage::default();
+    st.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "mixed"), movejit_format::serialize_module(&m));
+    st
+}
+
+fn u64_arg(x: u64) -> Vec<u8> {
+    x.to_le_bytes().to_vec()
+}
+
+fn signer_arg() -> Vec<u8> {
+    // Variant 0 (an account's own signer), then the address.
+    [&[0u8][..], &AccountAddress::from_u64(0xcafe).0].concat()
+}
+
+/// What a call observably did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Outcome {
+    Returned(Vec<Vec<u8>>),
+    /// Status, abort code / sub-status, location; the message only for
+    /// aborts (other messages are the interpreter's wording).
+    Failed(StatusCode, Option<u64>, Option<ErrorLocation>, Option<String>),
+}
+
+/// One session's calls: (outcome, gas used) per call, the change set of
+/// the session when the last call succeeded, and the engine label.
+type Run = (Vec<(Outcome, u64)>, Option<ChangeSet>, &'static str);
+
+fn run(kind: ExecutorKind, st: &InMemoryStorage, calls: &[(&str, Vec<Vec<u8>>)], budget: Option<u64>) -> Run {
+    let jit = JitOptions { max_code_len: MAX_CODE_LEN, ..JitOptions::default() };
+    let engine = new_engine(EngineConfig { executor: kind, jit, ..EngineConfig::aptos() });
+    let mut session = engine.new_session(st);
+    let mut out = Vec::new();
+    let mut ok = true;
+    for (f, args) in calls {
+        let mut gas = match budget {
+            Some(b) => GasMeter::new(CostTable::default(), b),
+            None => GasMeter::unmetered(),
+        };
+        let r = session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "mixed"), f, &[], args, &mut gas);
+        ok = r.is_ok();
+        let o = match r {
+            Ok(r) => Outcome::Returned(r.returns),
+            Err(e) => {
+                let message = if e.status == StatusCode::ABORTED { e.message } else { None };
+                Outcome::Failed(e.status, e.sub_status, e.location, message)
+            }
+        };
+        out.push((o, gas.used()));
+    }
+    let label = engine_label(session.compiled_stats().as_ref());
+    let cs = if ok { session.finish().ok() } else { None };
+    (out, cs, label)
+}
+
+fn failed_in(o: &Outcome, status: StatusCode, function: &str) -> bool {
+    matches!(o, Outcome::Failed(s, _, Some(l), _) if *s == status && l.function_name == function)
+}
+
+struct Case {
+    name: &'static str,
+    calls: Vec<(&'static str, Vec<Vec<u8>>)>,
+    /// What the interpreter must give for the last call (the test's own
+    /// premise, checked before comparing executors).
+    expect: fn(&Outcome) -> bool,
+    /// Compiled code calls interpreted code in this case (auto's label).
+    mixed: bool,
+}
+
+fn cases() -> Vec<Case> {
+    let addr = AccountAddress::from_u64(0xcafe).0.to_vec();
+    vec![
+        Case {
+            name: "interpreted callee returns",
+            calls: vec![("call_long", vec![u64_arg(5), u64_arg(10)])],
+            expect: |o| *o == Outcome::Returned(vec![u64_arg(5 + 45 + 1)]),
+            mixed: true,
+        },
+        Case {
+            name: "interpreted callee aborts",
+            calls: vec![("call_long", vec![u64_arg(500), u64_arg(10)])],
+            expect: |o| failed_in(o, StatusCode::ABORTED, "long") && matches!(o, Outcome::Failed(_, Some(500), ..)),
+            mixed: true,
+        },
+        Case {
+            name: "reference argument and reference result across the boundary",
+            calls: vec![("via_ref", vec![u64_arg(3), u64_arg(4)])],
+            expect: |o| *o == Outcome::Returned(vec![[vec![3u8], u64_arg(3), u64_arg(9), u64_arg(4)].concat()]),
+            mixed: true,
+        },
+        Case {
+            name: "interpreted callee aborts holding a reference",
+            calls: vec![("via_ref", vec![u64_arg(3), u64_arg(4000)])],
+            expect: |o| failed_in(o, StatusCode::ABORTED, "long_push"),
+            mixed: true,
+        },
+        Case {
+            name: "recursion through the boundary",
+            calls: vec![("deep", vec![u64_arg(3), u64_arg(4)])],
+            expect: |o| matches!(o, Outcome::Returned(_)),
+            mixed: true,
+        },
+        Case {
+            name: "depth limit in compiled code",
+            calls: vec![("deep", vec![u64_arg(1100), u64_arg(0)])],
+            expect: |o| failed_in(o, StatusCode::CALL_STACK_OVERFLOW, "deep"),
+            mixed: false,
+        },
+        Case {
+            name: "last frame allowed is interpreted",
+            calls: vec![("deep", vec![u64_arg(1023), u64_arg(0)])],
+            expect: |o| *o == Outcome::Returned(vec![u64_arg(1023)]),
+            mixed: true,
+        },
+        Case {
+            name: "depth limit at the call of the interpreted callee",
+            calls: vec![("deep", vec![u64_arg(1024), u64_arg(0)])],
+            expect: |o| failed_in(o, StatusCode::CALL_STACK_OVERFLOW, "deep"),
+            mixed: false,
+        },
+        Case {
+            name: "depth limit inside interpreted code",
+            calls: vec![("deep", vec![u64_arg(1000), u64_arg(30)])],
+            expect: |o| matches!(o, Outcome::Failed(StatusCode::CALL_STACK_OVERFLOW, _, Some(_), _)),
+            mixed: true,
+        },
+        Case {
+            name: "closure from storage, interpreted target",
+            calls: vec![("store", vec![signer_arg(), u64_arg(7)]), ("call_stored", vec![addr.clone(), u64_arg(5)])],
+            expect: |o| *o == Outcome::Returned(vec![u64_arg(12)]),
+            mixed: true,
+        },
+        Case {
+            name: "closure from storage, interpreted target aborts",
+            calls: vec![("store", vec![signer_arg(), u64_arg(7)]), ("call_stored", vec![addr.clone(), u64_arg(5000)])],
+            expect: |o| failed_in(o, StatusCode::ABORTED, "add_long") && matches!(o, Outcome::Failed(_, Some(7), ..)),
+            mixed: true,
+        },
+        Case {
+            name: "closure from storage, compilable target",
+            calls: vec![("store_short", vec![signer_arg(), u64_arg(7)]), ("call_stored", vec![addr, u64_arg(5)])],
+            expect: |o| *o == Outcome::Returned(vec![u64_arg(12)]),
+            mixed: false,
+        },
+    ]
+}
+
+#[test]
+fn compiled_callers_of_interpreted_callees_match_the_interpreter() {
+    let st = storage();
+    let mut bad = Vec::new();
+    let mut metered_runs = 0;
+    for case in cases() {
+        let (io, ic, _) = run(ExecutorKind::Interpreter, &st, &case.calls, None);
+        let last = &io.last().expect("a call").0;
+        assert!((case.expect)(last), "{}: the interpreter gives {last:?}", case.name);
+        for kind in [ExecutorKind::Auto, ExecutorKind::Jit] {
+            let (o, c, label) = run(kind, &st, &case.calls, None);
+            if (&o, &c) != (&io, &ic) {
+                bad.push(format!("{} on {kind:?}: {o:?} {c:?} vs interpreter {io:?} {ic:?}", case.name));
+            }
+            if kind == ExecutorKind::Auto && case.mixed && label != "mixed" {
+                bad.push(format!("{}: label {label} (expected mixed)", case.name));
+            }
+        }
+        // Metered: the full budget, then budgets running out at several
+        // points (inside the interpreted callee among them).
+        let (full, ..) = run(ExecutorKind::Interpreter, &st, &case.calls, Some(u64::MAX / 4));
+        let used: u64 = full.iter().map(|(_, g)| *g).max().unwrap_or(0);
+        let mut budgets = vec![u64::MAX / 4, used, used.saturating_sub(1), used / 2, used / 3 + 7, used * 3 / 4, 40];
+        budgets.dedup();
+        for b in budgets {
+            let i = run(ExecutorKind::Interpreter, &st, &case.calls, Some(b));
+            let a = run(ExecutorKind::Auto, &st, &case.calls, Some(b));
+            metered_runs += 1;
+            if (&a.0, &a.1) != (&i.0, &i.1) {
+                bad.push(format!("{} budget {b}: auto {:?} vs interpreter {:?}", case.name, a.0, i.0));
+            }
+        }
+    }
+    for b in &bad {
+        eprintln!("DIFF {b}");
+    }
+    assert!(bad.is_empty(), "{} differences", bad.len());
+    assert!(metered_runs > 0);
+}
+
+/// Out of gas inside the interpreted callee: the `OUT_OF_GAS` location is
+/// an instruction of `long`, with all gas used, on both executors.
+#[test]
+fn out_of_gas_inside_the_interpreted_callee() {
+    let st = storage();
+    let calls = [("call_long", vec![u64_arg(5), u64_arg(1000)])];
+    let (full, ..) = run(ExecutorKind::Interpreter, &st, &calls, Some(u64::MAX / 4));
+    let used = full[0].1;
+    let budget = used / 2;
+    let (i, ..) = run(ExecutorKind::Interpreter, &st, &calls, Some(budget));
+    let (a, _, label) = run(ExecutorKind::Auto, &st, &calls, Some(budget));
+    assert!(failed_in(&i[0].0, StatusCode::OUT_OF_GAS, "long"), "{i:?}");
+    assert_eq!(i[0].1, budget);
+    assert_eq!(a, i);
+    assert_eq!(label, "mixed");
+}
