@@ -20,13 +20,14 @@ pub fn keccak256(data: &[u8]) -> [u8; 32] {
 }
 
 pub(crate) fn register(r: &mut Registrar<'_>) {
+    // Both take `&vector<u8>`.
     r.add("hash", "blake2b256", |cx, _, mut args: Args| {
-        let data = pop_bytes(&mut args)?;
+        let data = cx.deref(&pop(&mut args)?)?.to_bytes()?;
         cx.gas.charge_native(data.len())?;
         Ok(vec![Value::from_bytes(&blake2b256(&data))])
     });
     r.add("hash", "keccak256", |cx, _, mut args: Args| {
-        let data = pop_bytes(&mut args)?;
+        let data = cx.deref(&pop(&mut args)?)?.to_bytes()?;
         cx.gas.charge_native(data.len())?;
         Ok(vec![Value::from_bytes(&keccak256(&data))])
     });
