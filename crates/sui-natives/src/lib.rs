@@ -4,7 +4,10 @@
 //! `delete_impl`, `borrow_uid`), `transfer` (transfer, freeze, share, party
 //! transfer, receive), `event::emit`, `dynamic_field` (field ids and
 //! children), `hash` (blake2b256, keccak256), `address` (bytes and u256)
-//! and `types::is_one_time_witness`.
+//! and `types::is_one_time_witness`, `ed25519::ed25519_verify` (ZIP215,
+//! ed25519-consensus as fastcrypto), `hmac::hmac_sha3_256` and
+//! `protocol_config::is_feature_enabled` (flags the host turns on in
+//! [`ObjectRuntime::features`]).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would; [`sui_registry`] is the Move stdlib with Sui's
@@ -21,15 +24,15 @@
 //! not with Sui's cost table; events are limited by count, not yet by size;
 //! children live in the session only (no store of earlier transactions'
 //! children other than what the host inserts with [`ChildStore::insert`]).
-//! Not yet: the cryptography modules (ed25519, ecdsa_k1/r1, bls12381,
-//! groth16, group_ops, ecvrf, hmac, poseidon, vdf, zklogin, nitro
-//! attestation), `config::read_setting_impl`, `protocol_config`,
+//! Not yet: the other cryptography modules (ecdsa_k1/r1, bls12381,
+//! groth16, group_ops, ecvrf, poseidon, vdf, zklogin, nitro attestation), `config::read_setting_impl`, `protocol_config`,
 //! accumulators and `event::emit_authenticated_impl`.
 
 #![forbid(unsafe_code)]
 
 mod args;
 mod children;
+mod crypto;
 mod dynamic_field;
 mod hash;
 mod object;
@@ -38,6 +41,7 @@ mod tx_context;
 mod type_tag;
 
 pub use children::{ChildCheckpoint, ChildStore};
+pub use crypto::{ed25519_verify, hmac_sha3_256};
 pub use dynamic_field::{derive_dynamic_field_id, E_BCS_SERIALIZATION_FAILURE, E_FIELD_TYPE_MISMATCH, E_KEY_DOES_NOT_EXIST};
 pub use hash::{blake2b256, keccak256, E_ADDRESS_PARSE_ERROR};
 pub use object::{E_NOT_SUPPORTED, E_RECEIVING_OBJECT_TYPE_MISMATCH, E_SHARED_NON_NEW_OBJECT, E_UNABLE_TO_RECEIVE_OBJECT};
@@ -65,6 +69,7 @@ pub fn register(registry: &mut NativeRegistry) {
     object::register(r);
     dynamic_field::register(r);
     hash::register(r);
+    crypto::register(r);
 }
 
 /// The Move stdlib natives (Sui semantics) plus the Sui framework ones:

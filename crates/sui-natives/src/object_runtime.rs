@@ -96,6 +96,8 @@ pub struct ObjectRuntime {
     pub input_objects: BTreeMap<AccountAddress, Owner>,
     /// Objects that can be received: (parent, id) → the object.
     pub receivable: BTreeMap<(AccountAddress, AccountAddress), Receivable>,
+    /// Protocol feature flags that are on (`protocol_config::is_feature_enabled`).
+    pub features: BTreeSet<String>,
     pub(crate) new_ids: BTreeSet<AccountAddress>,
     pub(crate) deleted_ids: BTreeSet<AccountAddress>,
     pub(crate) transfers: BTreeMap<AccountAddress, Transfer>,

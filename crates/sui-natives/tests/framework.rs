@@ -343,3 +343,42 @@ fn a_transaction_failing_midway_rolls_children_back() {
     assert_eq!(run.outcomes[2..], [ok(vec![vec![0]]), ok(vec![vec![1]]), ok(vec![coin(obj, 5)]), ok(vec![[vec![1], obj.0.to_vec()].concat()]), ok(vec![coin(obj, 5)]), ok(vec![vec![0]])]);
     assert!(run.children.is_empty(), "{:?}", run.children);
 }
+
+/// RFC 8032 §7.1 tests 1 and 2, tampered and malformed rows, HMAC-SHA3-256
+/// (NIST example, key length < block length) and protocol feature flags.
+#[test]
+fn signatures_macs_and_feature_flags() {
+    let sui = Sui::new();
+    let pk1 = hex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
+    let sig1 = hex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
+    let pk2 = hex("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c");
+    let sig2 = hex("92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00");
+    let mut bad = sig2.clone();
+    bad[0] ^= 1;
+    let verify = |sig: &[u8], pk: &[u8], msg: &[u8]| call("0x2::ed25519::ed25519_verify", &[], vec![bytes(sig), bytes(pk), bytes(msg)]);
+    let key: Vec<u8> = (0u8..32).collect();
+    let rows: Vec<(Call, Outcome)> = vec![
+        (verify(&sig1, &pk1, b""), ok(vec![vec![1]])),
+        (verify(&sig2, &pk2, &[0x72]), ok(vec![vec![1]])),
+        (verify(&sig2, &pk2, &[0x73]), ok(vec![vec![0]])),
+        (verify(&bad, &pk2, &[0x72]), ok(vec![vec![0]])),
+        (verify(&sig1, &pk2, b""), ok(vec![vec![0]])),
+        (verify(&sig1[..63], &pk1, b""), ok(vec![vec![0]])),
+        (verify(&sig1, &pk1[..31], b""), ok(vec![vec![0]])),
+        (
+            call("0x2::hmac::hmac_sha3_256", &[], vec![bytes(&key), bytes(b"Sample message for keylen<blocklen")]),
+            ok(vec![bytes(&hex("4fe8e202c4f058e8dddc23d8c34e467343e23555e24fc2f025d598f558f67205"))]),
+        ),
+        (call("0x2::protocol_config::is_feature_enabled", &[], vec![bytes(b"enable_x")]), ok(vec![vec![1]])),
+        (call("0x2::protocol_config::is_feature_enabled", &[], vec![bytes(b"enable_y")]), ok(vec![vec![0]])),
+        (call("0x2::protocol_config::is_feature_enabled", &[], vec![bytes(&[0xff])]), ok(vec![vec![0]])),
+    ];
+    let (calls, want): (Vec<_>, Vec<_>) = rows.into_iter().unzip();
+    let run = sui.run(&calls, &|ext| {
+        with_context(ext);
+        ext.get_or_default::<ObjectRuntime>().features.insert("enable_x".into());
+    });
+    for (i, (got, want)) in run.outcomes.iter().zip(&want).enumerate() {
+        assert_eq!(got, want, "row {i}: {}", calls[i].function);
+    }
+}
