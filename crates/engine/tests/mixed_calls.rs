@@ -64,6 +64,31 @@ L2: move_loc acc
     add
     ret
 
+public fun loop_long(k: u64): u64
+    local i: u64
+    local acc: u64
+    ld_u64 0
+    st_loc i
+    ld_u64 0
+    st_loc acc
+L0: copy_loc i
+    copy_loc k
+    lt
+    br_false L1
+    move_loc acc
+    ld_u64 1
+    ld_u64 0
+    call long
+    add
+    st_loc acc
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: move_loc acc
+    ret
+
 public fun via_ref(a: u64, k: u64): vector<u64>
     local v: vector<u64>
     local r: &mut u64
@@ -221,7 +246,7 @@ fn storage() -> InMemoryStorage {
     };
     let lens: Vec<usize> = m.function_defs.iter().map(|f| f.code.as_ref().map_or(0, |c| c.code.len())).collect();
     // The split the test relies on: short functions compile, long ones don't.
-    for (name, long) in [("call_long", false), ("long", true), ("via_ref", false), ("long_push", true), ("deep", false), ("long_rec", true), ("add_long", true)] {
+    for (name, long) in [("call_long", false), ("loop_long", false), ("long", true), ("via_ref", false), ("long_push", true), ("deep", false), ("long_rec", true), ("add_long", true)] {
         let i = m
             .function_defs
             .iter()
@@ -430,4 +455,26 @@ fn out_of_gas_inside_the_interpreted_callee() {
     assert_eq!(i[0].1, budget);
     assert_eq!(a, i);
     assert_eq!(label, "mixed");
+}
+
+/// A compiled loop calling an interpreted callee many times: same result
+/// as the interpreter; prints the time per compiled-to-interpreted call.
+#[test]
+fn many_calls_into_the_interpreter() {
+    let st = storage();
+    let n = 20_000u64;
+    let calls = [("loop_long", vec![u64_arg(n)])];
+    let t = std::time::Instant::now();
+    let (i, ..) = run(ExecutorKind::Interpreter, &st, &calls, None);
+    let ti = t.elapsed().as_secs_f64() * 1e3;
+    let t = std::time::Instant::now();
+    let (a, _, label) = run(ExecutorKind::Auto, &st, &calls, None);
+    let ta = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(i[0].0, Outcome::Returned(vec![u64_arg(n)]));
+    assert_eq!(a, i);
+    assert_eq!(label, "mixed");
+    let (mi, ..) = run(ExecutorKind::Interpreter, &st, &calls, Some(u64::MAX / 4));
+    let (ma, ..) = run(ExecutorKind::Auto, &st, &calls, Some(u64::MAX / 4));
+    assert_eq!(ma, mi, "metered");
+    println!("{n} compiled-to-interpreted calls: interp {ti:.1} ms, auto {ta:.1} ms ({:.2} us per call on auto)", ta * 1e3 / n as f64);
 }

@@ -341,6 +341,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     ) -> VmResult<()> {
         let below = if entered { state.depth.saturating_sub(1) } else { state.depth };
         self.max_depth = self.max_depth.saturating_sub(usize::try_from(below).unwrap_or(usize::MAX));
+        if let Some(st) = self.s.flat.nested_stack.take() {
+            self.stack = st;
+        }
         std::mem::swap(&mut self.natives, natives);
         // Interpreter argument slots: a value's own slot; for a reference,
         // a slot holding its target's address.
@@ -382,6 +385,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         });
         self.nested_rets = None;
         std::mem::swap(&mut self.natives, natives);
+        // Every frame is gone (returned or unwound): keep the memory.
+        if self.frames.is_empty() {
+            self.s.flat.nested_stack = Some(std::mem::take(&mut self.stack));
+        }
         r
     }
 

@@ -106,6 +106,12 @@ pub(crate) struct FlatSession {
     /// Instances compiled code handed to the interpreter (module, definition
     /// → type arguments), for the compiled / interpreted counts.
     pub nested: crate::fxhash::FxHashMap<(usize, u16), Vec<Vec<Type>>>,
+    /// (module, definition) → the function, for calls compiled code hands
+    /// to the interpreter.
+    pub entered: crate::fxhash::FxHashMap<(usize, u16), ClosureTarget>,
+    /// The frame stack of the last nested run, kept for the next (its first
+    /// chunk is 256 KiB: allocating one per call dominated short calls).
+    pub nested_stack: Option<movejit_runtime::flat::mem::FrameStack>,
 }
 
 impl FlatSession {

@@ -92,7 +92,14 @@ impl Session<'_, '_> {
         interp.run_nested(&target, ty_args, entered, call.args, call.rets, call.state, natives)
     }
 
+    /// The function compiled code enters (cached per session).
     fn function_target(&mut self, m: Arc<crate::loader::LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
-        self.make_target(m, def)
+        let key = (Arc::as_ptr(&m) as usize, def);
+        if let Some(t) = self.flat.entered.get(&key) {
+            return Ok(t.clone());
+        }
+        let t = self.make_target(m, def)?;
+        self.flat.entered.insert(key, t.clone());
+        Ok(t)
     }
 }
