@@ -8,7 +8,8 @@
 //! ed25519-consensus as fastcrypto), `hmac::hmac_sha3_256` and
 //! `protocol_config::is_feature_enabled` (flags the host turns on in
 //! [`ObjectRuntime::features`]), `ecdsa_k1` (recovery, decompression,
-//! verification over libsecp256k1 as fastcrypto).
+//! verification over libsecp256k1 as fastcrypto), `ecdsa_r1` (recovery,
+//! low-`s` verification over p256).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would; [`sui_registry`] is the Move stdlib with Sui's
@@ -25,7 +26,7 @@
 //! not with Sui's cost table; events are limited by count, not yet by size;
 //! children live in the session only (no store of earlier transactions'
 //! children other than what the host inserts with [`ChildStore::insert`]).
-//! Not yet: the other cryptography modules (ecdsa_r1, bls12381,
+//! Not yet: the other cryptography modules (bls12381,
 //! groth16, group_ops, ecvrf, poseidon, vdf, zklogin, nitro attestation), `config::read_setting_impl`, `protocol_config`,
 //! accumulators and `event::emit_authenticated_impl`.
 
@@ -36,6 +37,7 @@ mod children;
 mod crypto;
 mod dynamic_field;
 mod ecdsa_k1;
+mod ecdsa_r1;
 mod hash;
 mod object;
 mod object_runtime;
@@ -45,6 +47,7 @@ mod type_tag;
 pub use children::{ChildCheckpoint, ChildStore};
 pub use crypto::{ed25519_verify, hmac_sha3_256};
 pub use ecdsa_k1::{decompress_pubkey, secp256k1_ecrecover, secp256k1_verify, E_FAIL_TO_RECOVER_PUBKEY, E_INVALID_PUBKEY, E_INVALID_SIGNATURE};
+pub use ecdsa_r1::{secp256r1_ecrecover, secp256r1_verify, E_R1_FAIL_TO_RECOVER_PUBKEY, E_R1_INVALID_SIGNATURE};
 pub use dynamic_field::{derive_dynamic_field_id, E_BCS_SERIALIZATION_FAILURE, E_FIELD_TYPE_MISMATCH, E_KEY_DOES_NOT_EXIST};
 pub use hash::{blake2b256, keccak256, E_ADDRESS_PARSE_ERROR};
 pub use object::{E_NOT_SUPPORTED, E_RECEIVING_OBJECT_TYPE_MISMATCH, E_SHARED_NON_NEW_OBJECT, E_UNABLE_TO_RECEIVE_OBJECT};
@@ -74,6 +77,7 @@ pub fn register(registry: &mut NativeRegistry) {
     hash::register(r);
     crypto::register(r);
     ecdsa_k1::register(r);
+    ecdsa_r1::register(r);
 }
 
 /// The Move stdlib natives (Sui semantics) plus the Sui framework ones:
