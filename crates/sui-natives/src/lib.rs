@@ -9,7 +9,8 @@
 //! `protocol_config::is_feature_enabled` (flags the host turns on in
 //! [`ObjectRuntime::features`]), `ecdsa_k1` (recovery, decompression,
 //! verification over libsecp256k1 as fastcrypto), `ecdsa_r1` (recovery,
-//! low-`s` verification over p256).
+//! low-`s` verification over p256), `bls12381` min-sig / min-pk
+//! verification (blst as fastcrypto).
 //!
 //! [`register`] adds them to a [`NativeRegistry`] through its public API,
 //! as any host would; [`sui_registry`] is the Move stdlib with Sui's
@@ -26,13 +27,15 @@
 //! not with Sui's cost table; events are limited by count, not yet by size;
 //! children live in the session only (no store of earlier transactions'
 //! children other than what the host inserts with [`ChildStore::insert`]).
-//! Not yet: the other cryptography modules (bls12381,
-//! groth16, group_ops, ecvrf, poseidon, vdf, zklogin, nitro attestation), `config::read_setting_impl`, `protocol_config`,
-//! accumulators and `event::emit_authenticated_impl`.
+//! Not yet: the other cryptography modules (groth16, group_ops, ecvrf,
+//! poseidon, vdf, zklogin, nitro attestation), `config::read_setting_impl`
+//! (needs the config objects from storage), accumulators and
+//! `event::emit_authenticated_impl`, and `0x3::validator::validate_metadata_bcs`.
 
 #![forbid(unsafe_code)]
 
 mod args;
+mod bls12381;
 mod children;
 mod crypto;
 mod dynamic_field;
@@ -44,6 +47,7 @@ mod object_runtime;
 mod tx_context;
 mod type_tag;
 
+pub use bls12381::{bls12381_min_pk_verify, bls12381_min_sig_verify};
 pub use children::{ChildCheckpoint, ChildStore};
 pub use crypto::{ed25519_verify, hmac_sha3_256};
 pub use ecdsa_k1::{decompress_pubkey, secp256k1_ecrecover, secp256k1_verify, E_FAIL_TO_RECOVER_PUBKEY, E_INVALID_PUBKEY, E_INVALID_SIGNATURE};
@@ -78,6 +82,7 @@ pub fn register(registry: &mut NativeRegistry) {
     crypto::register(r);
     ecdsa_k1::register(r);
     ecdsa_r1::register(r);
+    bls12381::register(r);
 }
 
 /// The Move stdlib natives (Sui semantics) plus the Sui framework ones:

@@ -38,8 +38,8 @@ fn cryptography_never_panics_and_is_deterministic() {
     let k1_sig = hex("7e4237ebfbc36613e166bfc5f6229360a9c1949242da97ca04867e4de57b2df30c8340bcb320328cf46d71bda51fcb519e3ce53b348eec62de852e350edbd886");
     let k1_pk = hex("02337cca2171fdbfcfd657fa59881f46269f1e590b5ffab6023686c7ad2ecc2c1c");
     for i in 0..1500 {
-        let mut sig = rng.bytes(&[64, 65]);
-        let pk = rng.bytes(&[32, 33, 65]);
+        let mut sig = rng.bytes(&[48, 64, 65, 96]);
+        let pk = rng.bytes(&[32, 33, 48, 65, 96]);
         let msg = rng.bytes(&[0, 13, 64, 136]);
         let hash = (rng.next() % 4) as u8;
         // Every tenth row: a valid signature and key with one byte flipped.
@@ -62,6 +62,8 @@ fn cryptography_never_panics_and_is_deterministic() {
             sui::secp256r1_verify(&sig, &pk, &msg, hash),
             sui::ed25519_verify(&sig, &pk, &msg),
             sui::hmac_sha3_256(&pk, &msg),
+            sui::bls12381_min_sig_verify(&sig, &pk, &msg),
+            sui::bls12381_min_pk_verify(&sig, &pk, &msg),
         );
         let b = (
             sui::secp256k1_ecrecover(&sig, &msg, hash),
@@ -71,6 +73,8 @@ fn cryptography_never_panics_and_is_deterministic() {
             sui::secp256r1_verify(&sig, &pk, &msg, hash),
             sui::ed25519_verify(&sig, &pk, &msg),
             sui::hmac_sha3_256(&pk, &msg),
+            sui::bls12381_min_sig_verify(&sig, &pk, &msg),
+            sui::bls12381_min_pk_verify(&sig, &pk, &msg),
         );
         assert_eq!(a, b, "row {i}");
         if let Err(code) = a.0 {
