@@ -382,3 +382,47 @@ fn signatures_macs_and_feature_flags() {
         assert_eq!(got, want, "row {i}: {}", calls[i].function);
     }
 }
+
+/// `sui::table` end to end: a table object from `object::new`, entries as
+/// dynamic fields, its own abort codes, and `destroy_empty` deleting the
+/// fresh id (so the transaction creates no object).
+#[test]
+fn sui_table_lifecycle() {
+    let sui = Sui::new();
+    let id = expected_id(0);
+    let table = |size: u64| [id.0.to_vec(), u64_bcs(size)].concat();
+    let t = &["u64", "u64"];
+    let seq = [
+        call("0x2::table::new", t, vec![ctx_arg()]),
+        call("0x2::table::add", t, vec![table(0), u64_bcs(1), u64_bcs(100)]),
+        call("0x2::table::add", t, vec![table(1), u64_bcs(2), u64_bcs(200)]),
+        call("0x2::table::contains", t, vec![table(2), u64_bcs(1)]),
+        call("0x2::table::borrow", t, vec![table(2), u64_bcs(2)]),
+        call("0x2::table::add", t, vec![table(2), u64_bcs(1), u64_bcs(5)]),
+        call("0x2::table::remove", t, vec![table(2), u64_bcs(1)]),
+        call("0x2::table::borrow", t, vec![table(1), u64_bcs(1)]),
+        // ETableNotEmpty
+        call("0x2::table::destroy_empty", t, vec![table(1)]),
+        call("0x2::table::remove", t, vec![table(1), u64_bcs(2)]),
+        call("0x2::table::destroy_empty", t, vec![table(0)]),
+    ];
+    let run = sui.run(&seq, &with_context);
+    assert_eq!(
+        run.outcomes,
+        vec![
+            ok(vec![table(0)]),
+            ok(vec![]),
+            ok(vec![]),
+            ok(vec![vec![1]]),
+            ok(vec![u64_bcs(200)]),
+            abort(0),
+            ok(vec![u64_bcs(100)]),
+            abort(E_KEY_DOES_NOT_EXIST),
+            abort(0),
+            ok(vec![u64_bcs(200)]),
+            ok(vec![]),
+        ]
+    );
+    assert!(run.effects.new_ids.is_empty() && run.effects.deleted_ids.is_empty(), "{:?}", run.effects);
+    assert!(run.children.is_empty());
+}
