@@ -5,11 +5,10 @@
 //! time and times the call alone. Each call gets a fresh interpreter
 //! session (a fresh global-storage cache, as the reference runner uses);
 //! session setup and module loading are outside the timed region, and the
-//! JIT's compiled code and executor thread stay warm across calls
-//! ([`movejit_diff::warm`]), so no call pays a compile or a thread start.
+//! engine's code cache (shared by its sessions) keeps compiled code across
+//! calls, so no call after the first pays a compile.
 
 use crate::manifest::Program;
-use movejit_diff::warm::warm_engine;
 use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{StatusCode, StatusFlavour};
 use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
@@ -135,7 +134,7 @@ pub fn prepare(executor: Executor, program: &Program, metering: Metering) -> Res
         .map(|t| Type::parse_tag(t).ok_or_else(|| PrepareError::Failed(format!("bad type argument `{t}`"))))
         .collect::<Result<Vec<_>, _>>()?;
     let mut run = EngineRun {
-        engine: warm_engine(config),
+        engine: movejit_engine::new_engine(config),
         storage,
         module: ModuleId::new(program.address, &program.module),
         function: program.function.clone(),

@@ -173,9 +173,9 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         .collect::<Result<_, _>>()?;
 
     let mut config = match flavour {
-        // The Aptos framework natives, registered as any host would.
+        // The framework natives of each flavour, registered as any host would.
         StatusFlavour::Aptos => EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() },
-        StatusFlavour::Sui => EngineConfig::sui(),
+        StatusFlavour::Sui => EngineConfig { natives: movejit_sui_natives::sui_registry(), ..EngineConfig::sui() },
     };
     config.executor = match args.engine {
         EngineChoice::Interp => ExecutorKind::Interpreter,

@@ -8,7 +8,6 @@
 
 use crate::case::Case;
 use crate::outcome::{Loc, Outcome};
-use crate::warm::warm_engine;
 use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
 use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, VmError, WriteOp};
@@ -69,7 +68,7 @@ pub fn engine_config(flavour: StatusFlavour, executor: Executor) -> EngineConfig
 }
 
 /// A case made ready to run many times on one executor: modules in a store,
-/// one engine whose JIT session (compiled code, executor thread) stays warm
+/// one engine whose code cache (shared by its sessions) keeps compiled code
 /// across runs; each run gets a fresh interpreter session.
 pub struct Prepared<'c> {
     case: &'c Case,
@@ -86,7 +85,7 @@ impl<'c> Prepared<'c> {
         for (m, bytes) in case.modules.iter().zip(case.module_bytes()) {
             storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
         }
-        let engine = warm_engine(engine_config(case.flavour, executor));
+        let engine = movejit_engine::new_engine(engine_config(case.flavour, executor));
         Prepared { case, executor, engine, storage, first_stats: None }
     }
 

@@ -10,8 +10,8 @@
 //!
 //! * [`exec`] runs a case on movejit-engine with executor `interp`, `jit`
 //!   or `auto` (the engine's `--engine` choices) and converts the result;
-//!   [`warm`] keeps an engine's JIT session (compiled code, executor
-//!   thread) across the fresh interpreter sessions of repeated runs.
+//!   repeated runs get fresh interpreter sessions of one engine, whose
+//!   shared code cache compiles each function once.
 //! * [`harness`]: [`run_both`], [`run_both_with`] (with [`Options`]),
 //!   [`assert_agree`] and the [`diff_test!`] macro.
 //! * [`gen`]: random verifiable modules (`.masm` text assembled with
@@ -45,7 +45,6 @@ pub mod harness;
 pub mod minimize;
 pub mod outcome;
 pub mod rng;
-pub mod warm;
 
 pub use case::Case;
 pub use exec::{Executor, Prepared, RunError};
