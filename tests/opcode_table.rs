@@ -35,6 +35,7 @@
 use movejit_diff::Case;
 use movejit_format::{AccountAddress, CompiledModule, StatusCode, StatusFlavour};
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
+use movejit_runtime::bcs::write_uleb;
 use movejit_runtime::ethnum::{I256, U256};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -249,18 +250,6 @@ fn parse_u64(s: &str) -> Option<u64> {
     }
 }
 
-fn uleb(mut n: usize, out: &mut Vec<u8>) {
-    loop {
-        let b = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
 fn address(s: &str) -> Result<[u8; 32], String> {
     AccountAddress::parse(s).map(|a| a.0).ok_or_else(|| format!("bad address {s}"))
 }
@@ -299,7 +288,7 @@ pub fn literal(s: &str) -> Result<Vec<u8>, String> {
             let items: Vec<&str> =
                 v.trim_start_matches('[').trim_end_matches(']').split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
             let mut out = Vec::new();
-            uleb(items.len(), &mut out);
+            write_uleb(&mut out, items.len() as u64);
             for i in items {
                 out.extend(parse_u64(i).ok_or_else(bad)?.to_le_bytes());
             }
@@ -316,7 +305,7 @@ pub fn literal(s: &str) -> Result<Vec<u8>, String> {
             let unit = hex_bytes(v)?;
             let bytes: Vec<u8> = std::iter::repeat_n(unit.iter().copied(), times).flatten().collect();
             let mut out = Vec::new();
-            uleb(bytes.len(), &mut out);
+            write_uleb(&mut out, bytes.len() as u64);
             out.extend(bytes);
             out
         }

@@ -7,23 +7,12 @@ use crate::case::Case;
 use crate::gen::ty::{Int, Sc};
 use crate::rng::Rng;
 use movejit_format::{CompiledModule, SignatureToken as T, StatusFlavour, Visibility};
+use movejit_runtime::bcs::write_uleb;
 use movejit_runtime::Type;
 
 /// Primitive types generic functions are instantiated with.
 const INSTANCES: [(Type, Option<Sc>); 4] =
     [(Type::U64, Some(Sc::Int(Int::U64))), (Type::U8, Some(Sc::Int(Int::U8))), (Type::Bool, Some(Sc::Bool)), (Type::Address, None)];
-
-fn uleb(mut n: usize, out: &mut Vec<u8>) {
-    loop {
-        let b = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
 
 /// A random BCS value of `tok` (type parameters replaced by `ty_args`);
 /// `None` for types arguments cannot have (structs, functions).
@@ -53,7 +42,7 @@ pub fn value_bcs(tok: &T, ty_args: &[usize], flavour: StatusFlavour, rng: &mut R
         }
         T::Vector(e) => {
             let n = rng.below(5);
-            uleb(n, out);
+            write_uleb(out, n as u64);
             for _ in 0..n {
                 value_bcs(e, ty_args, flavour, rng, out)?;
             }

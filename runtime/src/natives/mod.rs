@@ -9,6 +9,7 @@
 //! native hands out references to (table entries) are parked in
 //! [`NativeSlots`] of the memory, reached as [`RefRoot::Native`](crate::RefRoot).
 
+pub mod args;
 mod extensions;
 mod stdlib;
 
