@@ -25,7 +25,7 @@ use crate::error::{CompileError, CompileResult};
 use crate::exec::ConstPool;
 use crate::gas::CostTable;
 use crate::helpers::Helper;
-use crate::lower::{lower_function, move_signature, sig_tys, CalleeRef, LowerEnv, Target, CTX_STATUS};
+use crate::lower::{lower_function, move_signature, return_failure, sig_tys, CalleeRef, LowerEnv, Target, CTX_STATUS};
 use crate::ty::Ty;
 use crate::types::{TypeLimits, Types};
 use cranelift_codegen::control::ControlPlane;
@@ -511,22 +511,7 @@ impl JitEngine {
             let ctx = b.block_params(blk)[0];
             let st = b.ins().iconst(types::I64, StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR.number(StatusFlavour::Aptos) as i64);
             b.ins().store(MemFlagsData::trusted(), st, ctx, CTX_STATUS);
-            let mut vals = vec![b.ins().iconst(types::I8, 1)];
-            for t in rets {
-                if matches!(t, Ty::M(_)) {
-                    continue;
-                }
-                for ty in t.lanes(ptr) {
-                    let z = if ty == types::I128 {
-                        let z = b.ins().iconst(types::I64, 0);
-                        b.ins().uextend(types::I128, z)
-                    } else {
-                        b.ins().iconst(ty, 0)
-                    };
-                    vals.push(z);
-                }
-            }
-            b.ins().return_(&vals);
+            return_failure(&mut b, rets, ptr);
             b.finalize(isa_cfg);
         }
         let mut ctx = Context::for_function(func);

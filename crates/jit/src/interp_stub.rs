@@ -26,7 +26,7 @@
 use super::{codegen, JitEngine};
 use crate::engine::InstanceKey;
 use crate::error::{CompileError, CompileResult};
-use crate::lower::{move_signature, LowerEnv};
+use crate::lower::{move_signature, return_failure, LowerEnv};
 use crate::ty::Ty;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Function, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, UserFuncName};
@@ -131,19 +131,7 @@ impl JitEngine {
             // Failed: the shim recorded the error and its location.
             b.switch_to_block(bad);
             b.seal_block(bad);
-            let mut vals = vec![b.ins().iconst(types::I8, 1)];
-            for t in rets.iter().filter(|t| !matches!(t, Ty::M(_))) {
-                for ty in t.lanes(ptr) {
-                    let z = if ty == types::I128 {
-                        let z = b.ins().iconst(types::I64, 0);
-                        b.ins().uextend(types::I128, z)
-                    } else {
-                        b.ins().iconst(ty, 0)
-                    };
-                    vals.push(z);
-                }
-            }
-            b.ins().return_(&vals);
+            return_failure(&mut b, rets, ptr);
             // Returned: scalar and reference results from their slots.
             b.switch_to_block(ok);
             b.seal_block(ok);

@@ -239,6 +239,25 @@ fn status_number(s: StatusCode) -> i64 {
     s.number(StatusFlavour::Aptos) as i64
 }
 
+/// Returns "failed" from a compiled function: the flag set and every
+/// scalar or reference result lane zero (the calling convention's failure
+/// return, shared by lowered code and the engine's stubs).
+pub(crate) fn return_failure(b: &mut FunctionBuilder<'_>, rets: &[Ty], ptr: Type) {
+    let mut vals = vec![b.ins().iconst(types::I8, 1)];
+    for t in rets.iter().filter(|t| !matches!(t, Ty::M(_))) {
+        for ty in t.lanes(ptr) {
+            let z = if ty == types::I128 {
+                let z = b.ins().iconst(types::I64, 0);
+                b.ins().uextend(types::I128, z)
+            } else {
+                b.ins().iconst(ty, 0)
+            };
+            vals.push(z);
+        }
+    }
+    b.ins().return_(&vals);
+}
+
 /// How gas is charged for the instructions being lowered.
 #[derive(Clone)]
 enum Mode {
@@ -601,17 +620,7 @@ impl Lowerer<'_, '_> {
     }
 
     fn error_return(&mut self, rets: &[Ty]) {
-        let mut vals = vec![self.b.ins().iconst(types::I8, 1)];
-        for t in rets {
-            if matches!(t, Ty::M(_)) {
-                continue;
-            }
-            for ty in t.lanes(self.ptr) {
-                let z = self.iconst_ty(ty, 0);
-                vals.push(z);
-            }
-        }
-        self.b.ins().return_(&vals);
+        return_failure(&mut self.b, rets, self.ptr);
     }
 
     // ---- errors ----
