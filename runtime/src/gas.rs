@@ -4,6 +4,7 @@
 use crate::error::{VmError, VmResult};
 use movejit_format::{Opcode, StatusCode};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Costs in internal gas units.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,10 +41,10 @@ impl Default for CostTable {
 /// Charges gas; `OUT_OF_GAS` when the budget is exhausted.
 #[derive(Clone, Debug)]
 pub struct GasMeter {
-    table: CostTable,
+    table: Arc<CostTable>,
     /// The table's static cost of each opcode, indexed by `Opcode as usize`
     /// (interpreters charge one per instruction: no hashing on that path).
-    instr: Box<[u64]>,
+    instr: Arc<[u64]>,
     /// `None`: unmetered.
     budget: Option<u64>,
     used: u64,
@@ -52,12 +53,17 @@ pub struct GasMeter {
 impl GasMeter {
     pub fn new(table: CostTable, budget: u64) -> Self {
         let instr = Opcode::ALL.iter().map(|op| table.instr.get(op).copied().unwrap_or(table.default_instr)).collect();
-        GasMeter { table, instr, budget: Some(budget), used: 0 }
+        GasMeter { table: Arc::new(table), instr, budget: Some(budget), used: 0 }
+    }
+    /// A fresh meter with `budget` units over this meter's cost table
+    /// (shared, not rebuilt: for meters made per call).
+    pub fn with_budget(&self, budget: u64) -> Self {
+        GasMeter { table: self.table.clone(), instr: self.instr.clone(), budget: Some(budget), used: 0 }
     }
     /// A meter that charges nothing (it builds no cost table).
     pub fn unmetered() -> Self {
         let table = CostTable { instr: HashMap::new(), default_instr: 0, per_byte: 0, native_base: 0, per_frame: 0 };
-        GasMeter { table, instr: Box::new([]), budget: None, used: 0 }
+        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: None, used: 0 }
     }
     pub fn used(&self) -> u64 {
         self.used

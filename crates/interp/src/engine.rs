@@ -147,6 +147,9 @@ pub struct Engine {
     /// candidate records the modules it was prepared against
     /// ([`Prepared::links`]) and is used only where they are the same.
     pub(crate) prepared: RwLock<HashMap<PreparedKey, Vec<Arc<Prepared>>>>,
+    /// A meter over `config.costs`, built once: the meters of nested runs
+    /// (compiled code calling interpreted code) share its table.
+    pub(crate) meter_template: GasMeter,
 }
 
 pub(crate) type PreparedKey = (usize, u16, Vec<Type>);
@@ -156,7 +159,8 @@ impl Engine {
         Self::build(config, None)
     }
     fn build(config: EngineConfig, compiled: Option<Arc<dyn CompiledCodeFactory>>) -> Self {
-        Engine { config, cache: Mutex::new(HashMap::new()), compiled, prepared: RwLock::default() }
+        let meter_template = GasMeter::new(config.costs.clone(), 0);
+        Engine { config, cache: Mutex::new(HashMap::new()), compiled, prepared: RwLock::default(), meter_template }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
     /// `factory` (one [`CompiledCode`] per session).

@@ -67,7 +67,7 @@ impl GlobalStore for Session<'_, '_> {
 impl Interpreter for Session<'_, '_> {
     fn interpret(&mut self, natives: &mut NativeSession, call: InterpretedCall<'_>) -> Interpreted {
         let mut gas = match call.state.gas_left {
-            Some(g) => GasMeter::new(self.engine.config.costs.clone(), g),
+            Some(g) => self.engine.meter_template.with_budget(g),
             None => GasMeter::unmetered(),
         };
         let result = self.interpret_with(natives, &call, &mut gas);
