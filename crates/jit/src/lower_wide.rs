@@ -135,7 +135,11 @@ impl Lowerer<'_, '_> {
             }
             (true, false) => {
                 let (lo, hi) = self.halves(a)?;
-                let (mid, expect_hi) = if src == Kind::I256 {
+                // A signed target takes the low half as an i128 (the high
+                // half must be its sign extension); an unsigned target needs
+                // a zero high half whatever the source's sign, since
+                // [2^127, 2^128) fits u128 but not i128.
+                let (mid, expect_hi) = if src == Kind::I256 && dst.is_signed() {
                     (Kind::I128, self.b.ins().sshr_imm_u(lo, 127))
                 } else {
                     (Kind::U128, self.iconst_ty(types::I128, 0))
