@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use movejit_format::{decode_module, CompiledModule, StatusCode};
-use movejit_verifier::{compat, dependencies::module_id, verify_module, VerifierConfig};
+use movejit_verifier::VerifierConfig;
 use std::collections::BTreeMap;
 
 /// (case id, what we give instead, why).
@@ -18,32 +18,9 @@ const KNOWN_DISAGREEMENTS: &[(&str, &str)] = &[];
 /// What our pipeline says about publishing `modules` on top of `deps`:
 /// None if accepted, else the first status.
 fn publish(deps: &[CompiledModule], modules: &[CompiledModule], config: &VerifierConfig) -> Option<StatusCode> {
-    let mut store: BTreeMap<_, &CompiledModule> = BTreeMap::new();
-    for d in deps {
-        if let Some(id) = module_id(d) {
-            store.insert(id, d);
-        }
-    }
-    // Upgrades first: a module replacing one in the store must be compatible.
-    for m in modules {
-        if let Some(old) = module_id(m).and_then(|id| store.get(&id)) {
-            if let Err(e) = compat::check_upgrade(old, m) {
-                return Some(e.status);
-            }
-        }
-    }
-    for m in modules {
-        if let Some(id) = module_id(m) {
-            store.insert(id, m);
-        }
-    }
-    let all: Vec<&CompiledModule> = store.values().copied().collect();
-    for m in modules {
-        if let Err(e) = verify_module(m, &all, config) {
-            return Some(e.status);
-        }
-    }
-    None
+    let deps: Vec<&CompiledModule> = deps.iter().collect();
+    let modules: Vec<&CompiledModule> = modules.iter().collect();
+    movejit_verifier::publish::publish(&deps, &modules, config).err().map(|e| e.status)
 }
 
 #[test]
