@@ -190,9 +190,14 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         compile_budget: args.jit_budget_ms.map(std::time::Duration::from_millis),
     };
     let (engine, cache) = new_engine_with_cache(config);
+    // The session checks type arguments (Session::load_type) when it
+    // resolves a function; a script's are checked before its parameters
+    // are read.
     let mut session = engine.new_session(&storage);
-    for t in &ty_args {
-        session.load_type(t).map_err(|e| vm_fail(&e))?;
+    if script.is_some() {
+        for t in &ty_args {
+            session.load_type(t).map_err(|e| vm_fail(&e))?;
+        }
     }
     let params = match &script {
         Some(bytes) => script_params(bytes, &ty_args)?,
