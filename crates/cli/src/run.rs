@@ -150,7 +150,12 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         let m = movejit_format::decode_module(&bytes)
             .map_err(|e| fail(e.status, format!("{}: {}", p.display(), e.message)))?;
         saw_sui |= m.flavour == Flavour::Sui;
-        storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
+        // The files are one bundle: a module in it twice is refused, as publishing does.
+        let id = ModuleId::new(*m.address(), m.name());
+        if movejit_interp::runtime::Resolver::get_module(&storage, &id).is_some() {
+            return Err(fail(StatusCode::DUPLICATE_MODULE_NAME, format!("{}: module {id} is given twice", p.display())));
+        }
+        storage.publish(id, bytes);
     }
     let flavour = match args.flavour {
         Some(FlavourChoice::Sui) => StatusFlavour::Sui,

@@ -201,3 +201,86 @@ fn bad_type_arguments_fail_alike_on_every_executor() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `id<T>(x: T): T` returns its argument; `pack<T>(x: T): vector<T>` builds
+/// a value one level deeper than its argument.
+const DEPTH_SOURCE: &str = "module 0xcafe::deep
+
+public fun id<T0>(x: T0): T0
+    move_loc x
+    ret
+
+public fun pack<T0>(x: T0): vector<T0>
+    move_loc x
+    vec_pack <T0> 1
+    ret
+";
+
+/// BCS of a `vector^levels<u8>` value nesting all the way down (one
+/// element per level, `7` innermost), or whose innermost vector is empty.
+fn nested_bcs(levels: usize, empty_innermost: bool) -> Vec<u8> {
+    let mut b = vec![1u8; levels - 1];
+    b.extend(if empty_innermost { vec![0] } else { vec![1, 7] });
+    b
+}
+
+/// Arguments nest as deep as code can build values, not deeper: the value
+/// depth limit (128, a `u8` counting 1) bounds both, with the same status
+/// on every executor. Type arguments this deep need a raised type-argument
+/// depth limit (Aptos's own is 20, which keeps them far below it).
+#[test]
+fn argument_depth_matches_what_code_builds() {
+    let m = match movejit_masm::assemble(DEPTH_SOURCE) {
+        Ok(movejit_masm::Assembled::Module(m)) => m,
+        Ok(_) => panic!("not a module"),
+        Err(e) => panic!("assemble: {e}"),
+    };
+    let module = ModuleId::new(*m.address(), m.name());
+    let mut st = InMemoryStorage::default();
+    st.publish(module.clone(), movejit_format::serialize_module(&m));
+    let max = movejit_interp::runtime::Limits::default().max_value_depth;
+    // (function, vector levels of T, innermost empty, expected status)
+    let cases = [
+        ("id", max - 1, false, "EXECUTED"),
+        ("id", max - 1, true, "EXECUTED"),
+        ("id", max, false, "VM_MAX_VALUE_DEPTH_REACHED"),
+        ("id", max, true, "VM_MAX_VALUE_DEPTH_REACHED"),
+        ("id", max + 1, true, "VM_MAX_VALUE_DEPTH_REACHED"),
+        ("pack", max - 2, false, "EXECUTED"),
+        ("pack", max - 1, false, "VM_MAX_VALUE_DEPTH_REACHED"),
+    ];
+    let mut wrong = Vec::new();
+    for executor in [
+        ExecutorKind::Interpreter,
+        ExecutorKind::Jit,
+        ExecutorKind::Auto,
+    ] {
+        let mut config = EngineConfig {
+            executor,
+            ..EngineConfig::aptos()
+        };
+        config.limits.max_type_arg_depth = 256;
+        config.limits.max_type_arg_nodes = None;
+        let engine = new_engine(config);
+        for (function, levels, empty, expect) in cases {
+            let ty = vectors(levels, Type::U8);
+            let arg = nested_bcs(levels, empty);
+            let r = engine.new_session(&st).execute_function(
+                &module,
+                function,
+                &[ty],
+                &[arg.clone()],
+                &mut GasMeter::unmetered(),
+            );
+            let got = match &r {
+                Ok(out) if function == "id" && out.returns != [arg] => "WRONG_RETURN",
+                Ok(_) => "EXECUTED",
+                Err(e) => e.status.name(),
+            };
+            if got != expect {
+                wrong.push(format!("{executor:?} {function}<vector^{levels}<u8>> (empty innermost: {empty}): expected {expect}, got {got}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

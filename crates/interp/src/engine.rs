@@ -719,6 +719,12 @@ impl<'e, 'r> Session<'e, 'r> {
                 Type::Reference(t) | Type::MutableReference(t) => t,
                 t => t,
             };
+            // No argument nests deeper than code could build a value
+            // (VecPack / Pack check the same depth).
+            if self.type_value_depth(inner)? > self.engine.config.limits.max_value_depth {
+                return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED)
+                    .with_message(format!("argument of type {inner} nests too deep")));
+            }
             let l = self.layout_of(inner).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
             let v = if self.flavour() == StatusFlavour::Aptos {
                 bcs::deserialize_arg(bytes, &l)
