@@ -269,7 +269,7 @@ fn argument_depth_matches_what_code_builds() {
                 &module,
                 function,
                 &[ty],
-                &[arg.clone()],
+                std::slice::from_ref(&arg),
                 &mut GasMeter::unmetered(),
             );
             let got = match &r {
