@@ -1,9 +1,9 @@
 //! Caller-given type arguments are checked before anything runs, the same
 //! way on every executor (`Session::load_type`): struct arity at any depth,
-//! no references or type parameters, known modules and datatypes, Aptos's
-//! type depth (20) and size (128 nodes) limits, then the function's own
-//! type-parameter count and constraints. Over `generics.move` of the Aptos
-//! conformance suite.
+//! no references or type parameters, known modules and datatypes, datatype
+//! constraints, Aptos's type depth (20) and size (128 nodes) limits, then
+//! the function's own type-parameter count and constraints; and arguments
+//! nest no deeper than code can build values.
 
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, Type};
@@ -13,6 +13,25 @@ fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/aptos")
 }
 
+/// `id<T>(x: T): T` returns its argument; `pack<T>(x: T): vector<T>` builds
+/// a value one level deeper than its argument; `Copyable` constrains its
+/// type parameter.
+const DEEP: &str = "module 0xcafe::deep
+
+struct Copyable<T0: copy> has drop
+    x: T0
+
+public fun id<T0>(x: T0): T0
+    move_loc x
+    ret
+
+public fun pack<T0>(x: T0): vector<T0>
+    move_loc x
+    vec_pack <T0> 1
+    ret
+";
+
+/// The conformance suite's `generics` module and `DEEP` (assembled).
 fn storage() -> InMemoryStorage {
     let mut st = InMemoryStorage::default();
     for p in ["modules/stdlib3p/vector.mv", "modules/generics/generics.mv"] {
@@ -20,6 +39,15 @@ fn storage() -> InMemoryStorage {
         let m = movejit_format::decode_module(&bytes).expect("decodes");
         st.publish(ModuleId::new(*m.address(), m.name()), bytes);
     }
+    let m = match movejit_masm::assemble(DEEP) {
+        Ok(movejit_masm::Assembled::Module(m)) => m,
+        Ok(_) => panic!("not a module"),
+        Err(e) => panic!("assemble: {e}"),
+    };
+    st.publish(
+        ModuleId::new(*m.address(), m.name()),
+        movejit_format::serialize_module(&m),
+    );
     st
 }
 
@@ -202,20 +230,6 @@ fn bad_type_arguments_fail_alike_on_every_executor() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// `id<T>(x: T): T` returns its argument; `pack<T>(x: T): vector<T>` builds
-/// a value one level deeper than its argument.
-const DEPTH_SOURCE: &str = "module 0xcafe::deep
-
-public fun id<T0>(x: T0): T0
-    move_loc x
-    ret
-
-public fun pack<T0>(x: T0): vector<T0>
-    move_loc x
-    vec_pack <T0> 1
-    ret
-";
-
 /// BCS of a `vector^levels<u8>` value nesting all the way down (one
 /// element per level, `7` innermost), or whose innermost vector is empty.
 fn nested_bcs(levels: usize, empty_innermost: bool) -> Vec<u8> {
@@ -230,14 +244,8 @@ fn nested_bcs(levels: usize, empty_innermost: bool) -> Vec<u8> {
 /// depth limit (Aptos's own is 20, which keeps them far below it).
 #[test]
 fn argument_depth_matches_what_code_builds() {
-    let m = match movejit_masm::assemble(DEPTH_SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("not a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
-    let module = ModuleId::new(*m.address(), m.name());
-    let mut st = InMemoryStorage::default();
-    st.publish(module.clone(), movejit_format::serialize_module(&m));
+    let st = storage();
+    let module = ModuleId::new(AccountAddress::parse("0xcafe").expect("address"), "deep");
     let max = movejit_interp::runtime::Limits::default().max_value_depth;
     // (function, vector levels of T, innermost empty, expected status)
     let cases = [
