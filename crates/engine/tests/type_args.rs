@@ -6,7 +6,10 @@
 //! nest no deeper than code can build values.
 
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, Type};
+use movejit_interp::runtime::{
+    AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type,
+};
+use movejit_interp::EUSER_TYPE_LOADING_FAILURE;
 use std::path::PathBuf;
 
 fn shared() -> PathBuf {
@@ -205,6 +208,12 @@ fn bad_type_arguments_fail_alike_on_every_executor() {
                 &mut GasMeter::unmetered(),
             ) {
                 Ok(_) => "EXECUTED",
+                Err(e)
+                    if e.status == StatusCode::TYPE_RESOLUTION_FAILURE
+                        && e.sub_status != Some(EUSER_TYPE_LOADING_FAILURE) =>
+                {
+                    "TYPE_RESOLUTION_FAILURE without its user sub-status"
+                }
                 Err(e) => e.status.name(),
             };
             // The signature query checks the same things first.

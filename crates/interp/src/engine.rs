@@ -25,6 +25,10 @@ use std::sync::{Arc, Mutex, RwLock};
 /// the called function (or something it reaches) cannot be compiled.
 pub const JIT_NOT_COMPILED: &str = "not compiled by the JIT: ";
 
+/// Sub-status of TYPE_RESOLUTION_FAILURE when a caller-given type argument
+/// does not load (Move's `sub_status::type_resolution_failure`).
+pub const EUSER_TYPE_LOADING_FAILURE: u64 = 1;
+
 /// Which executor runs the code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ExecutorKind {
@@ -544,10 +548,18 @@ impl<'e, 'r> Session<'e, 'r> {
     /// [`Limits::max_type_arg_nodes`] and [`Limits::max_type_arg_depth`]
     /// (TOO_MANY_TYPE_NODES, VM_MAX_TYPE_DEPTH_REACHED). What no type tag
     /// can express (a reference outside a function type's parameters or
-    /// results, a type parameter) is TYPE_RESOLUTION_FAILURE.
+    /// results, a type parameter) is TYPE_RESOLUTION_FAILURE, with the Move
+    /// VM's sub-status for a user type argument
+    /// ([`EUSER_TYPE_LOADING_FAILURE`]).
     pub fn load_type(&mut self, t: &Type) -> VmResult<()> {
         let mut nodes = 0;
-        self.check_type_arg(t, &mut nodes, 1)
+        self.check_type_arg(t, &mut nodes, 1).map_err(|e| {
+            if e.status == StatusCode::TYPE_RESOLUTION_FAILURE {
+                e.with_sub_status(EUSER_TYPE_LOADING_FAILURE)
+            } else {
+                e
+            }
+        })
     }
 
     fn check_type_arg(&mut self, t: &Type, nodes: &mut usize, depth: usize) -> VmResult<()> {
