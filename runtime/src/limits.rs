@@ -11,6 +11,12 @@ pub struct Limits {
     pub max_value_depth: usize,
     /// Nesting of types (`VM_MAX_TYPE_DEPTH_REACHED`).
     pub max_type_depth: usize,
+    /// Depth of one caller-given type argument, counted as Aptos's type
+    /// builder does (a primitive is 1; `VM_MAX_TYPE_DEPTH_REACHED`).
+    pub max_type_arg_depth: usize,
+    /// Nodes of one caller-given type argument (`TOO_MANY_TYPE_NODES`);
+    /// `None`: unbounded.
+    pub max_type_arg_nodes: Option<usize>,
     /// Elements in one vector (`VECTOR_OPERATION_ERROR`, sub-status 4).
     pub max_vector_len: u64,
     /// Bytes of an `AbortMsg` message.
@@ -23,7 +29,14 @@ pub struct Limits {
 impl Limits {
     /// Sui's runtime limits.
     pub fn sui() -> Self {
-        Limits { max_layout_nodes: Some(512), max_vector_len: 1 << 20, ..Limits::default() }
+        // Type arguments: only the runtime's general type depth bound.
+        Limits {
+            max_layout_nodes: Some(512),
+            max_vector_len: 1 << 20,
+            max_type_arg_depth: 256,
+            max_type_arg_nodes: None,
+            ..Limits::default()
+        }
     }
 }
 
@@ -34,6 +47,9 @@ impl Default for Limits {
             max_operand_stack: 1024,
             max_value_depth: 128,
             max_type_depth: 256,
+            // Aptos's production type builder (gas schedule max_ty_depth / max_ty_size).
+            max_type_arg_depth: 20,
+            max_type_arg_nodes: Some(128),
             max_vector_len: u64::MAX >> 2,
             max_abort_message: 1024,
             max_layout_nodes: None,

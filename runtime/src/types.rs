@@ -96,7 +96,8 @@ impl Type {
         })
     }
 
-    /// Parses a type tag: `u8`, `vector<T>`, `0x1::m::S<T, U>`, `signer`, `&T`.
+    /// Parses a type tag: `u8`, `vector<T>`, `0x1::m::S<T, U>`, `signer`
+    /// (no references: a type tag cannot hold one).
     pub fn parse_tag(s: &str) -> Option<Type> {
         let mut p = TagParser { s: s.as_bytes(), i: 0, depth: 0 };
         let t = p.ty()?;
@@ -255,12 +256,6 @@ impl TagParser<'_> {
         t
     }
     fn ty_inner(&mut self) -> Option<Type> {
-        if self.eat("&mut ") {
-            return Some(Type::MutableReference(Box::new(self.ty()?)));
-        }
-        if self.eat("&") {
-            return Some(Type::Reference(Box::new(self.ty()?)));
-        }
         let word = self.ident()?;
         Some(match word.as_str() {
             "bool" => Type::Bool,
@@ -326,6 +321,9 @@ mod tests {
         }
         assert!(Type::parse_tag("vector<u8").is_none());
         assert!(Type::parse_tag("u8 x").is_none());
+        for s in ["&u64", "&mut u64", "vector<&u8>", "0x1::m::S<&mut u8>"] {
+            assert!(Type::parse_tag(s).is_none(), "{s}");
+        }
         let deep = format!("{}u8{}", "vector<".repeat(100_000), ">".repeat(100_000));
         assert!(Type::parse_tag(&deep).is_none());
     }

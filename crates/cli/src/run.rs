@@ -150,7 +150,12 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         let m = movejit_format::decode_module(&bytes)
             .map_err(|e| fail(e.status, format!("{}: {}", p.display(), e.message)))?;
         saw_sui |= m.flavour == Flavour::Sui;
-        storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
+        // The files are one bundle: a module in it twice is refused, as publishing does.
+        let id = ModuleId::new(*m.address(), m.name());
+        if movejit_interp::runtime::Resolver::get_module(&storage, &id).is_some() {
+            return Err(fail(StatusCode::DUPLICATE_MODULE_NAME, format!("{}: module {id} is given twice", p.display())));
+        }
+        storage.publish(id, bytes);
     }
     let flavour = match args.flavour {
         Some(FlavourChoice::Sui) => StatusFlavour::Sui,
@@ -190,9 +195,14 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         compile_budget: args.jit_budget_ms.map(std::time::Duration::from_millis),
     };
     let (engine, cache) = new_engine_with_cache(config);
+    // The session checks type arguments (Session::load_type) when it
+    // resolves a function; a script's are checked before its parameters
+    // are read.
     let mut session = engine.new_session(&storage);
-    for t in &ty_args {
-        session.load_type(t).map_err(|e| vm_fail(&e))?;
+    if script.is_some() {
+        for t in &ty_args {
+            session.load_type(t).map_err(|e| vm_fail(&e))?;
+        }
     }
     let params = match &script {
         Some(bytes) => script_params(bytes, &ty_args)?,

@@ -25,6 +25,10 @@ use std::sync::{Arc, Mutex, RwLock};
 /// the called function (or something it reaches) cannot be compiled.
 pub const JIT_NOT_COMPILED: &str = "not compiled by the JIT: ";
 
+/// Sub-status of TYPE_RESOLUTION_FAILURE when a caller-given type argument
+/// does not load (Move's `sub_status::type_resolution_failure`).
+pub const EUSER_TYPE_LOADING_FAILURE: u64 = 1;
+
 /// Which executor runs the code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ExecutorKind {
@@ -535,19 +539,81 @@ impl<'e, 'r> Session<'e, 'r> {
         (closure, friends)
     }
 
-    /// Loads every module a type names.
+    /// Loads and checks a caller-given type argument the way the Move VM
+    /// turns a type tag into a runtime type, before anything runs: every
+    /// datatype's module loads (LINKER_ERROR) and declares it
+    /// (TYPE_RESOLUTION_FAILURE), gets as many type arguments as it declares
+    /// (NUMBER_OF_TYPE_ARGUMENTS_MISMATCH) and they meet its constraints
+    /// (CONSTRAINT_NOT_SATISFIED); size and depth stay within
+    /// [`Limits::max_type_arg_nodes`] and [`Limits::max_type_arg_depth`]
+    /// (TOO_MANY_TYPE_NODES, VM_MAX_TYPE_DEPTH_REACHED). What no type tag
+    /// can express (a reference outside a function type's parameters or
+    /// results, a type parameter) is TYPE_RESOLUTION_FAILURE, with the Move
+    /// VM's sub-status for a user type argument
+    /// ([`EUSER_TYPE_LOADING_FAILURE`]).
     pub fn load_type(&mut self, t: &Type) -> VmResult<()> {
+        let mut nodes = 0;
+        self.check_type_arg(t, &mut nodes, 1).map_err(|e| {
+            if e.status == StatusCode::TYPE_RESOLUTION_FAILURE {
+                e.with_sub_status(EUSER_TYPE_LOADING_FAILURE)
+            } else {
+                e
+            }
+        })
+    }
+
+    fn check_type_arg(&mut self, t: &Type, nodes: &mut usize, depth: usize) -> VmResult<()> {
+        let limits = &self.engine.config.limits;
+        if limits.max_type_arg_nodes.is_some_and(|max| *nodes >= max) {
+            return Err(VmError::new(StatusCode::TOO_MANY_TYPE_NODES).with_message(format!("type argument {t}")));
+        }
+        if depth > limits.max_type_arg_depth {
+            return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED).with_message(format!("type argument {t}")));
+        }
+        *nodes += 1;
         match t {
-            Type::Vector(e) | Type::Reference(e) | Type::MutableReference(e) => self.load_type(e),
+            Type::Vector(e) => self.check_type_arg(e, nodes, depth + 1),
             Type::Datatype(id, args) => {
                 let mid = ModuleId { address: id.address, name: id.module.clone() };
                 let m = self.load_module(&mid)?;
-                if !m.datatypes.contains_key(&*id.name) {
-                    return Err(VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE).with_message(format!("{t}")));
+                let params = m
+                    .datatypes
+                    .contains_key(&*id.name)
+                    .then(|| m.handle_ids.iter().position(|h| **h == **id))
+                    .flatten()
+                    .and_then(|i| m.module.struct_handles.get(i))
+                    .map(|h| h.type_parameters.clone())
+                    .ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE).with_message(format!("{t}")))?;
+                for a in args {
+                    self.check_type_arg(a, nodes, depth + 1)?;
                 }
-                args.iter().try_for_each(|a| self.load_type(a))
+                if params.len() != args.len() {
+                    return Err(VmError::new(StatusCode::NUMBER_OF_TYPE_ARGUMENTS_MISMATCH).with_message(format!(
+                        "{}::{}::{} takes {} type argument(s), {} given",
+                        id.address.to_hex_short(),
+                        id.module,
+                        id.name,
+                        params.len(),
+                        args.len()
+                    )));
+                }
+                for (a, p) in args.iter().zip(&params) {
+                    if !self.abilities_of(a)?.contains(p.constraints) {
+                        return Err(VmError::new(StatusCode::CONSTRAINT_NOT_SATISFIED).with_message(format!("{a} in {t}")));
+                    }
+                }
+                Ok(())
             }
-            Type::Function(p, r, _) => p.iter().chain(r).try_for_each(|a| self.load_type(a)),
+            // A function type's parameters and results may be references
+            // (one level deeper, as Aptos counts them).
+            Type::Function(p, r, _) => p.iter().chain(r).try_for_each(|a| match a {
+                Type::Reference(e) | Type::MutableReference(e) => self.check_type_arg(e, nodes, depth + 2),
+                a => self.check_type_arg(a, nodes, depth + 1),
+            }),
+            Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => Err(VmError::new(
+                StatusCode::TYPE_RESOLUTION_FAILURE,
+            )
+            .with_message(format!("{t} is not a type argument"))),
             _ => Ok(()),
         }
     }
@@ -601,30 +667,19 @@ impl<'e, 'r> Session<'e, 'r> {
         name: &str,
         ty_args: &[Type],
     ) -> VmResult<(Vec<Type>, Vec<Type>)> {
-        let (m, def) = self.resolve_function(module, name)?;
-        let fh = m
-            .module
-            .function_defs
-            .get(def as usize)
-            .and_then(|f| m.module.function_handles.get(f.function.idx()))
-            .ok_or_else(|| VmError::invariant("function handle"))?
-            .clone();
-        if fh.type_parameters.len() != ty_args.len() {
-            return Err(VmError::new(StatusCode::NUMBER_OF_TYPE_ARGUMENTS_MISMATCH));
-        }
+        let (m, _, fh) = self.resolve_instantiation(module, name, ty_args)?;
         Ok((m.sig_types(fh.parameters, ty_args)?, m.sig_types(fh.return_, ty_args)?))
     }
 
-    /// Calls `module::name<ty_args>(args)`; `args` are BCS bytes, `&T`
-    /// parameters given as the BCS of `T`.
-    pub fn execute_function(
+    /// Resolves `module::name<ty_args>` as the Move VM loads an entry
+    /// function: the function, then each type argument ([`Self::load_type`]),
+    /// then their count and the function's constraints.
+    fn resolve_instantiation(
         &mut self,
         module: &ModuleId,
         name: &str,
         ty_args: &[Type],
-        args: &[Vec<u8>],
-        gas: &mut GasMeter,
-    ) -> Result<ExecutionResult, VmError> {
+    ) -> VmResult<(Arc<LoadedModule>, u16, movejit_format::FunctionHandle)> {
         let (m, def) = self.resolve_function(module, name)?;
         let fh = m
             .module
@@ -633,14 +688,11 @@ impl<'e, 'r> Session<'e, 'r> {
             .and_then(|f| m.module.function_handles.get(f.function.idx()))
             .ok_or_else(|| VmError::invariant("function handle"))?
             .clone();
+        for t in ty_args {
+            self.load_type(t)?;
+        }
         if fh.type_parameters.len() != ty_args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_TYPE_ARGUMENTS_MISMATCH));
-        }
-        for t in ty_args {
-            if t.depth() > self.engine.config.limits.max_type_depth {
-                return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
-            }
-            self.load_type(t)?;
         }
         for (t, constraint) in ty_args.iter().zip(&fh.type_parameters) {
             if !self.abilities_of(t)?.contains(*constraint) {
@@ -654,6 +706,20 @@ impl<'e, 'r> Session<'e, 'r> {
                 return Err(e);
             }
         }
+        Ok((m, def, fh))
+    }
+
+    /// Calls `module::name<ty_args>(args)`; `args` are BCS bytes, `&T`
+    /// parameters given as the BCS of `T`.
+    pub fn execute_function(
+        &mut self,
+        module: &ModuleId,
+        name: &str,
+        ty_args: &[Type],
+        args: &[Vec<u8>],
+        gas: &mut GasMeter,
+    ) -> Result<ExecutionResult, VmError> {
+        let (m, def, fh) = self.resolve_instantiation(module, name, ty_args)?;
         let params = m.sig_types(fh.parameters, ty_args)?;
         let returns = m.sig_types(fh.return_, ty_args)?;
         if params.len() != args.len() {
@@ -665,6 +731,12 @@ impl<'e, 'r> Session<'e, 'r> {
                 Type::Reference(t) | Type::MutableReference(t) => t,
                 t => t,
             };
+            // No argument nests deeper than code could build a value
+            // (VecPack / Pack check the same depth).
+            if self.type_value_depth(inner)? > self.engine.config.limits.max_value_depth {
+                return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED)
+                    .with_message(format!("argument of type {inner} nests too deep")));
+            }
             let l = self.layout_of(inner).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
             let v = if self.flavour() == StatusFlavour::Aptos {
                 bcs::deserialize_arg(bytes, &l)

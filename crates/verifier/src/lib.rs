@@ -24,7 +24,8 @@
 //! 13. `natives` – defined natives exist in the VM's table, when one is given
 //! 14. `dependencies` – linking against the imported modules, no cycles
 //!
-//! Upgrade compatibility is [`compat::check_upgrade`]. Where Aptos and Sui
+//! Upgrade compatibility is [`compat::check_upgrade`]; [`publish`] stages a
+//! bundle over published modules (duplicates, upgrades, then verification). Where Aptos and Sui
 //! differ, [`VerifierConfig::flavour`] selects whose rules and status names
 //! apply; limits and the work budget ([`VerifierConfig`]) default to each
 //! chain's production values.
@@ -62,6 +63,7 @@ mod limits;
 mod locals_safety;
 mod meter;
 mod natives;
+pub mod publish;
 mod reference_safety;
 mod signatures;
 mod stack_usage;

@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use movejit_format::{decode_module, CompiledModule, StatusCode};
-use movejit_verifier::{compat, dependencies::module_id, verify_module, VerifierConfig};
+use movejit_verifier::VerifierConfig;
 use std::collections::BTreeMap;
 
 /// (case id, what we give instead, why).
@@ -17,33 +17,16 @@ const KNOWN_DISAGREEMENTS: &[(&str, &str)] = &[];
 
 /// What our pipeline says about publishing `modules` on top of `deps`:
 /// None if accepted, else the first status.
-fn publish(deps: &[CompiledModule], modules: &[CompiledModule], config: &VerifierConfig) -> Option<StatusCode> {
-    let mut store: BTreeMap<_, &CompiledModule> = BTreeMap::new();
-    for d in deps {
-        if let Some(id) = module_id(d) {
-            store.insert(id, d);
-        }
-    }
-    // Upgrades first: a module replacing one in the store must be compatible.
-    for m in modules {
-        if let Some(old) = module_id(m).and_then(|id| store.get(&id)) {
-            if let Err(e) = compat::check_upgrade(old, m) {
-                return Some(e.status);
-            }
-        }
-    }
-    for m in modules {
-        if let Some(id) = module_id(m) {
-            store.insert(id, m);
-        }
-    }
-    let all: Vec<&CompiledModule> = store.values().copied().collect();
-    for m in modules {
-        if let Err(e) = verify_module(m, &all, config) {
-            return Some(e.status);
-        }
-    }
-    None
+fn publish(
+    deps: &[CompiledModule],
+    modules: &[CompiledModule],
+    config: &VerifierConfig,
+) -> Option<StatusCode> {
+    let deps: Vec<&CompiledModule> = deps.iter().collect();
+    let modules: Vec<&CompiledModule> = modules.iter().collect();
+    movejit_verifier::publish::publish(&deps, &modules, config)
+        .err()
+        .map(|e| e.status)
 }
 
 #[test]
@@ -57,9 +40,18 @@ fn aptos_rejects_agree() {
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let case: serde_json::Value = serde_json::from_str(line).expect("json");
         let id = case["id"].as_str().unwrap_or_default().to_string();
-        let expect = case["expect_status"].as_str().unwrap_or_default().to_string();
+        let expect = case["expect_status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let paths = |k: &str| -> Vec<std::path::PathBuf> {
-            case[k].as_array().into_iter().flatten().filter_map(|p| p.as_str()).map(|p| root.join(p)).collect()
+            case[k]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.as_str())
+                .map(|p| root.join(p))
+                .collect()
         };
         total += 1;
         let mut got: Option<String> = None;
@@ -88,7 +80,9 @@ fn aptos_rejects_agree() {
             agree += 1;
             e.0 += 1;
             if known {
-                unexpected.push(format!("{id}: now agrees ({expect}); remove it from KNOWN_DISAGREEMENTS"));
+                unexpected.push(format!(
+                    "{id}: now agrees ({expect}); remove it from KNOWN_DISAGREEMENTS"
+                ));
             }
         } else if !known {
             unexpected.push(format!("{id}: expected {expect}, got {got}"));
@@ -103,5 +97,9 @@ fn aptos_rejects_agree() {
     for u in &unexpected {
         eprintln!("{u}");
     }
-    assert!(unexpected.is_empty(), "{} unexpected outcomes", unexpected.len());
+    assert!(
+        unexpected.is_empty(),
+        "{} unexpected outcomes",
+        unexpected.len()
+    );
 }
