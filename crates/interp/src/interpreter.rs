@@ -746,6 +746,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     if n as u64 > self.s.engine.config.limits.max_vector_len {
                         return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
                     }
+                    tree_charge(n)?;
                     let elems = self.pop_n(n)?;
                     self.push(Value::Vector(elems))?;
                 }
@@ -779,6 +780,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                         Value::Vector(v) => {
                             if v.len() as u64 >= max {
                                 return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
+                            }
+                            if v.len() == v.capacity() {
+                                let more = v.capacity().max(4);
+                                tree_charge(more)?;
+                                v.try_reserve(more).map_err(|_| movejit_runtime::memory::exceeded())?;
                             }
                             v.push(e);
                         }
@@ -988,4 +994,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let tag = self.variant_tag(&r)?;
         self.push(Value::Bool(tag == variant))
     }
+}
+
+/// Charges the tree interpreter's growth of a vector by `elems` slots to the
+/// memory budget. Tree values are freed by Rust's drops, which the budget
+/// does not see, so this mode counts what a call allocates, not what stays
+/// live (an upper bound; the flat interpreter and compiled code count live
+/// bytes).
+fn tree_charge(elems: usize) -> Result<(), VmError> {
+    movejit_runtime::memory::charge((elems as u64).saturating_mul(std::mem::size_of::<Value>() as u64))
 }

@@ -10,6 +10,8 @@
 
 #![allow(unsafe_code)]
 
+use crate::error::{vec_err, VmError, VmResult};
+use crate::memory;
 use std::alloc::{self, Layout as AllocLayout};
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -152,26 +154,61 @@ pub(crate) fn vec_data_mut(slot: &mut [u8], stride: u32) -> &mut [u8] {
     }
 }
 
+/// Bytes a vector header takes from the memory budget.
+const HEADER_BYTES: u64 = std::mem::size_of::<VecHeader>() as u64;
+
 /// Makes room for at least `additional` more elements (allocating the header
-/// on first use); `false` if the size overflows.
-pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> bool {
+/// on first use; the elements are unchanged on failure). Growth is charged to the memory budget (`crate::memory`)
+/// when the buffer is reallocated, before the old one is freed; a size that
+/// overflows is `VEC_SIZE_LIMIT_REACHED`, an exhausted budget or a refused
+/// allocation `MEMORY_LIMIT_EXCEEDED`.
+pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> VmResult<()> {
+    reserve(slot, additional, stride, align, true)
+}
+
+/// [`vec_reserve`] past the budget (charged all the same, so the next
+/// checked growth fails): for copies that cannot report an error. An
+/// allocation the system refuses still ends the process here.
+pub(crate) fn vec_reserve_unchecked(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> VmResult<()> {
+    reserve(slot, additional, stride, align, false)
+}
+
+fn reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32, checked: bool) -> VmResult<()> {
+    let too_long = || VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long");
+    let charge = |bytes: u64| {
+        if checked {
+            memory::charge(bytes)
+        } else {
+            memory::charge_unchecked(bytes);
+            Ok(())
+        }
+    };
     if read_ptr(slot) == 0 {
+        charge(HEADER_BYTES)?;
         let h = Box::new(VecHeader { len: 0, cap: 0, data: std::ptr::null_mut() });
         count(1);
         write_ptr(slot, Box::into_raw(h).expose_provenance());
     }
-    let Some(h) = header_mut(slot) else { return false };
-    let Some(need) = h.len.checked_add(additional) else { return false };
+    let Some(h) = header_mut(slot) else { return Err(VmError::invariant("vector header")) };
+    let need = h.len.checked_add(additional).ok_or_else(too_long)?;
     if need <= h.cap {
-        return true;
+        return Ok(());
     }
-    let cap = need.max(h.cap.saturating_mul(2)).max(4);
-    let Some(bytes) = cap.checked_mul(stride as u64).filter(|b| *b <= isize::MAX as u64 / 2) else { return false };
+    // Double, but not past what the budget still allows: the last growth
+    // before the limit fills the budget instead of failing early.
+    let fit = if checked { memory::remaining().checked_div(stride as u64).unwrap_or(u64::MAX) } else { u64::MAX };
+    let cap = need.max(h.cap.saturating_mul(2)).max(4).min(fit).max(need);
+    let bytes = cap.checked_mul(stride as u64).filter(|b| *b <= isize::MAX as u64 / 2).ok_or_else(too_long)?;
+    charge(bytes)?;
     let l = alloc_layout(bytes as usize, align as usize);
     // SAFETY: `l` has non-zero size.
     let p = unsafe { alloc::alloc_zeroed(l) };
     if p.is_null() {
-        alloc::handle_alloc_error(l);
+        if !checked {
+            alloc::handle_alloc_error(l);
+        }
+        memory::release(bytes);
+        return Err(memory::exceeded());
     }
     count(1);
     if !h.data.is_null() {
@@ -183,11 +220,12 @@ pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: 
             std::ptr::copy_nonoverlapping(h.data, p, old);
             alloc::dealloc(h.data, alloc_layout(old, align as usize));
         }
+        memory::release(old as u64);
         count(-1);
     }
     h.data = p;
     h.cap = cap;
-    true
+    Ok(())
 }
 
 /// Frees the vector's buffer and header (its elements must already be
@@ -201,9 +239,12 @@ pub(crate) fn vec_free(slot: &mut [u8], stride: u32, align: u32) {
     // `Box::into_raw` in `vec_reserve`; it is cleared below so it is freed once.
     let h = unsafe { Box::from_raw(p) };
     count(-1);
+    memory::release(HEADER_BYTES);
     if !h.data.is_null() {
+        let bytes = h.cap as usize * stride as usize;
         // SAFETY: allocated in `vec_reserve` with this size and alignment.
-        unsafe { alloc::dealloc(h.data, alloc_layout(h.cap as usize * stride as usize, align as usize)) };
+        unsafe { alloc::dealloc(h.data, alloc_layout(bytes, align as usize)) };
+        memory::release(bytes as u64);
         count(-1);
     }
     write_ptr(slot, 0);
