@@ -158,10 +158,10 @@ pub(crate) fn vec_data_mut(slot: &mut [u8], stride: u32) -> &mut [u8] {
 const HEADER_BYTES: u64 = std::mem::size_of::<VecHeader>() as u64;
 
 /// Makes room for at least `additional` more elements (allocating the header
-/// on first use; the elements are unchanged on failure). Growth is charged to the memory budget (`crate::memory`)
-/// when the buffer is reallocated, before the old one is freed; a size that
-/// overflows is `VEC_SIZE_LIMIT_REACHED`, an exhausted budget or a refused
-/// allocation `MEMORY_LIMIT_EXCEEDED`.
+/// on first use). Growth is charged to the memory budget (`crate::memory`)
+/// by the bytes a reallocation adds. A size that overflows is
+/// `VEC_SIZE_LIMIT_REACHED`, an exhausted budget or a refused allocation
+/// `MEMORY_LIMIT_EXCEEDED`; the slot is then as it was.
 pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> VmResult<()> {
     reserve(slot, additional, stride, align, true)
 }
@@ -174,6 +174,16 @@ pub(crate) fn vec_reserve_unchecked(slot: &mut [u8], additional: u64, stride: u3
 }
 
 fn reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32, checked: bool) -> VmResult<()> {
+    let fresh = read_ptr(slot) == 0;
+    let r = grow(slot, additional, stride, align, checked);
+    if r.is_err() && fresh {
+        // Leave the slot as it was: an empty vector without a header.
+        vec_free(slot, stride, align);
+    }
+    r
+}
+
+fn grow(slot: &mut [u8], additional: u64, stride: u32, align: u32, checked: bool) -> VmResult<()> {
     let too_long = || VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long");
     let charge = |bytes: u64| {
         if checked {
@@ -195,33 +205,42 @@ fn reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32, checked: b
         return Ok(());
     }
     // Double, but not past what the budget still allows: the last growth
-    // before the limit fills the budget instead of failing early.
-    let fit = if checked { memory::remaining().checked_div(stride as u64).unwrap_or(u64::MAX) } else { u64::MAX };
+    // before the limit fills the budget instead of failing early. Growth
+    // is charged by the bytes it adds.
+    let fit = match checked {
+        true => memory::remaining().checked_div(stride as u64).map_or(u64::MAX, |f| h.cap.saturating_add(f)),
+        false => u64::MAX,
+    };
     let cap = need.max(h.cap.saturating_mul(2)).max(4).min(fit).max(need);
     let bytes = cap.checked_mul(stride as u64).filter(|b| *b <= isize::MAX as u64 / 2).ok_or_else(too_long)?;
-    charge(bytes)?;
+    let old = h.cap * stride as u64;
+    charge(bytes - old)?;
     let l = alloc_layout(bytes as usize, align as usize);
-    // SAFETY: `l` has non-zero size.
-    let p = unsafe { alloc::alloc_zeroed(l) };
+    let p = if h.data.is_null() {
+        // SAFETY: `l` has non-zero size.
+        unsafe { alloc::alloc_zeroed(l) }
+    } else {
+        // SAFETY: the block was made here with the layout of `old` bytes
+        // and this alignment; the new size is non-zero, larger and fits
+        // `isize` (checked above). The grown part is zeroed (spare room is
+        // plain bytes).
+        unsafe {
+            let p = alloc::realloc(h.data, alloc_layout(old as usize, align as usize), l.size());
+            if !p.is_null() {
+                std::ptr::write_bytes(p.add(old as usize), 0, (bytes - old) as usize);
+            }
+            p
+        }
+    };
     if p.is_null() {
         if !checked {
             alloc::handle_alloc_error(l);
         }
-        memory::release(bytes);
+        memory::release(bytes - old);
         return Err(memory::exceeded());
     }
-    count(1);
-    if !h.data.is_null() {
-        let old = h.cap as usize * stride as usize;
-        // SAFETY: the old block holds `old` bytes, the new one at least as
-        // many; distinct allocations cannot overlap. The old block was made
-        // here with the same alignment.
-        unsafe {
-            std::ptr::copy_nonoverlapping(h.data, p, old);
-            alloc::dealloc(h.data, alloc_layout(old, align as usize));
-        }
-        memory::release(old as u64);
-        count(-1);
+    if h.data.is_null() {
+        count(1);
     }
     h.data = p;
     h.cap = cap;
