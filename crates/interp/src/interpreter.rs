@@ -462,7 +462,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.push(v)?;
                 }
                 B::CopyLoc(i) => {
-                    let v = self.local(base, *i)?.copy_value();
+                    let l = self.local(base, *i)?;
+                    tree_charge(heap_slots(l))?;
+                    let v = l.copy_value();
                     if matches!(v, Value::Invalid) {
                         return Err(Box::new(invariant("copy of an unavailable local")));
                     }
@@ -622,7 +624,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 B::ReadRef => {
                     let r = self.pop_ref()?;
-                    let v = self.mem.get(&r)?.copy_value();
+                    let t = self.mem.get(&r)?;
+                    tree_charge(heap_slots(t))?;
+                    let v = t.copy_value();
                     self.push(v)?;
                 }
                 B::WriteRef => {
@@ -996,11 +1000,20 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 }
 
-/// Charges the tree interpreter's growth of a vector by `elems` slots to the
-/// memory budget. Tree values are freed by Rust's drops, which the budget
+/// Charges `elems` value slots the tree interpreter allocates (vector
+/// growth, deep copies) to the memory budget. Tree values are freed by Rust's drops, which the budget
 /// does not see, so this mode counts what a call allocates, not what stays
 /// live (an upper bound; the flat interpreter and compiled code count live
 /// bytes).
+/// Heap slots a deep copy of `v` allocates (its vectors' and structs'
+/// elements, recursively).
+fn heap_slots(v: &Value) -> usize {
+    match v {
+        Value::Vector(xs) | Value::Struct(xs) | Value::Variant(_, xs) => xs.len() + xs.iter().map(heap_slots).sum::<usize>(),
+        _ => 0,
+    }
+}
+
 fn tree_charge(elems: usize) -> Result<(), VmError> {
     movejit_runtime::memory::charge((elems as u64).saturating_mul(std::mem::size_of::<Value>() as u64))
 }
