@@ -256,12 +256,15 @@ fn tree_interpreter_has_the_budget_too() {
     // live bytes): the status and a growing instruction, not the exact
     // point, match the flat executors.
     let st = storage();
-    let cases: [(&str, &[u64], &[u64]); 5] = [
+    let cases: [(&str, &[u64], &[u64]); 7] = [
         ("endless", &[], &[4]),
         ("fill", &[u64::MAX], &[10]),
         ("nested", &[], &[8, 9]),
         ("structs", &[], &[9, 10]),
         ("copy_big", &[(LIMIT - HEADER) / 8 / 8], &[3]),
+        ("native_growth", &[], &[7, 8]),
+        // Results dropped at once: only counting allocations ends this.
+        ("native_big", &[64], &[6]),
     ];
     for (f, args, allowed) in cases {
         match run(&st, ExecutorKind::Interpreter, InterpreterKind::Tree, f, args) {

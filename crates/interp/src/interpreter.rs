@@ -216,6 +216,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 let mut cx = NativeContext { mem: &mut self.mem, gas: self.gas, types: &*self.s };
                 native(&mut cx, &ty_args, args)?
             };
+            // What the native allocated for its results.
+            tree_charge(results.iter().map(heap_slots).sum())?;
             for r in results {
                 self.push(r)?;
             }
