@@ -105,6 +105,29 @@ public fun read_big(n: u64)
     pop
     ret
 
+public fun copy_nested(n: u64)
+    local v: vector<vector<u64>>
+    vec_pack <vector<u64>>, 0
+    st_loc v
+L0: copy_loc n
+    ld_u64 0
+    eq
+    br_true L1
+    mut_borrow_loc v
+    ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    vec_pack <u64>, 3
+    vec_push_back <vector<u64>>
+    move_loc n
+    ld_u64 1
+    sub
+    st_loc n
+    branch L0
+L1: copy_loc v
+    pop
+    ret
+
 public fun native_growth()
     local big: vector<u64>
     local all: vector<vector<u8>>
@@ -221,6 +244,11 @@ fn endless_growth_is_a_status_at_the_growing_instruction() {
         ("copy_big", &[fits / 2], exceeded_at("copy_big", 3)),
         ("read_big", &[fits / 2], exceeded_at("read_big", 4)),
         ("copy_big", &[fits / 4], Ok(vec![])),
+        // A copy that runs out half-way through the inner vectors: what it
+        // copied is freed, the rest never shared (the leak and balance
+        // checks of `on_all`).
+        ("copy_nested", &[9000], exceeded_at("copy_nested", 17)),
+        ("copy_nested", &[1000], Ok(vec![])),
         // Native results pushed until the budget is spent.
         ("native_growth", &[], Err((StatusCode::MEMORY_LIMIT_EXCEEDED, None))),
         // A native result that does not fit: the call fails.
