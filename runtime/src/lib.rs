@@ -23,6 +23,7 @@ pub mod gas;
 pub mod helpers;
 pub mod layout;
 pub mod limits;
+pub mod memory;
 pub mod natives;
 pub mod storage;
 pub mod types;

@@ -1,5 +1,8 @@
 //! Execution limits, with the Move VM's defaults.
 
+/// The default of [`Limits::max_memory`]: 1 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
+
 /// Limits both executors enforce.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -21,6 +24,12 @@ pub struct Limits {
     pub max_vector_len: u64,
     /// Bytes of an `AbortMsg` message.
     pub max_abort_message: usize,
+    /// Bytes of value memory (vector buffers and headers) one top-level
+    /// call may add to what was live when it started
+    /// (`MEMORY_LIMIT_EXCEEDED`); see `crate::memory`. A bound on the host
+    /// process, not a Move VM limit: metered runs will take theirs from the
+    /// gas schedule's memory quota.
+    pub max_memory: u64,
     /// Type nodes visited to build one value layout (`VM_MAX_TYPE_NODES_REACHED`);
     /// Sui bounds this (512), Aptos not here.
     pub max_layout_nodes: Option<usize>,
@@ -53,6 +62,7 @@ impl Default for Limits {
             max_vector_len: u64::MAX >> 2,
             max_abort_message: 1024,
             max_layout_nodes: None,
+            max_memory: DEFAULT_MAX_MEMORY,
         }
     }
 }

@@ -75,6 +75,10 @@ pub struct Args {
     /// is compiled.
     #[arg(long)]
     jit_budget_ms: Option<u64>,
+    /// Bytes of value memory the call may hold; beyond it the call fails
+    /// with MEMORY_LIMIT_EXCEEDED.
+    #[arg(long, value_name = "BYTES", default_value_t = movejit_runtime::limits::DEFAULT_MAX_MEMORY)]
+    memory_limit: u64,
     /// Status numbering and semantics (default: from the modules' version word).
     #[arg(long, value_enum)]
     flavour: Option<FlavourChoice>,
@@ -194,6 +198,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         max_ir_insts: args.jit_max_ir,
         compile_budget: args.jit_budget_ms.map(std::time::Duration::from_millis),
     };
+    config.limits.max_memory = args.memory_limit;
     let (engine, cache) = new_engine_with_cache(config);
     // The session checks type arguments (Session::load_type) when it
     // resolves a function; a script's are checked before its parameters

@@ -762,6 +762,8 @@ impl<'e, 'r> Session<'e, 'r> {
                     .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
             }
         }
+        // The call's memory budget (nested runs share it).
+        let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
         if self.engine.config.interpreter == InterpreterKind::Flat {
             return self.execute_flat(m, def, ty_args, &params, &returns, args, gas);
         }

@@ -216,6 +216,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 let mut cx = NativeContext { mem: &mut self.mem, gas: self.gas, types: &*self.s };
                 native(&mut cx, &ty_args, args)?
             };
+            // What the native allocated for its results.
+            tree_charge(results.iter().map(heap_slots).sum())?;
             for r in results {
                 self.push(r)?;
             }
@@ -462,7 +464,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.push(v)?;
                 }
                 B::CopyLoc(i) => {
-                    let v = self.local(base, *i)?.copy_value();
+                    let l = self.local(base, *i)?;
+                    tree_charge(heap_slots(l))?;
+                    let v = l.copy_value();
                     if matches!(v, Value::Invalid) {
                         return Err(Box::new(invariant("copy of an unavailable local")));
                     }
@@ -622,7 +626,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 }
                 B::ReadRef => {
                     let r = self.pop_ref()?;
-                    let v = self.mem.get(&r)?.copy_value();
+                    let t = self.mem.get(&r)?;
+                    tree_charge(heap_slots(t))?;
+                    let v = t.copy_value();
                     self.push(v)?;
                 }
                 B::WriteRef => {
@@ -746,6 +752,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     if n as u64 > self.s.engine.config.limits.max_vector_len {
                         return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
                     }
+                    tree_charge(n)?;
                     let elems = self.pop_n(n)?;
                     self.push(Value::Vector(elems))?;
                 }
@@ -779,6 +786,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                         Value::Vector(v) => {
                             if v.len() as u64 >= max {
                                 return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
+                            }
+                            if v.len() == v.capacity() {
+                                let more = v.capacity().max(4);
+                                tree_charge(more)?;
+                                v.try_reserve(more).map_err(|_| movejit_runtime::memory::exceeded())?;
                             }
                             v.push(e);
                         }
@@ -988,4 +1000,22 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let tag = self.variant_tag(&r)?;
         self.push(Value::Bool(tag == variant))
     }
+}
+
+/// Charges `elems` value slots the tree interpreter allocates (vector
+/// growth, deep copies) to the memory budget. Tree values are freed by Rust's drops, which the budget
+/// does not see, so this mode counts what a call allocates, not what stays
+/// live (an upper bound; the flat interpreter and compiled code count live
+/// bytes).
+/// Heap slots a deep copy of `v` allocates (its vectors' and structs'
+/// elements, recursively).
+fn heap_slots(v: &Value) -> usize {
+    match v {
+        Value::Vector(xs) | Value::Struct(xs) | Value::Variant(_, xs) => xs.len() + xs.iter().map(heap_slots).sum::<usize>(),
+        _ => 0,
+    }
+}
+
+fn tree_charge(elems: usize) -> Result<(), VmError> {
+    movejit_runtime::memory::charge((elems as u64).saturating_mul(std::mem::size_of::<Value>() as u64))
 }

@@ -151,6 +151,8 @@ impl JitEngine {
     /// parameter takes the BCS of its target). A metered engine runs with
     /// `gas` units (unlimited when `None`).
     pub fn execute(&mut self, key: &InstanceKey, args: &[Vec<u8>], gas: Option<u64>) -> Result<Outcome, ExecError> {
+        // A run outside a session has the memory budget of one call.
+        let _memory = movejit_runtime::memory::MemoryScope::enter(self.config.limits.max_memory);
         self.entry_address(key)?;
         let (params, _) = self.instance_signature(key)?;
         let per_frame = self.config.cost.as_ref().map(|c| c.per_frame);

@@ -873,11 +873,12 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    /// `*dst = copy(*src)` (`dst` holds no live value).
-    fn copy_value(&mut self, l: &Arc<FlatLayout>, dst: Value, src: Value) -> CompileResult<()> {
+    /// `*dst = copy(*src)` (`dst` holds no live value) for instruction `i`:
+    /// a copy that owns heap memory can exceed the memory budget.
+    fn copy_value(&mut self, l: &Arc<FlatLayout>, dst: Value, src: Value, i: usize) -> CompileResult<()> {
         if l.owns_heap {
             let lp = self.layout_ptr(l);
-            self.call_helper("value_copy", &[self.ctx, lp, dst, src])?;
+            self.call_status("value_copy", &[self.ctx, lp, dst, src], i)?;
         } else {
             self.copy_mem(dst, src, l.size);
         }
@@ -1329,7 +1330,7 @@ impl Lowerer<'_, '_> {
                     let at = self.env.constant(&l, &c.data)?;
                     let src = self.b.ins().iconst(self.ptr, at as i64);
                     let dst = self.opslot(self.stack.len(), &l);
-                    self.copy_value(&l, dst, src)?;
+                    self.copy_value(&l, dst, src, i)?;
                     self.push(Ty::M(l), Val::Mem(dst), i);
                 }
             }
@@ -1354,7 +1355,7 @@ impl Lowerer<'_, '_> {
                                     self.zero_mem(addr, layout.size);
                                 }
                             } else {
-                                self.copy_value(&layout, dst, addr)?;
+                                self.copy_value(&layout, dst, addr, i)?;
                             }
                             (Ty::M(layout), Val::Mem(dst))
                         }
@@ -1501,7 +1502,7 @@ impl Lowerer<'_, '_> {
                     Ty::S(k) => (Ty::S(k), self.load_scalar(k, r, 0)),
                     _ => {
                         let dst = self.opslot(h, &t);
-                        self.copy_value(&t, dst, r)?;
+                        self.copy_value(&t, dst, r, i)?;
                         (Ty::M(t), Val::Mem(dst))
                     }
                 };

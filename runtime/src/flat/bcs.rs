@@ -151,9 +151,10 @@ pub(crate) fn read_into(r: &mut Reader<'_>, l: &FlatLayout, slot: &mut [u8], dep
             if n == 0 {
                 return Ok(());
             }
-            if !raw::vec_reserve(slot, n, e.size, e.align) {
-                return Err(de_err());
-            }
+            raw::vec_reserve(slot, n, e.size, e.align).map_err(|e| match e.status {
+                StatusCode::MEMORY_LIMIT_EXCEEDED => e,
+                _ => de_err(),
+            })?;
             if matches!(e.shape, Shape::U8) {
                 raw::vec_data_mut(slot, e.size)[..n as usize].copy_from_slice(r.take(n as usize)?);
                 raw::vec_set_len(slot, n);

@@ -367,7 +367,7 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
                 // SAFETY: `at + size` lies inside `scratch`, 8-aligned at
                 // its start, so `base + at` is aligned for the value.
                 let dst = unsafe { std::slice::from_raw_parts_mut(base.add(at), size) };
-                super::value::copy_into(v.layout(), v.bytes(), dst);
+                super::value::copy_into_unchecked(v.layout(), v.bytes(), dst);
                 *slot = dst.as_mut_ptr();
                 used = at + size;
             } else {

@@ -130,14 +130,15 @@ pub fn write_from(a: Addr, src: &[u8]) {
     bytes_mut(a, src.len() as u32).copy_from_slice(src);
 }
 
-/// Deep copy of the value at `src` into `dst` (holding no live value).
+/// Deep copy of the value at `src` into `dst` (holding no live value);
+/// `MEMORY_LIMIT_EXCEEDED` (nothing live in `dst`) when the budget is spent.
 #[inline]
-pub fn copy_value(l: &FlatLayout, src: Addr, dst: Addr) {
+pub fn copy_value(l: &FlatLayout, src: Addr, dst: Addr) -> VmResult<()> {
     if !l.owns_heap {
         move_bytes(src, dst, l.size);
-        return;
+        return Ok(());
     }
-    value::copy_into(l, bytes(src, l.size), bytes_mut(dst, l.size));
+    value::copy_into(l, bytes(src, l.size), bytes_mut(dst, l.size))
 }
 
 /// Drops the value at `a` (it then holds no live value).
@@ -154,10 +155,10 @@ pub fn equal(l: &FlatLayout, a: Addr, b: Addr) -> bool {
 }
 
 /// A deep copy of the value at `a` as an owned value.
-pub fn to_owned(l: &std::sync::Arc<FlatLayout>, a: Addr) -> FlatValue {
+pub fn to_owned(l: &std::sync::Arc<FlatLayout>, a: Addr) -> VmResult<FlatValue> {
     let v = FlatValue::zeroed(l.clone());
-    copy_value(l, a, Addr::of_value(&v));
-    v
+    copy_value(l, a, Addr::of_value(&v))?;
+    Ok(v)
 }
 
 /// Moves `v` into the slot `dst` (holding no live value).

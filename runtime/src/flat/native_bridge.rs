@@ -139,9 +139,7 @@ pub fn from_value(v: &Value, l: &FlatLayout, slot: &mut [u8]) -> VmResult<()> {
             if n == 0 {
                 return Ok(());
             }
-            if !raw::vec_reserve(slot, n, e.size, e.align) {
-                return Err(VmError::invariant("vector too large"));
-            }
+            raw::vec_reserve(slot, n, e.size, e.align)?;
             if matches!(e.shape, Shape::U8) {
                 // Bytes: one pass, no per-element call.
                 let data = raw::vec_data_mut(slot, 1);

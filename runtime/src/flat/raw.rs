@@ -10,6 +10,8 @@
 
 #![allow(unsafe_code)]
 
+use crate::error::{vec_err, VmError, VmResult};
+use crate::memory;
 use std::alloc::{self, Layout as AllocLayout};
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -152,42 +154,97 @@ pub(crate) fn vec_data_mut(slot: &mut [u8], stride: u32) -> &mut [u8] {
     }
 }
 
+/// Bytes a vector header takes from the memory budget.
+const HEADER_BYTES: u64 = std::mem::size_of::<VecHeader>() as u64;
+
 /// Makes room for at least `additional` more elements (allocating the header
-/// on first use); `false` if the size overflows.
-pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> bool {
+/// on first use). Growth is charged to the memory budget (`crate::memory`)
+/// by the bytes a reallocation adds. A size that overflows is
+/// `VEC_SIZE_LIMIT_REACHED`, an exhausted budget or a refused allocation
+/// `MEMORY_LIMIT_EXCEEDED`; the slot is then as it was.
+pub(crate) fn vec_reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> VmResult<()> {
+    reserve(slot, additional, stride, align, true)
+}
+
+/// [`vec_reserve`] past the budget (charged all the same, so the next
+/// checked growth fails): for copies that cannot report an error. An
+/// allocation the system refuses still ends the process here.
+pub(crate) fn vec_reserve_unchecked(slot: &mut [u8], additional: u64, stride: u32, align: u32) -> VmResult<()> {
+    reserve(slot, additional, stride, align, false)
+}
+
+fn reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32, checked: bool) -> VmResult<()> {
+    let fresh = read_ptr(slot) == 0;
+    let r = grow(slot, additional, stride, align, checked);
+    if r.is_err() && fresh {
+        // Leave the slot as it was: an empty vector without a header.
+        vec_free(slot, stride, align);
+    }
+    r
+}
+
+fn grow(slot: &mut [u8], additional: u64, stride: u32, align: u32, checked: bool) -> VmResult<()> {
+    let too_long = || VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long");
+    let charge = |bytes: u64| {
+        if checked {
+            memory::charge(bytes)
+        } else {
+            memory::charge_unchecked(bytes);
+            Ok(())
+        }
+    };
     if read_ptr(slot) == 0 {
+        charge(HEADER_BYTES)?;
         let h = Box::new(VecHeader { len: 0, cap: 0, data: std::ptr::null_mut() });
         count(1);
         write_ptr(slot, Box::into_raw(h).expose_provenance());
     }
-    let Some(h) = header_mut(slot) else { return false };
-    let Some(need) = h.len.checked_add(additional) else { return false };
+    let Some(h) = header_mut(slot) else { return Err(VmError::invariant("vector header")) };
+    let need = h.len.checked_add(additional).ok_or_else(too_long)?;
     if need <= h.cap {
-        return true;
+        return Ok(());
     }
-    let cap = need.max(h.cap.saturating_mul(2)).max(4);
-    let Some(bytes) = cap.checked_mul(stride as u64).filter(|b| *b <= isize::MAX as u64 / 2) else { return false };
+    // Double, but not past what the budget still allows: the last growth
+    // before the limit fills the budget instead of failing early. Growth
+    // is charged by the bytes it adds.
+    let fit = match checked {
+        true => memory::remaining().checked_div(stride as u64).map_or(u64::MAX, |f| h.cap.saturating_add(f)),
+        false => u64::MAX,
+    };
+    let cap = need.max(h.cap.saturating_mul(2)).max(4).min(fit).max(need);
+    let bytes = cap.checked_mul(stride as u64).filter(|b| *b <= isize::MAX as u64 / 2).ok_or_else(too_long)?;
+    let old = h.cap * stride as u64;
+    charge(bytes - old)?;
     let l = alloc_layout(bytes as usize, align as usize);
-    // SAFETY: `l` has non-zero size.
-    let p = unsafe { alloc::alloc_zeroed(l) };
-    if p.is_null() {
-        alloc::handle_alloc_error(l);
-    }
-    count(1);
-    if !h.data.is_null() {
-        let old = h.cap as usize * stride as usize;
-        // SAFETY: the old block holds `old` bytes, the new one at least as
-        // many; distinct allocations cannot overlap. The old block was made
-        // here with the same alignment.
+    let p = if h.data.is_null() {
+        // SAFETY: `l` has non-zero size.
+        unsafe { alloc::alloc_zeroed(l) }
+    } else {
+        // SAFETY: the block was made here with the layout of `old` bytes
+        // and this alignment; the new size is non-zero, larger and fits
+        // `isize` (checked above). The grown part is zeroed (spare room is
+        // plain bytes).
         unsafe {
-            std::ptr::copy_nonoverlapping(h.data, p, old);
-            alloc::dealloc(h.data, alloc_layout(old, align as usize));
+            let p = alloc::realloc(h.data, alloc_layout(old as usize, align as usize), l.size());
+            if !p.is_null() {
+                std::ptr::write_bytes(p.add(old as usize), 0, (bytes - old) as usize);
+            }
+            p
         }
-        count(-1);
+    };
+    if p.is_null() {
+        if !checked {
+            alloc::handle_alloc_error(l);
+        }
+        memory::release(bytes - old);
+        return Err(memory::exceeded());
+    }
+    if h.data.is_null() {
+        count(1);
     }
     h.data = p;
     h.cap = cap;
-    true
+    Ok(())
 }
 
 /// Frees the vector's buffer and header (its elements must already be
@@ -201,9 +258,12 @@ pub(crate) fn vec_free(slot: &mut [u8], stride: u32, align: u32) {
     // `Box::into_raw` in `vec_reserve`; it is cleared below so it is freed once.
     let h = unsafe { Box::from_raw(p) };
     count(-1);
+    memory::release(HEADER_BYTES);
     if !h.data.is_null() {
+        let bytes = h.cap as usize * stride as usize;
         // SAFETY: allocated in `vec_reserve` with this size and alignment.
-        unsafe { alloc::dealloc(h.data, alloc_layout(h.cap as usize * stride as usize, align as usize)) };
+        unsafe { alloc::dealloc(h.data, alloc_layout(bytes, align as usize)) };
+        memory::release(bytes as u64);
         count(-1);
     }
     write_ptr(slot, 0);

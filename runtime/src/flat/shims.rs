@@ -43,13 +43,13 @@ fn layout<'a>(l: *const FlatLayout) -> &'a FlatLayout {
     unsafe { &*l }
 }
 
-/// `*dst = copy(*src)`.
-pub unsafe extern "C" fn value_copy(_ctx: *mut ExecContext, l: *const FlatLayout, dst: *mut u8, src: *const u8) -> u32 {
+/// `*dst = copy(*src)`; fails with `MEMORY_LIMIT_EXCEEDED` (nothing live
+/// in `dst`) when the copy exceeds the memory budget.
+pub unsafe extern "C" fn value_copy(ctx: *mut ExecContext, l: *const FlatLayout, dst: *mut u8, src: *const u8) -> u32 {
     let l = layout(l);
     // SAFETY: shim contract (distinct slots of `l.size` bytes).
     let (d, s) = unsafe { (slice_mut(dst, l.size as usize), slice(src, l.size as usize)) };
-    value::copy_into(l, s, d);
-    0
+    status(ctx, value::copy_into(l, s, d))
 }
 
 /// Drops the value at `slot`.
@@ -590,18 +590,16 @@ pub mod fast_native {
 }
 
 /// A fresh `vector<u8>` holding `bytes` in `dst` (holding no live value).
-fn write_byte_vec(dst: &mut [u8], bytes: &[u8]) -> bool {
+fn write_byte_vec(dst: &mut [u8], bytes: &[u8]) -> VmResult<()> {
     dst[..8].fill(0);
     if bytes.is_empty() {
-        return true;
+        return Ok(());
     }
     let n = bytes.len() as u64;
-    if !super::raw::vec_reserve(dst, n, 1, 1) {
-        return false;
-    }
+    super::raw::vec_reserve(dst, n, 1, 1)?;
     super::raw::vec_data_mut(dst, 1)[..bytes.len()].copy_from_slice(bytes);
     super::raw::vec_set_len(dst, n);
-    true
+    Ok(())
 }
 
 /// The stdlib natives of [`fast_native`] without the native bridge's
@@ -653,10 +651,9 @@ pub unsafe extern "C" fn native_fast(
         _ => return c.fail(&bad_code()),
     };
     // SAFETY: shim contract: `dst` is a vector slot holding no live value.
-    if write_byte_vec(unsafe { slice_mut(dst, 8) }, &out) {
-        0
-    } else {
-        c.fail(&VmError::vector(crate::error::vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"))
+    match write_byte_vec(unsafe { slice_mut(dst, 8) }, &out) {
+        Ok(()) => 0,
+        Err(e) => c.fail(&e),
     }
 }
 

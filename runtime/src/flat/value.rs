@@ -3,6 +3,7 @@
 
 use super::layout::{FlatLayout, Shape};
 use super::raw::{self, Buf};
+use crate::error::VmResult;
 use std::sync::Arc;
 
 fn tag_of(slot: &[u8]) -> u16 {
@@ -59,57 +60,93 @@ pub(crate) fn drop_in_place(l: &FlatLayout, slot: &mut [u8]) {
 }
 
 /// Deep-copies the value in `src` into `dst`, which must hold no live value
-/// (its old bytes are overwritten, not dropped).
-pub(crate) fn copy_into(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
+/// (its old bytes are overwritten, not dropped). The copy's memory is
+/// charged to the budget; when it is exhausted `dst` is left holding no
+/// live value and the error returned.
+pub(crate) fn copy_into(l: &FlatLayout, src: &[u8], dst: &mut [u8]) -> VmResult<()> {
     dst.copy_from_slice(src);
     if l.owns_heap {
-        own_copies(l, src, dst);
+        if let Err(e) = own_copies(l, src, dst, true) {
+            drop_in_place(l, dst);
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// [`copy_into`] for copies that cannot fail (captured values of a closure
+/// copy): charged past the budget, so the next checked growth fails.
+pub(crate) fn copy_into_unchecked(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
+    dst.copy_from_slice(src);
+    if l.owns_heap {
+        // Only a checked copy fails.
+        let _ = own_copies(l, src, dst, false);
     }
 }
 
 /// After a byte copy of `src` into `dst`, replaces every pointer `dst`
-/// shares with `src` by a pointer to its own deep copy.
-fn own_copies(l: &FlatLayout, src: &[u8], dst: &mut [u8]) {
+/// shares with `src` by a pointer to its own deep copy. On failure every
+/// pointer of `dst` not yet replaced is zeroed, so `dst` is a valid value
+/// owning only its own copies (the caller drops it).
+fn own_copies(l: &FlatLayout, src: &[u8], dst: &mut [u8], checked: bool) -> VmResult<()> {
     match &l.shape {
         Shape::Vector(e) => {
             dst[..8].fill(0);
             let n = raw::vec_len(src);
             if n == 0 {
-                return;
+                return Ok(());
             }
-            // The source exists, so this size was allocatable already.
-            if !raw::vec_reserve(dst, n, e.size, e.align) {
-                return;
+            if checked {
+                raw::vec_reserve(dst, n, e.size, e.align)?;
+            } else {
+                raw::vec_reserve_unchecked(dst, n, e.size, e.align)?;
             }
             let bytes = raw::vec_data(src, e.size);
+            raw::vec_data_mut(dst, e.size)[..bytes.len()].copy_from_slice(bytes);
+            // The length first: a failed element copy leaves a vector its
+            // caller can drop whole.
+            raw::vec_set_len(dst, n);
             let data = raw::vec_data_mut(dst, e.size);
-            data[..bytes.len()].copy_from_slice(bytes);
+            let mut r = Ok(());
             if e.owns_heap {
                 for (s, d) in bytes.chunks_exact(e.size as usize).zip(data.chunks_exact_mut(e.size as usize)) {
-                    own_copies(e, s, d);
+                    own_part(&mut r, e, s, d, checked);
                 }
             }
-            raw::vec_set_len(dst, n);
+            r
         }
-        Shape::Struct(fs) => {
-            for f in fs.iter().filter(|f| f.layout.owns_heap) {
-                own_copies(&f.layout, field(src, f), field_mut(dst, f));
-            }
-        }
-        Shape::Enum(vs) => {
-            if let Some(fs) = variant(vs, src) {
-                for f in fs.iter().filter(|f| f.layout.owns_heap) {
-                    own_copies(&f.layout, field(src, f), field_mut(dst, f));
-                }
-            }
-        }
+        Shape::Struct(fs) => own_fields(fs, src, dst, checked),
+        Shape::Enum(vs) => match variant(vs, src) {
+            Some(fs) => own_fields(fs, src, dst, checked),
+            None => Ok(()),
+        },
         Shape::Closure => {
             dst[..8].fill(0);
             if let Some(c) = raw::closure_ref(src) {
                 raw::closure_put(dst, Box::new(c.copy()));
             }
+            Ok(())
         }
-        _ => {}
+        _ => Ok(()),
+    }
+}
+
+fn own_fields(fs: &[super::layout::Field], src: &[u8], dst: &mut [u8], checked: bool) -> VmResult<()> {
+    let mut r = Ok(());
+    for f in fs.iter().filter(|f| f.layout.owns_heap) {
+        own_part(&mut r, &f.layout, field(src, f), field_mut(dst, f), checked);
+    }
+    r
+}
+
+/// `own_copies` of one part of a value while `r` is still fine; after a
+/// failure the remaining parts are zeroed instead (they still share
+/// `src`'s pointers).
+fn own_part(r: &mut VmResult<()>, l: &FlatLayout, src: &[u8], dst: &mut [u8], checked: bool) {
+    if r.is_ok() {
+        *r = own_copies(l, src, dst, checked);
+    } else {
+        dst.fill(0);
     }
 }
 
@@ -180,10 +217,10 @@ impl FlatValue {
         // An all-zero slot owns nothing, so the drop below frees only the block.
         self.buf.bytes_mut().fill(0);
     }
-    /// A deep copy.
+    /// A deep copy (past the memory budget: see [`copy_into_unchecked`]).
     pub fn copy(&self) -> FlatValue {
         let mut v = FlatValue::zeroed(self.layout.clone());
-        copy_into(&self.layout, self.buf.bytes(), v.buf.bytes_mut());
+        copy_into_unchecked(&self.layout, self.buf.bytes(), v.buf.bytes_mut());
         v
     }
     /// Move's `==` (the layouts must be the same type's).

@@ -27,9 +27,7 @@ pub(crate) fn pack(e: &FlatLayout, dst: &mut [u8], src: &[u8], n: u64, max_len: 
         return Ok(());
     }
     let bytes = (n as usize).checked_mul(e.size as usize).filter(|b| *b == src.len()).ok_or_else(|| VmError::invariant("vec_pack operands"))?;
-    if !raw::vec_reserve(dst, n, e.size, e.align) {
-        return Err(too_long());
-    }
+    raw::vec_reserve(dst, n, e.size, e.align)?;
     raw::vec_data_mut(dst, e.size)[..bytes].copy_from_slice(src);
     raw::vec_set_len(dst, n);
     Ok(())
@@ -54,9 +52,7 @@ pub(crate) fn push_back(e: &FlatLayout, v: &mut [u8], elem: &[u8], max_len: u64)
     if n >= max_len {
         return Err(too_long());
     }
-    if !raw::vec_reserve(v, 1, e.size, e.align) {
-        return Err(too_long());
-    }
+    raw::vec_reserve(v, 1, e.size, e.align)?;
     let at = n as usize * e.size as usize;
     raw::vec_data_mut(v, e.size)[at..at + e.size as usize].copy_from_slice(elem);
     raw::vec_set_len(v, n + 1);
@@ -145,9 +141,7 @@ pub(crate) fn move_range(e: &FlatLayout, from: &mut [u8], removal: u64, len: u64
     if tlen + len > max_len {
         return Err(too_long());
     }
-    if !raw::vec_reserve(to, len, e.size, e.align) {
-        return Err(too_long());
-    }
+    raw::vec_reserve(to, len, e.size, e.align)?;
     let s = e.size as usize;
     let (r, l, ins) = (removal as usize * s, len as usize * s, insert as usize * s);
     let tail_to = tlen as usize * s;

@@ -301,10 +301,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     .into_iter()
                     .map(|v| match &v.layout().shape {
                         Shape::Reference(t) => mem::to_owned(t, mem::read_addr(Addr::of_value(&v))),
-                        _ => v,
+                        _ => Ok(v),
                     })
-                    .collect();
-                Ok((rets, roots))
+                    .collect::<VmResult<Vec<_>>>();
+                rets.map(|rets| (rets, roots))
             }
             Err(e) => {
                 self.unwind();
@@ -640,10 +640,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::LdU64 { dst, v } => mem::write_u64(at(*dst), *v),
                 Op::LdBytes { dst, v } => mem::write_from(at(*dst), v),
                 Op::Ld1 { dst, v } => mem::write(at(*dst), [*v]),
-                Op::LdConst { dst, v } => mem::copy_value(v.layout(), Addr::of_value(v), at(*dst)),
+                Op::LdConst { dst, v } => mem::copy_value(v.layout(), Addr::of_value(v), at(*dst))?,
                 Op::MoveBytes { src, dst, n } => mem::move_bytes(at(*src), at(*dst), *n),
                 Op::Move8 { src, dst } => mem::write::<8>(at(*dst), mem::read::<8>(at(*src))),
-                Op::Copy { src, dst, l } => mem::copy_value(l, at(*src), at(*dst)),
+                Op::Copy { src, dst, l } => mem::copy_value(l, at(*src), at(*dst))?,
                 Op::MoveOwned { src, dst, n } => {
                     mem::move_bytes(at(*src), at(*dst), *n);
                     mem::zero(at(*src), *n);
@@ -662,7 +662,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         None => return Err(Box::new(VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH))),
                     }
                 }
-                Op::ReadRef { r, dst, l } => mem::copy_value(l, mem::read_addr(at(*r)), at(*dst)),
+                Op::ReadRef { r, dst, l } => mem::copy_value(l, mem::read_addr(at(*r)), at(*dst))?,
                 Op::WriteRef { r, v, l } => {
                     let t = mem::read_addr(at(*r));
                     mem::drop_value(l, t);
