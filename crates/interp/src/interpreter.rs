@@ -696,10 +696,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     if msg.len() > self.s.engine.config.limits.max_abort_message {
                         return Err(Box::new(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)));
                     }
-                    let text = String::from_utf8(msg)
-                        .map_err(|e| VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(e.to_string()))?;
                     let code = self.pop_u64()?;
-                    return Err(Box::new(VmError::abort(code).with_message(text)));
+                    return Err(Box::new(VmError::abort_with_message(code, msg)));
                 }
                 B::Exists(sd) => {
                     let t = self.struct_type(m, *sd, Vec::new())?;

@@ -65,7 +65,7 @@ pub struct Outcome {
     /// The abort code of `ABORTED`, or the sub-status of another error
     /// (`VECTOR_OPERATION_ERROR`).
     pub abort_code: Option<u64>,
-    /// The message of an `AbortMsg`.
+    /// The message the interpreter reports with this error.
     pub message: Option<String>,
     pub location: Option<Location>,
     /// BCS of each return value (`EXECUTED` only).
@@ -126,7 +126,7 @@ pub type FlatArgs = Vec<FlatValue>;
 pub struct FlatOutcome {
     pub status: StatusCode,
     pub abort_code: Option<u64>,
-    /// The message of an `AbortMsg`.
+    /// The message the interpreter reports with this error.
     pub message: Option<String>,
     pub location: Option<Location>,
     /// The results (`EXECUTED` only).
@@ -219,7 +219,7 @@ impl JitEngine {
         let arg_ptrs: Vec<u64> = args.iter().map(|v| v.as_ptr() as u64).collect();
         let ret_ptrs: Vec<u64> = ret_vals.iter().map(|v| v.as_ptr() as u64).collect();
         let ctx = self.entry_context(&state, gas);
-        let (flag, ctx, message) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, None)?;
+        let (flag, ctx) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, None)?;
         // Compiled code owns in-memory arguments (it moved or dropped them);
         // the values behind references stay the host's.
         let mut refs = Vec::new();
@@ -238,7 +238,7 @@ impl JitEngine {
             return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: ret_vals, refs, gas_left, interpreted: None });
         }
         // Results were never written on failure: nothing to drop but zeros.
-        Ok(FlatOutcome { refs, ..failure(&ctx, message, gas_left) })
+        Ok(FlatOutcome { refs, ..failure(&ctx, gas_left) })
     }
 
     /// Runs `key` inside an interpreter session on the interpreter's own
@@ -316,7 +316,7 @@ impl JitEngine {
         rets: &[u64],
         ctx: ExecContext,
         session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
-    ) -> Result<(u32, ExecContext, Option<String>), ExecError> {
+    ) -> Result<(u32, ExecContext), ExecError> {
         if self.executor.is_none() {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
@@ -396,14 +396,14 @@ fn run_session_entry(
     }
     let (arg_ptrs, ret_ptrs) = ptrs.split_at(args.len());
     let ctx = entry_context(tables.config, &state, gas);
-    let (flag, ctx, message) = run_on(tables, executor, None, e.entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
+    let (flag, ctx) = run_on(tables, executor, None, e.entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
     let gas_left = metered.then_some(ctx.gas_left);
     let missed = flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED;
     if flag == 0 {
         let out = FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left, interpreted: None };
         return Ok((out, false));
     }
-    Ok((failure(&ctx, message, gas_left), missed))
+    Ok((failure(&ctx, gas_left), missed))
 }
 
 /// Runs a compiled entry on `executor`'s stack with `ctx` as its starting
@@ -419,7 +419,7 @@ fn run_on(
     rets: &[u64],
     mut ctx: ExecContext,
     session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
-) -> Result<(u32, ExecContext, Option<String>), ExecError> {
+) -> Result<(u32, ExecContext), ExecError> {
     // Natives reach the engine's sites, the types and the cost table
     // through the context while the run lasts (`host` outlives it);
     // inside a session they use its types, resources and native state.
@@ -440,7 +440,6 @@ fn run_on(
             cost: tables.config.cost.as_ref(),
             session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
             unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
-            abort_message: None,
         },
         global_types: tables.global_types,
         session: session_ptr,
@@ -458,15 +457,14 @@ fn run_on(
     if let Some(n) = natives {
         *n = std::mem::take(&mut host.native.session);
     }
-    let message = host.native.abort_message.take();
     // Kept for the next run: building a meter builds a cost table.
     executor.unmetered.set(Some(host.native.unmetered));
     ctx.host = 0;
-    Ok((flag?, ctx, message))
+    Ok((flag?, ctx))
 }
 
 /// The outcome of a failed run from its final context.
-fn failure(ctx: &ExecContext, message: Option<String>, gas_left: Option<u64>) -> FlatOutcome {
+fn failure(ctx: &ExecContext, gas_left: Option<u64>) -> FlatOutcome {
     let status = if let Some(e) = &ctx.interpreted_error {
         e.status
     } else if ctx.status == SUI_VARIANT_TAG_MISMATCH {
@@ -478,7 +476,7 @@ fn failure(ctx: &ExecContext, message: Option<String>, gas_left: Option<u64>) ->
     FlatOutcome {
         status,
         abort_code: has_code.then_some(ctx.abort_code),
-        message: if status == StatusCode::ABORTED { message } else { None },
+        message: ctx.message().map(String::from),
         location: Some(Location { module: ctx.module, function: ctx.function as u16, code_offset: ctx.code_offset as u16 }),
         returns: Vec::new(),
         refs: Vec::new(),

@@ -503,13 +503,11 @@ pub struct NativeHost<'a> {
     /// The meter natives see when unmetered (made once: building a cost
     /// table per call would dominate cheap natives).
     pub unmetered: crate::gas::GasMeter,
-    /// The message of an `AbortMsg` that ended the execution.
-    pub abort_message: Option<String>,
 }
 
 /// `AbortMsg` after its gas and length checks: consumes the message vector
-/// at `msg`; records `ABORTED` with `code` and keeps the message in the
-/// host, or `INVALID_ABORT_MESSAGE` when it is not UTF-8. Always fails (1).
+/// at `msg` and records `ABORTED` with `code` and the message, or
+/// `INVALID_ABORT_MESSAGE` (`VmError::abort_with_message`). Always fails (1).
 pub unsafe extern "C" fn abort_msg(ctx: *mut ExecContext, code: u64, msg: *mut u8) -> u32 {
     // SAFETY: shim contract: `msg` is a vector<u8> slot holding a live value.
     let slot = unsafe { slice_mut(msg, 8) };
@@ -520,16 +518,7 @@ pub unsafe extern "C" fn abort_msg(ctx: *mut ExecContext, code: u64, msg: *mut u
     }
     // SAFETY: shim contract.
     let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
-    match String::from_utf8(bytes) {
-        Ok(text) => {
-            // SAFETY: as in `call_native`.
-            if let Some(host) = unsafe { (c.host as *mut NativeHost<'_>).as_mut() } {
-                host.abort_message = Some(text);
-            }
-            c.fail(&VmError::abort(code))
-        }
-        Err(_) => c.fail(&VmError::new(movejit_format::StatusCode::INVALID_ABORT_MESSAGE)),
-    }
+    c.fail(&VmError::abort_with_message(code, bytes))
 }
 
 /// Calls native site `site` of the context's host. `slots` holds one

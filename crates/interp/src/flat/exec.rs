@@ -776,9 +776,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     if bytes.len() > self.s.engine.config.limits.max_abort_message {
                         return Err(Box::new(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)));
                     }
-                    let text = String::from_utf8(bytes)
-                        .map_err(|e| VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(e.to_string()))?;
-                    return Err(Box::new(VmError::abort(mem::read_u64(at(*code))).with_message(text)));
+                    return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes)));
                 }
                 Op::Call(site) => {
                     let callee = self.s.flat_site_callee(p, *pc)?;
