@@ -48,14 +48,18 @@ impl VmError {
     pub fn vector(sub: u64, m: impl Into<String>) -> Self {
         VmError::new(StatusCode::VECTOR_OPERATION_ERROR).with_sub_status(sub).with_message(m)
     }
-    /// The error `AbortMsg` raises for a message within the length limit:
-    /// `ABORTED` with `code` and the text, or `INVALID_ABORT_MESSAGE` (with
-    /// the UTF-8 error) when the bytes are not UTF-8. Every executor
-    /// builds it here.
-    pub fn abort_with_message(code: u64, bytes: Vec<u8>) -> Self {
+    /// The error `AbortMsg` raises once the message is charged for:
+    /// `ABORT_MESSAGE_LIMIT_EXCEEDED` over `max` bytes,
+    /// `INVALID_ABORT_MESSAGE` when not UTF-8, else `ABORTED` with `code`
+    /// and the text (the Aptos VM's messages). Every executor builds it here.
+    pub fn abort_with_message(code: u64, bytes: Vec<u8>, max: usize) -> Self {
+        if bytes.len() > max {
+            return VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)
+                .with_message(format!("Expected at most {max} bytes, got {} bytes", bytes.len()));
+        }
         match String::from_utf8(bytes) {
             Ok(text) => VmError::abort(code).with_message(text),
-            Err(e) => VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(e.utf8_error().to_string()),
+            Err(e) => VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(format!("Invalid UTF-8 string: {}", e.utf8_error())),
         }
     }
 }

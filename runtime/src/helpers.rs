@@ -90,7 +90,7 @@ helper_table! {
     // errors and gas
     abort(Ptr, U64) -> Status;
     // (ctx, abort code, message vector slot: consumed)
-    abort_msg(Ptr, U64, Ptr) -> Status = crate::flat::shims::abort_msg;
+    abort_msg(Ptr, U64, Ptr, U64) -> Status = crate::flat::shims::abort_msg;
     charge_gas(Ptr, U64) -> Status;
 }
 

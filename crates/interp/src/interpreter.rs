@@ -693,11 +693,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 B::AbortMsg => {
                     let msg = self.pop()?.to_bytes()?;
                     self.gas.charge_bytes(msg.len())?;
-                    if msg.len() > self.s.engine.config.limits.max_abort_message {
-                        return Err(Box::new(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)));
-                    }
                     let code = self.pop_u64()?;
-                    return Err(Box::new(VmError::abort_with_message(code, msg)));
+                    return Err(Box::new(VmError::abort_with_message(code, msg, self.s.engine.config.limits.max_abort_message)));
                 }
                 B::Exists(sd) => {
                     let t = self.struct_type(m, *sd, Vec::new())?;

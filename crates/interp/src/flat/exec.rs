@@ -773,10 +773,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let bytes = mem::vec_bytes(e, v).to_vec();
                     mem::drop_value(l, v);
                     self.gas.charge_bytes(bytes.len())?;
-                    if bytes.len() > self.s.engine.config.limits.max_abort_message {
-                        return Err(Box::new(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)));
-                    }
-                    return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes)));
+                    let max = self.s.engine.config.limits.max_abort_message;
+                    return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
                 }
                 Op::Call(site) => {
                     let callee = self.s.flat_site_callee(p, *pc)?;
