@@ -1,6 +1,6 @@
 //! VM errors: a Move status plus what the real VM reports with it.
 
-use movejit_format::StatusCode;
+use movejit_format::{AccountAddress, StatusCode};
 
 /// Where an execution error was raised: the function definition and the
 /// bytecode offset inside it, as the Move VM reports it.
@@ -47,6 +47,22 @@ impl VmError {
     }
     pub fn vector(sub: u64, m: impl Into<String>) -> Self {
         VmError::new(StatusCode::VECTOR_OPERATION_ERROR).with_sub_status(sub).with_message(m)
+    }
+    /// An entry-function argument that does not deserialize (the VM's
+    /// message).
+    pub fn bad_argument() -> Self {
+        VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT).with_message("[VM] failed to deserialize argument")
+    }
+    /// `MISSING_DATA` of `MoveFrom` (`moving`) or `BorrowGlobal` at `addr`,
+    /// with the Aptos VM's message (the address as 64 hex digits).
+    pub fn missing_resource(addr: &AccountAddress, moving: bool) -> Self {
+        let what = if moving { "move resource" } else { "borrow global resource" };
+        VmError::new(StatusCode::MISSING_DATA).with_message(format!("Failed to {what} from {}", &addr.to_hex_long()[2..]))
+    }
+    /// `RESOURCE_ALREADY_EXISTS` of `MoveTo` at `addr` (the VM's message).
+    pub fn resource_exists(addr: &AccountAddress) -> Self {
+        VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)
+            .with_message(format!("Failed to move resource into {}", &addr.to_hex_long()[2..]))
     }
     /// The error `AbortMsg` raises once the message is charged for:
     /// `ABORT_MESSAGE_LIMIT_EXCEEDED` over `max` bytes,

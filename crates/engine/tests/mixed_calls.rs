@@ -272,8 +272,7 @@ fn signer_arg() -> Vec<u8> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Outcome {
     Returned(Vec<Vec<u8>>),
-    /// Status, abort code / sub-status, location; the message only for
-    /// aborts (other messages are the interpreter's wording).
+    /// Status, abort code / sub-status, location, message.
     Failed(StatusCode, Option<u64>, Option<ErrorLocation>, Option<String>),
 }
 
@@ -296,10 +295,7 @@ fn run(kind: ExecutorKind, st: &InMemoryStorage, calls: &[(&str, Vec<Vec<u8>>)],
         ok = r.is_ok();
         let o = match r {
             Ok(r) => Outcome::Returned(r.returns),
-            Err(e) => {
-                let message = if e.status == StatusCode::ABORTED { e.message } else { None };
-                Outcome::Failed(e.status, e.sub_status, e.location, message)
-            }
+            Err(e) => Outcome::Failed(e.status, e.sub_status, e.location, e.message),
         };
         out.push((o, gas.used()));
     }

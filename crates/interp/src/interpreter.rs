@@ -336,7 +336,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let addr = self.signer_address(&signer)?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)? as usize;
         if self.mem.globals[slot].is_some() {
-            return Err(Box::new(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)));
+            return Err(Box::new(VmError::resource_exists(&addr)));
         }
         self.mem.globals[slot] = Some(value);
         self.s.globals.meta[slot].dirty = true;
@@ -346,7 +346,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     fn move_from(&mut self, ty: Type) -> TrapResult<()> {
         let addr = self.pop()?.as_address()?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)? as usize;
-        let v = self.mem.globals[slot].take().ok_or_else(|| VmError::new(StatusCode::MISSING_DATA))?;
+        let v = self.mem.globals[slot].take().ok_or_else(|| VmError::missing_resource(&addr, true))?;
         self.s.globals.meta[slot].dirty = true;
         self.push(v)
     }
@@ -355,7 +355,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let addr = self.pop()?.as_address()?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)?;
         if self.mem.globals[slot as usize].is_none() {
-            return Err(Box::new(VmError::new(StatusCode::MISSING_DATA)));
+            return Err(Box::new(VmError::missing_resource(&addr, false)));
         }
         if mutable {
             self.s.globals.meta[slot as usize].dirty = true;

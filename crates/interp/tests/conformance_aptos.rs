@@ -63,6 +63,45 @@ fn conformance(kind: InterpreterKind) {
     assert!(unexpected.is_empty(), "{} cases disagree", unexpected.len());
 }
 
+/// Statuses whose messages are the real VM's texts (every executor reports
+/// them alike: crates/cli/tests/executors_agree.rs).
+const VM_MESSAGE_STATUSES: &[&str] = &[
+    "ARITHMETIC_ERROR",
+    "ABORTED",
+    "ABORT_MESSAGE_LIMIT_EXCEEDED",
+    "INVALID_ABORT_MESSAGE",
+    "MISSING_DATA",
+    "RESOURCE_ALREADY_EXISTS",
+    "FAILED_TO_DESERIALIZE_ARGUMENT",
+];
+
+#[test]
+fn messages_are_the_real_vms() {
+    let cases = load_aptos_cases();
+    let exec = InterpExecutor(Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..EngineConfig::aptos() }));
+    let (mut total, mut matched, mut covered, mut covered_matched) = (0, 0, 0, 0);
+    let mut bad = Vec::new();
+    for case in cases.iter().filter(|c| c.vm_message.is_some()) {
+        let out = exec.run(case).expect("case runs");
+        total += 1;
+        let same = out.message == case.vm_message;
+        matched += same as usize;
+        if VM_MESSAGE_STATUSES.contains(&out.status.as_str()) {
+            covered += 1;
+            covered_matched += same as usize;
+            if !same {
+                bad.push(format!("{}: {:?}, the VM says {:?}", case.id, out.message, case.vm_message));
+            }
+        }
+    }
+    eprintln!("vm messages: {matched}/{total} equal; of statuses {VM_MESSAGE_STATUSES:?}: {covered_matched}/{covered}");
+    for b in bad.iter().take(30) {
+        eprintln!("MESSAGE {b}");
+    }
+    assert!(bad.is_empty(), "{} messages differ", bad.len());
+    assert!(covered > 450, "only {covered} cases with covered messages");
+}
+
 #[test]
 fn executor_comparison_finds_no_difference_between_identical_executors() {
     // The comparison the JIT will use, run interp-vs-interp on a slice of

@@ -920,7 +920,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let slot = self.s.flat_global_slot(addr, ty)?;
                     let g = match self.s.globals.flat.get(slot) {
                         Some(Some(v)) => Addr::of_value(v),
-                        _ => return Err(Box::new(VmError::new(StatusCode::MISSING_DATA))),
+                        _ => return Err(Box::new(VmError::missing_resource(&addr, false))),
                     };
                     if *mutable {
                         self.s.globals.meta[slot].dirty = true;
@@ -930,7 +930,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveFrom { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, ty)?;
-                    let v = self.s.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::new(StatusCode::MISSING_DATA))?;
+                    let v = self.s.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::missing_resource(&addr, true))?;
                     self.s.globals.meta[slot].dirty = true;
                     mem::move_in(v, at(*a));
                 }
@@ -939,7 +939,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let slot = self.s.flat_global_slot(addr, ty)?;
                     if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
                         mem::drop_value(l, at(*v));
-                        return Err(Box::new(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)));
+                        return Err(Box::new(VmError::resource_exists(&addr)));
                     }
                     self.s.globals.flat[slot] = Some(mem::move_out(l, at(*v)));
                     self.s.globals.meta[slot].dirty = true;
