@@ -48,6 +48,11 @@ impl VmError {
     pub fn vector(sub: u64, m: impl Into<String>) -> Self {
         VmError::new(StatusCode::VECTOR_OPERATION_ERROR).with_sub_status(sub).with_message(m)
     }
+    /// A call of a native no registry provides (`module` as `ModuleId`
+    /// prints it).
+    pub fn missing_native(module: &impl std::fmt::Display, function: &str) -> Self {
+        VmError::new(StatusCode::MISSING_DEPENDENCY).with_message(format!("native {module}::{function} not found"))
+    }
     /// An entry-function argument that does not deserialize (the VM's
     /// message).
     pub fn bad_argument() -> Self {

@@ -207,10 +207,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 .get(def as usize)
                 .cloned()
                 .flatten()
-                .ok_or_else(|| {
-                    VmError::new(StatusCode::MISSING_DEPENDENCY)
-                        .with_message(format!("native {}::{} not found", m.id, m.function_name(def)))
-                })?;
+                .ok_or_else(|| VmError::missing_native(&m.id, &m.function_name(def)))?;
             self.gas.charge_native(0)?;
             let results = {
                 let mut cx = NativeContext { mem: &mut self.mem, gas: self.gas, types: &*self.s };

@@ -88,9 +88,9 @@ pub enum ExecError {
 }
 
 /// Constants compiled code copies from: deserialized once, never written,
-/// freed with the engine.
+/// freed with the engine; and the errors it raises whole (`fail_with`).
 #[derive(Default)]
-pub(crate) struct ConstPool(Vec<FlatValue>);
+pub(crate) struct ConstPool(Vec<FlatValue>, Vec<Box<movejit_runtime::VmError>>);
 
 // SAFETY: the pool only owns its values' heap blocks (FlatValue is plain
 // owned memory); compiled code reads them through shared copies only.
@@ -104,6 +104,14 @@ impl ConstPool {
         let p = v.as_ptr() as u64;
         self.0.push(v);
         Ok(p)
+    }
+
+    /// Keeps `e` for the `fail_with` helper; its address.
+    pub(crate) fn add_error(&mut self, e: movejit_runtime::VmError) -> u64 {
+        let e = Box::new(e);
+        let p = &*e as *const movejit_runtime::VmError as u64;
+        self.1.push(e);
+        p
     }
 }
 

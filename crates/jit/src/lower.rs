@@ -140,6 +140,9 @@ pub trait LowerEnv {
     /// A constant value deserialized once, kept alive as long as the code:
     /// its address.
     fn constant(&mut self, layout: &Arc<FlatLayout>, bytes: &[u8]) -> CompileResult<u64>;
+    /// An error kept alive as long as the code (for `fail_with`): its
+    /// address.
+    fn error_constant(&mut self, e: movejit_runtime::VmError) -> u64;
     /// Registers a `PackClosure` site naming `handle<type_args>` of module
     /// `module_idx` (`lower_closure.rs`); the target compiles with the caller.
     fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<closure::PackInfo> {
@@ -1913,7 +1916,7 @@ impl Lowerer<'_, '_> {
             return Err(malformed("too few arguments on the stack for a call"));
         }
         if callee.native == Some(crate::engine::MISSING_NATIVE) {
-            return self.call_missing_native(&callee, i);
+            return self.call_missing_native(h, &callee, i);
         }
         if let Some(site) = callee.native {
             if let Some(op) = self.fast_native_op(h, &callee) {

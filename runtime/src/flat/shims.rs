@@ -488,6 +488,18 @@ pub struct NativeHost<'a> {
     pub unmetered: crate::gas::GasMeter,
 }
 
+/// Records the error at `err`: an error compiled code raises whole, known
+/// when it was compiled (the engine keeps it alive with the code). Always
+/// fails (1).
+pub unsafe extern "C" fn fail_with(ctx: *mut ExecContext, err: *const VmError) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and `err` points to a live
+    // `VmError` (or is null).
+    match unsafe { (ctx.as_mut(), err.as_ref()) } {
+        (Some(c), Some(e)) => c.fail(e),
+        _ => 1,
+    }
+}
+
 /// `AbortMsg` after its gas charge: consumes the message vector at `msg` and
 /// records `VmError::abort_with_message(code, message, max)`. Always fails (1).
 pub unsafe extern "C" fn abort_msg(ctx: *mut ExecContext, code: u64, msg: *mut u8, max: u64) -> u32 {

@@ -480,10 +480,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     ) -> TrapResult<bool> {
         match callee {
             Callee::Native { f, module, def, fast } => {
-                let f = f.as_ref().ok_or_else(|| {
-                    VmError::new(StatusCode::MISSING_DEPENDENCY)
-                        .with_message(format!("native {}::{} not found", module.id, module.function_name(*def)))
-                })?;
+                let f = f.as_ref().ok_or_else(|| VmError::missing_native(&module.id, &module.function_name(*def)))?;
                 self.gas.charge_native(0)?;
                 if let Some(kind) = fast {
                     vec_native(*kind, self.gas, &args, rets)?;
