@@ -45,8 +45,10 @@ impl VmError {
     pub fn abort(code: u64) -> Self {
         VmError::new(StatusCode::ABORTED).with_sub_status(code)
     }
-    pub fn vector(sub: u64, m: impl Into<String>) -> Self {
-        VmError::new(StatusCode::VECTOR_OPERATION_ERROR).with_sub_status(sub).with_message(m)
+    /// A vector operation's error: the sub-status says which (`vec_err`);
+    /// the VM gives no message.
+    pub fn vector(sub: u64) -> Self {
+        VmError::new(StatusCode::VECTOR_OPERATION_ERROR).with_sub_status(sub)
     }
     /// A call of a native no registry provides (`module` as `ModuleId`
     /// prints it).

@@ -736,7 +736,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     }
                     let n = usize::try_from(*n).map_err(|_| invariant("vec_pack size"))?;
                     if n as u64 > self.s.engine.config.limits.max_vector_len {
-                        return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
+                        return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED)));
                     }
                     let elems = self.pop_n(n)?;
                     self.push(Value::Vector(elems))?;
@@ -759,7 +759,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                         _ => return Err(Box::new(invariant("vec_borrow of a non-reference"))),
                     };
                     if i >= n as u64 {
-                        return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "index out of bounds")));
+                        return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS)));
                     }
                     self.borrow_child_in_place(i as u32)?;
                 }
@@ -770,7 +770,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     match self.mem.get_mut(&r)? {
                         Value::Vector(v) => {
                             if v.len() as u64 >= max {
-                                return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
+                                return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED)));
                             }
                             v.push(e);
                         }
@@ -783,13 +783,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                         Value::Vector(v) => v.pop(),
                         _ => return Err(Box::new(invariant("pop_back on a non-vector"))),
                     };
-                    let e = e.ok_or_else(|| VmError::vector(vec_err::POP_EMPTY_VEC, "pop on an empty vector"))?;
+                    let e = e.ok_or_else(|| VmError::vector(vec_err::POP_EMPTY_VEC))?;
                     self.push(e)?;
                 }
                 B::VecUnpack(_, n) => {
                     let v = self.pop()?.into_vec()?;
                     if v.len() as u64 != *n {
-                        return Err(Box::new(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH, "vec_unpack length mismatch")));
+                        return Err(Box::new(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH)));
                     }
                     for e in v {
                         self.push(e)?;
@@ -802,7 +802,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     match self.mem.get_mut(&r)? {
                         Value::Vector(v) => {
                             if i >= v.len() as u64 || j >= v.len() as u64 {
-                                return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "swap out of bounds")));
+                                return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS)));
                             }
                             v.swap(i as usize, j as usize);
                         }

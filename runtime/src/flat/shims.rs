@@ -639,7 +639,7 @@ pub unsafe extern "C" fn native_fast(
     if write_byte_vec(unsafe { slice_mut(dst, 8) }, &out) {
         0
     } else {
-        c.fail(&VmError::vector(crate::error::vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"))
+        c.fail(&VmError::vector(crate::error::vec_err::VEC_SIZE_LIMIT_REACHED))
     }
 }
 
