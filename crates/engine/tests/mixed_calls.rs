@@ -501,7 +501,7 @@ public fun call_missing(x: u64): u64
         let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
         let mut session = engine.new_session(&st);
         let r = session.execute_function(&id, "call_missing", &[], &[u64_arg(7)], &mut GasMeter::unmetered());
-        (r.err().expect("fails"), engine_label(session.compiled_stats().as_ref()))
+        (r.expect_err("fails"), engine_label(session.compiled_stats().as_ref()))
     };
     let (want, _) = outcome(ExecutorKind::Interpreter);
     assert_eq!(want.status, StatusCode::MISSING_DEPENDENCY);

@@ -88,8 +88,10 @@ pub enum ExecError {
 }
 
 /// Constants compiled code copies from: deserialized once, never written,
-/// freed with the engine; and the errors it raises whole (`fail_with`).
+/// freed with the engine; and the errors it raises whole (`fail_with`),
+/// boxed so their addresses stay put while the pool grows.
 #[derive(Default)]
+#[allow(clippy::vec_box)]
 pub(crate) struct ConstPool(Vec<FlatValue>, Vec<Box<movejit_runtime::VmError>>);
 
 // SAFETY: the pool only owns its values' heap blocks (FlatValue is plain
