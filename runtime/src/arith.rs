@@ -1,6 +1,11 @@
 //! Integer arithmetic with Move's rules: every overflow, underflow, division
 //! by zero, `MIN / -1`, out-of-range cast and shift by at least the bit width
 //! is `ARITHMETIC_ERROR`; bits shifted out below the width are dropped.
+//!
+//! The errors carry the Aptos VM's messages, built only here
+//! ([`binop_error`], [`shift_error`], [`negate_error`], casts): every
+//! executor, compiled code included (its cold failure paths call the
+//! runtime's integer helpers), reports them from these functions.
 
 use crate::error::{TrapResult, VmError};
 use crate::values::Value;
@@ -28,21 +33,59 @@ pub enum CmpOp {
     Ge,
 }
 
-macro_rules! int_binop {
-    ($op:expr, $x:expr, $y:expr, $ctor:path) => {{
+/// The error of `op` failing (`divisor_zero`: a division or remainder by
+/// zero rather than `MIN / -1`). The VM says "Integer remainder by zero"
+/// for `MIN % -1` too.
+pub fn binop_error(op: BinOp, divisor_zero: bool) -> VmError {
+    VmError::arithmetic(match op {
+        BinOp::Add => "Addition overflow",
+        BinOp::Sub => "Subtraction overflow",
+        BinOp::Mul => "Multiplication overflow",
+        BinOp::Div if divisor_zero => "Division by zero",
+        BinOp::Div => "Division overflow",
+        BinOp::Mod => "Integer remainder by zero",
+        BinOp::BitOr | BinOp::BitAnd | BinOp::Xor => "Bitwise operation overflow",
+    })
+}
+
+#[doc(hidden)]
+pub fn is_zero<T: Default + PartialEq>(y: &T) -> bool {
+    *y == T::default()
+}
+
+/// The error of a shift by at least the bit width.
+pub fn shift_error(left: bool) -> VmError {
+    VmError::arithmetic(if left { "Shift Left overflow" } else { "Shift Right overflow" })
+}
+
+/// The error of `-MIN`.
+pub fn negate_error() -> VmError {
+    VmError::arithmetic("Integer negation overflow")
+}
+
+/// `x op y` for one integer type; `?`s [`binop_error`] on overflow.
+macro_rules! checked {
+    ($op:expr, $x:expr, $y:expr) => {{
         let (x, y) = ($x, $y);
-        let r = match $op {
-            BinOp::Add => x.checked_add(y).ok_or_else(|| VmError::arithmetic("Addition overflow"))?,
-            BinOp::Sub => x.checked_sub(y).ok_or_else(|| VmError::arithmetic("Subtraction overflow"))?,
-            BinOp::Mul => x.checked_mul(y).ok_or_else(|| VmError::arithmetic("Multiplication overflow"))?,
-            BinOp::Div => x.checked_div(y).ok_or_else(|| VmError::arithmetic("Division by zero or overflow"))?,
-            BinOp::Mod => x.checked_rem(y).ok_or_else(|| VmError::arithmetic("Integer remainder by zero or overflow"))?,
-            BinOp::BitOr => x | y,
-            BinOp::BitAnd => x & y,
-            BinOp::Xor => x ^ y,
-        };
-        $ctor(r)
+        match $op {
+            BinOp::Add => x.checked_add(y),
+            BinOp::Sub => x.checked_sub(y),
+            BinOp::Mul => x.checked_mul(y),
+            BinOp::Div => x.checked_div(y),
+            BinOp::Mod => x.checked_rem(y),
+            BinOp::BitOr => Some(x | y),
+            BinOp::BitAnd => Some(x & y),
+            BinOp::Xor => Some(x ^ y),
+        }
+        .ok_or_else(|| $crate::arith::binop_error($op, $crate::arith::is_zero(&y)))?
     }};
+}
+pub(crate) use checked;
+
+macro_rules! int_binop {
+    ($op:expr, $x:expr, $y:expr, $ctor:path) => {
+        $ctor(checked!($op, $x, $y))
+    };
 }
 
 /// `a op b` for two integers of the same type.
@@ -67,17 +110,7 @@ pub fn binop(op: BinOp, a: Value, b: Value) -> TrapResult<Value> {
 
 macro_rules! int_binop_in_place {
     ($op:expr, $x:expr, $y:expr) => {{
-        let (x, y) = (*$x, *$y);
-        *$x = match $op {
-            BinOp::Add => x.checked_add(y).ok_or_else(|| VmError::arithmetic("Addition overflow"))?,
-            BinOp::Sub => x.checked_sub(y).ok_or_else(|| VmError::arithmetic("Subtraction overflow"))?,
-            BinOp::Mul => x.checked_mul(y).ok_or_else(|| VmError::arithmetic("Multiplication overflow"))?,
-            BinOp::Div => x.checked_div(y).ok_or_else(|| VmError::arithmetic("Division by zero or overflow"))?,
-            BinOp::Mod => x.checked_rem(y).ok_or_else(|| VmError::arithmetic("Integer remainder by zero or overflow"))?,
-            BinOp::BitOr => x | y,
-            BinOp::BitAnd => x & y,
-            BinOp::Xor => x ^ y,
-        };
+        *$x = checked!($op, *$x, *$y);
     }};
 }
 
@@ -141,7 +174,7 @@ pub fn shift(left: bool, a: Value, n: Value) -> TrapResult<Value> {
     macro_rules! sh {
         ($x:expr, $bits:expr, $ctor:path) => {{
             if n >= $bits {
-                return Err(Box::new(VmError::arithmetic("Shift amount exceeds bit width")));
+                return Err(Box::new(shift_error(left)));
             }
             if left {
                 $ctor($x << n)
@@ -170,7 +203,7 @@ pub fn shift(left: bool, a: Value, n: Value) -> TrapResult<Value> {
 /// `-a` for signed integers (`-MIN` is an error).
 pub fn negate(a: Value) -> TrapResult<Value> {
     use Value::*;
-    let e = || VmError::arithmetic("Negation overflow");
+    let e = negate_error;
     Ok(match a {
         I8(x) => I8(x.checked_neg().ok_or_else(e)?),
         I16(x) => I16(x.checked_neg().ok_or_else(e)?),
@@ -225,10 +258,47 @@ fn widen(v: &Value) -> TrapResult<Wide> {
     })
 }
 
+/// The error of casting `v` out of `to`'s range: the VM's Rust type names,
+/// 256-bit targets (and a `u256` source cast to `i256`) spelled as paths.
+fn cast_error(v: &Value, to: CastTo) -> VmError {
+    use Value::*;
+    let (from, value) = match v {
+        U8(x) => ("u8", x.to_string()),
+        U16(x) => ("u16", x.to_string()),
+        U32(x) => ("u32", x.to_string()),
+        U64(x) => ("u64", x.to_string()),
+        U128(x) => ("u128", x.to_string()),
+        U256(x) if to == CastTo::I256 => ("int256::U256", x.to_string()),
+        U256(x) => ("U256", x.to_string()),
+        I8(x) => ("i8", x.to_string()),
+        I16(x) => ("i16", x.to_string()),
+        I32(x) => ("i32", x.to_string()),
+        I64(x) => ("i64", x.to_string()),
+        I128(x) => ("i128", x.to_string()),
+        I256(x) => ("I256", x.to_string()),
+        v => return VmError::invariant(format!("cast of {v:?}")),
+    };
+    let to = match to {
+        CastTo::U8 => "u8",
+        CastTo::U16 => "u16",
+        CastTo::U32 => "u32",
+        CastTo::U64 => "u64",
+        CastTo::U128 => "u128",
+        CastTo::U256 => "int256::U256",
+        CastTo::I8 => "i8",
+        CastTo::I16 => "i16",
+        CastTo::I32 => "i32",
+        CastTo::I64 => "i64",
+        CastTo::I128 => "i128",
+        CastTo::I256 => "int256::I256",
+    };
+    VmError::arithmetic(format!("Cannot cast {from}({value}) to {to}"))
+}
+
 /// Casts an integer; values out of the target's range are an error.
 pub fn cast(v: Value, to: CastTo) -> TrapResult<Value> {
     let w = widen(&v)?;
-    let err = || VmError::arithmetic(format!("Cannot cast {v:?} to {to:?}"));
+    let err = || cast_error(&v, to);
     macro_rules! to_unsigned {
         ($t:ty, $ctor:path) => {
             match w {

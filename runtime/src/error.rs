@@ -1,6 +1,6 @@
 //! VM errors: a Move status plus what the real VM reports with it.
 
-use movejit_format::StatusCode;
+use movejit_format::{AccountAddress, StatusCode};
 
 /// Where an execution error was raised: the function definition and the
 /// bytecode offset inside it, as the Move VM reports it.
@@ -45,8 +45,45 @@ impl VmError {
     pub fn abort(code: u64) -> Self {
         VmError::new(StatusCode::ABORTED).with_sub_status(code)
     }
-    pub fn vector(sub: u64, m: impl Into<String>) -> Self {
-        VmError::new(StatusCode::VECTOR_OPERATION_ERROR).with_sub_status(sub).with_message(m)
+    /// A vector operation's error: the sub-status says which (`vec_err`);
+    /// the VM gives no message.
+    pub fn vector(sub: u64) -> Self {
+        VmError::new(StatusCode::VECTOR_OPERATION_ERROR).with_sub_status(sub)
+    }
+    /// A call of a native no registry provides (`module` as `ModuleId`
+    /// prints it).
+    pub fn missing_native(module: &impl std::fmt::Display, function: &str) -> Self {
+        VmError::new(StatusCode::MISSING_DEPENDENCY).with_message(format!("native {module}::{function} not found"))
+    }
+    /// An entry-function argument that does not deserialize (the VM's
+    /// message).
+    pub fn bad_argument() -> Self {
+        VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT).with_message("[VM] failed to deserialize argument")
+    }
+    /// `MISSING_DATA` of `MoveFrom` (`moving`) or `BorrowGlobal` at `addr`,
+    /// with the Aptos VM's message (the address as 64 hex digits).
+    pub fn missing_resource(addr: &AccountAddress, moving: bool) -> Self {
+        let what = if moving { "move resource" } else { "borrow global resource" };
+        VmError::new(StatusCode::MISSING_DATA).with_message(format!("Failed to {what} from {}", &addr.to_hex_long()[2..]))
+    }
+    /// `RESOURCE_ALREADY_EXISTS` of `MoveTo` at `addr` (the VM's message).
+    pub fn resource_exists(addr: &AccountAddress) -> Self {
+        VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)
+            .with_message(format!("Failed to move resource into {}", &addr.to_hex_long()[2..]))
+    }
+    /// The error `AbortMsg` raises once the message is charged for:
+    /// `ABORT_MESSAGE_LIMIT_EXCEEDED` over `max` bytes,
+    /// `INVALID_ABORT_MESSAGE` when not UTF-8, else `ABORTED` with `code`
+    /// and the text (the Aptos VM's messages). Every executor builds it here.
+    pub fn abort_with_message(code: u64, bytes: Vec<u8>, max: usize) -> Self {
+        if bytes.len() > max {
+            return VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)
+                .with_message(format!("Expected at most {max} bytes, got {} bytes", bytes.len()));
+        }
+        match String::from_utf8(bytes) {
+            Ok(text) => VmError::abort(code).with_message(text),
+            Err(e) => VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(format!("Invalid UTF-8 string: {}", e.utf8_error())),
+        }
     }
 }
 

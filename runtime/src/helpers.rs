@@ -89,8 +89,10 @@ helper_table! {
     call_interpreted(Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::call_interpreted;
     // errors and gas
     abort(Ptr, U64) -> Status;
+    // (ctx, a `VmError` the engine keeps alive with the code): records it
+    fail_with(Ptr, Ptr) -> Status = crate::flat::shims::fail_with;
     // (ctx, abort code, message vector slot: consumed)
-    abort_msg(Ptr, U64, Ptr) -> Status = crate::flat::shims::abort_msg;
+    abort_msg(Ptr, U64, Ptr, U64) -> Status = crate::flat::shims::abort_msg;
     charge_gas(Ptr, U64) -> Status;
 }
 

@@ -572,7 +572,7 @@ fn value_shims_and_table() {
     assert_eq!(flat::live_allocations(), live, "leak");
     // The table names every shim, with one parameter per shim argument.
     let with_shim: Vec<_> = HELPERS.iter().filter(|h| h.shim.is_some()).collect();
-    assert_eq!(with_shim.len(), 26);
+    assert_eq!(with_shim.len(), 27);
     for h in &with_shim {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }

@@ -11,9 +11,9 @@ mod bench;
 mod compile;
 mod diff;
 mod disasm;
-mod files;
-mod run;
 mod verify;
+
+use movejit_cli::{files, run};
 
 #[derive(Parser)]
 #[command(name = "movejit", version, about = "A Move bytecode execution engine: interpreter and Cranelift JIT")]

@@ -2,16 +2,22 @@
 //! the outcome (status, abort code and location, returns, `&mut` results,
 //! gas). Exit 0 whenever the call ran, whatever its status; non-zero when it
 //! could not be run (bad path or argument, load or verification failure).
+//!
+//! Everything after reading the files ([`Runner::run`] on a [`Request`])
+//! and the `--json` object ([`Ran::json`], [`Failure::json`]) is library
+//! code, so tests replay calls in-process exactly as the command runs them.
 
 use crate::files::expand_mv_paths;
+use movejit_engine::{engine_label, new_engine_with_cache, CacheStats, CompiledStats, ExecutorKind, InterpreterKind, JitFactory};
 use movejit_format::{AccountAddress, Flavour, StatusCode, StatusFlavour};
 use movejit_interp::runtime::fmt::print_value;
 use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
-use movejit_engine::{engine_label, new_engine_with_cache, ExecutorKind};
-use movejit_interp::{EngineConfig, ExecutionResult, JitOptions};
-use serde_json::json;
+use movejit_interp::{Engine, EngineConfig, ExecutionResult, JitOptions};
+use serde_json::{json, Value as Json};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineChoice {
@@ -44,7 +50,7 @@ pub struct Args {
     #[arg(long, num_args = 1.., allow_negative_numbers = true)]
     args: Vec<String>,
     /// Arguments as BCS hex, one per parameter (instead of --args).
-    #[arg(long, num_args = 1..)]
+    #[arg(long, num_args = 1.., conflicts_with = "args")]
     bcs_args: Vec<String>,
     /// Gas budget (unmetered when absent).
     #[arg(long)]
@@ -90,10 +96,33 @@ pub struct Args {
 /// Why the call could not be run: a Move status, or (for problems outside
 /// Move: files, command line) a name of our own reported with the number of
 /// `UNKNOWN_STATUS`.
-struct Failure {
-    status: StatusCode,
-    name: Option<&'static str>,
-    message: String,
+#[derive(Debug)]
+pub struct Failure {
+    pub status: StatusCode,
+    pub name: Option<&'static str>,
+    pub message: String,
+}
+
+impl Failure {
+    /// The `--json` object of a call that could not be run (`engine`: the
+    /// executor chosen, as [`before_run_label`] names it).
+    pub fn json(&self, flavour: StatusFlavour, engine: &str) -> Json {
+        json!({
+            "status": self.name.unwrap_or(self.status.name()), "status_code": self.status.number(flavour),
+            "sub_status": null, "abort_code": null, "message": self.message,
+            "location": null, "returns": [], "mutrefs": [], "gas_used": 0, "engine": engine,
+        })
+    }
+}
+
+/// The `engine` label of a call that failed before running: what the
+/// chosen executor is called when nothing of the call was interpreted or
+/// compiled yet (`auto` compiles lazily, so it is `interp` until then).
+pub fn before_run_label(engine: EngineChoice) -> &'static str {
+    match engine {
+        EngineChoice::Jit => "jit",
+        EngineChoice::Interp | EngineChoice::Auto => "interp",
+    }
 }
 
 fn fail(status: StatusCode, message: impl Into<String>) -> Failure {
@@ -107,6 +136,7 @@ fn usage(name: &'static str, message: impl Into<String>) -> Failure {
 pub fn run(args: Args) -> ExitCode {
     let flavour_hint = args.flavour;
     let json_out = args.json;
+    let engine = args.engine;
     match prepare_and_run(args) {
         Ok(code) => code,
         Err(f) => {
@@ -115,12 +145,7 @@ pub fn run(args: Args) -> ExitCode {
                 _ => StatusFlavour::Aptos,
             };
             if json_out {
-                let o = json!({
-                    "status": f.name.unwrap_or(f.status.name()), "status_code": f.status.number(flavour),
-                    "sub_status": null, "abort_code": null, "message": f.message,
-                    "location": null, "returns": [], "mutrefs": [], "gas_used": 0, "engine": "interp",
-                });
-                println!("{o}");
+                println!("{}", f.json(flavour, before_run_label(engine)));
             } else {
                 eprintln!("movejit run: {}: {}", f.name.unwrap_or(f.status.name()), f.message);
             }
@@ -134,11 +159,9 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         Some(p) => Some(std::fs::read(p).map_err(|e| usage("PATH_ERROR", format!("{}: {e}", p.display())))?),
         None => None,
     };
-    let function = match (&script, args.function.as_deref()) {
-        (Some(_), _) => "0x0::<SELF>::main",
-        (None, Some(f)) => f,
-        (None, None) => return Err(usage("USAGE_ERROR", "--function or --script is required")),
-    };
+    if script.is_none() && args.function.is_none() {
+        return Err(usage("USAGE_ERROR", "--function or --script is required"));
+    }
     let mut paths = expand_mv_paths(&args.paths).map_err(|e| usage("PATH_ERROR", format!("reading paths: {e}")))?;
     if let Some(sp) = args.script.as_ref().and_then(|p| p.canonicalize().ok()) {
         // A folder given for the script's dependencies may hold the script itself.
@@ -147,112 +170,38 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
     if paths.is_empty() && script.is_none() {
         return Err(usage("PATH_ERROR", "no .mv files given"));
     }
-    let mut storage = InMemoryStorage::default();
-    let mut saw_sui = false;
-    for p in &paths {
-        let bytes = std::fs::read(p).map_err(|e| usage("PATH_ERROR", format!("{}: {e}", p.display())))?;
-        let m = movejit_format::decode_module(&bytes)
-            .map_err(|e| fail(e.status, format!("{}: {}", p.display(), e.message)))?;
-        saw_sui |= m.flavour == Flavour::Sui;
-        // The files are one bundle: a module in it twice is refused, as publishing does.
-        let id = ModuleId::new(*m.address(), m.name());
-        if movejit_interp::runtime::Resolver::get_module(&storage, &id).is_some() {
-            return Err(fail(StatusCode::DUPLICATE_MODULE_NAME, format!("{}: module {id} is given twice", p.display())));
-        }
-        storage.publish(id, bytes);
+    let mut modules = Vec::with_capacity(paths.len());
+    for p in paths {
+        let bytes = std::fs::read(&p).map_err(|e| usage("PATH_ERROR", format!("{}: {e}", p.display())))?;
+        modules.push((p, bytes));
     }
-    let flavour = match args.flavour {
-        Some(FlavourChoice::Sui) => StatusFlavour::Sui,
-        Some(FlavourChoice::Aptos) => StatusFlavour::Aptos,
-        None if saw_sui => StatusFlavour::Sui,
-        None => StatusFlavour::Aptos,
+    let request = Request {
+        modules,
+        script,
+        function: args.function.clone(),
+        type_args: args.type_args.clone(),
+        args: args.args.clone(),
+        bcs_args: args.bcs_args.clone(),
+        gas: args.gas,
+        flavour: args.flavour,
     };
-    let mut parts = function.rsplitn(3, "::");
-    let fname = parts.next().unwrap_or_default();
-    let mname = parts.next().ok_or_else(|| usage("USAGE_ERROR", "--function must be ADDRESS::MODULE::FUNCTION"))?;
-    let addr = parts
-        .next()
-        .and_then(AccountAddress::parse)
-        .ok_or_else(|| usage("USAGE_ERROR", "--function must be ADDRESS::MODULE::FUNCTION"))?;
-    let module = ModuleId::new(addr, mname);
-    let ty_args: Vec<Type> = args
-        .type_args
-        .iter()
-        .map(|t| Type::parse_tag(t).ok_or_else(|| fail(StatusCode::TYPE_RESOLUTION_FAILURE, format!("bad type argument {t}"))))
-        .collect::<Result<_, _>>()?;
-
-    let mut config = match flavour {
-        // The framework natives of each flavour, registered as any host would.
-        StatusFlavour::Aptos => EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() },
-        StatusFlavour::Sui => EngineConfig { natives: movejit_sui_natives::sui_registry(), ..EngineConfig::sui() },
-    };
-    config.executor = match args.engine {
-        EngineChoice::Interp => ExecutorKind::Interpreter,
-        EngineChoice::Jit => ExecutorKind::Jit,
-        EngineChoice::Auto => ExecutorKind::Auto,
-    };
-    config.jit = JitOptions {
+    let jit = JitOptions {
         threshold: args.jit_threshold,
         eager: args.jit_eager,
         max_code_len: args.jit_max_code_len,
         max_ir_insts: args.jit_max_ir,
         compile_budget: args.jit_budget_ms.map(std::time::Duration::from_millis),
     };
-    config.limits.max_memory = args.memory_limit;
-    let (engine, cache) = new_engine_with_cache(config);
-    // The session checks type arguments (Session::load_type) when it
-    // resolves a function; a script's are checked before its parameters
-    // are read.
-    let mut session = engine.new_session(&storage);
-    if script.is_some() {
-        for t in &ty_args {
-            session.load_type(t).map_err(|e| vm_fail(&e))?;
-        }
-    }
-    let params = match &script {
-        Some(bytes) => script_params(bytes, &ty_args)?,
-        None => session.function_signature(&module, fname, &ty_args).map_err(|e| vm_fail(&e))?.0,
-    };
-    let call_args: Vec<Vec<u8>> = if !args.bcs_args.is_empty() {
-        args.bcs_args
-            .iter()
-            .map(|h| hex::decode(h.trim_start_matches("0x")).map_err(|e| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{h}: {e}"))))
-            .collect::<Result<_, _>>()?
+    let mut runner = Runner::new(args.engine, jit).with_memory_limit(args.memory_limit);
+    let ran = runner.run(&request)?;
+    let label = ran.label;
+    if args.json {
+        println!("{}", ran.json());
     } else {
-        if args.args.len() != params.len() {
-            return Err(fail(
-                StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH,
-                format!("the function takes {} arguments, {} given", params.len(), args.args.len()),
-            ));
-        }
-        params
-            .iter()
-            .zip(&args.args)
-            .map(|(t, a)| {
-                arg_to_bcs(a, t, flavour).map_err(|m| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{a}: {m}")))
-            })
-            .collect::<Result<_, _>>()?
-    };
-    let mut gas = match args.gas {
-        Some(b) => GasMeter::new(CostTable::default(), b),
-        None => GasMeter::unmetered(),
-    };
-    let result = match &script {
-        Some(bytes) => session.execute_script(bytes, &ty_args, &call_args, &mut gas),
-        None => session.execute_function(&module, fname, &ty_args, &call_args, &mut gas),
-    };
-    let ran = match &result {
-        Ok(_) => true,
-        Err(e) => {
-            e.status.status_type(flavour) == movejit_format::StatusCode::ABORTED.status_type(flavour)
-                || (e.location.is_some() && e.status != StatusCode::UNEXPECTED_VERIFIER_ERROR)
-        }
-    };
-    let stats = session.compiled_stats();
-    let label = engine_label(stats.as_ref());
-    report(&result, flavour, gas.used(), label, args.json);
+        report_text(&ran.result, ran.flavour, ran.gas_used);
+    }
     if args.stats {
-        let s = stats.unwrap_or_default();
+        let s = ran.stats.clone().unwrap_or_default();
         let mut line = format!(
             "engine: {label}; functions compiled: {}, interpreted: {}; instances compiled: {}; compile time: {:.3} ms",
             s.compiled_functions,
@@ -260,7 +209,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
             s.instances_compiled,
             s.compile_time.as_secs_f64() * 1e3
         );
-        if let Some(c) = cache.map(|c| c.stats()) {
+        if let Some(c) = runner.cache_stats(ran.flavour) {
             line.push_str(&format!(
                 "; code cache: {} compiled, {} not compiled ({} over size limits, {} over the time budget), {} calls below the threshold, {} code bytes",
                 c.compiled, c.not_compiled, c.over_limit, c.over_budget, c.below_threshold, c.code_bytes
@@ -273,7 +222,247 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
             println!("{line}");
         }
     }
-    Ok(if ran { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ran.ran() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// One call as `movejit run` makes it, the files already read.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// The modules (path for messages, bytes).
+    pub modules: Vec<(PathBuf, Vec<u8>)>,
+    /// A script to run instead of `function`.
+    pub script: Option<Vec<u8>>,
+    /// `ADDRESS::MODULE::FUNCTION`.
+    pub function: Option<String>,
+    pub type_args: Vec<String>,
+    /// Arguments as literals, parsed by the parameter types.
+    pub args: Vec<String>,
+    /// Arguments as BCS hex (used when not empty).
+    pub bcs_args: Vec<String>,
+    pub gas: Option<u64>,
+    pub flavour: Option<FlavourChoice>,
+}
+
+/// A call that ran (to success or a Move error).
+pub struct Ran {
+    pub result: Result<ExecutionResult, VmError>,
+    pub flavour: StatusFlavour,
+    pub gas_used: u64,
+    /// `interp`, `jit` or `mixed` ([`engine_label`]).
+    pub label: &'static str,
+    pub stats: Option<CompiledStats>,
+}
+
+impl Ran {
+    /// Whether the call ran (the exit status): it succeeded, aborted, or
+    /// failed at a location inside Move code.
+    pub fn ran(&self) -> bool {
+        let flavour = self.flavour;
+        match &self.result {
+            Ok(_) => true,
+            Err(e) => {
+                e.status.status_type(flavour) == StatusCode::ABORTED.status_type(flavour)
+                    || (e.location.is_some() && e.status != StatusCode::UNEXPECTED_VERIFIER_ERROR)
+            }
+        }
+    }
+
+    /// The `--json` object.
+    pub fn json(&self) -> Json {
+        let (flavour, gas_used, label) = (self.flavour, self.gas_used, self.label);
+        match &self.result {
+            Ok(r) => {
+                let returns: Vec<String> = r.returns.iter().map(hex::encode).collect();
+                let mutrefs: Vec<String> = r.mutrefs.iter().map(|(_, b)| hex::encode(b)).collect();
+                json!({
+                    "status": "EXECUTED", "status_code": StatusCode::EXECUTED.number(flavour),
+                    "sub_status": null, "abort_code": null, "message": null, "location": null,
+                    "returns": returns, "mutrefs": mutrefs, "gas_used": gas_used, "engine": label,
+                })
+            }
+            Err(e) => {
+                let (abort_code, sub_status) = codes(e);
+                let location = e.location.as_ref().map(|l| {
+                    json!({"module": l.module, "function": l.function_name, "function_index": l.function_index, "code_offset": l.code_offset})
+                });
+                json!({
+                    "status": e.status.name(), "status_code": e.status.number(flavour),
+                    "sub_status": sub_status, "abort_code": abort_code, "message": e.message,
+                    "location": location, "returns": [], "mutrefs": [], "gas_used": gas_used, "engine": label,
+                })
+            }
+        }
+    }
+}
+
+/// (abort code, sub-status) of an error as reported.
+fn codes(e: &VmError) -> (Option<u64>, Option<u64>) {
+    if e.status == StatusCode::ABORTED {
+        (e.sub_status, None)
+    } else {
+        (None, e.sub_status)
+    }
+}
+
+/// Runs requests on one executor, keeping one engine per flavour (a
+/// command-line run makes one call; tests make many on the same engines,
+/// sharing compiled code as a host would).
+pub struct Runner {
+    engine: EngineChoice,
+    jit: JitOptions,
+    interpreter: Option<InterpreterKind>,
+    memory_limit: Option<u64>,
+    engines: HashMap<bool, (Engine, Option<Arc<JitFactory>>)>,
+}
+
+impl Runner {
+    pub fn new(engine: EngineChoice, jit: JitOptions) -> Self {
+        Runner { engine, jit, interpreter: None, memory_limit: None, engines: HashMap::new() }
+    }
+
+    /// Runs the interpreter `kind` (default: `MOVEJIT_INTERPRETER`, else
+    /// the flat one; the JIT always runs beside the flat one).
+    pub fn with_interpreter(mut self, kind: InterpreterKind) -> Self {
+        self.interpreter = Some(kind);
+        self
+    }
+
+    /// Bounds the value memory of each call (default: the engine's limit).
+    pub fn with_memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// The code cache's counters for `flavour`'s engine (JIT executors).
+    pub fn cache_stats(&self, flavour: StatusFlavour) -> Option<CacheStats> {
+        self.engines.get(&(flavour == StatusFlavour::Sui))?.1.as_ref().map(|c| c.stats())
+    }
+
+    /// The engine this runner runs `flavour`'s calls on (made at first use).
+    pub fn engine(&mut self, flavour: StatusFlavour) -> &Engine {
+        let (choice, jit, interpreter, memory_limit) = (self.engine, self.jit.clone(), self.interpreter, self.memory_limit);
+        &self
+            .engines
+            .entry(flavour == StatusFlavour::Sui)
+            .or_insert_with(|| {
+                let mut config = match flavour {
+                    // The framework natives of each flavour, registered as any host would.
+                    StatusFlavour::Aptos => {
+                        EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() }
+                    }
+                    StatusFlavour::Sui => EngineConfig { natives: movejit_sui_natives::sui_registry(), ..EngineConfig::sui() },
+                };
+                config.executor = match choice {
+                    EngineChoice::Interp => ExecutorKind::Interpreter,
+                    EngineChoice::Jit => ExecutorKind::Jit,
+                    EngineChoice::Auto => ExecutorKind::Auto,
+                };
+                if let Some(k) = interpreter {
+                    config.interpreter = k;
+                }
+                config.jit = jit;
+                if let Some(bytes) = memory_limit {
+                    config.limits.max_memory = bytes;
+                }
+                new_engine_with_cache(config)
+            })
+            .0
+    }
+
+    /// Loads, verifies and runs `req`: `Err` when it could not be run.
+    pub fn run(&mut self, req: &Request) -> Result<Ran, Failure> {
+        let function = match (&req.script, req.function.as_deref()) {
+            (Some(_), _) => "0x0::<SELF>::main",
+            (None, Some(f)) => f,
+            (None, None) => return Err(usage("USAGE_ERROR", "--function or --script is required")),
+        };
+        let mut storage = InMemoryStorage::default();
+        let mut saw_sui = false;
+        for (p, bytes) in &req.modules {
+            let m =
+                movejit_format::decode_module(bytes).map_err(|e| fail(e.status, format!("{}: {}", p.display(), e.message)))?;
+            saw_sui |= m.flavour == Flavour::Sui;
+            // The files are one bundle: a module in it twice is refused, as publishing does.
+            let id = ModuleId::new(*m.address(), m.name());
+            if movejit_interp::runtime::Resolver::get_module(&storage, &id).is_some() {
+                return Err(fail(StatusCode::DUPLICATE_MODULE_NAME, format!("{}: module {id} is given twice", p.display())));
+            }
+            storage.publish(id, bytes.clone());
+        }
+        let flavour = match req.flavour {
+            Some(FlavourChoice::Sui) => StatusFlavour::Sui,
+            Some(FlavourChoice::Aptos) => StatusFlavour::Aptos,
+            None if saw_sui => StatusFlavour::Sui,
+            None => StatusFlavour::Aptos,
+        };
+        let mut parts = function.rsplitn(3, "::");
+        let fname = parts.next().unwrap_or_default();
+        let mname = parts.next().ok_or_else(|| usage("USAGE_ERROR", "--function must be ADDRESS::MODULE::FUNCTION"))?;
+        let addr = parts
+            .next()
+            .and_then(AccountAddress::parse)
+            .ok_or_else(|| usage("USAGE_ERROR", "--function must be ADDRESS::MODULE::FUNCTION"))?;
+        let module = ModuleId::new(addr, mname);
+        let ty_args: Vec<Type> = req
+            .type_args
+            .iter()
+            .map(|t| {
+                Type::parse_tag(t).ok_or_else(|| fail(StatusCode::TYPE_RESOLUTION_FAILURE, format!("bad type argument {t}")))
+            })
+            .collect::<Result<_, _>>()?;
+        if !req.args.is_empty() && !req.bcs_args.is_empty() {
+            return Err(usage("USAGE_ERROR", "--args and --bcs-args exclude each other"));
+        }
+
+        let engine = self.engine(flavour);
+        // The session checks type arguments (Session::load_type) when it
+        // resolves a function; a script's are checked before its parameters
+        // are read.
+        let mut session = engine.new_session(&storage);
+        if req.script.is_some() {
+            for t in &ty_args {
+                session.load_type(t).map_err(|e| vm_fail(&e))?;
+            }
+        }
+        let params = match &req.script {
+            Some(bytes) => script_params(bytes, &ty_args)?,
+            None => session.function_signature(&module, fname, &ty_args).map_err(|e| vm_fail(&e))?.0,
+        };
+        let call_args: Vec<Vec<u8>> = if !req.bcs_args.is_empty() {
+            req.bcs_args
+                .iter()
+                .map(|h| {
+                    hex::decode(h.trim_start_matches("0x"))
+                        .map_err(|e| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{h}: {e}")))
+                })
+                .collect::<Result<_, _>>()?
+        } else {
+            if req.args.len() != params.len() {
+                return Err(fail(
+                    StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH,
+                    format!("the function takes {} arguments, {} given", params.len(), req.args.len()),
+                ));
+            }
+            params
+                .iter()
+                .zip(&req.args)
+                .map(|(t, a)| {
+                    arg_to_bcs(a, t, flavour).map_err(|m| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{a}: {m}")))
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let mut gas = match req.gas {
+            Some(b) => GasMeter::new(CostTable::default(), b),
+            None => GasMeter::unmetered(),
+        };
+        let result = match &req.script {
+            Some(bytes) => session.execute_script(bytes, &ty_args, &call_args, &mut gas),
+            None => session.execute_function(&module, fname, &ty_args, &call_args, &mut gas),
+        };
+        let stats = session.compiled_stats();
+        let label = engine_label(stats.as_ref());
+        Ok(Ran { result, flavour, gas_used: gas.used(), label, stats })
+    }
 }
 
 /// The parameter types of a script's `main` (only the kinds --args can parse).
@@ -295,7 +484,9 @@ fn script_params(bytes: &[u8], ty_args: &[Type]) -> Result<Vec<Type>, Failure> {
     }
     sig.0
         .iter()
-        .map(|t| conv(t, ty_args).ok_or_else(|| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, "use --bcs-args for this script")))
+        .map(|t| {
+            conv(t, ty_args).ok_or_else(|| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, "use --bcs-args for this script"))
+        })
         .collect()
 }
 
@@ -303,20 +494,9 @@ fn vm_fail(e: &VmError) -> Failure {
     fail(e.status, e.message.clone().unwrap_or_default())
 }
 
-fn report(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas_used: u64, label: &str, json_out: bool) {
+fn report_text(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas_used: u64) {
     match result {
         Ok(r) => {
-            let returns: Vec<String> = r.returns.iter().map(hex::encode).collect();
-            let mutrefs: Vec<String> = r.mutrefs.iter().map(|(_, b)| hex::encode(b)).collect();
-            if json_out {
-                let o = json!({
-                    "status": "EXECUTED", "status_code": StatusCode::EXECUTED.number(flavour),
-                    "sub_status": null, "abort_code": null, "message": null, "location": null,
-                    "returns": returns, "mutrefs": mutrefs, "gas_used": gas_used, "engine": label,
-                });
-                println!("{o}");
-                return;
-            }
             println!("status: EXECUTED");
             for (i, (b, l)) in r.returns.iter().zip(&r.return_layouts).enumerate() {
                 let text = bcs::deserialize(b, l).map(|v| print_value(&v, l)).unwrap_or_default();
@@ -329,20 +509,7 @@ fn report(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas
             println!("gas used: {gas_used}");
         }
         Err(e) => {
-            let abort_code = (e.status == StatusCode::ABORTED).then_some(e.sub_status).flatten();
-            let sub_status = if e.status == StatusCode::ABORTED { None } else { e.sub_status };
-            if json_out {
-                let location = e.location.as_ref().map(|l| {
-                    json!({"module": l.module, "function": l.function_name, "function_index": l.function_index, "code_offset": l.code_offset})
-                });
-                let o = json!({
-                    "status": e.status.name(), "status_code": e.status.number(flavour),
-                    "sub_status": sub_status, "abort_code": abort_code, "message": e.message,
-                    "location": location, "returns": [], "mutrefs": [], "gas_used": gas_used, "engine": label,
-                });
-                println!("{o}");
-                return;
-            }
+            let (abort_code, sub_status) = codes(e);
             println!("status: {} ({})", e.status.name(), e.status.number(flavour));
             if let Some(c) = abort_code {
                 println!("abort code: {c} (0x{c:x})");
@@ -354,7 +521,10 @@ fn report(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas
                 println!("message: {m}");
             }
             if let Some(l) = &e.location {
-                println!("location: {}::{} (function #{}, offset {})", l.module, l.function_name, l.function_index, l.code_offset);
+                println!(
+                    "location: {}::{} (function #{}, offset {})",
+                    l.module, l.function_name, l.function_index, l.code_offset
+                );
             }
             println!("gas used: {gas_used}");
         }

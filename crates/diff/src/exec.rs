@@ -185,9 +185,8 @@ fn failed(e: VmError, gas_used: u64) -> Outcome {
         status: e.status,
         sub_status: if aborted { None } else { e.sub_status },
         abort_code: if aborted { e.sub_status } else { None },
-        // Only an abort's message is observable; other messages are
-        // diagnostics in each executor's own words.
-        message: if aborted { e.message } else { None },
+        // Every executor reports the same message (jit-abi.md 4).
+        message: e.message,
         location: e.location.map(|l| Loc {
             module: short_module(&l.module),
             function: l.function_index,

@@ -21,8 +21,8 @@ pub struct Outcome {
     pub status: StatusCode,
     pub sub_status: Option<u64>,
     pub abort_code: Option<u64>,
-    /// The abort message (`abort_msg`); other error messages are
-    /// diagnostics and differ legitimately between executors.
+    /// The error's message (an `abort_msg` text, "Addition overflow", ...):
+    /// the same on every executor.
     pub message: Option<String>,
     pub location: Option<Loc>,
     /// BCS of each return value.

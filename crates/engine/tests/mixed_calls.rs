@@ -272,8 +272,7 @@ fn signer_arg() -> Vec<u8> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Outcome {
     Returned(Vec<Vec<u8>>),
-    /// Status, abort code / sub-status, location; the message only for
-    /// aborts (other messages are the interpreter's wording).
+    /// Status, abort code / sub-status, location, message.
     Failed(StatusCode, Option<u64>, Option<ErrorLocation>, Option<String>),
 }
 
@@ -296,10 +295,7 @@ fn run(kind: ExecutorKind, st: &InMemoryStorage, calls: &[(&str, Vec<Vec<u8>>)],
         ok = r.is_ok();
         let o = match r {
             Ok(r) => Outcome::Returned(r.returns),
-            Err(e) => {
-                let message = if e.status == StatusCode::ABORTED { e.message } else { None };
-                Outcome::Failed(e.status, e.sub_status, e.location, message)
-            }
+            Err(e) => Outcome::Failed(e.status, e.sub_status, e.location, e.message),
         };
         out.push((o, gas.used()));
     }
@@ -477,4 +473,42 @@ fn many_calls_into_the_interpreter() {
     let (ma, ..) = run(ExecutorKind::Auto, &st, &calls, Some(u64::MAX / 4));
     assert_eq!(ma, mi, "metered");
     println!("{n} compiled-to-interpreted calls: interp {ti:.1} ms, auto {ta:.1} ms ({:.2} us per call on auto)", ta * 1e3 / n as f64);
+}
+
+/// A call of a native no registry provides: `MISSING_DEPENDENCY` at the
+/// call with the interpreter's message on every executor (compiled code
+/// raises the interpreter's error whole, `fail_with`).
+#[test]
+fn missing_native_fails_alike_on_every_executor() {
+    let src = "version 9
+module 0xcafe::nat
+
+native fun missing(x: u64): u64
+
+public fun call_missing(x: u64): u64
+    move_loc x
+    call missing
+    ret
+";
+    let m = match movejit_masm::assemble(src) {
+        Ok(movejit_masm::Assembled::Module(m)) => m,
+        other => panic!("assemble: {:?}", other.err()),
+    };
+    let id = ModuleId::new(AccountAddress::from_u64(0xcafe), "nat");
+    let mut st = InMemoryStorage::default();
+    st.publish(id.clone(), movejit_format::serialize_module(&m));
+    let outcome = |kind| {
+        let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
+        let mut session = engine.new_session(&st);
+        let r = session.execute_function(&id, "call_missing", &[], &[u64_arg(7)], &mut GasMeter::unmetered());
+        (r.expect_err("fails"), engine_label(session.compiled_stats().as_ref()))
+    };
+    let (want, _) = outcome(ExecutorKind::Interpreter);
+    assert_eq!(want.status, StatusCode::MISSING_DEPENDENCY);
+    assert_eq!(want.message.as_deref(), Some("native 0xcafe::nat::missing not found"));
+    for kind in [ExecutorKind::Auto, ExecutorKind::Jit] {
+        let (got, label) = outcome(kind);
+        assert_eq!(got, want, "{kind:?}");
+        assert_eq!(label, "jit", "{kind:?} compiled the caller");
+    }
 }

@@ -737,14 +737,14 @@ impl<'e, 'r> Session<'e, 'r> {
                 return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED)
                     .with_message(format!("argument of type {inner} nests too deep")));
             }
-            let l = self.layout_of(inner).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
+            let l = self.layout_of(inner).map_err(|_| VmError::bad_argument())?;
             let v = if self.flavour() == StatusFlavour::Aptos {
                 bcs::deserialize_arg(bytes, &l)
             } else {
                 bcs::deserialize(bytes, &l)
             };
             let v = v
-                .map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
+                .map_err(|_| VmError::bad_argument())?;
             arg_values.push(v);
         }
         // A native entry function has no bytecode to compile: it runs as
@@ -829,14 +829,14 @@ impl<'e, 'r> Session<'e, 'r> {
         for (t, bytes) in params.iter().zip(args) {
             let it = inner(t);
             // The serialized layout (and its limits) decide what deserializes.
-            self.layout_of(&it).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
-            let l = self.flat_layout(&it).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?;
+            self.layout_of(&it).map_err(|_| VmError::bad_argument())?;
+            let l = self.flat_layout(&it).map_err(|_| VmError::bad_argument())?;
             let v = if self.flavour() == StatusFlavour::Aptos {
                 flat_bcs::deserialize_arg(bytes, l)
             } else {
                 flat_bcs::deserialize(bytes, l)
             };
-            arg_values.push(v.map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))?);
+            arg_values.push(v.map_err(|_| VmError::bad_argument())?);
         }
         let saved_meta: Vec<_> = self.globals.meta.iter().map(|g| (g.existed, g.dirty)).collect();
         let saved_values = self.flat_globals_snapshot();

@@ -207,10 +207,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 .get(def as usize)
                 .cloned()
                 .flatten()
-                .ok_or_else(|| {
-                    VmError::new(StatusCode::MISSING_DEPENDENCY)
-                        .with_message(format!("native {}::{} not found", m.id, m.function_name(def)))
-                })?;
+                .ok_or_else(|| VmError::missing_native(&m.id, &m.function_name(def)))?;
             self.gas.charge_native(0)?;
             let results = {
                 let mut cx = NativeContext { mem: &mut self.mem, gas: self.gas, types: &*self.s };
@@ -338,7 +335,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let addr = self.signer_address(&signer)?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)? as usize;
         if self.mem.globals[slot].is_some() {
-            return Err(Box::new(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)));
+            return Err(Box::new(VmError::resource_exists(&addr)));
         }
         self.mem.globals[slot] = Some(value);
         self.s.globals.meta[slot].dirty = true;
@@ -348,7 +345,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     fn move_from(&mut self, ty: Type) -> TrapResult<()> {
         let addr = self.pop()?.as_address()?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)? as usize;
-        let v = self.mem.globals[slot].take().ok_or_else(|| VmError::new(StatusCode::MISSING_DATA))?;
+        let v = self.mem.globals[slot].take().ok_or_else(|| VmError::missing_resource(&addr, true))?;
         self.s.globals.meta[slot].dirty = true;
         self.push(v)
     }
@@ -357,7 +354,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         let addr = self.pop()?.as_address()?;
         let slot = self.s.global_slot(addr, &ty, &mut self.mem.globals)?;
         if self.mem.globals[slot as usize].is_none() {
-            return Err(Box::new(VmError::new(StatusCode::MISSING_DATA)));
+            return Err(Box::new(VmError::missing_resource(&addr, false)));
         }
         if mutable {
             self.s.globals.meta[slot as usize].dirty = true;
@@ -699,13 +696,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                 B::AbortMsg => {
                     let msg = self.pop()?.to_bytes()?;
                     self.gas.charge_bytes(msg.len())?;
-                    if msg.len() > self.s.engine.config.limits.max_abort_message {
-                        return Err(Box::new(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)));
-                    }
-                    let text = String::from_utf8(msg)
-                        .map_err(|e| VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(e.to_string()))?;
                     let code = self.pop_u64()?;
-                    return Err(Box::new(VmError::abort(code).with_message(text)));
+                    return Err(Box::new(VmError::abort_with_message(code, msg, self.s.engine.config.limits.max_abort_message)));
                 }
                 B::Exists(sd) => {
                     let t = self.struct_type(m, *sd, Vec::new())?;
@@ -750,7 +742,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     }
                     let n = usize::try_from(*n).map_err(|_| invariant("vec_pack size"))?;
                     if n as u64 > self.s.engine.config.limits.max_vector_len {
-                        return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
+                        return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED)));
                     }
                     tree_charge(n)?;
                     let elems = self.pop_n(n)?;
@@ -774,7 +766,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                         _ => return Err(Box::new(invariant("vec_borrow of a non-reference"))),
                     };
                     if i >= n as u64 {
-                        return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "index out of bounds")));
+                        return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS)));
                     }
                     self.borrow_child_in_place(i as u32)?;
                 }
@@ -785,7 +777,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     match self.mem.get_mut(&r)? {
                         Value::Vector(v) => {
                             if v.len() as u64 >= max {
-                                return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")));
+                                return Err(Box::new(VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED)));
                             }
                             if v.len() == v.capacity() {
                                 let more = v.capacity().max(4);
@@ -803,13 +795,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                         Value::Vector(v) => v.pop(),
                         _ => return Err(Box::new(invariant("pop_back on a non-vector"))),
                     };
-                    let e = e.ok_or_else(|| VmError::vector(vec_err::POP_EMPTY_VEC, "pop on an empty vector"))?;
+                    let e = e.ok_or_else(|| VmError::vector(vec_err::POP_EMPTY_VEC))?;
                     self.push(e)?;
                 }
                 B::VecUnpack(_, n) => {
                     let v = self.pop()?.into_vec()?;
                     if v.len() as u64 != *n {
-                        return Err(Box::new(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH, "vec_unpack length mismatch")));
+                        return Err(Box::new(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH)));
                     }
                     for e in v {
                         self.push(e)?;
@@ -822,7 +814,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     match self.mem.get_mut(&r)? {
                         Value::Vector(v) => {
                             if i >= v.len() as u64 || j >= v.len() as u64 {
-                                return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "swap out of bounds")));
+                                return Err(Box::new(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS)));
                             }
                             v.swap(i as usize, j as usize);
                         }

@@ -63,6 +63,50 @@ fn conformance(kind: InterpreterKind) {
     assert!(unexpected.is_empty(), "{} cases disagree", unexpected.len());
 }
 
+/// Statuses whose messages (or their absence) are the real VM's (every
+/// executor reports them alike: crates/cli/tests/executors_agree.rs).
+const VM_MESSAGE_STATUSES: &[&str] = &[
+    "VECTOR_OPERATION_ERROR",
+    "CALL_STACK_OVERFLOW",
+    "EXECUTION_STACK_OVERFLOW",
+    "ARITHMETIC_ERROR",
+    "ABORTED",
+    "ABORT_MESSAGE_LIMIT_EXCEEDED",
+    "INVALID_ABORT_MESSAGE",
+    "MISSING_DATA",
+    "RESOURCE_ALREADY_EXISTS",
+    "FAILED_TO_DESERIALIZE_ARGUMENT",
+];
+
+#[test]
+fn messages_are_the_real_vms() {
+    let cases = load_aptos_cases();
+    let exec = InterpExecutor(Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..EngineConfig::aptos() }));
+    let (mut total, mut matched, mut covered, mut covered_matched) = (0, 0, 0, 0);
+    let mut bad = Vec::new();
+    for case in cases.iter().filter(|c| c.expect["status"] != "EXECUTED") {
+        let out = exec.run(case).expect("case runs");
+        total += 1;
+        // `info` leaves an empty message out; `abort_message_hex` keeps it.
+        let want = case.vm_message.clone().or_else(|| (case.expect["abort_message_hex"] == "").then(String::new));
+        let same = out.message == want;
+        matched += same as usize;
+        if VM_MESSAGE_STATUSES.contains(&out.status.as_str()) {
+            covered += 1;
+            covered_matched += same as usize;
+            if !same {
+                bad.push(format!("{}: {:?}, the VM says {want:?}", case.id, out.message));
+            }
+        }
+    }
+    eprintln!("vm messages of failing calls: {matched}/{total} equal; of statuses {VM_MESSAGE_STATUSES:?}: {covered_matched}/{covered}");
+    for b in bad.iter().take(30) {
+        eprintln!("MESSAGE {b}");
+    }
+    assert!(bad.is_empty(), "{} messages differ", bad.len());
+    assert!(covered > 550, "only {covered} cases with covered statuses");
+}
+
 #[test]
 fn executor_comparison_finds_no_difference_between_identical_executors() {
     // The comparison the JIT will use, run interp-vs-interp on a slice of

@@ -796,6 +796,10 @@ impl LowerEnv for Declarer<'_> {
         self.consts.add(layout, bytes)
     }
 
+    fn error_constant(&mut self, e: movejit_runtime::VmError) -> u64 {
+        self.consts.add_error(e)
+    }
+
     fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<crate::lower::closure::PackInfo> {
         self.closure_pack_site(module_idx, handle, type_args, mask)
     }

@@ -65,7 +65,7 @@ pub struct Outcome {
     /// The abort code of `ABORTED`, or the sub-status of another error
     /// (`VECTOR_OPERATION_ERROR`).
     pub abort_code: Option<u64>,
-    /// The message of an `AbortMsg`.
+    /// The message the interpreter reports with this error.
     pub message: Option<String>,
     pub location: Option<Location>,
     /// BCS of each return value (`EXECUTED` only).
@@ -88,9 +88,11 @@ pub enum ExecError {
 }
 
 /// Constants compiled code copies from: deserialized once, never written,
-/// freed with the engine.
+/// freed with the engine; and the errors it raises whole (`fail_with`),
+/// boxed so their addresses stay put while the pool grows.
 #[derive(Default)]
-pub(crate) struct ConstPool(Vec<FlatValue>);
+#[allow(clippy::vec_box)]
+pub(crate) struct ConstPool(Vec<FlatValue>, Vec<Box<movejit_runtime::VmError>>);
 
 // SAFETY: the pool only owns its values' heap blocks (FlatValue is plain
 // owned memory); compiled code reads them through shared copies only.
@@ -104,6 +106,14 @@ impl ConstPool {
         let p = v.as_ptr() as u64;
         self.0.push(v);
         Ok(p)
+    }
+
+    /// Keeps `e` for the `fail_with` helper; its address.
+    pub(crate) fn add_error(&mut self, e: movejit_runtime::VmError) -> u64 {
+        let e = Box::new(e);
+        let p = &*e as *const movejit_runtime::VmError as u64;
+        self.1.push(e);
+        p
     }
 }
 
@@ -126,7 +136,7 @@ pub type FlatArgs = Vec<FlatValue>;
 pub struct FlatOutcome {
     pub status: StatusCode,
     pub abort_code: Option<u64>,
-    /// The message of an `AbortMsg`.
+    /// The message the interpreter reports with this error.
     pub message: Option<String>,
     pub location: Option<Location>,
     /// The results (`EXECUTED` only).
@@ -221,7 +231,7 @@ impl JitEngine {
         let arg_ptrs: Vec<u64> = args.iter().map(|v| v.as_ptr() as u64).collect();
         let ret_ptrs: Vec<u64> = ret_vals.iter().map(|v| v.as_ptr() as u64).collect();
         let ctx = self.entry_context(&state, gas);
-        let (flag, ctx, message) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, None)?;
+        let (flag, ctx) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, None)?;
         // Compiled code owns in-memory arguments (it moved or dropped them);
         // the values behind references stay the host's.
         let mut refs = Vec::new();
@@ -240,7 +250,7 @@ impl JitEngine {
             return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: ret_vals, refs, gas_left, interpreted: None });
         }
         // Results were never written on failure: nothing to drop but zeros.
-        Ok(FlatOutcome { refs, ..failure(&ctx, message, gas_left) })
+        Ok(FlatOutcome { refs, ..failure(&ctx, gas_left) })
     }
 
     /// Runs `key` inside an interpreter session on the interpreter's own
@@ -318,7 +328,7 @@ impl JitEngine {
         rets: &[u64],
         ctx: ExecContext,
         session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
-    ) -> Result<(u32, ExecContext, Option<String>), ExecError> {
+    ) -> Result<(u32, ExecContext), ExecError> {
         if self.executor.is_none() {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
@@ -398,14 +408,14 @@ fn run_session_entry(
     }
     let (arg_ptrs, ret_ptrs) = ptrs.split_at(args.len());
     let ctx = entry_context(tables.config, &state, gas);
-    let (flag, ctx, message) = run_on(tables, executor, None, e.entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
+    let (flag, ctx) = run_on(tables, executor, None, e.entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
     let gas_left = metered.then_some(ctx.gas_left);
     let missed = flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED;
     if flag == 0 {
         let out = FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left, interpreted: None };
         return Ok((out, false));
     }
-    Ok((failure(&ctx, message, gas_left), missed))
+    Ok((failure(&ctx, gas_left), missed))
 }
 
 /// Runs a compiled entry on `executor`'s stack with `ctx` as its starting
@@ -421,7 +431,7 @@ fn run_on(
     rets: &[u64],
     mut ctx: ExecContext,
     session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
-) -> Result<(u32, ExecContext, Option<String>), ExecError> {
+) -> Result<(u32, ExecContext), ExecError> {
     // Natives reach the engine's sites, the types and the cost table
     // through the context while the run lasts (`host` outlives it);
     // inside a session they use its types, resources and native state.
@@ -442,7 +452,6 @@ fn run_on(
             cost: tables.config.cost.as_ref(),
             session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
             unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
-            abort_message: None,
         },
         global_types: tables.global_types,
         session: session_ptr,
@@ -460,15 +469,14 @@ fn run_on(
     if let Some(n) = natives {
         *n = std::mem::take(&mut host.native.session);
     }
-    let message = host.native.abort_message.take();
     // Kept for the next run: building a meter builds a cost table.
     executor.unmetered.set(Some(host.native.unmetered));
     ctx.host = 0;
-    Ok((flag?, ctx, message))
+    Ok((flag?, ctx))
 }
 
 /// The outcome of a failed run from its final context.
-fn failure(ctx: &ExecContext, message: Option<String>, gas_left: Option<u64>) -> FlatOutcome {
+fn failure(ctx: &ExecContext, gas_left: Option<u64>) -> FlatOutcome {
     let status = if let Some(e) = &ctx.interpreted_error {
         e.status
     } else if ctx.status == SUI_VARIANT_TAG_MISMATCH {
@@ -480,7 +488,7 @@ fn failure(ctx: &ExecContext, message: Option<String>, gas_left: Option<u64>) ->
     FlatOutcome {
         status,
         abort_code: has_code.then_some(ctx.abort_code),
-        message: if status == StatusCode::ABORTED { message } else { None },
+        message: ctx.message().map(String::from),
         location: Some(Location { module: ctx.module, function: ctx.function as u16, code_offset: ctx.code_offset as u16 }),
         returns: Vec::new(),
         refs: Vec::new(),

@@ -140,6 +140,9 @@ pub trait LowerEnv {
     /// A constant value deserialized once, kept alive as long as the code:
     /// its address.
     fn constant(&mut self, layout: &Arc<FlatLayout>, bytes: &[u8]) -> CompileResult<u64>;
+    /// An error kept alive as long as the code (for `fail_with`): its
+    /// address.
+    fn error_constant(&mut self, e: movejit_runtime::VmError) -> u64;
     /// Registers a `PackClosure` site naming `handle<type_args>` of module
     /// `module_idx` (`lower_closure.rs`); the target compiles with the caller.
     fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<closure::PackInfo> {
@@ -170,6 +173,32 @@ pub struct Target<'a> {
     pub max_code_len: usize,
     /// Bytes an `AbortMsg` message may have.
     pub max_abort_message: usize,
+}
+
+/// An integer instruction a cold failure site hands back to the runtime's
+/// helper for its error: the helper code (as the shims take it) and the
+/// operands.
+#[derive(Clone, Copy, Debug)]
+enum Redo {
+    /// `int_binop`: `kind | op << 4`, lhs, rhs.
+    Bin(u8, Val, Val),
+    /// `int_shift`: `kind | dir << 4`, value, amount (u8).
+    Shift(u8, Val, Value),
+    /// `int_cast`: `source kind | target kind << 4`, value.
+    Cast(u8, Val),
+    /// `int_negate`: kind, value.
+    Negate(u8, Val),
+}
+
+impl Redo {
+    fn helper(&self) -> &'static str {
+        match self {
+            Redo::Bin(..) => "int_binop",
+            Redo::Shift(..) => "int_shift",
+            Redo::Cast(..) => "int_cast",
+            Redo::Negate(..) => "int_negate",
+        }
+    }
 }
 
 /// A value on the abstract operand stack.
@@ -638,16 +667,18 @@ impl Lowerer<'_, '_> {
         self.fail_if_with(cond, offset, r, |lw| lw.b.ins().iconst(types::I32, status_number(status)));
     }
 
-    /// Like [`fail_if`](Self::fail_if) with a sub-status (vector errors).
-    fn fail_if_sub(&mut self, cond: Value, status: StatusCode, sub: u64, offset: usize) {
+    /// The inline bounds check of a vector borrow: the cold site calls the
+    /// `vec_borrow` shim, which fails with the interpreter's error.
+    fn vec_index_fail_if(&mut self, cond: Value, offset: usize, el: &Arc<FlatLayout>, vec: Value, idx: Value) -> CompileResult<()> {
+        let f = self.helper_ref("vec_borrow")?;
         let r = self.refund_at(offset);
         self.fail_if_with(cond, offset, r, |lw| {
-            let s = lw.b.ins().iconst(types::I64, sub as i64);
-            lw.store_ctx(s, off::ABORT_CODE);
-            let f = lw.b.ins().iconst(types::I32, ExecContext::HAS_SUB_STATUS as i64);
-            lw.store_ctx(f, off::FLAGS);
-            lw.b.ins().iconst(types::I32, status_number(status))
+            let lp = lw.layout_ptr(el);
+            let out = lw.slot_addr(64);
+            lw.b.ins().call(f, &[lw.ctx, lp, vec, idx, out]);
+            lw.b.ins().iconst(types::I32, status_number(StatusCode::VECTOR_OPERATION_ERROR))
         });
+        Ok(())
     }
 
     /// Branches to a cold per-site block when `cond` holds; that block
@@ -676,8 +707,44 @@ impl Lowerer<'_, '_> {
         self.b.seal_block(cont);
     }
 
-    fn arith_fail_if(&mut self, cond: Value, offset: usize) {
-        self.fail_if(cond, StatusCode::ARITHMETIC_ERROR, offset);
+    /// Branches to the failure path with `ARITHMETIC_ERROR` when `cond`
+    /// holds. The cold site re-runs the instruction through the runtime's
+    /// integer helper (`redo`), which fails and records the interpreter's
+    /// error, message included: one source for the message, no work on the
+    /// hot path.
+    fn arith_fail_if(&mut self, cond: Value, offset: usize, redo: Redo) -> CompileResult<()> {
+        let f = self.helper_ref(redo.helper())?;
+        let r = self.refund_at(offset);
+        self.fail_if_with(cond, offset, r, |lw| {
+            let args = lw.redo_args(redo);
+            lw.b.ins().call(f, &args);
+            lw.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR))
+        });
+        Ok(())
+    }
+
+    /// The arguments of `redo`'s helper: operands spilled to the scratch
+    /// slot, the result (never used) at offset 64.
+    fn redo_args(&mut self, redo: Redo) -> Vec<Value> {
+        let a = match redo {
+            Redo::Bin(_, a, _) | Redo::Shift(_, a, _) | Redo::Cast(_, a) | Redo::Negate(_, a) => a,
+        };
+        self.spill(&a, 0);
+        let mut args = vec![self.ctx, self.slot_addr(64), self.slot_addr(0)];
+        let code = match redo {
+            Redo::Bin(c, _, b) => {
+                self.spill(&b, 32);
+                args.push(self.slot_addr(32));
+                c
+            }
+            Redo::Shift(c, _, amt) => {
+                args.push(amt);
+                c
+            }
+            Redo::Cast(c, _) | Redo::Negate(c, _) => c,
+        };
+        args.push(self.code_const(code));
+        args
     }
 
     // ---- operand stack ----
@@ -1560,10 +1627,10 @@ impl Lowerer<'_, '_> {
                 let el = Self::elem_of(&t)?;
                 let p = self.b.ins().load(types::I64, Self::vmem(), r, 0);
                 let null = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
-                self.fail_if_sub(null, StatusCode::VECTOR_OPERATION_ERROR, 1, i);
+                self.vec_index_fail_if(null, i, &el, r, idx)?;
                 let len = self.b.ins().load(types::I64, Self::mem(), p, 0);
                 let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
-                self.fail_if_sub(oob, StatusCode::VECTOR_OPERATION_ERROR, 1, i);
+                self.vec_index_fail_if(oob, i, &el, r, idx)?;
                 let data = self.b.ins().load(self.ptr, Self::mem(), p, 16);
                 let scaled = self.b.ins().imul_imm_s(idx, el.size as i64);
                 let a = self.b.ins().iadd(data, scaled);
@@ -1692,7 +1759,8 @@ impl Lowerer<'_, '_> {
                     self.reload(k, 64)
                 } else {
                     let over = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, amt, k.bits() as i64);
-                    self.arith_fail_if(over, i);
+                    let dir = if matches!(ins, B::Shl) { op::SHL } else { op::SHR };
+                    self.arith_fail_if(over, i, Redo::Shift(k.code() as u8 | dir << 4, a, amt))?;
                     let x = a.one()?;
                     let n = if k == Kind::U128 { self.b.ins().uextend(types::I64, amt) } else { amt };
                     Val::One(if matches!(ins, B::Shl) { self.b.ins().ishl(x, n) } else { self.b.ins().ushr(x, n) })
@@ -1717,7 +1785,8 @@ impl Lowerer<'_, '_> {
                 };
                 let (t, a) = self.pop()?;
                 let src = t.kind().filter(|k| k.is_integer()).ok_or_else(|| malformed("cast of a non-integer"))?;
-                let fast = if src.is_wide() || dst.is_wide() { self.wide_cast(src, dst, &a, i)? } else { None };
+                let redo = Redo::Cast(src.code() as u8 | (dst.code() as u8) << 4, a);
+                let fast = if src.is_wide() || dst.is_wide() { self.wide_cast(src, dst, &a, i, redo)? } else { None };
                 let r = if let Some(v) = fast {
                     v
                 } else if src.is_wide() || dst.is_wide() {
@@ -1726,7 +1795,7 @@ impl Lowerer<'_, '_> {
                     self.call_status("int_cast", &args, i)?;
                     self.reload(dst, 64)
                 } else {
-                    Val::One(self.cast_inline(src, dst, a.one()?, i))
+                    Val::One(self.cast_inline(src, dst, a.one()?, i, redo)?)
                 };
                 self.push(Ty::S(dst), r, i);
             }
@@ -1742,7 +1811,7 @@ impl Lowerer<'_, '_> {
                     let x = a.one()?;
                     let min = self.iconst_ty(k.ir_type(), k.min_bits());
                     let is_min = self.b.ins().icmp(IntCC::Equal, x, min);
-                    self.arith_fail_if(is_min, i);
+                    self.arith_fail_if(is_min, i, Redo::Negate(k.code() as u8, a))?;
                     Val::One(self.b.ins().ineg(x))
                 };
                 self.push(Ty::S(k), r, i);
@@ -1780,9 +1849,9 @@ impl Lowerer<'_, '_> {
                         self.charge_dynamic_value(amount, i);
                     }
                 }
-                let over = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, len, self.target.max_abort_message as i64);
-                self.fail_if(over, StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED, i);
-                self.call_helper("abort_msg", &[self.ctx, code, msg])?;
+                // The shim checks the length too (an always-failing path).
+                let max = self.b.ins().iconst(types::I64, self.target.max_abort_message as i64);
+                self.call_helper("abort_msg", &[self.ctx, code, msg, max])?;
                 let st = self.b.ins().iconst(types::I32, 0);
                 let offv = self.b.ins().iconst(types::I32, i as i64);
                 let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
@@ -1848,7 +1917,7 @@ impl Lowerer<'_, '_> {
             return Err(malformed("too few arguments on the stack for a call"));
         }
         if callee.native == Some(crate::engine::MISSING_NATIVE) {
-            return self.call_missing_native(&callee, i);
+            return self.call_missing_native(h, &callee, i);
         }
         if let Some(site) = callee.native {
             if let Some(op) = self.fast_native_op(h, &callee) {
@@ -2028,6 +2097,7 @@ impl Lowerer<'_, '_> {
         }
         let (x, y) = (a.one()?, b.one()?);
         let s = k.is_signed();
+        let redo = Redo::Bin(k.code() as u8 | opc << 4, a, b);
         let r = match opc {
             op::ADD | op::SUB | op::MUL => {
                 let (r, of) = match (opc, s) {
@@ -2038,20 +2108,20 @@ impl Lowerer<'_, '_> {
                     (_, false) => self.b.ins().umul_overflow(x, y),
                     (_, true) => self.b.ins().smul_overflow(x, y),
                 };
-                self.arith_fail_if(of, i);
+                self.arith_fail_if(of, i, redo)?;
                 r
             }
             _ => {
                 // Division traps in hardware: test the divisor (and MIN / -1).
                 let zero = self.b.ins().icmp_imm_u(IntCC::Equal, y, 0);
-                self.arith_fail_if(zero, i);
+                self.arith_fail_if(zero, i, redo)?;
                 if s {
                     let min = self.iconst_ty(k.ir_type(), k.min_bits());
                     let m1 = self.iconst_ty(k.ir_type(), u128::MAX);
                     let a_min = self.b.ins().icmp(IntCC::Equal, x, min);
                     let b_m1 = self.b.ins().icmp(IntCC::Equal, y, m1);
                     let both = self.b.ins().band(a_min, b_m1);
-                    self.arith_fail_if(both, i);
+                    self.arith_fail_if(both, i, redo)?;
                 }
                 match (opc, s) {
                     (op::DIV, false) => self.b.ins().udiv(x, y),
@@ -2064,8 +2134,9 @@ impl Lowerer<'_, '_> {
         Ok(Val::One(r))
     }
 
-    /// A range-checked cast between kinds of at most 128 bits.
-    fn cast_inline(&mut self, src: Kind, dst: Kind, x: Value, i: usize) -> Value {
+    /// A range-checked cast between kinds of at most 128 bits (`redo`: the
+    /// instruction it is part of, for its error).
+    fn cast_inline(&mut self, src: Kind, dst: Kind, x: Value, i: usize, redo: Redo) -> CompileResult<Value> {
         let (sb, db) = (src.bits(), dst.bits());
         let wty = if sb >= db { src.ir_type() } else { dst.ir_type() };
         let xw = if sb < db {
@@ -2099,13 +2170,9 @@ impl Lowerer<'_, '_> {
             or(self, under);
         }
         if let Some(b) = bad {
-            self.arith_fail_if(b, i);
+            self.arith_fail_if(b, i, redo)?;
         }
-        if db < wty.bits() {
-            self.b.ins().ireduce(dst.ir_type(), xw)
-        } else {
-            xw
-        }
+        Ok(if db < wty.bits() { self.b.ins().ireduce(dst.ir_type(), xw) } else { xw })
     }
 }
 

@@ -106,7 +106,7 @@ impl Lowerer<'_, '_> {
     /// call, before any charge (the interpreter fails it before charging
     /// `native_base`). The arguments are dropped first, as the
     /// interpreter's unwind drops them.
-    pub(super) fn call_missing_native(&mut self, callee: &CalleeRef, i: usize) -> CompileResult<()> {
+    pub(super) fn call_missing_native(&mut self, h: FunctionHandleIndex, callee: &CalleeRef, i: usize) -> CompileResult<()> {
         let split = self.stack.len() - callee.params.len();
         let args = self.stack.split_off(split);
         for (t, v) in &args {
@@ -115,8 +115,21 @@ impl Lowerer<'_, '_> {
                 self.drop_value(l, a)?;
             }
         }
+        // The interpreter's error, message included, raised whole.
+        let m = self.target.module;
+        let fh = m.function_handles.get(h.idx()).ok_or_else(|| malformed("function handle index"))?;
+        let mh = m.module_handles.get(fh.module.idx()).ok_or_else(|| malformed("module handle index"))?;
+        let addr = *m.address_identifiers.get(mh.address.idx()).ok_or_else(|| malformed("address index"))?;
+        let id = movejit_runtime::ModuleId::new(addr, m.identifier_at(mh.name));
+        let err = self.env.error_constant(movejit_runtime::VmError::missing_native(&id, m.identifier_at(fh.name)));
+        let f = self.helper_ref("fail_with")?;
         let yes = self.b.ins().iconst(types::I8, 1);
-        self.fail_if(yes, StatusCode::MISSING_DEPENDENCY, i);
+        let r = self.refund_at(i);
+        self.fail_if_with(yes, i, r, |lw| {
+            let e = lw.b.ins().iconst(lw.ptr, err as i64);
+            lw.b.ins().call(f, &[lw.ctx, e]);
+            lw.b.ins().iconst(types::I32, status_number(StatusCode::MISSING_DEPENDENCY))
+        });
         // Unreachable from here: placeholders keep the stack's shape.
         for (j, t) in callee.rets.iter().enumerate() {
             let v = match t {

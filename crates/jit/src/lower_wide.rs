@@ -40,7 +40,9 @@ impl Lowerer<'_, '_> {
             let (hi, b2) = self.b.ins().usub_overflow(t, b0w);
             (lo, hi, self.b.ins().bor(b1, b2))
         };
-        self.arith_fail_if(of, i);
+        let opc = if add { op::ADD } else { op::SUB };
+        let code = Kind::U256.code() as u8 | opc << 4;
+        self.arith_fail_if(of, i, Redo::Bin(code, *a, *b))?;
         Ok(self.from_halves(lo, hi))
     }
 
@@ -110,7 +112,7 @@ impl Lowerer<'_, '_> {
     /// Casts to or from a 256-bit integer kind, inline: range checks on the
     /// `i128` halves, then [`cast_inline`](Self::cast_inline) for the
     /// narrow side.
-    pub(super) fn wide_cast(&mut self, src: Kind, dst: Kind, a: &Val, i: usize) -> CompileResult<Option<Val>> {
+    pub(super) fn wide_cast(&mut self, src: Kind, dst: Kind, a: &Val, i: usize, redo: Redo) -> CompileResult<Option<Val>> {
         if !src.is_integer() || !dst.is_integer() {
             return Ok(None);
         }
@@ -118,7 +120,7 @@ impl Lowerer<'_, '_> {
             (false, true) => {
                 let x = a.one()?;
                 let v = if src.is_signed() && dst == Kind::U256 {
-                    self.cast_inline(src, Kind::U128, x, i)
+                    self.cast_inline(src, Kind::U128, x, i, redo)?
                 } else if src.bits() == 128 {
                     x
                 } else if src.is_signed() {
@@ -145,15 +147,15 @@ impl Lowerer<'_, '_> {
                     (Kind::U128, self.iconst_ty(types::I128, 0))
                 };
                 let bad = self.b.ins().icmp(IntCC::NotEqual, hi, expect_hi);
-                self.arith_fail_if(bad, i);
-                Ok(Some(Val::One(self.cast_inline(mid, dst, lo, i))))
+                self.arith_fail_if(bad, i, redo)?;
+                Ok(Some(Val::One(self.cast_inline(mid, dst, lo, i, redo)?)))
             }
             (true, true) => {
                 let w = a.wide()?;
                 if src != dst {
                     // u256 <-> i256: the same bits when bit 255 is clear.
                     let neg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, w[3], 0);
-                    self.arith_fail_if(neg, i);
+                    self.arith_fail_if(neg, i, redo)?;
                 }
                 Ok(Some(Val::Wide(w)))
             }

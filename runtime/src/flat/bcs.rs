@@ -98,7 +98,7 @@ pub fn deserialize(bytes: &[u8], layout: Arc<FlatLayout>) -> VmResult<FlatValue>
 pub fn deserialize_arg(bytes: &[u8], layout: Arc<FlatLayout>) -> VmResult<FlatValue> {
     let mut r = Reader::new(bytes);
     r.signer_as_enum = true;
-    read_whole(r, layout).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT))
+    read_whole(r, layout).map_err(|_| VmError::bad_argument())
 }
 
 fn read_whole(mut r: Reader<'_>, layout: Arc<FlatLayout>) -> VmResult<FlatValue> {

@@ -43,6 +43,11 @@ pub struct ExecContext {
     /// say the same without them. Compiled code never reads it (it lies
     /// after `host`, outside [`ExecContext::OFFSETS`]).
     pub interpreted_error: Option<Box<VmError>>,
+    /// The message of the last error [`fail`](Self::fail) recorded, with
+    /// that error's status number. Compiled code writes statuses inline and
+    /// never touches it, so [`message`](Self::message) reports it only
+    /// while `status` is still the one it came with.
+    pub recorded_message: Option<(u64, String)>,
 }
 
 /// Field offsets, for code generators.
@@ -95,11 +100,11 @@ impl ExecContext {
         }
     }
 
-    /// Records `e` and returns the helper status word for it (1). The
-    /// message is not kept (the statuses, sub-status and abort code are
-    /// what the conformance data compares).
+    /// Records `e` (message included) and returns the helper status word
+    /// for it (1).
     pub fn fail(&mut self, e: &VmError) -> u32 {
         self.status = e.status.number(StatusFlavour::Aptos);
+        self.recorded_message = e.message.clone().map(|m| (self.status, m));
         match e.sub_status {
             Some(s) => {
                 self.abort_code = s;
@@ -124,12 +129,23 @@ impl ExecContext {
         if self.flags & Self::HAS_SUB_STATUS != 0 {
             e.sub_status = Some(self.abort_code);
         }
+        e.message = self.message().map(String::from);
         Some(e)
+    }
+
+    /// The message of the recorded error: what the helper that raised it
+    /// reported, unless compiled code recorded another status since.
+    pub fn message(&self) -> Option<&str> {
+        match &self.recorded_message {
+            Some((s, m)) if *s == self.status && self.status != 0 => Some(m),
+            _ => None,
+        }
     }
 
     /// Forgets the recorded error.
     pub fn clear(&mut self) {
         self.interpreted_error = None;
+        self.recorded_message = None;
         self.status = 0;
         self.abort_code = 0;
         self.flags &= !Self::HAS_SUB_STATUS;

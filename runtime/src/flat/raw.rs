@@ -184,7 +184,7 @@ fn reserve(slot: &mut [u8], additional: u64, stride: u32, align: u32, checked: b
 }
 
 fn grow(slot: &mut [u8], additional: u64, stride: u32, align: u32, checked: bool) -> VmResult<()> {
-    let too_long = || VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long");
+    let too_long = || VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED);
     let charge = |bytes: u64| {
         if checked {
             memory::charge(bytes)

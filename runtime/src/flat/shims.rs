@@ -318,39 +318,24 @@ unsafe fn result(v: VmResult<Value>, p: *mut u8) -> VmResult<()> {
 /// 128/256-bit binary operations straight on the operands' bytes
 /// (compiled code sends every 128-bit `*` `/` `%` and every 256-bit
 /// operation here, so these skip the `Value` round trip). Returns `None`
-/// when `code` is not one of them, `Some(false)` on an arithmetic error
-/// (nothing written), `Some(true)` when the result is in `dst`. Same
-/// checked semantics as `arith::binop` (the same `checked_*` methods).
+/// when the kind is not one of them; an error writes nothing. Same checks
+/// and errors as `arith::binop` (`arith::checked!`).
 ///
 /// # Safety
 /// `a`, `b` and `dst` point to slots of the kind's width.
-unsafe fn wide_binop(code: u8, dst: *mut u8, a: *const u8, b: *const u8) -> Option<bool> {
+unsafe fn wide_binop(op: BinOp, k: u8, dst: *mut u8, a: *const u8, b: *const u8) -> Option<VmResult<()>> {
     macro_rules! go {
         ($t:ty, $n:expr) => {{
             // SAFETY: the caller's contract.
             let (x, y) = unsafe { (<$t>::from_le_bytes(rd::<$n>(a)), <$t>::from_le_bytes(rd::<$n>(b))) };
-            let r = match code >> 4 {
-                0 => x.checked_add(y),
-                1 => x.checked_sub(y),
-                2 => x.checked_mul(y),
-                3 => x.checked_div(y),
-                4 => x.checked_rem(y),
-                5 => Some(x | y),
-                6 => Some(x & y),
-                7 => Some(x ^ y),
-                _ => return None,
-            };
-            match r {
-                Some(r) => {
-                    // SAFETY: the caller's contract.
-                    unsafe { wr::<$n>(dst, r.to_le_bytes()) };
-                    Some(true)
-                }
-                None => Some(false),
-            }
+            let r = (|| Ok::<_, VmError>(arith::checked!(op, x, y)))();
+            Some(r.map(|r| {
+                // SAFETY: the caller's contract.
+                unsafe { wr::<$n>(dst, r.to_le_bytes()) }
+            }))
         }};
     }
-    match code & 0xf {
+    match k {
         kind::U128 => go!(u128, 16),
         kind::U256 => go!(U256, 32),
         kind::I128 => go!(i128, 16),
@@ -362,12 +347,6 @@ unsafe fn wide_binop(code: u8, dst: *mut u8, a: *const u8, b: *const u8) -> Opti
 /// `code` = kind | op << 4, op 0..7 = add, sub, mul, div, mod, or, and, xor.
 pub unsafe extern "C" fn int_binop(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, b: *const u8, code: u8) -> u32 {
     let k = code & 0xf;
-    // SAFETY: shim contract: slots of the kind's width.
-    match unsafe { wide_binop(code, dst, a, b) } {
-        Some(true) => return 0,
-        Some(false) => return status(ctx, Err(VmError::new(movejit_format::StatusCode::ARITHMETIC_ERROR))),
-        None => {}
-    }
     let op = match code >> 4 {
         0 => BinOp::Add,
         1 => BinOp::Sub,
@@ -379,6 +358,10 @@ pub unsafe extern "C" fn int_binop(ctx: *mut ExecContext, dst: *mut u8, a: *cons
         7 => BinOp::Xor,
         _ => return status(ctx, Err(bad_code())),
     };
+    // SAFETY: shim contract: slots of the kind's width.
+    if let Some(r) = unsafe { wide_binop(op, k, dst, a, b) } {
+        return status(ctx, r);
+    }
     // SAFETY: shim contract: slots of the kind's width.
     let r = (|| unsafe { result(arith::binop(op, operand(k, a)?, operand(k, b)?).map_err(|e| *e), dst) })();
     status(ctx, r)
@@ -429,7 +412,7 @@ pub unsafe extern "C" fn int_shift(ctx: *mut ExecContext, dst: *mut u8, a: *cons
     if k == kind::U256 || k == kind::U128 {
         let w = if k == kind::U256 { 32 } else { 16 };
         if u32::from(amount) >= 8 * w as u32 {
-            return status(ctx, Err(VmError::new(movejit_format::StatusCode::ARITHMETIC_ERROR)));
+            return status(ctx, Err(arith::shift_error(left)));
         }
         let n = u32::from(amount);
         // SAFETY: shim contract: slots of the kind's width.
@@ -503,14 +486,23 @@ pub struct NativeHost<'a> {
     /// The meter natives see when unmetered (made once: building a cost
     /// table per call would dominate cheap natives).
     pub unmetered: crate::gas::GasMeter,
-    /// The message of an `AbortMsg` that ended the execution.
-    pub abort_message: Option<String>,
 }
 
-/// `AbortMsg` after its gas and length checks: consumes the message vector
-/// at `msg`; records `ABORTED` with `code` and keeps the message in the
-/// host, or `INVALID_ABORT_MESSAGE` when it is not UTF-8. Always fails (1).
-pub unsafe extern "C" fn abort_msg(ctx: *mut ExecContext, code: u64, msg: *mut u8) -> u32 {
+/// Records the error at `err`: an error compiled code raises whole, known
+/// when it was compiled (the engine keeps it alive with the code). Always
+/// fails (1).
+pub unsafe extern "C" fn fail_with(ctx: *mut ExecContext, err: *const VmError) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and `err` points to a live
+    // `VmError` (or is null).
+    match unsafe { (ctx.as_mut(), err.as_ref()) } {
+        (Some(c), Some(e)) => c.fail(e),
+        _ => 1,
+    }
+}
+
+/// `AbortMsg` after its gas charge: consumes the message vector at `msg` and
+/// records `VmError::abort_with_message(code, message, max)`. Always fails (1).
+pub unsafe extern "C" fn abort_msg(ctx: *mut ExecContext, code: u64, msg: *mut u8, max: u64) -> u32 {
     // SAFETY: shim contract: `msg` is a vector<u8> slot holding a live value.
     let slot = unsafe { slice_mut(msg, 8) };
     let bytes = super::raw::vec_data(slot, 1).to_vec();
@@ -520,16 +512,7 @@ pub unsafe extern "C" fn abort_msg(ctx: *mut ExecContext, code: u64, msg: *mut u
     }
     // SAFETY: shim contract.
     let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
-    match String::from_utf8(bytes) {
-        Ok(text) => {
-            // SAFETY: as in `call_native`.
-            if let Some(host) = unsafe { (c.host as *mut NativeHost<'_>).as_mut() } {
-                host.abort_message = Some(text);
-            }
-            c.fail(&VmError::abort(code))
-        }
-        Err(_) => c.fail(&VmError::new(movejit_format::StatusCode::INVALID_ABORT_MESSAGE)),
-    }
+    c.fail(&VmError::abort_with_message(code, bytes, usize::try_from(max).unwrap_or(usize::MAX)))
 }
 
 /// Calls native site `site` of the context's host. `slots` holds one

@@ -9,11 +9,11 @@ use super::raw;
 use super::value::drop_in_place;
 use crate::error::{vec_err, VmError, VmResult};
 
-fn oob(m: &str) -> VmError {
-    VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, m)
+fn oob() -> VmError {
+    VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS)
 }
 fn too_long() -> VmError {
-    VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long")
+    VmError::vector(vec_err::VEC_SIZE_LIMIT_REACHED)
 }
 
 /// `VecPack`: a new vector in `dst` (holding no live value) from the `n`
@@ -41,7 +41,7 @@ pub(crate) fn len(v: &[u8]) -> u64 {
 /// `VecImmBorrow` / `VecMutBorrow` / `vector::borrow`: the element's address.
 pub(crate) fn borrow(e: &FlatLayout, v: &mut [u8], i: u64) -> VmResult<*mut u8> {
     if i >= raw::vec_len(v) {
-        return Err(oob("index out of bounds"));
+        return Err(oob());
     }
     Ok(raw::vec_elem_ptr(v, i, e.size))
 }
@@ -63,7 +63,7 @@ pub(crate) fn push_back(e: &FlatLayout, v: &mut [u8], elem: &[u8], max_len: u64)
 pub(crate) fn pop_back(e: &FlatLayout, v: &mut [u8], dst: &mut [u8]) -> VmResult<()> {
     let n = raw::vec_len(v);
     if n == 0 {
-        return Err(VmError::vector(vec_err::POP_EMPTY_VEC, "pop on an empty vector"));
+        return Err(VmError::vector(vec_err::POP_EMPTY_VEC));
     }
     let at = (n - 1) as usize * e.size as usize;
     let data = raw::vec_data_mut(v, e.size);
@@ -80,7 +80,7 @@ pub(crate) fn unpack(e: &FlatLayout, v: &mut [u8], n: u64, dst: &mut [u8]) -> Vm
     let len = raw::vec_len(v);
     if len != n {
         destroy(e, v);
-        return Err(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH, "vec_unpack length mismatch"));
+        return Err(VmError::vector(vec_err::VEC_UNPACK_PARITY_MISMATCH));
     }
     let bytes = raw::vec_data(v, e.size);
     if bytes.len() != dst.len() {
@@ -94,7 +94,7 @@ pub(crate) fn unpack(e: &FlatLayout, v: &mut [u8], n: u64, dst: &mut [u8]) -> Vm
 /// `vector::destroy_empty`.
 pub(crate) fn destroy_empty(e: &FlatLayout, v: &mut [u8]) -> VmResult<()> {
     if raw::vec_len(v) != 0 {
-        return Err(VmError::vector(vec_err::DESTROY_NON_EMPTY_VEC, "destroy non-empty vector"));
+        return Err(VmError::vector(vec_err::DESTROY_NON_EMPTY_VEC));
     }
     raw::vec_free(v, e.size, e.align);
     Ok(())
@@ -115,7 +115,7 @@ fn destroy(e: &FlatLayout, v: &mut [u8]) {
 pub(crate) fn swap(e: &FlatLayout, v: &mut [u8], i: u64, j: u64) -> VmResult<()> {
     let n = raw::vec_len(v);
     if i >= n || j >= n {
-        return Err(oob("swap out of bounds"));
+        return Err(oob());
     }
     if i != j {
         let s = e.size as usize;
@@ -133,7 +133,7 @@ pub(crate) fn swap(e: &FlatLayout, v: &mut [u8], i: u64, j: u64) -> VmResult<()>
 pub(crate) fn move_range(e: &FlatLayout, from: &mut [u8], removal: u64, len: u64, to: &mut [u8], insert: u64, max_len: u64) -> VmResult<()> {
     let (flen, tlen) = (raw::vec_len(from), raw::vec_len(to));
     if removal.checked_add(len).is_none_or(|end| end > flen) || insert > tlen {
-        return Err(oob("move_range out of bounds"));
+        return Err(oob());
     }
     if len == 0 {
         return Ok(());

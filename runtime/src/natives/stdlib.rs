@@ -50,7 +50,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
                 _ => return Err(VmError::invariant("borrow of non-vector")),
             };
             if i >= len {
-                return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "index out of bounds"));
+                return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS));
             }
             Ok(vec![Value::Ref(v.child(i))])
         });
@@ -69,7 +69,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         match cx.deref_mut(&v)? {
             Value::Vector(items) => match items.pop() {
                 Some(e) => Ok(vec![e]),
-                None => Err(VmError::vector(vec_err::POP_EMPTY_VEC, "pop on empty vector")),
+                None => Err(VmError::vector(vec_err::POP_EMPTY_VEC)),
             },
             _ => Err(VmError::invariant("pop_back on non-vector")),
         }
@@ -77,7 +77,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
     reg(r, a, "vector", "destroy_empty", |_, _, mut args| {
         let v = arg(&mut args)?.into_vec()?;
         if !v.is_empty() {
-            return Err(VmError::vector(vec_err::DESTROY_NON_EMPTY_VEC, "destroy non-empty vector"));
+            return Err(VmError::vector(vec_err::DESTROY_NON_EMPTY_VEC));
         }
         Ok(vec![])
     });
@@ -88,7 +88,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         match cx.deref_mut(&v)? {
             Value::Vector(items) => {
                 if i >= items.len() || j >= items.len() {
-                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "swap out of bounds"));
+                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS));
                 }
                 items.swap(i, j);
                 Ok(vec![])
@@ -105,7 +105,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         let moved: Vec<Value> = match cx.deref_mut(&from)? {
             Value::Vector(items) => {
                 if removal.checked_add(len).is_none_or(|end| end > items.len()) {
-                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "move_range out of bounds"));
+                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS));
                 }
                 items.drain(removal..removal + len).collect()
             }
@@ -114,7 +114,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         match cx.deref_mut(&to)? {
             Value::Vector(items) => {
                 if insert > items.len() {
-                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS, "move_range out of bounds"));
+                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS));
                 }
                 items.splice(insert..insert, moved);
                 Ok(vec![])

@@ -480,10 +480,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     ) -> TrapResult<bool> {
         match callee {
             Callee::Native { f, module, def, fast } => {
-                let f = f.as_ref().ok_or_else(|| {
-                    VmError::new(StatusCode::MISSING_DEPENDENCY)
-                        .with_message(format!("native {}::{} not found", module.id, module.function_name(*def)))
-                })?;
+                let f = f.as_ref().ok_or_else(|| VmError::missing_native(&module.id, &module.function_name(*def)))?;
                 self.gas.charge_native(0)?;
                 if let Some(kind) = fast {
                     vec_native(*kind, self.gas, &args, rets)?;
@@ -773,12 +770,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let bytes = mem::vec_bytes(e, v).to_vec();
                     mem::drop_value(l, v);
                     self.gas.charge_bytes(bytes.len())?;
-                    if bytes.len() > self.s.engine.config.limits.max_abort_message {
-                        return Err(Box::new(VmError::new(StatusCode::ABORT_MESSAGE_LIMIT_EXCEEDED)));
-                    }
-                    let text = String::from_utf8(bytes)
-                        .map_err(|e| VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(e.to_string()))?;
-                    return Err(Box::new(VmError::abort(mem::read_u64(at(*code))).with_message(text)));
+                    let max = self.s.engine.config.limits.max_abort_message;
+                    return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
                 }
                 Op::Call(site) => {
                     let callee = self.s.flat_site_callee(p, *pc)?;
@@ -924,7 +917,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let slot = self.s.flat_global_slot(addr, ty)?;
                     let g = match self.s.globals.flat.get(slot) {
                         Some(Some(v)) => Addr::of_value(v),
-                        _ => return Err(Box::new(VmError::new(StatusCode::MISSING_DATA))),
+                        _ => return Err(Box::new(VmError::missing_resource(&addr, false))),
                     };
                     if *mutable {
                         self.s.globals.meta[slot].dirty = true;
@@ -934,7 +927,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveFrom { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, ty)?;
-                    let v = self.s.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::new(StatusCode::MISSING_DATA))?;
+                    let v = self.s.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::missing_resource(&addr, true))?;
                     self.s.globals.meta[slot].dirty = true;
                     mem::move_in(v, at(*a));
                 }
@@ -943,7 +936,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let slot = self.s.flat_global_slot(addr, ty)?;
                     if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
                         mem::drop_value(l, at(*v));
-                        return Err(Box::new(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)));
+                        return Err(Box::new(VmError::resource_exists(&addr)));
                     }
                     self.s.globals.flat[slot] = Some(mem::move_out(l, at(*v)));
                     self.s.globals.meta[slot].dirty = true;

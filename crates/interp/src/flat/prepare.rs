@@ -699,7 +699,7 @@ impl Preparer<'_, '_, '_> {
                 let vt = Type::Vector(Box::new(e.clone()));
                 if n > h {
                     if n as u64 > self.s.engine.config.limits.max_vector_len {
-                        return Err(VmError::vector(movejit_runtime::error::vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
+                        return Err(VmError::vector(movejit_runtime::error::vec_err::VEC_SIZE_LIMIT_REACHED));
                     }
                     return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
                 }
@@ -707,7 +707,7 @@ impl Preparer<'_, '_, '_> {
                 st.push(vt.clone());
                 self.check_value_depth(&vt)?;
                 if n as u64 > self.s.engine.config.limits.max_vector_len {
-                    return Err(VmError::vector(movejit_runtime::error::vec_err::VEC_SIZE_LIMIT_REACHED, "vector too long"));
+                    return Err(VmError::vector(movejit_runtime::error::vec_err::VEC_SIZE_LIMIT_REACHED));
                 }
                 let el = self.layout(&e)?;
                 Op::VecPack { dst: sl.at(h - n), e: el, elems: (0..n).map(|i| sl.at(h - n + i)).collect() }

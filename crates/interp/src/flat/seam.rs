@@ -13,7 +13,7 @@ use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::{FunctionId, GasMeter};
 use std::sync::Arc;
 use movejit_runtime::flat::{mem, Addr};
-use movejit_runtime::{AccountAddress, ModuleId, StatusCode, Type, VmError, VmResult};
+use movejit_runtime::{AccountAddress, ModuleId, Type, VmError, VmResult};
 
 impl ModuleSource for Session<'_, '_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
@@ -35,7 +35,7 @@ impl GlobalStore for Session<'_, '_> {
         let slot = self.flat_global_slot(address, ty)?;
         let g = match self.globals.flat.get(slot) {
             Some(Some(v)) => Addr::of_value(v),
-            _ => return Err(VmError::new(StatusCode::MISSING_DATA)),
+            _ => return Err(VmError::missing_resource(&address, false)),
         };
         if mutable {
             self.globals.meta[slot].dirty = true;
@@ -45,7 +45,7 @@ impl GlobalStore for Session<'_, '_> {
 
     fn move_from(&mut self, address: AccountAddress, ty: &Type, dst: Addr) -> VmResult<()> {
         let slot = self.flat_global_slot(address, ty)?;
-        let v = self.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::new(StatusCode::MISSING_DATA))?;
+        let v = self.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::missing_resource(&address, true))?;
         self.globals.meta[slot].dirty = true;
         mem::move_in(v, dst);
         Ok(())
@@ -56,7 +56,7 @@ impl GlobalStore for Session<'_, '_> {
         let l = self.flat_layout(ty)?;
         if self.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
             mem::drop_value(&l, src);
-            return Err(VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS));
+            return Err(VmError::resource_exists(&address));
         }
         self.globals.flat[slot] = Some(mem::move_out(&l, src));
         self.globals.meta[slot].dirty = true;

@@ -33,6 +33,8 @@ pub struct Case {
     pub type_args: Vec<String>,
     pub args: Vec<String>,
     pub expect: Json,
+    /// The real VM's error message (`info.vm_message`), when it gave one.
+    pub vm_message: Option<String>,
 }
 
 pub fn load_aptos_cases() -> Vec<Case> {
@@ -53,6 +55,7 @@ pub fn load_aptos_cases() -> Vec<Case> {
                 type_args: strs("type_args"),
                 args: strs("args"),
                 expect: j["expect"].clone(),
+                vm_message: j["info"]["vm_message"].as_str().map(String::from),
             }
         })
         .collect()

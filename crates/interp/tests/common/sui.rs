@@ -58,6 +58,8 @@ pub struct SuiTask {
     /// an engine with compiled code attached).
     pub ran_compiled: usize,
     pub ran_interpreted: usize,
+    /// A call's raw result and the gas it used (`None` for a publish).
+    pub call: Option<(Result<ExecutionResult, VmError>, u64)>,
 }
 
 pub fn sui_dir() -> PathBuf {
@@ -146,6 +148,7 @@ pub fn replay_sui_test(engine: &Engine, base: &InMemoryStorage, test: &Json) -> 
         let sender = task["sender"].as_str().and_then(AccountAddress::parse);
         let mut got = None;
         let (mut ran_compiled, mut ran_interpreted) = (0, 0);
+        let mut call = None;
         if action == "publish" || action == "publish_and_call" {
             let bundle: Vec<Vec<u8>> = strs(&task["modules"]).iter().map(|p| read(p)).collect();
             let mut s = engine.new_session(&storage);
@@ -181,10 +184,12 @@ pub fn replay_sui_test(engine: &Engine, base: &InMemoryStorage, test: &Json) -> 
             if let Some(st) = s.compiled_stats() {
                 (ran_compiled, ran_interpreted) = (st.compiled_functions, st.interpreted_functions);
             }
-            match r {
-                Ok(r) => sui_got_ok(r),
-                Err(e) => sui_got_err(e),
-            }
+            let got = match &r {
+                Ok(r) => sui_got_ok(r.clone()),
+                Err(e) => sui_got_err(e.clone()),
+            };
+            call = Some((r, gas.used()));
+            got
         });
         out.push(SuiTask {
             id: format!("{}#{}", test["id"].as_str().unwrap_or(""), task["index"]),
@@ -194,6 +199,7 @@ pub fn replay_sui_test(engine: &Engine, base: &InMemoryStorage, test: &Json) -> 
             got,
             ran_compiled,
             ran_interpreted,
+            call,
         });
     }
     out
