@@ -783,7 +783,7 @@ impl<'a> FnGen<'a> {
                 4 if !i.signed() => {
                     self.expr(t, d);
                     if self.rng.chance(3, 4) {
-                        let k = self.rng.below(i.bits().min(256) as usize);
+                        let k = super::ty::shift_amount(self.rng, i.bits());
                         self.emit(format!("ld_u8 {k}"));
                     } else {
                         self.expr(Sc::Int(Int::U8), d);

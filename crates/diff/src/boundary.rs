@@ -1,0 +1,266 @@
+//! The boundary table: every integer instruction ([`IntOp::all`]:
+//! arithmetic, shifts, comparisons, casts, negation) at every type, over
+//! the edge values of its operands ([`Int::edges`], shift amounts at every
+//! width), exhaustively. Each instruction runs in three shapes: on
+//! parameters (nothing to fold), and with either operand a constant
+//! (`ld_<t>` or `ld_const`), which the JIT lowers through its
+//! constant-operand fast paths. Every call runs on the interpreter and on
+//! executor `jit`; the outcomes must be identical and equal to
+//! [`IntOp::eval`], so a bug both executors share is caught too.
+
+#![forbid(unsafe_code)]
+
+use crate::case::Case;
+use crate::exec::{Executor, Prepared, RunError};
+use crate::gen::single::{IntOp, Operand};
+use crate::gen::ty::{Int, Sc, SHIFT_EDGES};
+use crate::gen::{assemble_units, verify_all};
+use crate::outcome::Outcome;
+use ethnum::I256;
+use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
+
+/// The gas budget of each call (far more than one instruction needs).
+const BUDGET: u64 = 1_000_000;
+/// Failures kept with their details (all are counted).
+const KEEP: usize = 40;
+
+/// What a table run did.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// (type, instruction) pairs, functions and calls run on both executors.
+    pub instructions: usize,
+    pub functions: usize,
+    pub calls: usize,
+    /// Calls that diverged, disagreed with the oracle or did not run.
+    pub failed: usize,
+    /// The first [`KEEP`] failures, one line each.
+    pub failures: Vec<String>,
+}
+
+impl Report {
+    fn fail(&mut self, s: String) {
+        self.failed += 1;
+        if self.failures.len() < KEEP {
+            self.failures.push(s);
+        }
+    }
+}
+
+/// One function of an instruction's module: its name, operands and the
+/// values each parameter ranges over.
+struct Func {
+    name: String,
+    operands: Vec<Operand>,
+    values: Vec<Vec<I256>>,
+}
+
+/// The values operand `k` of `op` on `t` ranges over as a parameter: key
+/// edges in the exhaustive shape, else the probes. Shift amounts always
+/// range over every width's edges, and so does the value shifted (a
+/// constant amount is a fast path where limb boundaries matter).
+fn operand_values(op: IntOp, t: Int, k: usize, key: bool) -> Vec<I256> {
+    match (op, k) {
+        (IntOp::Shift(_), 1) => SHIFT_EDGES.iter().map(|a| I256::from(*a)).collect(),
+        (IntOp::Shift(_), _) => t.key_edges(),
+        _ if key => t.key_edges(),
+        _ => t.probes(),
+    }
+}
+
+/// The constants operand `k` of `op` on `t` takes (each its own function,
+/// so each compiled once): every key edge for the right operand of
+/// arithmetic and negation, every shift amount; for a cast the probes and
+/// the key edges at the target's range boundary (where the oracle's
+/// verdict changes between v and v±1); else the probes.
+fn constants(op: IntOp, t: Int, k: usize) -> Vec<I256> {
+    match (op, k) {
+        (IntOp::Shift(_), 1) => operand_values(op, t, 1, true),
+        (IntOp::Arith(_), 1) | (IntOp::Negate, _) => t.key_edges(),
+        (IntOp::Cast(_), _) => {
+            let ok = |v: I256| op.eval(t, &[v]).is_some();
+            let step =
+                |v: I256, d: i64| t.from_bits(v.as_u256().wrapping_add(I256::from(d).as_u256()));
+            let probes = t.probes();
+            t.key_edges()
+                .into_iter()
+                .filter(|v| {
+                    probes.contains(v) || ok(*v) != ok(step(*v, 1)) || ok(*v) != ok(step(*v, -1))
+                })
+                .collect()
+        }
+        _ => t.probes(),
+    }
+}
+
+/// The functions for `op` on `t`: all parameters (every key edge of the
+/// first operand against every key edge of the second when `exhaustive`,
+/// else against its probes), then each operand a [`constants`] value
+/// (alternately an immediate and a constant-pool load) with the other
+/// ranging over its probes.
+fn functions(op: IntOp, t: Int, exhaustive: bool) -> Vec<Func> {
+    let n = op.operands(t).len();
+    let all = (0..n)
+        .map(|k| operand_values(op, t, k, k == 0 || exhaustive))
+        .collect();
+    let mut out = vec![Func {
+        name: "p".into(),
+        operands: vec![Operand::Param; n],
+        values: all,
+    }];
+    for k in 0..n {
+        for (i, v) in constants(op, t, k).into_iter().enumerate() {
+            let mut operands = vec![Operand::Param; n];
+            operands[k] = if (i + k) % 2 == 0 {
+                Operand::Imm(v)
+            } else {
+                Operand::Const(v)
+            };
+            let values = (0..n)
+                .map(|j| {
+                    if j == k {
+                        vec![v]
+                    } else {
+                        operand_values(op, t, j, false)
+                    }
+                })
+                .collect();
+            out.push(Func {
+                name: format!("k{k}_{i}"),
+                operands,
+                values,
+            });
+        }
+    }
+    out
+}
+
+/// Every combination of the function's operand values.
+fn calls(f: &Func) -> Vec<Vec<I256>> {
+    let mut rows: Vec<Vec<I256>> = vec![Vec::new()];
+    for values in &f.values {
+        rows = rows
+            .iter()
+            .flat_map(|r| values.iter().map(move |v| [r.clone(), vec![*v]].concat()))
+            .collect();
+    }
+    rows
+}
+
+/// Runs the table for the instructions on `types` (cast targets: every
+/// type); `exhaustive`: every pair of key edges for binary instructions on
+/// parameters (else key edges against probes, for slow targets).
+pub fn run(types: &[Int], exhaustive: bool) -> Report {
+    let mut report = Report::default();
+    for &t in types {
+        for op in IntOp::all(t, &Int::ALL) {
+            run_instruction(op, t, exhaustive, &mut report);
+        }
+    }
+    report
+}
+
+fn run_instruction(op: IntOp, t: Int, exhaustive: bool, report: &mut Report) {
+    let label = format!("{} {}", op.mnemonic(), t.name());
+    let funcs = functions(op, t, exhaustive);
+    let mut text = crate::gen::single::module_header();
+    for f in &funcs {
+        text.push_str(&op.function_text(t, &f.name, &f.operands));
+        text.push('\n');
+    }
+    let modules = match assemble_units(&[text]) {
+        Ok(m) => m,
+        Err(e) => return report.fail(format!("{label}: does not assemble: {e:?}")),
+    };
+    if let Err(e) = verify_all(&modules, StatusFlavour::Aptos) {
+        return report.fail(format!("{label}: does not verify: {e:?}"));
+    }
+    let case = Case {
+        name: label.clone(),
+        flavour: StatusFlavour::Aptos,
+        modules,
+        address: AccountAddress::from_u64(0xcafe),
+        module: crate::gen::program::MODULE.into(),
+        function: "p".into(),
+        type_args: Vec::new(),
+        args: Vec::new(),
+    };
+    let (mut interp, mut jit) = (
+        Prepared::new(Executor::Interp, &case),
+        Prepared::new(Executor::Jit, &case),
+    );
+    report.instructions += 1;
+    let tys = op.operands(t);
+    for (index, f) in funcs.iter().enumerate() {
+        report.functions += 1;
+        for values in calls(f) {
+            report.calls += 1;
+            let args: Vec<Vec<u8>> = f
+                .operands
+                .iter()
+                .zip(&tys)
+                .zip(&values)
+                .filter(|((o, _), _)| **o == Operand::Param)
+                .map(|((_, ty), v)| ty.bcs(*v))
+                .collect();
+            let shown: Vec<String> = tys.iter().zip(&values).map(|(ty, v)| ty.text(*v)).collect();
+            let what = format!("{label} {}({})", f.name, shown.join(", "));
+            let i = match interp.run_call(&f.name, &args, BUDGET) {
+                Ok(o) => o,
+                Err(e) => {
+                    report.fail(format!("{what}: interpreter failed: {e:?}"));
+                    continue;
+                }
+            };
+            match jit.run_call(&f.name, &args, BUDGET) {
+                Ok(j) => {
+                    if let Some(field) = i.first_difference(&j) {
+                        report.fail(format!("{what}: {field} differs: interp {i}, jit {j}"));
+                        continue;
+                    }
+                }
+                Err(RunError::Unsupported(e) | RunError::Failed(e)) => {
+                    report.fail(format!("{what}: jit did not run it: {e}"));
+                    continue;
+                }
+            }
+            let want = op.eval(t, &values);
+            if let Some(bad) =
+                against_oracle(&i, want, op.result(t), index as u16, tys.len() as u16)
+            {
+                report.fail(format!("{what}: both executors {i}, but {bad}"));
+            }
+        }
+    }
+}
+
+/// How `got` differs from the oracle's `want` (`None`: arithmetic error at
+/// `offset` of function `function`).
+fn against_oracle(
+    got: &Outcome,
+    want: Option<I256>,
+    result: Sc,
+    function: u16,
+    offset: u16,
+) -> Option<String> {
+    match want {
+        Some(v) => {
+            let bytes = match result {
+                Sc::Bool => vec![u8::from(v != I256::ZERO)],
+                Sc::Int(r) => r.bcs(v),
+            };
+            let shown = match result {
+                Sc::Bool => (v != I256::ZERO).to_string(),
+                Sc::Int(r) => r.text(v),
+            };
+            (got.status != StatusCode::EXECUTED || got.returns != [bytes])
+                .then(|| format!("Move gives {shown}"))
+        }
+        None => {
+            let at = got.location.as_ref().map(|l| (l.function, l.code_offset));
+            (got.status != StatusCode::ARITHMETIC_ERROR
+                || got.sub_status.is_some()
+                || at != Some((function, offset)))
+            .then(|| format!("Move gives ARITHMETIC_ERROR at fn {function} @{offset}"))
+        }
+    }
+}
