@@ -231,6 +231,10 @@ pub fn generate(rng: &mut Rng) -> Program {
                             I256::from(shift_amount(rng, t.bits()))
                         }
                     }
+                    // Half the casts aim at the target's range boundary.
+                    IntOp::Cast(to) if rng.chance(1, 2) => {
+                        ty.edge_at_width(rng, to.bits().min(ty.bits()))
+                    }
                     _ => ty.edge_value(rng),
                 };
                 operands.push(match rng.below(8) {
@@ -299,6 +303,7 @@ mod tests {
         let p = |k: u32| I256::ONE << k;
         let u256_max = I256::MINUS_ONE; // u256 values are their bits
         let n = |v: i64| I256::from(v);
+        #[rustfmt::skip]
         let table: &[(IntOp, Int, &[I256], Option<I256>)] = &[
             (IntOp::Arith("mod"), Int::I8, &[n(-128), n(-1)], None),
             (IntOp::Arith("div"), Int::I8, &[n(-128), n(-1)], None),

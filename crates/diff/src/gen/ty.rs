@@ -169,6 +169,20 @@ impl Int {
         })
     }
 
+    /// One of the edges at width `w` alone (the MIN and MAX of the `w`-bit
+    /// types and their neighbours, in this type): what a cast to a `w`-bit
+    /// type must get exactly right.
+    pub fn edge_at_width(self, rng: &mut Rng, w: u32) -> I256 {
+        let e = self.edges_with(move |x| {
+            if x == w {
+                (&[-2, -1, 0, 1], &[-2, -1, 0, 1])
+            } else {
+                (&[], &[])
+            }
+        });
+        e[rng.below(e.len())]
+    }
+
     /// 0..4, the deltas `at(w)` gives around 2^(w-1) and 2^w at every width
     /// up to this type's, and their negations, wrapped to this type.
     fn edges_with(self, at: impl Fn(u32) -> (&'static [i64], &'static [i64])) -> Vec<I256> {
