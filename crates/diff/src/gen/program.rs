@@ -792,7 +792,13 @@ impl<'a> FnGen<'a> {
                 }
                 5 | 6 => {
                     let from = self.rng.pick(&self.m.ints);
-                    self.expr(Sc::Int(from), d);
+                    if self.rng.chance(1, 3) {
+                        // A constant at the edge of the target's range.
+                        let v = from.edge_at_width(self.rng, i.bits().min(from.bits()));
+                        self.emit(format!("ld_{} {}", from.name(), from.text(v)));
+                    } else {
+                        self.expr(Sc::Int(from), d);
+                    }
                     self.emit(format!("cast_{}", i.name()));
                 }
                 7 if i.signed() => {
