@@ -14,7 +14,7 @@ use crate::case::Case;
 use crate::exec::{Executor, Prepared, RunError};
 use crate::gen::single::{IntOp, Operand};
 use crate::gen::ty::{Int, Sc, SHIFT_EDGES};
-use crate::gen::{assemble_units, verify_all};
+use crate::gen::{assemble_units, verify_all, Expect};
 use crate::outcome::Outcome;
 use ethnum::I256;
 use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
@@ -223,44 +223,112 @@ fn run_instruction(op: IntOp, t: Int, exhaustive: bool, report: &mut Report) {
                     continue;
                 }
             }
-            let want = op.eval(t, &values);
-            if let Some(bad) =
-                against_oracle(&i, want, op.result(t), index as u16, tys.len() as u16)
-            {
+            let want = Expect {
+                result: op.result(t),
+                value: op.eval(t, &values),
+                offset: tys.len() as u16,
+            };
+            if let Some(bad) = want.mismatch(&i, index as u16) {
                 report.fail(format!("{what}: both executors {i}, but {bad}"));
             }
         }
     }
 }
 
-/// How `got` differs from the oracle's `want` (`None`: arithmetic error at
-/// `offset` of function `function`).
-fn against_oracle(
-    got: &Outcome,
-    want: Option<I256>,
-    result: Sc,
-    function: u16,
-    offset: u16,
-) -> Option<String> {
-    match want {
-        Some(v) => {
-            let bytes = match result {
-                Sc::Bool => vec![u8::from(v != I256::ZERO)],
-                Sc::Int(r) => r.bcs(v),
-            };
-            let shown = match result {
-                Sc::Bool => (v != I256::ZERO).to_string(),
-                Sc::Int(r) => r.text(v),
-            };
-            (got.status != StatusCode::EXECUTED || got.returns != [bytes])
-                .then(|| format!("Move gives {shown}"))
+impl Expect {
+    /// How `got` (a call of function `function`) differs from this
+    /// expectation, if it does.
+    pub fn mismatch(&self, got: &Outcome, function: u16) -> Option<String> {
+        match self.value {
+            Some(v) => {
+                let (bytes, shown) = match self.result {
+                    Sc::Bool => (
+                        vec![u8::from(v != I256::ZERO)],
+                        (v != I256::ZERO).to_string(),
+                    ),
+                    Sc::Int(r) => (r.bcs(v), r.text(v)),
+                };
+                (got.status != StatusCode::EXECUTED || got.returns != [bytes])
+                    .then(|| format!("Move gives {shown}"))
+            }
+            None => {
+                let at = got.location.as_ref().map(|l| (l.function, l.code_offset));
+                let offset = self.offset;
+                (got.status != StatusCode::ARITHMETIC_ERROR
+                    || got.sub_status.is_some()
+                    || at != Some((function, offset)))
+                .then(|| format!("Move gives ARITHMETIC_ERROR at fn {function} @{offset}"))
+            }
         }
-        None => {
-            let at = got.location.as_ref().map(|l| (l.function, l.code_offset));
-            (got.status != StatusCode::ARITHMETIC_ERROR
-                || got.sub_status.is_some()
-                || at != Some((function, offset)))
-            .then(|| format!("Move gives ARITHMETIC_ERROR at fn {function} @{offset}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Loc;
+
+    fn outcome(status: StatusCode, returns: Vec<Vec<u8>>, at: Option<(u16, u16)>) -> Outcome {
+        Outcome {
+            status,
+            sub_status: None,
+            abort_code: None,
+            message: None,
+            location: at.map(|(function, code_offset)| Loc {
+                module: "0xcafe::g".into(),
+                function,
+                code_offset,
+            }),
+            returns,
+            mutrefs: Vec::new(),
+            changes: Vec::new(),
+            gas_used: 0,
         }
+    }
+
+    #[test]
+    fn expectations_reject_what_move_does_not_give() {
+        let value = Expect {
+            result: Sc::Int(Int::U128),
+            value: Some(I256::ONE << 127u32),
+            offset: 1,
+        };
+        let mut bytes = vec![0u8; 16];
+        bytes[15] = 0x80;
+        assert_eq!(
+            value.mismatch(&outcome(StatusCode::EXECUTED, vec![bytes.clone()], None), 0),
+            None
+        );
+        assert!(value
+            .mismatch(
+                &outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((0, 1))),
+                0
+            )
+            .is_some());
+        bytes[15] = 0x7f;
+        assert!(value
+            .mismatch(&outcome(StatusCode::EXECUTED, vec![bytes], None), 0)
+            .is_some());
+        let error = Expect {
+            result: Sc::Bool,
+            value: None,
+            offset: 2,
+        };
+        assert_eq!(
+            error.mismatch(
+                &outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((3, 2))),
+                3
+            ),
+            None
+        );
+        assert!(error
+            .mismatch(
+                &outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((3, 1))),
+                3
+            )
+            .is_some());
+        assert!(error
+            .mismatch(&outcome(StatusCode::EXECUTED, vec![vec![1]], None), 3)
+            .is_some());
     }
 }

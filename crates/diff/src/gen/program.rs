@@ -43,6 +43,18 @@ pub struct Program {
     pub units: Vec<String>,
     /// (function, type arguments, BCS arguments) of each call to make.
     pub calls: Vec<(String, Vec<Sc>, Vec<Vec<u8>>)>,
+    /// What Move's rules give for the first call, when known independently
+    /// of both executors (single integer instructions): [`Expect`].
+    pub expect: Option<Expect>,
+}
+
+/// An expected result: the value of type `result` (a bool as 0 or 1), or
+/// `ARITHMETIC_ERROR` (`None`) at `offset` of the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expect {
+    pub result: Sc,
+    pub value: Option<ethnum::I256>,
+    pub offset: u16,
 }
 
 /// The module every generated program lives in.
@@ -224,7 +236,7 @@ pub fn generate(rng: &mut Rng) -> Program {
             calls.push(("g_sel".into(), vec![t], args));
         }
     }
-    Program { version, sui, features: f, units, calls }
+    Program { version, sui, features: f, units, calls, expect: None }
 }
 
 struct FnGen<'a> {

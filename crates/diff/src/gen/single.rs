@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::program::{Program, ADDRESS, MODULE};
+use super::program::{Expect, Program, ADDRESS, MODULE};
 use super::ty::{shift_amount, Int, Sc, SHIFT_EDGES};
 use crate::rng::Rng;
 use ethnum::I256;
@@ -221,7 +221,7 @@ pub fn generate(rng: &mut Rng) -> Program {
     let (text, args) = match int_op {
         Some(op) => {
             // Each operand a parameter or, one time in four, a constant.
-            let (mut operands, mut args) = (Vec::new(), Vec::new());
+            let (mut operands, mut args, mut values) = (Vec::new(), Vec::new(), Vec::new());
             for ty in op.operands(t) {
                 let v = match op {
                     IntOp::Shift(_) if ty == Int::U8 && !operands.is_empty() => {
@@ -237,6 +237,7 @@ pub fn generate(rng: &mut Rng) -> Program {
                     }
                     _ => ty.edge_value(rng),
                 };
+                values.push(v);
                 operands.push(match rng.below(8) {
                     0 => Operand::Imm(v),
                     1 => Operand::Const(v),
@@ -246,7 +247,14 @@ pub fn generate(rng: &mut Rng) -> Program {
                     }
                 });
             }
-            (op.function_text(t, "t", &operands), args)
+            let expect = Expect {
+                result: op.result(t),
+                value: op.eval(t, &values),
+                offset: operands.len() as u16,
+            };
+            let mut p = single(op.function_text(t, "t", &operands), args);
+            p.expect = Some(expect);
+            return p;
         }
         None => {
             let (params, body): (Vec<Sc>, String) = match rng.below(3) {
@@ -290,6 +298,7 @@ fn single(function: String, args: Vec<Vec<u8>>) -> Program {
         features: Default::default(),
         units: vec![format!("{}{function}", module_header())],
         calls: vec![("t".into(), Vec::new(), args)],
+        expect: None,
     }
 }
 
