@@ -1,12 +1,15 @@
 //! The boundary table: every integer instruction ([`IntOp::all`]:
-//! arithmetic, shifts, comparisons, casts, negation) at every type, over
-//! the edge values of its operands ([`Int::edges`], shift amounts at every
-//! width), exhaustively. Each instruction runs in three shapes: on
-//! parameters (nothing to fold), and with either operand a constant
-//! (`ld_<t>` or `ld_const`), which the JIT lowers through its
-//! constant-operand fast paths. Every call runs on the interpreter and on
-//! executor `jit`; the outcomes must be identical and equal to
-//! [`IntOp::eval`], so a bug both executors share is caught too.
+//! arithmetic, shifts, comparisons, casts to every type, negation) at every
+//! type, over the edge values of its operands ([`Int::key_edges`]: the
+//! type's MIN, MAX and neighbours and those of every narrower type; shift
+//! amounts at and around every width). Each instruction runs in three
+//! shapes: on parameters (nothing to fold; every pair of key edges), and
+//! with either operand a constant (`ld_<t>` or `ld_const`), which the JIT
+//! lowers through its constant-operand fast paths, against the other
+//! operand's [`Int::probes`]. Every call runs on the interpreter and on
+//! executor `jit`; the outcomes must be identical (everything
+//! [`Outcome`] holds) and equal to [`IntOp::eval`], so a bug both executors
+//! share is caught too.
 
 #![forbid(unsafe_code)]
 
