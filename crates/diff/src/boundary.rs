@@ -71,33 +71,38 @@ fn operand_values(op: IntOp, t: Int, k: usize, key: bool) -> Vec<I256> {
 }
 
 /// The constants operand `k` of `op` on `t` takes (each its own function,
-/// so each compiled once): every key edge for the right operand of
-/// arithmetic and negation, every shift amount; for a cast the probes and
-/// the key edges at the target's range boundary (where the oracle's
-/// verdict changes between v and v±1); else the probes.
-fn constants(op: IntOp, t: Int, k: usize) -> Vec<I256> {
+/// so each compiled once): every shift amount; every key edge for the right
+/// operand of arithmetic and for negation; for a cast the key edges at the
+/// target's range boundary (where the oracle's verdict changes between v
+/// and v±1) and the probes; else the probes. Not `exhaustive` (slow
+/// targets, where compiling dominates): right operands and casts only, and
+/// probes or boundary values alone.
+fn constants(op: IntOp, t: Int, k: usize, exhaustive: bool) -> Vec<I256> {
+    let probes = t.probes();
     match (op, k) {
         (IntOp::Shift(_), 1) => operand_values(op, t, 1, true),
-        (IntOp::Arith(_), 1) | (IntOp::Negate, _) => t.key_edges(),
+        (IntOp::Arith(_) | IntOp::Shift(_) | IntOp::Compare(_), 0) if !exhaustive => Vec::new(),
+        (IntOp::Arith(_), 1) | (IntOp::Negate, _) if exhaustive => t.key_edges(),
         (IntOp::Cast(_), _) => {
             let ok = |v: I256| op.eval(t, &[v]).is_some();
             let step =
                 |v: I256, d: i64| t.from_bits(v.as_u256().wrapping_add(I256::from(d).as_u256()));
-            let probes = t.probes();
             t.key_edges()
                 .into_iter()
                 .filter(|v| {
-                    probes.contains(v) || ok(*v) != ok(step(*v, 1)) || ok(*v) != ok(step(*v, -1))
+                    exhaustive && probes.contains(v)
+                        || ok(*v) != ok(step(*v, 1))
+                        || ok(*v) != ok(step(*v, -1))
                 })
                 .collect()
         }
-        _ => t.probes(),
+        _ => probes,
     }
 }
 
 /// The functions for `op` on `t`: all parameters (every key edge of the
 /// first operand against every key edge of the second when `exhaustive`,
-/// else against its probes), then each operand a [`constants`] value
+/// else against its probes), then an operand a [`constants`] value
 /// (alternately an immediate and a constant-pool load) with the other
 /// ranging over its probes.
 fn functions(op: IntOp, t: Int, exhaustive: bool) -> Vec<Func> {
@@ -111,7 +116,7 @@ fn functions(op: IntOp, t: Int, exhaustive: bool) -> Vec<Func> {
         values: all,
     }];
     for k in 0..n {
-        for (i, v) in constants(op, t, k).into_iter().enumerate() {
+        for (i, v) in constants(op, t, k, exhaustive).into_iter().enumerate() {
             let mut operands = vec![Operand::Param; n];
             operands[k] = if (i + k) % 2 == 0 {
                 Operand::Imm(v)
