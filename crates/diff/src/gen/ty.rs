@@ -366,6 +366,26 @@ mod tests {
     }
 
     #[test]
+    fn table_sets_are_nested_and_keep_the_f1_values() {
+        for t in Int::ALL {
+            let (e, k, p) = (t.edges(), t.key_edges(), t.probes());
+            assert!(
+                k.iter().all(|v| e.contains(v)) && p.iter().all(|v| k.contains(v)),
+                "{t:?}"
+            );
+        }
+        let k = Int::I256.key_edges();
+        for want in [
+            I256::ONE << 127u32,
+            (I256::ONE << 128u32) - 1,
+            I256::ONE << 128u32,
+            -(I256::ONE << 127u32),
+        ] {
+            assert!(k.contains(&want), "i256 key edges lack {want}");
+        }
+    }
+
+    #[test]
     fn shift_edges_straddle_every_width() {
         for w in WIDTHS {
             for k in [w - 1, w, w + 1].into_iter().filter(|k| *k < 256) {
