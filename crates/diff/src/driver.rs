@@ -102,7 +102,15 @@ impl Stats {
         for (i, case) in cases.iter().enumerate() {
             self.cases += 1;
             add(&mut reached, &case.function);
-            match run_both_with(case, opts) {
+            let mut checked = run_both_with(case, opts);
+            if let (Ok(c), Some(e)) = (&checked, p.expect.filter(|_| i == 0)) {
+                if let Some(why) = e.mismatch(&c.outcome, 0) {
+                    // Both executors agree on a result Move's rules do not give.
+                    let d = Divergence { budget: opts.full_budget, field: "oracle", executor: "oracle", interp: c.outcome.clone(), jit: Err(why) };
+                    checked = Err(d);
+                }
+            }
+            match checked {
                 Ok(c) => {
                     *self.statuses.entry(c.outcome.status.name().to_string()).or_default() += 1;
                     self.runs += c.runs;

@@ -98,10 +98,17 @@ impl<'c> Prepared<'c> {
     /// cannot compile as [`RunError`] instead of an outcome.
     pub fn run(&mut self, budget: u64) -> Result<Outcome, RunError> {
         let c = self.case;
+        self.run_call(&c.function, &c.args, budget)
+    }
+
+    /// Runs another function of the case's module (the case's type
+    /// arguments) on `args`: tables of many calls share one engine.
+    pub fn run_call(&mut self, function: &str, args: &[Vec<u8>], budget: u64) -> Result<Outcome, RunError> {
+        let c = self.case;
         let mut session = self.engine.new_session(&self.storage);
         let mut gas = GasMeter::new(cost_table(), budget);
         let id = ModuleId::new(c.address, &c.module);
-        let result = session.execute_function(&id, &c.function, &c.type_args, &c.args, &mut gas);
+        let result = session.execute_function(&id, function, &c.type_args, args, &mut gas);
         if self.first_stats.is_none() {
             self.first_stats = session.compiled_stats();
         }

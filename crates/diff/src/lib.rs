@@ -14,6 +14,8 @@
 //!   shared code cache compiles each function once.
 //! * [`harness`]: [`run_both`], [`run_both_with`] (with [`Options`]),
 //!   [`assert_agree`] and the [`diff_test!`] macro.
+//! * [`boundary`]: every integer instruction at every type over the edge
+//!   values of its operands, checked against an oracle too.
 //! * [`gen`]: random verifiable modules (`.masm` text assembled with
 //!   movejit-masm, checked by movejit-verifier) and single-instruction
 //!   programs; [`driver`] runs batches of them and keeps statistics;
@@ -36,6 +38,7 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod boundary;
 pub mod case;
 pub mod coverage;
 pub mod driver;

@@ -11,7 +11,7 @@ use crate::case::Case;
 use movejit_format::{AccountAddress, CompiledModule, StatusFlavour};
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
 use movejit_runtime::Type;
-pub use program::{Features, Program};
+pub use program::{Expect, Features, Program};
 use ty::{Int, Sc};
 
 /// Why a generated program could not be run.

@@ -43,6 +43,18 @@ pub struct Program {
     pub units: Vec<String>,
     /// (function, type arguments, BCS arguments) of each call to make.
     pub calls: Vec<(String, Vec<Sc>, Vec<Vec<u8>>)>,
+    /// What Move's rules give for the first call, when known independently
+    /// of both executors (single integer instructions): [`Expect`].
+    pub expect: Option<Expect>,
+}
+
+/// An expected result: the value of type `result` (a bool as 0 or 1), or
+/// `ARITHMETIC_ERROR` (`None`) at `offset` of the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expect {
+    pub result: Sc,
+    pub value: Option<ethnum::I256>,
+    pub offset: u16,
 }
 
 /// The module every generated program lives in.
@@ -224,7 +236,7 @@ pub fn generate(rng: &mut Rng) -> Program {
             calls.push(("g_sel".into(), vec![t], args));
         }
     }
-    Program { version, sui, features: f, units, calls }
+    Program { version, sui, features: f, units, calls, expect: None }
 }
 
 struct FnGen<'a> {
@@ -783,7 +795,7 @@ impl<'a> FnGen<'a> {
                 4 if !i.signed() => {
                     self.expr(t, d);
                     if self.rng.chance(3, 4) {
-                        let k = self.rng.below(i.bits().min(256) as usize);
+                        let k = super::ty::shift_amount(self.rng, i.bits());
                         self.emit(format!("ld_u8 {k}"));
                     } else {
                         self.expr(Sc::Int(Int::U8), d);
@@ -792,7 +804,13 @@ impl<'a> FnGen<'a> {
                 }
                 5 | 6 => {
                     let from = self.rng.pick(&self.m.ints);
-                    self.expr(Sc::Int(from), d);
+                    if self.rng.chance(1, 3) {
+                        // A constant at the edge of the target's range.
+                        let v = from.edge_at_width(self.rng, i.bits().min(from.bits()));
+                        self.emit(format!("ld_{} {}", from.name(), from.text(v)));
+                    } else {
+                        self.expr(Sc::Int(from), d);
+                    }
                     self.emit(format!("cast_{}", i.name()));
                 }
                 7 if i.signed() => {
