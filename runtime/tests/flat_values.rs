@@ -604,10 +604,14 @@ impl movejit_runtime::natives::TypeInfo for PairTypes {
 fn layout_cache_is_shared_across_threads() {
     use movejit_runtime::Type;
     let cache = Arc::new(flat::FlatLayouts::new(256));
-    let tys: Vec<Type> = ["0x1::m::Pair<u64>", "0x1::m::Pair<vector<u8>>", "&mut 0x1::m::Pair<u8>", "vector<u64>"]
-        .iter()
-        .map(|t| Type::parse_tag(t).expect("tag"))
-        .collect();
+    let tag = |t: &str| Type::parse_tag(t).expect("tag");
+    // Type tags name no references (parse_tag refuses them): built here.
+    let tys: Vec<Type> = vec![
+        tag("0x1::m::Pair<u64>"),
+        tag("0x1::m::Pair<vector<u8>>"),
+        Type::MutableReference(Box::new(tag("0x1::m::Pair<u8>"))),
+        tag("vector<u64>"),
+    ];
     let handles: Vec<_> = (0..4)
         .map(|_| {
             let (cache, tys) = (cache.clone(), tys.clone());
