@@ -49,5 +49,23 @@ fn endless_growth_exits_with_the_status() {
         assert!(stdout.contains("status: MEMORY_LIMIT_EXCEEDED (4028)"), "{engine}: {stdout}");
         assert!(stdout.contains("location: 0x") && stdout.contains("::grow::endless (function #0, offset 4)"), "{engine}: {stdout}");
     }
+    // The same --json object on every executor, apart from `engine`.
+    let json_of = |engine: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_movejit"))
+            .args(["run", "--json", "--engine", engine, "--memory-limit", "4000000"])
+            .arg(&path)
+            .args(["--function", "0xcafe::grow::endless"])
+            .output()
+            .expect("run movejit");
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        v.as_object_mut().expect("object").remove("engine");
+        v
+    };
+    let interp = json_of("interp");
+    assert_eq!(interp["status"], "MEMORY_LIMIT_EXCEEDED", "{interp}");
+    assert_eq!(interp["message"], "memory limit exceeded", "{interp}");
+    for engine in ["jit", "auto"] {
+        assert_eq!(json_of(engine), interp, "{engine} differs from interp");
+    }
     let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
 }
