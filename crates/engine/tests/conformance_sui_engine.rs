@@ -72,7 +72,7 @@ fn sui_auto_and_jit_match_interpreter_and_real_vm() {
          jit compiled and agrees {jit_compiled}/{calls} ({jit_ran_mixed} of them partly interpreted), not compiled {not}"
     );
     let mut reasons: Vec<_> = jit_not.iter().collect();
-    reasons.sort_by(|x, y| y.1 .0.cmp(&x.1 .0));
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.1 .0));
     for (why, (n, example)) in reasons {
         eprintln!("  {n:>5}  {why}  (e.g. {example})");
     }

@@ -129,7 +129,7 @@ fn interpreted_caller_compiled_callee_share_frame_and_globals() {
     for budget in [used, used - 1, used / 2, used / 3 + 7, 40] {
         let (ri, ci, ..) = run(ExecutorKind::Interpreter, &st, 50, Some(budget));
         let (ra, ca, ..) = run(ExecutorKind::Auto, &st, 50, Some(budget));
-        let status = |r: &Result<(Vec<Vec<u8>>, u64), VmError>| r.as_ref().map_err(|e| (e.status, e.location.clone())).map(|r| r.clone());
+        let status = |r: &Result<(Vec<Vec<u8>>, u64), VmError>| r.as_ref().map_err(|e| (e.status, e.location.clone())).cloned();
         assert_eq!(status(&ra), status(&ri), "budget {budget}");
         assert_eq!(ca, ci, "budget {budget}");
     }

@@ -17,7 +17,7 @@ impl Lowerer<'_, '_> {
         Ok((lo, hi))
     }
 
-    fn from_halves(&mut self, lo: Value, hi: Value) -> Val {
+    fn join_halves(&mut self, lo: Value, hi: Value) -> Val {
         let (a, b) = self.b.ins().isplit(lo);
         let (c, d) = self.b.ins().isplit(hi);
         Val::Wide([a, b, c, d])
@@ -43,7 +43,7 @@ impl Lowerer<'_, '_> {
         let opc = if add { op::ADD } else { op::SUB };
         let code = Kind::U256.code() as u8 | opc << 4;
         self.arith_fail_if(of, i, Redo::Bin(code, *a, *b))?;
-        Ok(self.from_halves(lo, hi))
+        Ok(self.join_halves(lo, hi))
     }
 
     /// `a < b` on `u256` (`strict`), or `a <= b`.
@@ -133,7 +133,7 @@ impl Lowerer<'_, '_> {
                 } else {
                     self.iconst_ty(types::I128, 0)
                 };
-                Ok(Some(self.from_halves(v, hi)))
+                Ok(Some(self.join_halves(v, hi)))
             }
             (true, false) => {
                 let (lo, hi) = self.halves(a)?;

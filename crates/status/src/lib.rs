@@ -672,30 +672,6 @@ impl std::fmt::Display for StatusCode {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_and_names_line_up() {
-        for (i, (s, _, _)) in TABLE.iter().enumerate() {
-            assert_eq!(*s as usize, i);
-            assert_eq!(StatusCode::from_name(NAMES[i]), Some(*s));
-        }
-    }
-
-    #[test]
-    fn conflicting_numbers_follow_the_flavour() {
-        use StatusFlavour::*;
-        assert_eq!(StatusCode::VARIANT_TAG_MISMATCH.number(Sui), 4030);
-        assert_eq!(StatusCode::EXECUTION_LIMIT_REACHED.number(Aptos), 4030);
-        assert_eq!(StatusCode::from_number(4030, Sui), Some(StatusCode::VARIANT_TAG_MISMATCH));
-        assert_eq!(StatusCode::PROGRAM_TOO_COMPLEX.number(Sui), 1130);
-        assert_eq!(StatusCode::PROGRAM_TOO_COMPLEX.number(Aptos), 1126);
-        assert_eq!(StatusCode::ARITHMETIC_ERROR.number(Aptos), 4017);
-        assert_eq!(StatusCode::MALFORMED.status_type(Aptos), StatusType::Deserialization);
-    }
-}
 
 
 const NAMES: &[&str] = &[
@@ -993,3 +969,28 @@ const NAMES: &[&str] = &[
     "RESERVED_RUNTIME_ERROR_3",
     "UNKNOWN_STATUS",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_and_names_line_up() {
+        for (i, (s, _, _)) in TABLE.iter().enumerate() {
+            assert_eq!(*s as usize, i);
+            assert_eq!(StatusCode::from_name(NAMES[i]), Some(*s));
+        }
+    }
+
+    #[test]
+    fn conflicting_numbers_follow_the_flavour() {
+        use StatusFlavour::*;
+        assert_eq!(StatusCode::VARIANT_TAG_MISMATCH.number(Sui), 4030);
+        assert_eq!(StatusCode::EXECUTION_LIMIT_REACHED.number(Aptos), 4030);
+        assert_eq!(StatusCode::from_number(4030, Sui), Some(StatusCode::VARIANT_TAG_MISMATCH));
+        assert_eq!(StatusCode::PROGRAM_TOO_COMPLEX.number(Sui), 1130);
+        assert_eq!(StatusCode::PROGRAM_TOO_COMPLEX.number(Aptos), 1126);
+        assert_eq!(StatusCode::ARITHMETIC_ERROR.number(Aptos), 4017);
+        assert_eq!(StatusCode::MALFORMED.status_type(Aptos), StatusType::Deserialization);
+    }
+}

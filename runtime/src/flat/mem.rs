@@ -29,6 +29,8 @@ pub struct Addr(usize);
 
 impl Addr {
     /// The slot `off` bytes into this one (a field, or a frame slot).
+    // An address plus a byte offset, not the sum of two addresses: no `Add`.
+    #[allow(clippy::should_implement_trait)]
     #[inline(always)]
     pub fn add(self, off: u32) -> Addr {
         Addr(self.0.wrapping_add(off as usize))

@@ -84,6 +84,10 @@ pub(crate) struct ClosureTarget {
     pub serializable: bool,
 }
 
+/// The callees of one call site: each instantiation's type arguments with
+/// what it resolved to.
+type SiteCallees = Vec<(Vec<Type>, Callee)>;
+
 /// Per-session caches of the flat interpreter.
 #[derive(Default)]
 pub(crate) struct FlatSession {
@@ -94,7 +98,7 @@ pub(crate) struct FlatSession {
     /// dependencies) with the address of each loaded module, sorted.
     pub links: crate::fxhash::FxHashMap<usize, Arc<Vec<(ModuleId, usize)>>>,
     /// (module, function) → (type arguments, callee), for this session.
-    pub callees: crate::fxhash::FxHashMap<(usize, u16), Vec<(Vec<Type>, Callee)>>,
+    pub callees: crate::fxhash::FxHashMap<(usize, u16), SiteCallees>,
     /// Closure targets by name: module, definition, which parameters are `&mut`.
     pub closure_targets: crate::fxhash::FxHashMap<FunctionId, ClosureTarget>,
     /// (prepared function, pc) → what its call instruction reaches.
