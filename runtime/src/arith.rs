@@ -63,9 +63,13 @@ pub fn negate_error() -> VmError {
     VmError::arithmetic("Integer negation overflow")
 }
 
-/// `x op y` for one integer type; `?`s [`binop_error`] on overflow.
-macro_rules! checked {
+/// `x op y` for one integer type as an `Option` (`None`: Move's rules make
+/// it an error): the one statement of which operations check what, for
+/// every executor's integer paths.
+#[macro_export]
+macro_rules! checked_int_op {
     ($op:expr, $x:expr, $y:expr) => {{
+        use $crate::arith::BinOp;
         let (x, y) = ($x, $y);
         match $op {
             BinOp::Add => x.checked_add(y),
@@ -77,7 +81,14 @@ macro_rules! checked {
             BinOp::BitAnd => Some(x & y),
             BinOp::Xor => Some(x ^ y),
         }
-        .ok_or_else(|| $crate::arith::binop_error($op, $crate::arith::is_zero(&y)))?
+    }};
+}
+
+/// `x op y` for one integer type; `?`s [`binop_error`] on overflow.
+macro_rules! checked {
+    ($op:expr, $x:expr, $y:expr) => {{
+        let (op, y) = ($op, $y);
+        $crate::checked_int_op!(op, $x, y).ok_or_else(|| $crate::arith::binop_error(op, $crate::arith::is_zero(&y)))?
     }};
 }
 pub(crate) use checked;

@@ -54,17 +54,7 @@ macro_rules! int_bin {
     ($t:ty, $n:expr, $op:expr, $a:expr, $b:expr) => {{
         let x = <$t>::from_le_bytes(mem::read::<$n>($a));
         let y = <$t>::from_le_bytes(mem::read::<$n>($b));
-        let r = match $op {
-            BinOp::Add => x.checked_add(y),
-            BinOp::Sub => x.checked_sub(y),
-            BinOp::Mul => x.checked_mul(y),
-            BinOp::Div => x.checked_div(y),
-            BinOp::Mod => x.checked_rem(y),
-            BinOp::BitOr => Some(x | y),
-            BinOp::BitAnd => Some(x & y),
-            BinOp::Xor => Some(x ^ y),
-        };
-        r.map(|r| mem::write::<$n>($a, r.to_le_bytes()))
+        movejit_runtime::checked_int_op!($op, x, y).map(|r| mem::write::<$n>($a, r.to_le_bytes()))
     }};
 }
 
