@@ -228,6 +228,24 @@ impl Stats {
     }
 }
 
+/// The `jit_vs_interp` fuzz target's check, here so that a finding becomes
+/// a plain regression test: the program `input` generates (each draw is 8
+/// input bytes, see [`Rng::from_bytes`]; the first byte also picks a module
+/// or a single instruction) agrees on both executors, at a full budget and
+/// at tiny ones. `Err` describes the divergence with the program's text.
+/// Programs the generator cannot build are skipped.
+pub fn check_fuzz_input(input: &[u8]) -> Result<(), String> {
+    let mut rng = Rng::from_bytes(input);
+    let p = program_at(&mut rng, u64::from(input.first().copied().unwrap_or(0)));
+    let Ok(cases) = gen::build(&p, "fuzz") else { return Ok(()) };
+    let opts = Options { full_budget: 1_000_000, gas_points: 8, assume_verified: true };
+    for case in &cases {
+        run_both_with(case, &opts)
+            .map_err(|d| format!("divergence on {}:\n{d}\n{}", case.describe(), p.units.join("\n")))?;
+    }
+    Ok(())
+}
+
 /// The program at `index` of a stream.
 pub fn program_at(rng: &mut Rng, index: u64) -> Program {
     if index % 4 == 3 {
