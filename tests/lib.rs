@@ -37,7 +37,14 @@ pub fn aptos_conformance_cases() -> LoadedCases {
         let strs = |k: &str| -> Vec<String> {
             j[k].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
         };
-        match case_of(&dir, &id, &strs("modules"), j["function"].as_str().unwrap_or_default(), &strs("type_args"), &strs("args")) {
+        match case_of(
+            &dir,
+            &id,
+            &strs("modules"),
+            j["function"].as_str().unwrap_or_default(),
+            &strs("type_args"),
+            &strs("args"),
+        ) {
             Ok(c) => cases.push((j["family"].as_str().unwrap_or_default().to_string(), c)),
             Err(e) => bad.push((id, e)),
         }
@@ -61,8 +68,10 @@ fn case_of(
     let parts: Vec<&str> = function.split("::").collect();
     let [addr, module, name] = parts[..] else { return Err(format!("function {function}")) };
     let address = AccountAddress::parse(addr).ok_or_else(|| format!("address {addr}"))?;
-    let type_args =
-        type_args.iter().map(|t| Type::parse_tag(t).ok_or_else(|| format!("type {t}"))).collect::<Result<Vec<_>, _>>()?;
+    let type_args = type_args
+        .iter()
+        .map(|t| Type::parse_tag(t).ok_or_else(|| format!("type {t}")))
+        .collect::<Result<Vec<_>, _>>()?;
     let args = args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
     Ok(Case {
         name: id.to_string(),

@@ -129,7 +129,14 @@ pub fn load() -> Result<Table, String> {
         }
         let (expected, gas) = parse_expected(expected, name).map_err(at)?;
         let args = args.split_whitespace().map(literal).collect::<Result<Vec<_>, _>>().map_err(at)?;
-        rows.push(Row { label: format!("{section}:{} {name}", n + 1), section: section.clone(), function: name.to_string(), args, gas, expected });
+        rows.push(Row {
+            label: format!("{section}:{} {name}", n + 1),
+            section: section.clone(),
+            function: name.to_string(),
+            args,
+            gas,
+            expected,
+        });
     }
     let mut sections = BTreeMap::new();
     for (name, texts) in functions {
@@ -285,8 +292,13 @@ pub fn literal(s: &str) -> Result<Vec<u8>, String> {
         "signer" => std::iter::once(0u8).chain(address(v)?).collect(),
         "raw" => hex_bytes(v)?,
         "vu64" => {
-            let items: Vec<&str> =
-                v.trim_start_matches('[').trim_end_matches(']').split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+            let items: Vec<&str> = v
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .collect();
             let mut out = Vec::new();
             write_uleb(&mut out, items.len() as u64);
             for i in items {
@@ -316,7 +328,12 @@ pub fn literal(s: &str) -> Result<Vec<u8>, String> {
 pub fn function_index(m: &CompiledModule, name: &str) -> Option<u16> {
     m.function_defs
         .iter()
-        .position(|d| m.function_handles.get(d.function.idx()).and_then(|h| m.identifiers.get(h.name.idx())).is_some_and(|n| n == name))
+        .position(|d| {
+            m.function_handles
+                .get(d.function.idx())
+                .and_then(|h| m.identifiers.get(h.name.idx()))
+                .is_some_and(|n| n == name)
+        })
         .map(|i| i as u16)
 }
 

@@ -21,7 +21,12 @@ fn ms(ns: u64) -> String {
 fn report(r: &CorpusCompile, load_ns: u64) {
     let ok: Vec<u64> = r.compiled().map(|f| f.ns).collect();
     let failed = r.functions.len() - ok.len();
-    println!("modules: {} decoded and verified ({} rejected), load+verify {}", r.modules, r.rejected_modules.len(), ms(load_ns));
+    println!(
+        "modules: {} decoded and verified ({} rejected), load+verify {}",
+        r.modules,
+        r.rejected_modules.len(),
+        ms(load_ns)
+    );
     for (path, why) in &r.rejected_modules {
         println!("  rejected {path}: {why}");
     }
@@ -81,7 +86,12 @@ fn main() {
             .collect();
         reports.sort_by_key(|r| r.total_ns());
         println!();
-        println!("== {}: compile cost of {} ({} files; {runs} run(s), median shown)", mode.name(), dir.display(), files.len());
+        println!(
+            "== {}: compile cost of {} ({} files; {runs} run(s), median shown)",
+            mode.name(),
+            dir.display(),
+            files.len()
+        );
         if runs > 1 {
             println!("totals of the runs: {}", reports.iter().map(|r| ms(r.total_ns())).collect::<Vec<_>>().join(", "));
         }

@@ -91,7 +91,9 @@ fn kernels(c: &mut Criterion, all: &mut [Prepared2]) {
 
 /// Medians of `rounds` calls per executor, interleaved.
 fn side_by_side(all: &mut [Prepared2], rounds: usize) {
-    println!("\nside by side (median of {rounds} interleaved calls per column, smallest size; x/y = speedup of x over y)");
+    println!(
+        "\nside by side (median of {rounds} interleaved calls per column, smallest size; x/y = speedup of x over y)"
+    );
     println!(
         "{:<18} {:>12} {:>12} {:>12} {:>11} {:>11} {:>12} {:>12}",
         "kernel", "native ms", "interp ms", "jit ms", "native/jit", "jit/interp", "Aptos VM ms", "native ref"

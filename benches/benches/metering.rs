@@ -76,7 +76,10 @@ fn main() {
     if benching {
         let rounds = 5;
         println!("\nmetering overhead (median of {rounds} interleaved calls; on/off = metered time / unmetered time)");
-        println!("{:<18} {:>12} {:>12} {:>9} {:>12} {:>12} {:>9}", "kernel", "interp off", "interp on", "on/off", "jit off", "jit on", "on/off");
+        println!(
+            "{:<18} {:>12} {:>12} {:>9} {:>12} {:>12} {:>9}",
+            "kernel", "interp off", "interp on", "on/off", "jit off", "jit on", "on/off"
+        );
         for (name, program, variants) in all.iter_mut() {
             let mut samples: Vec<Vec<u64>> = vec![Vec::new(); variants.len()];
             for _ in 0..rounds {

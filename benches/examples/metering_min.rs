@@ -23,7 +23,13 @@ fn main() {
             mins.push(best);
         }
         if let [off, on] = mins[..] {
-            println!("{:<20} off {:>10.1} us  on {:>10.1} us  ratio {:.2}", b.name, off as f64 / 1e3, on as f64 / 1e3, on as f64 / off as f64);
+            println!(
+                "{:<20} off {:>10.1} us  on {:>10.1} us  ratio {:.2}",
+                b.name,
+                off as f64 / 1e3,
+                on as f64 / 1e3,
+                on as f64 / off as f64
+            );
         }
     }
 }

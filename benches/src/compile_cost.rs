@@ -170,11 +170,8 @@ impl CompileMode {
     }
 
     fn config(self) -> JitConfig {
-        let session = JitConfig {
-            natives: movejit_aptos_natives::aptos_registry(),
-            session_host: true,
-            ..JitConfig::default()
-        };
+        let session =
+            JitConfig { natives: movejit_aptos_natives::aptos_registry(), session_host: true, ..JitConfig::default() };
         match self {
             CompileMode::Standalone => JitConfig::default(),
             CompileMode::Session => session,
@@ -247,9 +244,15 @@ mod tests {
     #[test]
     fn error_kinds_drop_details() {
         let table = [
-            (CompileError::Unsupported("local of type Struct(StructHandleIndex(3))".into()), "unsupported: local of type Struct"),
+            (
+                CompileError::Unsupported("local of type Struct(StructHandleIndex(3))".into()),
+                "unsupported: local of type Struct",
+            ),
             (CompileError::Unsupported("instruction VecLen".into()), "unsupported: instruction VecLen"),
-            (CompileError::Unsupported("function of 70000 instructions (limit 65536)".into()), "unsupported: function over the instruction limit"),
+            (
+                CompileError::Unsupported("function of 70000 instructions (limit 65536)".into()),
+                "unsupported: function over the instruction limit",
+            ),
             (CompileError::Codegen("x".into()), "codegen"),
         ];
         for (e, want) in table {

@@ -85,7 +85,9 @@ fn engine_config(program: &Program, executor: Executor) -> EngineConfig {
     let base = match program.flavour() {
         StatusFlavour::Sui => EngineConfig::sui(),
         // The Aptos framework natives (clob needs them), as any host registers them.
-        StatusFlavour::Aptos => EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() },
+        StatusFlavour::Aptos => {
+            EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() }
+        }
     };
     EngineConfig { executor: executor.kind(), ..base }
 }

@@ -35,9 +35,25 @@ pub fn shared_dir() -> PathBuf {
 /// The free (filter) arguments of a criterion command line.
 pub fn criterion_filter(args: &[String]) -> Vec<String> {
     const TAKES_VALUE: &[&str] = &[
-        "--save-baseline", "-s", "--baseline", "-b", "--load-baseline", "--baseline-lenient", "--sample-size",
-        "--warm-up-time", "--measurement-time", "--nresamples", "--noise-threshold", "--confidence-level",
-        "--significance-level", "--plotting-backend", "--output-format", "--color", "-c", "--profile-time", "--format",
+        "--save-baseline",
+        "-s",
+        "--baseline",
+        "-b",
+        "--load-baseline",
+        "--baseline-lenient",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--plotting-backend",
+        "--output-format",
+        "--color",
+        "-c",
+        "--profile-time",
+        "--format",
     ];
     let mut out = Vec::new();
     let mut skip = false;
@@ -57,7 +73,8 @@ pub fn criterion_filter(args: &[String]) -> Vec<String> {
 /// of a filter or contains one (all when none matches, e.g. for a filter
 /// on the executor name).
 pub fn select<'s>(suite: &'s manifest::Suite, filter: &[String]) -> Vec<&'s manifest::Benchmark> {
-    let hit = |b: &manifest::Benchmark| filter.iter().any(|f| f.contains(b.name.as_str()) || b.name.contains(f.as_str()));
+    let hit =
+        |b: &manifest::Benchmark| filter.iter().any(|f| f.contains(b.name.as_str()) || b.name.contains(f.as_str()));
     let some: Vec<_> = suite.benchmarks.iter().filter(|b| hit(b)).collect();
     if some.is_empty() {
         suite.benchmarks.iter().collect()

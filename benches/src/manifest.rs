@@ -7,7 +7,9 @@
 //! the shared format, used by the bundled suite).
 
 use crate::bundled;
-use movejit_format::{decode_module, serialize_module, version_and_flavour, AccountAddress, CompiledModule, Flavour, StatusFlavour};
+use movejit_format::{
+    decode_module, serialize_module, version_and_flavour, AccountAddress, CompiledModule, Flavour, StatusFlavour,
+};
 use movejit_runtime::Type;
 use serde::Deserialize;
 use std::path::{Component, Path, PathBuf};
@@ -97,7 +99,9 @@ impl Benchmark {
     pub fn smallest_case(&self) -> &Case {
         self.cases()
             .filter(|c| c.aptos_vm_exec_ns_median.is_some())
-            .min_by(|a, b| a.aptos_vm_exec_ns_median.partial_cmp(&b.aptos_vm_exec_ns_median).unwrap_or(std::cmp::Ordering::Equal))
+            .min_by(|a, b| {
+                a.aptos_vm_exec_ns_median.partial_cmp(&b.aptos_vm_exec_ns_median).unwrap_or(std::cmp::Ordering::Equal)
+            })
             .unwrap_or(&self.case)
     }
 }
@@ -222,7 +226,9 @@ impl Suite {
         }
         match &self.root {
             Root::Dir(d) => std::fs::read(d.join(p)).map_err(|e| e.to_string()),
-            Root::Bundled => bundled::file(rel).map(|s| s.as_bytes().to_vec()).ok_or_else(|| "no such bundled file".to_string()),
+            Root::Bundled => {
+                bundled::file(rel).map(|s| s.as_bytes().to_vec()).ok_or_else(|| "no such bundled file".to_string())
+            }
         }
     }
 
@@ -239,7 +245,9 @@ impl Suite {
                 let options = movejit_masm::AsmOptions { default_version: None, deps: &deps };
                 let module = match movejit_masm::assemble_with(&text, options) {
                     Ok(movejit_masm::Assembled::Module(m)) => m,
-                    Ok(movejit_masm::Assembled::Script(_)) => return Err(fail(format!("{rel}: a script, not a module"))),
+                    Ok(movejit_masm::Assembled::Script(_)) => {
+                        return Err(fail(format!("{rel}: a script, not a module")))
+                    }
                     Err(e) => return Err(fail(format!("{rel}: {e}"))),
                 };
                 ModuleFile { path: rel.clone(), bytes: serialize_module(&module), module }

@@ -20,7 +20,8 @@ impl Stats {
         s.sort_unstable();
         let n = s.len();
         let (min_ns, max_ns) = (*s.first()?, *s.last()?);
-        let median_ns = if n % 2 == 1 { s[n / 2] } else { s[n / 2 - 1] / 2 + s[n / 2] / 2 + (s[n / 2 - 1] % 2 + s[n / 2] % 2) / 2 };
+        let median_ns =
+            if n % 2 == 1 { s[n / 2] } else { s[n / 2 - 1] / 2 + s[n / 2] / 2 + (s[n / 2 - 1] % 2 + s[n / 2] % 2) / 2 };
         Some(Stats { median_ns, min_ns, max_ns })
     }
 }

@@ -14,11 +14,7 @@ pub fn check_decode(data: &[u8]) {
         let bytes = serialize_module(&m);
         let again = decode_module(&bytes).expect("a serialized module decodes");
         assert_eq!(m, again, "decode(serialize(m)) != m");
-        assert_eq!(
-            serialize_module(&again),
-            bytes,
-            "serialization is not stable"
-        );
+        assert_eq!(serialize_module(&again), bytes, "serialization is not stable");
     }
     if let Ok(s) = decode_script(data) {
         let bytes = serialize_script(&s);

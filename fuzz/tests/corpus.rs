@@ -24,11 +24,7 @@ fn fuzz_property_holds_on_the_shared_corpus() {
     let mut files = Vec::new();
     mv_files(&shared.join("corpus"), &mut files);
     mv_files(&shared.join("bench"), &mut files);
-    assert!(
-        files.len() > 800,
-        "shared corpus not found at {}",
-        shared.display()
-    );
+    assert!(files.len() > 800, "shared corpus not found at {}", shared.display());
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
         movejit_format_fuzz::check_decode(&bytes);

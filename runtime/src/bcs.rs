@@ -176,9 +176,7 @@ pub fn write_type_tag(out: &mut Vec<u8>, t: &Type) -> VmResult<()> {
         Type::I64 => out.push(15),
         Type::I128 => out.push(16),
         Type::I256 => out.push(17),
-        Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => {
-            return Err(ser_err("not a value type"))
-        }
+        Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => return Err(ser_err("not a value type")),
     }
     Ok(())
 }

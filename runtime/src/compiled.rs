@@ -186,7 +186,13 @@ pub trait CompiledCode: Send {
 
     /// Compiles the instance without running it; `Err` says why it cannot
     /// be compiled.
-    fn compile(&mut self, modules: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Result<(), String>;
+    fn compile(
+        &mut self,
+        modules: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+    ) -> Result<(), String>;
 
     fn stats(&self) -> CompiledStats;
 }

@@ -64,7 +64,8 @@ impl VmError {
     /// with the Aptos VM's message (the address as 64 hex digits).
     pub fn missing_resource(addr: &AccountAddress, moving: bool) -> Self {
         let what = if moving { "move resource" } else { "borrow global resource" };
-        VmError::new(StatusCode::MISSING_DATA).with_message(format!("Failed to {what} from {}", &addr.to_hex_long()[2..]))
+        VmError::new(StatusCode::MISSING_DATA)
+            .with_message(format!("Failed to {what} from {}", &addr.to_hex_long()[2..]))
     }
     /// `RESOURCE_ALREADY_EXISTS` of `MoveTo` at `addr` (the VM's message).
     pub fn resource_exists(addr: &AccountAddress) -> Self {
@@ -82,7 +83,8 @@ impl VmError {
         }
         match String::from_utf8(bytes) {
             Ok(text) => VmError::abort(code).with_message(text),
-            Err(e) => VmError::new(StatusCode::INVALID_ABORT_MESSAGE).with_message(format!("Invalid UTF-8 string: {}", e.utf8_error())),
+            Err(e) => VmError::new(StatusCode::INVALID_ABORT_MESSAGE)
+                .with_message(format!("Invalid UTF-8 string: {}", e.utf8_error())),
         }
     }
 }

@@ -75,9 +75,7 @@ fn write_value(s: &mut String, v: &Value, l: &Layout) {
             let _ = write!(s, "{x}");
         }
         (Value::Address(a), _) => s.push_str(&hex_addr(a)),
-        (Value::Vector(items), Layout::Vector(el)) => {
-            write_list(s, items, &mut std::iter::repeat(&**el), "[", "]")
-        }
+        (Value::Vector(items), Layout::Vector(el)) => write_list(s, items, &mut std::iter::repeat(&**el), "[", "]"),
         (Value::Struct(f), Layout::Struct(fl)) => write_list(s, f, &mut fl.iter(), "{ ", " }"),
         (Value::Struct(f), Layout::Signer) => write_list(s, f, &mut std::iter::repeat(&Layout::Address), "{ ", " }"),
         (Value::Variant(tag, f), Layout::Enum(vl)) => {

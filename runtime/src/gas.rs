@@ -25,7 +25,14 @@ impl Default for CostTable {
         let mut instr = HashMap::new();
         for op in Opcode::ALL {
             let name = op.name();
-            let c = if name.starts_with("Call") || name.contains("Global") || name == "MoveTo" || name == "MoveFrom" || name.starts_with("MoveTo") || name.starts_with("MoveFrom") || name == "Exists" {
+            let c = if name.starts_with("Call")
+                || name.contains("Global")
+                || name == "MoveTo"
+                || name == "MoveFrom"
+                || name.starts_with("MoveTo")
+                || name.starts_with("MoveFrom")
+                || name == "Exists"
+            {
                 20
             } else if name.starts_with("Vec") || name.starts_with("Pack") || name.starts_with("Unpack") {
                 5

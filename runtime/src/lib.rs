@@ -30,12 +30,12 @@ pub mod types;
 pub mod values;
 
 pub use error::{ErrorLocation, VmError, VmResult};
+pub use ethnum;
 pub use gas::{CostTable, GasMeter};
 pub use layout::Layout;
 pub use limits::Limits;
+pub use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
 pub use natives::{NativeContext, NativeFunction, NativeRegistry, NativeResult};
 pub use storage::{ChangeSet, InMemoryStorage, ModuleId, Resolver, WriteOp};
 pub use types::{DatatypeId, Type};
-pub use values::{ClosureValue, FunctionId, Memory, Reference, RefRoot, Value};
-pub use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
-pub use ethnum;
+pub use values::{ClosureValue, FunctionId, Memory, RefRoot, Reference, Value};

@@ -316,7 +316,9 @@ mod tests {
     use super::*;
     #[test]
     fn tags_round_trip() {
-        for s in ["u8", "vector<vector<address>>", "0x1::option::Option<0x1::string::String>", "0xcafe::g::B<u64, bool>"] {
+        for s in
+            ["u8", "vector<vector<address>>", "0x1::option::Option<0x1::string::String>", "0xcafe::g::B<u64, bool>"]
+        {
             assert_eq!(Type::parse_tag(s).map(|t| t.to_string()).as_deref(), Some(s));
         }
         assert!(Type::parse_tag("vector<u8").is_none());

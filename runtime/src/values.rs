@@ -281,19 +281,17 @@ pub struct Memory {
 impl Memory {
     fn root(&self, root: RefRoot) -> TrapResult<&Value> {
         match root {
-            RefRoot::Local(slot) => self
-                .locals
-                .get(slot as usize)
-                .ok_or_else(|| Box::new(VmError::invariant("dangling local reference"))),
+            RefRoot::Local(slot) => {
+                self.locals.get(slot as usize).ok_or_else(|| Box::new(VmError::invariant("dangling local reference")))
+            }
             RefRoot::Global(slot) => self
                 .globals
                 .get(slot as usize)
                 .and_then(|g| g.as_ref())
                 .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
-            RefRoot::Native(slot) => self
-                .native
-                .get(slot)
-                .ok_or_else(|| Box::new(VmError::invariant("dangling native reference"))),
+            RefRoot::Native(slot) => {
+                self.native.get(slot).ok_or_else(|| Box::new(VmError::invariant("dangling native reference")))
+            }
         }
     }
     fn root_mut(&mut self, root: RefRoot) -> TrapResult<&mut Value> {
@@ -307,10 +305,9 @@ impl Memory {
                 .get_mut(slot as usize)
                 .and_then(|g| g.as_mut())
                 .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
-            RefRoot::Native(slot) => self
-                .native
-                .get_mut(slot)
-                .ok_or_else(|| Box::new(VmError::invariant("dangling native reference"))),
+            RefRoot::Native(slot) => {
+                self.native.get_mut(slot).ok_or_else(|| Box::new(VmError::invariant("dangling native reference")))
+            }
         }
     }
     /// The value `r` points to.

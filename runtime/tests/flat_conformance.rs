@@ -55,10 +55,9 @@ fn to_type(m: &CompiledModule, t: &SignatureToken, args: &[Type]) -> Option<Type
             *ab,
         ),
         S::Struct(sh) => Type::Datatype(Arc::new(handle_id(m, *sh)?), vec![]),
-        S::StructInstantiation(sh, ts) => Type::Datatype(
-            Arc::new(handle_id(m, *sh)?),
-            ts.iter().map(|t| to_type(m, t, args)).collect::<Option<_>>()?,
-        ),
+        S::StructInstantiation(sh, ts) => {
+            Type::Datatype(Arc::new(handle_id(m, *sh)?), ts.iter().map(|t| to_type(m, t, args)).collect::<Option<_>>()?)
+        }
         S::Reference(t) => Type::Reference(Box::new(to_type(m, t, args)?)),
         S::MutableReference(t) => Type::MutableReference(Box::new(to_type(m, t, args)?)),
         S::TypeParameter(i) => args.get(*i as usize)?.clone(),
@@ -83,7 +82,9 @@ impl Modules {
                 let sd = m
                     .struct_defs
                     .iter()
-                    .find(|d| m.struct_handles.get(d.struct_handle.idx()).map(|h| m.identifier_at(h.name)) == Some(&*id.name))
+                    .find(|d| {
+                        m.struct_handles.get(d.struct_handle.idx()).map(|h| m.identifier_at(h.name)) == Some(&*id.name)
+                    })
                     .ok_or_else(bad)?;
                 let fields = |fs: &[movejit_format::FieldDefinition]| -> VmResult<Vec<Layout>> {
                     fs.iter()
@@ -172,8 +173,10 @@ fn conformance_values_round_trip_and_agree_with_tree() {
             tally.unresolved += 1;
             continue;
         };
-        let Some(fh) =
-            m.function_handles.iter().find(|h| h.module == m.self_module_handle_idx && m.identifier_at(h.name) == fname)
+        let Some(fh) = m
+            .function_handles
+            .iter()
+            .find(|h| h.module == m.self_module_handle_idx && m.identifier_at(h.name) == fname)
         else {
             tally.unresolved += 1;
             continue;
@@ -198,8 +201,13 @@ fn conformance_values_round_trip_and_agree_with_tree() {
         for (t, r) in returns.iter().zip(exp["returns"].as_array().into_iter().flatten()) {
             items.push((strip_ref(t).clone(), hex::decode(r.as_str().unwrap_or("")).expect("hex"), false));
         }
-        let mutref_params: Vec<usize> =
-            exp["mutref_params"].as_array().into_iter().flatten().filter_map(|p| p.as_u64()).map(|p| p as usize).collect();
+        let mutref_params: Vec<usize> = exp["mutref_params"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.as_u64())
+            .map(|p| p as usize)
+            .collect();
         for (p, r) in mutref_params.iter().zip(exp["mutrefs"].as_array().into_iter().flatten()) {
             if let Some(t) = params.get(*p) {
                 items.push((strip_ref(t).clone(), hex::decode(r.as_str().unwrap_or("")).expect("hex"), false));
@@ -265,7 +273,14 @@ fn conformance_values_round_trip_and_agree_with_tree() {
     eprintln!(
         "flat conformance: {} values of {} types round-tripped; {} malformed arguments rejected as the tree does; \
          {} equality pairs ({} equal) agree; skipped: {} closure values ({:?}), {} unresolved cases",
-        tally.values, types, tally.malformed_args, pairs, equal_pairs, tally.closure_values, closure_types, tally.unresolved
+        tally.values,
+        types,
+        tally.malformed_args,
+        pairs,
+        equal_pairs,
+        tally.closure_values,
+        closure_types,
+        tally.unresolved
     );
     assert!(tally.values > 2000, "too few values checked: {}", tally.values);
     assert_eq!(tally.unresolved, 0);

@@ -8,10 +8,10 @@
 
 use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
 use movejit_runtime::error::vec_err;
+use movejit_runtime::ethnum::{I256, U256};
 use movejit_runtime::flat::{self, shims, ExecContext, FlatLayout, FlatValue, Shape};
 use movejit_runtime::helpers::{Kind, HELPERS};
 use movejit_runtime::{bcs, AccountAddress, Layout, Limits, StatusCode, Value};
-use movejit_runtime::ethnum::{I256, U256};
 use std::sync::Arc;
 
 /// xorshift64*: deterministic, seeded.
@@ -61,7 +61,9 @@ fn gen_layout(r: &mut Rng, depth: usize) -> Layout {
         0 => scalars[r.below(scalars.len() as u64) as usize].clone(),
         1 => Layout::Vector(Box::new(gen_layout(r, depth - 1))),
         2 => Layout::Struct((0..1 + r.below(4)).map(|_| gen_layout(r, depth - 1)).collect()),
-        _ => Layout::Enum((0..1 + r.below(4)).map(|_| (0..r.below(4)).map(|_| gen_layout(r, depth - 1)).collect()).collect()),
+        _ => Layout::Enum(
+            (0..1 + r.below(4)).map(|_| (0..r.below(4)).map(|_| gen_layout(r, depth - 1)).collect()).collect(),
+        ),
     }
 }
 
@@ -139,7 +141,10 @@ fn layouts_table() {
     for _ in 0..300 {
         deep = Vector(Box::new(deep));
     }
-    assert_eq!(FlatLayout::from_layout(&deep, 256).err().map(|e| e.status), Some(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
+    assert_eq!(
+        FlatLayout::from_layout(&deep, 256).err().map(|e| e.status),
+        Some(StatusCode::VM_MAX_TYPE_DEPTH_REACHED)
+    );
 }
 
 #[test]
@@ -496,7 +501,8 @@ fn integer_shims_agree_with_arith() {
             for (i, op) in ops.iter().enumerate() {
                 let mut out = [0u8; 32];
                 // SAFETY: 32-byte slots, live context.
-                let got = unsafe { shims::int_binop(ctxp, out.as_mut_ptr(), sa.as_ptr(), sb.as_ptr(), k | (i as u8) << 4) };
+                let got =
+                    unsafe { shims::int_binop(ctxp, out.as_mut_ptr(), sa.as_ptr(), sb.as_ptr(), k | (i as u8) << 4) };
                 let want = arith::binop(*op, a.clone(), b.clone()).map_err(|e| e.status);
                 errors += want.is_err() as usize;
                 assert_eq!(shim_result(got, cx(ctxp), &out, &l), want, "{op:?} {a:?} {b:?}");
@@ -505,7 +511,8 @@ fn integer_shims_agree_with_arith() {
             for (i, op) in cmps.iter().enumerate() {
                 let mut out = [0u8; 32];
                 // SAFETY: as above.
-                let got = unsafe { shims::int_cmp(ctxp, out.as_mut_ptr(), sa.as_ptr(), sb.as_ptr(), k | (i as u8) << 4) };
+                let got =
+                    unsafe { shims::int_cmp(ctxp, out.as_mut_ptr(), sa.as_ptr(), sb.as_ptr(), k | (i as u8) << 4) };
                 assert_eq!(got, 0);
                 assert_eq!(Ok(out[0] == 1), arith::compare(*op, &a, &b).map_err(|e| e.status));
                 checked += 1;
@@ -616,7 +623,9 @@ fn layout_cache_is_shared_across_threads() {
         .map(|_| {
             let (cache, tys) = (cache.clone(), tys.clone());
             std::thread::spawn(move || {
-                tys.iter().map(|t| Arc::as_ptr(&cache.layout_of(&PairTypes, t).expect("layout")) as usize).collect::<Vec<_>>()
+                tys.iter()
+                    .map(|t| Arc::as_ptr(&cache.layout_of(&PairTypes, t).expect("layout")) as usize)
+                    .collect::<Vec<_>>()
             })
         })
         .collect();

@@ -14,7 +14,12 @@ use movejit_tests::aptos_case;
 /// interpreter only and is reported as `JitVerdict::Rejected`.
 #[test]
 fn unverified_module_is_not_given_to_the_jit() {
-    for id in ["asm_bad_signed_and.call_f", "asm_bad_signed_shl.call_f", "asm_bad_neg_unsigned.call_f", "asm_bad_stack.call_f"] {
+    for id in [
+        "asm_bad_signed_and.call_f",
+        "asm_bad_signed_shl.call_f",
+        "asm_bad_neg_unsigned.call_f",
+        "asm_bad_stack.call_f",
+    ] {
         let case = aptos_case(id);
         let c = run_both_with(&case, &Options::default()).unwrap_or_else(|d| panic!("{id}: {d}"));
         assert!(matches!(c.jit, JitVerdict::Rejected(_)), "{id}: {:?}", c.jit);

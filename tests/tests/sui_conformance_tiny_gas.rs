@@ -29,7 +29,10 @@ fn sui_conformance_calls_agree_under_tiny_gas() {
     let read = |p: &str| std::fs::read(dir.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
     let engine = Engine::new(EngineConfig::sui());
     // Published modules, in publish order: (bytes, decoded).
-    let publish = |store: &mut InMemoryStorage, published: &mut Vec<CompiledModule>, bundle: Vec<Vec<u8>>, sender: AccountAddress| {
+    let publish = |store: &mut InMemoryStorage,
+                   published: &mut Vec<CompiledModule>,
+                   bundle: Vec<Vec<u8>>,
+                   sender: AccountAddress| {
         let mut s = engine.new_session(store);
         let ids = s.publish_bundle(&bundle, sender)?;
         drop(s);
@@ -40,7 +43,8 @@ fn sui_conformance_calls_agree_under_tiny_gas() {
         Ok::<(), movejit_runtime::VmError>(())
     };
     let genesis: Json =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("genesis/genesis.json")).expect("genesis")).expect("json");
+        serde_json::from_str(&std::fs::read_to_string(dir.join("genesis/genesis.json")).expect("genesis"))
+            .expect("json");
     let (mut base, mut base_modules) = (InMemoryStorage::default(), Vec::new());
     for m in strs(&genesis["modules"]) {
         publish(&mut base, &mut base_modules, vec![read(&m)], AccountAddress::from_u64(1)).expect("genesis publishes");
@@ -67,11 +71,13 @@ fn sui_conformance_calls_agree_under_tiny_gas() {
             }
             let f = task["function"].as_str().unwrap_or("");
             let mut parts = f.rsplitn(3, "::");
-            let (Some(name), Some(module), Some(addr)) = (parts.next(), parts.next(), parts.next().and_then(AccountAddress::parse))
+            let (Some(name), Some(module), Some(addr)) =
+                (parts.next(), parts.next(), parts.next().and_then(AccountAddress::parse))
             else {
                 continue;
             };
-            let Some(type_args) = strs(&task["type_args_resolved"]).iter().map(|s| Type::parse_tag(s)).collect::<Option<Vec<_>>>()
+            let Some(type_args) =
+                strs(&task["type_args_resolved"]).iter().map(|s| Type::parse_tag(s)).collect::<Option<Vec<_>>>()
             else {
                 continue;
             };
@@ -102,7 +108,8 @@ fn sui_conformance_calls_agree_under_tiny_gas() {
                     let e = &task["expect"];
                     let want_ok = e["ok"].as_bool().unwrap_or(false);
                     let got_ok = c.outcome.status == StatusCode::EXECUTED;
-                    let same = got_ok == want_ok && (want_ok || Some(c.outcome.status.name()) == e["major_status"].as_str());
+                    let same =
+                        got_ok == want_ok && (want_ok || Some(c.outcome.status.name()) == e["major_status"].as_str());
                     as_sui += usize::from(same);
                     // `auto` is the default executor: identical on every call,
                     // whether or not `jit` compiles it whole.

@@ -85,7 +85,13 @@ fn new_aggregator(t: &Type, max: u128) -> VmResult<Vec<Value>> {
 }
 
 /// Adds (`negative`: subtracts) `rhs` within `[0, max]`; false when out of range.
-fn try_update(cx: &mut NativeContext<'_>, ty: &[Type], mut args: Args, negative: bool, store: bool) -> VmResult<Vec<Value>> {
+fn try_update(
+    cx: &mut NativeContext<'_>,
+    ty: &[Type],
+    mut args: Args,
+    negative: bool,
+    store: bool,
+) -> VmResult<Vec<Value>> {
     cx.gas.charge_native(0)?;
     let t = ty_arg(ty, 0)?;
     let rhs = int_of(t, &pop(&mut args)?, EUNSUPPORTED_AGGREGATOR_TYPE)?;

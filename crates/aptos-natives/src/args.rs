@@ -34,13 +34,13 @@ pub(crate) fn string_value_bytes(b: &[u8]) -> Value {
 /// An `0x1::option::Option<elem>` holding `value`, shaped as the loaded
 /// `option` module declares it (an enum `None | Some { e }` in current
 /// frameworks, a struct over a vector in older ones).
-pub(crate) fn option_value(
-    cx: &NativeContext<'_>,
-    elem: &Type,
-    value: Option<Value>,
-) -> VmResult<Value> {
+pub(crate) fn option_value(cx: &NativeContext<'_>, elem: &Type, value: Option<Value>) -> VmResult<Value> {
     let option = Type::Datatype(
-        Arc::new(movejit_runtime::DatatypeId { address: crate::FRAMEWORK, module: "option".into(), name: "Option".into() }),
+        Arc::new(movejit_runtime::DatatypeId {
+            address: crate::FRAMEWORK,
+            module: "option".into(),
+            name: "Option".into(),
+        }),
         vec![elem.clone()],
     );
     Ok(match cx.types.layout_of(&option)? {

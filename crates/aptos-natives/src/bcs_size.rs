@@ -25,7 +25,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("bcs", "serialized_size", |cx, ty, mut args: Args| {
         let v = pop(&mut args)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
-        let bytes = bcs::serialize(cx.deref(&v)?, &layout).map_err(|_| VmError::abort(NFE_BCS_SERIALIZATION_FAILURE))?;
+        let bytes =
+            bcs::serialize(cx.deref(&v)?, &layout).map_err(|_| VmError::abort(NFE_BCS_SERIALIZATION_FAILURE))?;
         cx.gas.charge_native(bytes.len())?;
         Ok(vec![Value::U64(bytes.len() as u64)])
     });

@@ -127,9 +127,11 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_native(sig.len())?;
         Ok(vec![Value::Bool(signature_subgroup_check(&sig))])
     });
-    for (name, check_pk_subgroup) in
-        [("verify_normal_signature_internal", true), ("verify_multisignature_internal", false), ("verify_signature_share_internal", false)]
-    {
+    for (name, check_pk_subgroup) in [
+        ("verify_normal_signature_internal", true),
+        ("verify_multisignature_internal", false),
+        ("verify_signature_share_internal", false),
+    ] {
         r.add("bls12381", name, move |cx, _, mut args: Args| {
             let msg = bytes(&mut args)?;
             let pk = bytes(&mut args)?;

@@ -62,7 +62,10 @@ struct Tags {
 /// `dst` as a `'static` label (merlin 3.0.0's `Transcript::new` wants one).
 fn interned(dst: &[u8]) -> VmResult<&'static [u8]> {
     static TAGS: OnceLock<Mutex<Tags>> = OnceLock::new();
-    let mut tags = TAGS.get_or_init(Default::default).lock().map_err(|_| VmError::invariant("bulletproofs: tag table poisoned"))?;
+    let mut tags = TAGS
+        .get_or_init(Default::default)
+        .lock()
+        .map_err(|_| VmError::invariant("bulletproofs: tag table poisoned"))?;
     if let Some(label) = tags.labels.get(dst) {
         return Ok(label);
     }
@@ -143,7 +146,12 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             if !matches!(comms.len(), 1 | 2 | 4 | 8 | 16) {
                 return Err(VmError::abort(NFE_BATCH_SIZE_NOT_SUPPORTED));
             }
-            let pg = bases(cx, c.val, c.rand, (NFE_INVALID_POINT_VERIFY_BATCH_RAND_BASE, NFE_INVALID_POINT_VERIFY_BATCH_VAL_BASE))?;
+            let pg = bases(
+                cx,
+                c.val,
+                c.rand,
+                (NFE_INVALID_POINT_VERIFY_BATCH_RAND_BASE, NFE_INVALID_POINT_VERIFY_BATCH_VAL_BASE),
+            )?;
             cx.gas.charge_native(c.proof.len() + 32 * comms.len())?;
             let proof = parse_proof(&c.proof)?;
             let mut t = Transcript::new(interned(&c.dst)?);

@@ -49,12 +49,17 @@ fn move_string(v: &Value) -> VmResult<String> {
     }
 }
 
-fn request(cx: &mut movejit_runtime::NativeContext<'_>, mut args: Args, with_allowed_deps: bool) -> VmResult<Vec<Value>> {
+fn request(
+    cx: &mut movejit_runtime::NativeContext<'_>,
+    mut args: Args,
+    with_allowed_deps: bool,
+) -> VmResult<Vec<Value>> {
     let policy = match pop(&mut args)? {
         Value::U8(p) => p,
         v => return Err(VmError::invariant(format!("policy {v:?}"))),
     };
-    let bundle: Vec<Vec<u8>> = pop(&mut args)?.into_vec()?.iter().map(|m| Ok(m.to_bytes()?)).collect::<VmResult<_>>()?;
+    let bundle: Vec<Vec<u8>> =
+        pop(&mut args)?.into_vec()?.iter().map(|m| Ok(m.to_bytes()?)).collect::<VmResult<_>>()?;
     let mut bytes: usize = bundle.iter().map(Vec::len).sum();
     let allowed_deps = if with_allowed_deps {
         let mut deps: BTreeMap<AccountAddress, BTreeSet<String>> = BTreeMap::new();

@@ -286,7 +286,16 @@ mod tests {
             ("V1 round proposer map", round_proposer_v1, false),
             ("trailing byte", [v5(&vtxn_v1(), None), vec![0]].concat(), false),
             ("truncated", v5(&vtxn_v1(), None)[..40].to_vec(), false),
-            ("bool 2", { let mut b = v5(&vtxn_v1(), None); let n = b.len(); b[n - 1] = 2; b }, false),
+            (
+                "bool 2",
+                {
+                    let mut b = v5(&vtxn_v1(), None);
+                    let n = b.len();
+                    b[n - 1] = 2;
+                    b
+                },
+                false,
+            ),
             ("variant 5", vec![5], false),
             ("empty", vec![], false),
         ];
@@ -299,7 +308,14 @@ mod tests {
     }
 
     fn round_proposer_v1_empty() -> Vec<u8> {
-        [vec![0u8, 1], 10u64.to_le_bytes().to_vec(), 40u64.to_le_bytes().to_vec(), vec![3, 0], 4u64.to_le_bytes().to_vec()].concat()
+        [
+            vec![0u8, 1],
+            10u64.to_le_bytes().to_vec(),
+            40u64.to_le_bytes().to_vec(),
+            vec![3, 0],
+            4u64.to_le_bytes().to_vec(),
+        ]
+        .concat()
     }
 
     #[test]

@@ -25,8 +25,8 @@ pub const BITMAP_NUM_OF_BYTES: usize = 4;
 
 /// The order of the prime subgroup, little endian.
 const L: [u8; 32] = [
-    0xED, 0xD3, 0xF5, 0x5C, 0x1A, 0x63, 0x12, 0x58, 0xD6, 0x9C, 0xF7, 0xA2, 0xDE, 0xF9, 0xDE, 0x14, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0x10,
+    0xED, 0xD3, 0xF5, 0x5C, 0x1A, 0x63, 0x12, 0x58, 0xD6, 0x9C, 0xF7, 0xA2, 0xDE, 0xF9, 0xDE, 0x14, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
 ];
 
 /// Whether the little-endian scalar `s` is below `L`.
@@ -151,8 +151,10 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         Ok(vec![Value::Bool(public_key_is_valid(&key))])
     });
     type Check = fn(&[u8]) -> bool;
-    let validators: [(&str, Check); 2] =
-        [("public_key_validate_internal", multi_public_key_validate_v1), ("public_key_validate_v2_internal", multi_public_key_validate_v2)];
+    let validators: [(&str, Check); 2] = [
+        ("public_key_validate_internal", multi_public_key_validate_v1),
+        ("public_key_validate_v2_internal", multi_public_key_validate_v2),
+    ];
     for (name, check) in validators {
         r.add("multi_ed25519", name, move |cx, _, mut args: Args| {
             let key = bytes_arg(&mut args)?;
@@ -161,7 +163,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         });
     }
     type Verify = fn(&[u8], &[u8], &[u8]) -> bool;
-    let verifiers: [(&str, Verify); 2] = [("ed25519", signature_verify_strict), ("multi_ed25519", multi_signature_verify_strict)];
+    let verifiers: [(&str, Verify); 2] =
+        [("ed25519", signature_verify_strict), ("multi_ed25519", multi_signature_verify_strict)];
     for (module, verify) in verifiers {
         r.add(module, "signature_verify_strict_internal", move |cx, _, mut args: Args| {
             let msg = bytes_arg(&mut args)?;

@@ -52,11 +52,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
 }
 
-fn serialize(
-    cx: &mut movejit_runtime::NativeContext<'_>,
-    t: &Type,
-    msg: &Value,
-) -> movejit_runtime::VmResult<Vec<u8>> {
+fn serialize(cx: &mut movejit_runtime::NativeContext<'_>, t: &Type, msg: &Value) -> movejit_runtime::VmResult<Vec<u8>> {
     let layout = cx.types.layout_of(t)?;
     let data = bcs::serialize(cx.deref(msg)?, &layout).map_err(|_| VmError::invariant("cannot serialize event"))?;
     cx.gas.charge_native(data.len())?;

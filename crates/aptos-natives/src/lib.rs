@@ -47,9 +47,9 @@
 mod account;
 mod aggregator;
 mod args;
+mod bcs_size;
 mod bls12381;
 mod bulletproofs;
-mod bcs_size;
 mod code;
 mod consensus_config;
 mod ed25519;

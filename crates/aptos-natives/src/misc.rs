@@ -53,7 +53,8 @@ pub struct StateStorageUsage {
 
 /// Aptos's `Identifier::is_valid`.
 fn is_identifier(b: &[u8]) -> bool {
-    let rest_valid = |from: usize| b[from..].iter().all(|c| matches!(c, b'_' | b'$' | b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9'));
+    let rest_valid =
+        |from: usize| b[from..].iter().all(|c| matches!(c, b'_' | b'$' | b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9'));
     match b {
         b"<SELF>" => true,
         [b'<', b'S', b'E', b'L', b'F', b'>', b'_', ..] if b.len() > 7 => b[7..].iter().all(u8::is_ascii_digit),
@@ -130,9 +131,13 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("randomness", "is_unbiasable", |cx, _, _| {
         cx.with_extensions(|ext, _| Ok(vec![Value::Bool(ext.get_or_default::<Randomness>().unbiasable)]))
     });
-    for f in ["dispatchable_withdraw", "dispatchable_deposit", "dispatchable_derived_balance", "dispatchable_derived_supply"] {
+    for f in
+        ["dispatchable_withdraw", "dispatchable_deposit", "dispatchable_derived_balance", "dispatchable_derived_supply"]
+    {
         r.add("dispatchable_fungible_asset", f, move |_, _, _| {
-            Err(extension_error(format!("dispatchable_fungible_asset::{f}: natives that call Move functions are not supported yet")))
+            Err(extension_error(format!(
+                "dispatchable_fungible_asset::{f}: natives that call Move functions are not supported yet"
+            )))
         });
     }
 }

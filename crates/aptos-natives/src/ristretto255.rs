@@ -39,10 +39,16 @@ pub struct RistrettoPoints {
 
 impl RistrettoPoints {
     pub(crate) fn get(&self, handle: u64) -> VmResult<&RistrettoPoint> {
-        usize::try_from(handle).ok().and_then(|i| self.points.get(i)).ok_or_else(|| VmError::abort(E_INVALID_POINT_HANDLE))
+        usize::try_from(handle)
+            .ok()
+            .and_then(|i| self.points.get(i))
+            .ok_or_else(|| VmError::abort(E_INVALID_POINT_HANDLE))
     }
     fn get_mut(&mut self, handle: u64) -> VmResult<&mut RistrettoPoint> {
-        usize::try_from(handle).ok().and_then(|i| self.points.get_mut(i)).ok_or_else(|| VmError::abort(E_INVALID_POINT_HANDLE))
+        usize::try_from(handle)
+            .ok()
+            .and_then(|i| self.points.get_mut(i))
+            .ok_or_else(|| VmError::abort(E_INVALID_POINT_HANDLE))
     }
     /// Adds `p`, returning its handle.
     fn add(&mut self, p: RistrettoPoint) -> VmResult<Value> {
@@ -62,7 +68,10 @@ impl RistrettoPoints {
 }
 
 /// Runs `f` on the session's point store.
-pub(crate) fn with_points<R>(cx: &mut NativeContext<'_>, f: impl FnOnce(&mut RistrettoPoints) -> VmResult<R>) -> VmResult<R> {
+pub(crate) fn with_points<R>(
+    cx: &mut NativeContext<'_>,
+    f: impl FnOnce(&mut RistrettoPoints) -> VmResult<R>,
+) -> VmResult<R> {
     cx.with_extensions(|ext, _| f(ext.get_or_default::<RistrettoPoints>()))
 }
 
@@ -71,7 +80,8 @@ fn bytes(args: &mut Args) -> VmResult<Vec<u8>> {
 }
 
 fn fixed<const N: usize>(b: Vec<u8>) -> VmResult<[u8; N]> {
-    <[u8; N]>::try_from(b).map_err(|_| VmError::new(StatusCode::INTERNAL_TYPE_ERROR).with_message("ristretto255: wrong byte length"))
+    <[u8; N]>::try_from(b)
+        .map_err(|_| VmError::new(StatusCode::INTERNAL_TYPE_ERROR).with_message("ristretto255: wrong byte length"))
 }
 
 /// A scalar the Move side vouches for: 32 canonical bytes.
@@ -316,6 +326,10 @@ fn register_scalars(r: &mut Registrar<'_>) {
         Value::U128(x) => Ok(Scalar::from(x)),
         v => Err(VmError::invariant(format!("ristretto255: expected u128, got {v:?}"))),
     });
-    scalar_native(r, "scalar_reduced_from_32_bytes_internal", |a| Ok(Scalar::from_bytes_mod_order(fixed::<32>(bytes(a)?)?)));
-    scalar_native(r, "scalar_uniform_from_64_bytes_internal", |a| Ok(Scalar::from_bytes_mod_order_wide(&fixed::<64>(bytes(a)?)?)));
+    scalar_native(r, "scalar_reduced_from_32_bytes_internal", |a| {
+        Ok(Scalar::from_bytes_mod_order(fixed::<32>(bytes(a)?)?))
+    });
+    scalar_native(r, "scalar_uniform_from_64_bytes_internal", |a| {
+        Ok(Scalar::from_bytes_mod_order_wide(&fixed::<64>(bytes(a)?)?))
+    });
 }

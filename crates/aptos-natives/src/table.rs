@@ -59,11 +59,21 @@ impl TableStore {
         if self.content.values().flat_map(|t| t.values()).any(|e| matches!(e, Entry::Parked(_))) {
             return None;
         }
-        Some(TableCheckpoint { new_tables: self.new_tables.clone(), removed: self.removed.clone(), content: self.content.clone() })
+        Some(TableCheckpoint {
+            new_tables: self.new_tables.clone(),
+            removed: self.removed.clone(),
+            content: self.content.clone(),
+        })
     }
     /// Goes back to `c` (after the call that changed the store has ended).
     pub fn restore(&mut self, c: TableCheckpoint) {
-        *self = TableStore { new_tables: c.new_tables, removed: c.removed, content: c.content, home: None, parked: Vec::new() };
+        *self = TableStore {
+            new_tables: c.new_tables,
+            removed: c.removed,
+            content: c.content,
+            home: None,
+            parked: Vec::new(),
+        };
     }
 
     /// Tables created so far: (handle, key type, value type).
@@ -152,7 +162,12 @@ fn key_bytes(cx: &NativeContext<'_>, key_ty: &Type, key: &Value) -> VmResult<Vec
 
 /// Common start of the keyed natives: (table handle, key bytes), charging
 /// per key byte.
-fn table_and_key(cx: &mut NativeContext<'_>, ty: &[Type], table_ref: &Value, key: &Value) -> VmResult<(AccountAddress, Vec<u8>)> {
+fn table_and_key(
+    cx: &mut NativeContext<'_>,
+    ty: &[Type],
+    table_ref: &Value,
+    key: &Value,
+) -> VmResult<(AccountAddress, Vec<u8>)> {
     let handle = handle_of(cx, table_ref)?;
     let k = key_bytes(cx, ty_arg(ty, 0)?, key)?;
     cx.gas.charge_native(k.len())?;
@@ -244,7 +259,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         let t = pop(&mut args)?;
         let (handle, k) = table_and_key(cx, ty, &t, &key)?;
         with_store(cx, |store, cx| {
-            let entry = store.content.get_mut(&handle).and_then(|t| t.remove(&k)).ok_or_else(|| VmError::abort(NOT_FOUND))?;
+            let entry =
+                store.content.get_mut(&handle).and_then(|t| t.remove(&k)).ok_or_else(|| VmError::abort(NOT_FOUND))?;
             let v = match entry {
                 Entry::Here(v) => v,
                 Entry::Parked(s) => {

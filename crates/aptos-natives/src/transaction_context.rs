@@ -76,7 +76,10 @@ impl EntryFunctionPayload {
 }
 
 fn payload_type(name: &str) -> Type {
-    Type::Datatype(Arc::new(DatatypeId { address: FRAMEWORK, module: "transaction_context".into(), name: name.into() }), vec![])
+    Type::Datatype(
+        Arc::new(DatatypeId { address: FRAMEWORK, module: "transaction_context".into(), name: name.into() }),
+        vec![],
+    )
 }
 
 /// `Option<EntryFunctionPayload>` as the loaded `option` module lays it out.
@@ -111,7 +114,15 @@ impl Default for TransactionContext {
 
 impl TransactionContext {
     pub fn new(session_hash: [u8; 32], chain_id: u8, user: Option<UserTransaction>) -> Self {
-        TransactionContext { session_hash, chain_id, user, session_counter: 0, script_hash: Vec::new(), auid_counter: 0, local_counter: 0 }
+        TransactionContext {
+            session_hash,
+            chain_id,
+            user,
+            session_counter: 0,
+            script_hash: Vec::new(),
+            auid_counter: 0,
+            local_counter: 0,
+        }
     }
     /// How many unique addresses were generated so far.
     pub fn auid_counter(&self) -> u64 {
@@ -137,7 +148,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_native(0)?;
         cx.with_extensions(|ext, _| {
             let c = context(ext);
-            c.auid_counter = c.auid_counter.checked_add(1).ok_or_else(|| VmError::invariant("auid counter overflow"))?;
+            c.auid_counter =
+                c.auid_counter.checked_add(1).ok_or_else(|| VmError::invariant("auid counter overflow"))?;
             let mut pre = c.session_hash.to_vec();
             pre.extend_from_slice(&c.auid_counter.to_le_bytes());
             Ok(vec![Value::Address(derive_address(&pre, DERIVE_AUID))])
@@ -150,7 +162,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             let c = context(ext);
             let local = next_local_counter(c)?;
             let session = c.session_counter as u128;
-            let user = c.user.as_ref().ok_or_else(|| VmError::abort(abort_codes::ETRANSACTION_CONTEXT_NOT_AVAILABLE))?;
+            let user =
+                c.user.as_ref().ok_or_else(|| VmError::abort(abort_codes::ETRANSACTION_CONTEXT_NOT_AVAILABLE))?;
             // Layout: reserved byte (0: block execution) | timestamp | txn index | session | local.
             let v = ((timestamp_us as u128) << 56)
                 | ((user.transaction_index as u128) << 24)

@@ -19,14 +19,16 @@ fn hex(s: &str) -> Vec<u8> {
 }
 
 const RANDOM_SIGNATURE: &str = "a01a65854f987d3434149b7f08f70730e30b241984e8712bc2aca885d632aafced4c3f661209debb6b1c8601326623cc16ca2f6c9edc53b7b88b7435fb6b05ddece418d2c34dc6aca2f5a11a79e67774582c14084a01dcb7820e4cb4bad0ea8d";
-const RANDOM_PK: &str = "8a53e7ae5270e3e765cd8a4032c2e77c6f7e87a44ebb85bf28a4d7865565698f975346714262f9e47c6f3e0d5d951660";
+const RANDOM_PK: &str =
+    "8a53e7ae5270e3e765cd8a4032c2e77c6f7e87a44ebb85bf28a4d7865565698f975346714262f9e47c6f3e0d5d951660";
 
 /// `test_pubkey_validation`: two low-order points, one valid key.
 const LOW_ORDER_PKS: [&str; 2] = [
     "ae3cd9403b69c20a0d455fd860e977fe6ee7140a7f091f26c860f2caccd3e0a7a7365798ac10df776675b3a67db8faa0",
     "928d4862a40439a67fd76a9c7560e2ff159e770dcf688ff7b2dd165792541c88ee76c82eb77dd6e9e72c89cbf1a56a68",
 ];
-const VALID_PK: &str = "b3e4921277221e01ed71284be5e3045292b26c7f465a6fcdba53ee47edd39ec5160da3b229a73c75671024dcb36de091";
+const VALID_PK: &str =
+    "b3e4921277221e01ed71284be5e3045292b26c7f465a6fcdba53ee47edd39ec5160da3b229a73c75671024dcb36de091";
 
 /// `test_pubkey_aggregation` / `test_verify_multisig`: keys and their prefix sums.
 const PKS: [&str; 5] = [
@@ -87,7 +89,8 @@ const AGG_SIGS: [&str; 5] = [
 /// `test_verify_normal_and_verify_sigshare`.
 const NORMAL_SIG: &str = "b01ce4632e94d8c611736e96aa2ad8e0528a02f927a81a92db8047b002a8c71dc2d6bfb94729d0973790c10b6ece446817e4b7543afd7ca9a17c75de301ae835d66231c26a003f11ae26802b98d90869a9e73788c38739f7ac9d52659e1f7cf7";
 const NORMAL_SIG_MAULED: &str = "a01ce4632e94d8c611736e96aa2ad8e0528a02f927a81a92db8047b002a8c71dc2d6bfb94729d0973790c10b6ece446817e4b7543afd7ca9a17c75de301ae835d66231c26a003f11ae26802b98d90869a9e73788c38739f7ac9d52659e1f7cf7";
-const NORMAL_PK: &str = "94209a296b739577cb076d3bfb1ca8ee936f29b69b7dae436118c4dd1cc26fd43dcd16249476a006b8b949bf022a7858";
+const NORMAL_PK: &str =
+    "94209a296b739577cb076d3bfb1ca8ee936f29b69b7dae436118c4dd1cc26fd43dcd16249476a006b8b949bf022a7858";
 const OTHER_PKS: [&str; 2] = [
     "ae4851bb9e7782027437ed0e2c026dd63b77a972ddf4bd9f72bcc218e327986568317e3aa9f679c697a2cb7cebf992f3",
     "82ed7bb5528303a2e306775040a7309e0bd597b70d9949d8c6198a01a7be0b00079320ebfeaf7bbd5bfe86809940d252",
@@ -164,17 +167,49 @@ fn natives_match_the_framework_tests() {
         // Normal signatures and shares.
         ("verify_normal_signature_internal", vec![b(NORMAL_SIG), b(NORMAL_PK), msg("Hello Aptos!")], vec![t.clone()]),
         ("verify_signature_share_internal", vec![b(NORMAL_SIG), b(NORMAL_PK), msg("Hello Aptos!")], vec![t.clone()]),
-        ("verify_normal_signature_internal", vec![b(NORMAL_SIG_MAULED), b(NORMAL_PK), msg("Hello Aptos!")], vec![f.clone()]),
-        ("verify_signature_share_internal", vec![b(NORMAL_SIG_MAULED), b(NORMAL_PK), msg("Hello Aptos!")], vec![f.clone()]),
-        ("verify_normal_signature_internal", vec![b(NORMAL_SIG), b(OTHER_PKS[0]), msg("Hello Aptos!")], vec![f.clone()]),
+        (
+            "verify_normal_signature_internal",
+            vec![b(NORMAL_SIG_MAULED), b(NORMAL_PK), msg("Hello Aptos!")],
+            vec![f.clone()],
+        ),
+        (
+            "verify_signature_share_internal",
+            vec![b(NORMAL_SIG_MAULED), b(NORMAL_PK), msg("Hello Aptos!")],
+            vec![f.clone()],
+        ),
+        (
+            "verify_normal_signature_internal",
+            vec![b(NORMAL_SIG), b(OTHER_PKS[0]), msg("Hello Aptos!")],
+            vec![f.clone()],
+        ),
         ("verify_signature_share_internal", vec![b(NORMAL_SIG), b(OTHER_PKS[1]), msg("Bello Aptos!")], vec![f.clone()]),
         // Multi-signatures on "Hello, Aptoverse!".
-        ("verify_multisignature_internal", vec![b(MULTISIGS_UNDER_AGG_PKS[4]), b(AGG_PKS[4]), msg("Hello, Aptoverse!")], vec![t.clone()]),
-        ("verify_multisignature_internal", vec![b(MULTISIGS_UNDER_AGG_PKS[4]), b(AGG_PKS[3]), msg("Hello, Aptoverse!")], vec![f.clone()]),
+        (
+            "verify_multisignature_internal",
+            vec![b(MULTISIGS_UNDER_AGG_PKS[4]), b(AGG_PKS[4]), msg("Hello, Aptoverse!")],
+            vec![t.clone()],
+        ),
+        (
+            "verify_multisignature_internal",
+            vec![b(MULTISIGS_UNDER_AGG_PKS[4]), b(AGG_PKS[3]), msg("Hello, Aptoverse!")],
+            vec![f.clone()],
+        ),
         // Aggregate signatures: |pks| != |msgs| or no input is false.
-        ("verify_aggregate_signature_internal", vec![b(RANDOM_SIGNATURE), wrapped(&[]), Value::Vector(vec![])], vec![f.clone()]),
-        ("verify_aggregate_signature_internal", vec![b(RANDOM_SIGNATURE), wrapped(&[RANDOM_PK]), Value::Vector(vec![])], vec![f.clone()]),
-        ("verify_aggregate_signature_internal", vec![b(RANDOM_SIGNATURE), wrapped(&[]), Value::Vector(vec![b("ab")])], vec![f.clone()]),
+        (
+            "verify_aggregate_signature_internal",
+            vec![b(RANDOM_SIGNATURE), wrapped(&[]), Value::Vector(vec![])],
+            vec![f.clone()],
+        ),
+        (
+            "verify_aggregate_signature_internal",
+            vec![b(RANDOM_SIGNATURE), wrapped(&[RANDOM_PK]), Value::Vector(vec![])],
+            vec![f.clone()],
+        ),
+        (
+            "verify_aggregate_signature_internal",
+            vec![b(RANDOM_SIGNATURE), wrapped(&[]), Value::Vector(vec![b("ab")])],
+            vec![f.clone()],
+        ),
         (
             "verify_aggregate_signature_internal",
             vec![b(RANDOM_SIGNATURE), wrapped(&[RANDOM_PK]), Value::Vector(vec![b("cd"), b("ef")])],
@@ -182,12 +217,24 @@ fn natives_match_the_framework_tests() {
         ),
         (
             "verify_aggregate_signature_internal",
-            vec![b(RANDOM_SIGNATURE), wrapped(&[RANDOM_PK, RANDOM_PK, RANDOM_PK]), Value::Vector(vec![b("cd"), b("ef")])],
+            vec![
+                b(RANDOM_SIGNATURE),
+                wrapped(&[RANDOM_PK, RANDOM_PK, RANDOM_PK]),
+                Value::Vector(vec![b("cd"), b("ef")]),
+            ],
             vec![f.clone()],
         ),
         // Proofs of possession, and mauled key / proof (0xa0 | pk[1:], 0xbb | pop[1:]).
-        ("verify_proof_of_possession_internal", vec![b(&format!("a0{}", &POP_PKS[0][2..])), b(POPS[0])], vec![f.clone()]),
-        ("verify_proof_of_possession_internal", vec![b(POP_PKS[0]), b(&format!("bb{}", &POPS[0][2..]))], vec![f.clone()]),
+        (
+            "verify_proof_of_possession_internal",
+            vec![b(&format!("a0{}", &POP_PKS[0][2..])), b(POPS[0])],
+            vec![f.clone()],
+        ),
+        (
+            "verify_proof_of_possession_internal",
+            vec![b(POP_PKS[0]), b(&format!("bb{}", &POPS[0][2..]))],
+            vec![f.clone()],
+        ),
         ("verify_proof_of_possession_internal", vec![b(POP_PKS[0]), b(POPS[1])], vec![f.clone()]),
     ];
     for i in 0..5 {
@@ -201,12 +248,20 @@ fn natives_match_the_framework_tests() {
             vec![t.clone()],
         ));
         let msgs = Value::Vector((0..=i).map(|j| msg(&aptos_msg(j))).collect());
-        rows.push(("verify_aggregate_signature_internal", vec![b(AGG_SIGS[i]), wrapped(&AGG_SIG_PKS[..=i]), msgs], vec![t.clone()]));
+        rows.push((
+            "verify_aggregate_signature_internal",
+            vec![b(AGG_SIGS[i]), wrapped(&AGG_SIG_PKS[..=i]), msgs],
+            vec![t.clone()],
+        ));
         rows.push(("verify_proof_of_possession_internal", vec![b(POP_PKS[i]), b(POPS[i])], vec![t.clone()]));
     }
     // The aggregate of the first i+1 signatures does not verify for i+2 messages.
     let msgs = Value::Vector((0..3).map(|j| msg(&aptos_msg(j))).collect());
-    rows.push(("verify_aggregate_signature_internal", vec![b(AGG_SIGS[1]), wrapped(&AGG_SIG_PKS[..3]), msgs], vec![f.clone()]));
+    rows.push((
+        "verify_aggregate_signature_internal",
+        vec![b(AGG_SIGS[1]), wrapped(&AGG_SIG_PKS[..3]), msgs],
+        vec![f.clone()],
+    ));
     for (function, args, want) in rows {
         assert_eq!(native(function, args.clone()), want, "{function}({args:?})");
     }
@@ -309,11 +364,31 @@ fn framework_bls12381_functions_agree_on_every_executor() {
         ("0x1::bls12381::public_key_from_bytes", vec![bytes_arg(&hx(VALID_PK))], ok(vec![some(VALID_PK)])),
         ("0x1::bls12381::aggregate_signatures", vec![list(&[])], ok(vec![none.clone()])),
         // `test_empty_pubkey_aggregation`: error::invalid_argument(EZERO_PUBKEYS).
-        ("0xcafe::bls_calls::multisig", vec![list(&[]), bytes_arg(&hx(MULTISIGS[0])), bytes_arg(b"x")], Err((StatusCode::ABORTED, Some(65537)))),
-        ("0xcafe::bls_calls::normal", vec![bytes_arg(&hx(NORMAL_SIG)), bytes_arg(&hx(NORMAL_PK)), bytes_arg(b"Hello Aptos!")], ok(vec![bool_bcs(true)])),
-        ("0xcafe::bls_calls::normal", vec![bytes_arg(&hx(NORMAL_SIG_MAULED)), bytes_arg(&hx(NORMAL_PK)), bytes_arg(b"Hello Aptos!")], ok(vec![bool_bcs(false)])),
-        ("0xcafe::bls_calls::normal", vec![bytes_arg(&hx(NORMAL_SIG)), bytes_arg(&hx(OTHER_PKS[1])), bytes_arg(b"Bello Aptos!")], ok(vec![bool_bcs(false)])),
-        ("0xcafe::bls_calls::with_pop", vec![bytes_arg(&hx(&format!("a0{}", &POP_PKS[0][2..]))), bytes_arg(&hx(POPS[0]))], ok(vec![none.clone()])),
+        (
+            "0xcafe::bls_calls::multisig",
+            vec![list(&[]), bytes_arg(&hx(MULTISIGS[0])), bytes_arg(b"x")],
+            Err((StatusCode::ABORTED, Some(65537))),
+        ),
+        (
+            "0xcafe::bls_calls::normal",
+            vec![bytes_arg(&hx(NORMAL_SIG)), bytes_arg(&hx(NORMAL_PK)), bytes_arg(b"Hello Aptos!")],
+            ok(vec![bool_bcs(true)]),
+        ),
+        (
+            "0xcafe::bls_calls::normal",
+            vec![bytes_arg(&hx(NORMAL_SIG_MAULED)), bytes_arg(&hx(NORMAL_PK)), bytes_arg(b"Hello Aptos!")],
+            ok(vec![bool_bcs(false)]),
+        ),
+        (
+            "0xcafe::bls_calls::normal",
+            vec![bytes_arg(&hx(NORMAL_SIG)), bytes_arg(&hx(OTHER_PKS[1])), bytes_arg(b"Bello Aptos!")],
+            ok(vec![bool_bcs(false)]),
+        ),
+        (
+            "0xcafe::bls_calls::with_pop",
+            vec![bytes_arg(&hx(&format!("a0{}", &POP_PKS[0][2..]))), bytes_arg(&hx(POPS[0]))],
+            ok(vec![none.clone()]),
+        ),
     ];
     for i in 0..5 {
         rows.push(("0x1::bls12381::aggregate_signatures", vec![list(&SIGS[..=i])], ok(vec![some(MULTISIGS[i])])));
@@ -323,8 +398,16 @@ fn framework_bls12381_functions_agree_on_every_executor() {
             ok(vec![bytes_arg(&hx(AGG_PKS[i])), bool_bcs(true)]),
         ));
         let msgs: Vec<Vec<u8>> = (0..=i).map(|j| aptos_msg(j).into_bytes()).collect();
-        rows.push(("0xcafe::bls_calls::aggsig", vec![bytes_arg(&hx(AGG_SIGS[i])), list(&AGG_SIG_PKS[..=i]), bytes_list(&msgs)], ok(vec![bool_bcs(true)])));
-        rows.push(("0xcafe::bls_calls::with_pop", vec![bytes_arg(&hx(POP_PKS[i])), bytes_arg(&hx(POPS[i]))], ok(vec![some(POP_PKS[i])])));
+        rows.push((
+            "0xcafe::bls_calls::aggsig",
+            vec![bytes_arg(&hx(AGG_SIGS[i])), list(&AGG_SIG_PKS[..=i]), bytes_list(&msgs)],
+            ok(vec![bool_bcs(true)]),
+        ));
+        rows.push((
+            "0xcafe::bls_calls::with_pop",
+            vec![bytes_arg(&hx(POP_PKS[i])), bytes_arg(&hx(POPS[i]))],
+            ok(vec![some(POP_PKS[i])]),
+        ));
     }
     for (f, args, want) in rows {
         assert_eq!(fw.call_everywhere(f, &args), want, "{f}");

@@ -13,7 +13,9 @@ mod framework;
 use framework::{bool_bcs, bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{aptos_registry, FRAMEWORK};
 use movejit_interp::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
-use movejit_interp::runtime::{GasMeter, Layout, Memory, RefRoot, Reference, StatusCode, Type, Value, VmError, VmResult};
+use movejit_interp::runtime::{
+    GasMeter, Layout, Memory, RefRoot, Reference, StatusCode, Type, Value, VmError, VmResult,
+};
 
 const A_COMM: &str = "0a665260a4e42e575882c2cdcb3d0febd6cf168834f6de1e9e61e7b2e53dbf14";
 const B_COMM: &str = "748c244d880a1de3970a3d01670a04db6b74b9741bfec8732e512312384a6515";
@@ -93,12 +95,31 @@ fn range_proofs_as_the_framework_tests_expect() {
             let tail = [val, rand, Value::from_bytes(&proof), Value::U64(bits), Value::from_bytes(DST)];
             if batch {
                 let c = Value::Vector(comms.iter().map(|c| Value::from_bytes(&hex(c))).collect());
-                let r1 = call(&mut mem, "ristretto255_bulletproofs", "verify_batch_range_proof_internal", [vec![c.clone()], tail.to_vec()].concat());
-                let r2 = call(&mut mem, "confidential_range_proofs", "verify_batch_range_proof_internal", [vec![c], tail.to_vec()].concat());
-                assert_eq!(r1.as_ref().map_err(|e| e.sub_status), r2.as_ref().map_err(|e| e.sub_status), "same native under both modules");
+                let r1 = call(
+                    &mut mem,
+                    "ristretto255_bulletproofs",
+                    "verify_batch_range_proof_internal",
+                    [vec![c.clone()], tail.to_vec()].concat(),
+                );
+                let r2 = call(
+                    &mut mem,
+                    "confidential_range_proofs",
+                    "verify_batch_range_proof_internal",
+                    [vec![c], tail.to_vec()].concat(),
+                );
+                assert_eq!(
+                    r1.as_ref().map_err(|e| e.sub_status),
+                    r2.as_ref().map_err(|e| e.sub_status),
+                    "same native under both modules"
+                );
                 r1
             } else {
-                call(&mut mem, "ristretto255_bulletproofs", "verify_range_proof_internal", [vec![Value::from_bytes(&hex(comms[0]))], tail.to_vec()].concat())
+                call(
+                    &mut mem,
+                    "ristretto255_bulletproofs",
+                    "verify_range_proof_internal",
+                    [vec![Value::from_bytes(&hex(comms[0]))], tail.to_vec()].concat(),
+                )
             }
         });
         let got = match got {
@@ -145,11 +166,17 @@ fn framework_range_proof_verification_agrees_on_every_executor() {
         (A_COMM, vec![], 64, Err((StatusCode::ABORTED, Some(0x01_0001)))),
     ];
     for (comm, proof, bits, want) in rows {
-        let got = fw.call_everywhere("0xcafe::bulletproof_calls::verify", &[bytes_arg(&hex(comm)), bytes_arg(&proof), u(bits), bytes_arg(DST)]);
+        let got = fw.call_everywhere(
+            "0xcafe::bulletproof_calls::verify",
+            &[bytes_arg(&hex(comm)), bytes_arg(&proof), u(bits), bytes_arg(DST)],
+        );
         assert_eq!(got, want, "{bits} bits");
     }
     // Without the feature: invalid_state(E_NATIVE_FUN_NOT_AVAILABLE) (`test_bulletproof_feature_disabled`).
     let plain = Framework::with_wrapper(WRAPPER);
-    let got = plain.call_everywhere("0xcafe::bulletproof_calls::verify", &[bytes_arg(&hex(A_COMM)), bytes_arg(&hex(A_RANGE_PROOF_PEDERSEN)), u(64), bytes_arg(DST)]);
+    let got = plain.call_everywhere(
+        "0xcafe::bulletproof_calls::verify",
+        &[bytes_arg(&hex(A_COMM)), bytes_arg(&hex(A_RANGE_PROOF_PEDERSEN)), u(64), bytes_arg(DST)],
+    );
     assert_eq!(got, Err((StatusCode::ABORTED, Some(0x03_0007))));
 }

@@ -30,7 +30,11 @@ fn clob_returns_the_aptos_vm_checksum_at_every_size() {
     assert!(cases.len() >= 3, "clob sizes in the manifest");
     for (args, expected) in cases {
         let hex_list = |v: &serde_json::Value| -> Vec<Vec<u8>> {
-            v.as_array().expect("hex list").iter().map(|h| hex::decode(h.as_str().expect("hex")).expect("hex")).collect()
+            v.as_array()
+                .expect("hex list")
+                .iter()
+                .map(|h| hex::decode(h.as_str().expect("hex")).expect("hex"))
+                .collect()
         };
         for kind in INTERPRETERS {
             match run(kind, &modules, function, &hex_list(&args)) {

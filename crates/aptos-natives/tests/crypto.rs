@@ -65,8 +65,8 @@ const RFC8032: [(&str, &str, &str, &str); 4] = [
 
 /// The order of the prime subgroup, little endian.
 const L: [u8; 32] = [
-    0xED, 0xD3, 0xF5, 0x5C, 0x1A, 0x63, 0x12, 0x58, 0xD6, 0x9C, 0xF7, 0xA2, 0xDE, 0xF9, 0xDE, 0x14, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0x10,
+    0xED, 0xD3, 0xF5, 0x5C, 0x1A, 0x63, 0x12, 0x58, 0xD6, 0x9C, 0xF7, 0xA2, 0xDE, 0xF9, 0xDE, 0x14, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
 ];
 
 /// `s + L` in place of `s`: the same signature to a lax verifier, malleated to a strict one.
@@ -131,8 +131,19 @@ fn ed25519_verify_strict_on_rfc8032_vectors() {
         assert_eq!(ed25519_dalek::PublicKey::from(&secret).as_bytes().to_vec(), hex(pk));
     }
     for (sig, pk, msg, ok) in ed25519_rows() {
-        let r = native("ed25519", "signature_verify_strict_internal", vec![Value::from_bytes(&sig), Value::from_bytes(&pk), Value::from_bytes(&msg)]);
-        assert_eq!(r.expect("verify"), vec![Value::Bool(ok)], "sig {} pk {} msg {}", hex::encode(&sig), hex::encode(&pk), hex::encode(&msg));
+        let r = native(
+            "ed25519",
+            "signature_verify_strict_internal",
+            vec![Value::from_bytes(&sig), Value::from_bytes(&pk), Value::from_bytes(&msg)],
+        );
+        assert_eq!(
+            r.expect("verify"),
+            vec![Value::Bool(ok)],
+            "sig {} pk {} msg {}",
+            hex::encode(&sig),
+            hex::encode(&pk),
+            hex::encode(&msg)
+        );
     }
 }
 
@@ -224,7 +235,11 @@ fn multi_rows() -> Vec<Row> {
 #[test]
 fn multi_ed25519_verify_strict() {
     for (sig, pk, msg, ok) in multi_rows() {
-        let r = native("multi_ed25519", "signature_verify_strict_internal", vec![Value::from_bytes(&sig), Value::from_bytes(&pk), Value::from_bytes(&msg)]);
+        let r = native(
+            "multi_ed25519",
+            "signature_verify_strict_internal",
+            vec![Value::from_bytes(&sig), Value::from_bytes(&pk), Value::from_bytes(&msg)],
+        );
         assert_eq!(r.expect("verify"), vec![Value::Bool(ok)], "sig {} pk {}", hex::encode(&sig), hex::encode(&pk));
     }
 }
@@ -312,11 +327,8 @@ fn framework_ed25519_functions_agree_on_every_executor() {
         let out = fw.call_everywhere("0xcafe::crypto_calls::multi_verify", &args(&sig, &pk, &msg));
         // Signatures must be 64 * k + 4 bytes (E_WRONG_SIGNATURE_SIZE = 2);
         // keys 32 * n + 1 bytes with n <= 32 (E_WRONG_PUBKEY_SIZE = 1).
-        let want = if sig.len() % 64 != 4 {
-            Err((StatusCode::ABORTED, Some(0x1_0002)))
-        } else {
-            Ok(vec![bool_bcs(ok)])
-        };
+        let want =
+            if sig.len() % 64 != 4 { Err((StatusCode::ABORTED, Some(0x1_0002))) } else { Ok(vec![bool_bcs(ok)]) };
         assert_eq!(out, want, "multi_verify sig {} pk {}", hex::encode(&sig), hex::encode(&pk));
         checked += 1;
     }
@@ -368,7 +380,11 @@ fn secp256k1_recovery_as_the_framework_tests_expect() {
         (secp_msg(), 0, vec![0xff; 64], Err(0x1_0001)),
     ];
     for (msg, rid, sig, want) in rows {
-        let r = native("secp256k1", "ecdsa_recover_internal", vec![Value::from_bytes(&msg), Value::U8(rid), Value::from_bytes(&sig)]);
+        let r = native(
+            "secp256k1",
+            "ecdsa_recover_internal",
+            vec![Value::from_bytes(&msg), Value::U8(rid), Value::from_bytes(&sig)],
+        );
         let got = match r {
             Ok(v) if v == vec![Value::from_bytes(&[]), Value::Bool(false)] => Ok(None),
             Ok(v) if v.len() == 2 && v[1] == Value::Bool(true) => Ok(Some(v[0].to_bytes().expect("bytes"))),
@@ -379,7 +395,12 @@ fn secp256k1_recovery_as_the_framework_tests_expect() {
         assert_eq!(got, want, "sig {} rid {rid}", hex::encode(&sig));
     }
     // The flipped signature recovers a key, not the signer's.
-    let r = native("secp256k1", "ecdsa_recover_internal", vec![Value::from_bytes(&secp_msg()), Value::U8(0), Value::from_bytes(&hex(SECP_SIG_OTHER))]).expect("recover");
+    let r = native(
+        "secp256k1",
+        "ecdsa_recover_internal",
+        vec![Value::from_bytes(&secp_msg()), Value::U8(0), Value::from_bytes(&hex(SECP_SIG_OTHER))],
+    )
+    .expect("recover");
     assert_eq!(r[1], Value::Bool(true));
     assert_ne!(r[0], Value::from_bytes(&hex(SECP_PK)));
 }

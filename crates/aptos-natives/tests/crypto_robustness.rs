@@ -62,7 +62,11 @@ fn run(module: &str, function: &str, make: &dyn Fn(&mut Memory) -> Vec<Value>) -
         })
     };
     let (a, b) = (once(), once());
-    assert_eq!(a.as_ref().map_err(|e| (e.status, e.sub_status)), b.as_ref().map_err(|e| (e.status, e.sub_status)), "{function} twice");
+    assert_eq!(
+        a.as_ref().map_err(|e| (e.status, e.sub_status)),
+        b.as_ref().map_err(|e| (e.status, e.sub_status)),
+        "{function} twice"
+    );
     a
 }
 
@@ -100,10 +104,13 @@ fn crypto_natives_never_panic_on_arbitrary_bytes() {
     let mut outcomes = 0;
     for (module, function, lens) in byte_natives {
         for _ in 0..60 {
-            let args: Vec<Vec<u8>> = lens.iter().map(|&l| {
-                let n = rng.len(l);
-                rng.bytes(n)
-            }).collect();
+            let args: Vec<Vec<u8>> = lens
+                .iter()
+                .map(|&l| {
+                    let n = rng.len(l);
+                    rng.bytes(n)
+                })
+                .collect();
             let _ = run(module, function, &|_| args.iter().map(|a| Value::from_bytes(a)).collect());
             outcomes += 1;
         }
@@ -112,7 +119,9 @@ fn crypto_natives_never_panic_on_arbitrary_bytes() {
     for _ in 0..60 {
         let (m, s) = (rng.len(32), rng.len(64));
         let (msg, sig, rid) = (rng.bytes(m), rng.bytes(s), (rng.next() % 6) as u8);
-        let _ = run("secp256k1", "ecdsa_recover_internal", &|_| vec![Value::from_bytes(&msg), Value::U8(rid), Value::from_bytes(&sig)]);
+        let _ = run("secp256k1", "ecdsa_recover_internal", &|_| {
+            vec![Value::from_bytes(&msg), Value::U8(rid), Value::from_bytes(&sig)]
+        });
         outcomes += 1;
     }
     // Bulletproofs over the two stored points, any proof bytes, bit lengths and batch sizes.
@@ -120,11 +129,20 @@ fn crypto_natives_never_panic_on_arbitrary_bytes() {
         let n = rng.len(672);
         let proof = rng.bytes(n);
         let bits = [8u64, 16, 32, 64, 10, 0][(rng.next() % 6) as usize];
-        let comms: Vec<Vec<u8>> = (0..[1usize, 2, 3, 4, 16][(rng.next() % 5) as usize]).map(|_| rng.bytes(32)).collect();
+        let comms: Vec<Vec<u8>> =
+            (0..[1usize, 2, 3, 4, 16][(rng.next() % 5) as usize]).map(|_| rng.bytes(32)).collect();
         let tail = |mem: &mut Memory| {
-            vec![point_ref(mem, 0), point_ref(mem, 1), Value::from_bytes(&proof), Value::U64(bits), Value::from_bytes(b"AptosBulletproofs")]
+            vec![
+                point_ref(mem, 0),
+                point_ref(mem, 1),
+                Value::from_bytes(&proof),
+                Value::U64(bits),
+                Value::from_bytes(b"AptosBulletproofs"),
+            ]
         };
-        let _ = run("ristretto255_bulletproofs", "verify_range_proof_internal", &|mem| [vec![Value::from_bytes(&comms[0])], tail(mem)].concat());
+        let _ = run("ristretto255_bulletproofs", "verify_range_proof_internal", &|mem| {
+            [vec![Value::from_bytes(&comms[0])], tail(mem)].concat()
+        });
         let _ = run("ristretto255_bulletproofs", "verify_batch_range_proof_internal", &|mem| {
             [vec![Value::Vector(comms.iter().map(|c| Value::from_bytes(c)).collect())], tail(mem)].concat()
         });
@@ -133,10 +151,12 @@ fn crypto_natives_never_panic_on_arbitrary_bytes() {
     // BLS aggregation over arbitrary keys / signatures.
     for _ in 0..40 {
         let k = (rng.next() % 4) as usize;
-        let items: Vec<Value> = (0..k).map(|_| {
-            let n = rng.len(48);
-            Value::Struct(vec![Value::from_bytes(&rng.bytes(n))])
-        }).collect();
+        let items: Vec<Value> = (0..k)
+            .map(|_| {
+                let n = rng.len(48);
+                Value::Struct(vec![Value::from_bytes(&rng.bytes(n))])
+            })
+            .collect();
         let _ = run("bls12381", "aggregate_pubkeys_internal", &|_| vec![Value::Vector(items.clone())]);
         let _ = run("bls12381", "aggregate_signatures_internal", &|_| vec![Value::Vector(items.clone())]);
         outcomes += 2;

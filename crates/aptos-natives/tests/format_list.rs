@@ -16,7 +16,10 @@ use movejit_interp::runtime::{AccountAddress, DatatypeId, StatusCode, Type, Valu
 use std::sync::Arc;
 
 fn framework_type(module: &str, name: &str, args: Vec<Type>) -> Type {
-    Type::Datatype(Arc::new(DatatypeId { address: AccountAddress::from_u64(1), module: module.into(), name: name.into() }), args)
+    Type::Datatype(
+        Arc::new(DatatypeId { address: AccountAddress::from_u64(1), module: module.into(), name: name.into() }),
+        args,
+    )
 }
 
 /// `Cons<T0, Cons<T1, .. NIL>>` over `items` (type, value).
@@ -49,7 +52,11 @@ fn abort_code(e: &VmError) -> Option<u64> {
 fn format_list_as_the_framework_tests_expect() {
     type Row = (&'static str, Vec<(Type, Value)>, Result<&'static str, u64>);
     let rows: Vec<Row> = vec![
-        ("a = {} b = {} c = {}", [u64s(&[1, 2]), vec![string("My string")]].concat(), Ok("a = 1 b = 2 c = \"My string\"")),
+        (
+            "a = {} b = {} c = {}",
+            [u64s(&[1, 2]), vec![string("My string")]].concat(),
+            Ok("a = 1 b = 2 c = \"My string\""),
+        ),
         ("a = {} b = {} c = {}", u64s(&[1, 2, 3, 4]), Err(EARGS_MISMATCH)),
         ("a = {} b = {} c = {}", u64s(&[1, 2]), Err(EARGS_MISMATCH)),
         ("a = {} b = {} c = {", u64s(&[1, 2, 3]), Err(EINVALID_FORMAT)),
@@ -62,7 +69,14 @@ fn format_list_as_the_framework_tests_expect() {
         ("", vec![], Ok("")),
         ("{}", vec![], Err(EARGS_MISMATCH)),
         ("x}{}", vec![], Err(EINVALID_FORMAT)),
-        ("{} {}", vec![(Type::Vector(Box::new(Type::U64)), Value::Vector(vec![Value::U64(1), Value::U64(2)])), (Type::Address, Value::Address(AccountAddress::from_u64(0xcafe)))], Ok("[ 1, 2 ] @0xcafe")),
+        (
+            "{} {}",
+            vec![
+                (Type::Vector(Box::new(Type::U64)), Value::Vector(vec![Value::U64(1), Value::U64(2)])),
+                (Type::Address, Value::Address(AccountAddress::from_u64(0xcafe))),
+            ],
+            Ok("[ 1, 2 ] @0xcafe"),
+        ),
         ("é{}", vec![(Type::Vector(Box::new(Type::U8)), Value::from_bytes(&[0xab]))], Ok("é0xab")),
     ];
     for (fmt, items, want) in rows {
@@ -81,7 +95,8 @@ fn format_list_as_the_framework_tests_expect() {
         Arc::new(DatatypeId { address: AccountAddress::from_u64(0xcafe), module: "m".into(), name: "Cons".into() }),
         vec![Type::U64, framework_type("string_utils", "NIL", vec![])],
     );
-    let r = native_format_list(b"{}", &fake, &Value::Struct(vec![Value::U64(1), Value::Struct(vec![Value::Bool(false)])]));
+    let r =
+        native_format_list(b"{}", &fake, &Value::Struct(vec![Value::U64(1), Value::Struct(vec![Value::Bool(false)])]));
     assert_eq!(r.map_err(|e| abort_code(&e)), Err(Some(EARGS_MISMATCH)));
 }
 
@@ -132,7 +147,11 @@ fn framework_format_functions_agree_on_every_executor() {
     type Row = (&'static str, Vec<Vec<u8>>, framework::Outcome);
     let fmt = |s: &str| bytes_arg(s.as_bytes());
     let rows: Vec<Row> = vec![
-        ("f3", vec![fmt("a = {} b = {} c = {}"), u(1), u(2), bytes_arg(b"My string")], text("a = 1 b = 2 c = \"My string\"")),
+        (
+            "f3",
+            vec![fmt("a = {} b = {} c = {}"), u(1), u(2), bytes_arg(b"My string")],
+            text("a = 1 b = 2 c = \"My string\""),
+        ),
         ("f4", vec![fmt("a = {} b = {} c = {}"), u(1), u(2), u(3), u(4)], aborted(EARGS_MISMATCH)),
         ("f2", vec![fmt("a = {} b = {} c = {}"), u(1), u(2)], aborted(EARGS_MISMATCH)),
         ("f3", vec![fmt("a = {} b = {} c = {"), u(1), u(2), bytes_arg(b"3")], aborted(EINVALID_FORMAT)),
@@ -142,7 +161,12 @@ fn framework_format_functions_agree_on_every_executor() {
         ("f2", vec![fmt("{}+{}"), u(u64::MAX), u(0)], text("18446744073709551615+0")),
         (
             "mixed",
-            vec![fmt("v={} a={} o={}"), [vec![2], u(7), u(8)].concat(), AccountAddress::from_u64(0xcafe).0.to_vec(), vec![1]],
+            vec![
+                fmt("v={} a={} o={}"),
+                [vec![2], u(7), u(8)].concat(),
+                AccountAddress::from_u64(0xcafe).0.to_vec(),
+                vec![1],
+            ],
             text("v=[ 7, 8 ] a=@0xcafe o=true"),
         ),
     ];

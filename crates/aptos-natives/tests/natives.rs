@@ -79,10 +79,7 @@ fn type_name_matches_the_framework_tests() {
         (Type::Signer, "signer"),
         (Type::Vector(Box::new(Type::U8)), "vector<u8>"),
         (Type::Vector(Box::new(Type::Vector(Box::new(Type::U8)))), "vector<vector<u8>>"),
-        (
-            Type::Vector(Box::new(Type::Vector(Box::new(type_info.clone())))),
-            "vector<vector<0x1::type_info::TypeInfo>>",
-        ),
+        (Type::Vector(Box::new(Type::Vector(Box::new(type_info.clone())))), "vector<vector<0x1::type_info::TypeInfo>>"),
         (type_info.clone(), "0x1::type_info::TypeInfo"),
         (
             table(type_info.clone(), table(Type::U8, Type::Vector(Box::new(type_info.clone())))),
@@ -95,7 +92,8 @@ fn type_name_matches_the_framework_tests() {
         ),
     ];
     for (t, expected) in rows {
-        let r = call(&mut Memory::default(), "type_info", "type_name", std::slice::from_ref(&t), vec![]).expect("type_name");
+        let r = call(&mut Memory::default(), "type_info", "type_name", std::slice::from_ref(&t), vec![])
+            .expect("type_name");
         assert_eq!(string(&r[0]), expected, "type_name<{t}>");
     }
 }
@@ -183,9 +181,18 @@ fn table_operations_and_abort_codes() {
     *mem.get_mut(entry).expect("entry") = boxed(99);
     let r = call(&mut mem, "table", "borrow_box", &ty, vec![t.clone(), Value::U64(1)]).expect("borrow");
     assert_eq!(mem.deref(&r[0]).expect("entry"), &boxed(99));
-    assert_eq!(call(&mut mem, "table", "add_box", &ty, vec![t.clone(), Value::U64(1), boxed(5)]).map_err(|e| e.sub_status), Err(Some(ALREADY_EXISTS)));
-    assert_eq!(call(&mut mem, "table", "remove_box", &ty, vec![t.clone(), Value::U64(1)]).expect("remove"), vec![boxed(99)]);
-    assert_eq!(call(&mut mem, "table", "contains_box", &ty, vec![t, Value::U64(1)]).expect("contains"), vec![Value::Bool(false)]);
+    assert_eq!(
+        call(&mut mem, "table", "add_box", &ty, vec![t.clone(), Value::U64(1), boxed(5)]).map_err(|e| e.sub_status),
+        Err(Some(ALREADY_EXISTS))
+    );
+    assert_eq!(
+        call(&mut mem, "table", "remove_box", &ty, vec![t.clone(), Value::U64(1)]).expect("remove"),
+        vec![boxed(99)]
+    );
+    assert_eq!(
+        call(&mut mem, "table", "contains_box", &ty, vec![t, Value::U64(1)]).expect("contains"),
+        vec![Value::Bool(false)]
+    );
 }
 
 #[test]
@@ -250,7 +257,12 @@ fn transaction_context_without_a_user_transaction() {
         ("transaction_context", "sender_internal", vec![], Err(0x3_0001)),
         ("transaction_context", "gas_payer_internal", vec![], Err(0x3_0001)),
         ("transaction_context", "monotonically_increasing_counter_internal", vec![Value::U64(5)], Err(0x3_0001)),
-        ("transaction_context", "monotonically_increasing_counter_internal_for_test_only", vec![], Ok(vec![Value::U128(2)])),
+        (
+            "transaction_context",
+            "monotonically_increasing_counter_internal_for_test_only",
+            vec![],
+            Ok(vec![Value::U128(2)]),
+        ),
         ("type_info", "chain_id_internal", vec![], Ok(vec![Value::U8(4)])),
     ];
     // One memory = one call = one transaction.
@@ -284,7 +296,10 @@ fn aggregator_v2_bounds_and_types() {
     for (f, x, want, after) in rows {
         let r = call(&mut mem, "aggregator_v2", f, &[Type::U64], vec![a.clone(), Value::U64(x)]).expect(f);
         assert_eq!(r, vec![want], "{f}({x})");
-        assert_eq!(call(&mut mem, "aggregator_v2", "read", &[Type::U64], vec![a.clone()]).expect("read"), vec![Value::U64(after)]);
+        assert_eq!(
+            call(&mut mem, "aggregator_v2", "read", &[Type::U64], vec![a.clone()]).expect("read"),
+            vec![Value::U64(after)]
+        );
     }
     let r = call(&mut mem, "aggregator_v2", "create_unbounded_aggregator", &[Type::U128], vec![]).expect("unbounded");
     assert_eq!(r, vec![Value::Struct(vec![Value::U128(0), Value::U128(u128::MAX)])]);
@@ -300,8 +315,14 @@ fn aggregator_v2_bounds_and_types() {
 fn object_and_signer_natives() {
     let mut mem = Memory::default();
     let (source, from) = (AccountAddress::from_u64(0xcafe), AccountAddress::from_u64(0xbeef));
-    let r = call(&mut mem, "object", "create_user_derived_object_address_impl", &[], vec![Value::Address(source), Value::Address(from)])
-        .expect("derive");
+    let r = call(
+        &mut mem,
+        "object",
+        "create_user_derived_object_address_impl",
+        &[],
+        vec![Value::Address(source), Value::Address(from)],
+    )
+    .expect("derive");
     // sha3_256(source || derive_from || DERIVE_OBJECT_ADDRESS_FROM_OBJECT 0xFC)
     let mut d = sha3::Sha3_256::new();
     d.update(source.0);
@@ -312,7 +333,10 @@ fn object_and_signer_natives() {
     assert_eq!(s, vec![Value::signer(source)]);
     mem.locals.push(s[0].clone());
     let sref = Value::Ref(Reference::new(RefRoot::Local(mem.locals.len() as u32 - 1)));
-    assert_eq!(call(&mut mem, "permissioned_signer", "is_permissioned_signer_impl", &[], vec![sref.clone()]).expect("is"), vec![Value::Bool(false)]);
+    assert_eq!(
+        call(&mut mem, "permissioned_signer", "is_permissioned_signer_impl", &[], vec![sref.clone()]).expect("is"),
+        vec![Value::Bool(false)]
+    );
     // ENOT_PERMISSIONED_SIGNER
     assert_eq!(abort_code(call(&mut mem, "permissioned_signer", "permission_address", &[], vec![sref])), Some(3));
 }
@@ -323,7 +347,11 @@ fn bcs_sizes() {
     let none = Value::Variant(0, vec![]);
     let some = |n| Value::Variant(1, vec![Value::U64(n)]);
     for (t, want) in [(Type::U64, some(8)), (Type::Address, some(32)), (Type::Vector(Box::new(Type::U8)), none)] {
-        assert_eq!(call(&mut mem, "bcs", "constant_serialized_size", std::slice::from_ref(&t), vec![]).expect("size"), vec![want], "{t}");
+        assert_eq!(
+            call(&mut mem, "bcs", "constant_serialized_size", std::slice::from_ref(&t), vec![]).expect("size"),
+            vec![want],
+            "{t}"
+        );
     }
     mem.locals.push(Value::from_bytes(&[1, 2, 3]));
     let r = Value::Ref(Reference::new(RefRoot::Local(0)));
@@ -351,13 +379,27 @@ fn string_utils_formats_as_the_framework_tests_expect() {
         (Type::U64, Value::U64(1), false, true, false, "1"),
         (Type::Bool, Value::Bool(false), false, true, false, "false"),
         (Type::U256, Value::U256(1u8.into()), false, true, false, "1"),
-        (Type::Vector(Box::new(Type::U64)), Value::Vector(vec![Value::U64(1), Value::U64(2), Value::U64(3)]), false, true, false, "[ 1, 2, 3 ]"),
+        (
+            Type::Vector(Box::new(Type::U64)),
+            Value::Vector(vec![Value::U64(1), Value::U64(2), Value::U64(3)]),
+            false,
+            true,
+            false,
+            "[ 1, 2, 3 ]",
+        ),
         (option(Type::U64), Value::Variant(0, vec![]), false, true, false, "None"),
         (option(Type::U64), Value::Variant(1, vec![Value::U64(1)]), false, true, false, "Some(1)"),
         (Type::U64, Value::U64(7), false, true, true, "7u64"),
         (Type::Vector(Box::new(Type::U8)), Value::from_bytes(&[1, 0xab]), false, true, false, "0x01ab"),
         (Type::Address, addr(0xcafe), false, true, false, "@0xcafe"),
-        (Type::Address, addr(1), true, true, false, "@0000000000000000000000000000000000000000000000000000000000000001"),
+        (
+            Type::Address,
+            addr(1),
+            true,
+            true,
+            false,
+            "@0000000000000000000000000000000000000000000000000000000000000001",
+        ),
         (string_t, s(b"say \"hi\" \\ ok"), false, true, false, "\"say \\\"hi\\\" \\\\ ok\""),
         (Type::Vector(Box::new(Type::U64)), Value::Vector(vec![]), false, true, false, "[]"),
         (
@@ -396,7 +438,8 @@ fn derived_strings_are_padded_to_their_delayed_field_width() {
     // prefix + u64 snapshot + suffix: width = bcs size of (len + 20 digits) + 1.
     mem.locals.push(Value::Struct(vec![Value::U64(42)]));
     let snap = Value::Ref(Reference::new(RefRoot::Local(0)));
-    let r = call(&mut mem, "aggregator_v2", "derive_string_concat", &[Type::U64], vec![s(b"#"), snap, s(b"!")]).expect("concat");
+    let r = call(&mut mem, "aggregator_v2", "derive_string_concat", &[Type::U64], vec![s(b"#"), snap, s(b"!")])
+        .expect("concat");
     let width = 1 + (2 + 20) + 1;
     assert_eq!(r, vec![Value::Struct(vec![s(b"#42!"), Value::from_bytes(&vec![0; width - 5 - 1])])]);
 }
@@ -431,7 +474,10 @@ fn aggregator_v1_limits_and_keys() {
             None => assert_eq!(r.expect(f), vec![]),
             Some(c) => assert_eq!(abort_code(r), Some(c), "{f}({x})"),
         }
-        assert_eq!(call(&mut mem, "aggregator", "read", &[], vec![agg.clone()]).expect("read"), vec![Value::U128(after)]);
+        assert_eq!(
+            call(&mut mem, "aggregator", "read", &[], vec![agg.clone()]).expect("read"),
+            vec![Value::U128(after)]
+        );
     }
 }
 

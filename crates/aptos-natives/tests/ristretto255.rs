@@ -131,7 +131,11 @@ fn scalar_natives_match_the_framework_tests() {
         ("scalar_from_u128_internal", vec![Value::U128(2)], TWO),
         ("scalar_reduced_from_32_bytes_internal", vec![v(L_PLUS_TWO)], TWO),
         ("scalar_reduced_from_32_bytes_internal", vec![v(ALL_ONES)], REDUCED_2_256_MINUS_1),
-        ("scalar_uniform_from_64_bytes_internal", vec![Value::from_bytes(&[hex(X), hex(X)].concat())], REDUCED_X_PLUS_2_TO_256_TIMES_X),
+        (
+            "scalar_uniform_from_64_bytes_internal",
+            vec![Value::from_bytes(&[hex(X), hex(X)].concat())],
+            REDUCED_X_PLUS_2_TO_256_TIMES_X,
+        ),
         // B_SCALAR is sha512-to-scalar of "bello!".
         ("scalar_from_sha512_internal", vec![Value::from_bytes(b"bello!")], B),
     ];
@@ -149,8 +153,8 @@ fn scalar_natives_match_the_framework_tests() {
         about love and death.";
     let r = native("scalar_from_sha512_internal", vec![Value::from_bytes(text.as_bytes())]).expect("sha512");
     let want: [u8; 32] = [
-        21, 88, 208, 252, 63, 122, 210, 152, 154, 38, 15, 23, 16, 167, 80, 150, 192, 221, 77, 226, 62, 25, 224, 148, 239, 48,
-        176, 10, 185, 69, 168, 11,
+        21, 88, 208, 252, 63, 122, 210, 152, 154, 38, 15, 23, 16, 167, 80, 150, 192, 221, 77, 226, 62, 25, 224, 148,
+        239, 48, 176, 10, 185, 69, 168, 11,
     ];
     assert_eq!(r, vec![Value::from_bytes(&want)]);
     // `test_scalar_from_canonical_bytes`, `test_scalar_to_bytes`.
@@ -182,7 +186,10 @@ fn point_encodings_and_handles() {
         for (i, enc) in SMALL_MULTIPLES.iter().enumerate() {
             let r = native("point_decompress_internal", vec![Value::from_bytes(&hex(enc))])?;
             assert_eq!(r, vec![Value::U64(i as u64), Value::Bool(true)], "{enc}");
-            assert_eq!(native("point_is_canonical_internal", vec![Value::from_bytes(&hex(enc))])?, vec![Value::Bool(true)]);
+            assert_eq!(
+                native("point_is_canonical_internal", vec![Value::from_bytes(&hex(enc))])?,
+                vec![Value::Bool(true)]
+            );
         }
         for enc in BAD_ENCODINGS.iter().map(|e| hex(e)).chain([vec![0u8; 31], vec![0u8; 33]]) {
             let r = native("point_decompress_internal", vec![Value::from_bytes(&enc)])?;
@@ -204,7 +211,12 @@ fn point_encodings_and_handles() {
         // operations on one handle twice with E_POINT_DUPLICATE_HANDLE.
         let r = native("point_clone_internal", vec![Value::U64(1 << 40)]);
         assert_eq!(abort_code(&r), Some(0x0A_0001));
-        for (a, b, in_place, code) in [(0, 0, true, Some(0x0A_0003)), (0, 0, false, None), (0, 999, true, Some(0x0A_0001)), (999, 1, false, Some(0x0A_0001))] {
+        for (a, b, in_place, code) in [
+            (0, 0, true, Some(0x0A_0003)),
+            (0, 0, false, None),
+            (0, 999, true, Some(0x0A_0001)),
+            (999, 1, false, Some(0x0A_0001)),
+        ] {
             let mut mem = Memory::default();
             let (ra, rb) = (point_ref(&mut mem, a), point_ref(&mut mem, b));
             let registry = aptos_registry();
@@ -661,12 +673,19 @@ fn framework_ristretto255_functions_agree_on_every_executor() {
     assert_eq!(got, ok(vec![point(BASEPOINT_DOUBLE_MUL)]), "double_scalar_mul with bulletproofs on");
     // Direct calls of value-taking framework functions: invalid encodings are None.
     for enc in BAD_ENCODINGS {
-        assert_eq!(fw.call_everywhere("0x1::ristretto255::new_point_from_bytes", &[b(enc)]), ok(vec![none.clone()]), "{enc}");
+        assert_eq!(
+            fw.call_everywhere("0x1::ristretto255::new_point_from_bytes", &[b(enc)]),
+            ok(vec![none.clone()]),
+            "{enc}"
+        );
     }
     // The first point of a session has handle 0.
     let first = [vec![1u8], 0u64.to_le_bytes().to_vec()].concat();
     assert_eq!(fw.call_everywhere("0x1::ristretto255::new_point_from_bytes", &[b(A_POINT)]), ok(vec![first]));
-    assert_eq!(fw.call_everywhere("0x1::ristretto255::new_scalar_from_sha2_512", &[bytes_arg(b"bello!")]), ok(vec![scalar(B)]));
+    assert_eq!(
+        fw.call_everywhere("0x1::ristretto255::new_scalar_from_sha2_512", &[bytes_arg(b"bello!")]),
+        ok(vec![scalar(B)])
+    );
 }
 
 /// `-s mod L` of a canonical scalar.

@@ -11,7 +11,8 @@ mod framework;
 
 use framework::{bool_bcs, bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{
-    aptos_registry, EntryFunctionPayload, MultisigPayload, StateStorageUsage, TransactionContext, UserTransaction, FRAMEWORK,
+    aptos_registry, EntryFunctionPayload, MultisigPayload, StateStorageUsage, TransactionContext, UserTransaction,
+    FRAMEWORK,
 };
 use movejit_interp::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
 use movejit_interp::runtime::{AccountAddress, GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};
@@ -75,14 +76,20 @@ fn payload_natives_through_the_framework_agree_on_every_executor() {
         }
     };
     let some = |b: Vec<u8>| [vec![1u8], b].concat();
-    let multisig = MultisigPayload { multisig_address: AccountAddress::from_u64(0x3a1), entry_function_payload: Some(payload()) };
-    let multisig_empty = MultisigPayload { multisig_address: AccountAddress::from_u64(0x3a1), entry_function_payload: None };
+    let multisig =
+        MultisigPayload { multisig_address: AccountAddress::from_u64(0x3a1), entry_function_payload: Some(payload()) };
+    let multisig_empty =
+        MultisigPayload { multisig_address: AccountAddress::from_u64(0x3a1), entry_function_payload: None };
     let no_context: Outcome = Err((StatusCode::ABORTED, Some(0x3_0001)));
     type Row = (&'static str, Box<dyn Fn() -> NativeExtensions>, Outcome);
     let rows: Vec<Row> = vec![
-        ("get_script_hash", Box::new(with(None, vec![]),), Ok(vec![bytes_arg(&[])])),
+        ("get_script_hash", Box::new(with(None, vec![])), Ok(vec![bytes_arg(&[])])),
         ("get_script_hash", Box::new(with(None, vec![9; 32])), Ok(vec![bytes_arg(&[9; 32])])),
-        ("entry_function_payload", Box::new(with(Some(user(Some(payload()), None, false)), vec![])), Ok(vec![some(payload_bcs(&payload()))])),
+        (
+            "entry_function_payload",
+            Box::new(with(Some(user(Some(payload()), None, false)), vec![])),
+            Ok(vec![some(payload_bcs(&payload()))]),
+        ),
         ("entry_function_payload", Box::new(with(Some(user(None, None, false)), vec![])), Ok(vec![vec![0]])),
         ("entry_function_payload", Box::new(with(None, vec![])), no_context.clone()),
         (
@@ -107,7 +114,11 @@ fn payload_natives_through_the_framework_agree_on_every_executor() {
     }
     // Without the feature: the Move side's ETRANSACTION_CONTEXT_EXTENSION_NOT_ENABLED.
     let plain = Framework::with_wrapper("module 0xcafe::unused\n");
-    let got = plain.call_everywhere_with("0x1::transaction_context::entry_function_payload", &[], &with(Some(user(None, None, false)), vec![]));
+    let got = plain.call_everywhere_with(
+        "0x1::transaction_context::entry_function_payload",
+        &[],
+        &with(Some(user(None, None, false)), vec![]),
+    );
     assert_eq!(got, Err((StatusCode::ABORTED, Some(0x3_0002))));
 }
 
@@ -122,7 +133,9 @@ impl TypeInfo for NoTypes {
 #[test]
 fn state_storage_usage_is_the_hosts() {
     let registry = aptos_registry();
-    let f = registry.get(&FRAMEWORK, "state_storage", "get_state_storage_usage_only_at_epoch_beginning").expect("registered");
+    let f = registry
+        .get(&FRAMEWORK, "state_storage", "get_state_storage_usage_only_at_epoch_beginning")
+        .expect("registered");
     let call = |ext: &mut NativeExtensions| {
         with_extensions(ext, || {
             let mut mem = Memory::default();

@@ -15,11 +15,13 @@
 mod common;
 
 use common::{engine, shared, split, INTERPRETERS};
-use movejit_interp::InterpreterKind;
-use movejit_aptos_natives::{run_transaction, take_publish_request, EventLog, Randomness, TransactionContext, UserTransaction};
+use movejit_aptos_natives::{
+    run_transaction, take_publish_request, EventLog, Randomness, TransactionContext, UserTransaction,
+};
 use movejit_format::decode_module;
 use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
+use movejit_interp::InterpreterKind;
 use std::path::Path;
 
 const PUBLISHER: u64 = 0xabcd;
@@ -211,7 +213,8 @@ impl Chain {
             Some(req) => {
                 let mut session = engine.new_session(&self.storage);
                 let modules = session.publish_bundle(&req.bundle, req.destination)?;
-                let names: std::collections::BTreeSet<String> = modules.iter().map(|(id, _)| id.name.to_string()).collect();
+                let names: std::collections::BTreeSet<String> =
+                    modules.iter().map(|(id, _)| id.name.to_string()).collect();
                 if names != req.expected_modules {
                     return Err(movejit_interp::runtime::VmError::new(StatusCode::CONSTRAINT_NOT_SATISFIED));
                 }
@@ -255,7 +258,9 @@ impl Chain {
     }
 
     fn events(&self) -> Vec<(String, Vec<u8>)> {
-        self.ext.get::<EventLog>().map_or(vec![], |l| l.events.iter().map(|e| (e.ty.to_string(), e.data.clone())).collect())
+        self.ext
+            .get::<EventLog>()
+            .map_or(vec![], |l| l.events.iter().map(|e| (e.ty.to_string(), e.data.clone())).collect())
     }
 }
 
@@ -343,7 +348,11 @@ fn objects() {
         vec![
             ("0xabcd::objects::create_objects", vec![signer(USER), u64_arg(10), u64_arg(10)], Executed),
             ("0xabcd::objects::create_objects", vec![signer(USER), u64_arg(1), u64_arg(100)], Executed),
-            ("0xabcd::objects::create_objects_conflict", vec![signer(USER), u64_arg(5), u64_arg(10), address_arg(PUBLISHER)], Executed),
+            (
+                "0xabcd::objects::create_objects_conflict",
+                vec![signer(USER), u64_arg(5), u64_arg(10), address_arg(PUBLISHER)],
+                Executed,
+            ),
         ],
     );
 }
@@ -368,7 +377,12 @@ fn aggregators() {
     let milestone = "0xcafe::counter_with_milestone::MilestoneReached".to_string();
     for chain in chains {
         let milestones: Vec<_> = chain.events().into_iter().filter(|(t, _)| *t == milestone).collect();
-        assert_eq!(milestones, vec![(milestone.clone(), u64_arg(2)), (milestone.clone(), u64_arg(4))], "{:?}", chain.kind);
+        assert_eq!(
+            milestones,
+            vec![(milestone.clone(), u64_arg(2)), (milestone.clone(), u64_arg(4))],
+            "{:?}",
+            chain.kind
+        );
     }
 }
 
@@ -381,14 +395,30 @@ fn maps_and_vectors() {
         vec![
             (m("test_add_remove_simple_map"), vec![signer(USER), u64_arg(100), u64_arg(10)], Executed),
             (m("test_add_remove_ordered_map"), vec![signer(USER), u64_arg(100), u64_arg(10)], Executed),
-            (m("test_add_remove_big_ordered_map"), vec![signer(USER), u64_arg(100), u64_arg(10), u16_arg(16), u16_arg(16)], Executed),
+            (
+                m("test_add_remove_big_ordered_map"),
+                vec![signer(USER), u64_arg(100), u64_arg(10), u16_arg(16), u16_arg(16)],
+                Executed,
+            ),
             // The map ends in a resource at the signer: a second run by the
             // same signer fails its `move_to`.
-            (m("test_add_remove_big_ordered_map"), vec![signer(USER), u64_arg(100), u64_arg(10), u16_arg(16), u16_arg(16)], Status(StatusCode::RESOURCE_ALREADY_EXISTS)),
-            (m("test_add_remove_big_ordered_map"), vec![signer(CAFE), u64_arg(1000), u64_arg(10), u16_arg(4), u16_arg(4)], Executed),
+            (
+                m("test_add_remove_big_ordered_map"),
+                vec![signer(USER), u64_arg(100), u64_arg(10), u16_arg(16), u16_arg(16)],
+                Status(StatusCode::RESOURCE_ALREADY_EXISTS),
+            ),
+            (
+                m("test_add_remove_big_ordered_map"),
+                vec![signer(CAFE), u64_arg(1000), u64_arg(10), u16_arg(4), u16_arg(4)],
+                Executed,
+            ),
             (v("test_trim_append"), vec![u64_arg(100), u64_arg(10), u64_arg(50), u64_arg(10)], Executed),
             (v("test_remove_insert"), vec![u64_arg(100), u64_arg(10), u64_arg(50), u64_arg(10)], Executed),
-            (v("test_middle_move_range"), vec![u64_arg(100), u64_arg(10), u64_arg(50), u64_arg(20), u64_arg(10)], Executed),
+            (
+                v("test_middle_move_range"),
+                vec![u64_arg(100), u64_arg(10), u64_arg(50), u64_arg(20), u64_arg(10)],
+                Executed,
+            ),
         ],
     );
 }
@@ -421,7 +451,11 @@ fn fungible_assets() {
             (f("transfer"), vec![signer(CAFE), address_arg(PUBLISHER), address_arg(USER), u64_arg(30)], Executed),
             // More than the sender holds: fungible_asset's
             // error::invalid_argument(EINSUFFICIENT_BALANCE = 4).
-            (f("transfer"), vec![signer(CAFE), address_arg(PUBLISHER), address_arg(USER), u64_arg(71)], Aborted(0x1_0004)),
+            (
+                f("transfer"),
+                vec![signer(CAFE), address_arg(PUBLISHER), address_arg(USER), u64_arg(71)],
+                Aborted(0x1_0004),
+            ),
         ],
     );
     for mut chain in chains {
@@ -443,7 +477,11 @@ fn pictures_and_streams() {
         &["complex", "bcs_stream", "locals"],
         vec![
             ("0xabcd::vector_picture::create", vec![signer(USER), u64_arg(100)], Executed),
-            ("0xabcd::vector_picture::update", vec![address_arg(USER), u64_arg(0), u64_arg(5), vec![1], vec![2], vec![3]], Executed),
+            (
+                "0xabcd::vector_picture::update",
+                vec![address_arg(USER), u64_arg(0), u64_arg(5), vec![1], vec![2], vec![3]],
+                Executed,
+            ),
             ("0xabcd::vector_picture::check", vec![address_arg(USER), u64_arg(0), u64_arg(5)], Executed),
             ("0xabcd::smart_table_picture::create", vec![signer(USER)], Executed),
             (
@@ -471,7 +509,10 @@ fn dice_roll_needs_unbiasable_randomness() {
         // A plain call: randomness::next_32_bytes asserts is_unbiasable (abort 1).
         assert_eq!(chain.run("0xabcd::dice_roll::roll", vec![signer(USER)]), Aborted(1));
         // Unbiasable but before genesis started randomness: no PerBlockRandomness.
-        assert_eq!(chain.run_unbiasable("0xabcd::dice_roll::roll", vec![signer(USER)]), Status(StatusCode::MISSING_DATA));
+        assert_eq!(
+            chain.run_unbiasable("0xabcd::dice_roll::roll", vec![signer(USER)]),
+            Status(StatusCode::MISSING_DATA)
+        );
         // Genesis: randomness::initialize, then the VM's block prologue sets a seed.
         assert_eq!(chain.run("0x1::randomness::initialize", vec![signer(1)]), Executed);
         let mut seed = vec![1u8]; // Option::Some
@@ -501,17 +542,49 @@ fn coins_tokens_pools_and_order_books() {
             // by the user (a second add aborts with the table's
             // ALREADY_EXISTS, 0x6407), token names derive from the user
             // (a second token data of one name: ETOKEN_DATA_ALREADY_EXISTS).
-            ("0xabcd::token_v1::token_v1_mint_and_store_nft_parallel", vec![signer(USER), address_arg(PUBLISHER)], Executed),
-            ("0xabcd::token_v1::token_v1_mint_and_store_nft_parallel", vec![signer(USER), address_arg(PUBLISHER)], Aborted(0x8_0009)),
-            ("0xabcd::token_v1::token_v1_mint_and_store_nft_sequential", vec![signer(USER), address_arg(PUBLISHER)], Aborted(0x6407)),
-            ("0xabcd::token_v1::token_v1_mint_and_store_nft_sequential", vec![signer(0x71), address_arg(PUBLISHER)], Executed),
-            ("0xabcd::token_v1::token_v1_mint_and_store_nft_sequential", vec![signer(0x72), address_arg(PUBLISHER)], Executed),
-            ("0xabcd::token_v1::token_v1_mint_and_transfer_nft_parallel", vec![signer(0x73), address_arg(PUBLISHER)], Executed),
-            ("0xabcd::token_v1::token_v1_mint_and_transfer_nft_sequential", vec![signer(0x74), address_arg(PUBLISHER)], Executed),
+            (
+                "0xabcd::token_v1::token_v1_mint_and_store_nft_parallel",
+                vec![signer(USER), address_arg(PUBLISHER)],
+                Executed,
+            ),
+            (
+                "0xabcd::token_v1::token_v1_mint_and_store_nft_parallel",
+                vec![signer(USER), address_arg(PUBLISHER)],
+                Aborted(0x8_0009),
+            ),
+            (
+                "0xabcd::token_v1::token_v1_mint_and_store_nft_sequential",
+                vec![signer(USER), address_arg(PUBLISHER)],
+                Aborted(0x6407),
+            ),
+            (
+                "0xabcd::token_v1::token_v1_mint_and_store_nft_sequential",
+                vec![signer(0x71), address_arg(PUBLISHER)],
+                Executed,
+            ),
+            (
+                "0xabcd::token_v1::token_v1_mint_and_store_nft_sequential",
+                vec![signer(0x72), address_arg(PUBLISHER)],
+                Executed,
+            ),
+            (
+                "0xabcd::token_v1::token_v1_mint_and_transfer_nft_parallel",
+                vec![signer(0x73), address_arg(PUBLISHER)],
+                Executed,
+            ),
+            (
+                "0xabcd::token_v1::token_v1_mint_and_transfer_nft_sequential",
+                vec![signer(0x74), address_arg(PUBLISHER)],
+                Executed,
+            ),
             ("0xabcd::token_v1::token_v1_mint_and_store_ft", vec![signer(0x75), address_arg(PUBLISHER)], Executed),
             ("0xabcd::token_v1::token_v1_mint_and_transfer_ft", vec![signer(0x76), address_arg(PUBLISHER)], Executed),
             // Token v2 objects (0x4: derived-string snapshots, string_utils).
-            ("0xcafe::ambassador::mint_ambassador_token_by_user", vec![signer(USER), signer(CAFE), bytes_arg(b"desc"), bytes_arg(b"uri")], Executed),
+            (
+                "0xcafe::ambassador::mint_ambassador_token_by_user",
+                vec![signer(USER), signer(CAFE), bytes_arg(b"desc"), bytes_arg(b"uri")],
+                Executed,
+            ),
             (
                 "0xcafe::ambassador::mint_numbered_ambassador_token_by_user",
                 vec![signer(USER), signer(CAFE), bytes_arg(b"desc"), bytes_arg(b"superstar #"), bytes_arg(b"uri")],
@@ -523,18 +596,42 @@ fn coins_tokens_pools_and_order_books() {
             // address_to_object aborts not_found(ERESOURCE_DOES_NOT_EXIST = 7).
             ("0xcafe::ambassador::burn_named_by_user", vec![signer(USER), signer(CAFE)], Aborted(0x6_0007)),
             // Liquidity pool over fungible assets, events.
-            ("0xabcd::liquidity_pool_wrapper::initialize_liquid_pair", vec![signer(PUBLISHER), bool_arg(true)], Executed),
-            ("0xabcd::liquidity_pool_wrapper::swap", vec![signer(USER), signer(PUBLISHER), u64_arg(1500), bool_arg(true)], Executed),
-            ("0xabcd::liquidity_pool_wrapper::swap", vec![signer(USER), signer(PUBLISHER), u64_arg(1200), bool_arg(false)], Executed),
+            (
+                "0xabcd::liquidity_pool_wrapper::initialize_liquid_pair",
+                vec![signer(PUBLISHER), bool_arg(true)],
+                Executed,
+            ),
+            (
+                "0xabcd::liquidity_pool_wrapper::swap",
+                vec![signer(USER), signer(PUBLISHER), u64_arg(1500), bool_arg(true)],
+                Executed,
+            ),
+            (
+                "0xabcd::liquidity_pool_wrapper::swap",
+                vec![signer(USER), signer(PUBLISHER), u64_arg(1200), bool_arg(false)],
+                Executed,
+            ),
             // Experimental order book (big_ordered_map over tables).
-            ("0xabcd::order_book_example::place_order", vec![u32_arg(0), address_arg(USER), u64_arg(1), u64_arg(1000), u64_arg(5), bool_arg(true)], Executed),
-            ("0xabcd::order_book_example::place_order", vec![u32_arg(0), address_arg(CAFE), u64_arg(2), u64_arg(900), u64_arg(3), bool_arg(false)], Executed),
+            (
+                "0xabcd::order_book_example::place_order",
+                vec![u32_arg(0), address_arg(USER), u64_arg(1), u64_arg(1000), u64_arg(5), bool_arg(true)],
+                Executed,
+            ),
+            (
+                "0xabcd::order_book_example::place_order",
+                vec![u32_arg(0), address_arg(CAFE), u64_arg(2), u64_arg(900), u64_arg(3), bool_arg(false)],
+                Executed,
+            ),
             // cancel_order cancels as the publisher: order 1 (partly filled,
             // still resting) belongs to USER: EORDER_CREATOR_MISMATCH (9);
             // an unknown order: EORDER_NOT_FOUND (4).
             ("0xabcd::order_book_example::cancel_order", vec![u32_arg(0), u64_arg(1)], Aborted(9)),
             ("0xabcd::order_book_example::cancel_order", vec![u32_arg(0), u64_arg(99)], Aborted(4)),
-            ("0xabcd::order_book_example::place_order", vec![u32_arg(0), address_arg(PUBLISHER), u64_arg(3), u64_arg(500), u64_arg(4), bool_arg(true)], Executed),
+            (
+                "0xabcd::order_book_example::place_order",
+                vec![u32_arg(0), address_arg(PUBLISHER), u64_arg(3), u64_arg(500), u64_arg(4), bool_arg(true)],
+                Executed,
+            ),
             ("0xabcd::order_book_example::cancel_order", vec![u32_arg(0), u64_arg(3)], Executed),
             ("0xabcd::order_book_example::cancel_order", vec![u32_arg(0), u64_arg(3)], Aborted(4)),
             // The failed cancel of order 1 removed it from the book before
@@ -542,10 +639,18 @@ fn coins_tokens_pools_and_order_books() {
             ("0xabcd::order_book_example::cancel_order", vec![u32_arg(0), u64_arg(1)], Aborted(9)),
             // APT lives at 0xa after aptos_coin genesis, which this storage
             // lacks: object::address_to_object aborts not_found(2).
-            ("0xabcd::permissioned_transfer::transfer", vec![signer(USER), address_arg(CAFE), u64_arg(1)], Aborted(0x6_0002)),
+            (
+                "0xabcd::permissioned_transfer::transfer",
+                vec![signer(USER), address_arg(CAFE), u64_arg(1)],
+                Aborted(0x6_0002),
+            ),
             // Without the on-chain feature set, permissioned signers are off:
             // error::permission_denied(EPERMISSION_SIGNER_DISABLED = 9).
-            ("0xabcd::permissioned_transfer::transfer_permissioned", vec![signer(USER), address_arg(CAFE), u64_arg(1)], Aborted(0x5_0009)),
+            (
+                "0xabcd::permissioned_transfer::transfer_permissioned",
+                vec![signer(USER), address_arg(CAFE), u64_arg(1)],
+                Aborted(0x5_0009),
+            ),
         ],
     );
 }
@@ -590,15 +695,46 @@ fn republish_through_code_natives() {
         &["simple"],
         vec![
             // Aptos's Republish workload: publish_p(user, publisher, metadata, code).
-            ("0xabcd::simple::publish_p", vec![signer(USER), signer(PUBLISHER), bytes_arg(&package_metadata("Simple", 1, &["simple"])), simple.clone()], Executed),
+            (
+                "0xabcd::simple::publish_p",
+                vec![
+                    signer(USER),
+                    signer(PUBLISHER),
+                    bytes_arg(&package_metadata("Simple", 1, &["simple"])),
+                    simple.clone(),
+                ],
+                Executed,
+            ),
             // Again: a compatible upgrade of the same code.
-            ("0xabcd::simple::publish_p", vec![signer(USER), signer(PUBLISHER), bytes_arg(&package_metadata("Simple", 1, &["simple"])), simple.clone()], Executed),
+            (
+                "0xabcd::simple::publish_p",
+                vec![
+                    signer(USER),
+                    signer(PUBLISHER),
+                    bytes_arg(&package_metadata("Simple", 1, &["simple"])),
+                    simple.clone(),
+                ],
+                Executed,
+            ),
             // The arbitrary policy (0) is refused by code::publish_package:
             // error::invalid_argument(EINCOMPATIBLE_POLICY_DISABLED = 8).
-            ("0xabcd::simple::publish_p", vec![signer(USER), signer(PUBLISHER), bytes_arg(&package_metadata("Simple", 0, &["simple"])), simple.clone()], Aborted(0x1_0008)),
+            (
+                "0xabcd::simple::publish_p",
+                vec![
+                    signer(USER),
+                    signer(PUBLISHER),
+                    bytes_arg(&package_metadata("Simple", 0, &["simple"])),
+                    simple.clone(),
+                ],
+                Aborted(0x1_0008),
+            ),
             // Published at the owner's address only: to 0xcafe the bundle's
             // 0xabcd module fails the host's publish check.
-            ("0xabcd::simple::publish_p", vec![signer(USER), signer(CAFE), bytes_arg(&package_metadata("Simple", 1, &["simple"])), simple], Status(StatusCode::MODULE_ADDRESS_DOES_NOT_MATCH_SENDER)),
+            (
+                "0xabcd::simple::publish_p",
+                vec![signer(USER), signer(CAFE), bytes_arg(&package_metadata("Simple", 1, &["simple"])), simple],
+                Status(StatusCode::MODULE_ADDRESS_DOES_NOT_MATCH_SENDER),
+            ),
             ("0xabcd::simple::nop", vec![signer(USER)], Executed),
         ],
     );

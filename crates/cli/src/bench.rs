@@ -100,8 +100,9 @@ pub fn run(args: Args) -> ExitCode {
     }
     let iters = args.iters as usize;
     let selected = |b: &Benchmark| args.filter.is_empty() || args.filter.iter().any(|f| b.name.contains(f.as_str()));
-    let total_calls: usize =
-        suites.iter().map(|s| s.benchmarks.iter().filter(|b| selected(b)).count()).sum::<usize>() * executors.len() * (iters + 1);
+    let total_calls: usize = suites.iter().map(|s| s.benchmarks.iter().filter(|b| selected(b)).count()).sum::<usize>()
+        * executors.len()
+        * (iters + 1);
     if total_calls == 0 {
         return usage_error("no benchmark selected (check the suites and --filter)");
     }
@@ -185,7 +186,13 @@ fn run_benchmark<'a>(
         Ok(p) => p,
         Err(e) => {
             for &ex in executors {
-                out.rows.push(Row { executor: ex, correct: false, stats: None, compile_ns: None, failure: Some(e.to_string()) });
+                out.rows.push(Row {
+                    executor: ex,
+                    correct: false,
+                    stats: None,
+                    compile_ns: None,
+                    failure: Some(e.to_string()),
+                });
                 bar.inc(calls);
             }
             return out;
@@ -357,10 +364,7 @@ fn geomean(xs: &[f64]) -> Option<f64> {
 fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
     let mut out = Vec::new();
     let speedups = |ex: Executor| -> Vec<f64> {
-        results
-            .iter()
-            .filter_map(|r| Some(r.case.aptos_vm_exec_ns_median? / good_median(r, ex)?))
-            .collect()
+        results.iter().filter_map(|r| Some(r.case.aptos_vm_exec_ns_median? / good_median(r, ex)?)).collect()
     };
     for ex in [Executor::Interp, Executor::Jit] {
         let ran = results.iter().filter(|r| row_of(r, ex).is_some()).count();
@@ -370,12 +374,9 @@ fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
             continue;
         }
         let s = speedups(ex);
-        let g = geomean(&s).map(|g| format!("; geometric-mean speedup over the Aptos VM {g:.2}x on {} benchmarks", s.len()));
-        out.push(format!(
-            "{}: {ok}/{ran} correct, {not_yet} not yet supported{}",
-            ex.name(),
-            g.unwrap_or_default()
-        ));
+        let g = geomean(&s)
+            .map(|g| format!("; geometric-mean speedup over the Aptos VM {g:.2}x on {} benchmarks", s.len()));
+        out.push(format!("{}: {ok}/{ran} correct, {not_yet} not yet supported{}", ex.name(), g.unwrap_or_default()));
     }
     let both: Vec<f64> = results
         .iter()

@@ -62,7 +62,9 @@ fn compile(args: Args) -> Result<String, String> {
     // Verify the target and its dependencies the way `run` does.
     let engine = Engine::new(EngineConfig::aptos());
     let mut session = engine.new_session(&storage);
-    session.load_module(&target).map_err(|e| format!("{target}: {} {}", e.status.name(), e.message.unwrap_or_default()))?;
+    session
+        .load_module(&target)
+        .map_err(|e| format!("{target}: {} {}", e.status.name(), e.message.unwrap_or_default()))?;
     let kinds = args
         .type_args
         .iter()

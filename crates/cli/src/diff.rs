@@ -121,7 +121,8 @@ fn print_path_divergence(case: &Case, d: &Divergence) {
 fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, quiet: bool) -> Result<usize, String> {
     use movejit_benches::manifest::Suite;
     let suite = Suite::load(dir).map_err(|e| e.to_string())?;
-    let benches: Vec<_> = suite.benchmarks.iter().flat_map(|b| std::iter::once(b.clone()).chain(b.sui_variant())).collect();
+    let benches: Vec<_> =
+        suite.benchmarks.iter().flat_map(|b| std::iter::once(b.clone()).chain(b.sui_variant())).collect();
     // Benchmarks use far more gas than generated programs.
     let opts = Options { full_budget: opts.full_budget.max(1 << 40), ..opts.clone() };
     let pb = bar(Some(benches.len() as u64), quiet);
@@ -136,7 +137,8 @@ fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, qu
             crate::bench::Size::Smallest => b.smallest_case(),
         };
         let t = Instant::now();
-        let line = match suite.program(b, case).map_err(|e| e.to_string()).and_then(|p| Ok((p.diff_case(&b.name)?, p))) {
+        let line = match suite.program(b, case).map_err(|e| e.to_string()).and_then(|p| Ok((p.diff_case(&b.name)?, p)))
+        {
             Err(e) => {
                 bad += 1;
                 format!("{:<22} FAILED to load: {e}", b.name)
@@ -156,7 +158,8 @@ fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, qu
                         JitVerdict::Rejected(r) => ("module rejected", format!("module rejected ({r})")),
                     };
                     *counts.entry(key).or_default() += 1;
-                    let ok = c.outcome.status == movejit_format::StatusCode::EXECUTED && c.outcome.returns == program.expect;
+                    let ok =
+                        c.outcome.status == movejit_format::StatusCode::EXECUTED && c.outcome.returns == program.expect;
                     let verdict = if ok {
                         String::new()
                     } else if c.outcome.status == movejit_format::StatusCode::MISSING_DEPENDENCY {
@@ -227,7 +230,9 @@ pub fn run(a: Args) -> ExitCode {
                         JitVerdict::Agreed => compared += 1,
                         JitVerdict::Mixed(r) => *mixed.entry(r).or_default() += 1,
                         JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
-                        JitVerdict::Rejected(r) => *unsupported.entry(format!("module rejected: {r}")).or_default() += 1,
+                        JitVerdict::Rejected(r) => {
+                            *unsupported.entry(format!("module rejected: {r}")).or_default() += 1
+                        }
                     }
                 }
                 Err(d) => {

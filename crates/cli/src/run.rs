@@ -8,7 +8,9 @@
 //! code, so tests replay calls in-process exactly as the command runs them.
 
 use crate::files::expand_mv_paths;
-use movejit_engine::{engine_label, new_engine_with_cache, CacheStats, CompiledStats, ExecutorKind, InterpreterKind, JitFactory};
+use movejit_engine::{
+    engine_label, new_engine_with_cache, CacheStats, CompiledStats, ExecutorKind, InterpreterKind, JitFactory,
+};
 use movejit_format::{AccountAddress, Flavour, StatusCode, StatusFlavour};
 use movejit_interp::runtime::fmt::print_value;
 use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
@@ -340,7 +342,8 @@ impl Runner {
 
     /// The engine this runner runs `flavour`'s calls on (made at first use).
     pub fn engine(&mut self, flavour: StatusFlavour) -> &Engine {
-        let (choice, jit, interpreter, memory_limit) = (self.engine, self.jit.clone(), self.interpreter, self.memory_limit);
+        let (choice, jit, interpreter, memory_limit) =
+            (self.engine, self.jit.clone(), self.interpreter, self.memory_limit);
         &self
             .engines
             .entry(flavour == StatusFlavour::Sui)
@@ -350,7 +353,9 @@ impl Runner {
                     StatusFlavour::Aptos => {
                         EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() }
                     }
-                    StatusFlavour::Sui => EngineConfig { natives: movejit_sui_natives::sui_registry(), ..EngineConfig::sui() },
+                    StatusFlavour::Sui => {
+                        EngineConfig { natives: movejit_sui_natives::sui_registry(), ..EngineConfig::sui() }
+                    }
                 };
                 config.executor = match choice {
                     EngineChoice::Interp => ExecutorKind::Interpreter,
@@ -379,13 +384,16 @@ impl Runner {
         let mut storage = InMemoryStorage::default();
         let mut saw_sui = false;
         for (p, bytes) in &req.modules {
-            let m =
-                movejit_format::decode_module(bytes).map_err(|e| fail(e.status, format!("{}: {}", p.display(), e.message)))?;
+            let m = movejit_format::decode_module(bytes)
+                .map_err(|e| fail(e.status, format!("{}: {}", p.display(), e.message)))?;
             saw_sui |= m.flavour == Flavour::Sui;
             // The files are one bundle: a module in it twice is refused, as publishing does.
             let id = ModuleId::new(*m.address(), m.name());
             if movejit_interp::runtime::Resolver::get_module(&storage, &id).is_some() {
-                return Err(fail(StatusCode::DUPLICATE_MODULE_NAME, format!("{}: module {id} is given twice", p.display())));
+                return Err(fail(
+                    StatusCode::DUPLICATE_MODULE_NAME,
+                    format!("{}: module {id} is given twice", p.display()),
+                ));
             }
             storage.publish(id, bytes.clone());
         }
@@ -407,7 +415,8 @@ impl Runner {
             .type_args
             .iter()
             .map(|t| {
-                Type::parse_tag(t).ok_or_else(|| fail(StatusCode::TYPE_RESOLUTION_FAILURE, format!("bad type argument {t}")))
+                Type::parse_tag(t)
+                    .ok_or_else(|| fail(StatusCode::TYPE_RESOLUTION_FAILURE, format!("bad type argument {t}")))
             })
             .collect::<Result<_, _>>()?;
         if !req.args.is_empty() && !req.bcs_args.is_empty() {
@@ -447,7 +456,8 @@ impl Runner {
                 .iter()
                 .zip(&req.args)
                 .map(|(t, a)| {
-                    arg_to_bcs(a, t, flavour).map_err(|m| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{a}: {m}")))
+                    arg_to_bcs(a, t, flavour)
+                        .map_err(|m| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{a}: {m}")))
                 })
                 .collect::<Result<_, _>>()?
         };
@@ -469,7 +479,8 @@ impl Runner {
 fn script_params(bytes: &[u8], ty_args: &[Type]) -> Result<Vec<Type>, Failure> {
     use movejit_format::SignatureToken as S;
     let s = movejit_format::decode_script(bytes).map_err(|e| fail(e.status, e.message))?;
-    let sig = s.signatures.get(s.parameters.idx()).ok_or_else(|| fail(StatusCode::INDEX_OUT_OF_BOUNDS, "parameters"))?;
+    let sig =
+        s.signatures.get(s.parameters.idx()).ok_or_else(|| fail(StatusCode::INDEX_OUT_OF_BOUNDS, "parameters"))?;
     fn conv(t: &S, ty_args: &[Type]) -> Option<Type> {
         if let Some(p) = Type::primitive(t) {
             return Some(p);
@@ -485,7 +496,8 @@ fn script_params(bytes: &[u8], ty_args: &[Type]) -> Result<Vec<Type>, Failure> {
     sig.0
         .iter()
         .map(|t| {
-            conv(t, ty_args).ok_or_else(|| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, "use --bcs-args for this script"))
+            conv(t, ty_args)
+                .ok_or_else(|| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, "use --bcs-args for this script"))
         })
         .collect()
 }
@@ -636,7 +648,9 @@ fn write_literal(out: &mut Vec<u8>, s: &str, t: &Type, flavour: StatusFlavour) -
         Type::Vector(e) if **e == Type::U8 && !s.starts_with('[') => {
             let bytes = if let Some(text) = s.strip_prefix("b\"").and_then(|x| x.strip_suffix('"')) {
                 text.as_bytes().to_vec()
-            } else if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("x\"").and_then(|x| x.strip_suffix('"'))) {
+            } else if let Some(h) =
+                s.strip_prefix("0x").or_else(|| s.strip_prefix("x\"").and_then(|x| x.strip_suffix('"')))
+            {
                 hex::decode(h).map_err(|e| e.to_string())?
             } else {
                 return Err("expected 0xHEX, b\"text\" or [..] for vector<u8>".into());

@@ -9,9 +9,7 @@
 //! file was rejected, 2 on usage or I/O errors.
 
 use crate::files::expand_mv_paths;
-use movejit_format::{
-    decode_module, decode_script, CompiledModule, Flavour, StatusCode, StatusFlavour,
-};
+use movejit_format::{decode_module, decode_script, CompiledModule, Flavour, StatusCode, StatusFlavour};
 use movejit_verifier::{publish, verify_module, verify_script, Location, VerifierConfig};
 use std::io::Write;
 use std::path::PathBuf;
@@ -119,9 +117,7 @@ pub fn run(args: Args) -> ExitCode {
         let line = if args.json {
             Some(json_line(outcome))
         } else {
-            outcome
-                .status
-                .map(|(s, _)| format!("{}: {}", outcome.path, s.name()))
+            outcome.status.map(|(s, _)| format!("{}: {}", outcome.path, s.name()))
         };
         if let Some(line) = line {
             if writeln!(out, "{line}").is_err() {
@@ -155,19 +151,14 @@ fn verify_files(
     let units: Vec<Result<Unit, Result<StatusCode, String>>> = files
         .iter()
         .map(|p| {
-            std::fs::read(p)
-                .map_err(|e| Err(format!("{}: {e}", p.display())))
-                .and_then(|b| decode(&b).map_err(Ok))
+            std::fs::read(p).map_err(|e| Err(format!("{}: {e}", p.display()))).and_then(|b| decode(&b).map_err(Ok))
         })
         .collect();
     let mut deps: Vec<CompiledModule> = Vec::new();
     for p in dep_files {
         match std::fs::read(p).ok().and_then(|b| decode_module(&b).ok()) {
             Some(m) => deps.push(m),
-            None => eprintln!(
-                "movejit verify: dependency {} does not decode; ignored",
-                p.display()
-            ),
+            None => eprintln!("movejit verify: dependency {} does not decode; ignored", p.display()),
         }
     }
     let published: Vec<&CompiledModule> = deps.iter().collect();
@@ -194,12 +185,7 @@ fn verify_files(
                     Some(FlavourArg::Sui) => StatusFlavour::Sui,
                     _ => StatusFlavour::Aptos,
                 };
-                Outcome {
-                    path,
-                    module: None,
-                    status: Some((*status, sf)),
-                    location: None,
-                }
+                Outcome { path, module: None, status: Some((*status, sf)), location: None }
             }
             Ok(Unit::Module(m)) => {
                 let config = config_for(flavour, m.flavour, move_rules_only);
@@ -282,32 +268,19 @@ mod tests {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let case: serde_json::Value = serde_json::from_str(line).expect("json");
             let paths = |k: &str| -> Vec<PathBuf> {
-                case[k]
-                    .as_array()
-                    .expect(k)
-                    .iter()
-                    .map(|p| root.join(p.as_str().expect("path")))
-                    .collect()
+                case[k].as_array().expect(k).iter().map(|p| root.join(p.as_str().expect("path"))).collect()
             };
             let expect = case["expect_status"].as_str().expect("expect_status");
             total += 1;
             upgrades += usize::from(expect == "BACKWARD_INCOMPATIBLE_MODULE_UPDATE");
-            let got = statuses(&paths("modules"), &paths("deps"))
-                .into_iter()
-                .flatten()
-                .next();
+            let got = statuses(&paths("modules"), &paths("deps")).into_iter().flatten().next();
             if got != Some(expect) {
                 wrong.push(format!("{}: expected {expect}, got {got:?}", case["id"]));
             }
         }
         assert_eq!(total, 264, "the suite changed size");
         assert_eq!(upgrades, 25);
-        assert!(
-            wrong.is_empty(),
-            "{} of {total} differ:\n{}",
-            wrong.len(),
-            wrong.join("\n")
-        );
+        assert!(wrong.is_empty(), "{} of {total} differ:\n{}", wrong.len(), wrong.join("\n"));
     }
 
     #[test]
@@ -323,16 +296,8 @@ mod tests {
             // An identical upgrade is compatible.
             (&[&vector], &deps, &[None]),
             // The same module twice in one bundle.
-            (
-                &[&vector, &vector],
-                &[],
-                &[None, Some("DUPLICATE_MODULE_NAME")],
-            ),
-            (
-                &[&option, &option],
-                &deps,
-                &[None, Some("DUPLICATE_MODULE_NAME")],
-            ),
+            (&[&vector, &vector], &[], &[None, Some("DUPLICATE_MODULE_NAME")]),
+            (&[&option, &option], &deps, &[None, Some("DUPLICATE_MODULE_NAME")]),
             // option imports vector: missing without deps.
             (&[&option], &[], &[Some("LINKER_ERROR")]),
         ];

@@ -18,8 +18,16 @@ use serde_json::Value as Json;
 fn runners() -> Vec<(&'static str, EngineChoice, Runner)> {
     let jit = JitOptions::default;
     vec![
-        ("interp", EngineChoice::Interp, Runner::new(EngineChoice::Interp, jit()).with_interpreter(InterpreterKind::Flat)),
-        ("tree", EngineChoice::Interp, Runner::new(EngineChoice::Interp, jit()).with_interpreter(InterpreterKind::Tree)),
+        (
+            "interp",
+            EngineChoice::Interp,
+            Runner::new(EngineChoice::Interp, jit()).with_interpreter(InterpreterKind::Flat),
+        ),
+        (
+            "tree",
+            EngineChoice::Interp,
+            Runner::new(EngineChoice::Interp, jit()).with_interpreter(InterpreterKind::Tree),
+        ),
         ("jit", EngineChoice::Jit, Runner::new(EngineChoice::Jit, jit())),
         ("auto", EngineChoice::Auto, Runner::new(EngineChoice::Auto, jit())),
     ]

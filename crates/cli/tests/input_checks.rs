@@ -10,22 +10,15 @@ fn shared() -> PathBuf {
 }
 
 fn movejit(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_movejit"))
-        .args(args)
-        .output()
-        .expect("runs movejit");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let out = Command::new(env!("CARGO_BIN_EXE_movejit")).args(args).output().expect("runs movejit");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The `status` of `movejit run --json`.
 fn run_status(args: &[&str]) -> String {
     let (_, stdout) = movejit(args);
     let line = stdout.lines().last().unwrap_or_default();
-    let v: serde_json::Value =
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"));
+    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"));
     v["status"].as_str().unwrap_or_default().to_string()
 }
 
@@ -34,35 +27,16 @@ fn run_checks_type_arguments_and_bundles() {
     let dir = shared().join("conformance/aptos/modules");
     let vector = dir.join("stdlib3p/vector.mv");
     let generics = dir.join("generics/generics.mv");
-    let (vector, generics) = (
-        vector.to_str().expect("path"),
-        generics.to_str().expect("path"),
-    );
+    let (vector, generics) = (vector.to_str().expect("path"), generics.to_str().expect("path"));
     // (modules, type argument, expected status); `wrap<T>(x: T)` gets `255`.
     let cases: &[(&[&str], &str, &str)] = &[
         (&[vector, generics], "u8", "EXECUTED"),
-        (
-            &[vector, generics],
-            "0xcafe::generics::Box<u8,u64>",
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
-        (
-            &[vector, generics],
-            "0xcafe::generics::Box",
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
-        (
-            &[vector, generics],
-            "vector<0xcafe::generics::Pair<u8>>",
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
+        (&[vector, generics], "0xcafe::generics::Box<u8,u64>", "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
+        (&[vector, generics], "0xcafe::generics::Box", "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
+        (&[vector, generics], "vector<0xcafe::generics::Pair<u8>>", "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
         (&[vector, generics], "&u64", "TYPE_RESOLUTION_FAILURE"),
         (&[vector, generics], "&mut u64", "TYPE_RESOLUTION_FAILURE"),
-        (
-            &[vector, generics],
-            "0xcafe::generics::Nope",
-            "TYPE_RESOLUTION_FAILURE",
-        ),
+        (&[vector, generics], "0xcafe::generics::Nope", "TYPE_RESOLUTION_FAILURE"),
         (&[vector, generics], "0xcafe::nowhere::S", "LINKER_ERROR"),
         (&[vector, generics, generics], "u8", "DUPLICATE_MODULE_NAME"),
     ];
@@ -71,14 +45,7 @@ fn run_checks_type_arguments_and_bundles() {
         for (modules, ty, expect) in cases {
             let mut args = vec!["run", "--json", "--engine", engine];
             args.extend_from_slice(modules);
-            args.extend_from_slice(&[
-                "--function",
-                "0xcafe::generics::wrap",
-                "--type-args",
-                ty,
-                "--bcs-args",
-                "ff",
-            ]);
+            args.extend_from_slice(&["--function", "0xcafe::generics::wrap", "--type-args", ty, "--bcs-args", "ff"]);
             let got = run_status(&args);
             if got != *expect {
                 wrong.push(format!(
@@ -95,10 +62,7 @@ fn run_checks_type_arguments_and_bundles() {
 fn verify_checks_bundles_and_upgrades() {
     let generics = shared().join("conformance/aptos/modules/generics/generics.mv");
     let vector = shared().join("conformance/aptos/modules/stdlib3p/vector.mv");
-    let (generics, vector) = (
-        generics.to_str().expect("path"),
-        vector.to_str().expect("path"),
-    );
+    let (generics, vector) = (generics.to_str().expect("path"), vector.to_str().expect("path"));
     let (code, out) = movejit(&["verify", vector, generics, generics]);
     assert_eq!(code, Some(1), "{out}");
     assert_eq!(out.trim(), format!("{generics}: DUPLICATE_MODULE_NAME"));
@@ -113,29 +77,14 @@ fn verify_checks_bundles_and_upgrades() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
         .find(|c| c["expect_status"] == "BACKWARD_INCOMPATIBLE_MODULE_UPDATE")
         .expect("an upgrade case");
-    let path = |p: &serde_json::Value| {
-        root.join(p.as_str().expect("path"))
-            .to_str()
-            .expect("path")
-            .to_string()
-    };
+    let path = |p: &serde_json::Value| root.join(p.as_str().expect("path")).to_str().expect("path").to_string();
     let mut args = vec!["verify".to_string()];
     for d in case["deps"].as_array().expect("deps") {
         args.extend(["--deps".to_string(), path(d)]);
     }
-    args.extend(
-        case["modules"]
-            .as_array()
-            .expect("modules")
-            .iter()
-            .map(path),
-    );
+    args.extend(case["modules"].as_array().expect("modules").iter().map(path));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, out) = movejit(&args);
     assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains(": BACKWARD_INCOMPATIBLE_MODULE_UPDATE"),
-        "{}: {out}",
-        case["id"]
-    );
+    assert!(out.contains(": BACKWARD_INCOMPATIBLE_MODULE_UPDATE"), "{}: {out}", case["id"]);
 }

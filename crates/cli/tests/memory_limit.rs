@@ -45,9 +45,17 @@ fn endless_growth_exits_with_the_status() {
             .expect("run movejit");
         let stdout = String::from_utf8_lossy(&out.stdout);
         // An exit code (the run reports the call's status), not a signal.
-        assert!(out.status.code().is_some(), "{engine}: {:?}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.code().is_some(),
+            "{engine}: {:?}\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(stdout.contains("status: MEMORY_LIMIT_EXCEEDED (4028)"), "{engine}: {stdout}");
-        assert!(stdout.contains("location: 0x") && stdout.contains("::grow::endless (function #0, offset 4)"), "{engine}: {stdout}");
+        assert!(
+            stdout.contains("location: 0x") && stdout.contains("::grow::endless (function #0, offset 4)"),
+            "{engine}: {stdout}"
+        );
     }
     // The same --json object on every executor, apart from `engine`.
     let json_of = |engine: &str| {

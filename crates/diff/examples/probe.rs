@@ -26,6 +26,12 @@ fn main() {
     }
     println!("{}", stats.summary());
     for f in stats.divergences.iter().take(show) {
-        println!("=== divergence {}: {}\n{}\n{}", f.name, f.case.describe(), f.divergence, f.program.units.last().unwrap());
+        println!(
+            "=== divergence {}: {}\n{}\n{}",
+            f.name,
+            f.case.describe(),
+            f.divergence,
+            f.program.units.last().unwrap()
+        );
     }
 }

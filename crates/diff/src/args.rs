@@ -11,8 +11,12 @@ use movejit_runtime::bcs::write_uleb;
 use movejit_runtime::Type;
 
 /// Primitive types generic functions are instantiated with.
-const INSTANCES: [(Type, Option<Sc>); 4] =
-    [(Type::U64, Some(Sc::Int(Int::U64))), (Type::U8, Some(Sc::Int(Int::U8))), (Type::Bool, Some(Sc::Bool)), (Type::Address, None)];
+const INSTANCES: [(Type, Option<Sc>); 4] = [
+    (Type::U64, Some(Sc::Int(Int::U64))),
+    (Type::U8, Some(Sc::Int(Int::U8))),
+    (Type::Bool, Some(Sc::Bool)),
+    (Type::Address, None),
+];
 
 /// A random BCS value of `tok` (type parameters replaced by `ty_args`);
 /// `None` for types arguments cannot have (structs, functions).

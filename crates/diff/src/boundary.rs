@@ -85,15 +85,10 @@ fn constants(op: IntOp, t: Int, k: usize, exhaustive: bool) -> Vec<I256> {
         (IntOp::Arith(_), 1) | (IntOp::Negate, _) if exhaustive => t.key_edges(),
         (IntOp::Cast(_), _) => {
             let ok = |v: I256| op.eval(t, &[v]).is_some();
-            let step =
-                |v: I256, d: i64| t.from_bits(v.as_u256().wrapping_add(I256::from(d).as_u256()));
+            let step = |v: I256, d: i64| t.from_bits(v.as_u256().wrapping_add(I256::from(d).as_u256()));
             t.key_edges()
                 .into_iter()
-                .filter(|v| {
-                    exhaustive && probes.contains(v)
-                        || ok(*v) != ok(step(*v, 1))
-                        || ok(*v) != ok(step(*v, -1))
-                })
+                .filter(|v| exhaustive && probes.contains(v) || ok(*v) != ok(step(*v, 1)) || ok(*v) != ok(step(*v, -1)))
                 .collect()
         }
         _ => probes,
@@ -107,36 +102,14 @@ fn constants(op: IntOp, t: Int, k: usize, exhaustive: bool) -> Vec<I256> {
 /// ranging over its probes.
 fn functions(op: IntOp, t: Int, exhaustive: bool) -> Vec<Func> {
     let n = op.operands(t).len();
-    let all = (0..n)
-        .map(|k| operand_values(op, t, k, k == 0 || exhaustive))
-        .collect();
-    let mut out = vec![Func {
-        name: "p".into(),
-        operands: vec![Operand::Param; n],
-        values: all,
-    }];
+    let all = (0..n).map(|k| operand_values(op, t, k, k == 0 || exhaustive)).collect();
+    let mut out = vec![Func { name: "p".into(), operands: vec![Operand::Param; n], values: all }];
     for k in 0..n {
         for (i, v) in constants(op, t, k, exhaustive).into_iter().enumerate() {
             let mut operands = vec![Operand::Param; n];
-            operands[k] = if (i + k) % 2 == 0 {
-                Operand::Imm(v)
-            } else {
-                Operand::Const(v)
-            };
-            let values = (0..n)
-                .map(|j| {
-                    if j == k {
-                        vec![v]
-                    } else {
-                        operand_values(op, t, j, false)
-                    }
-                })
-                .collect();
-            out.push(Func {
-                name: format!("k{k}_{i}"),
-                operands,
-                values,
-            });
+            operands[k] = if (i + k) % 2 == 0 { Operand::Imm(v) } else { Operand::Const(v) };
+            let values = (0..n).map(|j| if j == k { vec![v] } else { operand_values(op, t, j, false) }).collect();
+            out.push(Func { name: format!("k{k}_{i}"), operands, values });
         }
     }
     out
@@ -146,10 +119,7 @@ fn functions(op: IntOp, t: Int, exhaustive: bool) -> Vec<Func> {
 fn calls(f: &Func) -> Vec<Vec<I256>> {
     let mut rows: Vec<Vec<I256>> = vec![Vec::new()];
     for values in &f.values {
-        rows = rows
-            .iter()
-            .flat_map(|r| values.iter().map(move |v| [r.clone(), vec![*v]].concat()))
-            .collect();
+        rows = rows.iter().flat_map(|r| values.iter().map(move |v| [r.clone(), vec![*v]].concat())).collect();
     }
     rows
 }
@@ -192,10 +162,7 @@ fn run_instruction(op: IntOp, t: Int, exhaustive: bool, report: &mut Report) {
         type_args: Vec::new(),
         args: Vec::new(),
     };
-    let (mut interp, mut jit) = (
-        Prepared::new(Executor::Interp, &case),
-        Prepared::new(Executor::Jit, &case),
-    );
+    let (mut interp, mut jit) = (Prepared::new(Executor::Interp, &case), Prepared::new(Executor::Jit, &case));
     report.instructions += 1;
     let tys = op.operands(t);
     for (index, f) in funcs.iter().enumerate() {
@@ -231,11 +198,7 @@ fn run_instruction(op: IntOp, t: Int, exhaustive: bool, report: &mut Report) {
                     continue;
                 }
             }
-            let want = Expect {
-                result: op.result(t),
-                value: op.eval(t, &values),
-                offset: tys.len() as u16,
-            };
+            let want = Expect { result: op.result(t), value: op.eval(t, &values), offset: tys.len() as u16 };
             if let Some(bad) = want.mismatch(&i, index as u16) {
                 report.fail(format!("{what}: both executors {i}, but {bad}"));
             }
@@ -250,14 +213,10 @@ impl Expect {
         match self.value {
             Some(v) => {
                 let (bytes, shown) = match self.result {
-                    Sc::Bool => (
-                        vec![u8::from(v != I256::ZERO)],
-                        (v != I256::ZERO).to_string(),
-                    ),
+                    Sc::Bool => (vec![u8::from(v != I256::ZERO)], (v != I256::ZERO).to_string()),
                     Sc::Int(r) => (r.bcs(v), r.text(v)),
                 };
-                (got.status != StatusCode::EXECUTED || got.returns != [bytes])
-                    .then(|| format!("Move gives {shown}"))
+                (got.status != StatusCode::EXECUTED || got.returns != [bytes]).then(|| format!("Move gives {shown}"))
             }
             None => {
                 let at = got.location.as_ref().map(|l| (l.function, l.code_offset));
@@ -282,11 +241,7 @@ mod tests {
             sub_status: None,
             abort_code: None,
             message: None,
-            location: at.map(|(function, code_offset)| Loc {
-                module: "0xcafe::g".into(),
-                function,
-                code_offset,
-            }),
+            location: at.map(|(function, code_offset)| Loc { module: "0xcafe::g".into(), function, code_offset }),
             returns,
             mutrefs: Vec::new(),
             changes: Vec::new(),
@@ -296,47 +251,16 @@ mod tests {
 
     #[test]
     fn expectations_reject_what_move_does_not_give() {
-        let value = Expect {
-            result: Sc::Int(Int::U128),
-            value: Some(I256::ONE << 127u32),
-            offset: 1,
-        };
+        let value = Expect { result: Sc::Int(Int::U128), value: Some(I256::ONE << 127u32), offset: 1 };
         let mut bytes = vec![0u8; 16];
         bytes[15] = 0x80;
-        assert_eq!(
-            value.mismatch(&outcome(StatusCode::EXECUTED, vec![bytes.clone()], None), 0),
-            None
-        );
-        assert!(value
-            .mismatch(
-                &outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((0, 1))),
-                0
-            )
-            .is_some());
+        assert_eq!(value.mismatch(&outcome(StatusCode::EXECUTED, vec![bytes.clone()], None), 0), None);
+        assert!(value.mismatch(&outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((0, 1))), 0).is_some());
         bytes[15] = 0x7f;
-        assert!(value
-            .mismatch(&outcome(StatusCode::EXECUTED, vec![bytes], None), 0)
-            .is_some());
-        let error = Expect {
-            result: Sc::Bool,
-            value: None,
-            offset: 2,
-        };
-        assert_eq!(
-            error.mismatch(
-                &outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((3, 2))),
-                3
-            ),
-            None
-        );
-        assert!(error
-            .mismatch(
-                &outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((3, 1))),
-                3
-            )
-            .is_some());
-        assert!(error
-            .mismatch(&outcome(StatusCode::EXECUTED, vec![vec![1]], None), 3)
-            .is_some());
+        assert!(value.mismatch(&outcome(StatusCode::EXECUTED, vec![bytes], None), 0).is_some());
+        let error = Expect { result: Sc::Bool, value: None, offset: 2 };
+        assert_eq!(error.mismatch(&outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((3, 2))), 3), None);
+        assert!(error.mismatch(&outcome(StatusCode::ARITHMETIC_ERROR, vec![], Some((3, 1))), 3).is_some());
+        assert!(error.mismatch(&outcome(StatusCode::EXECUTED, vec![vec![1]], None), 3).is_some());
     }
 }

@@ -17,24 +17,49 @@ pub fn family(op: Opcode) -> &'static str {
         BitOr | BitAnd | Xor | Shl | Shr => "bitwise",
         Or | And | Not => "boolean",
         Eq | Neq | Lt | Gt | Le | Ge => "comparison",
-        CastU8 | CastU16 | CastU32 | CastU64 | CastU128 | CastU256 | CastI8 | CastI16 | CastI32 | CastI64 | CastI128
-        | CastI256 => "casts",
+        CastU8 | CastU16 | CastU32 | CastU64 | CastU128 | CastU256 | CastI8 | CastI16 | CastI32 | CastI64
+        | CastI128 | CastI256 => "casts",
         Call | CallGeneric => "calls",
         Abort | AbortMsg => "aborts",
-        Pack | PackGeneric | Unpack | UnpackGeneric | ImmBorrowField | ImmBorrowFieldGeneric | MutBorrowField
+        Pack
+        | PackGeneric
+        | Unpack
+        | UnpackGeneric
+        | ImmBorrowField
+        | ImmBorrowFieldGeneric
+        | MutBorrowField
         | MutBorrowFieldGeneric => "structs",
         MutBorrowLoc | ImmBorrowLoc | ReadRef | WriteRef | FreezeRef => "references",
-        Exists | ExistsGeneric | MutBorrowGlobal | MutBorrowGlobalGeneric | ImmBorrowGlobal | ImmBorrowGlobalGeneric
-        | MoveFrom | MoveFromGeneric | MoveTo | MoveToGeneric => "globals",
+        Exists
+        | ExistsGeneric
+        | MutBorrowGlobal
+        | MutBorrowGlobalGeneric
+        | ImmBorrowGlobal
+        | ImmBorrowGlobalGeneric
+        | MoveFrom
+        | MoveFromGeneric
+        | MoveTo
+        | MoveToGeneric => "globals",
         VecPack | VecLen | VecImmBorrow | VecMutBorrow | VecPushBack | VecPopBack | VecUnpack | VecSwap => "vectors",
-        ImmBorrowVariantField | MutBorrowVariantField | ImmBorrowVariantFieldGeneric | MutBorrowVariantFieldGeneric
-        | PackVariant | PackVariantGeneric | UnpackVariant | UnpackVariantGeneric | TestVariant | TestVariantGeneric => {
-            "enums (aptos)"
-        }
-        SuiPackVariant | SuiPackVariantGeneric | SuiUnpackVariant | SuiUnpackVariantImmRef | SuiUnpackVariantMutRef
-        | SuiUnpackVariantGeneric | SuiUnpackVariantGenericImmRef | SuiUnpackVariantGenericMutRef | VariantSwitch => {
-            "enums (sui)"
-        }
+        ImmBorrowVariantField
+        | MutBorrowVariantField
+        | ImmBorrowVariantFieldGeneric
+        | MutBorrowVariantFieldGeneric
+        | PackVariant
+        | PackVariantGeneric
+        | UnpackVariant
+        | UnpackVariantGeneric
+        | TestVariant
+        | TestVariantGeneric => "enums (aptos)",
+        SuiPackVariant
+        | SuiPackVariantGeneric
+        | SuiUnpackVariant
+        | SuiUnpackVariantImmRef
+        | SuiUnpackVariantMutRef
+        | SuiUnpackVariantGeneric
+        | SuiUnpackVariantGenericImmRef
+        | SuiUnpackVariantGenericMutRef
+        | VariantSwitch => "enums (sui)",
         PackClosure | PackClosureGeneric | CallClosure => "closures",
     }
 }
@@ -89,7 +114,10 @@ pub fn reachable(m: &CompiledModule, entry: &str) -> BTreeSet<usize> {
     use movejit_format::Bytecode as B;
     let def_of_handle = |h: usize| -> Option<usize> { m.function_defs.iter().position(|d| d.function.idx() == h) };
     let by_name = m.function_defs.iter().position(|d| {
-        m.function_handles.get(d.function.idx()).and_then(|h| m.identifiers.get(h.name.idx())).is_some_and(|n| n == entry)
+        m.function_handles
+            .get(d.function.idx())
+            .and_then(|h| m.identifiers.get(h.name.idx()))
+            .is_some_and(|n| n == entry)
     });
     let mut seen = BTreeSet::new();
     let mut todo: Vec<usize> = by_name.into_iter().collect();

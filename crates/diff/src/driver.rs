@@ -106,7 +106,13 @@ impl Stats {
             if let (Ok(c), Some(e)) = (&checked, p.expect.filter(|_| i == 0)) {
                 if let Some(why) = e.mismatch(&c.outcome, 0) {
                     // Both executors agree on a result Move's rules do not give.
-                    let d = Divergence { budget: opts.full_budget, field: "oracle", executor: "oracle", interp: c.outcome.clone(), jit: Err(why) };
+                    let d = Divergence {
+                        budget: opts.full_budget,
+                        field: "oracle",
+                        executor: "oracle",
+                        interp: c.outcome.clone(),
+                        jit: Err(why),
+                    };
                     checked = Err(d);
                 }
             }
@@ -223,7 +229,11 @@ impl Stats {
         let _ = writeln!(s, "statuses (full budget): {}", st.join(" "));
         s.push_str(&self.family_table());
         let missing: Vec<&str> = self.generated.missing().iter().map(|o| o.name()).collect();
-        let _ = writeln!(s, "opcodes never generated: {}", if missing.is_empty() { "none".into() } else { missing.join(" ") });
+        let _ = writeln!(
+            s,
+            "opcodes never generated: {}",
+            if missing.is_empty() { "none".into() } else { missing.join(" ") }
+        );
         s
     }
 }

@@ -92,7 +92,12 @@ pub fn gas_budgets(used: u64, points: u64) -> Vec<u64> {
     v
 }
 
-fn compare(executor: &'static str, budget: u64, interp: Outcome, other: Result<Outcome, RunError>) -> Result<Outcome, Divergence> {
+fn compare(
+    executor: &'static str,
+    budget: u64,
+    interp: Outcome,
+    other: Result<Outcome, RunError>,
+) -> Result<Outcome, Divergence> {
     match other {
         Ok(j) => match interp.first_difference(&j) {
             None => Ok(interp),
@@ -123,7 +128,13 @@ pub fn run_both_with(case: &Case, opts: &Options) -> Result<Compared, Divergence
     let mut other = Prepared::new(Executor::Jit, case);
     let (name, verdict, first) = match other.run(opts.full_budget) {
         Err(RunError::Failed(e)) => {
-            return Err(Divergence { budget: opts.full_budget, field: "jit compile", executor: "jit", interp: full, jit: Err(e) })
+            return Err(Divergence {
+                budget: opts.full_budget,
+                field: "jit compile",
+                executor: "jit",
+                interp: full,
+                jit: Err(e),
+            })
         }
         Err(RunError::Unsupported(reason)) => {
             other = Prepared::new(Executor::Auto, case);

@@ -48,7 +48,10 @@ pub fn shrink(text: &str, keep: &str, mut still: impl FnMut(&str) -> bool) -> St
         let chunks: Vec<&str> = text.split("\n\n").collect();
         for i in 0..chunks.len() {
             let c = chunks[i].trim_start();
-            if !c.starts_with("public fun") || c.starts_with(&format!("public fun {keep}(")) || c.starts_with(&format!("public fun {keep}<")) {
+            if !c.starts_with("public fun")
+                || c.starts_with(&format!("public fun {keep}("))
+                || c.starts_with(&format!("public fun {keep}<"))
+            {
                 continue;
             }
             let candidate: Vec<&str> = chunks.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, c)| *c).collect();

@@ -14,11 +14,7 @@ pub struct Rng {
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng {
-            state: seed ^ 0x6a09_e667_f3bc_c908,
-            tape: Vec::new(),
-            pos: 0,
-        }
+        Rng { state: seed ^ 0x6a09_e667_f3bc_c908, tape: Vec::new(), pos: 0 }
     }
     /// A generator driven by arbitrary bytes (fuzz input): each draw takes
     /// the next eight bytes of `bytes`, so a mutated byte changes one choice
@@ -30,10 +26,7 @@ impl Rng {
         for b in bytes {
             h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
         }
-        Rng {
-            tape: bytes.to_vec(),
-            ..Rng::new(h)
-        }
+        Rng { tape: bytes.to_vec(), ..Rng::new(h) }
     }
     pub fn next_u64(&mut self) -> u64 {
         if self.pos < self.tape.len() {

@@ -27,21 +27,9 @@ fn every_integer_instruction_at_every_edge() {
         println!("{f}");
     }
     assert_eq!(r.failed, 0, "{} calls failed", r.failed);
-    let per_type: usize = Int::ALL
-        .iter()
-        .map(|t| IntOp::all(*t, &Int::ALL).len())
-        .sum();
+    let per_type: usize = Int::ALL.iter().map(|t| IntOp::all(*t, &Int::ALL).len()).sum();
     assert_eq!(r.instructions, per_type);
     // The table cannot shrink unnoticed.
-    let (functions, calls) = if EXHAUSTIVE {
-        (7_000, 250_000)
-    } else {
-        (2_400, 80_000)
-    };
-    assert!(
-        r.functions >= functions && r.calls >= calls,
-        "{} functions, {} calls",
-        r.functions,
-        r.calls
-    );
+    let (functions, calls) = if EXHAUSTIVE { (7_000, 250_000) } else { (2_400, 80_000) };
+    assert!(r.functions >= functions && r.calls >= calls, "{} functions, {} calls", r.functions, r.calls);
 }

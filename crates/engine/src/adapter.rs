@@ -3,11 +3,15 @@
 //! on the flat interpreter's slots inside its session, and mapping their
 //! errors back.
 
-use crate::cache::{imports, link_hash, serialized_hash, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready};
+use crate::cache::{
+    imports, link_hash, serialized_hash, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready,
+};
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
 use movejit_jit::{FlatOutcome, JitConfig, NestedState};
-use movejit_runtime::compiled::{CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SeamSlot, SessionHost};
+use movejit_runtime::compiled::{
+    CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SeamSlot, SessionHost,
+};
 use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::Shape;
@@ -108,7 +112,11 @@ const MAX_LINK_DEPTH: usize = 512;
 
 impl JitSession {
     fn cache(&self, metered: bool) -> Arc<CodeCache> {
-        if metered { self.metered.clone() } else { self.unmetered.clone() }
+        if metered {
+            self.metered.clone()
+        } else {
+            self.unmetered.clone()
+        }
     }
 
     fn not_compiled(&mut self, id: &ModuleId, fdef: u16, ty_args: &[Type]) -> CompiledCall {
@@ -168,7 +176,13 @@ impl JitSession {
         out
     }
 
-    fn code_key(&mut self, src: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Option<(CodeKey, Vec<ModuleId>)> {
+    fn code_key(
+        &mut self,
+        src: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+    ) -> Option<(CodeKey, Vec<ModuleId>)> {
         let link = self.link(src, module, 0)?;
         let mut named = Vec::new();
         for t in ty_args {
@@ -185,8 +199,17 @@ impl JitSession {
 
     /// The code of `module::fdef<ty_args>`: cached, compiled now, or not
     /// (yet). `Err(None)`: interpret this call, ask again next time.
-    fn obtain(&mut self, src: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type], metered: bool, threshold: u32) -> Result<Arc<Ready>, Option<String>> {
-        let (key, named) = self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
+    fn obtain(
+        &mut self,
+        src: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+        metered: bool,
+        threshold: u32,
+    ) -> Result<Arc<Ready>, Option<String>> {
+        let (key, named) =
+            self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
         let cache = self.cache(metered);
         match cache.lookup(&key, threshold) {
             Lookup::Ready(r) => return Ok(r),
@@ -224,7 +247,13 @@ impl JitSession {
 
     /// Closures among the arguments may name modules the code's generation
     /// does not know yet: they must be the session's versions there too.
-    fn admit_closure_modules(&mut self, host: &dyn SessionHost, ready: &Ready, args: &[SeamSlot], metered: bool) -> bool {
+    fn admit_closure_modules(
+        &mut self,
+        host: &dyn SessionHost,
+        ready: &Ready,
+        args: &[SeamSlot],
+        metered: bool,
+    ) -> bool {
         let mut found = Vec::new();
         for s in args {
             let l = match &s.layout.shape {
@@ -306,7 +335,9 @@ impl CompiledCode for JitSession {
         let metered = state.gas_left.is_some();
         let hash = host.module_hash(module);
         let known = self.hot.get(module).and_then(|v| {
-            v.iter().find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args).map(|h| h.code.clone())
+            v.iter()
+                .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                .map(|h| h.code.clone())
         });
         let first = known.is_none();
         let ready = match known {
@@ -344,7 +375,13 @@ impl CompiledCode for JitSession {
         CompiledCall::Returned { gas_left }
     }
 
-    fn compile(&mut self, modules: &dyn ModuleSource, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Result<(), String> {
+    fn compile(
+        &mut self,
+        modules: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+    ) -> Result<(), String> {
         // Both variants: the gas meter of the coming call decides which runs.
         for metered in [false, true] {
             self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?;

@@ -315,7 +315,8 @@ impl State {
             // A module the session has not loaded: its use fails to compile.
             let Some(m) = src.module(id) else { continue };
             let copy = m.clone();
-            let num = g.gen.engine.with(|jit| jit.add_module(copy)).map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+            let num =
+                g.gen.engine.with(|jit| jit.add_module(copy)).map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
             g.names.insert(id.clone(), (*h, num));
             if let Ok(mut ids) = g.gen.ids.write() {
                 if ids.len() <= num as usize {
@@ -328,7 +329,15 @@ impl State {
     }
 
     /// Compiles one instance in generation `gen` (its modules added).
-    fn compile_in(&mut self, gen: usize, options: &JitOptions, module: &ModuleId, fdef: u16, type_args: &[Type], spent: &mut Duration) -> Result<Arc<Ready>, String> {
+    fn compile_in(
+        &mut self,
+        gen: usize,
+        options: &JitOptions,
+        module: &ModuleId,
+        fdef: u16,
+        type_args: &[Type],
+        spent: &mut Duration,
+    ) -> Result<Arc<Ready>, String> {
         if let Some(budget) = options.compile_budget {
             if self.stats.compile_time >= budget {
                 self.stats.over_budget += 1;
@@ -364,11 +373,13 @@ impl State {
 
 /// The modules module `m` imports (itself excluded).
 pub fn imports(m: &CompiledModule) -> impl Iterator<Item = ModuleId> + '_ {
-    m.module_handles.iter().enumerate().filter(move |(i, _)| *i != m.self_module_handle_idx.idx()).filter_map(move |(_, h)| {
-        let a = m.address_identifiers.get(h.address.idx())?;
-        let n = m.identifiers.get(h.name.idx())?;
-        Some(ModuleId::new(*a, n))
-    })
+    m.module_handles.iter().enumerate().filter(move |(i, _)| *i != m.self_module_handle_idx.idx()).filter_map(
+        move |(_, h)| {
+            let a = m.address_identifiers.get(h.address.idx())?;
+            let n = m.identifiers.get(h.name.idx())?;
+            Some(ModuleId::new(*a, n))
+        },
+    )
 }
 
 /// The content hash of a module without a known one: SHA-256 of its

@@ -6,7 +6,9 @@
 //! republished with other bytes (or linked against a republished
 //! dependency) gets code of its own.
 
-use movejit_engine::{engine_label, new_engine_with_cache, CacheStats, Engine, EngineConfig, ExecutorKind, JitFactory, JitOptions};
+use movejit_engine::{
+    engine_label, new_engine_with_cache, CacheStats, Engine, EngineConfig, ExecutorKind, JitFactory, JitOptions,
+};
 use movejit_interp::runtime::compiled::CompiledStats;
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, VmError};
 use std::path::PathBuf;
@@ -42,7 +44,12 @@ fn bench(name: &str) -> Bench {
     let parts: Vec<&str> = f.split("::").collect();
     let addr = AccountAddress::parse(parts[0]).expect("address");
     Bench {
-        modules: b["modules"].as_array().expect("modules").iter().map(|m| m.as_str().expect("path").to_string()).collect(),
+        modules: b["modules"]
+            .as_array()
+            .expect("modules")
+            .iter()
+            .map(|m| m.as_str().expect("path").to_string())
+            .collect(),
         module: ModuleId::new(addr, parts[1]),
         function: parts[2].to_string(),
         args: hexes(&small["args"]),
@@ -61,14 +68,16 @@ fn storage(b: &Bench) -> InMemoryStorage {
 }
 
 fn engine(options: JitOptions) -> (Engine, Arc<JitFactory>) {
-    let (e, f) = new_engine_with_cache(EngineConfig { executor: ExecutorKind::Auto, jit: options, ..EngineConfig::aptos() });
+    let (e, f) =
+        new_engine_with_cache(EngineConfig { executor: ExecutorKind::Auto, jit: options, ..EngineConfig::aptos() });
     (e, f.expect("a code cache"))
 }
 
 /// One call in a fresh session: returns and the session's counters.
 fn run(engine: &Engine, st: &InMemoryStorage, b: &Bench) -> (Result<Vec<Vec<u8>>, VmError>, CompiledStats) {
     let mut session = engine.new_session(st);
-    let r = session.execute_function(&b.module, &b.function, &[], &b.args, &mut GasMeter::unmetered()).map(|o| o.returns);
+    let r =
+        session.execute_function(&b.module, &b.function, &[], &b.args, &mut GasMeter::unmetered()).map(|o| o.returns);
     (r, session.compiled_stats().unwrap_or_default())
 }
 
@@ -100,7 +109,11 @@ fn sessions_and_threads_share_compiled_code() {
             }
         });
         let after = cache.stats();
-        assert_eq!((after.compiled, after.compiles, after.generations), (once.compiled, once.compiles, 1), "{name}: {after:?}");
+        assert_eq!(
+            (after.compiled, after.compiles, after.generations),
+            (once.compiled, once.compiles, 1),
+            "{name}: {after:?}"
+        );
         assert!(after.shared_hits >= 5, "{name}: {after:?}");
     }
 }
@@ -119,7 +132,8 @@ fn threads_running_the_same_code_in_parallel_get_identical_results() {
     let one = t.elapsed();
     let t = Instant::now();
     std::thread::scope(|s| {
-        let runs: Vec<_> = (0..8).map(|_| s.spawn(|| (0..3).map(|_| run(&engine, &st, &b).0.ok()).collect::<Vec<_>>())).collect();
+        let runs: Vec<_> =
+            (0..8).map(|_| s.spawn(|| (0..3).map(|_| run(&engine, &st, &b).0.ok()).collect::<Vec<_>>())).collect();
         for t in runs {
             assert!(t.join().expect("thread").iter().all(|r| r.as_ref() == Some(&b.expect)));
         }
@@ -128,7 +142,10 @@ fn threads_running_the_same_code_in_parallel_get_identical_results() {
     // No lock is held while code runs: with n cores, 24 runs on 8 threads
     // take about 3/n of the time of 8 runs on one (not asserted: shared
     // machines).
-    println!("closures: 8 runs on 1 thread {one:?}, 24 runs on 8 threads {many:?} ({} cores)", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    println!(
+        "closures: 8 runs on 1 thread {one:?}, 24 runs on 8 threads {many:?} ({} cores)",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     let c = cache.stats();
     assert_eq!((c.generations, c.compiled), (1, 1), "{c:?}");
 }
@@ -156,16 +173,22 @@ fn threshold_interprets_the_first_calls_then_compiles() {
     assert_eq!((engine_label(Some(&stats)), cache.stats().compiled), ("interp", 0));
     let (r, stats) = run(&engine, &st, &b);
     assert_eq!(r.as_ref().ok(), Some(&b.expect));
-    assert_eq!((engine_label(Some(&stats)), cache.stats().compiled, cache.stats().below_threshold), ("mixed", 1, 100_000));
+    assert_eq!(
+        (engine_label(Some(&stats)), cache.stats().compiled, cache.stats().below_threshold),
+        ("mixed", 1, 100_000)
+    );
 }
 
 /// Non-generic functions with code in the benchmark's own module.
 fn non_generic_functions(b: &Bench) -> usize {
     let p = b.modules.iter().find(|p| p.ends_with(&format!("/{}.mv", b.module.name))).expect("own module");
-    let m = movejit_format::decode_module(&std::fs::read(shared().join("bench").join(p)).expect("read")).expect("decode");
+    let m =
+        movejit_format::decode_module(&std::fs::read(shared().join("bench").join(p)).expect("read")).expect("decode");
     m.function_defs
         .iter()
-        .filter(|f| f.code.is_some() && m.function_handles.get(f.function.idx()).is_some_and(|h| h.type_parameters.is_empty()))
+        .filter(|f| {
+            f.code.is_some() && m.function_handles.get(f.function.idx()).is_some_and(|h| h.type_parameters.is_empty())
+        })
         .count()
 }
 
@@ -208,7 +231,9 @@ fn over_limit_functions_and_a_spent_budget_are_interpreted_with_identical_result
             let c: CacheStats = cache.stats();
             assert!(c.not_compiled > 0 && stats.interpreted_functions > 0, "{name}, {what}: {c:?} {stats:?}");
             match *what {
-                "compile budget" => assert_eq!((c.over_budget, c.compiled, c.compiles), (c.not_compiled, 0, 0), "{name}: {c:?}"),
+                "compile budget" => {
+                    assert_eq!((c.over_budget, c.compiled, c.compiles), (c.not_compiled, 0, 0), "{name}: {c:?}")
+                }
                 _ => assert!(c.over_limit > 0, "{name}, {what}: {c:?}"),
             }
         }
@@ -236,7 +261,8 @@ fn a_republished_module_gets_new_code() {
     let cafe = AccountAddress::from_u64(0xcafe);
     let call = |engine: &Engine, st: &InMemoryStorage, module: &str, f: &str| {
         let mut s = engine.new_session(st);
-        let r = s.execute_function(&ModuleId::new(cafe, module), f, &[], &[], &mut GasMeter::unmetered()).expect("runs");
+        let r =
+            s.execute_function(&ModuleId::new(cafe, module), f, &[], &[], &mut GasMeter::unmetered()).expect("runs");
         (u64::from_le_bytes(r.returns[0].clone().try_into().expect("u64")), engine_label(s.compiled_stats().as_ref()))
     };
     let (engine, cache) = engine(JitOptions::default());

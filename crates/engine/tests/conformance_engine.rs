@@ -26,7 +26,8 @@ impl CaseExecutor for On {
 }
 
 fn not_compiled(o: &Outcome) -> bool {
-    o.status == StatusCode::FEATURE_NOT_ENABLED.name() && o.message.as_deref().is_some_and(|m| m.starts_with(JIT_NOT_COMPILED))
+    o.status == StatusCode::FEATURE_NOT_ENABLED.name()
+        && o.message.as_deref().is_some_and(|m| m.starts_with(JIT_NOT_COMPILED))
 }
 
 #[test]
@@ -51,7 +52,10 @@ fn auto_and_jit_match_interpreter_and_oracle() {
             j => bad.push(format!("jit {}: {j:?} vs interp {i:?}", case.id)),
         }
     }
-    eprintln!("auto agrees {auto_agree}/{}; jit compiled {jit_compiled} cases (identical), not compiled {jit_not}", cases.len());
+    eprintln!(
+        "auto agrees {auto_agree}/{}; jit compiled {jit_compiled} cases (identical), not compiled {jit_not}",
+        cases.len()
+    );
     for b in bad.iter().take(40) {
         eprintln!("DIFF {b}");
     }
@@ -71,7 +75,8 @@ fn run_metered(engine: &Engine, case: &Case, budget: u64) -> Result<(Outcome, u6
     let (f, m, a) = (parts.next().ok_or("f")?, parts.next().ok_or("m")?, parts.next().ok_or("a")?);
     let addr = movejit_format::AccountAddress::parse(a).ok_or("address")?;
     let tys: Vec<Type> = case.type_args.iter().map(|t| Type::parse_tag(t).ok_or("tag")).collect::<Result<_, _>>()?;
-    let args: Vec<Vec<u8>> = case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    let args: Vec<Vec<u8>> =
+        case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
     let mut session = engine.new_session(&storage);
     let mut gas = GasMeter::new(CostTable::default(), budget);
     let r = session.execute_function(&ModuleId::new(addr, m), f, &tys, &args, &mut gas);
@@ -111,7 +116,9 @@ fn metered_gas_identical() {
             }
         }
     }
-    eprintln!("metered: {runs} runs identical gas/outcome checks, {compiled_runs} ran (partly) compiled, {mixed_runs} mixed");
+    eprintln!(
+        "metered: {runs} runs identical gas/outcome checks, {compiled_runs} ran (partly) compiled, {mixed_runs} mixed"
+    );
     for b in bad.iter().take(40) {
         eprintln!("DIFF {b}");
     }

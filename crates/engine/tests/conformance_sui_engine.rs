@@ -32,7 +32,8 @@ fn not_compiled(g: &SuiGot) -> Option<(String, String)> {
 fn sui_auto_and_jit_match_interpreter_and_real_vm() {
     let tests = sui_tests();
     assert!(tests.len() > 100, "expected the full test file");
-    let (interp, auto, jit) = (engine(ExecutorKind::Interpreter), engine(ExecutorKind::Auto), engine(ExecutorKind::Jit));
+    let (interp, auto, jit) =
+        (engine(ExecutorKind::Interpreter), engine(ExecutorKind::Auto), engine(ExecutorKind::Jit));
     let base = sui_genesis(&interp);
     let (mut tasks, mut calls, mut auto_agree, mut auto_ran_compiled) = (0, 0, 0, 0);
     let (mut jit_compiled, mut jit_ran_mixed) = (0, 0);

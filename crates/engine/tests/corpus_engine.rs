@@ -56,13 +56,18 @@ fn corpus_compiles_through_the_engine_or_is_reported_unsupported() {
         let ids: Vec<ModuleId> = corpus.modules.iter().map(|m| ModuleId::new(*m.address(), m.name())).collect();
         let source = Modules { by_id: ids.iter().cloned().zip(&corpus.modules).collect() };
         // The natives an Aptos / Sui host registers.
-        let config =
-            if *sui { EngineConfig::sui() } else { EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() } };
+        let config = if *sui {
+            EngineConfig::sui()
+        } else {
+            EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() }
+        };
         let mut session = JitFactory::new(&config).new_session();
         let compile = |it: &survey::Item| {
-            session.compile(&source, &ids[it.module], it.fdef, &it.type_args).map_err(|why| match why.strip_prefix(UNSUPPORTED) {
-                Some(m) => Failure::Unsupported(m.to_string()),
-                None => Failure::Problem(why),
+            session.compile(&source, &ids[it.module], it.fdef, &it.type_args).map_err(|why| {
+                match why.strip_prefix(UNSUPPORTED) {
+                    Some(m) => Failure::Unsupported(m.to_string()),
+                    None => Failure::Problem(why),
+                }
             })
         };
         let got = survey(set, &corpus, compile, &mut problems).compiled();

@@ -176,7 +176,8 @@ L0: borrow_loc big
 ";
 
 fn storage() -> InMemoryStorage {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/aptos/modules/stdlib3p");
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/aptos/modules/stdlib3p");
     let mut st = InMemoryStorage::default();
     st.publish(ModuleId::new(AccountAddress::from_u64(1), "bcs"), std::fs::read(dir.join("bcs.mv")).expect("bcs.mv"));
     let m = match movejit_masm::assemble(SOURCE) {
@@ -198,7 +199,13 @@ fn run(st: &InMemoryStorage, kind: ExecutorKind, interpreter: InterpreterKind, f
     let engine = new_engine(config);
     let mut session = engine.new_session(st);
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.to_le_bytes().to_vec()).collect();
-    let r = session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "mem"), f, &[], &args, &mut GasMeter::unmetered());
+    let r = session.execute_function(
+        &ModuleId::new(AccountAddress::from_u64(0xcafe), "mem"),
+        f,
+        &[],
+        &args,
+        &mut GasMeter::unmetered(),
+    );
     r.map(|o| o.returns).map_err(|e| (e.status, e.location.map(|l| (l.function_name, l.code_offset as u64))))
 }
 

@@ -10,7 +10,9 @@
 //! (`CALL_STACK_OVERFLOW` on either side of it).
 
 use movejit_engine::{engine_label, new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, InMemoryStorage, ModuleId, StatusCode};
+use movejit_interp::runtime::{
+    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, InMemoryStorage, ModuleId, StatusCode,
+};
 use movejit_interp::JitOptions;
 
 /// Functions with more instructions than this run interpreted.
@@ -246,7 +248,16 @@ fn storage() -> InMemoryStorage {
     };
     let lens: Vec<usize> = m.function_defs.iter().map(|f| f.code.as_ref().map_or(0, |c| c.code.len())).collect();
     // The split the test relies on: short functions compile, long ones don't.
-    for (name, long) in [("call_long", false), ("loop_long", false), ("long", true), ("via_ref", false), ("long_push", true), ("deep", false), ("long_rec", true), ("add_long", true)] {
+    for (name, long) in [
+        ("call_long", false),
+        ("loop_long", false),
+        ("long", true),
+        ("via_ref", false),
+        ("long_push", true),
+        ("deep", false),
+        ("long_rec", true),
+        ("add_long", true),
+    ] {
         let i = m
             .function_defs
             .iter()
@@ -291,7 +302,8 @@ fn run(kind: ExecutorKind, st: &InMemoryStorage, calls: &[(&str, Vec<Vec<u8>>)],
             Some(b) => GasMeter::new(CostTable::default(), b),
             None => GasMeter::unmetered(),
         };
-        let r = session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "mixed"), f, &[], args, &mut gas);
+        let r =
+            session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "mixed"), f, &[], args, &mut gas);
         ok = r.is_ok();
         let o = match r {
             Ok(r) => Outcome::Returned(r.returns),
@@ -472,7 +484,10 @@ fn many_calls_into_the_interpreter() {
     let (mi, ..) = run(ExecutorKind::Interpreter, &st, &calls, Some(u64::MAX / 4));
     let (ma, ..) = run(ExecutorKind::Auto, &st, &calls, Some(u64::MAX / 4));
     assert_eq!(ma, mi, "metered");
-    println!("{n} compiled-to-interpreted calls: interp {ti:.1} ms, auto {ta:.1} ms ({:.2} us per call on auto)", ta * 1e3 / n as f64);
+    println!(
+        "{n} compiled-to-interpreted calls: interp {ti:.1} ms, auto {ta:.1} ms ({:.2} us per call on auto)",
+        ta * 1e3 / n as f64
+    );
 }
 
 /// A call of a native no registry provides: `MISSING_DEPENDENCY` at the

@@ -75,7 +75,8 @@ fun bump(x: &mut u64, a: address) acquires Counter
 const MAX_CODE_LEN: usize = 20;
 
 fn storage() -> InMemoryStorage {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/aptos/modules/stdlib3p");
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/aptos/modules/stdlib3p");
     let mut st = InMemoryStorage::default();
     let signer = std::fs::read(dir.join("signer.mv")).expect("signer.mv");
     st.publish(ModuleId::new(AccountAddress::from_u64(1), "signer"), signer);
@@ -102,7 +103,13 @@ fn run(kind: ExecutorKind, st: &InMemoryStorage, n: u64, budget: Option<u64>) ->
     let signer = [&[0u8][..], &AccountAddress::from_u64(0xcafe).0].concat();
     let args = vec![signer, n.to_le_bytes().to_vec()];
     let t = Instant::now();
-    let r = session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "seam"), "drive", &[], &args, &mut gas);
+    let r = session.execute_function(
+        &ModuleId::new(AccountAddress::from_u64(0xcafe), "seam"),
+        "drive",
+        &[],
+        &args,
+        &mut gas,
+    );
     let dt = t.elapsed().as_secs_f64() * 1e3;
     let label = engine_label(session.compiled_stats().as_ref());
     let ok = r.is_ok();
@@ -122,14 +129,18 @@ fn interpreted_caller_compiled_callee_share_frame_and_globals() {
     assert_eq!(ra.as_ref().map(|r| r.0.clone()).ok(), ri.as_ref().map(|r| r.0.clone()).ok());
     assert!(ci.is_some() && ca == ci, "change sets: {ca:?} vs {ci:?}");
     assert_eq!(label, "mixed", "drive interpreted, bump compiled");
-    println!("{n} interpreted-to-compiled calls: interp {ti:.1} ms, auto {ta:.1} ms ({:.2} us per call on auto)", ta * 1e3 / n as f64);
+    println!(
+        "{n} interpreted-to-compiled calls: interp {ti:.1} ms, auto {ta:.1} ms ({:.2} us per call on auto)",
+        ta * 1e3 / n as f64
+    );
     // Metered, including budgets that run out inside the compiled callee.
     let (full, ..) = run(ExecutorKind::Interpreter, &st, 50, Some(u64::MAX / 4));
     let used = full.expect("metered run").1;
     for budget in [used, used - 1, used / 2, used / 3 + 7, 40] {
         let (ri, ci, ..) = run(ExecutorKind::Interpreter, &st, 50, Some(budget));
         let (ra, ca, ..) = run(ExecutorKind::Auto, &st, 50, Some(budget));
-        let status = |r: &Result<(Vec<Vec<u8>>, u64), VmError>| r.as_ref().map_err(|e| (e.status, e.location.clone())).cloned();
+        let status =
+            |r: &Result<(Vec<Vec<u8>>, u64), VmError>| r.as_ref().map_err(|e| (e.status, e.location.clone())).cloned();
         assert_eq!(status(&ra), status(&ri), "budget {budget}");
         assert_eq!(ca, ci, "budget {budget}");
     }

@@ -6,9 +6,7 @@
 //! nest no deeper than code can build values.
 
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{
-    AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type,
-};
+use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
 use movejit_interp::EUSER_TYPE_LOADING_FAILURE;
 use std::path::PathBuf;
 
@@ -47,10 +45,7 @@ fn storage() -> InMemoryStorage {
         Ok(_) => panic!("not a module"),
         Err(e) => panic!("assemble: {e}"),
     };
-    st.publish(
-        ModuleId::new(*m.address(), m.name()),
-        movejit_format::serialize_module(&m),
-    );
+    st.publish(ModuleId::new(*m.address(), m.name()), movejit_format::serialize_module(&m));
     st
 }
 
@@ -84,129 +79,51 @@ fn cases() -> Vec<(&'static str, Vec<Type>, &'static str)> {
         ("wrap", vec![box_u8.clone()], "EXECUTED"),
         ("wrap", vec![Type::U64], "FAILED_TO_DESERIALIZE_ARGUMENT"),
         // Datatype arity, at any depth.
+        ("wrap", vec![tag("0xcafe::generics::Box<u8, u64>")], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
+        ("wrap", vec![tag("0xcafe::generics::Box")], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
+        ("wrap", vec![tag("0xcafe::generics::Marker<u8>")], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
         (
             "wrap",
-            vec![tag("0xcafe::generics::Box<u8, u64>")],
+            vec![tag("vector<0xcafe::generics::Box<0xcafe::generics::Pair<u8>>>")],
             "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
         ),
-        (
-            "wrap",
-            vec![tag("0xcafe::generics::Box")],
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
-        (
-            "wrap",
-            vec![tag("0xcafe::generics::Marker<u8>")],
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
-        (
-            "wrap",
-            vec![tag(
-                "vector<0xcafe::generics::Box<0xcafe::generics::Pair<u8>>>",
-            )],
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
-        (
-            "wrap",
-            vec![tag("0xcafe::generics::Tagged<0xcafe::generics::Box>")],
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
+        ("wrap", vec![tag("0xcafe::generics::Tagged<0xcafe::generics::Box>")], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
         // What a type tag cannot hold.
         ("wrap", vec![r(Type::U64)], "TYPE_RESOLUTION_FAILURE"),
-        (
-            "wrap",
-            vec![Type::MutableReference(Box::new(Type::U64))],
-            "TYPE_RESOLUTION_FAILURE",
-        ),
-        (
-            "wrap",
-            vec![Type::Vector(Box::new(r(Type::U8)))],
-            "TYPE_RESOLUTION_FAILURE",
-        ),
+        ("wrap", vec![Type::MutableReference(Box::new(Type::U64))], "TYPE_RESOLUTION_FAILURE"),
+        ("wrap", vec![Type::Vector(Box::new(r(Type::U8)))], "TYPE_RESOLUTION_FAILURE"),
         ("wrap", vec![Type::TyParam(0)], "TYPE_RESOLUTION_FAILURE"),
         // Unknown datatypes and modules.
-        (
-            "wrap",
-            vec![tag("0xcafe::generics::Nope")],
-            "TYPE_RESOLUTION_FAILURE",
-        ),
+        ("wrap", vec![tag("0xcafe::generics::Nope")], "TYPE_RESOLUTION_FAILURE"),
         ("wrap", vec![tag("0xcafe::missing::S")], "LINKER_ERROR"),
-        (
-            "wrap",
-            vec![tag("vector<0xbeef::generics::Box<u8>>")],
-            "LINKER_ERROR",
-        ),
+        ("wrap", vec![tag("vector<0xbeef::generics::Box<u8>>")], "LINKER_ERROR"),
         // Depth: 20 levels pass (then marker's count fails), 21 do not.
-        (
-            "marker",
-            vec![vectors(19, Type::U8)],
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
-        (
-            "marker",
-            vec![vectors(20, Type::U8)],
-            "VM_MAX_TYPE_DEPTH_REACHED",
-        ),
+        ("marker", vec![vectors(19, Type::U8)], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
+        ("marker", vec![vectors(20, Type::U8)], "VM_MAX_TYPE_DEPTH_REACHED"),
         // Size: 128 nodes pass, 129 do not.
-        (
-            "marker",
-            vec![vectors(1, pairs(7))],
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
+        ("marker", vec![vectors(1, pairs(7))], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
         ("marker", vec![vectors(2, pairs(7))], "TOO_MANY_TYPE_NODES"),
         // The function's own count and constraints, after the arguments.
         ("wrap", vec![], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
-        (
-            "wrap",
-            vec![Type::U8, Type::U8],
-            "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH",
-        ),
-        (
-            "wrap",
-            vec![Type::U8, r(Type::U8)],
-            "TYPE_RESOLUTION_FAILURE",
-        ),
+        ("wrap", vec![Type::U8, Type::U8], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
+        ("wrap", vec![Type::U8, r(Type::U8)], "TYPE_RESOLUTION_FAILURE"),
         ("marker", vec![box_u8], "NUMBER_OF_TYPE_ARGUMENTS_MISMATCH"),
         ("dup", vec![Type::Signer], "CONSTRAINT_NOT_SATISFIED"),
-        (
-            "dup",
-            vec![vectors(1, Type::Signer)],
-            "CONSTRAINT_NOT_SATISFIED",
-        ),
+        ("dup", vec![vectors(1, Type::Signer)], "CONSTRAINT_NOT_SATISFIED"),
     ]
 }
 
 #[test]
 fn bad_type_arguments_fail_alike_on_every_executor() {
     let st = storage();
-    let module = ModuleId::new(
-        AccountAddress::parse("0xcafe").expect("address"),
-        "generics",
-    );
+    let module = ModuleId::new(AccountAddress::parse("0xcafe").expect("address"), "generics");
     let mut wrong = Vec::new();
-    for executor in [
-        ExecutorKind::Interpreter,
-        ExecutorKind::Jit,
-        ExecutorKind::Auto,
-    ] {
-        let engine = new_engine(EngineConfig {
-            executor,
-            ..EngineConfig::aptos()
-        });
+    for executor in [ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto] {
+        let engine = new_engine(EngineConfig { executor, ..EngineConfig::aptos() });
         for (function, ty_args, expect) in cases() {
-            let args: Vec<Vec<u8>> = if function == "marker" {
-                vec![]
-            } else {
-                vec![vec![0xff]]
-            };
+            let args: Vec<Vec<u8>> = if function == "marker" { vec![] } else { vec![vec![0xff]] };
             let mut session = engine.new_session(&st);
-            let got = match session.execute_function(
-                &module,
-                function,
-                &ty_args,
-                &args,
-                &mut GasMeter::unmetered(),
-            ) {
+            let got = match session.execute_function(&module, function, &ty_args, &args, &mut GasMeter::unmetered()) {
                 Ok(_) => "EXECUTED",
                 Err(e)
                     if e.status == StatusCode::TYPE_RESOLUTION_FAILURE
@@ -217,22 +134,16 @@ fn bad_type_arguments_fail_alike_on_every_executor() {
                 Err(e) => e.status.name(),
             };
             // The signature query checks the same things first.
-            let sig = engine
-                .new_session(&st)
-                .function_signature(&module, function, &ty_args)
-                .err()
-                .map(|e| e.status.name());
-            let sig_expect = Some(expect)
-                .filter(|e| !["EXECUTED", "FAILED_TO_DESERIALIZE_ARGUMENT"].contains(e));
+            let sig =
+                engine.new_session(&st).function_signature(&module, function, &ty_args).err().map(|e| e.status.name());
+            let sig_expect = Some(expect).filter(|e| !["EXECUTED", "FAILED_TO_DESERIALIZE_ARGUMENT"].contains(e));
             let names: Vec<String> = ty_args.iter().map(|t| t.to_string()).collect();
             let call = format!("{executor:?} {function}<{}>", names.join(", "));
             if got != expect {
                 wrong.push(format!("{call}: expected {expect}, got {got}"));
             }
             if sig != sig_expect {
-                wrong.push(format!(
-                    "{call}: function_signature gives {sig:?}, expected {sig_expect:?}"
-                ));
+                wrong.push(format!("{call}: function_signature gives {sig:?}, expected {sig_expect:?}"));
             }
         }
     }
@@ -267,15 +178,8 @@ fn argument_depth_matches_what_code_builds() {
         ("pack", max - 1, false, "VM_MAX_VALUE_DEPTH_REACHED"),
     ];
     let mut wrong = Vec::new();
-    for executor in [
-        ExecutorKind::Interpreter,
-        ExecutorKind::Jit,
-        ExecutorKind::Auto,
-    ] {
-        let mut config = EngineConfig {
-            executor,
-            ..EngineConfig::aptos()
-        };
+    for executor in [ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto] {
+        let mut config = EngineConfig { executor, ..EngineConfig::aptos() };
         config.limits.max_type_arg_depth = 256;
         config.limits.max_type_arg_nodes = None;
         let engine = new_engine(config);

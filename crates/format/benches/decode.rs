@@ -34,9 +34,7 @@ fn mv_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         if p.is_dir() {
             mv_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "mv")
-            && !p.components().any(|c| c.as_os_str() == "scripts")
-        {
+        } else if p.extension().is_some_and(|x| x == "mv") && !p.components().any(|c| c.as_os_str() == "scripts") {
             out.push(p);
         }
     }
@@ -48,10 +46,7 @@ fn corpus() -> Vec<Vec<u8>> {
         mv_files(&shared_dir().join(f), &mut paths);
     }
     paths.sort();
-    paths
-        .iter()
-        .map(|p| std::fs::read(p).expect("read module"))
-        .collect()
+    paths.iter().map(|p| std::fs::read(p).expect("read module")).collect()
 }
 
 /// Nanoseconds this thread has spent on a CPU, if the kernel tells us.
@@ -75,16 +70,9 @@ fn cpu_time(iters: u64, mut f: impl FnMut()) -> Duration {
 
 fn bench(c: &mut Criterion) {
     let modules = corpus();
-    assert!(
-        !modules.is_empty(),
-        "no corpus found under {}",
-        shared_dir().display()
-    );
+    assert!(!modules.is_empty(), "no corpus found under {}", shared_dir().display());
     let total: usize = modules.iter().map(Vec::len).sum();
-    let decoded: Vec<CompiledModule> = modules
-        .iter()
-        .map(|b| decode_module(b).expect("corpus decodes"))
-        .collect();
+    let decoded: Vec<CompiledModule> = modules.iter().map(|b| decode_module(b).expect("corpus decodes")).collect();
     let decode_all = || {
         for m in &modules {
             black_box(decode_module(black_box(m)).ok());
@@ -105,12 +93,8 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("cpu");
     g.throughput(Throughput::Bytes(total as u64));
-    g.bench_function("decode+bounds", |b| {
-        b.iter_custom(|n| cpu_time(n, decode_all))
-    });
-    g.bench_function("serialize", |b| {
-        b.iter_custom(|n| cpu_time(n, serialize_all))
-    });
+    g.bench_function("decode+bounds", |b| b.iter_custom(|n| cpu_time(n, decode_all)));
+    g.bench_function("serialize", |b| b.iter_custom(|n| cpu_time(n, serialize_all)));
     g.finish();
 }
 

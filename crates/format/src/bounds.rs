@@ -20,10 +20,7 @@ pub(crate) struct Layout {
 
 impl Layout {
     fn table(&self, kind: u8) -> usize {
-        self.table_offsets
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map_or(0, |(_, o)| *o)
+        self.table_offsets.iter().find(|(k, _)| *k == kind).map_or(0, |(_, o)| *o)
     }
 }
 
@@ -58,26 +55,9 @@ pub(crate) fn check_script_at(s: &CompiledScript, layout: &Layout) -> FormatResu
     let c = Checker::for_script(s, layout);
     c.common()?;
     let at = layout.function_def_offsets.first().copied().unwrap_or(0);
-    c.index(
-        s.signatures.len(),
-        s.parameters.idx(),
-        "signature",
-        at,
-        "script parameters",
-    )?;
-    c.tparams_in_sig(
-        s.parameters,
-        s.type_parameters.len(),
-        at,
-        "script parameters",
-    )?;
-    c.code(
-        &s.code,
-        s.type_parameters.len(),
-        s.parameters,
-        at,
-        "script main",
-    )
+    c.index(s.signatures.len(), s.parameters.idx(), "signature", at, "script parameters")?;
+    c.tparams_in_sig(s.parameters, s.type_parameters.len(), at, "script parameters")?;
+    c.code(&s.code, s.type_parameters.len(), s.parameters, at, "script main")
 }
 
 /// Tables the checker reads; module-only ones are `None` for scripts, which
@@ -112,17 +92,10 @@ fn max_tparam(tokens: &[SignatureToken]) -> Option<u16> {
 }
 
 /// Pre-order walk without allocating for the common leaf tokens.
-fn visit(
-    t: &SignatureToken,
-    f: &mut impl FnMut(&SignatureToken) -> FormatResult<()>,
-) -> FormatResult<()> {
+fn visit(t: &SignatureToken, f: &mut impl FnMut(&SignatureToken) -> FormatResult<()>) -> FormatResult<()> {
     use SignatureToken as T;
     let mut stack = match t {
-        T::Vector(_)
-        | T::Reference(_)
-        | T::MutableReference(_)
-        | T::StructInstantiation(..)
-        | T::Function(..) => {
+        T::Vector(_) | T::Reference(_) | T::MutableReference(_) | T::StructInstantiation(..) | T::Function(..) => {
             vec![t]
         }
         leaf => return f(leaf),
@@ -130,9 +103,7 @@ fn visit(
     while let Some(t) = stack.pop() {
         f(t)?;
         match t {
-            T::Vector(inner) | T::Reference(inner) | T::MutableReference(inner) => {
-                stack.push(inner)
-            }
+            T::Vector(inner) | T::Reference(inner) | T::MutableReference(inner) => stack.push(inner),
             T::StructInstantiation(_, args) => stack.extend(args.iter().rev()),
             T::Function(params, results, _) => {
                 stack.extend(results.iter().rev());
@@ -179,14 +150,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn index(
-        &self,
-        len: usize,
-        idx: usize,
-        pool: &str,
-        at: usize,
-        context: &str,
-    ) -> FormatResult<()> {
+    fn index(&self, len: usize, idx: usize, pool: &str, at: usize, context: &str) -> FormatResult<()> {
         if idx < len {
             Ok(())
         } else {
@@ -200,14 +164,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Checks an index into a module-only table; nothing to check in scripts.
-    fn index_opt(
-        &self,
-        len: Option<usize>,
-        idx: usize,
-        pool: &str,
-        at: usize,
-        context: &str,
-    ) -> FormatResult<()> {
+    fn index_opt(&self, len: Option<usize>, idx: usize, pool: &str, at: usize, context: &str) -> FormatResult<()> {
         match len {
             Some(len) => self.index(len, idx, pool, at, context),
             None => Ok(()),
@@ -234,49 +191,19 @@ impl<'a> Checker<'a> {
         }
         if let Some(idx) = self.self_handle {
             let at = self.layout.self_handle_offset;
-            self.index(
-                self.module_handles.len(),
-                idx.idx(),
-                "module handle",
-                at,
-                "self module handle index",
-            )?;
+            self.index(self.module_handles.len(), idx.idx(), "module handle", at, "self module handle index")?;
         }
         let at = self.at(k::STRUCT_HANDLES);
         for h in self.struct_handles {
-            self.index(
-                self.module_handles.len(),
-                h.module.idx(),
-                "module handle",
-                at,
-                "struct handle table",
-            )?;
-            self.index(
-                self.identifiers.len(),
-                h.name.idx(),
-                "identifier",
-                at,
-                "struct handle table",
-            )?;
+            self.index(self.module_handles.len(), h.module.idx(), "module handle", at, "struct handle table")?;
+            self.index(self.identifiers.len(), h.name.idx(), "identifier", at, "struct handle table")?;
         }
         let at = self.at(k::FUNCTION_HANDLES);
         for h in self.function_handles {
             let cx = "function handle table";
-            self.index(
-                self.module_handles.len(),
-                h.module.idx(),
-                "module handle",
-                at,
-                cx,
-            )?;
+            self.index(self.module_handles.len(), h.module.idx(), "module handle", at, cx)?;
             self.index(self.identifiers.len(), h.name.idx(), "identifier", at, cx)?;
-            self.index(
-                self.signatures.len(),
-                h.parameters.idx(),
-                "signature",
-                at,
-                cx,
-            )?;
+            self.index(self.signatures.len(), h.parameters.idx(), "signature", at, cx)?;
             self.index(self.signatures.len(), h.return_.idx(), "signature", at, cx)?;
             self.tparams_in_sig(h.parameters, h.type_parameters.len(), at, cx)?;
             self.tparams_in_sig(h.return_, h.type_parameters.len(), at, cx)?;
@@ -295,30 +222,12 @@ impl<'a> Checker<'a> {
 
     fn function_instantiation(&self, fi: &FunctionInstantiation, at: usize) -> FormatResult<()> {
         let cx = "function instantiation table";
-        self.index(
-            self.function_handles.len(),
-            fi.handle.idx(),
-            "function handle",
-            at,
-            cx,
-        )?;
-        self.index(
-            self.signatures.len(),
-            fi.type_parameters.idx(),
-            "signature",
-            at,
-            cx,
-        )
+        self.index(self.function_handles.len(), fi.handle.idx(), "function handle", at, cx)?;
+        self.index(self.signatures.len(), fi.type_parameters.idx(), "signature", at, cx)
     }
 
     fn module_handle(&self, h: &ModuleHandle, at: usize, cx: &str) -> FormatResult<()> {
-        self.index(
-            self.address_identifiers.len(),
-            h.address.idx(),
-            "address",
-            at,
-            cx,
-        )?;
+        self.index(self.address_identifiers.len(), h.address.idx(), "address", at, cx)?;
         self.index(self.identifiers.len(), h.name.idx(), "identifier", at, cx)
     }
 
@@ -341,13 +250,7 @@ impl<'a> Checker<'a> {
         for si in &m.struct_def_instantiations {
             let cx = "struct instantiation table";
             self.index(defs, si.def.idx(), "struct definition", at, cx)?;
-            self.index(
-                self.signatures.len(),
-                si.type_parameters.idx(),
-                "signature",
-                at,
-                cx,
-            )?;
+            self.index(self.signatures.len(), si.type_parameters.idx(), "signature", at, cx)?;
         }
         let at = self.at(k::FUNCTION_INST);
         for fi in self.function_instantiations {
@@ -356,20 +259,8 @@ impl<'a> Checker<'a> {
         let at = self.at(k::FIELD_INST);
         for fi in &m.field_instantiations {
             let cx = "field instantiation table";
-            self.index(
-                m.field_handles.len(),
-                fi.handle.idx(),
-                "field handle",
-                at,
-                cx,
-            )?;
-            self.index(
-                self.signatures.len(),
-                fi.type_parameters.idx(),
-                "signature",
-                at,
-                cx,
-            )?;
+            self.index(m.field_handles.len(), fi.handle.idx(), "field handle", at, cx)?;
+            self.index(self.signatures.len(), fi.type_parameters.idx(), "signature", at, cx)?;
         }
         let at = self.at(k::STRUCT_DEFS);
         for sd in &m.struct_defs {
@@ -386,16 +277,8 @@ impl<'a> Checker<'a> {
 
     fn struct_def(&self, sd: &StructDefinition, at: usize) -> FormatResult<()> {
         let cx = "struct definition table";
-        self.index(
-            self.struct_handles.len(),
-            sd.struct_handle.idx(),
-            "struct handle",
-            at,
-            cx,
-        )?;
-        let tparams = self.struct_handles[sd.struct_handle.idx()]
-            .type_parameters
-            .len();
+        self.index(self.struct_handles.len(), sd.struct_handle.idx(), "struct handle", at, cx)?;
+        let tparams = self.struct_handles[sd.struct_handle.idx()].type_parameters.len();
         match &sd.field_information {
             StructFieldInformation::Native => {}
             StructFieldInformation::Declared(fields) => {
@@ -423,13 +306,7 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
-    fn field_def(
-        &self,
-        f: &FieldDefinition,
-        tparams: usize,
-        at: usize,
-        cx: &str,
-    ) -> FormatResult<()> {
+    fn field_def(&self, f: &FieldDefinition, tparams: usize, at: usize, cx: &str) -> FormatResult<()> {
         self.index(self.identifiers.len(), f.name.idx(), "identifier", at, cx)?;
         self.type_(&f.signature, at, cx)?;
         self.tparams_in_type(&f.signature, tparams, at, cx)
@@ -466,38 +343,14 @@ impl<'a> Checker<'a> {
         let at = self.at(k::KIND_12);
         for i in &m.variant_field_instantiations {
             let cx = "variant field instantiation table";
-            self.index(
-                m.variant_field_handles.len(),
-                i.handle.idx(),
-                "variant field handle",
-                at,
-                cx,
-            )?;
-            self.index(
-                self.signatures.len(),
-                i.type_parameters.idx(),
-                "signature",
-                at,
-                cx,
-            )?;
+            self.index(m.variant_field_handles.len(), i.handle.idx(), "variant field handle", at, cx)?;
+            self.index(self.signatures.len(), i.type_parameters.idx(), "signature", at, cx)?;
         }
         let at = self.at(k::KIND_14);
         for i in &m.struct_variant_instantiations {
             let cx = "struct variant instantiation table";
-            self.index(
-                m.struct_variant_handles.len(),
-                i.handle.idx(),
-                "struct variant handle",
-                at,
-                cx,
-            )?;
-            self.index(
-                self.signatures.len(),
-                i.type_parameters.idx(),
-                "signature",
-                at,
-                cx,
-            )?;
+            self.index(m.struct_variant_handles.len(), i.handle.idx(), "struct variant handle", at, cx)?;
+            self.index(self.signatures.len(), i.type_parameters.idx(), "signature", at, cx)?;
         }
         Ok(())
     }
@@ -507,16 +360,8 @@ impl<'a> Checker<'a> {
         let at = self.at(k::KIND_11);
         for e in &m.enum_defs {
             let cx = "enum definition table";
-            self.index(
-                self.struct_handles.len(),
-                e.enum_handle.idx(),
-                "datatype handle",
-                at,
-                cx,
-            )?;
-            let tparams = self.struct_handles[e.enum_handle.idx()]
-                .type_parameters
-                .len();
+            self.index(self.struct_handles.len(), e.enum_handle.idx(), "datatype handle", at, cx)?;
+            let tparams = self.struct_handles[e.enum_handle.idx()].type_parameters.len();
             for v in &e.variants {
                 self.index(self.identifiers.len(), v.name.idx(), "identifier", at, cx)?;
                 for f in &v.fields {
@@ -528,41 +373,18 @@ impl<'a> Checker<'a> {
         for i in &m.enum_def_instantiations {
             let cx = "enum instantiation table";
             self.index(m.enum_defs.len(), i.def.idx(), "enum definition", at, cx)?;
-            self.index(
-                self.signatures.len(),
-                i.type_parameters.idx(),
-                "signature",
-                at,
-                cx,
-            )?;
+            self.index(self.signatures.len(), i.type_parameters.idx(), "signature", at, cx)?;
         }
         let at = self.at(k::KIND_13);
         for h in &m.variant_handles {
             let cx = "variant handle table";
-            self.index(
-                m.enum_defs.len(),
-                h.enum_def.idx(),
-                "enum definition",
-                at,
-                cx,
-            )?;
-            self.member(
-                h.variant,
-                m.enum_defs[h.enum_def.idx()].variants.len(),
-                at,
-                cx,
-            )?;
+            self.index(m.enum_defs.len(), h.enum_def.idx(), "enum definition", at, cx)?;
+            self.member(h.variant, m.enum_defs[h.enum_def.idx()].variants.len(), at, cx)?;
         }
         let at = self.at(k::KIND_14);
         for h in &m.variant_instantiation_handles {
             let cx = "variant instantiation handle table";
-            self.index(
-                m.enum_def_instantiations.len(),
-                h.enum_def.idx(),
-                "enum instantiation",
-                at,
-                cx,
-            )?;
+            self.index(m.enum_def_instantiations.len(), h.enum_def.idx(), "enum instantiation", at, cx)?;
             let def = m.enum_def_instantiations[h.enum_def.idx()].def;
             self.member(h.variant, m.enum_defs[def.idx()].variants.len(), at, cx)?;
         }
@@ -577,13 +399,7 @@ impl<'a> Checker<'a> {
                 SignatureToken::StructInstantiation(idx, args) => (*idx, args.len()),
                 _ => return Ok(()),
             };
-            self.index(
-                self.struct_handles.len(),
-                idx.idx(),
-                "struct handle",
-                at,
-                cx,
-            )?;
+            self.index(self.struct_handles.len(), idx.idx(), "struct handle", at, cx)?;
             let expected = self.struct_handles[idx.idx()].type_parameters.len();
             if expected != given {
                 return Err(FormatError::new(
@@ -597,26 +413,14 @@ impl<'a> Checker<'a> {
         })
     }
 
-    fn tparams_in_type(
-        &self,
-        ty: &SignatureToken,
-        count: usize,
-        at: usize,
-        cx: &str,
-    ) -> FormatResult<()> {
+    fn tparams_in_type(&self, ty: &SignatureToken, count: usize, at: usize, cx: &str) -> FormatResult<()> {
         if let Some(max) = max_tparam(std::slice::from_ref(ty)) {
             self.index(count, max as usize, "type parameter", at, cx)?;
         }
         Ok(())
     }
 
-    fn tparams_in_sig(
-        &self,
-        sig: SignatureIndex,
-        count: usize,
-        at: usize,
-        cx: &str,
-    ) -> FormatResult<()> {
+    fn tparams_in_sig(&self, sig: SignatureIndex, count: usize, at: usize, cx: &str) -> FormatResult<()> {
         if let Some(Some(max)) = self.sig_max_tparam.get(sig.idx()) {
             self.index(count, *max as usize, "type parameter", at, cx)?;
         }
@@ -624,62 +428,30 @@ impl<'a> Checker<'a> {
     }
 
     fn function_def(&self, i: usize, fd: &FunctionDefinition) -> FormatResult<()> {
-        let at = self
-            .layout
-            .function_def_offsets
-            .get(i)
-            .copied()
-            .unwrap_or(0);
+        let at = self.layout.function_def_offsets.get(i).copied().unwrap_or(0);
         // The definition's index goes into the context only on error.
-        self.function_def_inner(fd, at, "function definition")
-            .map_err(|mut e| {
-                e.context = e.context.replacen(
-                    "function definition",
-                    &format!("function definition {i}"),
-                    1,
-                );
-                e
-            })
+        self.function_def_inner(fd, at, "function definition").map_err(|mut e| {
+            e.context = e.context.replacen("function definition", &format!("function definition {i}"), 1);
+            e
+        })
     }
 
     fn function_def_inner(&self, fd: &FunctionDefinition, at: usize, cx: &str) -> FormatResult<()> {
-        self.index(
-            self.function_handles.len(),
-            fd.function.idx(),
-            "function handle",
-            at,
-            cx,
-        )?;
+        self.index(self.function_handles.len(), fd.function.idx(), "function handle", at, cx)?;
         let defs = self.module.map(|m| m.struct_defs.len());
         for a in &fd.acquires_global_resources {
             self.index_opt(defs, a.idx(), "struct definition", at, cx)?;
         }
         let Some(code) = &fd.code else { return Ok(()) };
         let handle = &self.function_handles[fd.function.idx()];
-        self.code(
-            code,
-            handle.type_parameters.len(),
-            handle.parameters,
-            at,
-            cx,
-        )
+        self.code(code, handle.type_parameters.len(), handle.parameters, at, cx)
     }
 
-    fn code(
-        &self,
-        unit: &CodeUnit,
-        tparams: usize,
-        params: SignatureIndex,
-        at: usize,
-        cx: &str,
-    ) -> FormatResult<()> {
+    fn code(&self, unit: &CodeUnit, tparams: usize, params: SignatureIndex, at: usize, cx: &str) -> FormatResult<()> {
         let sigs = self.signatures.len();
         self.index(sigs, unit.locals.idx(), "signature", at, cx)?;
         let params_len = self.signatures.get(params.idx()).map_or(0, |s| s.0.len());
-        let locals = self.signatures[unit.locals.idx()]
-            .0
-            .len()
-            .saturating_add(params_len);
+        let locals = self.signatures[unit.locals.idx()].0.len().saturating_add(params_len);
         if locals > u8::MAX as usize {
             return Err(FormatError::new(
                 StatusCode::TOO_MANY_LOCALS,
@@ -696,137 +468,97 @@ impl<'a> Checker<'a> {
             let cx_pc = || format!("{cx}, instruction {pc}");
             use Bytecode as B;
             // (pool length, index, pool name, signature to check for type parameters)
-            let (len, idx, pool, inst_sig): (Option<usize>, usize, &str, Option<SignatureIndex>) =
-                match instr {
-                    B::LdConst(i) => (Some(self.constant_pool.len()), i.idx(), "constant", None),
-                    B::MutBorrowField(i) | B::ImmBorrowField(i) => (
-                        len_of(|m| m.field_handles.len()),
-                        i.idx(),
-                        "field handle",
-                        None,
-                    ),
-                    B::MutBorrowFieldGeneric(i) | B::ImmBorrowFieldGeneric(i) => (
-                        len_of(|m| m.field_instantiations.len()),
-                        i.idx(),
-                        "field instantiation",
-                        m.and_then(|m| m.field_instantiations.get(i.idx()))
-                            .map(|x| x.type_parameters),
-                    ),
-                    B::MutBorrowVariantField(i) | B::ImmBorrowVariantField(i) => (
-                        len_of(|m| m.variant_field_handles.len()),
-                        i.idx(),
-                        "variant field handle",
-                        None,
-                    ),
-                    B::MutBorrowVariantFieldGeneric(i) | B::ImmBorrowVariantFieldGeneric(i) => (
-                        len_of(|m| m.variant_field_instantiations.len()),
-                        i.idx(),
-                        "variant field instantiation",
-                        m.and_then(|m| m.variant_field_instantiations.get(i.idx()))
-                            .map(|x| x.type_parameters),
-                    ),
-                    B::Call(i) | B::PackClosure(i, _) => (
-                        Some(self.function_handles.len()),
-                        i.idx(),
-                        "function handle",
-                        None,
-                    ),
-                    B::CallGeneric(i) | B::PackClosureGeneric(i, _) => (
-                        Some(self.function_instantiations.len()),
-                        i.idx(),
-                        "function instantiation",
-                        self.function_instantiations
-                            .get(i.idx())
-                            .map(|x| x.type_parameters),
-                    ),
-                    B::Pack(i)
-                    | B::Unpack(i)
-                    | B::Exists(i)
-                    | B::ImmBorrowGlobal(i)
-                    | B::MutBorrowGlobal(i)
-                    | B::MoveFrom(i)
-                    | B::MoveTo(i) => (
-                        len_of(|m| m.struct_defs.len()),
-                        i.idx(),
-                        "struct definition",
-                        None,
-                    ),
-                    B::PackGeneric(i)
-                    | B::UnpackGeneric(i)
-                    | B::ExistsGeneric(i)
-                    | B::ImmBorrowGlobalGeneric(i)
-                    | B::MutBorrowGlobalGeneric(i)
-                    | B::MoveFromGeneric(i)
-                    | B::MoveToGeneric(i) => (
-                        len_of(|m| m.struct_def_instantiations.len()),
-                        i.idx(),
-                        "struct instantiation",
-                        m.and_then(|m| m.struct_def_instantiations.get(i.idx()))
-                            .map(|x| x.type_parameters),
-                    ),
-                    B::PackVariant(i) | B::UnpackVariant(i) | B::TestVariant(i) => (
-                        len_of(|m| m.struct_variant_handles.len()),
-                        i.idx(),
-                        "struct variant handle",
-                        None,
-                    ),
-                    B::PackVariantGeneric(i)
-                    | B::UnpackVariantGeneric(i)
-                    | B::TestVariantGeneric(i) => (
-                        len_of(|m| m.struct_variant_instantiations.len()),
-                        i.idx(),
-                        "struct variant instantiation",
-                        m.and_then(|m| m.struct_variant_instantiations.get(i.idx()))
-                            .map(|x| x.type_parameters),
-                    ),
-                    B::SuiPackVariant(i)
-                    | B::SuiUnpackVariant(i)
-                    | B::SuiUnpackVariantImmRef(i)
-                    | B::SuiUnpackVariantMutRef(i) => (
-                        len_of(|m| m.variant_handles.len()),
-                        i.idx(),
-                        "variant handle",
-                        None,
-                    ),
-                    B::SuiPackVariantGeneric(i)
-                    | B::SuiUnpackVariantGeneric(i)
-                    | B::SuiUnpackVariantGenericImmRef(i)
-                    | B::SuiUnpackVariantGenericMutRef(i) => (
-                        len_of(|m| m.variant_instantiation_handles.len()),
-                        i.idx(),
-                        "variant instantiation handle",
-                        m.and_then(|m| {
-                            let h = m.variant_instantiation_handles.get(i.idx())?;
-                            m.enum_def_instantiations
-                                .get(h.enum_def.idx())
-                                .map(|x| x.type_parameters)
-                        }),
-                    ),
-                    B::VariantSwitch(i) => (
-                        Some(unit.jump_tables.len()),
-                        i.0 as usize,
-                        "jump table",
-                        None,
-                    ),
-                    B::BrTrue(t) | B::BrFalse(t) | B::Branch(t) => {
-                        (Some(code_len), *t as usize, "branch target", None)
-                    }
-                    B::CopyLoc(l)
-                    | B::MoveLoc(l)
-                    | B::StLoc(l)
-                    | B::MutBorrowLoc(l)
-                    | B::ImmBorrowLoc(l) => (Some(locals), *l as usize, "local", None),
-                    B::CallClosure(s)
-                    | B::VecPack(s, _)
-                    | B::VecLen(s)
-                    | B::VecImmBorrow(s)
-                    | B::VecMutBorrow(s)
-                    | B::VecPushBack(s)
-                    | B::VecPopBack(s)
-                    | B::VecUnpack(s, _)
-                    | B::VecSwap(s) => (Some(sigs), s.idx(), "signature", Some(*s)),
-                    _ => continue,
-                };
+            let (len, idx, pool, inst_sig): (Option<usize>, usize, &str, Option<SignatureIndex>) = match instr {
+                B::LdConst(i) => (Some(self.constant_pool.len()), i.idx(), "constant", None),
+                B::MutBorrowField(i) | B::ImmBorrowField(i) => {
+                    (len_of(|m| m.field_handles.len()), i.idx(), "field handle", None)
+                }
+                B::MutBorrowFieldGeneric(i) | B::ImmBorrowFieldGeneric(i) => (
+                    len_of(|m| m.field_instantiations.len()),
+                    i.idx(),
+                    "field instantiation",
+                    m.and_then(|m| m.field_instantiations.get(i.idx())).map(|x| x.type_parameters),
+                ),
+                B::MutBorrowVariantField(i) | B::ImmBorrowVariantField(i) => {
+                    (len_of(|m| m.variant_field_handles.len()), i.idx(), "variant field handle", None)
+                }
+                B::MutBorrowVariantFieldGeneric(i) | B::ImmBorrowVariantFieldGeneric(i) => (
+                    len_of(|m| m.variant_field_instantiations.len()),
+                    i.idx(),
+                    "variant field instantiation",
+                    m.and_then(|m| m.variant_field_instantiations.get(i.idx())).map(|x| x.type_parameters),
+                ),
+                B::Call(i) | B::PackClosure(i, _) => {
+                    (Some(self.function_handles.len()), i.idx(), "function handle", None)
+                }
+                B::CallGeneric(i) | B::PackClosureGeneric(i, _) => (
+                    Some(self.function_instantiations.len()),
+                    i.idx(),
+                    "function instantiation",
+                    self.function_instantiations.get(i.idx()).map(|x| x.type_parameters),
+                ),
+                B::Pack(i)
+                | B::Unpack(i)
+                | B::Exists(i)
+                | B::ImmBorrowGlobal(i)
+                | B::MutBorrowGlobal(i)
+                | B::MoveFrom(i)
+                | B::MoveTo(i) => (len_of(|m| m.struct_defs.len()), i.idx(), "struct definition", None),
+                B::PackGeneric(i)
+                | B::UnpackGeneric(i)
+                | B::ExistsGeneric(i)
+                | B::ImmBorrowGlobalGeneric(i)
+                | B::MutBorrowGlobalGeneric(i)
+                | B::MoveFromGeneric(i)
+                | B::MoveToGeneric(i) => (
+                    len_of(|m| m.struct_def_instantiations.len()),
+                    i.idx(),
+                    "struct instantiation",
+                    m.and_then(|m| m.struct_def_instantiations.get(i.idx())).map(|x| x.type_parameters),
+                ),
+                B::PackVariant(i) | B::UnpackVariant(i) | B::TestVariant(i) => {
+                    (len_of(|m| m.struct_variant_handles.len()), i.idx(), "struct variant handle", None)
+                }
+                B::PackVariantGeneric(i) | B::UnpackVariantGeneric(i) | B::TestVariantGeneric(i) => (
+                    len_of(|m| m.struct_variant_instantiations.len()),
+                    i.idx(),
+                    "struct variant instantiation",
+                    m.and_then(|m| m.struct_variant_instantiations.get(i.idx())).map(|x| x.type_parameters),
+                ),
+                B::SuiPackVariant(i)
+                | B::SuiUnpackVariant(i)
+                | B::SuiUnpackVariantImmRef(i)
+                | B::SuiUnpackVariantMutRef(i) => {
+                    (len_of(|m| m.variant_handles.len()), i.idx(), "variant handle", None)
+                }
+                B::SuiPackVariantGeneric(i)
+                | B::SuiUnpackVariantGeneric(i)
+                | B::SuiUnpackVariantGenericImmRef(i)
+                | B::SuiUnpackVariantGenericMutRef(i) => (
+                    len_of(|m| m.variant_instantiation_handles.len()),
+                    i.idx(),
+                    "variant instantiation handle",
+                    m.and_then(|m| {
+                        let h = m.variant_instantiation_handles.get(i.idx())?;
+                        m.enum_def_instantiations.get(h.enum_def.idx()).map(|x| x.type_parameters)
+                    }),
+                ),
+                B::VariantSwitch(i) => (Some(unit.jump_tables.len()), i.0 as usize, "jump table", None),
+                B::BrTrue(t) | B::BrFalse(t) | B::Branch(t) => (Some(code_len), *t as usize, "branch target", None),
+                B::CopyLoc(l) | B::MoveLoc(l) | B::StLoc(l) | B::MutBorrowLoc(l) | B::ImmBorrowLoc(l) => {
+                    (Some(locals), *l as usize, "local", None)
+                }
+                B::CallClosure(s)
+                | B::VecPack(s, _)
+                | B::VecLen(s)
+                | B::VecImmBorrow(s)
+                | B::VecMutBorrow(s)
+                | B::VecPushBack(s)
+                | B::VecPopBack(s)
+                | B::VecUnpack(s, _)
+                | B::VecSwap(s) => (Some(sigs), s.idx(), "signature", Some(*s)),
+                _ => continue,
+            };
             if let Some(len) = len {
                 if idx >= len {
                     return Err(FormatError::new(
@@ -843,13 +575,7 @@ impl<'a> Checker<'a> {
         }
         for (j, jt) in unit.jump_tables.iter().enumerate() {
             let cxj = format!("{cx}, jump table {j}");
-            self.index_opt(
-                len_of(|m| m.enum_defs.len()),
-                jt.head_enum.idx(),
-                "enum definition",
-                at,
-                &cxj,
-            )?;
+            self.index_opt(len_of(|m| m.enum_defs.len()), jt.head_enum.idx(), "enum definition", at, &cxj)?;
             for &target in &jt.jump_table {
                 self.index(code_len, target as usize, "branch target", at, &cxj)?;
             }
@@ -862,9 +588,9 @@ fn field_count(info: &StructFieldInformation, variant: Option<u16>) -> usize {
     match info {
         StructFieldInformation::Native => 0,
         StructFieldInformation::Declared(fields) => fields.len(),
-        StructFieldInformation::DeclaredVariants(variants) => variant
-            .and_then(|v| variants.get(v as usize))
-            .map_or(0, |v| v.fields.len()),
+        StructFieldInformation::DeclaredVariants(variants) => {
+            variant.and_then(|v| variants.get(v as usize)).map_or(0, |v| v.fields.len())
+        }
     }
 }
 

@@ -470,9 +470,7 @@ impl SignatureToken {
                 SignatureToken::Vector(inner)
                 | SignatureToken::Reference(inner)
                 | SignatureToken::MutableReference(inner) => stack.push(inner),
-                SignatureToken::StructInstantiation(_, args) => {
-                    stack.extend(args.iter().rev())
-                }
+                SignatureToken::StructInstantiation(_, args) => stack.extend(args.iter().rev()),
                 SignatureToken::Function(params, results, _) => {
                     stack.extend(results.iter().rev());
                     stack.extend(params.iter().rev());
@@ -650,11 +648,7 @@ impl Bytecode {
     pub fn is_unconditional_branch(&self) -> bool {
         matches!(
             self,
-            Bytecode::Ret
-                | Bytecode::Abort
-                | Bytecode::AbortMsg
-                | Bytecode::Branch(_)
-                | Bytecode::VariantSwitch(_)
+            Bytecode::Ret | Bytecode::Abort | Bytecode::AbortMsg | Bytecode::Branch(_) | Bytecode::VariantSwitch(_)
         )
     }
     pub fn is_conditional_branch(&self) -> bool {
@@ -826,9 +820,10 @@ impl CompiledModule {
     }
     /// Looks up a function definition by name.
     pub fn find_function(&self, name: &str) -> Option<FunctionDefinitionIndex> {
-        self.function_defs.iter().position(|fd| {
-            self.identifier_at(self.function_handle_at(fd.function).name) == name
-        }).map(|i| FunctionDefinitionIndex(i as u16))
+        self.function_defs
+            .iter()
+            .position(|fd| self.identifier_at(self.function_handle_at(fd.function).name) == name)
+            .map(|i| FunctionDefinitionIndex(i as u16))
     }
     /// Module handles other than self: the modules this one depends on.
     pub fn immediate_dependencies(&self) -> Vec<(AccountAddress, String)> {
@@ -836,9 +831,7 @@ impl CompiledModule {
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != self.self_module_handle_idx.idx())
-            .map(|(_, h)| {
-                (*self.address_identifier_at(h.address), self.identifier_at(h.name).to_string())
-            })
+            .map(|(_, h)| (*self.address_identifier_at(h.address), self.identifier_at(h.name).to_string()))
             .collect()
     }
 }

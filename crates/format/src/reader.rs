@@ -17,21 +17,8 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(
-        data: &'a [u8],
-        base: usize,
-        version: u32,
-        flavour: Flavour,
-        context: &'static str,
-    ) -> Self {
-        Reader {
-            data,
-            pos: 0,
-            base,
-            version,
-            flavour,
-            context,
-        }
+    pub fn new(data: &'a [u8], base: usize, version: u32, flavour: Flavour, context: &'static str) -> Self {
+        Reader { data, pos: 0, base, version, flavour, context }
     }
 
     /// Absolute offset of the next byte in the original input.
@@ -51,12 +38,7 @@ impl<'a> Reader<'a> {
         FormatError::new(status, self.offset(), self.context, message)
     }
 
-    pub fn error_at(
-        &self,
-        offset: usize,
-        status: StatusCode,
-        message: impl Into<String>,
-    ) -> FormatError {
+    pub fn error_at(&self, offset: usize, status: StatusCode, message: impl Into<String>) -> FormatError {
         FormatError::new(status, offset, self.context, message)
     }
 
@@ -74,10 +56,7 @@ impl<'a> Reader<'a> {
     /// `n` raw bytes; running out gives `status`.
     pub fn bytes(&mut self, n: usize, status: StatusCode) -> FormatResult<&'a [u8]> {
         if n > self.remaining() {
-            return Err(self.error(
-                status,
-                format!("needs {} bytes, {} left", n, self.remaining()),
-            ));
+            return Err(self.error(status, format!("needs {} bytes, {} left", n, self.remaining())));
         }
         let out = &self.data[self.pos..self.pos + n];
         self.pos += n;
@@ -110,29 +89,17 @@ impl<'a> Reader<'a> {
         let mut shift: u32 = 0;
         loop {
             let Some(&byte) = self.data.get(self.pos) else {
-                return Err(self.error_at(
-                    start,
-                    StatusCode::MALFORMED,
-                    format!("truncated ULEB128 {what}"),
-                ));
+                return Err(self.error_at(start, StatusCode::MALFORMED, format!("truncated ULEB128 {what}")));
             };
             self.pos += 1;
             let low = u64::from(byte & 0x7F);
             if shift >= 64 || (shift > 0 && (low << shift) >> shift != low) {
-                return Err(self.error_at(
-                    start,
-                    StatusCode::MALFORMED,
-                    format!("ULEB128 {what} overflows u64"),
-                ));
+                return Err(self.error_at(start, StatusCode::MALFORMED, format!("ULEB128 {what} overflows u64")));
             }
             value |= low << shift;
             if byte & 0x80 == 0 {
                 if shift > 0 && low == 0 {
-                    return Err(self.error_at(
-                        start,
-                        StatusCode::MALFORMED,
-                        format!("non-canonical ULEB128 {what}"),
-                    ));
+                    return Err(self.error_at(start, StatusCode::MALFORMED, format!("non-canonical ULEB128 {what}")));
                 }
                 break;
             }
@@ -157,8 +124,7 @@ impl<'a> Reader<'a> {
     /// A ULEB128 count; the caller's maximum keeps it small.
     pub fn count(&mut self, max: u64, what: &str) -> FormatResult<usize> {
         let v = self.uleb(max, what)?;
-        usize::try_from(v)
-            .map_err(|_| self.error(StatusCode::MALFORMED, format!("{what} too large")))
+        usize::try_from(v).map_err(|_| self.error(StatusCode::MALFORMED, format!("{what} too large")))
     }
 }
 
@@ -185,19 +151,7 @@ mod tests {
 
     #[test]
     fn uleb_round_trips_and_rejects_bad_encodings() {
-        for v in [
-            0,
-            1,
-            127,
-            128,
-            255,
-            300,
-            16383,
-            16384,
-            u32::MAX as u64,
-            u64::MAX - 1,
-            u64::MAX,
-        ] {
+        for v in [0, 1, 127, 128, 255, 300, 16383, 16384, u32::MAX as u64, u64::MAX - 1, u64::MAX] {
             let mut buf = Vec::new();
             write_uleb(&mut buf, v);
             assert_eq!(read(&buf, u64::MAX), Ok(v), "{v}");

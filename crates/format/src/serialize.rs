@@ -16,27 +16,16 @@ use crate::*;
 
 /// Serializes a module in its flavour's encoding.
 pub fn serialize_module(module: &CompiledModule) -> Vec<u8> {
-    let w = Writer {
-        version: module.version,
-        flavour: module.flavour,
-    };
+    let w = Writer { version: module.version, flavour: module.flavour };
     let mut tables = Tables::default();
     w.common(&mut tables, &CommonRef::module(module));
     let m = module;
-    tables.add(table::STRUCT_DEFS, &m.struct_defs, |o, x| {
-        w.struct_def(o, x)
+    tables.add(table::STRUCT_DEFS, &m.struct_defs, |o, x| w.struct_def(o, x));
+    tables.add(table::STRUCT_DEF_INST, &m.struct_def_instantiations, |o, x| {
+        uleb(o, x.def.0);
+        uleb(o, x.type_parameters.0);
     });
-    tables.add(
-        table::STRUCT_DEF_INST,
-        &m.struct_def_instantiations,
-        |o, x| {
-            uleb(o, x.def.0);
-            uleb(o, x.type_parameters.0);
-        },
-    );
-    tables.add(table::FUNCTION_DEFS, &m.function_defs, |o, x| {
-        w.function_def(o, x)
-    });
+    tables.add(table::FUNCTION_DEFS, &m.function_defs, |o, x| w.function_def(o, x));
     tables.add(table::FIELD_HANDLES, &m.field_handles, |o, x| {
         uleb(o, x.owner.0);
         uleb(o, x.field);
@@ -95,10 +84,7 @@ pub fn serialize_module(module: &CompiledModule) -> Vec<u8> {
 
 /// Serializes an Aptos script.
 pub fn serialize_script(script: &CompiledScript) -> Vec<u8> {
-    let w = Writer {
-        version: script.version,
-        flavour: script.flavour,
-    };
+    let w = Writer { version: script.version, flavour: script.flavour };
     let mut tables = Tables::default();
     w.common(&mut tables, &CommonRef::script(script));
     let mut out = w.header(&tables);
@@ -208,9 +194,7 @@ struct Writer {
 impl Writer {
     fn version_word(&self) -> u32 {
         match self.flavour {
-            Flavour::Aptos if self.version >= 7 => {
-                (binary::APTOS_FLAVOUR_BYTE << 24) | self.version
-            }
+            Flavour::Aptos if self.version >= 7 => (binary::APTOS_FLAVOUR_BYTE << 24) | self.version,
             Flavour::Sui if self.version >= 7 => (binary::SUI_FLAVOUR_BYTE << 24) | self.version,
             _ => self.version,
         }
@@ -243,20 +227,14 @@ impl Writer {
                 uleb(o, p.is_phantom as u8);
             }
         });
-        t.add(table::FUNCTION_HANDLES, c.function_handles, |o, h| {
-            self.function_handle(o, h)
-        });
+        t.add(table::FUNCTION_HANDLES, c.function_handles, |o, h| self.function_handle(o, h));
         t.add(table::FUNCTION_INST, c.function_instantiations, |o, x| {
             uleb(o, x.handle.0);
             uleb(o, x.type_parameters.0);
         });
         t.add(table::SIGNATURES, c.signatures, |o, s| tokens(o, &s.0));
-        t.add(table::IDENTIFIERS, c.identifiers, |o, s| {
-            blob(o, s.as_bytes())
-        });
-        t.add(table::ADDRESS_IDENTIFIERS, c.address_identifiers, |o, a| {
-            o.extend_from_slice(&a.0)
-        });
+        t.add(table::IDENTIFIERS, c.identifiers, |o, s| blob(o, s.as_bytes()));
+        t.add(table::ADDRESS_IDENTIFIERS, c.address_identifiers, |o, a| o.extend_from_slice(&a.0));
         t.add(table::CONSTANT_POOL, c.constant_pool, |o, k| {
             token(o, &k.type_);
             blob(o, &k.data);
@@ -340,11 +318,7 @@ impl Writer {
 
     fn instruction(&self, o: &mut Vec<u8>, i: &Bytecode) {
         let op = i.opcode();
-        let byte = op
-            .byte(self.flavour)
-            .or_else(|| op.aptos_byte())
-            .or_else(|| op.sui_byte())
-            .unwrap_or(0);
+        let byte = op.byte(self.flavour).or_else(|| op.aptos_byte()).or_else(|| op.sui_byte()).unwrap_or(0);
         o.push(byte);
         use Bytecode as B;
         match i {
@@ -362,11 +336,7 @@ impl Writer {
             B::LdI128(v) => o.extend_from_slice(&v.to_le_bytes()),
             B::LdI256(v) => o.extend_from_slice(&v.to_le_bytes()),
             B::LdConst(x) => uleb(o, x.0),
-            B::CopyLoc(l)
-            | B::MoveLoc(l)
-            | B::StLoc(l)
-            | B::MutBorrowLoc(l)
-            | B::ImmBorrowLoc(l) => uleb(o, *l),
+            B::CopyLoc(l) | B::MoveLoc(l) | B::StLoc(l) | B::MutBorrowLoc(l) | B::ImmBorrowLoc(l) => uleb(o, *l),
             B::MutBorrowField(x) | B::ImmBorrowField(x) => uleb(o, x.0),
             B::MutBorrowFieldGeneric(x) | B::ImmBorrowFieldGeneric(x) => uleb(o, x.0),
             B::Call(x) => uleb(o, x.0),
@@ -399,9 +369,7 @@ impl Writer {
             B::ImmBorrowVariantField(x) | B::MutBorrowVariantField(x) => uleb(o, x.0),
             B::ImmBorrowVariantFieldGeneric(x) | B::MutBorrowVariantFieldGeneric(x) => uleb(o, x.0),
             B::PackVariant(x) | B::UnpackVariant(x) | B::TestVariant(x) => uleb(o, x.0),
-            B::PackVariantGeneric(x) | B::UnpackVariantGeneric(x) | B::TestVariantGeneric(x) => {
-                uleb(o, x.0)
-            }
+            B::PackVariantGeneric(x) | B::UnpackVariantGeneric(x) | B::TestVariantGeneric(x) => uleb(o, x.0),
             B::PackClosure(f, m) => {
                 uleb(o, f.0);
                 uleb(o, m.0);
@@ -560,11 +528,7 @@ fn access_specifiers(o: &mut Vec<u8>, specs: &Option<Vec<AccessSpecifier>>) {
     uleb(o, specs.len());
     for s in specs {
         o.push(s.kind as u8);
-        o.push(if s.negated {
-            binary::BOOL_TRUE
-        } else {
-            binary::BOOL_FALSE
-        });
+        o.push(if s.negated { binary::BOOL_TRUE } else { binary::BOOL_FALSE });
         match &s.resource {
             ResourceSpecifier::Any => o.push(resource_spec::ANY),
             ResourceSpecifier::DeclaredAtAddress(a) => {
@@ -692,12 +656,8 @@ mod tests {
             O::VecSwap => B::VecSwap(SignatureIndex(7)),
             O::ImmBorrowVariantField => B::ImmBorrowVariantField(VariantFieldHandleIndex(i)),
             O::MutBorrowVariantField => B::MutBorrowVariantField(VariantFieldHandleIndex(1)),
-            O::ImmBorrowVariantFieldGeneric => {
-                B::ImmBorrowVariantFieldGeneric(VariantFieldInstantiationIndex(i))
-            }
-            O::MutBorrowVariantFieldGeneric => {
-                B::MutBorrowVariantFieldGeneric(VariantFieldInstantiationIndex(1))
-            }
+            O::ImmBorrowVariantFieldGeneric => B::ImmBorrowVariantFieldGeneric(VariantFieldInstantiationIndex(i)),
+            O::MutBorrowVariantFieldGeneric => B::MutBorrowVariantFieldGeneric(VariantFieldInstantiationIndex(1)),
             O::PackVariant => B::PackVariant(StructVariantHandleIndex(i)),
             O::PackVariantGeneric => B::PackVariantGeneric(StructVariantInstantiationIndex(i)),
             O::UnpackVariant => B::UnpackVariant(StructVariantHandleIndex(2)),
@@ -705,26 +665,16 @@ mod tests {
             O::TestVariant => B::TestVariant(StructVariantHandleIndex(3)),
             O::TestVariantGeneric => B::TestVariantGeneric(StructVariantInstantiationIndex(3)),
             O::PackClosure => B::PackClosure(FunctionHandleIndex(i), ClosureMask(u64::MAX)),
-            O::PackClosureGeneric => {
-                B::PackClosureGeneric(FunctionInstantiationIndex(1), ClosureMask(0b101))
-            }
+            O::PackClosureGeneric => B::PackClosureGeneric(FunctionInstantiationIndex(1), ClosureMask(0b101)),
             O::CallClosure => B::CallClosure(SignatureIndex(i)),
             O::SuiPackVariant => B::SuiPackVariant(VariantHandleIndex(1024)),
-            O::SuiPackVariantGeneric => {
-                B::SuiPackVariantGeneric(VariantInstantiationHandleIndex(i))
-            }
+            O::SuiPackVariantGeneric => B::SuiPackVariantGeneric(VariantInstantiationHandleIndex(i)),
             O::SuiUnpackVariant => B::SuiUnpackVariant(VariantHandleIndex(1)),
             O::SuiUnpackVariantImmRef => B::SuiUnpackVariantImmRef(VariantHandleIndex(2)),
             O::SuiUnpackVariantMutRef => B::SuiUnpackVariantMutRef(VariantHandleIndex(3)),
-            O::SuiUnpackVariantGeneric => {
-                B::SuiUnpackVariantGeneric(VariantInstantiationHandleIndex(1))
-            }
-            O::SuiUnpackVariantGenericImmRef => {
-                B::SuiUnpackVariantGenericImmRef(VariantInstantiationHandleIndex(2))
-            }
-            O::SuiUnpackVariantGenericMutRef => {
-                B::SuiUnpackVariantGenericMutRef(VariantInstantiationHandleIndex(3))
-            }
+            O::SuiUnpackVariantGeneric => B::SuiUnpackVariantGeneric(VariantInstantiationHandleIndex(1)),
+            O::SuiUnpackVariantGenericImmRef => B::SuiUnpackVariantGenericImmRef(VariantInstantiationHandleIndex(2)),
+            O::SuiUnpackVariantGenericMutRef => B::SuiUnpackVariantGenericMutRef(VariantInstantiationHandleIndex(3)),
             O::VariantSwitch => B::VariantSwitch(VariantJumpTableIndex(127)),
             _ => unreachable!("{op:?} takes no operands and returned above"),
         }
@@ -732,11 +682,7 @@ mod tests {
 
     #[test]
     fn every_opcode_of_each_flavour_round_trips() {
-        for (flavour, version) in [
-            (Flavour::Aptos, 10),
-            (Flavour::Sui, 7),
-            (Flavour::Common, 6),
-        ] {
+        for (flavour, version) in [(Flavour::Aptos, 10), (Flavour::Sui, 7), (Flavour::Common, 6)] {
             let code: Vec<Bytecode> = Opcode::ALL
                 .iter()
                 .filter(|op| op.byte(flavour).is_some() && op.since_version() <= version)
@@ -746,10 +692,7 @@ mod tests {
                 assert_eq!(sample(instr.opcode()).opcode(), instr.opcode());
             }
             let jump_tables = if flavour == Flavour::Sui {
-                vec![VariantJumpTable {
-                    head_enum: EnumDefinitionIndex(2),
-                    jump_table: vec![0, 300, 65535],
-                }]
+                vec![VariantJumpTable { head_enum: EnumDefinitionIndex(2), jump_table: vec![0, 300, 65535] }]
             } else {
                 Vec::new()
             };
@@ -761,18 +704,13 @@ mod tests {
                     visibility: Visibility::Friend,
                     is_entry: true,
                     acquires_global_resources: vec![StructDefinitionIndex(1)],
-                    code: Some(CodeUnit {
-                        locals: SignatureIndex(0),
-                        code: code.clone(),
-                        jump_tables,
-                    }),
+                    code: Some(CodeUnit { locals: SignatureIndex(0), code: code.clone(), jump_tables }),
                 }],
                 ..Default::default()
             };
             let bytes = serialize_module(&m);
             // No bounds check: the operands point nowhere on purpose.
-            let (back, _) =
-                decode_module_unchecked(&bytes).unwrap_or_else(|e| panic!("{flavour:?}: {e}"));
+            let (back, _) = decode_module_unchecked(&bytes).unwrap_or_else(|e| panic!("{flavour:?}: {e}"));
             assert_eq!(back, m, "{flavour:?}");
             assert_eq!(serialize_module(&back), bytes);
             let expected = match flavour {
@@ -780,11 +718,7 @@ mod tests {
                 Flavour::Sui => 0x56,
                 Flavour::Common => 0x4D,
             };
-            assert_eq!(
-                code.len(),
-                expected,
-                "{flavour:?}: every opcode byte 0x01..={expected:#x} covered"
-            );
+            assert_eq!(code.len(), expected, "{flavour:?}: every opcode byte 0x01..={expected:#x} covered");
         }
     }
 
@@ -807,61 +741,39 @@ mod tests {
             T::Address,
             T::Signer,
             T::Vector(Box::new(T::Vector(Box::new(T::U8)))),
-            T::Function(
-                vec![T::U64, T::Reference(Box::new(T::Address))],
-                vec![],
-                AbilitySet(0x3),
-            ),
+            T::Function(vec![T::U64, T::Reference(Box::new(T::Address))], vec![], AbilitySet(0x3)),
             T::Function(vec![], vec![], AbilitySet::EMPTY),
             T::Struct(StructHandleIndex(300)),
             T::StructInstantiation(
                 StructHandleIndex(1),
-                vec![
-                    T::TypeParameter(65535),
-                    T::MutableReference(Box::new(T::Bool)),
-                ],
+                vec![T::TypeParameter(65535), T::MutableReference(Box::new(T::Bool))],
             ),
         ]
     }
 
     #[test]
     fn every_table_and_entry_kind_round_trips() {
-        let fh =
-            |attrs: Vec<FunctionAttribute>, access: Option<Vec<AccessSpecifier>>| FunctionHandle {
-                module: ModuleHandleIndex(0),
-                name: IdentifierIndex(1),
-                parameters: SignatureIndex(0),
-                return_: SignatureIndex(1),
-                type_parameters: vec![AbilitySet::ALL, AbilitySet::EMPTY],
-                access_specifiers: access,
-                attributes: attrs,
-            };
-        use FunctionAttribute as A;
-        let spec = |kind, negated, resource, address| AccessSpecifier {
-            kind,
-            negated,
-            resource,
-            address,
+        let fh = |attrs: Vec<FunctionAttribute>, access: Option<Vec<AccessSpecifier>>| FunctionHandle {
+            module: ModuleHandleIndex(0),
+            name: IdentifierIndex(1),
+            parameters: SignatureIndex(0),
+            return_: SignatureIndex(1),
+            type_parameters: vec![AbilitySet::ALL, AbilitySet::EMPTY],
+            access_specifiers: access,
+            attributes: attrs,
         };
+        use FunctionAttribute as A;
+        let spec = |kind, negated, resource, address| AccessSpecifier { kind, negated, resource, address };
         let aptos = CompiledModule {
             version: 10,
             flavour: Flavour::Aptos,
             self_module_handle_idx: ModuleHandleIndex(1),
-            module_handles: vec![
-                ModuleHandle {
-                    address: AddressIdentifierIndex(0),
-                    name: IdentifierIndex(0)
-                };
-                2
-            ],
+            module_handles: vec![ModuleHandle { address: AddressIdentifierIndex(0), name: IdentifierIndex(0) }; 2],
             struct_handles: vec![StructHandle {
                 module: ModuleHandleIndex(0),
                 name: IdentifierIndex(2),
                 abilities: AbilitySet(0xF),
-                type_parameters: vec![StructTypeParameter {
-                    constraints: AbilitySet(0x4),
-                    is_phantom: true,
-                }],
+                type_parameters: vec![StructTypeParameter { constraints: AbilitySet(0x4), is_phantom: true }],
             }],
             function_handles: vec![
                 fh(vec![], None),
@@ -878,12 +790,7 @@ mod tests {
                         A::BorrowFieldMutable(2),
                     ],
                     Some(vec![
-                        spec(
-                            AccessKind::Reads,
-                            false,
-                            ResourceSpecifier::Any,
-                            AddressSpecifier::Any,
-                        ),
+                        spec(AccessKind::Reads, false, ResourceSpecifier::Any, AddressSpecifier::Any),
                         spec(
                             AccessKind::Writes,
                             true,
@@ -905,24 +812,15 @@ mod tests {
                         spec(
                             AccessKind::Reads,
                             true,
-                            ResourceSpecifier::ResourceInstantiation(
-                                StructHandleIndex(7),
-                                SignatureIndex(8),
-                            ),
+                            ResourceSpecifier::ResourceInstantiation(StructHandleIndex(7), SignatureIndex(8)),
                             AddressSpecifier::Any,
                         ),
                     ]),
                 ),
                 fh(vec![], Some(vec![])),
             ],
-            field_handles: vec![FieldHandle {
-                owner: StructDefinitionIndex(0),
-                field: 255,
-            }],
-            friend_decls: vec![ModuleHandle {
-                address: AddressIdentifierIndex(1),
-                name: IdentifierIndex(1),
-            }],
+            field_handles: vec![FieldHandle { owner: StructDefinitionIndex(0), field: 255 }],
+            friend_decls: vec![ModuleHandle { address: AddressIdentifierIndex(1), name: IdentifierIndex(1) }],
             struct_def_instantiations: vec![StructDefInstantiation {
                 def: StructDefinitionIndex(1),
                 type_parameters: SignatureIndex(2),
@@ -936,25 +834,10 @@ mod tests {
                 type_parameters: SignatureIndex(4),
             }],
             signatures: vec![Signature(all_tokens()), Signature(vec![])],
-            identifiers: vec![
-                "m".into(),
-                "f".into(),
-                "S".into(),
-                "$dollar_v9".into(),
-                "<SELF>".into(),
-            ],
+            identifiers: vec!["m".into(), "f".into(), "S".into(), "$dollar_v9".into(), "<SELF>".into()],
             address_identifiers: vec![AccountAddress::ZERO, AccountAddress::from_u64(0xCAFE)],
-            constant_pool: all_tokens()
-                .into_iter()
-                .map(|t| Constant {
-                    type_: t,
-                    data: vec![1, 2, 3],
-                })
-                .collect(),
-            metadata: vec![Metadata {
-                key: vec![0; 1023],
-                value: vec![7; 300],
-            }],
+            constant_pool: all_tokens().into_iter().map(|t| Constant { type_: t, data: vec![1, 2, 3] }).collect(),
+            metadata: vec![Metadata { key: vec![0; 1023], value: vec![7; 300] }],
             struct_defs: vec![
                 StructDefinition {
                     struct_handle: StructHandleIndex(0),
@@ -970,16 +853,10 @@ mod tests {
                 StructDefinition {
                     struct_handle: StructHandleIndex(0),
                     field_information: StructFieldInformation::DeclaredVariants(vec![
-                        VariantDefinition {
-                            name: IdentifierIndex(3),
-                            fields: vec![],
-                        },
+                        VariantDefinition { name: IdentifierIndex(3), fields: vec![] },
                         VariantDefinition {
                             name: IdentifierIndex(4),
-                            fields: vec![FieldDefinition {
-                                name: IdentifierIndex(0),
-                                signature: SignatureToken::I64,
-                            }],
+                            fields: vec![FieldDefinition { name: IdentifierIndex(0), signature: SignatureToken::I64 }],
                         },
                     ]),
                 },
@@ -991,10 +868,7 @@ mod tests {
                 acquires_global_resources: vec![],
                 code: None,
             }],
-            struct_variant_handles: vec![StructVariantHandle {
-                struct_index: StructDefinitionIndex(2),
-                variant: 127,
-            }],
+            struct_variant_handles: vec![StructVariantHandle { struct_index: StructDefinitionIndex(2), variant: 127 }],
             struct_variant_instantiations: vec![StructVariantInstantiation {
                 handle: StructVariantHandleIndex(0),
                 type_parameters: SignatureIndex(1),
@@ -1019,26 +893,16 @@ mod tests {
             version: 7,
             flavour: Flavour::Sui,
             signatures: vec![Signature(
-                all_tokens()[..15]
-                    .iter()
-                    .filter(|t| !t.is_signed_integer())
-                    .cloned()
-                    .collect(),
+                all_tokens()[..15].iter().filter(|t| !t.is_signed_integer()).cloned().collect(),
             )],
             identifiers: vec!["m".into(), "E".into(), "A".into()],
             enum_defs: vec![EnumDefinition {
                 enum_handle: StructHandleIndex(0),
                 variants: vec![
-                    VariantDefinition {
-                        name: IdentifierIndex(2),
-                        fields: vec![],
-                    },
+                    VariantDefinition { name: IdentifierIndex(2), fields: vec![] },
                     VariantDefinition {
                         name: IdentifierIndex(1),
-                        fields: vec![FieldDefinition {
-                            name: IdentifierIndex(0),
-                            signature: SignatureToken::U16,
-                        }],
+                        fields: vec![FieldDefinition { name: IdentifierIndex(0), signature: SignatureToken::U16 }],
                     },
                 ],
             }],
@@ -1046,10 +910,7 @@ mod tests {
                 def: EnumDefinitionIndex(0),
                 type_parameters: SignatureIndex(0),
             }],
-            variant_handles: vec![VariantHandle {
-                enum_def: EnumDefinitionIndex(0),
-                variant: 126,
-            }],
+            variant_handles: vec![VariantHandle { enum_def: EnumDefinitionIndex(0), variant: 126 }],
             variant_instantiation_handles: vec![VariantInstantiationHandle {
                 enum_def: EnumDefInstantiationIndex(0),
                 variant: 1,

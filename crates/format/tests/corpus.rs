@@ -56,11 +56,7 @@ fn round_trip_folder(folder: &str) -> Result<Tally, Vec<String>> {
         };
         tally.flavours[flavour as usize] += 1;
         if again != bytes {
-            let first_diff = again
-                .iter()
-                .zip(&bytes)
-                .position(|(a, b)| a != b)
-                .unwrap_or(again.len().min(bytes.len()));
+            let first_diff = again.iter().zip(&bytes).position(|(a, b)| a != b).unwrap_or(again.len().min(bytes.len()));
             failures.push(format!(
                 "{name}: re-serialized bytes differ at offset {first_diff} (len {} vs {})",
                 again.len(),
@@ -90,21 +86,13 @@ fn every_corpus_module_decodes_and_round_trips_byte_for_byte() {
                     t.flavours[Flavour::Sui as usize]
                 );
                 if t.modules + t.scripts != expected {
-                    problems.push(format!(
-                        "{folder}: expected {expected} files, found {}",
-                        t.modules + t.scripts
-                    ));
+                    problems.push(format!("{folder}: expected {expected} files, found {}", t.modules + t.scripts));
                 }
             }
             Err(f) => problems.extend(f),
         }
     }
-    assert!(
-        problems.is_empty(),
-        "{} problems:\n{}",
-        problems.len(),
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }
 
 #[test]
@@ -133,11 +121,7 @@ fn corpus_flavours_are_what_the_version_words_say() {
         for path in common::mv_files(&common::shared_dir().join(format!("corpus/versions/v{v}"))) {
             let m = decode_module(&std::fs::read(&path).unwrap()).unwrap();
             assert_eq!(m.version, v, "{}", path.display());
-            let want = if v <= 6 {
-                Flavour::Common
-            } else {
-                Flavour::Aptos
-            };
+            let want = if v <= 6 { Flavour::Common } else { Flavour::Aptos };
             assert_eq!(m.flavour, want, "{}", path.display());
         }
     }

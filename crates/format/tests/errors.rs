@@ -49,12 +49,7 @@ impl Raw {
     }
 
     fn table(&mut self, kind: u8) -> &mut Vec<u8> {
-        &mut self
-            .tables
-            .iter_mut()
-            .find(|(k, _)| *k == kind)
-            .expect("table present")
-            .1
+        &mut self.tables.iter_mut().find(|(k, _)| *k == kind).expect("table present").1
     }
 }
 
@@ -111,12 +106,7 @@ fn expect(bytes: &[u8], status: StatusCode) {
         Err(e) => {
             println!("{status}: {e}");
             assert_eq!(e.status, status, "{e}");
-            assert!(
-                e.offset <= bytes.len(),
-                "offset {} past input of {} bytes: {e}",
-                e.offset,
-                bytes.len()
-            );
+            assert!(e.offset <= bytes.len(), "offset {} past input of {} bytes: {e}", e.offset, bytes.len());
         }
     }
 }
@@ -141,20 +131,7 @@ fn magic_and_version_word() {
     expect(&[], S::BAD_MAGIC);
     expect(&[0xA1, 0x1C, 0xEB, 0x0B, 6, 0], S::MALFORMED); // truncated version word
                                                            // Unsupported words: v1-v4, unflavoured v7, Aptos v6/v11, Sui v6/v8, other flavour bytes.
-    for word in [
-        0,
-        1,
-        4,
-        7,
-        10,
-        APTOS | 6,
-        APTOS | 11,
-        SUI | 6,
-        SUI | 8,
-        0x0B00_0007,
-        0xFF00_0007,
-        0x0A01_0007,
-    ] {
+    for word in [0, 1, 4, 7, 10, APTOS | 6, APTOS | 11, SUI | 6, SUI | 8, 0x0B00_0007, 0xFF00_0007, 0x0A01_0007] {
         let mut b = good.clone();
         b[4..8].copy_from_slice(&u32::to_le_bytes(word));
         expect(&b, S::UNKNOWN_VERSION);
@@ -176,16 +153,9 @@ fn flavour_decides_what_the_shared_bytes_mean() {
     assert_eq!(e.status, S::INDEX_OUT_OF_BOUNDS, "no jump table 0: {e}");
     let aptos_test = module_with(APTOS | 7, &[0x56, 0x00], 1, &[]);
     let e = decode_module(&aptos_test.bytes()).unwrap_err();
-    assert_eq!(
-        e.status,
-        S::INDEX_OUT_OF_BOUNDS,
-        "no struct variant handle 0: {e}"
-    );
+    assert_eq!(e.status, S::INDEX_OUT_OF_BOUNDS, "no struct variant handle 0: {e}");
     // Opcodes above 0x56 do not exist in Sui.
-    expect(
-        &module_with(SUI | 7, &[0x57, 0x00], 1, &[]).bytes(),
-        S::UNKNOWN_OPCODE,
-    );
+    expect(&module_with(SUI | 7, &[0x57, 0x00], 1, &[]).bytes(), S::UNKNOWN_OPCODE);
 }
 
 #[test]
@@ -244,15 +214,9 @@ fn uleb_encodings() {
     r.tail = vec![0xFF; 11];
     expect(&r.bytes(), S::MALFORMED);
     // Above the field's maximum: local index 256 in CopyLoc.
-    expect(
-        &module_with(APTOS | 9, &[0x0A, 0x80, 0x02, 0x02], 2, &[]).bytes(),
-        S::MALFORMED,
-    );
+    expect(&module_with(APTOS | 9, &[0x0A, 0x80, 0x02, 0x02], 2, &[]).bytes(), S::MALFORMED);
     // Truncated ULEB at the end of a table.
-    expect(
-        &module_with(APTOS | 9, &[0x05, 0x80], 1, &[]).bytes(),
-        S::MALFORMED,
-    );
+    expect(&module_with(APTOS | 9, &[0x05, 0x80], 1, &[]).bytes(), S::MALFORMED);
     // Non-canonical table count.
     let mut b = ret_module(APTOS | 9).bytes();
     b.insert(8, 0x86);
@@ -272,105 +236,44 @@ fn trailing_bytes_status_depends_on_flavour() {
 
 #[test]
 fn opcodes() {
-    expect(
-        &module_with(APTOS | 10, &[0x69], 1, &[]).bytes(),
-        S::UNKNOWN_OPCODE,
-    );
-    expect(
-        &module_with(APTOS | 10, &[0x00], 1, &[]).bytes(),
-        S::UNKNOWN_OPCODE,
-    );
+    expect(&module_with(APTOS | 10, &[0x69], 1, &[]).bytes(), S::UNKNOWN_OPCODE);
+    expect(&module_with(APTOS | 10, &[0x00], 1, &[]).bytes(), S::UNKNOWN_OPCODE);
     // Newer than the module: LdU16 at v5, TestVariant at v6, closures at v7,
     // signed ints at v8, AbortMsg at v9.
-    expect(
-        &module_with(5, &[0x48, 1, 0, 0x02], 2, &[]).bytes(),
-        S::MALFORMED,
-    );
-    expect(
-        &module_with(6, &[0x56, 0, 0x02], 2, &[]).bytes(),
-        S::MALFORMED,
-    );
-    expect(
-        &module_with(APTOS | 7, &[0x5A, 0, 0x02], 2, &[]).bytes(),
-        S::MALFORMED,
-    );
-    expect(
-        &module_with(APTOS | 8, &[0x5B, 1, 0x02], 2, &[]).bytes(),
-        S::MALFORMED,
-    );
-    expect(
-        &module_with(APTOS | 9, &[0x68], 1, &[]).bytes(),
-        S::MALFORMED,
-    );
+    expect(&module_with(5, &[0x48, 1, 0, 0x02], 2, &[]).bytes(), S::MALFORMED);
+    expect(&module_with(6, &[0x56, 0, 0x02], 2, &[]).bytes(), S::MALFORMED);
+    expect(&module_with(APTOS | 7, &[0x5A, 0, 0x02], 2, &[]).bytes(), S::MALFORMED);
+    expect(&module_with(APTOS | 8, &[0x5B, 1, 0x02], 2, &[]).bytes(), S::MALFORMED);
+    expect(&module_with(APTOS | 9, &[0x68], 1, &[]).bytes(), S::MALFORMED);
     // The same instructions at their own version decode (then fail nothing).
     decode_module(&module_with(APTOS | 9, &[0x5B, 1, 0x01, 0x02], 3, &[]).bytes()).unwrap();
     // Truncated fixed-width operands.
-    expect(
-        &module_with(APTOS | 9, &[0x48, 1], 1, &[]).bytes(),
-        S::BAD_U16,
-    );
-    expect(
-        &module_with(APTOS | 9, &[0x49, 1], 1, &[]).bytes(),
-        S::BAD_U32,
-    );
-    expect(
-        &module_with(APTOS | 9, &[0x06, 1], 1, &[]).bytes(),
-        S::BAD_U64,
-    );
-    expect(
-        &module_with(APTOS | 9, &[0x32, 1], 1, &[]).bytes(),
-        S::BAD_U128,
-    );
-    expect(
-        &module_with(APTOS | 9, &[0x4A, 1], 1, &[]).bytes(),
-        S::BAD_U256,
-    );
-    expect(
-        &module_with(APTOS | 9, &[0x40, 1, 1, 0], 1, &[]).bytes(),
-        S::BAD_U64,
-    );
-    expect(
-        &module_with(APTOS | 9, &[0x5E, 1], 1, &[]).bytes(),
-        S::MALFORMED,
-    );
+    expect(&module_with(APTOS | 9, &[0x48, 1], 1, &[]).bytes(), S::BAD_U16);
+    expect(&module_with(APTOS | 9, &[0x49, 1], 1, &[]).bytes(), S::BAD_U32);
+    expect(&module_with(APTOS | 9, &[0x06, 1], 1, &[]).bytes(), S::BAD_U64);
+    expect(&module_with(APTOS | 9, &[0x32, 1], 1, &[]).bytes(), S::BAD_U128);
+    expect(&module_with(APTOS | 9, &[0x4A, 1], 1, &[]).bytes(), S::BAD_U256);
+    expect(&module_with(APTOS | 9, &[0x40, 1, 1, 0], 1, &[]).bytes(), S::BAD_U64);
+    expect(&module_with(APTOS | 9, &[0x5E, 1], 1, &[]).bytes(), S::MALFORMED);
     // Fewer instructions than the count says.
-    expect(
-        &module_with(APTOS | 9, &[0x02], 2, &[]).bytes(),
-        S::MALFORMED,
-    );
+    expect(&module_with(APTOS | 9, &[0x02], 2, &[]).bytes(), S::MALFORMED);
 }
 
 #[test]
 fn signature_tokens() {
     let with_sig = |word: u32, sig: &[u8]| module_with(word, &[0x02], 1, &[sig]).bytes();
-    expect(
-        &with_sig(APTOS | 10, &[1, 0x17]),
-        S::UNKNOWN_SERIALIZED_TYPE,
-    );
-    expect(
-        &with_sig(APTOS | 10, &[1, 0x00]),
-        S::UNKNOWN_SERIALIZED_TYPE,
-    );
-    expect(
-        &with_sig(SUI | 7, &[1, 0x10, 0, 0, 0]),
-        S::UNKNOWN_SERIALIZED_TYPE,
-    );
+    expect(&with_sig(APTOS | 10, &[1, 0x17]), S::UNKNOWN_SERIALIZED_TYPE);
+    expect(&with_sig(APTOS | 10, &[1, 0x00]), S::UNKNOWN_SERIALIZED_TYPE);
+    expect(&with_sig(SUI | 7, &[1, 0x10, 0, 0, 0]), S::UNKNOWN_SERIALIZED_TYPE);
     expect(&with_sig(SUI | 7, &[1, 0x11]), S::UNKNOWN_SERIALIZED_TYPE);
     expect(&with_sig(5, &[1, 0x0D]), S::MALFORMED); // u16 before v6
     expect(&with_sig(APTOS | 7, &[1, 0x10, 0, 0, 0]), S::MALFORMED); // function type before v8
     expect(&with_sig(APTOS | 8, &[1, 0x11]), S::MALFORMED); // i8 before v9
-    decode_module(&with_sig(
-        APTOS | 9,
-        &[2, 0x11, 0x10, 0x03, 1, 1, 0x03, 0x01],
-    ))
-    .unwrap();
+    decode_module(&with_sig(APTOS | 9, &[2, 0x11, 0x10, 0x03, 1, 1, 0x03, 0x01])).unwrap();
     // Struct instantiation with no type arguments.
     expect(&with_sig(APTOS | 9, &[1, 0x0B, 0, 0]), S::MALFORMED);
     // Type parameter index 65536: read, then fails the u16 conversion.
-    expect(
-        &with_sig(APTOS | 9, &[1, 0x09, 0x80, 0x80, 0x04]),
-        S::UNKNOWN_INVARIANT_VIOLATION_ERROR,
-    );
+    expect(&with_sig(APTOS | 9, &[1, 0x09, 0x80, 0x80, 0x04]), S::UNKNOWN_INVARIANT_VIOLATION_ERROR);
     // Nesting: 255 vectors around a bool fit Move's stack limit, 256 do not.
     let nested = |depth: usize| {
         let mut s = vec![1];
@@ -460,10 +363,7 @@ fn definitions_and_handles() {
     *r.table(0x03).last_mut().unwrap() = 1;
     r.table(0x03).extend_from_slice(&[0x04, 7, 0]);
     let m = decode_module(&r.bytes()).unwrap();
-    assert_eq!(
-        m.function_handles[0].attributes,
-        vec![movejit_format::FunctionAttribute::PackVariant(7)]
-    );
+    assert_eq!(m.function_handles[0].attributes, vec![movejit_format::FunctionAttribute::PackVariant(7)]);
     let mut r = ret_module(APTOS | 10);
     *r.table(0x03).last_mut().unwrap() = 1;
     r.table(0x03).push(0x0A);
@@ -486,8 +386,7 @@ fn definitions_and_handles() {
 fn bounds_check_errors() {
     // No module handles at all.
     let mut r = ret_module(APTOS | 9);
-    r.tables
-        .retain(|(k, _)| *k != 0x01 && *k != 0x03 && *k != 0x0C);
+    r.tables.retain(|(k, _)| *k != 0x01 && *k != 0x03 && *k != 0x0C);
     expect(&r.bytes(), S::NO_MODULE_HANDLES);
     // Self handle out of range.
     let mut r = ret_module(APTOS | 9);
@@ -498,23 +397,11 @@ fn bounds_check_errors() {
     r.table(0x01)[1] = 9;
     expect(&r.bytes(), S::INDEX_OUT_OF_BOUNDS);
     // Branch target, local, constant, call, signature out of range.
-    for code in [
-        &[0x05, 0x05][..],
-        &[0x0A, 0x00],
-        &[0x07, 0x00],
-        &[0x11, 0x03],
-        &[0x41, 0x09],
-    ] {
-        expect(
-            &module_with(APTOS | 9, code, 1, &[]).bytes(),
-            S::INDEX_OUT_OF_BOUNDS,
-        );
+    for code in [&[0x05, 0x05][..], &[0x0A, 0x00], &[0x07, 0x00], &[0x11, 0x03], &[0x41, 0x09]] {
+        expect(&module_with(APTOS | 9, code, 1, &[]).bytes(), S::INDEX_OUT_OF_BOUNDS);
     }
     // Type parameter index beyond the function's type parameters.
-    expect(
-        &module_with(APTOS | 9, &[0x41, 0x01, 0x02], 2, &[&[1, 0x09, 0]]).bytes(),
-        S::INDEX_OUT_OF_BOUNDS,
-    );
+    expect(&module_with(APTOS | 9, &[0x41, 0x01, 0x02], 2, &[&[1, 0x09, 0]]).bytes(), S::INDEX_OUT_OF_BOUNDS);
     // Struct token with the wrong number of type arguments.
     let mut r = ret_module(APTOS | 9);
     r.tables.push((0x02, vec![0, 1, 0, 1, 0, 0]));

@@ -10,13 +10,7 @@ use std::path::PathBuf;
 
 fn corpus() -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
-    for dir in [
-        "corpus/aptos",
-        "corpus/sui",
-        "corpus/versions",
-        "corpus/aptos-calibration",
-        "corpus/aptos-workloads",
-    ] {
+    for dir in ["corpus/aptos", "corpus/sui", "corpus/versions", "corpus/aptos-calibration", "corpus/aptos-workloads"] {
         for p in common::mv_files(&common::shared_dir().join(dir)) {
             if !common::is_script(&p) {
                 let b = std::fs::read(&p).unwrap();
@@ -41,18 +35,12 @@ fn check(bytes: &[u8], what: &str, out: &mut Outcome) {
         Ok(Ok(m)) => {
             out.ok += 1;
             let again = serialize_module(&m);
-            let m2 =
-                decode_module(&again).unwrap_or_else(|e| panic!("{what}: re-decode failed: {e}"));
+            let m2 = decode_module(&again).unwrap_or_else(|e| panic!("{what}: re-decode failed: {e}"));
             assert_eq!(m, m2, "{what}: serialize/decode changed the model");
         }
         Ok(Err(e)) => {
             out.err += 1;
-            assert!(
-                e.offset <= bytes.len(),
-                "{what}: error offset {} past {} bytes",
-                e.offset,
-                bytes.len()
-            );
+            assert!(e.offset <= bytes.len(), "{what}: error offset {} past {} bytes", e.offset, bytes.len());
         }
     }
 }
@@ -74,19 +62,11 @@ fn every_truncation_of_small_modules_and_a_sample_of_large_ones() {
         }
         *seen += 1;
         for n in 0..b.len() {
-            check(
-                &b[..n],
-                &format!("{} truncated to {n}", p.display()),
-                &mut out,
-            );
+            check(&b[..n], &format!("{} truncated to {n}", p.display()), &mut out);
             every += 1;
         }
     }
-    assert_eq!(
-        per_word.len(),
-        7,
-        "v5, v6, Aptos v7..v10 and Sui v7 words: {per_word:?}"
-    );
+    assert_eq!(per_word.len(), 7, "v5, v6, Aptos v7..v10 and Sui v7 words: {per_word:?}");
     // 64 cut points in each of 40 modules spread over the size range.
     let mut rng = common::SplitMix(0x5EED_0001);
     let step = (modules.len() / 40).max(1);
@@ -94,18 +74,11 @@ fn every_truncation_of_small_modules_and_a_sample_of_large_ones() {
     for (p, b) in modules.iter().step_by(step) {
         for _ in 0..64 {
             let n = rng.below(b.len());
-            check(
-                &b[..n],
-                &format!("{} truncated to {n}", p.display()),
-                &mut out,
-            );
+            check(&b[..n], &format!("{} truncated to {n}", p.display()), &mut out);
             sampled += 1;
         }
     }
-    println!(
-        "truncations: {every} exhaustive + {sampled} sampled; ok {}, typed errors {}",
-        out.ok, out.err
-    );
+    println!("truncations: {every} exhaustive + {sampled} sampled; ok {}, typed errors {}", out.ok, out.err);
     // A strict prefix never decodes: the tail field is always needed.
     assert_eq!(out.ok, 0);
 }
@@ -127,19 +100,9 @@ fn seeded_single_byte_mutations_never_panic() {
             2 => old.wrapping_add(1),
             _ => [0x00, 0x7F, 0x80, 0xFF][rng.below(4)],
         };
-        check(
-            &m,
-            &format!("{} byte {pos} {old:#04x}->{:#04x}", p.display(), m[pos]),
-            &mut out,
-        );
+        check(&m, &format!("{} byte {pos} {old:#04x}->{:#04x}", p.display(), m[pos]), &mut out);
     }
-    println!(
-        "mutations: {MUTATIONS}; still decode {}, typed errors {}",
-        out.ok, out.err
-    );
+    println!("mutations: {MUTATIONS}; still decode {}, typed errors {}", out.ok, out.err);
     assert_eq!(out.ok + out.err, MUTATIONS);
-    assert!(
-        out.err > MUTATIONS / 10,
-        "mutations should mostly be caught"
-    );
+    assert!(out.err > MUTATIONS / 10, "mutations should mostly be caught");
 }

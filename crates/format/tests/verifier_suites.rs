@@ -17,10 +17,7 @@ fn json_lines(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// Decodes `modules` (paths relative to `base`); returns the first error.
-fn first_decode_error(
-    base: &Path,
-    modules: &[serde_json::Value],
-) -> Option<(String, movejit_format::FormatError)> {
+fn first_decode_error(base: &Path, modules: &[serde_json::Value]) -> Option<(String, movejit_format::FormatError)> {
     for m in modules {
         let rel = m.as_str().expect("module path");
         let bytes = std::fs::read(base.join(rel)).expect("read module");
@@ -49,9 +46,7 @@ fn aptos_rejects_agree_with_our_decoder() {
         let expect = case["expect_status"].as_str().expect("expect_status");
         // Dependencies were published successfully: they must decode.
         if let Some((m, e)) = first_decode_error(&base, case["deps"].as_array().expect("deps")) {
-            problems.push(format!(
-                "{id}: dependency {m} was published by Aptos but we reject it: {e}"
-            ));
+            problems.push(format!("{id}: dependency {m} was published by Aptos but we reject it: {e}"));
         }
         match first_decode_error(&base, case["modules"].as_array().expect("modules")) {
             None => c.decoded_ok += 1,
@@ -101,9 +96,7 @@ fn sui_suite_agrees(folder: &str) {
             if expect["ok"] == true {
                 published_ok += 1;
                 if let Some((m, e)) = err {
-                    problems.push(format!(
-                        "{id}: {m} published fine on Sui but we reject it: {e}"
-                    ));
+                    problems.push(format!("{id}: {m} published fine on Sui but we reject it: {e}"));
                 }
                 continue;
             }

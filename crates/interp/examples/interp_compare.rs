@@ -26,7 +26,8 @@ fn main() {
     let bench = shared().join("bench");
     let manifest = std::fs::read_to_string(bench.join("benchmarks.jsonl")).expect("bench manifest");
     let kinds = [InterpreterKind::Tree, InterpreterKind::Flat];
-    let engines: Vec<Engine> = kinds.iter().map(|k| Engine::new(EngineConfig { interpreter: *k, ..EngineConfig::aptos() })).collect();
+    let engines: Vec<Engine> =
+        kinds.iter().map(|k| Engine::new(EngineConfig { interpreter: *k, ..EngineConfig::aptos() })).collect();
     println!("{:<18} {:>12} {:>12} {:>8}  checksums", "benchmark", "tree ms", "flat ms", "tree/flat");
     let mut ratios = Vec::new();
     for line in manifest.lines().filter(|l| !l.trim().is_empty()) {
@@ -45,9 +46,14 @@ fn main() {
         let mut parts = f.rsplitn(3, "::");
         let (fname, mname, addr) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let module = ModuleId::new(movejit_format::AccountAddress::parse(addr).expect("address"), mname);
-        let ty_args: Vec<Type> = e["type_args"].as_array().into_iter().flatten().filter_map(|t| Type::parse_tag(t.as_str()?)).collect();
+        let ty_args: Vec<Type> =
+            e["type_args"].as_array().into_iter().flatten().filter_map(|t| Type::parse_tag(t.as_str()?)).collect();
         let hexes = |v: &serde_json::Value| -> Vec<Vec<u8>> {
-            v.as_array().into_iter().flatten().map(|h| hex::decode(h.as_str().unwrap_or("")).unwrap_or_default()).collect()
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .map(|h| hex::decode(h.as_str().unwrap_or("")).unwrap_or_default())
+                .collect()
         };
         let (args, expected) = (hexes(&e["args"]), hexes(&e["expect_returns"]));
         let run = |engine: &Engine| -> (Duration, bool) {

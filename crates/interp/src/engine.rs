@@ -11,14 +11,14 @@ use crate::loader::{DatatypeDef, LoadedModule};
 use movejit_format::{decode_module, AbilitySet, StatusFlavour, StructFieldInformation};
 use movejit_runtime::bcs;
 use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
+use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
-    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleId, NativeRegistry,
-    Resolver, StatusCode, Type, Value, VmError, VmResult, WriteOp,
+    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleId, NativeRegistry, Resolver,
+    StatusCode, Type, Value, VmError, VmResult, WriteOp,
 };
 use sha2::Digest;
 use std::collections::HashMap;
-use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Message prefix of the `FEATURE_NOT_ENABLED` error of executor `Jit` when
@@ -290,7 +290,10 @@ impl<'e, 'r> Session<'e, 'r> {
     pub fn compiled_stats(&self) -> Option<CompiledStats> {
         // Instances compiled code had interpreted count as interpreted.
         let nested = self.flat.nested_count();
-        self.compiled.as_ref().map(|c| c.stats()).map(|s| CompiledStats { interpreted_functions: s.interpreted_functions + nested, ..s })
+        self.compiled
+            .as_ref()
+            .map(|c| c.stats())
+            .map(|s| CompiledStats { interpreted_functions: s.interpreted_functions + nested, ..s })
     }
 
     pub fn flavour(&self) -> StatusFlavour {
@@ -325,9 +328,8 @@ impl<'e, 'r> Session<'e, 'r> {
                 m
             }
             None => {
-                let module = decode_module(&bytes).map_err(|e| {
-                    VmError::new(e.status).with_message(format!("{id}: {}", e.message))
-                })?;
+                let module = decode_module(&bytes)
+                    .map_err(|e| VmError::new(e.status).with_message(format!("{id}: {}", e.message)))?;
                 let deps_ids: Vec<ModuleId> =
                     module.immediate_dependencies().into_iter().map(|(a, n)| ModuleId::new(a, &n)).collect();
                 let mut deps = Vec::new();
@@ -337,21 +339,28 @@ impl<'e, 'r> Session<'e, 'r> {
                 let (closure, friends) = self.linking_context(&module, &deps);
                 let mut dep_refs: Vec<_> = closure.iter().map(|d| &d.module).collect();
                 dep_refs.extend(friends.iter());
-                movejit_verifier::verify_module(&module, &dep_refs, &load_verifier_config(self.flavour())).map_err(|e| {
-                    let (function_index, code_offset) = match e.location {
-                        movejit_verifier::Location::Function { index, code_offset } => (index, code_offset.unwrap_or(0)),
-                        _ => (0, 0),
-                    };
-                    let mut err = VmError::new(StatusCode::UNEXPECTED_VERIFIER_ERROR)
-                        .with_message(format!("{}: {}", e.status.name(), e.message));
-                    err.location = Some(ErrorLocation {
-                        module: id.long_string(),
-                        function_name: String::new(),
-                        function_index,
-                        code_offset,
-                    });
-                    err
-                })?;
+                movejit_verifier::verify_module(&module, &dep_refs, &load_verifier_config(self.flavour())).map_err(
+                    |e| {
+                        let (function_index, code_offset) = match e.location {
+                            movejit_verifier::Location::Function { index, code_offset } => {
+                                (index, code_offset.unwrap_or(0))
+                            }
+                            _ => (0, 0),
+                        };
+                        let mut err = VmError::new(StatusCode::UNEXPECTED_VERIFIER_ERROR).with_message(format!(
+                            "{}: {}",
+                            e.status.name(),
+                            e.message
+                        ));
+                        err.location = Some(ErrorLocation {
+                            module: id.long_string(),
+                            function_name: String::new(),
+                            function_index,
+                            code_offset,
+                        });
+                        err
+                    },
+                )?;
                 let m = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
                 if &m.id != id {
                     return Err(VmError::new(StatusCode::LINKER_ERROR).with_message("module id mismatch"));
@@ -372,11 +381,7 @@ impl<'e, 'r> Session<'e, 'r> {
     /// address check, duplicates, then for each module in order
     /// verification, natives and linking against earlier bundle members and
     /// the store. Returns the ids and bytes to store; stores nothing itself.
-    pub fn publish_bundle(
-        &mut self,
-        bundle: &[Vec<u8>],
-        sender: AccountAddress,
-    ) -> VmResult<Vec<(ModuleId, Vec<u8>)>> {
+    pub fn publish_bundle(&mut self, bundle: &[Vec<u8>], sender: AccountAddress) -> VmResult<Vec<(ModuleId, Vec<u8>)>> {
         let mut decoded = Vec::with_capacity(bundle.len());
         for bytes in bundle {
             let m = decode_module(bytes).map_err(|e| VmError::new(e.status).with_message(e.message))?;
@@ -442,8 +447,12 @@ impl<'e, 'r> Session<'e, 'r> {
                     _ => (0, 0),
                 };
                 let mut err = VmError::new(e.status).with_message(e.message);
-                err.location =
-                    Some(ErrorLocation { module: id.long_string(), function_name: String::new(), function_index, code_offset });
+                err.location = Some(ErrorLocation {
+                    module: id.long_string(),
+                    function_name: String::new(),
+                    function_index,
+                    code_offset,
+                });
                 err
             })?;
             let loaded = LoadedModule::new(m, &self.engine.config.natives)?;
@@ -599,7 +608,9 @@ impl<'e, 'r> Session<'e, 'r> {
                 }
                 for (a, p) in args.iter().zip(&params) {
                     if !self.abilities_of(a)?.contains(p.constraints) {
-                        return Err(VmError::new(StatusCode::CONSTRAINT_NOT_SATISFIED).with_message(format!("{a} in {t}")));
+                        return Err(
+                            VmError::new(StatusCode::CONSTRAINT_NOT_SATISFIED).with_message(format!("{a} in {t}"))
+                        );
                     }
                 }
                 Ok(())
@@ -610,10 +621,10 @@ impl<'e, 'r> Session<'e, 'r> {
                 Type::Reference(e) | Type::MutableReference(e) => self.check_type_arg(e, nodes, depth + 2),
                 a => self.check_type_arg(a, nodes, depth + 1),
             }),
-            Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => Err(VmError::new(
-                StatusCode::TYPE_RESOLUTION_FAILURE,
-            )
-            .with_message(format!("{t} is not a type argument"))),
+            Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => {
+                Err(VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE)
+                    .with_message(format!("{t} is not a type argument")))
+            }
             _ => Ok(()),
         }
     }
@@ -637,7 +648,8 @@ impl<'e, 'r> Session<'e, 'r> {
         args: &[Vec<u8>],
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
-        let script = movejit_format::decode_script(bytes).map_err(|e| VmError::new(e.status).with_message(e.message))?;
+        let script =
+            movejit_format::decode_script(bytes).map_err(|e| VmError::new(e.status).with_message(e.message))?;
         let mut deps = Vec::new();
         for h in &script.module_handles {
             let a = *script.address_identifiers.get(h.address.idx()).ok_or_else(|| VmError::invariant("address"))?;
@@ -743,8 +755,7 @@ impl<'e, 'r> Session<'e, 'r> {
             } else {
                 bcs::deserialize(bytes, &l)
             };
-            let v = v
-                .map_err(|_| VmError::bad_argument())?;
+            let v = v.map_err(|_| VmError::bad_argument())?;
             arg_values.push(v);
         }
         // A native entry function has no bytecode to compile: it runs as
@@ -934,14 +945,22 @@ impl<'e, 'r> Session<'e, 'r> {
     }
 
     /// The slot of resource `ty` at `address`, loading it on first use.
-    pub(crate) fn global_slot(&mut self, address: AccountAddress, ty: &Type, values: &mut Vec<Option<Value>>) -> VmResult<u32> {
+    pub(crate) fn global_slot(
+        &mut self,
+        address: AccountAddress,
+        ty: &Type,
+        values: &mut Vec<Option<Value>>,
+    ) -> VmResult<u32> {
         if let Some(s) = self.globals.index.get(&(address, ty.clone())) {
             return Ok(*s);
         }
         let value = match self.resolver.get_resource(&address, ty) {
             Some(bytes) => {
                 let l = self.layout_of(ty)?;
-                Some(bcs::deserialize(&bytes, &l).map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_RESOURCE))?)
+                Some(
+                    bcs::deserialize(&bytes, &l)
+                        .map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_RESOURCE))?,
+                )
             }
             None => None,
         };
@@ -955,8 +974,20 @@ impl<'e, 'r> Session<'e, 'r> {
     /// The abilities of a runtime type.
     pub fn abilities_of(&self, t: &Type) -> VmResult<AbilitySet> {
         Ok(match t {
-            Type::Bool | Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::U128 | Type::U256 | Type::I8
-            | Type::I16 | Type::I32 | Type::I64 | Type::I128 | Type::I256 | Type::Address => AbilitySet::PRIMITIVES,
+            Type::Bool
+            | Type::U8
+            | Type::U16
+            | Type::U32
+            | Type::U64
+            | Type::U128
+            | Type::U256
+            | Type::I8
+            | Type::I16
+            | Type::I32
+            | Type::I64
+            | Type::I128
+            | Type::I256
+            | Type::Address => AbilitySet::PRIMITIVES,
             Type::Signer => AbilitySet::SIGNER,
             Type::Reference(_) | Type::MutableReference(_) => AbilitySet::REFERENCES,
             Type::Vector(e) => AbilitySet::VECTOR.intersect(self.abilities_of(e)?),
@@ -1028,15 +1059,21 @@ impl<'e, 'r> Session<'e, 'r> {
             return Ok(cap);
         }
         Ok(match t {
-            Type::Vector(e) | Type::Reference(e) | Type::MutableReference(e) => 1 + self.type_value_depth_rec(e, level + 1)?,
+            Type::Vector(e) | Type::Reference(e) | Type::MutableReference(e) => {
+                1 + self.type_value_depth_rec(e, level + 1)?
+            }
             Type::Datatype(id, args) => {
                 let mid = ModuleId { address: id.address, name: id.module.clone() };
                 let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
-                let def = m.datatypes.get(&*id.name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
+                let def =
+                    m.datatypes.get(&*id.name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
                 let field_lists: Vec<&[movejit_format::FieldDefinition]> = match def {
-                    DatatypeDef::Struct(i) => match m.module.struct_defs.get(*i as usize).map(|d| &d.field_information) {
+                    DatatypeDef::Struct(i) => match m.module.struct_defs.get(*i as usize).map(|d| &d.field_information)
+                    {
                         Some(StructFieldInformation::Declared(f)) => vec![f.as_slice()],
-                        Some(StructFieldInformation::DeclaredVariants(vs)) => vs.iter().map(|v| v.fields.as_slice()).collect(),
+                        Some(StructFieldInformation::DeclaredVariants(vs)) => {
+                            vs.iter().map(|v| v.fields.as_slice()).collect()
+                        }
                         _ => vec![],
                     },
                     DatatypeDef::SuiEnum(i) => m
@@ -1084,11 +1121,14 @@ impl<'e, 'r> Session<'e, 'r> {
                     .get(&*id.name)
                     .ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE).with_message(format!("{t}")))?;
                 let mut fields = |fs: &[movejit_format::FieldDefinition]| -> VmResult<Vec<Layout>> {
-                    fs.iter().map(|f| self.layout_rec(&m.to_type(&f.signature, args)?, depth + 1, nodes, bounded)).collect()
+                    fs.iter()
+                        .map(|f| self.layout_rec(&m.to_type(&f.signature, args)?, depth + 1, nodes, bounded))
+                        .collect()
                 };
                 match def {
                     DatatypeDef::Struct(i) => {
-                        let sd = m.module.struct_defs.get(*i as usize).ok_or_else(|| VmError::invariant("struct def"))?;
+                        let sd =
+                            m.module.struct_defs.get(*i as usize).ok_or_else(|| VmError::invariant("struct def"))?;
                         match &sd.field_information {
                             StructFieldInformation::Native => return Err(VmError::invariant("native struct")),
                             StructFieldInformation::Declared(fs) => Layout::Struct(fields(fs)?),

@@ -11,12 +11,12 @@ use crate::loader::LoadedModule;
 use movejit_format::{Bytecode, CodeUnit, SignatureToken};
 use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
 use movejit_runtime::error::vec_err;
+use movejit_runtime::error::TrapResult;
 use movejit_runtime::natives::{NativeContext, TypeInfo};
 use movejit_runtime::values::values_equal;
-use movejit_runtime::error::TrapResult;
 use movejit_runtime::{
-    ClosureValue, ErrorLocation, FunctionId, GasMeter, Memory, RefRoot, Reference, StatusCode, Type, Value,
-    VmError, VmResult,
+    ClosureValue, ErrorLocation, FunctionId, GasMeter, Memory, RefRoot, Reference, StatusCode, Type, Value, VmError,
+    VmResult,
 };
 use std::sync::Arc;
 
@@ -271,7 +271,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     /// Resolves a call through a function handle of `m`.
-    fn resolve_handle(&mut self, m: &Arc<LoadedModule>, fh: movejit_format::FunctionHandleIndex) -> TrapResult<(Arc<LoadedModule>, u16)> {
+    fn resolve_handle(
+        &mut self,
+        m: &Arc<LoadedModule>,
+        fh: movejit_format::FunctionHandleIndex,
+    ) -> TrapResult<(Arc<LoadedModule>, u16)> {
         let key = (Arc::as_ptr(m) as usize, fh.0);
         if let Some(t) = self.s.call_cache.get(&key) {
             return Ok(t.clone());
@@ -304,7 +308,12 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         Ok(t)
     }
 
-    fn inst_types(&self, m: &LoadedModule, sig: movejit_format::SignatureIndex, ty_args: &[Type]) -> TrapResult<Vec<Type>> {
+    fn inst_types(
+        &self,
+        m: &LoadedModule,
+        sig: movejit_format::SignatureIndex,
+        ty_args: &[Type],
+    ) -> TrapResult<Vec<Type>> {
         let tys = m.sig_types(sig, ty_args)?;
         for t in &tys {
             if t.depth() > self.s.engine.config.limits.max_type_depth {
@@ -314,12 +323,22 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         Ok(tys)
     }
 
-    fn struct_type(&self, m: &LoadedModule, sd: movejit_format::StructDefinitionIndex, args: Vec<Type>) -> TrapResult<Type> {
+    fn struct_type(
+        &self,
+        m: &LoadedModule,
+        sd: movejit_format::StructDefinitionIndex,
+        args: Vec<Type>,
+    ) -> TrapResult<Type> {
         let d = m.module.struct_defs.get(sd.idx()).ok_or_else(|| invariant("struct def"))?;
         Ok(Type::Datatype(m.datatype_id(d.struct_handle)?, args))
     }
 
-    fn generic_struct_type(&self, m: &LoadedModule, i: movejit_format::StructDefInstantiationIndex, ty_args: &[Type]) -> TrapResult<(usize, Type)> {
+    fn generic_struct_type(
+        &self,
+        m: &LoadedModule,
+        i: movejit_format::StructDefInstantiationIndex,
+        ty_args: &[Type],
+    ) -> TrapResult<(usize, Type)> {
         let inst = m.module.struct_def_instantiations.get(i.idx()).ok_or_else(|| invariant("struct inst"))?;
         let args = self.inst_types(m, inst.type_parameters, ty_args)?;
         Ok((inst.def.idx(), self.struct_type(m, inst.def, args)?))
@@ -397,7 +416,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     /// Executes the top frame until it calls a Move function or returns.
-    fn exec_block(&mut self, m: &Arc<LoadedModule>, unit: &CodeUnit, ty_args: &Arc<Vec<Type>>, pc: &mut usize) -> TrapResult<()> {
+    fn exec_block(
+        &mut self,
+        m: &Arc<LoadedModule>,
+        unit: &CodeUnit,
+        ty_args: &Arc<Vec<Type>>,
+        pc: &mut usize,
+    ) -> TrapResult<()> {
         use Bytecode as B;
         let code = &unit.code;
         let base = self.frames.last().map(|f| f.base).ok_or_else(|| invariant("no frame"))?;
@@ -456,8 +481,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     let c = m.module.constant_pool.get(i.idx()).ok_or_else(|| invariant("constant"))?;
                     let t = m.to_type(&c.type_, &[])?;
                     let l = self.s.layout_of(&t)?;
-                    let v = movejit_runtime::bcs::deserialize(&c.data, &l)
-                        .map_err(|_| VmError::new(StatusCode::VERIFIER_INVARIANT_VIOLATION).with_message("bad constant"))?;
+                    let v = movejit_runtime::bcs::deserialize(&c.data, &l).map_err(|_| {
+                        VmError::new(StatusCode::VERIFIER_INVARIANT_VIOLATION).with_message("bad constant")
+                    })?;
                     self.push(v)?;
                 }
                 B::CopyLoc(i) => {
@@ -497,8 +523,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.borrow_variant_field(&vh.variants, vh.field)?;
                 }
                 B::ImmBorrowVariantFieldGeneric(i) | B::MutBorrowVariantFieldGeneric(i) => {
-                    let inst = m.module.variant_field_instantiations.get(i.idx()).ok_or_else(|| invariant("variant field"))?;
-                    let vh = m.module.variant_field_handles.get(inst.handle.idx()).ok_or_else(|| invariant("variant field"))?;
+                    let inst =
+                        m.module.variant_field_instantiations.get(i.idx()).ok_or_else(|| invariant("variant field"))?;
+                    let vh = m
+                        .module
+                        .variant_field_handles
+                        .get(inst.handle.idx())
+                        .ok_or_else(|| invariant("variant field"))?;
                     self.borrow_variant_field(&vh.variants, vh.field)?;
                 }
                 B::Call(fh) => {
@@ -539,7 +570,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                         self.check_depth(&t)?;
                         self.s.depth_checked.insert(key, ty_args.clone());
                     }
-                    let inst = m.module.struct_def_instantiations.get(si.idx()).ok_or_else(|| invariant("struct inst"))?;
+                    let inst =
+                        m.module.struct_def_instantiations.get(si.idx()).ok_or_else(|| invariant("struct inst"))?;
                     let n = m.struct_field_count(inst.def.idx())?;
                     let fields = self.pop_n(n)?;
                     self.push(Value::Struct(fields))?;
@@ -557,8 +589,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.push(Value::Variant(vh.variant, fields))?;
                 }
                 B::PackVariantGeneric(i) => {
-                    let inst = m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
-                    let vh = m.module.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let inst =
+                        m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
+                    let vh = m
+                        .module
+                        .struct_variant_handles
+                        .get(inst.handle.idx())
+                        .ok_or_else(|| invariant("variant handle"))?;
                     let n = m.variant_field_count(vh.struct_index.idx(), vh.variant)?;
                     let fields = self.pop_n(n)?;
                     self.push(Value::Variant(vh.variant, fields))?;
@@ -568,8 +605,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.unpack_variant(vh.variant, StatusCode::STRUCT_VARIANT_MISMATCH)?;
                 }
                 B::UnpackVariantGeneric(i) => {
-                    let inst = m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
-                    let vh = m.module.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let inst =
+                        m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
+                    let vh = m
+                        .module
+                        .struct_variant_handles
+                        .get(inst.handle.idx())
+                        .ok_or_else(|| invariant("variant handle"))?;
                     self.unpack_variant(vh.variant, StatusCode::STRUCT_VARIANT_MISMATCH)?;
                 }
                 B::TestVariant(h) => {
@@ -577,8 +619,13 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.test_variant(vh.variant)?;
                 }
                 B::TestVariantGeneric(i) => {
-                    let inst = m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
-                    let vh = m.module.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let inst =
+                        m.module.struct_variant_instantiations.get(i.idx()).ok_or_else(|| invariant("variant inst"))?;
+                    let vh = m
+                        .module
+                        .struct_variant_handles
+                        .get(inst.handle.idx())
+                        .ok_or_else(|| invariant("variant handle"))?;
                     self.test_variant(vh.variant)?;
                 }
                 B::SuiPackVariant(h) => {
@@ -588,8 +635,16 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.push(Value::Variant(vh.variant, fields))?;
                 }
                 B::SuiPackVariantGeneric(h) => {
-                    let vh = m.module.variant_instantiation_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
-                    let inst = m.module.enum_def_instantiations.get(vh.enum_def.idx()).ok_or_else(|| invariant("enum inst"))?;
+                    let vh = m
+                        .module
+                        .variant_instantiation_handles
+                        .get(h.idx())
+                        .ok_or_else(|| invariant("variant handle"))?;
+                    let inst = m
+                        .module
+                        .enum_def_instantiations
+                        .get(vh.enum_def.idx())
+                        .ok_or_else(|| invariant("enum inst"))?;
                     let n = m.sui_variant_field_count(inst.def.idx(), vh.variant)?;
                     let fields = self.pop_n(n)?;
                     self.push(Value::Variant(vh.variant, fields))?;
@@ -599,7 +654,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.unpack_variant(vh.variant, StatusCode::VARIANT_TAG_MISMATCH)?;
                 }
                 B::SuiUnpackVariantGeneric(h) => {
-                    let vh = m.module.variant_instantiation_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let vh = m
+                        .module
+                        .variant_instantiation_handles
+                        .get(h.idx())
+                        .ok_or_else(|| invariant("variant handle"))?;
                     self.unpack_variant(vh.variant, StatusCode::VARIANT_TAG_MISMATCH)?;
                 }
                 B::SuiUnpackVariantImmRef(h) | B::SuiUnpackVariantMutRef(h) => {
@@ -607,7 +666,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     self.unpack_variant_ref(vh.variant)?;
                 }
                 B::SuiUnpackVariantGenericImmRef(h) | B::SuiUnpackVariantGenericMutRef(h) => {
-                    let vh = m.module.variant_instantiation_handles.get(h.idx()).ok_or_else(|| invariant("variant handle"))?;
+                    let vh = m
+                        .module
+                        .variant_instantiation_handles
+                        .get(h.idx())
+                        .ok_or_else(|| invariant("variant handle"))?;
                     self.unpack_variant_ref(vh.variant)?;
                 }
                 B::VariantSwitch(jt) => {
@@ -697,7 +760,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     let msg = self.pop()?.to_bytes()?;
                     self.gas.charge_bytes(msg.len())?;
                     let code = self.pop_u64()?;
-                    return Err(Box::new(VmError::abort_with_message(code, msg, self.s.engine.config.limits.max_abort_message)));
+                    return Err(Box::new(VmError::abort_with_message(
+                        code,
+                        msg,
+                        self.s.engine.config.limits.max_abort_message,
+                    )));
                 }
                 B::Exists(sd) => {
                     let t = self.struct_type(m, *sd, Vec::new())?;
@@ -871,7 +938,11 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         Ok(())
     }
 
-    fn check_struct_depth(&mut self, m: &Arc<LoadedModule>, sd: movejit_format::StructDefinitionIndex) -> TrapResult<()> {
+    fn check_struct_depth(
+        &mut self,
+        m: &Arc<LoadedModule>,
+        sd: movejit_format::StructDefinitionIndex,
+    ) -> TrapResult<()> {
         let key = (Arc::as_ptr(m) as usize, sd.0);
         let d = match self.s.struct_depth_cache.get(&key) {
             Some(d) => *d,
@@ -1003,7 +1074,9 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
 /// elements, recursively).
 fn heap_slots(v: &Value) -> usize {
     match v {
-        Value::Vector(xs) | Value::Struct(xs) | Value::Variant(_, xs) => xs.len() + xs.iter().map(heap_slots).sum::<usize>(),
+        Value::Vector(xs) | Value::Struct(xs) | Value::Variant(_, xs) => {
+            xs.len() + xs.iter().map(heap_slots).sum::<usize>()
+        }
         _ => 0,
     }
 }

@@ -32,7 +32,7 @@ mod interpreter;
 pub mod loader;
 
 pub use engine::{
-    Engine, EngineConfig, ExecutionResult, ExecutorKind, InterpreterKind, JitOptions, Session, EUSER_TYPE_LOADING_FAILURE,
-    JIT_NOT_COMPILED,
+    Engine, EngineConfig, ExecutionResult, ExecutorKind, InterpreterKind, JitOptions, Session,
+    EUSER_TYPE_LOADING_FAILURE, JIT_NOT_COMPILED,
 };
 pub use movejit_runtime as runtime;

@@ -82,7 +82,8 @@ impl LoadedModule {
             let fh = module.function_handles.get(f.function.idx()).ok_or_else(bad)?;
             let fname = module.identifiers.get(fh.name.idx()).ok_or_else(bad)?;
             functions.insert(fname.clone(), i as u16);
-            let count = |sig: movejit_format::SignatureIndex| module.signatures.get(sig.idx()).map(|s| s.0.len()).unwrap_or(0);
+            let count =
+                |sig: movejit_format::SignatureIndex| module.signatures.get(sig.idx()).map(|s| s.0.len()).unwrap_or(0);
             fn_info.push(FnInfo {
                 params: count(fh.parameters),
                 locals: f.code.as_ref().map(|c| count(c.locals)).unwrap_or(0),
@@ -136,10 +137,9 @@ impl LoadedModule {
                 r.iter().map(|a| self.to_type(a, ty_args)).collect::<VmResult<_>>()?,
                 *ab,
             ),
-            S::TypeParameter(i) => ty_args
-                .get(*i as usize)
-                .cloned()
-                .ok_or_else(|| VmError::invariant("type parameter out of range"))?,
+            S::TypeParameter(i) => {
+                ty_args.get(*i as usize).cloned().ok_or_else(|| VmError::invariant("type parameter out of range"))?
+            }
             primitive => Type::primitive(primitive).ok_or_else(|| VmError::invariant("no primitive form"))?,
         })
     }

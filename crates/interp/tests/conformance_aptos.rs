@@ -81,7 +81,8 @@ const VM_MESSAGE_STATUSES: &[&str] = &[
 #[test]
 fn messages_are_the_real_vms() {
     let cases = load_aptos_cases();
-    let exec = InterpExecutor(Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..EngineConfig::aptos() }));
+    let exec =
+        InterpExecutor(Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..EngineConfig::aptos() }));
     let (mut total, mut matched, mut covered, mut covered_matched) = (0, 0, 0, 0);
     let mut bad = Vec::new();
     for case in cases.iter().filter(|c| c.expect["status"] != "EXECUTED") {
@@ -125,7 +126,8 @@ fn flat_interpreter_frees_what_it_allocates() {
     // again, also those still held on the operand stack or in locals of the
     // frames an abort or error unwinds.
     use movejit_interp::runtime::flat::live_allocations;
-    let exec = InterpExecutor(Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..EngineConfig::aptos() }));
+    let exec =
+        InterpExecutor(Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..EngineConfig::aptos() }));
     let (mut executed, mut failed) = (0, 0);
     let mut leaks = Vec::new();
     for case in load_aptos_cases() {

@@ -16,10 +16,19 @@ const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// Tasks that agree loosely but not strictly, with the reason.
 const STRICT_GAPS: &[(&str, &str)] = &[
-    ("move-vm-transactional-tests/entry_points/script_too_few_type_args#0", "Sui reports the module as location for a type-argument count mismatch; we report none"),
+    (
+        "move-vm-transactional-tests/entry_points/script_too_few_type_args#0",
+        "Sui reports the module as location for a type-argument count mismatch; we report none",
+    ),
     ("move-vm-transactional-tests/entry_points/script_too_many_type_args#0", "as above"),
-    ("move-vm-transactional-tests/entry_points/script_type_arg_kind_mismatch_1#1", "Sui reports no offsets for CONSTRAINT_NOT_SATISFIED; our location carries offset 0"),
-    ("move-vm-transactional-tests/enums/variant_switch_loop#2", "OUT_OF_GAS offset depends on Sui's test cost schedule"),
+    (
+        "move-vm-transactional-tests/entry_points/script_type_arg_kind_mismatch_1#1",
+        "Sui reports no offsets for CONSTRAINT_NOT_SATISFIED; our location carries offset 0",
+    ),
+    (
+        "move-vm-transactional-tests/enums/variant_switch_loop#2",
+        "OUT_OF_GAS offset depends on Sui's test cost schedule",
+    ),
 ];
 
 #[test]
@@ -59,15 +68,29 @@ fn conformance(kind: InterpreterKind) {
             if !strict_ok {
                 eprintln!(
                     "STRICT {}: got {:?} {:?} {} {:?} / want {:?} {:?} {:?} {:?}",
-                    t.id, got.status, got.sub_status, got.location, got.offsets,
-                    e["major_status"], e["sub_status"], e["location"], sui_want_offsets(&t)
+                    t.id,
+                    got.status,
+                    got.sub_status,
+                    got.location,
+                    got.offsets,
+                    e["major_status"],
+                    e["sub_status"],
+                    e["location"],
+                    sui_want_offsets(&t)
                 );
             }
             if !loose_ok && !known {
                 disagreements.push(format!(
                     "{}: got ok={} {:?} {:?} {:?} / want ok={} {:?} {:?} {:?}",
-                    t.id, got.ok, got.status, got.returns, got.mutrefs,
-                    e["ok"], e["major_status"], strs(&e["return_values"]), e["mutable_ref_outputs"]
+                    t.id,
+                    got.ok,
+                    got.status,
+                    got.returns,
+                    got.mutrefs,
+                    e["ok"],
+                    e["major_status"],
+                    strs(&e["return_values"]),
+                    e["mutable_ref_outputs"]
                 ));
             }
         }

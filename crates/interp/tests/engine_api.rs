@@ -5,9 +5,9 @@
 mod common;
 
 use common::shared_dir;
+use movejit_format::AccountAddress;
 use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, WriteOp};
 use movejit_interp::{Engine, EngineConfig};
-use movejit_format::AccountAddress;
 
 fn storage_with(dirs: &[&str]) -> InMemoryStorage {
     let mut s = InMemoryStorage::default();

@@ -133,7 +133,12 @@ fn corpus_functions_never_panic() {
             eprintln!("DIFFER {d}");
         }
         assert!(differ.is_empty(), "{} calls differ between the tree and flat interpreters", differ.len());
-        assert!(leaks.is_empty(), "{} flat calls leak or differ on a second run: {:?}", leaks.len(), &leaks[..leaks.len().min(20)]);
+        assert!(
+            leaks.is_empty(),
+            "{} flat calls leak or differ on a second run: {:?}",
+            leaks.len(),
+            &leaks[..leaks.len().min(20)]
+        );
         eprintln!("{flavour_dir}: {calls} calls: {statuses:?}");
         assert!(calls > 100, "the corpus should give many callable functions");
     }

@@ -29,7 +29,9 @@ use crate::lower::{lower_function, move_signature, return_failure, sig_tys, Call
 use crate::ty::Ty;
 use crate::types::{TypeLimits, Types};
 use cranelift_codegen::control::ControlPlane;
-use cranelift_codegen::ir::{types, AbiParam, FuncRef, Function, InstBuilder, MemFlagsData, Signature, Type, UserFuncName};
+use cranelift_codegen::ir::{
+    types, AbiParam, FuncRef, Function, InstBuilder, MemFlagsData, Signature, Type, UserFuncName,
+};
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -240,7 +242,8 @@ impl JitEngine {
             .get(handle.name.idx())
             .ok_or_else(|| CompileError::Malformed("bad self name".into()))?
             .clone();
-        let idx = u32::try_from(self.modules.len()).map_err(|_| CompileError::Unsupported("too many modules".into()))?;
+        let idx =
+            u32::try_from(self.modules.len()).map_err(|_| CompileError::Unsupported("too many modules".into()))?;
         self.modules.push(Arc::new(module));
         self.by_name.insert((addr, name), idx);
         Ok(idx)
@@ -418,7 +421,9 @@ impl JitEngine {
         }
         let max_ir = self.config.max_ir_insts;
         r.and_then(|_| match func.dfg.num_insts() {
-            n if n > max_ir => Err(CompileError::Unsupported(format!("function of {n} IR instructions (limit {max_ir})"))),
+            n if n > max_ir => {
+                Err(CompileError::Unsupported(format!("function of {n} IR instructions (limit {max_ir})")))
+            }
             _ => Ok(func),
         })
     }
@@ -445,7 +450,8 @@ impl JitEngine {
                     };
                     // Inside a session the interpreter runs what does not
                     // compile (not a malformed function: it fails its callers).
-                    let interpretable = self.config.session_host && matches!(e, CompileError::Unsupported(_) | CompileError::Codegen(_));
+                    let interpretable = self.config.session_host
+                        && matches!(e, CompileError::Unsupported(_) | CompileError::Codegen(_));
                     // A stub keeps the cache free of unresolved symbols.
                     if interpretable && self.define_interp_stub(&key, id, &params, &rets).is_ok() {
                         if let Some(i) = self.instances.get_mut(&key) {
@@ -509,7 +515,9 @@ impl JitEngine {
             b.switch_to_block(blk);
             b.seal_block(blk);
             let ctx = b.block_params(blk)[0];
-            let st = b.ins().iconst(types::I64, StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR.number(StatusFlavour::Aptos) as i64);
+            let st = b
+                .ins()
+                .iconst(types::I64, StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR.number(StatusFlavour::Aptos) as i64);
             b.ins().store(MemFlagsData::trusted(), st, ctx, CTX_STATUS);
             return_failure(&mut b, rets, ptr);
             b.finalize(isa_cfg);
@@ -594,7 +602,11 @@ impl JitEngine {
 /// values are bounded by the value-depth checks), so the JIT compiles what
 /// the interpreter runs.
 fn type_limits(l: &Limits) -> TypeLimits {
-    TypeLimits { max_type_depth: movejit_runtime::flat::MAX_FLAT_DEPTH, max_value_depth: l.max_value_depth, max_layout_nodes: None }
+    TypeLimits {
+        max_type_depth: movejit_runtime::flat::MAX_FLAT_DEPTH,
+        max_value_depth: l.max_value_depth,
+        max_layout_nodes: None,
+    }
 }
 
 impl Drop for JitEngine {
@@ -699,14 +711,21 @@ pub(crate) const MISSING_NATIVE: u64 = u64::MAX;
 /// session: they keep no state outside their arguments. Inside a session
 /// (`JitConfig::session_host`) every registered native may be called: they
 /// share the session's native state and installed extensions.
-const STATELESS_NATIVE_MODULES: &[&str] = &["vector", "bcs", "hash", "signer", "string", "type_name", "aptos_hash", "from_bcs"];
+const STATELESS_NATIVE_MODULES: &[&str] =
+    &["vector", "bcs", "hash", "signer", "string", "type_name", "aptos_hash", "from_bcs"];
 
 impl Declarer<'_> {
     /// A call site of native `key` (registered once per instance).
     fn native_callee(&mut self, key: &InstanceKey) -> CompileResult<CalleeRef> {
         let m = self.modules.get(key.module as usize).ok_or_else(|| CompileError::Malformed("module".into()))?.clone();
-        let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| CompileError::Malformed("function definition".into()))?;
-        let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| CompileError::Malformed("function handle".into()))?;
+        let fdef = m
+            .function_defs
+            .get(key.fdef as usize)
+            .ok_or_else(|| CompileError::Malformed("function definition".into()))?;
+        let h = m
+            .function_handles
+            .get(fdef.function.idx())
+            .ok_or_else(|| CompileError::Malformed("function handle".into()))?;
         if h.type_parameters.len() != key.type_args.len() {
             return Err(CompileError::Malformed("wrong number of type arguments".into()));
         }
@@ -755,7 +774,13 @@ impl LowerEnv for Declarer<'_> {
         self.frontend
     }
 
-    fn callee(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, func: &mut Function) -> CompileResult<CalleeRef> {
+    fn callee(
+        &mut self,
+        module_idx: u32,
+        handle: FunctionHandleIndex,
+        type_args: Vec<RType>,
+        func: &mut Function,
+    ) -> CompileResult<CalleeRef> {
         let (target, fdef) = self.resolve_handle(module_idx, handle)?;
         let tm = self.modules.get(target as usize).ok_or_else(|| CompileError::Malformed("call: bad module".into()))?;
         let key = InstanceKey { module: target, fdef, type_args };
@@ -800,7 +825,13 @@ impl LowerEnv for Declarer<'_> {
         self.consts.add_error(e)
     }
 
-    fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<crate::lower::closure::PackInfo> {
+    fn pack_site(
+        &mut self,
+        module_idx: u32,
+        handle: FunctionHandleIndex,
+        type_args: Vec<RType>,
+        mask: u64,
+    ) -> CompileResult<crate::lower::closure::PackInfo> {
         self.closure_pack_site(module_idx, handle, type_args, mask)
     }
 

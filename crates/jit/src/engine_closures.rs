@@ -73,9 +73,10 @@ impl Declarer<'_> {
             let mh = m.module_handles.get(fh.module.idx()).ok_or_else(|| bad("module handle"))?;
             let addr = m.address_identifiers.get(mh.address.idx()).ok_or_else(|| bad("address"))?;
             let mname = m.identifiers.get(mh.name.idx()).ok_or_else(|| bad("identifier"))?;
-            *self.by_name.get(&(*addr, mname.clone())).ok_or_else(|| {
-                CompileError::UnknownFunction(format!("{}::{mname}::{fname}", addr.to_hex_short()))
-            })?
+            *self
+                .by_name
+                .get(&(*addr, mname.clone()))
+                .ok_or_else(|| CompileError::UnknownFunction(format!("{}::{mname}::{fname}", addr.to_hex_short())))?
         };
         let tm = self.modules.get(target as usize).ok_or_else(|| bad("module"))?;
         let fdef = find_function(tm, fname).ok_or_else(|| CompileError::UnknownFunction(fname.clone()))?;
@@ -86,7 +87,11 @@ impl Declarer<'_> {
     /// table entry now; a Move function is declared (compiled in this
     /// batch) and published once compiled. Returns its parameter and
     /// result types.
-    pub(super) fn closure_target(&mut self, key: &InstanceKey, table: &ClosureTable) -> CompileResult<(FunctionId, bool, Vec<RType>, Vec<RType>)> {
+    pub(super) fn closure_target(
+        &mut self,
+        key: &InstanceKey,
+        table: &ClosureTable,
+    ) -> CompileResult<(FunctionId, bool, Vec<RType>, Vec<RType>)> {
         let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
         let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
         let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
@@ -97,7 +102,8 @@ impl Declarer<'_> {
         let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
         let name = m.identifiers.get(h.name.idx()).ok_or_else(|| bad("identifier"))?;
         let id = FunctionId { module: ModuleId::new(*m.address(), m.name()), name: name.as_str().into() };
-        let serializable = fdef.visibility == Visibility::Public || h.attributes.contains(&FunctionAttribute::Persistent);
+        let serializable =
+            fdef.visibility == Visibility::Public || h.attributes.contains(&FunctionAttribute::Persistent);
         if !table.contains(&id, &key.type_args) {
             if fdef.code.is_none() {
                 let site = self.native_callee(key)?.native.ok_or_else(|| bad("native site"))?;
@@ -120,7 +126,13 @@ impl Declarer<'_> {
         Ok((id, serializable, params, rets))
     }
 
-    pub(super) fn closure_pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<PackInfo> {
+    pub(super) fn closure_pack_site(
+        &mut self,
+        module_idx: u32,
+        handle: FunctionHandleIndex,
+        type_args: Vec<RType>,
+        mask: u64,
+    ) -> CompileResult<PackInfo> {
         let (module, fdef) = self.resolve_handle(module_idx, handle)?;
         let key = InstanceKey { module, fdef, type_args };
         let table = self.closures.table.clone();
@@ -140,10 +152,16 @@ impl Declarer<'_> {
         }
         let closure = self.layout_of(&RType::Function(rest, rets, AbilitySet::EMPTY))?;
         // The target is one of the instance's callees: it must compile too.
-        if self.modules.get(module as usize).and_then(|m| m.function_defs.get(fdef as usize)).is_some_and(|d| d.code.is_some()) {
+        if self
+            .modules
+            .get(module as usize)
+            .and_then(|m| m.function_defs.get(fdef as usize))
+            .is_some_and(|d| d.code.is_some())
+        {
             self.callees.push(key.clone());
         }
-        let site = Box::new(PackSite { function, type_args: key.type_args, mask, captured: captured.clone(), serializable });
+        let site =
+            Box::new(PackSite { function, type_args: key.type_args, mask, captured: captured.clone(), serializable });
         let addr = &*site as *const PackSite as u64;
         self.closures.packs.push(site);
         Ok(PackInfo { site: addr, captured, closure })
@@ -202,7 +220,8 @@ impl JitEngine {
             .module_index(&function.module.address, &function.module.name)
             .ok_or_else(|| CompileError::UnknownFunction(format!("{}::{}", function.module, function.name)))?;
         let m = self.module(module).ok_or_else(|| bad("module"))?;
-        let fdef = find_function(m, &function.name).ok_or_else(|| CompileError::UnknownFunction(function.name.to_string()))?;
+        let fdef =
+            find_function(m, &function.name).ok_or_else(|| CompileError::UnknownFunction(function.name.to_string()))?;
         let key = InstanceKey { module, fdef, type_args: type_args.to_vec() };
         let table = self.closures.table.clone();
         self.env().closure_target(&key, &table)?;
@@ -213,7 +232,10 @@ impl JitEngine {
             // Why it did not compile, when the instance knows.
             match self.instances.get(&key).map(|i| &i.state) {
                 Some(State::Failed(e)) => Err(e.clone()),
-                _ => Err(CompileError::Unsupported(format!("closure target {}::{} does not compile", function.module, function.name))),
+                _ => Err(CompileError::Unsupported(format!(
+                    "closure target {}::{} does not compile",
+                    function.module, function.name
+                ))),
             }
         }
     }
@@ -255,6 +277,10 @@ impl JitEngine {
             }
         }
         let names: Vec<String> = misses.iter().map(|(f, _)| format!("{}::{}", f.module, f.name)).collect();
-        CompileError::Unsupported(format!("closure target not compiled before the run: {} {}", names.join(", "), why.join("; ")))
+        CompileError::Unsupported(format!(
+            "closure target not compiled before the run: {} {}",
+            names.join(", "),
+            why.join("; ")
+        ))
     }
 }

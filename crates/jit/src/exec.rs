@@ -43,9 +43,9 @@ use movejit_runtime::compiled::{SeamSlot, SessionHost};
 use movejit_runtime::flat::host::{Host, SessionTypes};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::shims::{NativeHost, NativeSite};
-use movejit_runtime::Type as RType;
 use movejit_runtime::flat::{bcs as flat_bcs, ExecContext, FlatLayout, FlatValue, Shape};
 use movejit_runtime::natives::TypeInfo;
+use movejit_runtime::Type as RType;
 use std::sync::Arc;
 
 const HELPER_MARGIN: u64 = 1 << 20;
@@ -210,10 +210,17 @@ impl JitEngine {
     /// Runs `key` from the given state (`state.depth` counts the callee's
     /// frame, already charged) with one flat value per parameter (for a
     /// reference parameter, its target). In-memory arguments are consumed.
-    pub fn execute_flat(&mut self, key: &InstanceKey, args: FlatArgs, state: NestedState) -> Result<FlatOutcome, ExecError> {
+    pub fn execute_flat(
+        &mut self,
+        key: &InstanceKey,
+        args: FlatArgs,
+        state: NestedState,
+    ) -> Result<FlatOutcome, ExecError> {
         let entry = self.entry_address(key)?;
         let (params, rets) = self.instance_signature(key)?;
-        self.compile_closure_args(&args.iter().map(|v| (movejit_runtime::flat::Addr::of_value(v), v.layout().clone())).collect::<Vec<_>>())?;
+        self.compile_closure_args(
+            &args.iter().map(|v| (movejit_runtime::flat::Addr::of_value(v), v.layout().clone())).collect::<Vec<_>>(),
+        )?;
         let metered = self.config.cost.is_some();
         let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
         if args.len() != params.len() {
@@ -224,7 +231,11 @@ impl JitEngine {
             let l = match t {
                 Ty::S(k) => self.layout_of(&kind_type(*k))?,
                 Ty::M(l) => l.clone(),
-                Ty::R(_) => return Err(ExecError::Compile(CompileError::Unsupported("reference result at the boundary".into()))),
+                Ty::R(_) => {
+                    return Err(ExecError::Compile(CompileError::Unsupported(
+                        "reference result at the boundary".into(),
+                    )))
+                }
             };
             ret_vals.push(FlatValue::zeroed(l));
         }
@@ -247,7 +258,16 @@ impl JitEngine {
             return Err(ExecError::Compile(self.compile_closure_misses()));
         }
         if flag == 0 {
-            return Ok(FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: ret_vals, refs, gas_left, interpreted: None });
+            return Ok(FlatOutcome {
+                status: StatusCode::EXECUTED,
+                abort_code: None,
+                message: None,
+                location: None,
+                returns: ret_vals,
+                refs,
+                gas_left,
+                interpreted: None,
+            });
         }
         // Results were never written on failure: nothing to drop but zeros.
         Ok(FlatOutcome { refs, ..failure(&ctx, gas_left) })
@@ -370,7 +390,10 @@ fn check_slots(e: &SessionEntry, args: &[SeamSlot], rets: &[SeamSlot]) -> Result
         (Ty::S(k), _) => crate::ty::kind_of_layout(&s.layout) == Some(*k),
         (Ty::M(l), _) => l.size == s.layout.size && l.align == s.layout.align,
     };
-    if params.len() != args.len() || ret_tys.len() != rets.len() || !params.iter().zip(args).chain(ret_tys.iter().zip(rets)).all(|(t, s)| fits(t, s)) {
+    if params.len() != args.len()
+        || ret_tys.len() != rets.len()
+        || !params.iter().zip(args).chain(ret_tys.iter().zip(rets)).all(|(t, s)| fits(t, s))
+    {
         return Err(ExecError::Compile(CompileError::Unsupported("slots do not fit the compiled signature".into())));
     }
     Ok(())
@@ -412,7 +435,16 @@ fn run_session_entry(
     let gas_left = metered.then_some(ctx.gas_left);
     let missed = flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED;
     if flag == 0 {
-        let out = FlatOutcome { status: StatusCode::EXECUTED, abort_code: None, message: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left, interpreted: None };
+        let out = FlatOutcome {
+            status: StatusCode::EXECUTED,
+            abort_code: None,
+            message: None,
+            location: None,
+            returns: Vec::new(),
+            refs: Vec::new(),
+            gas_left,
+            interpreted: None,
+        };
         return Ok((out, false));
     }
     Ok((failure(&ctx, gas_left), missed))
@@ -482,14 +514,19 @@ fn failure(ctx: &ExecContext, gas_left: Option<u64>) -> FlatOutcome {
     } else if ctx.status == SUI_VARIANT_TAG_MISMATCH {
         StatusCode::VARIANT_TAG_MISMATCH
     } else {
-        StatusCode::from_number(ctx.status, StatusFlavour::Aptos).unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR)
+        StatusCode::from_number(ctx.status, StatusFlavour::Aptos)
+            .unwrap_or(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR)
     };
     let has_code = status == StatusCode::ABORTED || ctx.flags & ExecContext::HAS_SUB_STATUS != 0;
     FlatOutcome {
         status,
         abort_code: has_code.then_some(ctx.abort_code),
         message: ctx.message().map(String::from),
-        location: Some(Location { module: ctx.module, function: ctx.function as u16, code_offset: ctx.code_offset as u16 }),
+        location: Some(Location {
+            module: ctx.module,
+            function: ctx.function as u16,
+            code_offset: ctx.code_offset as u16,
+        }),
         returns: Vec::new(),
         refs: Vec::new(),
         gas_left,
@@ -522,7 +559,15 @@ fn kind_type(k: crate::kind::Kind) -> movejit_runtime::Type {
 impl Outcome {
     /// A call that failed before any instruction ran (no location).
     fn failed(status: StatusCode, gas_left: Option<u64>) -> Outcome {
-        Outcome { status, abort_code: None, message: None, location: None, returns: Vec::new(), refs: Vec::new(), gas_left }
+        Outcome {
+            status,
+            abort_code: None,
+            message: None,
+            location: None,
+            returns: Vec::new(),
+            refs: Vec::new(),
+            gas_left,
+        }
     }
 }
 
@@ -569,7 +614,8 @@ unsafe impl Send for Executor {}
 impl Executor {
     fn start(stack_size: usize) -> Result<Executor, ExecError> {
         // SAFETY: sysconf has no preconditions.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|p| *p > 0).unwrap_or(4096);
+        let page =
+            usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|p| *p > 0).unwrap_or(4096);
         let size = stack_size.max(HELPER_MARGIN as usize).div_ceil(page) * page;
         let map_len = size + page;
         // SAFETY: an anonymous private mapping at an address of the
@@ -585,7 +631,10 @@ impl Executor {
             )
         };
         if map == libc::MAP_FAILED {
-            return Err(ExecError::Thread(format!("could not map a {size}-byte stack: {}", std::io::Error::last_os_error())));
+            return Err(ExecError::Thread(format!(
+                "could not map a {size}-byte stack: {}",
+                std::io::Error::last_os_error()
+            )));
         }
         let map = map as *mut u8;
         // SAFETY: the first page lies inside the mapping just made.
@@ -615,7 +664,8 @@ impl Executor {
                 unsafe {
                     let ctx = job.ctx as *mut ExecContext;
                     (*ctx).stack_limit = limit;
-                    let f: extern "C" fn(*mut ExecContext, *const u8, *mut u8) -> u32 = std::mem::transmute::<usize, _>(job.entry);
+                    let f: extern "C" fn(*mut ExecContext, *const u8, *mut u8) -> u32 =
+                        std::mem::transmute::<usize, _>(job.entry);
                     f(ctx, job.args as *const u8, job.rets as *mut u8)
                 }
             })

@@ -16,7 +16,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::{check_slots, run_session_entry, Executor, ExecError, FlatOutcome, NestedState, SessionEntry, Tables};
+use super::{check_slots, run_session_entry, ExecError, Executor, FlatOutcome, NestedState, SessionEntry, Tables};
 use crate::engine::{InstanceKey, JitConfig, JitEngine};
 use movejit_runtime::compiled::{SeamSlot, SessionHost};
 use movejit_runtime::flat::native_bridge::NativeSession;
@@ -45,7 +45,10 @@ impl JitEngine {
             return;
         }
         if Arc::get_mut(tables).is_none() {
-            *tables = Arc::new(RunTables { sites: tables.sites.iter().map(copy_site).collect(), global_types: tables.global_types.clone() });
+            *tables = Arc::new(RunTables {
+                sites: tables.sites.iter().map(copy_site).collect(),
+                global_types: tables.global_types.clone(),
+            });
         }
         if let Some(t) = Arc::get_mut(tables) {
             t.sites.extend(sites.get(t.sites.len()..).unwrap_or_default().iter().map(copy_site));
@@ -66,7 +69,12 @@ pub struct SharedEngine {
 impl SharedEngine {
     pub fn new(config: JitConfig) -> Result<Arc<SharedEngine>, ExecError> {
         let jit = JitEngine::new(config.clone())?;
-        Ok(Arc::new(SharedEngine { jit: Mutex::new(jit), tables: RwLock::default(), stacks: Mutex::new(Vec::new()), config }))
+        Ok(Arc::new(SharedEngine {
+            jit: Mutex::new(jit),
+            tables: RwLock::default(),
+            stacks: Mutex::new(Vec::new()),
+            config,
+        }))
     }
 
     /// Runs `f` on the engine under its lock (adding modules, compiling),

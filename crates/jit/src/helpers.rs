@@ -81,7 +81,17 @@ mod tests {
 
     #[test]
     fn integer_helpers_are_in_the_table() {
-        for n in ["int_binop", "int_cmp", "int_shift", "int_cast", "int_negate", "vec_pack", "value_copy", "value_drop", "value_eq"] {
+        for n in [
+            "int_binop",
+            "int_cmp",
+            "int_shift",
+            "int_cast",
+            "int_negate",
+            "vec_pack",
+            "value_copy",
+            "value_drop",
+            "value_eq",
+        ] {
             let h = Helper::named(n).unwrap_or_else(|| panic!("{n}"));
             assert_eq!(h.name(), n);
             assert!(!h.address().is_null());

@@ -68,7 +68,13 @@ impl JitEngine {
 
     /// Defines `id` (instance `key`, signature `params` → `rets`) as a stub
     /// that runs the instance on the session's interpreter.
-    pub(super) fn define_interp_stub(&mut self, key: &InstanceKey, id: FuncId, params: &[Ty], rets: &[Ty]) -> CompileResult<()> {
+    pub(super) fn define_interp_stub(
+        &mut self,
+        key: &InstanceKey,
+        id: FuncId,
+        params: &[Ty],
+        rets: &[Ty],
+    ) -> CompileResult<()> {
         let site = self.interp_site(key)?;
         let sig = move_signature(self.call_conv, self.ptr, params, rets);
         let mut func = Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
@@ -85,7 +91,8 @@ impl JitEngine {
             let mut next = 1;
             let vmem = MemFlagsData::new().with_notrap();
             let n = params.len() + rets.len();
-            let table = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * n.max(1) as u32, 3));
+            let table =
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * n.max(1) as u32, 3));
             let slot_of = |b: &mut FunctionBuilder<'_>| {
                 let s = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
                 b.ins().stack_addr(ptr, s, 0)

@@ -61,11 +61,14 @@ pub mod types;
 
 pub use engine::{Emit, InstanceKey, JitConfig, JitEngine};
 pub use error::{CompileError, CompileResult};
-pub use exec::{ExecError, FlatArgs, FlatOutcome, Location, NestedState, Outcome, RunTables, SessionEntry, SharedEngine, SharedEntry};
-pub use movejit_runtime::flat::ExecContext;
-pub use ty::Ty;
+pub use exec::{
+    ExecError, FlatArgs, FlatOutcome, Location, NestedState, Outcome, RunTables, SessionEntry, SharedEngine,
+    SharedEntry,
+};
 pub use gas::CostTable;
 pub use kind::Kind;
+pub use movejit_runtime::flat::ExecContext;
+pub use ty::Ty;
 
 // Wide values are handed to helpers as little-endian bytes.
 #[cfg(not(target_endian = "little"))]

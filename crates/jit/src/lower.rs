@@ -32,16 +32,16 @@
 
 #[path = "lower_closure.rs"]
 pub(crate) mod closure;
+#[path = "lower_native.rs"]
+mod fastnative;
 #[path = "lower_global.rs"]
 mod global;
+#[path = "lower_gas.rs"]
+mod metered;
 #[path = "lower_vec.rs"]
 mod vecops;
 #[path = "lower_wide.rs"]
 mod wide;
-#[path = "lower_native.rs"]
-mod fastnative;
-#[path = "lower_gas.rs"]
-mod metered;
 
 use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
@@ -58,8 +58,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use movejit_format::{
-    Bytecode, CompiledModule, FunctionHandleIndex, SignatureToken, StatusCode, StatusFlavour,
-    StructDefinitionIndex,
+    Bytecode, CompiledModule, FunctionHandleIndex, SignatureToken, StatusCode, StatusFlavour, StructDefinitionIndex,
 };
 use movejit_runtime::flat::{ExecContext, FlatLayout, Shape};
 use movejit_runtime::Type as RType;
@@ -130,7 +129,13 @@ pub trait LowerEnv {
     fn frontend_config(&self) -> TargetFrontendConfig;
     /// Declares the function a call instruction names (queuing it for
     /// compilation) and imports it into `func`.
-    fn callee(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, func: &mut Function) -> CompileResult<CalleeRef>;
+    fn callee(
+        &mut self,
+        module_idx: u32,
+        handle: FunctionHandleIndex,
+        type_args: Vec<RType>,
+        func: &mut Function,
+    ) -> CompileResult<CalleeRef>;
     /// Imports the runtime helper `name` into `func`.
     fn helper(&mut self, name: &str, func: &mut Function) -> CompileResult<FuncRef>;
     /// The cached flat layout of `ty` (kept alive as long as the code).
@@ -145,7 +150,13 @@ pub trait LowerEnv {
     fn error_constant(&mut self, e: movejit_runtime::VmError) -> u64;
     /// Registers a `PackClosure` site naming `handle<type_args>` of module
     /// `module_idx` (`lower_closure.rs`); the target compiles with the caller.
-    fn pack_site(&mut self, module_idx: u32, handle: FunctionHandleIndex, type_args: Vec<RType>, mask: u64) -> CompileResult<closure::PackInfo> {
+    fn pack_site(
+        &mut self,
+        module_idx: u32,
+        handle: FunctionHandleIndex,
+        type_args: Vec<RType>,
+        mask: u64,
+    ) -> CompileResult<closure::PackInfo> {
         let _ = (module_idx, handle, type_args, mask);
         Err(unsupported("closures"))
     }
@@ -293,7 +304,10 @@ enum Mode {
     Unmetered,
     /// The whole segment was charged up front; a failure at instruction `i`
     /// refunds `refunds[i - start]`.
-    Fast { start: usize, refunds: Vec<u64> },
+    Fast {
+        start: usize,
+        refunds: Vec<u64>,
+    },
 }
 
 fn align_shift(align: u32) -> u8 {
@@ -314,7 +328,11 @@ pub fn lower_function(
         .ok_or_else(|| malformed("function definition index out of range"))?;
     let code = fdef.code.as_ref().ok_or_else(|| unsupported("native function"))?;
     if code.code.len() > target.max_code_len {
-        return Err(unsupported(format!("function of {} instructions (limit {})", code.code.len(), target.max_code_len)));
+        return Err(unsupported(format!(
+            "function of {} instructions (limit {})",
+            code.code.len(),
+            target.max_code_len
+        )));
     }
     let local_sig = target
         .module
@@ -499,7 +517,12 @@ impl Lowerer<'_, '_> {
         self.b.ins().stack_addr(self.ptr, slot, 0)
     }
 
-    fn prologue(&mut self, local_layouts: &[Option<Arc<FlatLayout>>], borrowed: &[bool], params: &[Value]) -> CompileResult<()> {
+    fn prologue(
+        &mut self,
+        local_layouts: &[Option<Arc<FlatLayout>>],
+        borrowed: &[bool],
+        params: &[Value],
+    ) -> CompileResult<()> {
         // Host stack guard: frames start above `ctx.stack_limit`.
         let sp = self.b.ins().get_stack_pointer(self.ptr);
         let limit = self.load_ctx(self.ptr, off::STACK_LIMIT);
@@ -554,7 +577,8 @@ impl Lowerer<'_, '_> {
                     let slot = self.new_slot(l.size, l.align);
                     let addr = self.b.ins().stack_addr(self.ptr, slot, 0);
                     if is_param {
-                        let lanes: Vec<Value> = (0..k.lanes().len()).map(|_| next_param(&mut pi)).collect::<CompileResult<_>>()?;
+                        let lanes: Vec<Value> =
+                            (0..k.lanes().len()).map(|_| next_param(&mut pi)).collect::<CompileResult<_>>()?;
                         let v = Val::from_lanes(&ty, &lanes);
                         self.store_scalar(*k, &v, addr, 0);
                     }
@@ -669,7 +693,14 @@ impl Lowerer<'_, '_> {
 
     /// The inline bounds check of a vector borrow: the cold site calls the
     /// `vec_borrow` shim, which fails with the interpreter's error.
-    fn vec_index_fail_if(&mut self, cond: Value, offset: usize, el: &Arc<FlatLayout>, vec: Value, idx: Value) -> CompileResult<()> {
+    fn vec_index_fail_if(
+        &mut self,
+        cond: Value,
+        offset: usize,
+        el: &Arc<FlatLayout>,
+        vec: Value,
+        idx: Value,
+    ) -> CompileResult<()> {
         let f = self.helper_ref("vec_borrow")?;
         let r = self.refund_at(offset);
         self.fail_if_with(cond, offset, r, |lw| {
@@ -1022,7 +1053,13 @@ impl Lowerer<'_, '_> {
     fn helper_binop(&mut self, opc: u8, k: Kind, a: Val, b: Val, offset: usize) -> CompileResult<Val> {
         self.spill(&a, 0);
         self.spill(&b, 32);
-        let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.slot_addr(32), self.code_const(k.code() as u8 | opc << 4)];
+        let args = [
+            self.ctx,
+            self.slot_addr(64),
+            self.slot_addr(0),
+            self.slot_addr(32),
+            self.code_const(k.code() as u8 | opc << 4),
+        ];
         self.call_status("int_binop", &args, offset)?;
         Ok(self.reload(k, 64))
     }
@@ -1108,8 +1145,6 @@ impl Lowerer<'_, '_> {
             Val::One(v)
         }
     }
-
-
 
     // ---- datatypes ----
 
@@ -1226,7 +1261,8 @@ impl Lowerer<'_, '_> {
         let mut offs = Vec::new();
         let mut layout = None;
         for v in variants {
-            let f = vs.get(*v as usize).and_then(|fs| fs.get(field as usize)).ok_or_else(|| malformed("variant field"))?;
+            let f =
+                vs.get(*v as usize).and_then(|fs| fs.get(field as usize)).ok_or_else(|| malformed("variant field"))?;
             offs.push((*v, f.offset));
             layout.get_or_insert_with(|| f.layout.clone());
         }
@@ -1286,7 +1322,10 @@ impl Lowerer<'_, '_> {
 
     /// A fresh buffer of `n` elements of `e` (for pack / unpack).
     fn elem_buffer(&mut self, e: &FlatLayout, n: u64) -> CompileResult<Value> {
-        let bytes = n.checked_mul(e.size as u64).filter(|b| *b < (1 << 24)).ok_or_else(|| unsupported("vector literal too large"))?;
+        let bytes = n
+            .checked_mul(e.size as u64)
+            .filter(|b| *b < (1 << 24))
+            .ok_or_else(|| unsupported("vector literal too large"))?;
         let s = self.new_slot(bytes as u32, e.align);
         Ok(self.b.ins().stack_addr(self.ptr, s, 0))
     }
@@ -1357,7 +1396,8 @@ impl Lowerer<'_, '_> {
                 let (_, r) = self.pop_ref()?;
                 self.expect_empty_stack()?;
                 let table = self.jump_tables.get(jt.idx()).ok_or_else(|| malformed("jump table index"))?;
-                let targets: Vec<Block> = table.jump_table.iter().map(|t| self.target_block(*t)).collect::<CompileResult<_>>()?;
+                let targets: Vec<Block> =
+                    table.jump_table.iter().map(|t| self.target_block(*t)).collect::<CompileResult<_>>()?;
                 let default = *targets.first().ok_or_else(|| malformed("empty jump table"))?;
                 let tag = self.b.ins().load(types::I16, Self::vmem(), r, 0);
                 let tag = self.b.ins().uextend(types::I32, tag);
@@ -1471,8 +1511,10 @@ impl Lowerer<'_, '_> {
                 self.borrow_variant_field(&vs, f, i)?;
             }
             B::ImmBorrowVariantFieldGeneric(x) | B::MutBorrowVariantFieldGeneric(x) => {
-                let inst = m.variant_field_instantiations.get(x.idx()).ok_or_else(|| malformed("variant field inst"))?;
-                let vh = m.variant_field_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant field handle"))?;
+                let inst =
+                    m.variant_field_instantiations.get(x.idx()).ok_or_else(|| malformed("variant field inst"))?;
+                let vh =
+                    m.variant_field_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant field handle"))?;
                 let (vs, f) = (vh.variants.clone(), vh.field);
                 self.borrow_variant_field(&vs, f, i)?;
             }
@@ -1482,7 +1524,8 @@ impl Lowerer<'_, '_> {
                 self.pack_struct(l, i)?;
             }
             B::PackGeneric(si) => {
-                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct instantiation"))?;
+                let inst =
+                    m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct instantiation"))?;
                 let args = self.inst_args(inst.type_parameters)?;
                 let t = self.struct_type(inst.def, args)?;
                 let l = self.packed_layout(&t, Some(i))?;
@@ -1612,8 +1655,9 @@ impl Lowerer<'_, '_> {
                 let buf = self.elem_buffer(&el, n)?;
                 let (ep, nv) = (self.layout_ptr(&el), self.b.ins().iconst(types::I64, n as i64));
                 self.call_status("vec_unpack", &[self.ctx, ep, v, nv, buf], i)?;
-                let fields: Vec<movejit_runtime::flat::Field> =
-                    (0..n as u32).map(|k| movejit_runtime::flat::Field { offset: k * el.size, layout: el.clone() }).collect();
+                let fields: Vec<movejit_runtime::flat::Field> = (0..n as u32)
+                    .map(|k| movejit_runtime::flat::Field { offset: k * el.size, layout: el.clone() })
+                    .collect();
                 self.unpack_fields(&fields, buf, i)?;
             }
             B::VecLen(_) => {
@@ -1736,7 +1780,13 @@ impl Lowerer<'_, '_> {
                     };
                     self.spill(&a, 0);
                     self.spill(&b, 32);
-                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.slot_addr(32), self.code_const(ka.code() as u8 | opc << 4)];
+                    let args = [
+                        self.ctx,
+                        self.slot_addr(64),
+                        self.slot_addr(0),
+                        self.slot_addr(32),
+                        self.code_const(ka.code() as u8 | opc << 4),
+                    ];
                     self.call_status("int_cmp", &args, i)?;
                     self.b.ins().stack_load(self.ptr, types::I8, self.scratch, 64)
                 } else {
@@ -1747,14 +1797,23 @@ impl Lowerer<'_, '_> {
             B::Shl | B::Shr => {
                 let amt = self.pop_kind(Kind::U8)?.one()?;
                 let (t, a) = self.pop()?;
-                let k = t.kind().filter(|k| k.is_integer() && !k.is_signed()).ok_or_else(|| malformed("shift of a non-unsigned-integer"))?;
+                let k = t
+                    .kind()
+                    .filter(|k| k.is_integer() && !k.is_signed())
+                    .ok_or_else(|| malformed("shift of a non-unsigned-integer"))?;
                 let fast = if k == Kind::U256 { self.u256_shift_const(matches!(ins, B::Shl), &a, amt)? } else { None };
                 let r = if let Some(v) = fast {
                     v
                 } else if k.is_wide() {
                     self.spill(&a, 0);
                     let dir = if matches!(ins, B::Shl) { op::SHL } else { op::SHR };
-                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), amt, self.code_const(k.code() as u8 | dir << 4)];
+                    let args = [
+                        self.ctx,
+                        self.slot_addr(64),
+                        self.slot_addr(0),
+                        amt,
+                        self.code_const(k.code() as u8 | dir << 4),
+                    ];
                     self.call_status("int_shift", &args, i)?;
                     self.reload(k, 64)
                 } else {
@@ -1767,8 +1826,18 @@ impl Lowerer<'_, '_> {
                 };
                 self.push(Ty::S(k), r, i);
             }
-            B::CastU8 | B::CastU16 | B::CastU32 | B::CastU64 | B::CastU128 | B::CastU256 | B::CastI8
-            | B::CastI16 | B::CastI32 | B::CastI64 | B::CastI128 | B::CastI256 => {
+            B::CastU8
+            | B::CastU16
+            | B::CastU32
+            | B::CastU64
+            | B::CastU128
+            | B::CastU256
+            | B::CastI8
+            | B::CastI16
+            | B::CastI32
+            | B::CastI64
+            | B::CastI128
+            | B::CastI256 => {
                 let dst = match ins {
                     B::CastU8 => Kind::U8,
                     B::CastU16 => Kind::U16,
@@ -1791,7 +1860,12 @@ impl Lowerer<'_, '_> {
                     v
                 } else if src.is_wide() || dst.is_wide() {
                     self.spill(&a, 0);
-                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(src.code() as u8 | (dst.code() as u8) << 4)];
+                    let args = [
+                        self.ctx,
+                        self.slot_addr(64),
+                        self.slot_addr(0),
+                        self.code_const(src.code() as u8 | (dst.code() as u8) << 4),
+                    ];
                     self.call_status("int_cast", &args, i)?;
                     self.reload(dst, 64)
                 } else {
@@ -1801,7 +1875,8 @@ impl Lowerer<'_, '_> {
             }
             B::Negate => {
                 let (t, a) = self.pop()?;
-                let k = t.kind().filter(|k| k.is_signed()).ok_or_else(|| malformed("negate of a non-signed-integer"))?;
+                let k =
+                    t.kind().filter(|k| k.is_signed()).ok_or_else(|| malformed("negate of a non-signed-integer"))?;
                 let r = if k.is_wide() {
                     self.spill(&a, 0);
                     let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(k.code() as u8)];
@@ -1865,17 +1940,25 @@ impl Lowerer<'_, '_> {
             }
             B::Call(h) => self.call(h, Vec::new(), i)?,
             B::CallGeneric(fi) => {
-                let inst = m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation index"))?;
+                let inst =
+                    m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation index"))?;
                 let targs = self.inst_args(inst.type_parameters)?;
                 self.call(inst.handle, targs, i)?
             }
-            B::Exists(_) | B::ExistsGeneric(_) | B::ImmBorrowGlobal(_) | B::ImmBorrowGlobalGeneric(_) | B::MutBorrowGlobal(_)
-            | B::MutBorrowGlobalGeneric(_) | B::MoveFrom(_) | B::MoveFromGeneric(_) | B::MoveTo(_) | B::MoveToGeneric(_) => {
-                self.lower_global(&ins, i)?
-            }
+            B::Exists(_)
+            | B::ExistsGeneric(_)
+            | B::ImmBorrowGlobal(_)
+            | B::ImmBorrowGlobalGeneric(_)
+            | B::MutBorrowGlobal(_)
+            | B::MutBorrowGlobalGeneric(_)
+            | B::MoveFrom(_)
+            | B::MoveFromGeneric(_)
+            | B::MoveTo(_)
+            | B::MoveToGeneric(_) => self.lower_global(&ins, i)?,
             B::PackClosure(h, mask) => self.pack_closure(h, Vec::new(), mask.0, i)?,
             B::PackClosureGeneric(fi, mask) => {
-                let inst = m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation index"))?;
+                let inst =
+                    m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation index"))?;
                 let targs = self.inst_args(inst.type_parameters)?;
                 self.pack_closure(inst.handle, targs, mask.0, i)?
             }
@@ -2140,7 +2223,11 @@ impl Lowerer<'_, '_> {
         let (sb, db) = (src.bits(), dst.bits());
         let wty = if sb >= db { src.ir_type() } else { dst.ir_type() };
         let xw = if sb < db {
-            if src.is_signed() { self.b.ins().sextend(wty, x) } else { self.b.ins().uextend(wty, x) }
+            if src.is_signed() {
+                self.b.ins().sextend(wty, x)
+            } else {
+                self.b.ins().uextend(wty, x)
+            }
         } else {
             x
         };
@@ -2176,7 +2263,6 @@ impl Lowerer<'_, '_> {
     }
 }
 
-
 fn unreachable_ins<T>() -> CompileResult<T> {
     Err(malformed("unexpected instruction"))
 }
@@ -2211,7 +2297,12 @@ fn scalar_layout(k: Kind) -> Arc<FlatLayout> {
 }
 
 /// The parameter and return types of function handle `sig` instantiated.
-pub fn sig_tys(env: &mut dyn FnMut(&RType) -> CompileResult<Arc<FlatLayout>>, module: &CompiledModule, sig: movejit_format::SignatureIndex, type_args: &[RType]) -> CompileResult<Vec<Ty>> {
+pub fn sig_tys(
+    env: &mut dyn FnMut(&RType) -> CompileResult<Arc<FlatLayout>>,
+    module: &CompiledModule,
+    sig: movejit_format::SignatureIndex,
+    type_args: &[RType],
+) -> CompileResult<Vec<Ty>> {
     sig_types(module, sig, type_args)?.iter().map(|t| env(t).map(|l| Ty::of(&l))).collect()
 }
 

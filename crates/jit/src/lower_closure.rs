@@ -80,7 +80,13 @@ impl Lowerer<'_, '_> {
     }
 
     /// `PackClosure(handle, mask)` / `PackClosureGeneric` with `targs`.
-    pub(super) fn pack_closure(&mut self, handle: FunctionHandleIndex, targs: Vec<RType>, mask: u64, i: usize) -> CompileResult<()> {
+    pub(super) fn pack_closure(
+        &mut self,
+        handle: FunctionHandleIndex,
+        targs: Vec<RType>,
+        mask: u64,
+        i: usize,
+    ) -> CompileResult<()> {
         let info = self.env.pack_site(self.target.module_idx, handle, targs, mask)?;
         let n = info.captured.len();
         if self.stack.len() < n {
@@ -149,7 +155,15 @@ impl Lowerer<'_, '_> {
         let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
         let borrowed = i > 0 && matches!(self.code[i - 1], Bytecode::CopyLoc(l) if self.closure_copy_elided(l, i - 1));
         let metered = self.target.cost.is_some();
-        let spec = CallSpec { provided, rets: ret_layouts.clone(), held: split as u64, per_frame, native_base, metered, borrowed };
+        let spec = CallSpec {
+            provided,
+            rets: ret_layouts.clone(),
+            held: split as u64,
+            per_frame,
+            native_base,
+            metered,
+            borrowed,
+        };
         let site = self.env.call_site(spec)?;
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);

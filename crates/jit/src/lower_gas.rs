@@ -89,7 +89,8 @@ impl Lowerer<'_, '_> {
             }
             // A call ending the segment pushes its results after the
             // segment's events are settled: check those pushes in place.
-            let call_like = matches!(self.code[i], Bytecode::Call(_) | Bytecode::CallGeneric(_) | Bytecode::CallClosure(_));
+            let call_like =
+                matches!(self.code[i], Bytecode::Call(_) | Bytecode::CallGeneric(_) | Bytecode::CallClosure(_));
             if let Some(s) = self.seg.as_mut() {
                 s.inline_pushes = last && call_like;
             }

@@ -25,7 +25,8 @@ impl Lowerer<'_, '_> {
             | B::ImmBorrowGlobalGeneric(si)
             | B::MoveFromGeneric(si)
             | B::MoveToGeneric(si) => {
-                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct instantiation"))?;
+                let inst =
+                    m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct instantiation"))?;
                 let args = self.inst_args(inst.type_parameters)?;
                 self.struct_type(inst.def, args)
             }
@@ -59,7 +60,10 @@ impl Lowerer<'_, '_> {
                 self.fail_if_with(bad, i, refund, |lw| lw.b.ins().iconst(types::I32, 0));
                 self.push(Ty::S(Kind::Bool), Val::One(r), i);
             }
-            B::ImmBorrowGlobal(_) | B::ImmBorrowGlobalGeneric(_) | B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_) => {
+            B::ImmBorrowGlobal(_)
+            | B::ImmBorrowGlobalGeneric(_)
+            | B::MutBorrowGlobal(_)
+            | B::MutBorrowGlobalGeneric(_) => {
                 let mutable = matches!(ins, B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_));
                 let a = self.pop_address_slot()?;
                 let out = self.new_slot(8, 8);

@@ -25,7 +25,8 @@ impl Lowerer<'_, '_> {
         }
         let module = m.identifiers.get(mh.name.idx())?.as_str();
         let name = m.identifiers.get(fh.name.idx())?.as_str();
-        let byte_vec = |t: &Ty| matches!(t, Ty::M(l) if matches!(&l.shape, Shape::Vector(e) if matches!(e.shape, Shape::U8)));
+        let byte_vec =
+            |t: &Ty| matches!(t, Ty::M(l) if matches!(&l.shape, Shape::Vector(e) if matches!(e.shape, Shape::U8)));
         if callee.rets.len() != 1 || !byte_vec(&callee.rets[0]) || callee.params.len() != 1 {
             return None;
         }
@@ -42,7 +43,13 @@ impl Lowerer<'_, '_> {
 
     /// Lowers a call of a native `native_fast` handles (see
     /// [`fast_native_op`](Self::fast_native_op)); gas as in `call_native`.
-    pub(super) fn lower_fast_native(&mut self, op: u64, callee: &CalleeRef, type_args: &[RType], i: usize) -> CompileResult<()> {
+    pub(super) fn lower_fast_native(
+        &mut self,
+        op: u64,
+        callee: &CalleeRef,
+        type_args: &[RType],
+        i: usize,
+    ) -> CompileResult<()> {
         let (t, v) = self.pop()?;
         if !t.compatible(&callee.params[0]) {
             return Err(malformed("native argument of the wrong type"));
@@ -82,8 +89,16 @@ impl Lowerer<'_, '_> {
         }
         sig.returns.push(AbiParam::new(types::I32));
         let sigref = self.b.import_signature(sig);
-        let shim: unsafe extern "C" fn(*mut ExecContext, u64, *mut u8, *const FlatLayout, *mut u8, u64, u64, u64) -> u32 =
-            shims::native_fast;
+        let shim: unsafe extern "C" fn(
+            *mut ExecContext,
+            u64,
+            *mut u8,
+            *const FlatLayout,
+            *mut u8,
+            u64,
+            u64,
+            u64,
+        ) -> u32 = shims::native_fast;
         let fp = self.b.ins().iconst(self.ptr, shim as usize as i64);
         let opv = self.b.ins().iconst(types::I64, op as i64);
         let mv = self.b.ins().iconst(types::I64, metered);
@@ -106,7 +121,12 @@ impl Lowerer<'_, '_> {
     /// call, before any charge (the interpreter fails it before charging
     /// `native_base`). The arguments are dropped first, as the
     /// interpreter's unwind drops them.
-    pub(super) fn call_missing_native(&mut self, h: FunctionHandleIndex, callee: &CalleeRef, i: usize) -> CompileResult<()> {
+    pub(super) fn call_missing_native(
+        &mut self,
+        h: FunctionHandleIndex,
+        callee: &CalleeRef,
+        i: usize,
+    ) -> CompileResult<()> {
         let split = self.stack.len() - callee.params.len();
         let args = self.stack.split_off(split);
         for (t, v) in &args {

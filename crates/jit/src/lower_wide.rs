@@ -100,7 +100,8 @@ impl Lowerer<'_, '_> {
             };
             if s != 0 {
                 if let Some(c) = carry {
-                    let part = if left { self.b.ins().ushr_imm_u(c, 64 - s) } else { self.b.ins().ishl_imm_u(c, 64 - s) };
+                    let part =
+                        if left { self.b.ins().ushr_imm_u(c, 64 - s) } else { self.b.ins().ishl_imm_u(c, 64 - s) };
                     r = self.b.ins().bor(r, part);
                 }
             }
@@ -112,7 +113,14 @@ impl Lowerer<'_, '_> {
     /// Casts to or from a 256-bit integer kind, inline: range checks on the
     /// `i128` halves, then [`cast_inline`](Self::cast_inline) for the
     /// narrow side.
-    pub(super) fn wide_cast(&mut self, src: Kind, dst: Kind, a: &Val, i: usize, redo: Redo) -> CompileResult<Option<Val>> {
+    pub(super) fn wide_cast(
+        &mut self,
+        src: Kind,
+        dst: Kind,
+        a: &Val,
+        i: usize,
+        redo: Redo,
+    ) -> CompileResult<Option<Val>> {
         if !src.is_integer() || !dst.is_integer() {
             return Ok(None);
         }

@@ -73,7 +73,9 @@ impl Ty {
     pub fn compatible(&self, other: &Ty) -> bool {
         match (self, other) {
             (Ty::S(a), Ty::S(b)) => a == b,
-            (Ty::M(a), Ty::M(b)) | (Ty::R(a), Ty::R(b)) => Arc::ptr_eq(a, b) || (a.size == b.size && a.align == b.align),
+            (Ty::M(a), Ty::M(b)) | (Ty::R(a), Ty::R(b)) => {
+                Arc::ptr_eq(a, b) || (a.size == b.size && a.align == b.align)
+            }
             _ => false,
         }
     }

@@ -9,7 +9,9 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{CompileError, CompileResult};
-use movejit_format::{AccountAddress, CompiledModule, SignatureToken, StatusCode, StructFieldInformation, StructHandleIndex};
+use movejit_format::{
+    AccountAddress, CompiledModule, SignatureToken, StatusCode, StructFieldInformation, StructHandleIndex,
+};
 use movejit_runtime::layout::Layout;
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{DatatypeId, Type, VmError, VmResult};
@@ -54,7 +56,9 @@ pub fn to_type(m: &CompiledModule, tok: &SignatureToken, args: &[Type]) -> Compi
             r.iter().map(|t| to_type(m, t, args)).collect::<CompileResult<_>>()?,
             *ab,
         ),
-        S::TypeParameter(i) => args.get(*i as usize).cloned().ok_or_else(|| malformed("type parameter out of range"))?,
+        S::TypeParameter(i) => {
+            args.get(*i as usize).cloned().ok_or_else(|| malformed("type parameter out of range"))?
+        }
         primitive => Type::primitive(primitive).ok_or_else(|| malformed("signature token"))?,
     })
 }
@@ -82,12 +86,13 @@ impl Types<'_> {
             .ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
         let m = self.modules.get(*idx as usize).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
         let named = |h: StructHandleIndex| {
-            m.struct_handles.get(h.idx()).and_then(|sh| m.identifiers.get(sh.name.idx())).is_some_and(|n| **n == *id.name)
+            m.struct_handles
+                .get(h.idx())
+                .and_then(|sh| m.identifiers.get(sh.name.idx()))
+                .is_some_and(|n| **n == *id.name)
         };
         let conv = |fs: &[movejit_format::FieldDefinition]| -> VmResult<Vec<Type>> {
-            fs.iter()
-                .map(|f| to_type(m, &f.signature, args).map_err(|e| VmError::invariant(e.to_string())))
-                .collect()
+            fs.iter().map(|f| to_type(m, &f.signature, args).map_err(|e| VmError::invariant(e.to_string()))).collect()
         };
         if let Some(sd) = m.struct_defs.iter().find(|d| named(d.struct_handle)) {
             return match &sd.field_information {

@@ -38,8 +38,10 @@ fn compiled_benchmarks_return_their_checksums() {
         let mut sizes = vec![b.clone()];
         sizes.extend(b["scaling"].as_array().cloned().unwrap_or_default());
         for s in sizes {
-            let args: Vec<Vec<u8>> = s["args"].as_array().unwrap().iter().map(|a| hex::decode(a.as_str().unwrap()).unwrap()).collect();
-            let want: Vec<String> = s["expect_returns"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()).collect();
+            let args: Vec<Vec<u8>> =
+                s["args"].as_array().unwrap().iter().map(|a| hex::decode(a.as_str().unwrap()).unwrap()).collect();
+            let want: Vec<String> =
+                s["expect_returns"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()).collect();
             let mut times = Vec::new();
             for _ in 0..3 {
                 let t = Instant::now();
@@ -57,7 +59,13 @@ fn compiled_benchmarks_return_their_checksums() {
             let t = Instant::now();
             let mut session = interp.new_session(&storage);
             let r = session
-                .execute_function(&ModuleId::new(AccountAddress::parse(f[0]).unwrap(), f[1]), f[2], &[], &args, &mut GasMeter::unmetered())
+                .execute_function(
+                    &ModuleId::new(AccountAddress::parse(f[0]).unwrap(), f[1]),
+                    f[2],
+                    &[],
+                    &args,
+                    &mut GasMeter::unmetered(),
+                )
                 .expect("interpreter runs the benchmark");
             let interp_ms = t.elapsed().as_secs_f64() * 1e3;
             assert_eq!(r.returns.iter().map(hex::encode).collect::<Vec<_>>(), want, "{name}: interpreter");

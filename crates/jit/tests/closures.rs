@@ -86,7 +86,11 @@ fn run_jit(jit: &mut JitEngine, call: &Call, gas: Option<u64>) -> Option<Outcome
     for _ in 0..4 {
         match jit.execute(&key, &call.args, gas) {
             Ok(o) => return Some(o),
-            Err(ExecError::Compile(CompileError::Unsupported(why))) if why.starts_with("closure target not compiled") => continue,
+            Err(ExecError::Compile(CompileError::Unsupported(why)))
+                if why.starts_with("closure target not compiled") =>
+            {
+                continue
+            }
             Err(ExecError::Compile(CompileError::Unsupported(_))) => return None,
             Err(e) => panic!("{}: {e}", call.function),
         }
@@ -112,7 +116,11 @@ fn problems(jit: &JitEngine, case: &Value, out: &Outcome) -> Vec<String> {
             let m = jit.module(l.module)?;
             Some((format!("{}::{}", m.address().to_hex_short(), m.name()), l.function as u64, l.code_offset as u64))
         });
-        let want = (loc.to_string(), expect["function_index"].as_u64().unwrap_or(u64::MAX), expect["code_offset"].as_u64().unwrap_or(u64::MAX));
+        let want = (
+            loc.to_string(),
+            expect["function_index"].as_u64().unwrap_or(u64::MAX),
+            expect["code_offset"].as_u64().unwrap_or(u64::MAX),
+        );
         if got.as_ref() != Some(&want) {
             p.push(format!("location {got:?} != {want:?}"));
         }
@@ -146,7 +154,11 @@ fn closure_cases_match_the_aptos_vm() {
             }
         }
     }
-    println!("closure cases: {compiled} compiled and identical, {} not compiled {not_compiled:?}, {} differ", not_compiled.len(), failed.len());
+    println!(
+        "closure cases: {compiled} compiled and identical, {} not compiled {not_compiled:?}, {} differ",
+        not_compiled.len(),
+        failed.len()
+    );
     for f in &failed {
         println!("  FAIL {f}");
     }
@@ -160,21 +172,63 @@ fn closure_cases_match_the_aptos_vm() {
 const FOCUSED: &[(&str, &[&str])] = &[
     // Masks: one of two, several of five (u8, u64, u128, vector), in a
     // loop (one closure per element), a module function partially applied.
-    ("capture masks", &["closures.capture_local_3_5", "closures.capture_many", "closures.closure_list_4", "closures.partial", "closures.return_partial", "closures.i64_closure"]),
+    (
+        "capture masks",
+        &[
+            "closures.capture_local_3_5",
+            "closures.capture_many",
+            "closures.closure_list_4",
+            "closures.partial",
+            "closures.return_partial",
+            "closures.i64_closure",
+        ],
+    ),
     // Type arguments recorded in the box and used by the call.
-    ("generic closures", &["closures.generic_capture_u8", "closures.generic_capture_vec", "closures.twice_vec", "closures.module_fun_value"]),
+    (
+        "generic closures",
+        &[
+            "closures.generic_capture_u8",
+            "closures.generic_capture_vec",
+            "closures.twice_vec",
+            "closures.module_fun_value",
+        ],
+    ),
     // Closures calling closures: composition of compositions, a closure
     // table in a vector of structs, recursion through a function value.
-    ("nested closure calls", &["closures.compose_10", "closures.ops_table_3", "closures.map_with_2", "closures.recursive_via_value_20", "closures.use_adder"]),
+    (
+        "nested closure calls",
+        &[
+            "closures.compose_10",
+            "closures.ops_table_3",
+            "closures.map_with_2",
+            "closures.recursive_via_value_20",
+            "closures.use_adder",
+        ],
+    ),
     // Errors raised inside the closure's body (location: the lambda).
-    ("aborts inside closures", &["closures.aborting_13", "closures.capture_many_ovf", "closures.use_adder_ovf", "closures.sum_with_ovf", "closures.map_with_shift_oob", "closures.module_fun_value_underflow", "closures.i64_closure_ovf"]),
+    (
+        "aborts inside closures",
+        &[
+            "closures.aborting_13",
+            "closures.capture_many_ovf",
+            "closures.use_adder_ovf",
+            "closures.sum_with_ovf",
+            "closures.map_with_shift_oob",
+            "closures.module_fun_value_underflow",
+            "closures.i64_closure_ovf",
+        ],
+    ),
     // Equality and BCS of closure values built by compiled code.
-    ("closure values", &["closures.closure_eq_same", "closures.closure_eq_diff", "closures.return_fun_value", "natives.bcs_closure"]),
+    (
+        "closure values",
+        &["closures.closure_eq_same", "closures.closure_eq_diff", "closures.return_fun_value", "natives.bcs_closure"],
+    ),
 ];
 
 #[test]
 fn focused_closure_cases() {
-    let all: BTreeMap<String, Value> = cases().into_iter().map(|c| (c["id"].as_str().unwrap_or_default().to_string(), c)).collect();
+    let all: BTreeMap<String, Value> =
+        cases().into_iter().map(|c| (c["id"].as_str().unwrap_or_default().to_string(), c)).collect();
     let mut engines = Engines::new(JitConfig::default());
     let mut bad = Vec::new();
     for (what, ids) in FOCUSED {
@@ -211,18 +265,28 @@ fn metered_closure_calls_match_the_interpreter() {
         let run_interp = |budget: u64| -> Observed {
             let mut session = interp.new_session(storage);
             let mut gas = GasMeter::new(CostTable::default(), budget);
-            let r = session.execute_function(&ModuleId::new(call.addr, &call.module), &call.function, &call.type_args, &call.args, &mut gas);
+            let r = session.execute_function(
+                &ModuleId::new(call.addr, &call.module),
+                &call.function,
+                &call.type_args,
+                &call.args,
+                &mut gas,
+            );
             match r {
                 Ok(_) => (StatusCode::EXECUTED, None, gas.used()),
                 Err(e) => {
-                    let loc = e.location.map(|l| (l.module.rsplit("::").next().unwrap_or_default().to_string(), l.function_index, l.code_offset));
+                    let loc = e.location.map(|l| {
+                        (l.module.rsplit("::").next().unwrap_or_default().to_string(), l.function_index, l.code_offset)
+                    });
                     (e.status, loc, gas.used())
                 }
             }
         };
         let mut jit_run = |budget: u64| -> Option<Observed> {
             let o = run_jit(jit, &call, Some(budget))?;
-            let loc = o.location.map(|l| (jit.module(l.module).map(|m| m.name().to_string()).unwrap_or_default(), l.function, l.code_offset));
+            let loc = o.location.map(|l| {
+                (jit.module(l.module).map(|m| m.name().to_string()).unwrap_or_default(), l.function, l.code_offset)
+            });
             Some((o.status, loc, budget - o.gas_left.unwrap_or(budget)))
         };
         let Some(full) = jit_run(1 << 40) else { continue };
@@ -464,15 +528,20 @@ fn hand_written_closures_match_the_interpreter() {
             match session.execute_function(&ModuleId::new(addr, "masks"), f, &[], args, &mut gas) {
                 Ok(r) => (StatusCode::EXECUTED, None, None, r.returns, gas.used()),
                 Err(e) => {
-                    let loc = e.location.map(|l| (l.module.rsplit("::").next().unwrap_or_default().to_string(), l.function_index, l.code_offset));
+                    let loc = e.location.map(|l| {
+                        (l.module.rsplit("::").next().unwrap_or_default().to_string(), l.function_index, l.code_offset)
+                    });
                     (e.status, e.sub_status, loc, Vec::new(), gas.used())
                 }
             }
         };
-        let call = Call { addr, module: "masks".into(), function: f.to_string(), type_args: Vec::new(), args: args.clone() };
+        let call =
+            Call { addr, module: "masks".into(), function: f.to_string(), type_args: Vec::new(), args: args.clone() };
         let run = |jit: &mut JitEngine, budget: Option<u64>| -> Option<Full> {
             let o = run_jit(jit, &call, budget)?;
-            let loc = o.location.map(|l| (jit.module(l.module).map(|m| m.name().to_string()).unwrap_or_default(), l.function, l.code_offset));
+            let loc = o.location.map(|l| {
+                (jit.module(l.module).map(|m| m.name().to_string()).unwrap_or_default(), l.function, l.code_offset)
+            });
             let used = budget.map_or(0, |b| b - o.gas_left.unwrap_or(b));
             Some((o.status, o.abort_code, loc, o.returns, used))
         };
@@ -485,7 +554,8 @@ fn hand_written_closures_match_the_interpreter() {
             bad.push(format!("{f} unmetered: jit {got:?} interp {want:?}"));
         }
         let used = run_interp(Some(1 << 40)).4;
-        let mut budgets = vec![1 << 40, 0, 1, 9, used / 2, used / 3, used.saturating_sub(1), used.saturating_sub(3), used];
+        let mut budgets =
+            vec![1 << 40, 0, 1, 9, used / 2, used / 3, used.saturating_sub(1), used.saturating_sub(3), used];
         budgets.sort();
         budgets.dedup();
         for budget in budgets {

@@ -95,11 +95,7 @@ fn run_programs(programs: &[&str]) -> BTreeMap<String, Tally> {
         if let Some(loc) = expect.get("location").and_then(|l| l.as_str()) {
             let got = out.location.as_ref().map(|l| {
                 let m = engine.module(l.module).unwrap();
-                (
-                    format!("{}::{}", m.address().to_hex_short(), m.name()),
-                    l.function as u64,
-                    l.code_offset as u64,
-                )
+                (format!("{}::{}", m.address().to_hex_short(), m.name()), l.function as u64, l.code_offset as u64)
             });
             let want = (
                 loc.to_string(),
@@ -173,7 +169,8 @@ fn why_not_compiled() {
         let mut parts = func.split("::");
         let (addr, mname, fname) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
         let Some(midx) = engine.module_index(&AccountAddress::parse(addr).unwrap(), mname) else { continue };
-        let targs: Option<Vec<Type>> = case["type_args"].as_array().unwrap().iter().map(|t| Type::parse_tag(t.as_str().unwrap())).collect();
+        let targs: Option<Vec<Type>> =
+            case["type_args"].as_array().unwrap().iter().map(|t| Type::parse_tag(t.as_str().unwrap())).collect();
         let Some(targs) = targs else { continue };
         let Ok(key) = engine.instance_key(midx, fname, &targs) else { continue };
         if let Err(e) = engine.compile(&key) {

@@ -191,7 +191,8 @@ fn setup() -> Setup {
     };
     let mut storage = InMemoryStorage::default();
     storage.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "edges"), serialize_module(&m));
-    let mut jit = JitEngine::new(JitConfig { cost: Some(CostTable::default()), ..JitConfig::default() }).expect("engine");
+    let mut jit =
+        JitEngine::new(JitConfig { cost: Some(CostTable::default()), ..JitConfig::default() }).expect("engine");
     let module = jit.add_module(m).expect("module added");
     Setup { interp: Engine::new(EngineConfig::aptos()), storage, jit, module }
 }
@@ -200,7 +201,8 @@ impl Setup {
     fn interp(&self, f: &str, args: &[Vec<u8>], budget: u64) -> Observed {
         let mut session = self.interp.new_session(&self.storage);
         let mut gas = GasMeter::new(CostTable::default(), budget);
-        let r = session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "edges"), f, &[], args, &mut gas);
+        let r =
+            session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "edges"), f, &[], args, &mut gas);
         match r {
             Ok(_) => (StatusCode::EXECUTED, None, None, gas.used()),
             Err(e) => {
@@ -219,7 +221,13 @@ impl Setup {
 
     /// Compares both executors on `budgets`; returns (runs, out-of-gas
     /// runs, other failures) and appends differences to `bad`.
-    fn sweep(&mut self, f: &str, args: &[Vec<u8>], budgets: impl Iterator<Item = u64>, bad: &mut Vec<String>) -> (usize, usize, usize) {
+    fn sweep(
+        &mut self,
+        f: &str,
+        args: &[Vec<u8>],
+        budgets: impl Iterator<Item = u64>,
+        bad: &mut Vec<String>,
+    ) -> (usize, usize, usize) {
         let (mut runs, mut oog, mut other) = (0, 0, 0);
         for b in budgets {
             let want = self.interp(f, args, b);
@@ -316,4 +324,3 @@ fn operand_stack_overflow_against_out_of_gas() {
     assert!(bad.is_empty(), "{} differences", bad.len());
     assert!(oog > 100 && other >= 3);
 }
-

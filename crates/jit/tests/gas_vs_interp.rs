@@ -33,7 +33,8 @@ fn gas_used_and_out_of_gas_locations_match_the_interpreter() {
             continue;
         }
         let id = case["id"].as_str().unwrap().to_string();
-        let modules: Vec<String> = case["modules"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().into()).collect();
+        let modules: Vec<String> =
+            case["modules"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().into()).collect();
         let (jit, storage) = jits.entry(modules.clone()).or_insert_with(|| {
             let config = JitConfig { cost: Some(CostTable::default()), ..JitConfig::default() };
             let mut jit = JitEngine::new(config).unwrap();
@@ -51,7 +52,8 @@ fn gas_used_and_out_of_gas_locations_match_the_interpreter() {
         let addr = AccountAddress::parse(parts[0]).unwrap();
         let midx = jit.module_index(&addr, parts[1]).unwrap();
         let key = jit.instance_key(midx, parts[2], &[]).unwrap();
-        let args: Vec<Vec<u8>> = case["args"].as_array().unwrap().iter().map(|a| hex::decode(a.as_str().unwrap()).unwrap()).collect();
+        let args: Vec<Vec<u8>> =
+            case["args"].as_array().unwrap().iter().map(|a| hex::decode(a.as_str().unwrap()).unwrap()).collect();
 
         let run_interp = |budget: u64| -> Observed {
             let mut session = interp.new_session(storage);
@@ -60,7 +62,9 @@ fn gas_used_and_out_of_gas_locations_match_the_interpreter() {
             match r {
                 Ok(_) => (StatusCode::EXECUTED, None, gas.used()),
                 Err(e) => {
-                    let loc = e.location.map(|l| (l.module.rsplit("::").next().unwrap().to_string(), l.function_index, l.code_offset));
+                    let loc = e
+                        .location
+                        .map(|l| (l.module.rsplit("::").next().unwrap().to_string(), l.function_index, l.code_offset));
                     (e.status, loc, gas.used())
                 }
             }
@@ -70,7 +74,9 @@ fn gas_used_and_out_of_gas_locations_match_the_interpreter() {
                 Err(ExecError::Compile(CompileError::Unsupported(_))) => None,
                 Err(e) => panic!("{id}: {e}"),
                 Ok(o) => {
-                    let loc = o.location.map(|l| (jit.module(l.module).unwrap().name().to_string(), l.function, l.code_offset));
+                    let loc = o
+                        .location
+                        .map(|l| (jit.module(l.module).unwrap().name().to_string(), l.function, l.code_offset));
                     Some((o.status, loc, budget - o.gas_left.unwrap()))
                 }
             }

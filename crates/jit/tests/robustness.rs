@@ -57,7 +57,8 @@ fn mutate(code: &mut Vec<Bytecode>, rng: &mut XorShift) {
 #[test]
 fn mutated_code_never_panics_the_compiler() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/aptos/modules");
-    let files = ["int_ops/int_ops.mv", "uint_ops/uint_ops.mv", "casts/casts.mv", "flow/flow.mv", "recursion/recursion.mv"];
+    let files =
+        ["int_ops/int_ops.mv", "uint_ops/uint_ops.mv", "casts/casts.mv", "flow/flow.mv", "recursion/recursion.mv"];
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     let (mut compiled, mut rejected) = (0usize, 0usize);
     let mut reasons = std::collections::BTreeMap::new();

@@ -139,7 +139,11 @@ impl<'u> Builder<'u> {
         };
         let max = if flavour.is_sui() { 7 } else { 10 };
         if !(5..=max).contains(&version) {
-            return Err(err(AsmErrorKind::Unsupported, vpos, format!("bytecode version {version} not supported (5..={max})")));
+            return Err(err(
+                AsmErrorKind::Unsupported,
+                vpos,
+                format!("bytecode version {version} not supported (5..={max})"),
+            ));
         }
         let flavour = if version <= 6 { Flavour::Common } else { flavour };
         let m = CompiledModule { version, flavour, ..Default::default() };
@@ -172,7 +176,8 @@ impl<'u> Builder<'u> {
     }
 
     fn address(&mut self, a: AccountAddress, pos: Pos) -> AsmResult<AddressIdentifierIndex> {
-        intern(&mut self.maps.addrs, &mut self.m.address_identifiers, a, pos, "address", || a).map(AddressIdentifierIndex)
+        intern(&mut self.maps.addrs, &mut self.m.address_identifiers, a, pos, "address", || a)
+            .map(AddressIdentifierIndex)
     }
 
     fn module_handle_value(&mut self, mn: &ModuleName, pos: Pos) -> AsmResult<ModuleHandle> {
@@ -306,11 +311,15 @@ impl<'u> Builder<'u> {
         if self.is_sui() {
             return 7;
         }
-        let needs_10 = self.m.function_defs.iter().filter_map(|d| d.code.as_ref()).any(|c| {
-            c.code.iter().any(|b| b.opcode().since_version() >= 10)
-        }) || self.m.function_handles.iter().any(|h| {
-            h.attributes.iter().any(|a| !matches!(a, FunctionAttribute::Persistent | FunctionAttribute::ModuleLock))
-        });
+        let needs_10 = self
+            .m
+            .function_defs
+            .iter()
+            .filter_map(|d| d.code.as_ref())
+            .any(|c| c.code.iter().any(|b| b.opcode().since_version() >= 10))
+            || self.m.function_handles.iter().any(|h| {
+                h.attributes.iter().any(|a| !matches!(a, FunctionAttribute::Persistent | FunctionAttribute::ModuleLock))
+            });
         if needs_10 {
             10
         } else {
@@ -322,7 +331,8 @@ impl<'u> Builder<'u> {
     /// function types: Aptos v8).
     fn check_types_for_version(&self) -> AsmResult<()> {
         let pos = self.unit.header_pos;
-        let (signed_ok, fn_ok) = if self.is_sui() { (false, false) } else { (self.m.version >= 9, self.m.version >= 8) };
+        let (signed_ok, fn_ok) =
+            if self.is_sui() { (false, false) } else { (self.m.version >= 9, self.m.version >= 8) };
         let mut all: Vec<&SignatureToken> = vec![];
         for s in &self.m.signatures {
             all.extend(s.0.iter());
@@ -345,10 +355,18 @@ impl<'u> Builder<'u> {
         for t in all {
             for s in t.preorder() {
                 if s.is_signed_integer() && !signed_ok {
-                    return Err(err(AsmErrorKind::Unsupported, pos, format!("signed integer types need Aptos bytecode v9 (this unit is v{})", self.m.version)));
+                    return Err(err(
+                        AsmErrorKind::Unsupported,
+                        pos,
+                        format!("signed integer types need Aptos bytecode v9 (this unit is v{})", self.m.version),
+                    ));
                 }
                 if matches!(s, SignatureToken::Function(..)) && !fn_ok {
-                    return Err(err(AsmErrorKind::Unsupported, pos, format!("function types need Aptos bytecode v8 (this unit is v{})", self.m.version)));
+                    return Err(err(
+                        AsmErrorKind::Unsupported,
+                        pos,
+                        format!("function types need Aptos bytecode v8 (this unit is v{})", self.m.version),
+                    ));
                 }
             }
         }
@@ -399,7 +417,12 @@ impl<'u> Builder<'u> {
                 return Err(err(AsmErrorKind::Unsupported, s.pos, "enums need bytecode v7"));
             }
             Layout::Variants(_) if self.is_sui() => {
-                let i = push(&mut self.m.enum_defs, s.pos, "enum definition", EnumDefinition { enum_handle: sh, variants: vec![] })?;
+                let i = push(
+                    &mut self.m.enum_defs,
+                    s.pos,
+                    "enum definition",
+                    EnumDefinition { enum_handle: sh, variants: vec![] },
+                )?;
                 DefRef::Enum(EnumDefinitionIndex(i))
             }
             _ => {
@@ -648,7 +671,10 @@ impl<'u> Builder<'u> {
         Err(err(
             AsmErrorKind::Unresolved,
             p.pos,
-            format!("unknown function `{}` (declare it under its `use` line or pass the dependency)", p.parts.join("::")),
+            format!(
+                "unknown function `{}` (declare it under its `use` line or pass the dependency)",
+                p.parts.join("::")
+            ),
         ))
     }
 
@@ -681,7 +707,10 @@ impl<'u> Builder<'u> {
     }
 
     fn local(&self, name: &str, pos: Pos) -> AsmResult<LocalIndex> {
-        self.locals.get(name).copied().ok_or_else(|| err(AsmErrorKind::Unresolved, pos, format!("unknown local `{name}`")))
+        self.locals
+            .get(name)
+            .copied()
+            .ok_or_else(|| err(AsmErrorKind::Unresolved, pos, format!("unknown local `{name}`")))
     }
 
     fn build_type(&mut self, t: &Type) -> AsmResult<SignatureToken> {
@@ -758,23 +787,46 @@ impl<'u> Builder<'u> {
             ConstValue::Value(v) => v.to_bcs(&ty).map_err(|m| err(AsmErrorKind::Operand, pos, m))?,
         };
         let (t, d) = (ty.clone(), data.clone());
-        intern(&mut self.maps.consts, &mut self.m.constant_pool, (ty, data), pos, "constant", || Constant { type_: t, data: d })
-            .map(ConstantPoolIndex)
+        intern(&mut self.maps.consts, &mut self.m.constant_pool, (ty, data), pos, "constant", || Constant {
+            type_: t,
+            data: d,
+        })
+        .map(ConstantPoolIndex)
     }
 
-    fn fun_inst(&mut self, fh: FunctionHandleIndex, args: Vec<SignatureToken>, pos: Pos) -> AsmResult<FunctionInstantiationIndex> {
+    fn fun_inst(
+        &mut self,
+        fh: FunctionHandleIndex,
+        args: Vec<SignatureToken>,
+        pos: Pos,
+    ) -> AsmResult<FunctionInstantiationIndex> {
         let sig = self.signature(args, pos)?;
-        intern(&mut self.maps.fun_insts, &mut self.m.function_instantiations, (fh.0, sig.0), pos, "function instantiation", || {
-            FunctionInstantiation { handle: fh, type_parameters: sig }
-        })
+        intern(
+            &mut self.maps.fun_insts,
+            &mut self.m.function_instantiations,
+            (fh.0, sig.0),
+            pos,
+            "function instantiation",
+            || FunctionInstantiation { handle: fh, type_parameters: sig },
+        )
         .map(FunctionInstantiationIndex)
     }
 
-    fn struct_inst(&mut self, sd: StructDefinitionIndex, args: Vec<SignatureToken>, pos: Pos) -> AsmResult<StructDefInstantiationIndex> {
+    fn struct_inst(
+        &mut self,
+        sd: StructDefinitionIndex,
+        args: Vec<SignatureToken>,
+        pos: Pos,
+    ) -> AsmResult<StructDefInstantiationIndex> {
         let sig = self.signature(args, pos)?;
-        intern(&mut self.maps.struct_insts, &mut self.m.struct_def_instantiations, (sd.0, sig.0), pos, "struct instantiation", || {
-            StructDefInstantiation { def: sd, type_parameters: sig }
-        })
+        intern(
+            &mut self.maps.struct_insts,
+            &mut self.m.struct_def_instantiations,
+            (sd.0, sig.0),
+            pos,
+            "struct instantiation",
+            || StructDefInstantiation { def: sd, type_parameters: sig },
+        )
         .map(StructDefInstantiationIndex)
     }
 

@@ -371,7 +371,12 @@ impl<'a> Printer<'a> {
     }
 
     /// The indented handle declarations of module `id` among the given handles.
-    fn handle_block(&mut self, id: &(AccountAddress, String), structs: &[&StructHandle], funs: &[&FunctionHandle]) -> Res<()> {
+    fn handle_block(
+        &mut self,
+        id: &(AccountAddress, String),
+        structs: &[&StructHandle],
+        funs: &[&FunctionHandle],
+    ) -> Res<()> {
         let m = self.m;
         for sh in structs {
             let owner = get(&m.module_handles, sh.module.idx(), "module handle")?;
@@ -511,7 +516,12 @@ impl<'a> Printer<'a> {
                 s.push_str("native ");
             }
         }
-        let _ = write!(s, "fun {}{}", self.ident(fh.name)?, self.type_params(fh.type_parameters.iter().map(|c| (*c, false))));
+        let _ = write!(
+            s,
+            "fun {}{}",
+            self.ident(fh.name)?,
+            self.type_params(fh.type_parameters.iter().map(|c| (*c, false)))
+        );
         let params: Vec<String> = self
             .sig(fh.parameters)?
             .iter()
@@ -569,7 +579,12 @@ impl<'a> Printer<'a> {
             AddressSpecifier::Parameter(l, None) => local_name(*l as usize),
             AddressSpecifier::Parameter(l, Some(fi)) => {
                 let inst = get(&self.m.function_instantiations, fi.idx(), "function instantiation")?;
-                format!("{}{}({})", self.fun_name(inst.handle)?, self.sig_args(inst.type_parameters)?, local_name(*l as usize))
+                format!(
+                    "{}{}({})",
+                    self.fun_name(inst.handle)?,
+                    self.sig_args(inst.type_parameters)?,
+                    local_name(*l as usize)
+                )
             }
         };
         Ok(format!("{}{kind} {resource}({address})", if a.negated { "!" } else { "" }))

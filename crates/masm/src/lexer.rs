@@ -77,11 +77,8 @@ pub fn tokenize(src: &str) -> AsmResult<Vec<(Pos, Tok)>> {
                 })?;
                 line_toks.push((at(start), Tok::Bytes(value)));
             } else if c.is_ascii_digit() {
-                let (radix, digits_start) = if c == b'0' && matches!(bytes.get(i + 1), Some(b'x' | b'X')) {
-                    (16, i + 2)
-                } else {
-                    (10, i)
-                };
+                let (radix, digits_start) =
+                    if c == b'0' && matches!(bytes.get(i + 1), Some(b'x' | b'X')) { (16, i + 2) } else { (10, i) };
                 i = digits_start;
                 while i < bytes.len() && (bytes[i] as char).is_digit(radix) {
                     i += 1;
@@ -132,7 +129,11 @@ mod tests {
 
     #[test]
     fn lines_and_indents() {
-        let toks: Vec<Tok> = tokenize("module 0x1::m\n\n  // c\n    ld_u8 255 // x\nl0: ret").unwrap().into_iter().map(|t| t.1).collect();
+        let toks: Vec<Tok> = tokenize("module 0x1::m\n\n  // c\n    ld_u8 255 // x\nl0: ret")
+            .unwrap()
+            .into_iter()
+            .map(|t| t.1)
+            .collect();
         assert_eq!(
             toks,
             vec![

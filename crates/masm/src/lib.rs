@@ -16,8 +16,8 @@
 
 #![forbid(unsafe_code)]
 
-pub mod ast;
 mod asm;
+pub mod ast;
 mod disasm;
 pub mod error;
 mod lexer;

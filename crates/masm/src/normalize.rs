@@ -199,10 +199,14 @@ impl<'a> Ctx<'a> {
     fn access(&self, s: &AccessSpecifier) -> Res<NAccess> {
         let resource = match &s.resource {
             ResourceSpecifier::Any => "*".to_string(),
-            ResourceSpecifier::DeclaredAtAddress(a) => format!("{:?}::*", get(&self.m.address_identifiers, a.idx(), "address")?),
+            ResourceSpecifier::DeclaredAtAddress(a) => {
+                format!("{:?}::*", get(&self.m.address_identifiers, a.idx(), "address")?)
+            }
             ResourceSpecifier::DeclaredInModule(m) => format!("{:?}::*", self.module(*m)?),
             ResourceSpecifier::Resource(s) => format!("{:?}", self.struct_ref(*s)?),
-            ResourceSpecifier::ResourceInstantiation(s, sig) => format!("{:?}{:?}", self.struct_ref(*s)?, self.sig(*sig)?),
+            ResourceSpecifier::ResourceInstantiation(s, sig) => {
+                format!("{:?}{:?}", self.struct_ref(*s)?, self.sig(*sig)?)
+            }
         };
         let address = match &s.address {
             AddressSpecifier::Any => "*".to_string(),
@@ -211,7 +215,12 @@ impl<'a> Ctx<'a> {
             AddressSpecifier::Parameter(l, Some(fi)) => {
                 let inst = get(&self.m.function_instantiations, fi.idx(), "function instantiation")?;
                 let h = get(&self.m.function_handles, inst.handle.idx(), "function handle")?;
-                format!("param {l} via {:?}::{}{:?}", self.module(h.module)?, self.ident(h.name)?, self.sig(inst.type_parameters)?)
+                format!(
+                    "param {l} via {:?}::{}{:?}",
+                    self.module(h.module)?,
+                    self.ident(h.name)?,
+                    self.sig(inst.type_parameters)?
+                )
             }
         };
         Ok(NAccess { kind: s.kind as u8, negated: s.negated, resource, address })
@@ -285,7 +294,9 @@ impl<'a> Ctx<'a> {
                 let c = get(&self.m.constant_pool, c.idx(), "constant")?;
                 vec![NArg::Const(self.ty(&c.type_)?, c.data.clone())]
             }
-            B::CopyLoc(l) | B::MoveLoc(l) | B::StLoc(l) | B::MutBorrowLoc(l) | B::ImmBorrowLoc(l) => vec![NArg::Local(*l)],
+            B::CopyLoc(l) | B::MoveLoc(l) | B::StLoc(l) | B::MutBorrowLoc(l) | B::ImmBorrowLoc(l) => {
+                vec![NArg::Local(*l)]
+            }
             B::MutBorrowField(f) | B::ImmBorrowField(f) => vec![self.field(*f)?],
             B::MutBorrowFieldGeneric(fi) | B::ImmBorrowFieldGeneric(fi) => {
                 let inst = get(&self.m.field_instantiations, fi.idx(), "field instantiation")?;
@@ -293,7 +304,13 @@ impl<'a> Ctx<'a> {
             }
             B::Call(f) => vec![self.fun_ref(*f)?],
             B::CallGeneric(fi) => self.fun_inst(*fi)?,
-            B::Pack(s) | B::Unpack(s) | B::Exists(s) | B::MutBorrowGlobal(s) | B::ImmBorrowGlobal(s) | B::MoveFrom(s) | B::MoveTo(s) => {
+            B::Pack(s)
+            | B::Unpack(s)
+            | B::Exists(s)
+            | B::MutBorrowGlobal(s)
+            | B::ImmBorrowGlobal(s)
+            | B::MoveFrom(s)
+            | B::MoveTo(s) => {
                 vec![NArg::Struct(self.struct_def_name(*s)?)]
             }
             B::PackGeneric(s)
@@ -304,7 +321,13 @@ impl<'a> Ctx<'a> {
             | B::MoveFromGeneric(s)
             | B::MoveToGeneric(s) => self.struct_inst(*s)?,
             B::VecPack(s, n) | B::VecUnpack(s, n) => vec![NArg::Types(self.sig(*s)?), NArg::Int(n.to_string())],
-            B::VecLen(s) | B::VecImmBorrow(s) | B::VecMutBorrow(s) | B::VecPushBack(s) | B::VecPopBack(s) | B::VecSwap(s) | B::CallClosure(s) => {
+            B::VecLen(s)
+            | B::VecImmBorrow(s)
+            | B::VecMutBorrow(s)
+            | B::VecPushBack(s)
+            | B::VecPopBack(s)
+            | B::VecSwap(s)
+            | B::CallClosure(s) => {
                 vec![NArg::Types(self.sig(*s)?)]
             }
             B::ImmBorrowVariantField(v) | B::MutBorrowVariantField(v) => vec![self.variant_field(*v)?],
@@ -323,7 +346,10 @@ impl<'a> Ctx<'a> {
                 a.push(NArg::Int(mask.0.to_string()));
                 a
             }
-            B::SuiPackVariant(v) | B::SuiUnpackVariant(v) | B::SuiUnpackVariantImmRef(v) | B::SuiUnpackVariantMutRef(v) => {
+            B::SuiPackVariant(v)
+            | B::SuiUnpackVariant(v)
+            | B::SuiUnpackVariantImmRef(v)
+            | B::SuiUnpackVariantMutRef(v) => {
                 vec![self.sui_variant(*v)?]
             }
             B::SuiPackVariantGeneric(vi)
@@ -340,7 +366,10 @@ impl<'a> Ctx<'a> {
     }
 
     fn code(&self, unit: &CodeUnit) -> Res<NCode> {
-        Ok(NCode { locals: self.sig(unit.locals)?, code: unit.code.iter().map(|b| self.instr(b, unit)).collect::<Res<_>>()? })
+        Ok(NCode {
+            locals: self.sig(unit.locals)?,
+            code: unit.code.iter().map(|b| self.instr(b, unit)).collect::<Res<_>>()?,
+        })
     }
 }
 
@@ -377,7 +406,9 @@ pub fn normalize_module(m: &CompiledModule) -> Result<NModule, String> {
     let enum_defs = m
         .enum_defs
         .iter()
-        .map(|d| Ok(NStructDef { name: c.struct_ref(d.enum_handle)?.1, layout: NLayout::Variants(c.variants(&d.variants)?) }))
+        .map(|d| {
+            Ok(NStructDef { name: c.struct_ref(d.enum_handle)?.1, layout: NLayout::Variants(c.variants(&d.variants)?) })
+        })
         .collect::<Res<_>>()?;
     let function_defs = m
         .function_defs
@@ -473,7 +504,10 @@ pub fn first_difference(a: &NModule, b: &NModule) -> Option<String> {
     cmp!(self_id);
     cmp!(script_type_params);
     if a.modules != b.modules {
-        return Some(format!("module handles differ: {:?}", a.modules.symmetric_difference(&b.modules).collect::<Vec<_>>()));
+        return Some(format!(
+            "module handles differ: {:?}",
+            a.modules.symmetric_difference(&b.modules).collect::<Vec<_>>()
+        ));
     }
     cmp!(friends);
     if a.struct_handles != b.struct_handles {
@@ -505,7 +539,10 @@ pub fn first_difference(a: &NModule, b: &NModule) -> Option<String> {
         }
     }
     if a.constants != b.constants {
-        return Some(format!("constants differ: {:?}", a.constants.symmetric_difference(&b.constants).collect::<Vec<_>>()));
+        return Some(format!(
+            "constants differ: {:?}",
+            a.constants.symmetric_difference(&b.constants).collect::<Vec<_>>()
+        ));
     }
     cmp!(metadata);
     None

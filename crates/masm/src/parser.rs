@@ -147,10 +147,9 @@ impl Parser {
             }
             Tok::Ident(name) => {
                 self.bump();
-                self.aliases
-                    .get(&name)
-                    .copied()
-                    .ok_or_else(|| AsmError::new(AsmErrorKind::Unresolved, pos, format!("unknown address alias `{name}`")))
+                self.aliases.get(&name).copied().ok_or_else(|| {
+                    AsmError::new(AsmErrorKind::Unresolved, pos, format!("unknown address alias `{name}`"))
+                })
             }
             _ => Err(self.unexpected("address")),
         }
@@ -232,7 +231,10 @@ impl Parser {
             self.expect_newline()?;
         }
         while *self.peek() != Tok::End {
-            if self.is_kw("struct") || self.is_kw("enum") || (self.is_kw("native") && matches!(self.peek_at(1), Tok::Ident(s) if s == "struct")) {
+            if self.is_kw("struct")
+                || self.is_kw("enum")
+                || (self.is_kw("native") && matches!(self.peek_at(1), Tok::Ident(s) if s == "struct"))
+            {
                 unit.structs.push(self.struct_def(true)?);
             } else if self.is_fun_start() {
                 unit.functions.push(self.fun(true)?);
@@ -702,8 +704,12 @@ impl Parser {
 pub fn arg_to_value(pos: Pos, a: &Arg) -> AsmResult<AsmValue> {
     match a {
         Arg::Number(sign, n) => Ok(AsmValue::Number(*sign, *n)),
-        Arg::Vector(elems) => Ok(AsmValue::Vector(elems.iter().map(|e| arg_to_value(pos, e)).collect::<AsmResult<_>>()?)),
-        Arg::Name(p, None) if p.address.is_none() && p.parts.len() == 1 && (p.parts[0] == "true" || p.parts[0] == "false") => {
+        Arg::Vector(elems) => {
+            Ok(AsmValue::Vector(elems.iter().map(|e| arg_to_value(pos, e)).collect::<AsmResult<_>>()?))
+        }
+        Arg::Name(p, None)
+            if p.address.is_none() && p.parts.len() == 1 && (p.parts[0] == "true" || p.parts[0] == "false") =>
+        {
             Ok(AsmValue::Number(true, U256::from(u8::from(p.parts[0] == "true"))))
         }
         // A vector<u8> written as a byte string inside a vector value.

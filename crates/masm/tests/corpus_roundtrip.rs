@@ -34,7 +34,8 @@ fn round_trip(bytes: &[u8]) -> Result<(), String> {
             Err(_) => return Err(format!("does not decode: {module_err}")),
         },
     };
-    let assembled = assemble(&text).map_err(|e| format!("assemble: {e}\n--- text ---\n{}", excerpt(&text, e.pos.line)))?;
+    let assembled =
+        assemble(&text).map_err(|e| format!("assemble: {e}\n--- text ---\n{}", excerpt(&text, e.pos.line)))?;
     let (again, reserialized): (NModule, Result<NModule, String>) = match &assembled {
         Assembled::Module(m) => {
             let bytes = serialize_module(m);

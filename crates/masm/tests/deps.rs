@@ -62,6 +62,10 @@ fn framework_assembles_against_its_dependencies() {
             failures.push(format!("{}: {}", path.display(), d.chars().take(300).collect::<String>()));
         }
     }
-    println!("{} of {} framework modules equivalent when imports come from dependencies", modules.len() - failures.len(), modules.len());
+    println!(
+        "{} of {} framework modules equivalent when imports come from dependencies",
+        modules.len() - failures.len(),
+        modules.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

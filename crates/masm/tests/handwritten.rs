@@ -83,7 +83,10 @@ fn sui_enum_and_jump_table() {
     assert_eq!(h.type_parameters.len(), 1);
 
     let score = m.function_defs[m.find_function("score").unwrap().idx()].code.as_ref().unwrap();
-    assert_eq!(score.jump_tables, vec![VariantJumpTable { head_enum: EnumDefinitionIndex(0), jump_table: vec![2, 6, 12] }]);
+    assert_eq!(
+        score.jump_tables,
+        vec![VariantJumpTable { head_enum: EnumDefinitionIndex(0), jump_table: vec![2, 6, 12] }]
+    );
     assert_eq!(score.code[1], Bytecode::VariantSwitch(VariantJumpTableIndex(0)));
     assert!(matches!(score.code[3], Bytecode::SuiUnpackVariantGenericImmRef(_)));
     assert_eq!(m.signatures[score.locals.idx()].0, vec![SignatureToken::Reference(Box::new(SignatureToken::U64))]);
@@ -164,13 +167,21 @@ native fun hash(v: vector<u8>): vector<u8>
     assert_eq!((m.version, m.flavour), (8, Flavour::Aptos));
     assert_eq!(m.name(), "shapes");
     assert_eq!(m.struct_defs.len(), 3);
-    assert!(matches!(m.struct_defs[1].field_information, StructFieldInformation::DeclaredVariants(ref v) if v.len() == 2));
+    assert!(
+        matches!(m.struct_defs[1].field_information, StructFieldInformation::DeclaredVariants(ref v) if v.len() == 2)
+    );
     assert_eq!(m.struct_defs[2].field_information, StructFieldInformation::Native);
     let handle = &m.struct_handles[m.struct_defs[2].struct_handle.idx()];
-    assert_eq!(handle.type_parameters, vec![StructTypeParameter { constraints: AbilitySet(AbilitySet::STORE), is_phantom: true }]);
+    assert_eq!(
+        handle.type_parameters,
+        vec![StructTypeParameter { constraints: AbilitySet(AbilitySet::STORE), is_phantom: true }]
+    );
     assert_eq!(m.friend_decls.len(), 1);
     assert_eq!(m.metadata, vec![Metadata { key: b"key".to_vec(), value: vec![1, 2] }]);
-    assert_eq!(m.constant_pool, vec![Constant { type_: SignatureToken::Vector(Box::new(SignatureToken::U8)), data: vec![3, 1, 2, 3] }]);
+    assert_eq!(
+        m.constant_pool,
+        vec![Constant { type_: SignatureToken::Vector(Box::new(SignatureToken::U8)), data: vec![3, 1, 2, 3] }]
+    );
     assert_eq!(m.variant_field_handles.len(), 1);
     assert_eq!(m.variant_field_handles[0].variants, vec![0, 1]);
     // Imported handles: vector::length, signer::Dummy.
@@ -248,7 +259,10 @@ fn default_version_follows_the_instructions() {
         Assembled::Script(s) => (s.version, s.flavour),
     };
     assert_eq!(v("module 0x1::a\nfun f()\n  ret\n"), (9, Flavour::Aptos));
-    assert_eq!(v("module 0x1::a\nfun f(c: u64, m: vector<u8>)\n  move_loc c\n  move_loc m\n  abort_msg\n"), (10, Flavour::Aptos));
+    assert_eq!(
+        v("module 0x1::a\nfun f(c: u64, m: vector<u8>)\n  move_loc c\n  move_loc m\n  abort_msg\n"),
+        (10, Flavour::Aptos)
+    );
     assert_eq!(v("flavour sui\nmodule 0x1::a\nfun f()\n  ret\n"), (7, Flavour::Sui));
     assert_eq!(v("version 6\nmodule 0x1::a\nfun f()\n  ret\n"), (6, Flavour::Common));
 }
@@ -287,7 +301,8 @@ fn mangled_text_gives_errors_not_panics() {
     let text = disassemble_module(&m).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     for skip in 0..lines.len() {
-        let mangled: String = lines.iter().enumerate().filter(|(i, _)| *i != skip).map(|(_, l)| format!("{l}\n")).collect();
+        let mangled: String =
+            lines.iter().enumerate().filter(|(i, _)| *i != skip).map(|(_, l)| format!("{l}\n")).collect();
         let _ = assemble(&mangled);
     }
     for cut in 0..text.len() {

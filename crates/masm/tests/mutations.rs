@@ -51,20 +51,22 @@ fn mutated_modules_never_panic() {
                 continue;
             };
             match assemble(&text) {
-                Ok(Assembled::Module(again)) => {
-                    match (normalize_module(&m), normalize_module(&again)) {
-                        (Ok(a), Ok(b)) if first_difference(&a, &b).is_none() => equivalent += 1,
-                        (a, b) => {
-                            differ += 1;
-                            if let (Ok(a), Ok(b)) = (a, b) {
-                                if let Ok(dir) = std::env::var("MASM_MUTANT_DUMP") {
-                                    let _ = std::fs::write(format!("{dir}/differs_{decoded}.mv"), &mutant);
-                                }
-                                println!("differs: {}: {:?}", path.display(), first_difference(&a, &b).map(|d| d.chars().take(300).collect::<String>()));
+                Ok(Assembled::Module(again)) => match (normalize_module(&m), normalize_module(&again)) {
+                    (Ok(a), Ok(b)) if first_difference(&a, &b).is_none() => equivalent += 1,
+                    (a, b) => {
+                        differ += 1;
+                        if let (Ok(a), Ok(b)) = (a, b) {
+                            if let Ok(dir) = std::env::var("MASM_MUTANT_DUMP") {
+                                let _ = std::fs::write(format!("{dir}/differs_{decoded}.mv"), &mutant);
                             }
+                            println!(
+                                "differs: {}: {:?}",
+                                path.display(),
+                                first_difference(&a, &b).map(|d| d.chars().take(300).collect::<String>())
+                            );
                         }
                     }
-                }
+                },
                 Ok(Assembled::Script(_)) => differ += 1,
                 Err(e) => {
                     asm_err += 1;

@@ -672,8 +672,6 @@ impl std::fmt::Display for StatusCode {
     }
 }
 
-
-
 const NAMES: &[&str] = &[
     "UNKNOWN_VALIDATION_STATUS",
     "INVALID_SIGNATURE",

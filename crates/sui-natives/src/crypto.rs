@@ -48,7 +48,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("protocol_config", "is_feature_enabled", |cx, _, mut args: Args| {
         let name = pop(&mut args)?.to_bytes()?;
         cx.with_extensions(|ext, _| {
-            let on = std::str::from_utf8(&name).is_ok_and(|n| ext.get_or_default::<ObjectRuntime>().features.contains(n));
+            let on =
+                std::str::from_utf8(&name).is_ok_and(|n| ext.get_or_default::<ObjectRuntime>().features.contains(n));
             Ok(vec![Value::Bool(on)])
         })
     });

@@ -3,10 +3,10 @@
 //! wants low `s`; recovered keys are compressed).
 
 use crate::args::{pop, Args, Registrar};
+use ecdsa::RecoveryId;
 use movejit_runtime::natives::NativeContext;
 use movejit_runtime::{Value, VmError, VmResult};
 use p256::ecdsa::signature::hazmat::PrehashVerifier;
-use ecdsa::RecoveryId;
 use p256::ecdsa::{Signature, VerifyingKey};
 
 pub const E_R1_FAIL_TO_RECOVER_PUBKEY: u64 = 0;

@@ -50,11 +50,18 @@ mod type_tag;
 pub use bls12381::{bls12381_min_pk_verify, bls12381_min_sig_verify};
 pub use children::{ChildCheckpoint, ChildStore};
 pub use crypto::{ed25519_verify, hmac_sha3_256};
-pub use ecdsa_k1::{decompress_pubkey, secp256k1_ecrecover, secp256k1_verify, E_FAIL_TO_RECOVER_PUBKEY, E_INVALID_PUBKEY, E_INVALID_SIGNATURE};
+pub use dynamic_field::{
+    derive_dynamic_field_id, E_BCS_SERIALIZATION_FAILURE, E_FIELD_TYPE_MISMATCH, E_KEY_DOES_NOT_EXIST,
+};
+pub use ecdsa_k1::{
+    decompress_pubkey, secp256k1_ecrecover, secp256k1_verify, E_FAIL_TO_RECOVER_PUBKEY, E_INVALID_PUBKEY,
+    E_INVALID_SIGNATURE,
+};
 pub use ecdsa_r1::{secp256r1_ecrecover, secp256r1_verify, E_R1_FAIL_TO_RECOVER_PUBKEY, E_R1_INVALID_SIGNATURE};
-pub use dynamic_field::{derive_dynamic_field_id, E_BCS_SERIALIZATION_FAILURE, E_FIELD_TYPE_MISMATCH, E_KEY_DOES_NOT_EXIST};
 pub use hash::{blake2b256, keccak256, E_ADDRESS_PARSE_ERROR};
-pub use object::{E_NOT_SUPPORTED, E_RECEIVING_OBJECT_TYPE_MISMATCH, E_SHARED_NON_NEW_OBJECT, E_UNABLE_TO_RECEIVE_OBJECT};
+pub use object::{
+    E_NOT_SUPPORTED, E_RECEIVING_OBJECT_TYPE_MISMATCH, E_SHARED_NON_NEW_OBJECT, E_UNABLE_TO_RECEIVE_OBJECT,
+};
 pub use object_runtime::{
     sub_status, EmittedEvent, ObjectEffects, ObjectLimits, ObjectRuntime, Owner, Receivable, Transfer,
 };

@@ -87,7 +87,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         let default_permissions = pop_u64(&mut args)?;
         let obj = pop(&mut args)?;
         // Sui supports exactly one party member with every permission.
-        let (Ok([p]), Ok([Value::Address(a)])) = (<[Value; 1]>::try_from(permissions), <[Value; 1]>::try_from(addresses))
+        let (Ok([p]), Ok([Value::Address(a)])) =
+            (<[Value; 1]>::try_from(permissions), <[Value; 1]>::try_from(addresses))
         else {
             return Err(invariant("party transfer only supports one party member"));
         };

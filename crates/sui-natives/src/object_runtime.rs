@@ -168,7 +168,13 @@ impl ObjectRuntime {
         Ok(())
     }
 
-    pub(crate) fn transfer(&mut self, id: AccountAddress, owner: Owner, ty: Type, value: Value) -> VmResult<TransferResult> {
+    pub(crate) fn transfer(
+        &mut self,
+        id: AccountAddress,
+        owner: Owner,
+        ty: Type,
+        value: Value,
+    ) -> VmResult<TransferResult> {
         let result = if self.new_ids.contains(&id) {
             TransferResult::New
         } else if self.input_objects.get(&id) == Some(&owner) {
@@ -176,7 +182,8 @@ impl ObjectRuntime {
         } else {
             TransferResult::OwnerChanged
         };
-        if !self.transfers.contains_key(&id) && self.transfers.len() >= self.limits.max_num_transferred_move_object_ids {
+        if !self.transfers.contains_key(&id) && self.transfers.len() >= self.limits.max_num_transferred_move_object_ids
+        {
             return Err(memory_limit(sub_status::TRANSFER_ID_COUNT_LIMIT_EXCEEDED, "too many transferred objects"));
         }
         self.transfers.insert(id, Transfer { owner, ty, value });

@@ -63,7 +63,9 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     }
     r.add(m, "native_sponsor", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.with_extensions(|ext, _| Ok(vec![Value::Vector(context(ext).sponsor.into_iter().map(Value::Address).collect())]))
+        cx.with_extensions(|ext, _| {
+            Ok(vec![Value::Vector(context(ext).sponsor.into_iter().map(Value::Address).collect())])
+        })
     });
     r.add(m, "fresh_id", |cx, _, _| {
         cx.gas.charge_native(0)?;

@@ -22,7 +22,15 @@ fn check(ty: &Type, depth: usize) -> VmResult<()> {
         return Err(VmError::new(movejit_runtime::StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
     }
     match ty {
-        Type::Bool | Type::U8 | Type::U16 | Type::U32 | Type::U64 | Type::U128 | Type::U256 | Type::Address | Type::Signer => Ok(()),
+        Type::Bool
+        | Type::U8
+        | Type::U16
+        | Type::U32
+        | Type::U64
+        | Type::U128
+        | Type::U256
+        | Type::Address
+        | Type::Signer => Ok(()),
         Type::Vector(e) => check(e, depth + 1),
         Type::Datatype(_, args) => args.iter().try_for_each(|a| check(a, depth + 1)),
         t => Err(VmError::invariant(format!("type {t} has no Sui type tag"))),

@@ -87,7 +87,10 @@ fn registered_natives_cover_the_corpus() {
     let declared = declared();
     let registry = sui_registry();
     for (m, f) in MUST {
-        assert!(declared.contains(&(SUI_FRAMEWORK, m.to_string(), f.to_string())), "{m}::{f} is not a framework native");
+        assert!(
+            declared.contains(&(SUI_FRAMEWORK, m.to_string(), f.to_string())),
+            "{m}::{f} is not a framework native"
+        );
         assert!(registry.get(&SUI_FRAMEWORK, m, f).is_some(), "{m}::{f} is not registered");
     }
     let missing: Vec<_> = declared.iter().filter(|(a, m, f)| registry.get(a, m, f).is_none()).collect();

@@ -161,7 +161,11 @@ fn receive_takes_objects_sent_to_the_parent() {
     let receiving = |version: u64| [child.0.to_vec(), u64_bcs(version)].concat();
     let seq = [
         call("0x2::transfer::public_receive", &[COIN], vec![parent.0.to_vec(), receiving(3)]),
-        call("0x2::transfer::public_receive", &["0x2::coin::Coin<0x2::coin::Coin<0x2::sui::SUI>>"], vec![parent.0.to_vec(), receiving(4)]),
+        call(
+            "0x2::transfer::public_receive",
+            &["0x2::coin::Coin<0x2::coin::Coin<0x2::sui::SUI>>"],
+            vec![parent.0.to_vec(), receiving(4)],
+        ),
         call("0x2::transfer::public_receive", &[COIN], vec![parent.0.to_vec(), receiving(4)]),
         call("0x2::transfer::public_receive", &[COIN], vec![parent.0.to_vec(), receiving(4)]),
     ];
@@ -242,7 +246,10 @@ fn hash_type_and_key_matches_sui() {
     let want = AccountAddress::parse("0x6552700b707460a3f48d8348f7531c4bba7a9546b4cf445ba265ad2ba06b1bb3").unwrap();
     let tag = movejit_sui_natives::type_tag_bcs(&movejit_interp::runtime::Type::U64).unwrap();
     assert_eq!(movejit_sui_natives::derive_dynamic_field_id(parent, &tag, &u64_bcs(0)), want);
-    let run = Sui::new().run(&[call("0x2::dynamic_field::hash_type_and_key", &["u64"], vec![parent.0.to_vec(), u64_bcs(0)])], &with_context);
+    let run = Sui::new().run(
+        &[call("0x2::dynamic_field::hash_type_and_key", &["u64"], vec![parent.0.to_vec(), u64_bcs(0)])],
+        &with_context,
+    );
     assert_eq!(run.outcomes, vec![ok(vec![want.0.to_vec()])]);
 }
 
@@ -281,7 +288,10 @@ fn events_are_logged_with_their_bcs() {
     let ev = &run.effects.events;
     assert_eq!(ev.len(), 2);
     assert_eq!(ev[0].data, s);
-    assert_eq!(ev[0].ty.to_string(), movejit_interp::runtime::Type::parse_tag("0x1::string::String").unwrap().to_string());
+    assert_eq!(
+        ev[0].ty.to_string(),
+        movejit_interp::runtime::Type::parse_tag("0x1::string::String").unwrap().to_string()
+    );
     assert_eq!(ev[1].data, [vec![1], u64_bcs(9)].concat());
 }
 
@@ -289,17 +299,38 @@ fn events_are_logged_with_their_bcs() {
 fn hashes_addresses_and_witnesses() {
     let sui = Sui::new();
     let rows: Vec<(Call, Outcome)> = vec![
-        (call("0x2::hash::blake2b256", &[], vec![bytes(b"")]), ok(vec![bytes(&hex("0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"))])),
-        (call("0x2::hash::blake2b256", &[], vec![bytes(b"abc")]), ok(vec![bytes(&hex("bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"))])),
-        (call("0x2::hash::keccak256", &[], vec![bytes(b"")]), ok(vec![bytes(&hex("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470"))])),
-        (call("0x2::hash::keccak256", &[], vec![bytes(b"abc")]), ok(vec![bytes(&hex("4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45"))])),
+        (
+            call("0x2::hash::blake2b256", &[], vec![bytes(b"")]),
+            ok(vec![bytes(&hex("0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"))]),
+        ),
+        (
+            call("0x2::hash::blake2b256", &[], vec![bytes(b"abc")]),
+            ok(vec![bytes(&hex("bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"))]),
+        ),
+        (
+            call("0x2::hash::keccak256", &[], vec![bytes(b"")]),
+            ok(vec![bytes(&hex("c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470"))]),
+        ),
+        (
+            call("0x2::hash::keccak256", &[], vec![bytes(b"abc")]),
+            ok(vec![bytes(&hex("4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45"))]),
+        ),
         (call("0x2::address::from_bytes", &[], vec![bytes(&[0xAB; 32])]), ok(vec![vec![0xAB; 32]])),
         (call("0x2::address::from_bytes", &[], vec![bytes(&[0xAB; 31])]), abort(E_ADDRESS_PARSE_ERROR)),
         (call("0x2::address::from_bytes", &[], vec![bytes(&[0xAB; 33])]), abort(E_ADDRESS_PARSE_ERROR)),
         // to_u256(0x…0102) = 258 (big-endian address, little-endian u256 BCS).
-        (call("0x2::address::to_u256", &[], vec![addr(0x0102).0.to_vec()]), ok(vec![[vec![2, 1], vec![0; 30]].concat()])),
-        (call("0x2::address::from_u256", &[], vec![[vec![2, 1], vec![0; 30]].concat()]), ok(vec![addr(0x0102).0.to_vec()])),
-        (call("0x2::address::to_string", &[], vec![addr(0xAB).0.to_vec()]), ok(vec![bytes(format!("{:064x}", 0xABu8).as_bytes())])),
+        (
+            call("0x2::address::to_u256", &[], vec![addr(0x0102).0.to_vec()]),
+            ok(vec![[vec![2, 1], vec![0; 30]].concat()]),
+        ),
+        (
+            call("0x2::address::from_u256", &[], vec![[vec![2, 1], vec![0; 30]].concat()]),
+            ok(vec![addr(0x0102).0.to_vec()]),
+        ),
+        (
+            call("0x2::address::to_string", &[], vec![addr(0xAB).0.to_vec()]),
+            ok(vec![bytes(format!("{:064x}", 0xABu8).as_bytes())]),
+        ),
         // SUI { dummy_field: bool } is the sui module's one-time witness.
         (call("0x2::types::is_one_time_witness", &["0x2::sui::SUI"], vec![vec![1]]), ok(vec![vec![1]])),
         (call("0x2::types::is_one_time_witness", &["0x1::string::String"], vec![bytes(b"x")]), ok(vec![vec![0]])),
@@ -340,7 +371,17 @@ fn a_transaction_failing_midway_rolls_children_back() {
     let run = sui.run(&seq, &with_context);
     assert_eq!(run.outcomes[0], ok(vec![]));
     assert_eq!(run.outcomes[1], Err((StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR, None)));
-    assert_eq!(run.outcomes[2..], [ok(vec![vec![0]]), ok(vec![vec![1]]), ok(vec![coin(obj, 5)]), ok(vec![[vec![1], obj.0.to_vec()].concat()]), ok(vec![coin(obj, 5)]), ok(vec![vec![0]])]);
+    assert_eq!(
+        run.outcomes[2..],
+        [
+            ok(vec![vec![0]]),
+            ok(vec![vec![1]]),
+            ok(vec![coin(obj, 5)]),
+            ok(vec![[vec![1], obj.0.to_vec()].concat()]),
+            ok(vec![coin(obj, 5)]),
+            ok(vec![vec![0]])
+        ]
+    );
     assert!(run.children.is_empty(), "{:?}", run.children);
 }
 
@@ -355,7 +396,9 @@ fn signatures_macs_and_feature_flags() {
     let sig2 = hex("92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00");
     let mut bad = sig2.clone();
     bad[0] ^= 1;
-    let verify = |sig: &[u8], pk: &[u8], msg: &[u8]| call("0x2::ed25519::ed25519_verify", &[], vec![bytes(sig), bytes(pk), bytes(msg)]);
+    let verify = |sig: &[u8], pk: &[u8], msg: &[u8]| {
+        call("0x2::ed25519::ed25519_verify", &[], vec![bytes(sig), bytes(pk), bytes(msg)])
+    };
     let key: Vec<u8> = (0u8..32).collect();
     let rows: Vec<(Call, Outcome)> = vec![
         (verify(&sig1, &pk1, b""), ok(vec![vec![1]])),

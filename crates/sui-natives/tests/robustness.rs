@@ -89,4 +89,3 @@ fn cryptography_never_panics_and_is_deterministic() {
         }
     }
 }
-

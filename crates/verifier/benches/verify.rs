@@ -75,7 +75,9 @@ fn frameworks(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function(format!("aptos_framework_{}_modules", aptos.len()), |b| b.iter(|| verify_all(&aptos, &ac)));
     g.bench_function(format!("sui_framework_{}_modules", sui.len()), |b| b.iter(|| verify_all(&sui, &sc)));
-    g.bench_function(format!("sui_framework_{}_modules_package_rules", sui.len()), |b| b.iter(|| verify_all(&sui, &sp)));
+    g.bench_function(format!("sui_framework_{}_modules_package_rules", sui.len()), |b| {
+        b.iter(|| verify_all(&sui, &sp))
+    });
     g.finish();
 }
 

@@ -27,7 +27,13 @@ pub(crate) trait Transfer {
     ) -> VerifyResult;
 }
 
-pub(crate) fn analyze<T: Transfer>(t: &mut T, initial: T::State, code: &CodeUnit, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
+pub(crate) fn analyze<T: Transfer>(
+    t: &mut T,
+    initial: T::State,
+    code: &CodeUnit,
+    cfg: &Cfg,
+    meter: &mut Meter,
+) -> VerifyResult {
     let mut pre: BTreeMap<BlockId, T::State> = BTreeMap::new();
     pre.insert(0, initial);
     let mut next = Some(0u16);

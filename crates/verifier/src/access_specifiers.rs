@@ -18,22 +18,24 @@
 //! (Aptos would fail only when the function runs).
 
 use crate::error::{VerifyError, VerifyResult};
-use movejit_format::{AccessSpecifier, AccountAddress, AddressSpecifier, CompiledModule, ResourceSpecifier, StatusCode};
+use movejit_format::{
+    AccessSpecifier, AccountAddress, AddressSpecifier, CompiledModule, ResourceSpecifier, StatusCode,
+};
 
 pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
     for (hi, h) in m.function_handles.iter().enumerate() {
         let Some(specs) = &h.access_specifiers else { continue };
         let num_params = m.signatures.get(h.parameters.idx()).map_or(0, |s| s.0.len());
         for spec in specs {
-            check_bounds(m, spec, num_params).map_err(|e| e.with_message(format!("function handle {hi}: access specifier index out of range")))?;
+            check_bounds(m, spec, num_params)
+                .map_err(|e| e.with_message(format!("function handle {hi}: access specifier index out of range")))?;
         }
     }
     for (fi, f) in m.function_defs.iter().enumerate() {
         let Some(h) = m.function_handles.get(f.function.idx()) else { continue };
         for spec in h.access_specifiers.iter().flatten() {
-            check_address_function(m, spec).map_err(|e| {
-                VerifyError::at_function(e.status, fi as u16).with_message(e.message)
-            })?;
+            check_address_function(m, spec)
+                .map_err(|e| VerifyError::at_function(e.status, fi as u16).with_message(e.message))?;
         }
     }
     Ok(())

@@ -2,7 +2,10 @@
 //! the key resources it (or a callee in this module) moves from or borrows
 //! globally.
 
-use crate::{binary::FunctionContext, error::{VerifyError, VerifyResult}};
+use crate::{
+    binary::FunctionContext,
+    error::{VerifyError, VerifyResult},
+};
 use movejit_format::{Bytecode, CompiledModule, FunctionHandleIndex, StatusCode, StructDefinitionIndex};
 use std::collections::BTreeSet;
 

@@ -7,10 +7,7 @@
 //! so that every later pass may index tables directly.
 
 use crate::error::{VerifyError, VerifyResult};
-use movejit_format::{
-    Bytecode, CompiledModule,
-    SignatureToken as ST, StatusCode, StructFieldInformation,
-};
+use movejit_format::{Bytecode, CompiledModule, SignatureToken as ST, StatusCode, StructFieldInformation};
 
 const OOB: StatusCode = StatusCode::INDEX_OUT_OF_BOUNDS;
 
@@ -209,7 +206,10 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
         chk(h.variant as usize, m.enum_defs[def.idx()].variants.len())?;
     }
     for (fi, f) in m.function_defs.iter().enumerate() {
-        let at_fn = |e: VerifyError| VerifyError { location: crate::Location::Function { index: fi as u16, code_offset: None }, ..e };
+        let at_fn = |e: VerifyError| VerifyError {
+            location: crate::Location::Function { index: fi as u16, code_offset: None },
+            ..e
+        };
         chk(f.function.idx(), fhs).map_err(at_fn)?;
         for a in &f.acquires_global_resources {
             chk(a.idx(), sdefs).map_err(at_fn)?;
@@ -221,7 +221,13 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
     Ok(())
 }
 
-fn verify_code(m: &CompiledModule, sigs: &SigNeeds, fi: u16, handle: usize, code: &movejit_format::CodeUnit) -> VerifyResult {
+fn verify_code(
+    m: &CompiledModule,
+    sigs: &SigNeeds,
+    fi: u16,
+    handle: usize,
+    code: &movejit_format::CodeUnit,
+) -> VerifyResult {
     let chk_sig = |_: &CompiledModule, idx: usize, n: Option<usize>| sigs.chk(idx, n);
     let fh = &m.function_handles[handle];
     let ntp = Some(fh.type_parameters.len());
@@ -248,31 +254,47 @@ fn verify_code(m: &CompiledModule, sigs: &SigNeeds, fi: u16, handle: usize, code
             LdConst(i) => chk(i.idx(), m.constant_pool.len()),
             CopyLoc(l) | MoveLoc(l) | StLoc(l) | MutBorrowLoc(l) | ImmBorrowLoc(l) => chk(*l as usize, num_locals),
             MutBorrowField(h) | ImmBorrowField(h) => chk(h.idx(), m.field_handles.len()),
-            MutBorrowFieldGeneric(i) | ImmBorrowFieldGeneric(i) => {
-                chk(i.idx(), m.field_instantiations.len())
-                    .and_then(|_| chk_sig(m, m.field_instantiations[i.idx()].type_parameters.idx(), ntp))
-            }
+            MutBorrowFieldGeneric(i) | ImmBorrowFieldGeneric(i) => chk(i.idx(), m.field_instantiations.len())
+                .and_then(|_| chk_sig(m, m.field_instantiations[i.idx()].type_parameters.idx(), ntp)),
             Call(h) | PackClosure(h, _) => chk(h.idx(), m.function_handles.len()),
             CallGeneric(i) | PackClosureGeneric(i, _) => chk(i.idx(), m.function_instantiations.len())
                 .and_then(|_| chk_sig(m, m.function_instantiations[i.idx()].type_parameters.idx(), ntp)),
             Pack(d) | Unpack(d) | Exists(d) | MutBorrowGlobal(d) | ImmBorrowGlobal(d) | MoveFrom(d) | MoveTo(d) => {
                 chk(d.idx(), m.struct_defs.len())
             }
-            PackGeneric(i) | UnpackGeneric(i) | ExistsGeneric(i) | MutBorrowGlobalGeneric(i)
-            | ImmBorrowGlobalGeneric(i) | MoveFromGeneric(i) | MoveToGeneric(i) => chk(i.idx(), m.struct_def_instantiations.len())
+            PackGeneric(i)
+            | UnpackGeneric(i)
+            | ExistsGeneric(i)
+            | MutBorrowGlobalGeneric(i)
+            | ImmBorrowGlobalGeneric(i)
+            | MoveFromGeneric(i)
+            | MoveToGeneric(i) => chk(i.idx(), m.struct_def_instantiations.len())
                 .and_then(|_| chk_sig(m, m.struct_def_instantiations[i.idx()].type_parameters.idx(), ntp)),
-            VecPack(s, _) | VecLen(s) | VecImmBorrow(s) | VecMutBorrow(s) | VecPushBack(s) | VecPopBack(s)
-            | VecUnpack(s, _) | VecSwap(s) | CallClosure(s) => chk_sig(m, s.idx(), ntp),
+            VecPack(s, _)
+            | VecLen(s)
+            | VecImmBorrow(s)
+            | VecMutBorrow(s)
+            | VecPushBack(s)
+            | VecPopBack(s)
+            | VecUnpack(s, _)
+            | VecSwap(s)
+            | CallClosure(s) => chk_sig(m, s.idx(), ntp),
             ImmBorrowVariantField(h) | MutBorrowVariantField(h) => chk(h.idx(), m.variant_field_handles.len()),
-            ImmBorrowVariantFieldGeneric(i) | MutBorrowVariantFieldGeneric(i) => chk(i.idx(), m.variant_field_instantiations.len())
-                .and_then(|_| chk_sig(m, m.variant_field_instantiations[i.idx()].type_parameters.idx(), ntp)),
+            ImmBorrowVariantFieldGeneric(i) | MutBorrowVariantFieldGeneric(i) => {
+                chk(i.idx(), m.variant_field_instantiations.len())
+                    .and_then(|_| chk_sig(m, m.variant_field_instantiations[i.idx()].type_parameters.idx(), ntp))
+            }
             PackVariant(h) | UnpackVariant(h) | TestVariant(h) => chk(h.idx(), m.struct_variant_handles.len()),
-            PackVariantGeneric(i) | UnpackVariantGeneric(i) | TestVariantGeneric(i) => chk(i.idx(), m.struct_variant_instantiations.len())
-                .and_then(|_| chk_sig(m, m.struct_variant_instantiations[i.idx()].type_parameters.idx(), ntp)),
+            PackVariantGeneric(i) | UnpackVariantGeneric(i) | TestVariantGeneric(i) => {
+                chk(i.idx(), m.struct_variant_instantiations.len())
+                    .and_then(|_| chk_sig(m, m.struct_variant_instantiations[i.idx()].type_parameters.idx(), ntp))
+            }
             SuiPackVariant(h) | SuiUnpackVariant(h) | SuiUnpackVariantImmRef(h) | SuiUnpackVariantMutRef(h) => {
                 chk(h.idx(), m.variant_handles.len())
             }
-            SuiPackVariantGeneric(h) | SuiUnpackVariantGeneric(h) | SuiUnpackVariantGenericImmRef(h)
+            SuiPackVariantGeneric(h)
+            | SuiUnpackVariantGeneric(h)
+            | SuiUnpackVariantGenericImmRef(h)
             | SuiUnpackVariantGenericMutRef(h) => chk(h.idx(), m.variant_instantiation_handles.len()).and_then(|_| {
                 let inst = m.variant_instantiation_handles[h.idx()].enum_def;
                 chk_sig(m, m.enum_def_instantiations[inst.idx()].type_parameters.idx(), ntp)

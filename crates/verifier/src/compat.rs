@@ -4,7 +4,9 @@
 //! function's signature.
 
 use crate::error::{VerifyError, VerifyResult};
-use movejit_format::{CompiledModule, FunctionAttribute, SignatureToken as ST, StatusCode, StructFieldInformation, Visibility};
+use movejit_format::{
+    CompiledModule, FunctionAttribute, SignatureToken as ST, StatusCode, StructFieldInformation, Visibility,
+};
 
 fn incompatible(what: String) -> VerifyError {
     VerifyError::module(StatusCode::BACKWARD_INCOMPATIBLE_MODULE_UPDATE).with_message(what)
@@ -24,14 +26,19 @@ pub fn check_upgrade(old: &CompiledModule, new: &CompiledModule) -> VerifyResult
             .ok_or_else(|| incompatible(format!("struct {name} removed")))?;
         let nh = &new.struct_handles[nd.struct_handle.idx()];
         let tps_ok = oh.type_parameters.len() == nh.type_parameters.len()
-            && oh.type_parameters.iter().zip(&nh.type_parameters).all(|(o, n)| (!o.is_phantom || n.is_phantom) && o.constraints.contains(n.constraints));
+            && oh
+                .type_parameters
+                .iter()
+                .zip(&nh.type_parameters)
+                .all(|(o, n)| (!o.is_phantom || n.is_phantom) && o.constraints.contains(n.constraints));
         if !nh.abilities.contains(oh.abilities) || !tps_ok {
             return Err(incompatible(format!("struct {name} changed abilities or type parameters")));
         }
         let same_fields = |a: &[movejit_format::FieldDefinition], b: &[movejit_format::FieldDefinition]| {
             a.len() == b.len()
                 && a.iter().zip(b).all(|(x, y)| {
-                    old.identifiers[x.name.idx()] == new.identifiers[y.name.idx()] && same_type(old, &x.signature, new, &y.signature)
+                    old.identifiers[x.name.idx()] == new.identifiers[y.name.idx()]
+                        && same_type(old, &x.signature, new, &y.signature)
                 })
         };
         let ok = match (&od.field_information, &nd.field_information) {
@@ -39,7 +46,10 @@ pub fn check_upgrade(old: &CompiledModule, new: &CompiledModule) -> VerifyResult
             (StructFieldInformation::Declared(a), StructFieldInformation::Declared(b)) => same_fields(a, b),
             (StructFieldInformation::DeclaredVariants(a), StructFieldInformation::DeclaredVariants(b)) => {
                 a.len() <= b.len()
-                    && a.iter().zip(b).all(|(x, y)| old.identifiers[x.name.idx()] == new.identifiers[y.name.idx()] && same_fields(&x.fields, &y.fields))
+                    && a.iter().zip(b).all(|(x, y)| {
+                        old.identifiers[x.name.idx()] == new.identifiers[y.name.idx()]
+                            && same_fields(&x.fields, &y.fields)
+                    })
             }
             _ => false,
         };
@@ -86,7 +96,10 @@ pub fn check_upgrade(old: &CompiledModule, new: &CompiledModule) -> VerifyResult
         }
     }
     let friends = |m: &CompiledModule| -> std::collections::BTreeSet<(movejit_format::AccountAddress, String)> {
-        m.friend_decls.iter().map(|f| (m.address_identifiers[f.address.idx()], m.identifiers[f.name.idx()].clone())).collect()
+        m.friend_decls
+            .iter()
+            .map(|f| (m.address_identifiers[f.address.idx()], m.identifiers[f.name.idx()].clone()))
+            .collect()
     };
     if !friends(old).is_subset(&friends(new)) {
         return Err(incompatible("removed friend declaration".to_string()));
@@ -108,12 +121,14 @@ fn struct_id(m: &CompiledModule, h: movejit_format::StructHandleIndex) -> (movej
 
 fn same_type(a: &CompiledModule, x: &ST, b: &CompiledModule, y: &ST) -> bool {
     match (x, y) {
-        (ST::Vector(p), ST::Vector(q)) | (ST::Reference(p), ST::Reference(q)) | (ST::MutableReference(p), ST::MutableReference(q)) => {
-            same_type(a, p, b, q)
-        }
+        (ST::Vector(p), ST::Vector(q))
+        | (ST::Reference(p), ST::Reference(q))
+        | (ST::MutableReference(p), ST::MutableReference(q)) => same_type(a, p, b, q),
         (ST::Struct(h1), ST::Struct(h2)) => struct_id(a, *h1) == struct_id(b, *h2),
         (ST::StructInstantiation(h1, a1), ST::StructInstantiation(h2, a2)) => {
-            struct_id(a, *h1) == struct_id(b, *h2) && a1.len() == a2.len() && a1.iter().zip(a2).all(|(p, q)| same_type(a, p, b, q))
+            struct_id(a, *h1) == struct_id(b, *h2)
+                && a1.len() == a2.len()
+                && a1.iter().zip(a2).all(|(p, q)| same_type(a, p, b, q))
         }
         (ST::Function(p1, r1, ab1), ST::Function(p2, r2, ab2)) => {
             ab1 == ab2

@@ -65,7 +65,8 @@ impl LoopSummary {
             Done(usize),
         }
         let n = cfg.num_blocks();
-        let mut s = LoopSummary { blocks: vec![0; n], descs: vec![0; n], backs: vec![vec![]; n], preds: vec![vec![]; n] };
+        let mut s =
+            LoopSummary { blocks: vec![0; n], descs: vec![0; n], backs: vec![vec![]; n], preds: vec![vec![]; n] };
         let mut exploration = std::collections::BTreeMap::new();
         let mut next = 1usize;
         exploration.insert(0u16, Ex::InProgress(0));

@@ -33,7 +33,11 @@ fn handle_id(m: &CompiledModule, h: movejit_format::ModuleHandleIndex) -> Module
 }
 
 /// Checks `module`'s imports against `deps` (bounds-checked modules).
-pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], config: &VerifierConfig) -> VerifyResult {
+pub(crate) fn verify_module(
+    module: &CompiledModule,
+    deps: &[&CompiledModule],
+    config: &VerifierConfig,
+) -> VerifyResult {
     let me = module_id(module).ok_or_else(|| VerifyError::module(StatusCode::INDEX_OUT_OF_BOUNDS))?;
     // Index every candidate by id (safe accessors only); the ones this
     // module links against are bounds-checked below, once each.
@@ -63,7 +67,11 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
             return Err(VerifyError::module(StatusCode::CYCLIC_MODULE_DEPENDENCY));
         }
         if !map.contains_key(&id) {
-            return Err(VerifyError::module(missing).with_message(format!("missing {}::{}", id.0.to_hex_short(), id.1)));
+            return Err(VerifyError::module(missing).with_message(format!(
+                "missing {}::{}",
+                id.0.to_hex_short(),
+                id.1
+            )));
         }
     }
     // Aptos publishing requires a module's friends to exist.
@@ -111,7 +119,10 @@ pub(crate) fn verify_module(module: &CompiledModule, deps: &[&CompiledModule], c
 }
 
 fn friend_ids(m: &CompiledModule) -> Vec<ModuleId> {
-    m.friend_decls.iter().map(|f| (m.address_identifiers[f.address.idx()], m.identifiers[f.name.idx()].clone())).collect()
+    m.friend_decls
+        .iter()
+        .map(|f| (m.address_identifiers[f.address.idx()], m.identifiers[f.name.idx()].clone()))
+        .collect()
 }
 
 /// A dependency's own imports, read without trusting its indices.
@@ -120,7 +131,9 @@ fn safe_immediate_dependencies(m: &CompiledModule) -> Vec<ModuleId> {
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != m.self_module_handle_idx.idx())
-        .filter_map(|(_, h)| Some((*m.address_identifiers.get(h.address.idx())?, m.identifiers.get(h.name.idx())?.clone())))
+        .filter_map(|(_, h)| {
+            Some((*m.address_identifiers.get(h.address.idx())?, m.identifiers.get(h.name.idx())?.clone()))
+        })
         .collect()
 }
 
@@ -139,10 +152,17 @@ fn mismatch() -> VerifyError {
 
 impl<'a> Linker<'a> {
     /// Name -> definition, per dependency (built on first use).
-    fn functions_of(&self, dep: &'a CompiledModule) -> std::cell::Ref<'_, BTreeMap<&'a str, &'a movejit_format::FunctionDefinition>> {
+    fn functions_of(
+        &self,
+        dep: &'a CompiledModule,
+    ) -> std::cell::Ref<'_, BTreeMap<&'a str, &'a movejit_format::FunctionDefinition>> {
         let key = dep as *const CompiledModule as usize;
         if !self.fn_index.borrow().contains_key(&key) {
-            let map = dep.function_defs.iter().map(|d| (dep.identifiers[dep.function_handles[d.function.idx()].name.idx()].as_str(), d)).collect();
+            let map = dep
+                .function_defs
+                .iter()
+                .map(|d| (dep.identifiers[dep.function_handles[d.function.idx()].name.idx()].as_str(), d))
+                .collect();
             self.fn_index.borrow_mut().insert(key, map);
         }
         std::cell::Ref::map(self.fn_index.borrow(), |m| &m[&key])
@@ -160,7 +180,10 @@ impl<'a> Linker<'a> {
             let sh = &dep.struct_handles[h.idx()];
             (dep.identifiers[sh.name.idx()] == name).then_some(sh)
         };
-        dep.struct_defs.iter().find_map(|d| by_handle(d.struct_handle)).or_else(|| dep.enum_defs.iter().find_map(|d| by_handle(d.enum_handle)))
+        dep.struct_defs
+            .iter()
+            .find_map(|d| by_handle(d.struct_handle))
+            .or_else(|| dep.enum_defs.iter().find_map(|d| by_handle(d.enum_handle)))
     }
 
     fn check_struct(&self, sh: &StructHandle) -> VerifyResult {
@@ -171,7 +194,11 @@ impl<'a> Linker<'a> {
             return Err(mismatch());
         }
         let tp_ok = sh.type_parameters.len() == def.type_parameters.len()
-            && sh.type_parameters.iter().zip(&def.type_parameters).all(|(l, d)| (!l.is_phantom || d.is_phantom) && l.constraints.contains(d.constraints));
+            && sh
+                .type_parameters
+                .iter()
+                .zip(&def.type_parameters)
+                .all(|(l, d)| (!l.is_phantom || d.is_phantom) && l.constraints.contains(d.constraints));
         if !tp_ok {
             return Err(mismatch());
         }
@@ -229,9 +256,9 @@ impl<'a> Linker<'a> {
 
     fn same_type(&self, l: &ST, d: &ST, dep: &CompiledModule) -> VerifyResult {
         match (l, d) {
-            (ST::Vector(a), ST::Vector(b)) | (ST::Reference(a), ST::Reference(b)) | (ST::MutableReference(a), ST::MutableReference(b)) => {
-                self.same_type(a, b, dep)
-            }
+            (ST::Vector(a), ST::Vector(b))
+            | (ST::Reference(a), ST::Reference(b))
+            | (ST::MutableReference(a), ST::MutableReference(b)) => self.same_type(a, b, dep),
             (ST::Function(p1, r1, a1), ST::Function(p2, r2, a2)) => {
                 if a1 != a2 {
                     return Err(mismatch());
@@ -245,14 +272,27 @@ impl<'a> Linker<'a> {
                 self.same_sig(x, y, dep)
             }
             (ST::TypeParameter(a), ST::TypeParameter(b)) if a == b => Ok(()),
-            (ST::Struct(_) | ST::StructInstantiation(..) | ST::Vector(_) | ST::Reference(_) | ST::MutableReference(_)
-            | ST::Function(..) | ST::TypeParameter(_), _) => Err(mismatch()),
+            (
+                ST::Struct(_)
+                | ST::StructInstantiation(..)
+                | ST::Vector(_)
+                | ST::Reference(_)
+                | ST::MutableReference(_)
+                | ST::Function(..)
+                | ST::TypeParameter(_),
+                _,
+            ) => Err(mismatch()),
             (a, b) if a == b => Ok(()),
             _ => Err(mismatch()),
         }
     }
 
-    fn same_struct(&self, a: movejit_format::StructHandleIndex, b: movejit_format::StructHandleIndex, dep: &CompiledModule) -> VerifyResult {
+    fn same_struct(
+        &self,
+        a: movejit_format::StructHandleIndex,
+        b: movejit_format::StructHandleIndex,
+        dep: &CompiledModule,
+    ) -> VerifyResult {
         if Self::struct_name(self.module, a) == Self::struct_name(dep, b) {
             Ok(())
         } else {

@@ -3,7 +3,7 @@
 //! every definition's handle belongs to this module.
 
 use crate::error::{VerifyError, VerifyResult};
-use movejit_format::{CompiledModule, StatusCode, StructFieldInformation, VariantDefinition, FieldDefinition};
+use movejit_format::{CompiledModule, FieldDefinition, StatusCode, StructFieldInformation, VariantDefinition};
 use std::collections::HashSet;
 use std::hash::Hash;
 
@@ -79,7 +79,9 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
     }
     let defined: HashSet<u16> =
         m.struct_defs.iter().map(|d| d.struct_handle.0).chain(m.enum_defs.iter().map(|d| d.enum_handle.0)).collect();
-    if let Some(i) = (0..m.struct_handles.len()).position(|i| m.struct_handles[i].module == self_idx && !defined.contains(&(i as u16))) {
+    if let Some(i) = (0..m.struct_handles.len())
+        .position(|i| m.struct_handles[i].module == self_idx && !defined.contains(&(i as u16)))
+    {
         return Err(VerifyError::module(StatusCode::UNIMPLEMENTED_HANDLE).with_message(format!("struct handle {i}")));
     }
 
@@ -95,7 +97,9 @@ pub(crate) fn verify_module(m: &CompiledModule) -> VerifyResult {
         }
     }
     let defined: HashSet<u16> = m.function_defs.iter().map(|d| d.function.0).collect();
-    if let Some(i) = (0..m.function_handles.len()).position(|i| m.function_handles[i].module == self_idx && !defined.contains(&(i as u16))) {
+    if let Some(i) = (0..m.function_handles.len())
+        .position(|i| m.function_handles[i].module == self_idx && !defined.contains(&(i as u16)))
+    {
         return Err(VerifyError::module(StatusCode::UNIMPLEMENTED_HANDLE).with_message(format!("function handle {i}")));
     }
     Ok(())

@@ -1,7 +1,10 @@
 //! Entry points: the Move-level rules on scripts' `main` and on entry
 //! functions (Sui's stricter entry rules live in `sui_rules`).
 
-use crate::{config::VerifierConfig, error::{VerifyError, VerifyResult}};
+use crate::{
+    config::VerifierConfig,
+    error::{VerifyError, VerifyResult},
+};
 use movejit_format::{CompiledModule, StatusCode};
 
 /// Modules: Move itself adds nothing for entry functions at v5+ (both

@@ -3,7 +3,10 @@
 //! empty in the other flavour. (The decoder enforces the same for bytes;
 //! this keeps hand-built or mutated models honest.)
 
-use crate::{config::VerifierConfig, error::{VerifyError, VerifyResult}};
+use crate::{
+    config::VerifierConfig,
+    error::{VerifyError, VerifyResult},
+};
 use movejit_format::{CompiledModule, Flavour, SignatureToken as ST, StatusCode};
 
 pub(crate) fn verify_module(m: &CompiledModule, _config: &VerifierConfig) -> VerifyResult {
@@ -37,7 +40,11 @@ pub(crate) fn verify_module(m: &CompiledModule, _config: &VerifierConfig) -> Ver
         ST::Function(..) => !sui && m.version >= 8,
         _ => true,
     };
-    let bad = m.signatures.iter().flat_map(|s| s.0.iter()).chain(m.constant_pool.iter().map(|c| &c.type_))
+    let bad = m
+        .signatures
+        .iter()
+        .flat_map(|s| s.0.iter())
+        .chain(m.constant_pool.iter().map(|c| &c.type_))
         .any(|t| t.preorder().into_iter().any(|t| !allowed(t)));
     if bad {
         return Err(VerifyError::module(StatusCode::MALFORMED).with_message("type not in this flavour/version"));

@@ -21,7 +21,9 @@ fn check(m: &CompiledModule, instr: &Bytecode) -> Result<(), StatusCode> {
         let h = m.struct_defs[d.idx()].struct_handle;
         expect(m.struct_handles[h.idx()].type_parameters.is_empty() != generic)
     };
-    let fun_op = |h: FunctionHandleIndex, generic: bool| expect(m.function_handles[h.idx()].type_parameters.is_empty() != generic);
+    let fun_op = |h: FunctionHandleIndex, generic: bool| {
+        expect(m.function_handles[h.idx()].type_parameters.is_empty() != generic)
+    };
     let enum_op = |e: movejit_format::EnumDefinitionIndex, generic: bool| {
         let h = m.enum_defs[e.idx()].enum_handle;
         expect(m.struct_handles[h.idx()].type_parameters.is_empty() != generic)
@@ -31,7 +33,9 @@ fn check(m: &CompiledModule, instr: &Bytecode) -> Result<(), StatusCode> {
         MutBorrowFieldGeneric(i) | ImmBorrowFieldGeneric(i) => {
             struct_op(m.field_handles[m.field_instantiations[i.idx()].handle.idx()].owner, true)
         }
-        MutBorrowVariantField(h) | ImmBorrowVariantField(h) => struct_op(m.variant_field_handles[h.idx()].struct_index, false),
+        MutBorrowVariantField(h) | ImmBorrowVariantField(h) => {
+            struct_op(m.variant_field_handles[h.idx()].struct_index, false)
+        }
         MutBorrowVariantFieldGeneric(i) | ImmBorrowVariantFieldGeneric(i) => {
             struct_op(m.variant_field_handles[m.variant_field_instantiations[i.idx()].handle.idx()].struct_index, true)
         }
@@ -46,17 +50,30 @@ fn check(m: &CompiledModule, instr: &Bytecode) -> Result<(), StatusCode> {
             fun_op(h, true)?;
             closure_mask(m, h, *mask)
         }
-        Pack(d) | Unpack(d) | MutBorrowGlobal(d) | ImmBorrowGlobal(d) | Exists(d) | MoveFrom(d) | MoveTo(d) => struct_op(*d, false),
-        PackGeneric(i) | UnpackGeneric(i) | MutBorrowGlobalGeneric(i) | ImmBorrowGlobalGeneric(i) | ExistsGeneric(i)
-        | MoveFromGeneric(i) | MoveToGeneric(i) => struct_op(m.struct_def_instantiations[i.idx()].def, true),
-        PackVariant(h) | UnpackVariant(h) | TestVariant(h) => struct_op(m.struct_variant_handles[h.idx()].struct_index, false),
-        PackVariantGeneric(i) | UnpackVariantGeneric(i) | TestVariantGeneric(i) => {
-            struct_op(m.struct_variant_handles[m.struct_variant_instantiations[i.idx()].handle.idx()].struct_index, true)
+        Pack(d) | Unpack(d) | MutBorrowGlobal(d) | ImmBorrowGlobal(d) | Exists(d) | MoveFrom(d) | MoveTo(d) => {
+            struct_op(*d, false)
         }
+        PackGeneric(i)
+        | UnpackGeneric(i)
+        | MutBorrowGlobalGeneric(i)
+        | ImmBorrowGlobalGeneric(i)
+        | ExistsGeneric(i)
+        | MoveFromGeneric(i)
+        | MoveToGeneric(i) => struct_op(m.struct_def_instantiations[i.idx()].def, true),
+        PackVariant(h) | UnpackVariant(h) | TestVariant(h) => {
+            struct_op(m.struct_variant_handles[h.idx()].struct_index, false)
+        }
+        PackVariantGeneric(i) | UnpackVariantGeneric(i) | TestVariantGeneric(i) => struct_op(
+            m.struct_variant_handles[m.struct_variant_instantiations[i.idx()].handle.idx()].struct_index,
+            true,
+        ),
         SuiPackVariant(h) | SuiUnpackVariant(h) | SuiUnpackVariantImmRef(h) | SuiUnpackVariantMutRef(h) => {
             enum_op(m.variant_handles[h.idx()].enum_def, false)
         }
-        SuiPackVariantGeneric(h) | SuiUnpackVariantGeneric(h) | SuiUnpackVariantGenericImmRef(h) | SuiUnpackVariantGenericMutRef(h) => {
+        SuiPackVariantGeneric(h)
+        | SuiUnpackVariantGeneric(h)
+        | SuiUnpackVariantGenericImmRef(h)
+        | SuiUnpackVariantGenericMutRef(h) => {
             let inst = m.variant_instantiation_handles[h.idx()].enum_def;
             enum_op(m.enum_def_instantiations[inst.idx()].def, true)
         }
@@ -73,7 +90,11 @@ fn expect(ok: bool) -> Result<(), StatusCode> {
     }
 }
 
-fn closure_mask(m: &CompiledModule, h: FunctionHandleIndex, mask: movejit_format::ClosureMask) -> Result<(), StatusCode> {
+fn closure_mask(
+    m: &CompiledModule,
+    h: FunctionHandleIndex,
+    mask: movejit_format::ClosureMask,
+) -> Result<(), StatusCode> {
     let n = m.signatures[m.function_handles[h.idx()].parameters.idx()].0.len();
     if mask.0 != 0 && (64 - mask.0.leading_zeros()) as usize > n {
         return Err(StatusCode::INVALID_CLOSURE_MASK);

@@ -148,7 +148,8 @@ fn verify_code_units(
 ) -> Result<(), VerifyError> {
     let mut back_edges = 0usize;
     // Struct-API wrappers are checked before reference safety trusts them.
-    let struct_api = if module.version >= 10 && !config.is_sui() { Some(struct_api::Context::new(module)?) } else { None };
+    let struct_api =
+        if module.version >= 10 && !config.is_sui() { Some(struct_api::Context::new(module)?) } else { None };
     for (i, fdef) in module.function_defs.iter().enumerate() {
         let index = i as u16;
         if let Some(ctx) = &struct_api {
@@ -188,7 +189,6 @@ fn verify_code_units(
 fn guard(f: impl FnOnce() -> Result<(), VerifyError>) -> Result<(), VerifyError> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(_) => Err(VerifyError::module(StatusCode::VERIFIER_INVARIANT_VIOLATION)
-            .with_message("verifier panicked")),
+        Err(_) => Err(VerifyError::module(StatusCode::VERIFIER_INVARIANT_VIOLATION).with_message("verifier panicked")),
     }
 }

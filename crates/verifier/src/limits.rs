@@ -1,14 +1,19 @@
 //! Limits: type parameter counts, parameter/return counts, type sizes and
 //! depths, and definition counts, as the configuration bounds them.
 
-use crate::{config::VerifierConfig, error::{VerifyError, VerifyResult}};
+use crate::{
+    config::VerifierConfig,
+    error::{VerifyError, VerifyResult},
+};
 use movejit_format::{CompiledModule, SignatureToken as ST, StatusCode, StructFieldInformation};
 
 pub(crate) fn verify_module(m: &CompiledModule, c: &VerifierConfig) -> VerifyResult {
     constants(m, c)?;
     identifiers(m, c)?;
     if let Some(l) = c.max_generic_instantiation_length {
-        if m.struct_handles.iter().any(|h| h.type_parameters.len() > l) || m.function_handles.iter().any(|h| h.type_parameters.len() > l) {
+        if m.struct_handles.iter().any(|h| h.type_parameters.len() > l)
+            || m.function_handles.iter().any(|h| h.type_parameters.len() > l)
+        {
             return Err(VerifyError::module(StatusCode::TOO_MANY_TYPE_PARAMETERS));
         }
     }
@@ -46,7 +51,9 @@ pub(crate) fn verify_module(m: &CompiledModule, c: &VerifierConfig) -> VerifyRes
         let (max_fields, variants) = match &d.field_information {
             StructFieldInformation::Native => (0, 0),
             StructFieldInformation::Declared(f) => (f.len(), 0),
-            StructFieldInformation::DeclaredVariants(v) => (v.iter().map(|v| v.fields.len()).max().unwrap_or(0), v.len()),
+            StructFieldInformation::DeclaredVariants(v) => {
+                (v.iter().map(|v| v.fields.len()).max().unwrap_or(0), v.len())
+            }
         };
         if c.max_fields_in_struct.is_some_and(|l| max_fields > l) {
             return Err(VerifyError::module(StatusCode::MAX_FIELD_DEFINITIONS_REACHED));
@@ -108,7 +115,11 @@ fn identifiers(m: &CompiledModule, c: &VerifierConfig) -> VerifyResult {
 
 /// Type size with structs and type parameters weighing 4, per Move.
 fn type_node(c: &VerifierConfig, ty: &ST) -> VerifyResult {
-    if c.max_type_nodes.is_none() && c.max_function_parameters.is_none() && c.max_function_return_values.is_none() && c.max_type_depth.is_none() {
+    if c.max_type_nodes.is_none()
+        && c.max_function_parameters.is_none()
+        && c.max_function_return_values.is_none()
+        && c.max_type_depth.is_none()
+    {
         return Ok(());
     }
     let mut size = 0usize;
@@ -125,7 +136,9 @@ fn type_node(c: &VerifierConfig, ty: &ST) -> VerifyResult {
             }
             ST::TypeParameter(_) => size += 4,
             ST::Function(p, r, _) => {
-                if c.max_function_parameters.is_some_and(|l| p.len() > l) || c.max_function_return_values.is_some_and(|l| r.len() > l) {
+                if c.max_function_parameters.is_some_and(|l| p.len() > l)
+                    || c.max_function_return_values.is_some_and(|l| r.len() > l)
+                {
                     return Err(VerifyError::module(StatusCode::TOO_MANY_PARAMETERS));
                 }
                 size += 1;

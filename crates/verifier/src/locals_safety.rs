@@ -51,10 +51,13 @@ struct Analysis<'a> {
 pub(crate) fn verify(m: &CompiledModule, f: &FunctionContext, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
     let mut local_abilities = Vec::with_capacity(f.num_locals());
     for t in f.parameters.iter().chain(f.locals) {
-        local_abilities.push(abilities(m, t, f.type_parameters).map_err(|e| VerifyError::at_function(e.status, f.index))?);
+        local_abilities
+            .push(abilities(m, t, f.type_parameters).map_err(|e| VerifyError::at_function(e.status, f.index))?);
     }
     let initial = State(
-        (0..f.num_locals()).map(|i| if i < f.parameters.len() { Local::Available } else { Local::Unavailable }).collect(),
+        (0..f.num_locals())
+            .map(|i| if i < f.parameters.len() { Local::Available } else { Local::Unavailable })
+            .collect(),
     );
     analyze(&mut Analysis { f, local_abilities }, initial, f.code, cfg, meter)
 }

@@ -5,7 +5,10 @@
 //! (`check_natives`) also refuses native struct definitions, with the same
 //! status.
 
-use crate::{config::NativeTable, error::{VerifyError, VerifyResult}};
+use crate::{
+    config::NativeTable,
+    error::{VerifyError, VerifyResult},
+};
 use movejit_format::{CompiledModule, StatusCode, StructFieldInformation};
 
 pub(crate) fn verify_module(m: &CompiledModule, table: &NativeTable, sui: bool) -> VerifyResult {
@@ -21,7 +24,8 @@ pub(crate) fn verify_module(m: &CompiledModule, table: &NativeTable, sui: bool) 
     }
     if sui {
         if let Some(i) = m.struct_defs.iter().position(|d| d.field_information == StructFieldInformation::Native) {
-            return Err(VerifyError::at_struct(StatusCode::MISSING_DEPENDENCY, i as u16).with_message("Sui has no native structs"));
+            return Err(VerifyError::at_struct(StatusCode::MISSING_DEPENDENCY, i as u16)
+                .with_message("Sui has no native structs"));
         }
     }
     Ok(())

@@ -19,10 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// once, the bundle's version (its first, if named twice) in place of a
 /// published one. Later entries of `published` replace earlier ones with
 /// the same id (each was published after the one before).
-pub fn linked_set<'a>(
-    published: &[&'a CompiledModule],
-    bundle: &[&'a CompiledModule],
-) -> Vec<&'a CompiledModule> {
+pub fn linked_set<'a>(published: &[&'a CompiledModule], bundle: &[&'a CompiledModule]) -> Vec<&'a CompiledModule> {
     let mut store: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
     let mut unnamed = Vec::new();
     for m in published {
@@ -49,10 +46,7 @@ pub fn linked_set<'a>(
 /// The staging checks for each module of `bundle` (in order): not named
 /// earlier in the bundle, and compatible with the published module it
 /// replaces, if any. `published` as for [`linked_set`].
-pub fn check_staging(
-    published: &[&CompiledModule],
-    bundle: &[&CompiledModule],
-) -> Vec<VerifyResult> {
+pub fn check_staging(published: &[&CompiledModule], bundle: &[&CompiledModule]) -> Vec<VerifyResult> {
     let mut old: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
     for m in published {
         if let Some(id) = module_id(m) {
@@ -67,12 +61,8 @@ pub fn check_staging(
                 return Ok(());
             };
             if !staged.insert(id.clone()) {
-                return Err(
-                    VerifyError::module(StatusCode::DUPLICATE_MODULE_NAME).with_message(format!(
-                        "module {}::{} occurs more than once in the bundle",
-                        id.0, id.1
-                    )),
-                );
+                return Err(VerifyError::module(StatusCode::DUPLICATE_MODULE_NAME)
+                    .with_message(format!("module {}::{} occurs more than once in the bundle", id.0, id.1)));
             }
             match old.get(&id) {
                 Some(prev) => compat::check_upgrade(prev, m),
@@ -99,16 +89,8 @@ pub fn verify_bundle(
 
 /// What publishing `bundle` gives as one transaction: the first staging
 /// error in bundle order, else the first verification error.
-pub fn publish(
-    published: &[&CompiledModule],
-    bundle: &[&CompiledModule],
-    config: &VerifierConfig,
-) -> VerifyResult {
-    check_staging(published, bundle)
-        .into_iter()
-        .collect::<VerifyResult<Vec<()>>>()?;
+pub fn publish(published: &[&CompiledModule], bundle: &[&CompiledModule], config: &VerifierConfig) -> VerifyResult {
+    check_staging(published, bundle).into_iter().collect::<VerifyResult<Vec<()>>>()?;
     let all = linked_set(published, bundle);
-    bundle
-        .iter()
-        .try_for_each(|m| verify_module(m, &all, config))
+    bundle.iter().try_for_each(|m| verify_module(m, &all, config))
 }

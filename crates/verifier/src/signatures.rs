@@ -29,7 +29,8 @@ type Ctx<'c> = Option<&'c [AbilitySet]>;
 
 impl Checker<'_> {
     fn check_ty(&self, ty: &ST, allow_ref: bool, required: AbilitySet, ctx: Ctx) -> Result<(), StatusCode> {
-        let has = |abs: AbilitySet| if abs.contains(required) { Ok(()) } else { Err(StatusCode::CONSTRAINT_NOT_SATISFIED) };
+        let has =
+            |abs: AbilitySet| if abs.contains(required) { Ok(()) } else { Err(StatusCode::CONSTRAINT_NOT_SATISFIED) };
         match ty {
             ST::TypeParameter(i) => match ctx {
                 None => Ok(()),
@@ -38,8 +39,20 @@ impl Checker<'_> {
                     None => Err(StatusCode::INDEX_OUT_OF_BOUNDS),
                 },
             },
-            ST::Bool | ST::U8 | ST::U16 | ST::U32 | ST::U64 | ST::U128 | ST::U256 | ST::I8 | ST::I16 | ST::I32
-            | ST::I64 | ST::I128 | ST::I256 | ST::Address => has(AbilitySet::PRIMITIVES),
+            ST::Bool
+            | ST::U8
+            | ST::U16
+            | ST::U32
+            | ST::U64
+            | ST::U128
+            | ST::U256
+            | ST::I8
+            | ST::I16
+            | ST::I32
+            | ST::I64
+            | ST::I128
+            | ST::I256
+            | ST::Address => has(AbilitySet::PRIMITIVES),
             ST::Signer => has(AbilitySet::SIGNER),
             ST::Reference(inner) | ST::MutableReference(inner) => {
                 if !allow_ref {
@@ -90,12 +103,24 @@ impl Checker<'_> {
 
     /// Type arguments `args` for a definition with `params`, where the
     /// instantiated thing must have `required`.
-    fn check_struct_args(&self, def: StructDefinitionIndex, args: SignatureIndex, required: AbilitySet, ctx: Ctx) -> Result<(), StatusCode> {
+    fn check_struct_args(
+        &self,
+        def: StructDefinitionIndex,
+        args: SignatureIndex,
+        required: AbilitySet,
+        ctx: Ctx,
+    ) -> Result<(), StatusCode> {
         let h = self.m.struct_defs[def.idx()].struct_handle;
         self.check_datatype_args(h, args, required, ctx)
     }
 
-    fn check_datatype_args(&self, h: movejit_format::StructHandleIndex, args: SignatureIndex, required: AbilitySet, ctx: Ctx) -> Result<(), StatusCode> {
+    fn check_datatype_args(
+        &self,
+        h: movejit_format::StructHandleIndex,
+        args: SignatureIndex,
+        required: AbilitySet,
+        ctx: Ctx,
+    ) -> Result<(), StatusCode> {
         let sh = &self.m.struct_handles[h.idx()];
         let args = self.sig(args);
         if sh.type_parameters.len() != args.len() {
@@ -114,7 +139,12 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_fun_args(&self, h: movejit_format::FunctionHandleIndex, args: SignatureIndex, ctx: Ctx) -> Result<(), StatusCode> {
+    fn check_fun_args(
+        &self,
+        h: movejit_format::FunctionHandleIndex,
+        args: SignatureIndex,
+        ctx: Ctx,
+    ) -> Result<(), StatusCode> {
         let fh = &self.m.function_handles[h.idx()];
         let args = self.sig(args);
         if fh.type_parameters.len() != args.len() {
@@ -137,7 +167,8 @@ impl Checker<'_> {
         let required = requires(abilities);
         for f in fields {
             self.check_ty(&f.signature, false, NONE, Some(&ctx))?;
-            self.check_ty(&f.signature, false, required, Some(&all)).map_err(|_| StatusCode::FIELD_MISSING_TYPE_ABILITY)?;
+            self.check_ty(&f.signature, false, required, Some(&all))
+                .map_err(|_| StatusCode::FIELD_MISSING_TYPE_ABILITY)?;
             check_phantom(self.m, tparams, false, &f.signature)?;
         }
         Ok(())
@@ -165,7 +196,11 @@ impl Checker<'_> {
                     let inst = &m.struct_def_instantiations[i.idx()];
                     self.check_struct_args(inst.def, inst.type_parameters, NONE, ctx)
                 }
-                ExistsGeneric(i) | MoveFromGeneric(i) | MoveToGeneric(i) | ImmBorrowGlobalGeneric(i) | MutBorrowGlobalGeneric(i) => {
+                ExistsGeneric(i)
+                | MoveFromGeneric(i)
+                | MoveToGeneric(i)
+                | ImmBorrowGlobalGeneric(i)
+                | MutBorrowGlobalGeneric(i) => {
                     let inst = &m.struct_def_instantiations[i.idx()];
                     self.check_struct_args(inst.def, inst.type_parameters, KEY, ctx)
                 }
@@ -175,13 +210,26 @@ impl Checker<'_> {
                 }
                 ImmBorrowVariantFieldGeneric(i) | MutBorrowVariantFieldGeneric(i) => {
                     let inst = &m.variant_field_instantiations[i.idx()];
-                    self.check_struct_args(m.variant_field_handles[inst.handle.idx()].struct_index, inst.type_parameters, NONE, ctx)
+                    self.check_struct_args(
+                        m.variant_field_handles[inst.handle.idx()].struct_index,
+                        inst.type_parameters,
+                        NONE,
+                        ctx,
+                    )
                 }
                 PackVariantGeneric(i) | UnpackVariantGeneric(i) | TestVariantGeneric(i) => {
                     let inst = &m.struct_variant_instantiations[i.idx()];
-                    self.check_struct_args(m.struct_variant_handles[inst.handle.idx()].struct_index, inst.type_parameters, NONE, ctx)
+                    self.check_struct_args(
+                        m.struct_variant_handles[inst.handle.idx()].struct_index,
+                        inst.type_parameters,
+                        NONE,
+                        ctx,
+                    )
                 }
-                SuiPackVariantGeneric(h) | SuiUnpackVariantGeneric(h) | SuiUnpackVariantGenericImmRef(h) | SuiUnpackVariantGenericMutRef(h) => {
+                SuiPackVariantGeneric(h)
+                | SuiUnpackVariantGeneric(h)
+                | SuiUnpackVariantGenericImmRef(h)
+                | SuiUnpackVariantGenericMutRef(h) => {
                     let inst = &m.enum_def_instantiations[m.variant_instantiation_handles[h.idx()].enum_def.idx()];
                     self.check_datatype_args(m.enum_defs[inst.def.idx()].enum_handle, inst.type_parameters, NONE, ctx)
                 }
@@ -189,8 +237,14 @@ impl Checker<'_> {
                     [ST::Function(..)] => self.check_sig(*s, false, ctx),
                     _ => Err(StatusCode::CLOSURE_CALL_REQUIRES_FUNCTION),
                 },
-                VecPack(s, _) | VecLen(s) | VecImmBorrow(s) | VecMutBorrow(s) | VecPushBack(s) | VecPopBack(s)
-                | VecUnpack(s, _) | VecSwap(s) => match self.sig(*s) {
+                VecPack(s, _)
+                | VecLen(s)
+                | VecImmBorrow(s)
+                | VecMutBorrow(s)
+                | VecPushBack(s)
+                | VecPopBack(s)
+                | VecUnpack(s, _)
+                | VecSwap(s) => match self.sig(*s) {
                     [t] if t.is_reference() => Err(StatusCode::INVALID_SIGNATURE_TOKEN),
                     [_] => self.check_sig(*s, false, ctx),
                     _ => Err(StatusCode::NUMBER_OF_TYPE_ARGUMENTS_MISMATCH),
@@ -204,7 +258,12 @@ impl Checker<'_> {
 }
 
 /// A phantom type parameter may appear only as a phantom argument.
-fn check_phantom(m: &CompiledModule, tparams: &[StructTypeParameter], phantom_pos: bool, ty: &ST) -> Result<(), StatusCode> {
+fn check_phantom(
+    m: &CompiledModule,
+    tparams: &[StructTypeParameter],
+    phantom_pos: bool,
+    ty: &ST,
+) -> Result<(), StatusCode> {
     match ty {
         ST::Vector(t) => check_phantom(m, tparams, false, t),
         ST::Function(p, r, _) => p.iter().chain(r).try_for_each(|t| check_phantom(m, tparams, false, t)),
@@ -240,16 +299,20 @@ pub(crate) fn verify_module(m: &CompiledModule, config: &VerifierConfig) -> Veri
         c.check_struct_args(inst.def, inst.type_parameters, NONE, None).map_err(module)?;
     }
     for inst in &m.field_instantiations {
-        c.check_struct_args(m.field_handles[inst.handle.idx()].owner, inst.type_parameters, NONE, None).map_err(module)?;
+        c.check_struct_args(m.field_handles[inst.handle.idx()].owner, inst.type_parameters, NONE, None)
+            .map_err(module)?;
     }
     for inst in &m.struct_variant_instantiations {
-        c.check_struct_args(m.struct_variant_handles[inst.handle.idx()].struct_index, inst.type_parameters, NONE, None).map_err(module)?;
+        c.check_struct_args(m.struct_variant_handles[inst.handle.idx()].struct_index, inst.type_parameters, NONE, None)
+            .map_err(module)?;
     }
     for inst in &m.variant_field_instantiations {
-        c.check_struct_args(m.variant_field_handles[inst.handle.idx()].struct_index, inst.type_parameters, NONE, None).map_err(module)?;
+        c.check_struct_args(m.variant_field_handles[inst.handle.idx()].struct_index, inst.type_parameters, NONE, None)
+            .map_err(module)?;
     }
     for inst in &m.enum_def_instantiations {
-        c.check_datatype_args(m.enum_defs[inst.def.idx()].enum_handle, inst.type_parameters, NONE, None).map_err(module)?;
+        c.check_datatype_args(m.enum_defs[inst.def.idx()].enum_handle, inst.type_parameters, NONE, None)
+            .map_err(module)?;
     }
     for fh in &m.function_handles {
         let ctx = Some(&fh.type_parameters[..]);

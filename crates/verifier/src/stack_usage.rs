@@ -11,7 +11,8 @@ pub(crate) fn verify(m: &CompiledModule, config: &VerifierConfig, f: &FunctionCo
         let mut height: u64 = 0;
         let mut pushes: u64 = 0;
         for pc in block.start..=block.end {
-            let (pops, push) = effect(m, f, &f.code.code[pc as usize]).ok_or_else(|| f.err(StatusCode::VERIFIER_INVARIANT_VIOLATION, pc))?;
+            let (pops, push) = effect(m, f, &f.code.code[pc as usize])
+                .ok_or_else(|| f.err(StatusCode::VERIFIER_INVARIANT_VIOLATION, pc))?;
             pushes = pushes.saturating_add(push);
             if config.max_push_size.is_some_and(|l| pushes > l as u64) {
                 return Err(f.err(StatusCode::VALUE_STACK_PUSH_OVERFLOW, block.start));
@@ -50,16 +51,45 @@ pub(crate) fn effect(m: &CompiledModule, f: &FunctionContext, instr: &Bytecode) 
     };
     Some(match instr {
         Pop | BrTrue(_) | BrFalse(_) | StLoc(_) | Abort | VariantSwitch(_) => (1, 0),
-        LdU8(_) | LdU16(_) | LdU32(_) | LdU64(_) | LdU128(_) | LdU256(_) | LdI8(_) | LdI16(_) | LdI32(_)
-        | LdI64(_) | LdI128(_) | LdI256(_) | LdTrue | LdFalse | LdConst(_) | CopyLoc(_) | MoveLoc(_)
-        | MutBorrowLoc(_) | ImmBorrowLoc(_) => (0, 1),
-        Not | Negate | FreezeRef | ReadRef | Exists(_) | ExistsGeneric(_) | MutBorrowGlobal(_)
-        | MutBorrowGlobalGeneric(_) | ImmBorrowGlobal(_) | ImmBorrowGlobalGeneric(_) | MutBorrowField(_)
-        | MutBorrowFieldGeneric(_) | ImmBorrowField(_) | ImmBorrowFieldGeneric(_) | MutBorrowVariantField(_)
-        | MutBorrowVariantFieldGeneric(_) | ImmBorrowVariantField(_) | ImmBorrowVariantFieldGeneric(_)
-        | MoveFrom(_) | MoveFromGeneric(_) | CastU8 | CastU16 | CastU32 | CastU64 | CastU128 | CastU256
-        | CastI8 | CastI16 | CastI32 | CastI64 | CastI128 | CastI256 | VecLen(_) | VecPopBack(_)
-        | TestVariant(_) | TestVariantGeneric(_) => (1, 1),
+        LdU8(_) | LdU16(_) | LdU32(_) | LdU64(_) | LdU128(_) | LdU256(_) | LdI8(_) | LdI16(_) | LdI32(_) | LdI64(_)
+        | LdI128(_) | LdI256(_) | LdTrue | LdFalse | LdConst(_) | CopyLoc(_) | MoveLoc(_) | MutBorrowLoc(_)
+        | ImmBorrowLoc(_) => (0, 1),
+        Not
+        | Negate
+        | FreezeRef
+        | ReadRef
+        | Exists(_)
+        | ExistsGeneric(_)
+        | MutBorrowGlobal(_)
+        | MutBorrowGlobalGeneric(_)
+        | ImmBorrowGlobal(_)
+        | ImmBorrowGlobalGeneric(_)
+        | MutBorrowField(_)
+        | MutBorrowFieldGeneric(_)
+        | ImmBorrowField(_)
+        | ImmBorrowFieldGeneric(_)
+        | MutBorrowVariantField(_)
+        | MutBorrowVariantFieldGeneric(_)
+        | ImmBorrowVariantField(_)
+        | ImmBorrowVariantFieldGeneric(_)
+        | MoveFrom(_)
+        | MoveFromGeneric(_)
+        | CastU8
+        | CastU16
+        | CastU32
+        | CastU64
+        | CastU128
+        | CastU256
+        | CastI8
+        | CastI16
+        | CastI32
+        | CastI64
+        | CastI128
+        | CastI256
+        | VecLen(_)
+        | VecPopBack(_)
+        | TestVariant(_)
+        | TestVariantGeneric(_) => (1, 1),
         Add | Sub | Mul | Mod | Div | BitOr | BitAnd | Xor | Shl | Shr | Or | And | Eq | Neq | Lt | Gt | Le | Ge
         | VecImmBorrow(_) | VecMutBorrow(_) => (2, 1),
         MoveTo(_) | MoveToGeneric(_) | WriteRef | VecPushBack(_) | AbortMsg => (2, 0),
@@ -117,7 +147,11 @@ pub(crate) fn effect(m: &CompiledModule, f: &FunctionContext, instr: &Bytecode) 
     })
 }
 
-fn captured(m: &CompiledModule, h: movejit_format::FunctionHandleIndex, mask: movejit_format::ClosureMask) -> Option<(u64, u64)> {
+fn captured(
+    m: &CompiledModule,
+    h: movejit_format::FunctionHandleIndex,
+    mask: movejit_format::ClosureMask,
+) -> Option<(u64, u64)> {
     let fh = m.function_handles.get(h.idx())?;
     let n = m.signatures.get(fh.parameters.idx())?.0.len();
     let captured = (0..n).filter(|i| mask.is_captured(*i)).count();

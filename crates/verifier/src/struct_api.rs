@@ -156,7 +156,8 @@ fn matches_attr(p: &Parsed, a: &FA) -> bool {
 }
 
 fn canonical(args: &[ST], n: usize) -> R {
-    let ok = args.len() == n && args.iter().enumerate().all(|(i, t)| matches!(t, ST::TypeParameter(j) if *j as usize == i));
+    let ok =
+        args.len() == n && args.iter().enumerate().all(|(i, t)| matches!(t, ST::TypeParameter(j) if *j as usize == i));
     if ok {
         Ok(())
     } else {
@@ -234,7 +235,9 @@ impl Wrapper<'_> {
     fn borrow_param(&self, mutable: bool) -> R {
         match self.sig(self.fh.parameters) {
             [t @ (ST::Reference(inner) | ST::MutableReference(inner))] => {
-                let (ST::Struct(i) | ST::StructInstantiation(i, _)) = &**inner else { return Err("not a struct reference") };
+                let (ST::Struct(i) | ST::StructInstantiation(i, _)) = &**inner else {
+                    return Err("not a struct reference");
+                };
                 if *i != self.handle {
                     return Err("wrong struct");
                 }
@@ -271,7 +274,10 @@ impl Wrapper<'_> {
             StructFieldInformation::DeclaredVariants(_) => {
                 let order = order.ok_or("missing type order")?;
                 let map = self.c.type_orders.get(sname).ok_or("no type order map")?;
-                map.iter().find(|((o, _), ord)| *o == offset && **ord == order).map(|((_, t), _)| t).ok_or("no such (offset, order)")?
+                map.iter()
+                    .find(|((o, _), ord)| *o == offset && **ord == order)
+                    .map(|((_, t), _)| t)
+                    .ok_or("no such (offset, order)")?
             }
         };
         if inner != expected {
@@ -304,7 +310,12 @@ impl Wrapper<'_> {
     fn second_last(&self) -> Option<&Bytecode> {
         self.code.code.len().checked_sub(2).and_then(|i| self.code.code.get(i))
     }
-    fn variant_op(&self, n: usize, expected: u16, pick: impl Fn(&Bytecode) -> Option<(movejit_format::StructVariantHandleIndex, Option<SignatureIndex>)>) -> R {
+    fn variant_op(
+        &self,
+        n: usize,
+        expected: u16,
+        pick: impl Fn(&Bytecode) -> Option<(movejit_format::StructVariantHandleIndex, Option<SignatureIndex>)>,
+    ) -> R {
         self.pattern(n, |b| pick(b).is_some())?;
         let (h, inst) = self.code.code.iter().find_map(&pick).ok_or("no variant instruction")?;
         if let Some(s) = inst {
@@ -319,7 +330,11 @@ impl Wrapper<'_> {
         }
         Ok(())
     }
-    fn variant_pick(&self, plain: fn(&Bytecode) -> Option<movejit_format::StructVariantHandleIndex>, generic: fn(&Bytecode) -> Option<movejit_format::StructVariantInstantiationIndex>) -> impl Fn(&Bytecode) -> Option<(movejit_format::StructVariantHandleIndex, Option<SignatureIndex>)> + '_ {
+    fn variant_pick(
+        &self,
+        plain: fn(&Bytecode) -> Option<movejit_format::StructVariantHandleIndex>,
+        generic: fn(&Bytecode) -> Option<movejit_format::StructVariantInstantiationIndex>,
+    ) -> impl Fn(&Bytecode) -> Option<(movejit_format::StructVariantHandleIndex, Option<SignatureIndex>)> + '_ {
         move |b| {
             if let Some(h) = plain(b) {
                 return Some((h, None));
@@ -332,8 +347,14 @@ impl Wrapper<'_> {
     fn borrow_pattern(&self, mutable: bool, sname: &str, offset: u16, field_ty: &ST) -> R {
         use Bytecode::*;
         self.pattern(1, |b| match b {
-            ImmBorrowField(_) | ImmBorrowFieldGeneric(_) | ImmBorrowVariantField(_) | ImmBorrowVariantFieldGeneric(_) => !mutable,
-            MutBorrowField(_) | MutBorrowFieldGeneric(_) | MutBorrowVariantField(_) | MutBorrowVariantFieldGeneric(_) => mutable,
+            ImmBorrowField(_)
+            | ImmBorrowFieldGeneric(_)
+            | ImmBorrowVariantField(_)
+            | ImmBorrowVariantFieldGeneric(_) => !mutable,
+            MutBorrowField(_)
+            | MutBorrowFieldGeneric(_)
+            | MutBorrowVariantField(_)
+            | MutBorrowVariantFieldGeneric(_) => mutable,
             _ => false,
         })?;
         let m = self.m;
@@ -364,13 +385,16 @@ impl Wrapper<'_> {
             return Err("offset mismatch in code");
         }
         let Some(v) = vfh else { return Ok(()) };
-        let StructFieldInformation::DeclaredVariants(vs) = self.info() else { return Err("variant borrow on a struct") };
+        let StructFieldInformation::DeclaredVariants(vs) = self.info() else {
+            return Err("variant borrow on a struct");
+        };
         let first = *v.variants.first().ok_or("no variants")?;
         let fields = &vs.get(first as usize).ok_or("variant out of bounds")?.fields;
         if &fields.get(offset as usize).ok_or("offset out of bounds")?.signature != field_ty {
             return Err("variant field type mismatch");
         }
-        let expected = self.c.variant_sets.get(sname).and_then(|s| s.get(&(offset, field_ty.clone()))).ok_or("no variant set")?;
+        let expected =
+            self.c.variant_sets.get(sname).and_then(|s| s.get(&(offset, field_ty.clone()))).ok_or("no variant set")?;
         if v.variants != *expected {
             return Err("variant set incomplete or unordered");
         }
@@ -416,29 +440,41 @@ impl Wrapper<'_> {
                 let idx = self.variant_index(v, *idx)?;
                 let StructFieldInformation::DeclaredVariants(vs) = self.info() else { return Err("not an enum") };
                 let n = vs.get(idx as usize).ok_or("no variant")?.fields.len();
-                self.variant_op(n, idx, self.variant_pick(
-                    |b| if let Bytecode::PackVariant(h) = b { Some(*h) } else { None },
-                    |b| if let Bytecode::PackVariantGeneric(i) = b { Some(*i) } else { None },
-                ))
+                self.variant_op(
+                    n,
+                    idx,
+                    self.variant_pick(
+                        |b| if let Bytecode::PackVariant(h) = b { Some(*h) } else { None },
+                        |b| if let Bytecode::PackVariantGeneric(i) = b { Some(*i) } else { None },
+                    ),
+                )
             }
             FA::UnpackVariant(idx) => {
                 let v = p.variant.as_deref().ok_or("no variant")?;
                 self.struct_param(false)?;
                 self.sig_matches_fields(self.fh.return_, Some(v))?;
                 let idx = self.variant_index(v, *idx)?;
-                self.variant_op(1, idx, self.variant_pick(
-                    |b| if let Bytecode::UnpackVariant(h) = b { Some(*h) } else { None },
-                    |b| if let Bytecode::UnpackVariantGeneric(i) = b { Some(*i) } else { None },
-                ))
+                self.variant_op(
+                    1,
+                    idx,
+                    self.variant_pick(
+                        |b| if let Bytecode::UnpackVariant(h) = b { Some(*h) } else { None },
+                        |b| if let Bytecode::UnpackVariantGeneric(i) = b { Some(*i) } else { None },
+                    ),
+                )
             }
             FA::TestVariant(idx) => {
                 let v = p.variant.as_deref().ok_or("no variant")?;
                 self.struct_param(true)?;
                 let idx = self.variant_index(v, *idx)?;
-                self.variant_op(1, idx, self.variant_pick(
-                    |b| if let Bytecode::TestVariant(h) = b { Some(*h) } else { None },
-                    |b| if let Bytecode::TestVariantGeneric(i) = b { Some(*i) } else { None },
-                ))
+                self.variant_op(
+                    1,
+                    idx,
+                    self.variant_pick(
+                        |b| if let Bytecode::TestVariant(h) = b { Some(*h) } else { None },
+                        |b| if let Bytecode::TestVariantGeneric(i) = b { Some(*i) } else { None },
+                    ),
+                )
             }
             FA::BorrowFieldImmutable(off) | FA::BorrowFieldMutable(off) => {
                 if Some(*off) != p.offset {
@@ -455,7 +491,8 @@ impl Wrapper<'_> {
 
 /// Checks one function definition (v10+ modules only).
 pub(crate) fn check_function(m: &CompiledModule, c: &Context, fdef: &FunctionDefinition, index: u16) -> VerifyResult {
-    check(m, c, fdef).map_err(|msg| VerifyError::at_function(StatusCode::INVALID_STRUCT_API_CODE, index).with_message(msg))
+    check(m, c, fdef)
+        .map_err(|msg| VerifyError::at_function(StatusCode::INVALID_STRUCT_API_CODE, index).with_message(msg))
 }
 
 fn check(m: &CompiledModule, c: &Context, fdef: &FunctionDefinition) -> R {

@@ -29,14 +29,20 @@ pub(crate) fn verify_module(m: &CompiledModule, config: &crate::VerifierConfig) 
         match &d.field_information {
             StructFieldInformation::Native => {}
             StructFieldInformation::Declared(f) => f.iter().for_each(|f| add(i, &f.signature)),
-            StructFieldInformation::DeclaredVariants(v) => v.iter().flat_map(|v| &v.fields).for_each(|f| add(i, &f.signature)),
+            StructFieldInformation::DeclaredVariants(v) => {
+                v.iter().flat_map(|v| &v.fields).for_each(|f| add(i, &f.signature))
+            }
         }
     }
     for (i, d) in m.enum_defs.iter().enumerate() {
         d.variants.iter().flat_map(|v| &v.fields).for_each(|f| add(m.struct_defs.len() + i, &f.signature));
     }
     if let Some(node) = find_cycle(&edges) {
-        let status = if config.is_sui() { StatusCode::RECURSIVE_DATATYPE_DEFINITION } else { StatusCode::RECURSIVE_STRUCT_DEFINITION };
+        let status = if config.is_sui() {
+            StatusCode::RECURSIVE_DATATYPE_DEFINITION
+        } else {
+            StatusCode::RECURSIVE_STRUCT_DEFINITION
+        };
         return Err(VerifyError::at_struct(status, node as u16));
     }
     Ok(())

@@ -25,7 +25,13 @@ struct Checker<'a, 'm> {
     offset: u16,
 }
 
-pub(crate) fn verify(m: &CompiledModule, config: &crate::VerifierConfig, f: &FunctionContext, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
+pub(crate) fn verify(
+    m: &CompiledModule,
+    config: &crate::VerifierConfig,
+    f: &FunctionContext,
+    cfg: &Cfg,
+    meter: &mut Meter,
+) -> VerifyResult {
     let _ = config;
     let mut c = Checker { m, f, stack: Vec::new(), meter, offset: 0 };
     for id in cfg.block_ids() {
@@ -165,7 +171,11 @@ impl Checker<'_, '_> {
                 if l.is_reference() {
                     return Err(self.err(StatusCode::BORROWLOC_REFERENCE_ERROR));
                 }
-                let r = if matches!(instr, MutBorrowLoc(_)) { ST::MutableReference(Box::new(l)) } else { ST::Reference(Box::new(l)) };
+                let r = if matches!(instr, MutBorrowLoc(_)) {
+                    ST::MutableReference(Box::new(l))
+                } else {
+                    ST::Reference(Box::new(l))
+                };
                 self.push(r)?
             }
             Call(h) => self.call(*h, &[])?,
@@ -183,7 +193,11 @@ impl Checker<'_, '_> {
                 self.pack_closure(inst.handle, &args, *mask)?
             }
             CallClosure(s) => {
-                let expected = self.sig(*s)?.first().cloned().ok_or_else(|| self.err(StatusCode::CLOSURE_CALL_REQUIRES_FUNCTION))?;
+                let expected = self
+                    .sig(*s)?
+                    .first()
+                    .cloned()
+                    .ok_or_else(|| self.err(StatusCode::CLOSURE_CALL_REQUIRES_FUNCTION))?;
                 let ST::Function(params, results, _) = &expected else {
                     return Err(self.err(StatusCode::CLOSURE_CALL_REQUIRES_FUNCTION));
                 };
@@ -341,7 +355,9 @@ impl Checker<'_, '_> {
                 }
                 self.push(ST::Bool)?
             }
-            MutBorrowGlobal(d) | ImmBorrowGlobal(d) => self.borrow_global(matches!(instr, MutBorrowGlobal(_)), *d, &[])?,
+            MutBorrowGlobal(d) | ImmBorrowGlobal(d) => {
+                self.borrow_global(matches!(instr, MutBorrowGlobal(_)), *d, &[])?
+            }
             MutBorrowGlobalGeneric(i) | ImmBorrowGlobalGeneric(i) => {
                 let inst = &m.struct_def_instantiations[i.idx()];
                 let args = self.sig(inst.type_parameters)?.to_vec();
@@ -431,7 +447,9 @@ impl Checker<'_, '_> {
                 let vh = &m.variant_handles[h.idx()];
                 self.sui_variant(instr, vh.enum_def, vh.variant, &[])?
             }
-            SuiPackVariantGeneric(h) | SuiUnpackVariantGeneric(h) | SuiUnpackVariantGenericImmRef(h)
+            SuiPackVariantGeneric(h)
+            | SuiUnpackVariantGeneric(h)
+            | SuiUnpackVariantGenericImmRef(h)
             | SuiUnpackVariantGenericMutRef(h) => {
                 let vh = &m.variant_instantiation_handles[h.idx()];
                 let inst = &m.enum_def_instantiations[vh.enum_def.idx()];
@@ -496,7 +514,9 @@ impl Checker<'_, '_> {
                 }
                 ty
             }
-            None => struct_fields(sdef, None).and_then(|f| f.get(field as usize)).map(|fd| instantiate(&fd.signature, args)),
+            None => {
+                struct_fields(sdef, None).and_then(|f| f.get(field as usize)).map(|fd| instantiate(&fd.signature, args))
+            }
         };
         let field_ty = field_ty.ok_or_else(|| self.err(StatusCode::BORROWFIELD_BAD_FIELD_ERROR))?;
         self.push(if mut_ { ST::MutableReference(Box::new(field_ty)) } else { ST::Reference(Box::new(field_ty)) })
@@ -527,7 +547,8 @@ impl Checker<'_, '_> {
         };
         let params = self.sig(fh.parameters)?.to_vec();
         let returns = self.sig(fh.return_)?.to_vec();
-        let captured: Vec<&ST> = params.iter().enumerate().filter(|(i, _)| mask.is_captured(*i)).map(|(_, t)| t).collect();
+        let captured: Vec<&ST> =
+            params.iter().enumerate().filter(|(i, _)| mask.is_captured(*i)).map(|(_, t)| t).collect();
         for ty in captured.into_iter().rev() {
             let a = self.pop()?;
             abs = abs.intersect(self.abilities(&a)?);
@@ -535,7 +556,8 @@ impl Checker<'_, '_> {
                 return Err(self.err(StatusCode::PACK_TYPE_MISMATCH_ERROR));
             }
         }
-        let rest: Vec<ST> = params.iter().enumerate().filter(|(i, _)| !mask.is_captured(*i)).map(|(_, t)| t.clone()).collect();
+        let rest: Vec<ST> =
+            params.iter().enumerate().filter(|(i, _)| !mask.is_captured(*i)).map(|(_, t)| t.clone()).collect();
         self.push(instantiate(&ST::Function(rest, returns, abs), args))
     }
 
@@ -621,7 +643,13 @@ impl Checker<'_, '_> {
     }
 
     /// Sui enum instructions: pack, unpack by value / by reference.
-    fn sui_variant(&mut self, instr: &Bytecode, def: movejit_format::EnumDefinitionIndex, variant: u16, args: &[ST]) -> VerifyResult {
+    fn sui_variant(
+        &mut self,
+        instr: &Bytecode,
+        def: movejit_format::EnumDefinitionIndex,
+        variant: u16,
+        args: &[ST],
+    ) -> VerifyResult {
         use Bytecode::*;
         let edef = &self.m.enum_defs[def.idx()];
         let ty = struct_type(edef.enum_handle, args);

@@ -42,8 +42,20 @@ pub(crate) fn abilities(
 ) -> Result<AbilitySet, VerifyError> {
     let bad = || VerifyError::module(StatusCode::VERIFIER_INVARIANT_VIOLATION);
     Ok(match ty {
-        ST::Bool | ST::U8 | ST::U16 | ST::U32 | ST::U64 | ST::U128 | ST::U256 | ST::Address
-        | ST::I8 | ST::I16 | ST::I32 | ST::I64 | ST::I128 | ST::I256 => AbilitySet::PRIMITIVES,
+        ST::Bool
+        | ST::U8
+        | ST::U16
+        | ST::U32
+        | ST::U64
+        | ST::U128
+        | ST::U256
+        | ST::Address
+        | ST::I8
+        | ST::I16
+        | ST::I32
+        | ST::I64
+        | ST::I128
+        | ST::I256 => AbilitySet::PRIMITIVES,
         ST::Reference(_) | ST::MutableReference(_) => AbilitySet::REFERENCES,
         ST::Signer => AbilitySet::SIGNER,
         ST::TypeParameter(i) => *constraints.get(*i as usize).ok_or_else(bad)?,

@@ -17,7 +17,8 @@ fn aptos_conformance_modules_agree() {
     let mut sets: BTreeMap<Vec<String>, Option<(u16, u16)>> = BTreeMap::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let case: serde_json::Value = serde_json::from_str(line).expect("json");
-        let mods: Vec<String> = case["modules"].as_array().into_iter().flatten().filter_map(|m| m.as_str()).map(String::from).collect();
+        let mods: Vec<String> =
+            case["modules"].as_array().into_iter().flatten().filter_map(|m| m.as_str()).map(String::from).collect();
         let expect = &case["expect"];
         let reject = (expect["status"].as_str() == Some("UNEXPECTED_VERIFIER_ERROR")).then(|| {
             (expect["function_index"].as_u64().unwrap_or(0) as u16, expect["code_offset"].as_u64().unwrap_or(0) as u16)

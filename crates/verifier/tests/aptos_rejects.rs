@@ -17,16 +17,10 @@ const KNOWN_DISAGREEMENTS: &[(&str, &str)] = &[];
 
 /// What our pipeline says about publishing `modules` on top of `deps`:
 /// None if accepted, else the first status.
-fn publish(
-    deps: &[CompiledModule],
-    modules: &[CompiledModule],
-    config: &VerifierConfig,
-) -> Option<StatusCode> {
+fn publish(deps: &[CompiledModule], modules: &[CompiledModule], config: &VerifierConfig) -> Option<StatusCode> {
     let deps: Vec<&CompiledModule> = deps.iter().collect();
     let modules: Vec<&CompiledModule> = modules.iter().collect();
-    movejit_verifier::publish::publish(&deps, &modules, config)
-        .err()
-        .map(|e| e.status)
+    movejit_verifier::publish::publish(&deps, &modules, config).err().map(|e| e.status)
 }
 
 #[test]
@@ -40,18 +34,9 @@ fn aptos_rejects_agree() {
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let case: serde_json::Value = serde_json::from_str(line).expect("json");
         let id = case["id"].as_str().unwrap_or_default().to_string();
-        let expect = case["expect_status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let expect = case["expect_status"].as_str().unwrap_or_default().to_string();
         let paths = |k: &str| -> Vec<std::path::PathBuf> {
-            case[k]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p.as_str())
-                .map(|p| root.join(p))
-                .collect()
+            case[k].as_array().into_iter().flatten().filter_map(|p| p.as_str()).map(|p| root.join(p)).collect()
         };
         total += 1;
         let mut got: Option<String> = None;
@@ -80,9 +65,7 @@ fn aptos_rejects_agree() {
             agree += 1;
             e.0 += 1;
             if known {
-                unexpected.push(format!(
-                    "{id}: now agrees ({expect}); remove it from KNOWN_DISAGREEMENTS"
-                ));
+                unexpected.push(format!("{id}: now agrees ({expect}); remove it from KNOWN_DISAGREEMENTS"));
             }
         } else if !known {
             unexpected.push(format!("{id}: expected {expect}, got {got}"));
@@ -97,9 +80,5 @@ fn aptos_rejects_agree() {
     for u in &unexpected {
         eprintln!("{u}");
     }
-    assert!(
-        unexpected.is_empty(),
-        "{} unexpected outcomes",
-        unexpected.len()
-    );
+    assert!(unexpected.is_empty(), "{} unexpected outcomes", unexpected.len());
 }

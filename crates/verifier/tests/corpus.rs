@@ -28,7 +28,8 @@ fn aptos_framework_verifies() {
 fn sui_framework_verifies() {
     // Current packages only; `history/` holds older versions of the same ids.
     let root = shared_dir().join("corpus/sui");
-    let mods: Vec<_> = load_dir(&root).into_iter().filter(|(p, _)| !p.components().any(|c| c.as_os_str() == "history")).collect();
+    let mods: Vec<_> =
+        load_dir(&root).into_iter().filter(|(p, _)| !p.components().any(|c| c.as_os_str() == "history")).collect();
     let failures = verify_all(&mods, &VerifierConfig::sui());
     for (p, e) in &failures {
         eprintln!("{}: {e}", p.display());
@@ -48,7 +49,8 @@ fn sui_history_verifies() {
     // Each historical module against the current packages plus its siblings
     // of the same snapshot name (ids are the same, so newest deps resolve).
     let root = shared_dir().join("corpus/sui");
-    let current: Vec<_> = load_dir(&root).into_iter().filter(|(p, _)| !p.components().any(|c| c.as_os_str() == "history")).collect();
+    let current: Vec<_> =
+        load_dir(&root).into_iter().filter(|(p, _)| !p.components().any(|c| c.as_os_str() == "history")).collect();
     let history = load_dir(&root.join("history"));
     let deps: Vec<_> = current.iter().map(|(_, m)| m).collect();
     let mut failures = vec![];
@@ -95,7 +97,8 @@ fn version_corpus_verifies() {
         let deps: Vec<_> = mods.iter().map(|(_, m)| m).collect();
         for (p, m) in &mods {
             let rel = p.strip_prefix(shared_dir().join("corpus/versions")).unwrap_or(p).to_string_lossy().to_string();
-            let got = movejit_verifier::verify_module(m, &deps, &VerifierConfig::aptos()).err().map(|e| e.status.name());
+            let got =
+                movejit_verifier::verify_module(m, &deps, &VerifierConfig::aptos()).err().map(|e| e.status.name());
             let expected = V5_REJECTED.iter().find(|(f, _)| *f == rel).map(|(_, s)| *s);
             assert_eq!(got, expected, "{rel}");
             checked += 1;

@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use movejit_format::{
-    AbilitySet, AccountAddress, Bytecode as B, CodeUnit, CompiledModule, FieldDefinition, Flavour, FunctionDefinition,
-    FunctionHandle, FunctionHandleIndex, IdentifierIndex, ModuleHandle, ModuleHandleIndex, AddressIdentifierIndex,
+    AbilitySet, AccountAddress, AddressIdentifierIndex, Bytecode as B, CodeUnit, CompiledModule, FieldDefinition,
+    Flavour, FunctionDefinition, FunctionHandle, FunctionHandleIndex, IdentifierIndex, ModuleHandle, ModuleHandleIndex,
     Signature, SignatureIndex, SignatureToken as ST, StatusCode, StructDefinition, StructDefinitionIndex,
     StructFieldInformation, StructHandle, StructHandleIndex, Visibility,
 };
@@ -46,17 +46,31 @@ impl Builder {
     }
     fn strukt(&mut self, name: &str, abilities: u8, fields: Vec<ST>) -> StructHandleIndex {
         let name = self.ident(name);
-        self.0.struct_handles.push(StructHandle { module: ModuleHandleIndex(0), name, abilities: AbilitySet(abilities), type_parameters: vec![] });
+        self.0.struct_handles.push(StructHandle {
+            module: ModuleHandleIndex(0),
+            name,
+            abilities: AbilitySet(abilities),
+            type_parameters: vec![],
+        });
         let h = StructHandleIndex(self.0.struct_handles.len() as u16 - 1);
         let fields = fields
             .into_iter()
             .enumerate()
             .map(|(i, t)| FieldDefinition { name: self.ident(&format!("f{i}")), signature: t })
             .collect();
-        self.0.struct_defs.push(StructDefinition { struct_handle: h, field_information: StructFieldInformation::Declared(fields) });
+        self.0
+            .struct_defs
+            .push(StructDefinition { struct_handle: h, field_information: StructFieldInformation::Declared(fields) });
         h
     }
-    fn fun(&mut self, name: &str, params: Vec<ST>, returns: Vec<ST>, locals: Vec<ST>, code: Vec<B>) -> FunctionHandleIndex {
+    fn fun(
+        &mut self,
+        name: &str,
+        params: Vec<ST>,
+        returns: Vec<ST>,
+        locals: Vec<ST>,
+        code: Vec<B>,
+    ) -> FunctionHandleIndex {
         let name = self.ident(name);
         let (parameters, return_, locals) = (self.sig(params), self.sig(returns), self.sig(locals));
         self.0.function_handles.push(FunctionHandle {
@@ -107,22 +121,71 @@ fn hand_written_defects_get_moves_status() {
         ("empty code", one_fn(vec![], vec![], vec![], vec![]), Some(S::EMPTY_CODE_UNIT)),
         ("falls off the end", one_fn(vec![], vec![], vec![], vec![B::Nop]), Some(S::INVALID_FALL_THROUGH)),
         ("branch out of range", one_fn(vec![], vec![], vec![], vec![B::Branch(7)]), Some(S::INDEX_OUT_OF_BOUNDS)),
-        ("local out of range", one_fn(vec![], vec![], vec![], vec![B::CopyLoc(3), B::Pop, B::Ret]), Some(S::INDEX_OUT_OF_BOUNDS)),
-        ("pop on empty stack", one_fn(vec![], vec![], vec![], vec![B::Pop, B::Ret]), Some(S::NEGATIVE_STACK_SIZE_WITHIN_BLOCK)),
-        ("value left on the stack", one_fn(vec![], vec![], vec![], vec![B::LdU64(1), B::Ret]), Some(S::POSITIVE_STACK_SIZE_AT_BLOCK_END)),
+        (
+            "local out of range",
+            one_fn(vec![], vec![], vec![], vec![B::CopyLoc(3), B::Pop, B::Ret]),
+            Some(S::INDEX_OUT_OF_BOUNDS),
+        ),
+        (
+            "pop on empty stack",
+            one_fn(vec![], vec![], vec![], vec![B::Pop, B::Ret]),
+            Some(S::NEGATIVE_STACK_SIZE_WITHIN_BLOCK),
+        ),
+        (
+            "value left on the stack",
+            one_fn(vec![], vec![], vec![], vec![B::LdU64(1), B::Ret]),
+            Some(S::POSITIVE_STACK_SIZE_AT_BLOCK_END),
+        ),
         (
             "stack overflow",
-            one_fn(vec![], vec![], vec![], (0..1025).map(|_| B::LdTrue).chain((0..1025).map(|_| B::Pop)).chain([B::Ret]).collect()),
+            one_fn(
+                vec![],
+                vec![],
+                vec![],
+                (0..1025).map(|_| B::LdTrue).chain((0..1025).map(|_| B::Pop)).chain([B::Ret]).collect(),
+            ),
             Some(S::VALUE_STACK_OVERFLOW),
         ),
-        ("u64 + u8", one_fn(vec![], vec![], vec![], vec![B::LdU64(1), B::LdU8(1), B::Add, B::Pop, B::Ret]), Some(S::INTEGER_OP_TYPE_MISMATCH_ERROR)),
-        ("negate unsigned", one_fn(vec![], vec![], vec![], vec![B::LdU64(1), B::Negate, B::Pop, B::Ret]), Some(S::INTEGER_OP_TYPE_MISMATCH_ERROR)),
-        ("branch on u64", one_fn(vec![], vec![], vec![], vec![B::LdU64(1), B::BrTrue(2), B::Ret]), Some(S::BR_TYPE_MISMATCH_ERROR)),
-        ("wrong return type", one_fn(vec![], vec![u64_()], vec![], vec![B::LdTrue, B::Ret]), Some(S::RET_TYPE_MISMATCH_ERROR)),
-        ("store wrong type", one_fn(vec![], vec![], vec![u64_()], vec![B::LdTrue, B::StLoc(0), B::Ret]), Some(S::STLOC_TYPE_MISMATCH_ERROR)),
-        ("read of unset local", one_fn(vec![], vec![], vec![u64_()], vec![B::CopyLoc(0), B::Pop, B::Ret]), Some(S::COPYLOC_UNAVAILABLE_ERROR)),
-        ("move twice", one_fn(vec![u64_()], vec![], vec![], vec![B::MoveLoc(0), B::Pop, B::MoveLoc(0), B::Pop, B::Ret]), Some(S::MOVELOC_UNAVAILABLE_ERROR)),
-        ("borrow a reference local", one_fn(vec![r(u64_())], vec![], vec![], vec![B::ImmBorrowLoc(0), B::Pop, B::Ret]), Some(S::BORROWLOC_REFERENCE_ERROR)),
+        (
+            "u64 + u8",
+            one_fn(vec![], vec![], vec![], vec![B::LdU64(1), B::LdU8(1), B::Add, B::Pop, B::Ret]),
+            Some(S::INTEGER_OP_TYPE_MISMATCH_ERROR),
+        ),
+        (
+            "negate unsigned",
+            one_fn(vec![], vec![], vec![], vec![B::LdU64(1), B::Negate, B::Pop, B::Ret]),
+            Some(S::INTEGER_OP_TYPE_MISMATCH_ERROR),
+        ),
+        (
+            "branch on u64",
+            one_fn(vec![], vec![], vec![], vec![B::LdU64(1), B::BrTrue(2), B::Ret]),
+            Some(S::BR_TYPE_MISMATCH_ERROR),
+        ),
+        (
+            "wrong return type",
+            one_fn(vec![], vec![u64_()], vec![], vec![B::LdTrue, B::Ret]),
+            Some(S::RET_TYPE_MISMATCH_ERROR),
+        ),
+        (
+            "store wrong type",
+            one_fn(vec![], vec![], vec![u64_()], vec![B::LdTrue, B::StLoc(0), B::Ret]),
+            Some(S::STLOC_TYPE_MISMATCH_ERROR),
+        ),
+        (
+            "read of unset local",
+            one_fn(vec![], vec![], vec![u64_()], vec![B::CopyLoc(0), B::Pop, B::Ret]),
+            Some(S::COPYLOC_UNAVAILABLE_ERROR),
+        ),
+        (
+            "move twice",
+            one_fn(vec![u64_()], vec![], vec![], vec![B::MoveLoc(0), B::Pop, B::MoveLoc(0), B::Pop, B::Ret]),
+            Some(S::MOVELOC_UNAVAILABLE_ERROR),
+        ),
+        (
+            "borrow a reference local",
+            one_fn(vec![r(u64_())], vec![], vec![], vec![B::ImmBorrowLoc(0), B::Pop, B::Ret]),
+            Some(S::BORROWLOC_REFERENCE_ERROR),
+        ),
         (
             "return a reference to a local",
             one_fn(vec![], vec![r(u64_())], vec![u64_()], vec![B::LdU64(0), B::StLoc(0), B::ImmBorrowLoc(0), B::Ret]),
@@ -130,7 +193,12 @@ fn hand_written_defects_get_moves_status() {
         ),
         (
             "move a borrowed local",
-            one_fn(vec![u64_()], vec![], vec![r(u64_())], vec![B::ImmBorrowLoc(0), B::StLoc(1), B::MoveLoc(0), B::Pop, B::MoveLoc(1), B::Pop, B::Ret]),
+            one_fn(
+                vec![u64_()],
+                vec![],
+                vec![r(u64_())],
+                vec![B::ImmBorrowLoc(0), B::StLoc(1), B::MoveLoc(0), B::Pop, B::MoveLoc(1), B::Pop, B::Ret],
+            ),
             Some(S::MOVELOC_EXISTS_BORROW_ERROR),
         ),
         (
@@ -139,7 +207,18 @@ fn hand_written_defects_get_moves_status() {
                 vec![u64_()],
                 vec![],
                 vec![rm(u64_()), rm(u64_())],
-                vec![B::MutBorrowLoc(0), B::StLoc(1), B::MutBorrowLoc(0), B::StLoc(2), B::LdU64(1), B::MoveLoc(2), B::WriteRef, B::MoveLoc(1), B::Pop, B::Ret],
+                vec![
+                    B::MutBorrowLoc(0),
+                    B::StLoc(1),
+                    B::MutBorrowLoc(0),
+                    B::StLoc(2),
+                    B::LdU64(1),
+                    B::MoveLoc(2),
+                    B::WriteRef,
+                    B::MoveLoc(1),
+                    B::Pop,
+                    B::Ret,
+                ],
             ),
             Some(S::WRITEREF_EXISTS_BORROW_ERROR),
         ),
@@ -153,7 +232,11 @@ fn hand_written_defects_get_moves_status() {
             ),
             Some(S::FREEZEREF_EXISTS_MUTABLE_BORROW_ERROR),
         ),
-        ("reference in a vector type", one_fn(vec![], vec![], vec![ST::Vector(Box::new(r(u64_())))], vec![B::Ret]), Some(S::INVALID_SIGNATURE_TOKEN)),
+        (
+            "reference in a vector type",
+            one_fn(vec![], vec![], vec![ST::Vector(Box::new(r(u64_())))], vec![B::Ret]),
+            Some(S::INVALID_SIGNATURE_TOKEN),
+        ),
         (
             "irreducible loop (v6+)",
             one_fn(
@@ -192,7 +275,13 @@ fn hand_written_defects_get_moves_status() {
 
     let mut b = Builder::new(9);
     let s = b.strukt("S", 0, vec![ST::U64]);
-    b.fun("f", vec![rm(ST::Struct(s)), ST::Struct(s)], vec![], vec![], vec![B::MoveLoc(1), B::MoveLoc(0), B::WriteRef, B::Ret]);
+    b.fun(
+        "f",
+        vec![rm(ST::Struct(s)), ST::Struct(s)],
+        vec![],
+        vec![],
+        vec![B::MoveLoc(1), B::MoveLoc(0), B::WriteRef, B::Ret],
+    );
     cases.push(("overwrite a value without drop", b.0, Some(S::WRITEREF_WITHOUT_DROP_ABILITY)));
 
     let mut b = Builder::new(9);
@@ -202,7 +291,8 @@ fn hand_written_defects_get_moves_status() {
 
     let mut b = Builder::new(9);
     let s = b.strukt("S", AbilitySet::COPY | AbilitySet::DROP, vec![ST::U64]);
-    b.0.struct_defs[0].field_information = StructFieldInformation::Declared(vec![FieldDefinition { name: IdentifierIndex(0), signature: ST::Struct(s) }]);
+    b.0.struct_defs[0].field_information =
+        StructFieldInformation::Declared(vec![FieldDefinition { name: IdentifierIndex(0), signature: ST::Struct(s) }]);
     cases.push(("struct containing itself", b.0, Some(S::RECURSIVE_STRUCT_DEFINITION)));
 
     let mut b = Builder::new(9);
@@ -241,7 +331,8 @@ fn hand_written_defects_get_moves_status() {
 #[test]
 fn access_specifiers_as_aptos_loader_checks() {
     use movejit_format::{
-        AccessKind, AccessSpecifier, AddressSpecifier, FunctionInstantiation, FunctionInstantiationIndex, ResourceSpecifier,
+        AccessKind, AccessSpecifier, AddressSpecifier, FunctionInstantiation, FunctionInstantiationIndex,
+        ResourceSpecifier,
     };
     /// `0x1::M::f(s: &signer)` reading resource `R` at an address given by `address`.
     fn module(address: AddressSpecifier, resource: Option<ResourceSpecifier>, helper: (&str, &str)) -> CompiledModule {
@@ -275,12 +366,18 @@ fn access_specifiers_as_aptos_loader_checks() {
                 visibility: Visibility::Public,
                 is_entry: false,
                 acquires_global_resources: vec![],
-                code: Some(CodeUnit { locals: no_types, code: vec![B::MoveLoc(0), B::Pop, B::LdConst(movejit_format::ConstantPoolIndex(0)), B::Ret], jump_tables: vec![] }),
+                code: Some(CodeUnit {
+                    locals: no_types,
+                    code: vec![B::MoveLoc(0), B::Pop, B::LdConst(movejit_format::ConstantPoolIndex(0)), B::Ret],
+                    jump_tables: vec![],
+                }),
             });
             b.0.constant_pool.push(movejit_format::Constant { type_: ST::Address, data: vec![0; 32] });
         }
         let address = match address {
-            AddressSpecifier::Parameter(p, Some(_)) => AddressSpecifier::Parameter(p, Some(FunctionInstantiationIndex(0))),
+            AddressSpecifier::Parameter(p, Some(_)) => {
+                AddressSpecifier::Parameter(p, Some(FunctionInstantiationIndex(0)))
+            }
             other => other,
         };
         b.0.function_handles[f.idx()].access_specifiers = Some(vec![AccessSpecifier {
@@ -299,10 +396,30 @@ fn access_specifiers_as_aptos_loader_checks() {
         ("reads R(s) (identity)", module(AddressSpecifier::Parameter(0, None), None, ("signer", "address_of")), None),
         ("reads R(*)", module(AddressSpecifier::Any, None, ("signer", "address_of")), None),
         ("reads R(M::addr_of(s))", module(via(0), None, ("M", "addr_of")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
-        ("reads R(signer::other(s))", module(via(0), None, ("signer", "other")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
-        ("resource handle out of range", module(AddressSpecifier::Any, Some(ResourceSpecifier::Resource(StructHandleIndex(40))), ("signer", "address_of")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
-        ("address out of range", module(AddressSpecifier::Literal(AddressIdentifierIndex(9)), None, ("signer", "address_of")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
-        ("parameter out of range", module(via(3), None, ("signer", "address_of")), Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION)),
+        (
+            "reads R(signer::other(s))",
+            module(via(0), None, ("signer", "other")),
+            Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION),
+        ),
+        (
+            "resource handle out of range",
+            module(
+                AddressSpecifier::Any,
+                Some(ResourceSpecifier::Resource(StructHandleIndex(40))),
+                ("signer", "address_of"),
+            ),
+            Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION),
+        ),
+        (
+            "address out of range",
+            module(AddressSpecifier::Literal(AddressIdentifierIndex(9)), None, ("signer", "address_of")),
+            Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION),
+        ),
+        (
+            "parameter out of range",
+            module(via(3), None, ("signer", "address_of")),
+            Some(S::ACCESS_CONTROL_INVARIANT_VIOLATION),
+        ),
     ];
     for (name, m, expected) in &cases {
         let got = movejit_verifier::verify_module_alone(m, &VerifierConfig::aptos()).err();
@@ -346,7 +463,11 @@ fn imported_function_attributes_link_as_aptos() {
         ("persistent on both", case(Public, vec![A::Persistent], vec![A::Persistent]), None),
         ("persistent from a public definition", case(Public, vec![], vec![A::Persistent]), None),
         ("module lock only on the import", case(Public, vec![A::Persistent], vec![A::ModuleLock]), None),
-        ("persistent missing on a public definition with other attributes", case(Public, vec![A::ModuleLock], vec![A::Persistent]), Some(StatusCode::LINKER_ERROR)),
+        (
+            "persistent missing on a public definition with other attributes",
+            case(Public, vec![A::ModuleLock], vec![A::Persistent]),
+            Some(StatusCode::LINKER_ERROR),
+        ),
         ("import of a private definition", case(Private, vec![], vec![A::Persistent]), Some(StatusCode::LOOKUP_FAILED)),
     ];
     for (name, got, expected) in &cases {
@@ -414,7 +535,8 @@ fn mutated_real_modules_never_panic() {
     for round in 0..2000 {
         let (_, base) = &mods[round % mods.len()];
         let mut m = base.clone();
-        let config = if m.flavour.is_sui() || m.version == 6 { VerifierConfig::sui_protocol() } else { VerifierConfig::aptos() };
+        let config =
+            if m.flavour.is_sui() || m.version == 6 { VerifierConfig::sui_protocol() } else { VerifierConfig::aptos() };
         // One to three edits to one function's code.
         let with_code: Vec<usize> = (0..m.function_defs.len()).filter(|i| m.function_defs[*i].code.is_some()).collect();
         if with_code.is_empty() {

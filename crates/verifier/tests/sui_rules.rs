@@ -41,7 +41,16 @@ struct Fun {
 }
 
 fn fun(name: &'static str, params: Vec<ST>, code: Vec<B>) -> Fun {
-    Fun { name, visibility: Visibility::Public, entry: false, type_params: vec![], params, returns: vec![], locals: vec![], code }
+    Fun {
+        name,
+        visibility: Visibility::Public,
+        entry: false,
+        type_params: vec![],
+        params,
+        returns: vec![],
+        locals: vec![],
+        code,
+    }
 }
 
 impl Fun {
@@ -116,14 +125,30 @@ impl M {
         ModuleHandleIndex(self.m.module_handles.len() as u16 - 1)
     }
     /// A datatype of another module with `type_params` unconstrained, non-phantom parameters.
-    fn import_type(&mut self, addr: u64, module: &str, name: &str, abilities: u8, type_params: usize) -> StructHandleIndex {
+    fn import_type(
+        &mut self,
+        addr: u64,
+        module: &str,
+        name: &str,
+        abilities: u8,
+        type_params: usize,
+    ) -> StructHandleIndex {
         let module = self.module(addr, module);
         let name = self.ident(name);
-        let type_parameters = vec![StructTypeParameter { constraints: AbilitySet::EMPTY, is_phantom: false }; type_params];
+        let type_parameters =
+            vec![StructTypeParameter { constraints: AbilitySet::EMPTY, is_phantom: false }; type_params];
         self.m.struct_handles.push(StructHandle { module, name, abilities: AbilitySet(abilities), type_parameters });
         StructHandleIndex(self.m.struct_handles.len() as u16 - 1)
     }
-    fn import_fn(&mut self, addr: u64, module: &str, name: &str, type_params: Vec<u8>, params: Vec<ST>, returns: Vec<ST>) -> FunctionHandleIndex {
+    fn import_fn(
+        &mut self,
+        addr: u64,
+        module: &str,
+        name: &str,
+        type_params: Vec<u8>,
+        params: Vec<ST>,
+        returns: Vec<ST>,
+    ) -> FunctionHandleIndex {
         let module = self.module(addr, module);
         let name = self.ident(name);
         let (parameters, return_) = (self.sig(params), self.sig(returns));
@@ -143,12 +168,24 @@ impl M {
         self.m.function_instantiations.push(FunctionInstantiation { handle, type_parameters });
         FunctionInstantiationIndex(self.m.function_instantiations.len() as u16 - 1)
     }
-    fn strukt(&mut self, name: &str, abilities: u8, fields: Vec<(&str, ST)>) -> (StructHandleIndex, StructDefinitionIndex) {
+    fn strukt(
+        &mut self,
+        name: &str,
+        abilities: u8,
+        fields: Vec<(&str, ST)>,
+    ) -> (StructHandleIndex, StructDefinitionIndex) {
         let name = self.ident(name);
-        self.m.struct_handles.push(StructHandle { module: ModuleHandleIndex(0), name, abilities: AbilitySet(abilities), type_parameters: vec![] });
+        self.m.struct_handles.push(StructHandle {
+            module: ModuleHandleIndex(0),
+            name,
+            abilities: AbilitySet(abilities),
+            type_parameters: vec![],
+        });
         let h = StructHandleIndex(self.m.struct_handles.len() as u16 - 1);
         let fields = fields.into_iter().map(|(n, t)| FieldDefinition { name: self.ident(n), signature: t }).collect();
-        self.m.struct_defs.push(StructDefinition { struct_handle: h, field_information: StructFieldInformation::Declared(fields) });
+        self.m
+            .struct_defs
+            .push(StructDefinition { struct_handle: h, field_information: StructFieldInformation::Declared(fields) });
         (h, StructDefinitionIndex(self.m.struct_defs.len() as u16 - 1))
     }
     /// An object type `name { id: UID }` of this module.
@@ -237,12 +274,20 @@ fn cases() -> Vec<Case> {
     {
         let mut b = M::new(0x42, "m");
         let name = b.ident("E");
-        b.m.struct_handles.push(StructHandle { module: ModuleHandleIndex(0), name, abilities: AbilitySet(KEY), type_parameters: vec![] });
+        b.m.struct_handles.push(StructHandle {
+            module: ModuleHandleIndex(0),
+            name,
+            abilities: AbilitySet(KEY),
+            type_parameters: vec![],
+        });
         let h = StructHandleIndex(b.m.struct_handles.len() as u16 - 1);
         let (v, f) = (b.ident("V"), b.ident("x"));
         b.m.enum_defs.push(EnumDefinition {
             enum_handle: h,
-            variants: vec![VariantDefinition { name: v, fields: vec![FieldDefinition { name: f, signature: ST::U64 }] }],
+            variants: vec![VariantDefinition {
+                name: v,
+                fields: vec![FieldDefinition { name: f, signature: ST::U64 }],
+            }],
         });
         out.push(("enum with key", b, Err("cannot have the 'key' ability")));
     }
@@ -300,7 +345,9 @@ fn cases() -> Vec<Case> {
             B::Pack(d),
             B::Ret,
         ];
-        b.define(fun("maybe_fresh", vec![uid.clone(), ctx, ST::Bool], code).returns(vec![ST::Struct(obj)]).locals(vec![uid]));
+        b.define(
+            fun("maybe_fresh", vec![uid.clone(), ctx, ST::Bool], code).returns(vec![ST::Struct(obj)]).locals(vec![uid]),
+        );
         out.push(("object packed with a UID fresh on one path only", b, Err("without a newly created UID")));
     }
     {
@@ -330,17 +377,34 @@ fn cases() -> Vec<Case> {
         b
     };
     out.push(("transfer::transfer of an own type", transfer_case("transfer", true), Ok(())));
-    out.push(("transfer::transfer of another module's type", transfer_case("transfer", false), Err("must be a type defined in the current module")));
+    out.push((
+        "transfer::transfer of another module's type",
+        transfer_case("transfer", false),
+        Err("must be a type defined in the current module"),
+    ));
     out.push(("transfer::public_transfer of another module's type", transfer_case("public_transfer", false), Ok(())));
-    out.push(("transfer::share_object of another module's type", transfer_case("share_object", false), Err("must be a type defined in the current module")));
-    out.push(("transfer::transfer of this name at 0x42 is not Sui's", {
-        let mut b = M::new(0x42, "m");
-        let theirs = b.import_type(0x43, "other", "Obj", KEY | STORE, 0);
-        let h = b.import_fn(0x43, "transfer", "transfer", vec![KEY], vec![ST::TypeParameter(0), ST::Address], vec![]);
-        let i = b.inst(h, vec![ST::Struct(theirs)]);
-        b.define(fun("send", vec![ST::Struct(theirs), ST::Address], vec![B::MoveLoc(0), B::MoveLoc(1), B::CallGeneric(i), B::Ret]));
-        b
-    }, Ok(())));
+    out.push((
+        "transfer::share_object of another module's type",
+        transfer_case("share_object", false),
+        Err("must be a type defined in the current module"),
+    ));
+    out.push((
+        "transfer::transfer of this name at 0x42 is not Sui's",
+        {
+            let mut b = M::new(0x42, "m");
+            let theirs = b.import_type(0x43, "other", "Obj", KEY | STORE, 0);
+            let h =
+                b.import_fn(0x43, "transfer", "transfer", vec![KEY], vec![ST::TypeParameter(0), ST::Address], vec![]);
+            let i = b.inst(h, vec![ST::Struct(theirs)]);
+            b.define(fun(
+                "send",
+                vec![ST::Struct(theirs), ST::Address],
+                vec![B::MoveLoc(0), B::MoveLoc(1), B::CallGeneric(i), B::Ret],
+            ));
+            b
+        },
+        Ok(()),
+    ));
     let emit_case = |ty: fn(StructHandleIndex) -> ST| {
         let mut b = M::new(0x42, "m");
         let (ev, _) = b.strukt("Ev", COPY | DROP, vec![("x", ST::U64)]);
@@ -352,25 +416,48 @@ fn cases() -> Vec<Case> {
     };
     out.push(("event::emit of an own type", emit_case(ST::Struct), Ok(())));
     out.push(("event::emit of u64", emit_case(|_| ST::U64), Err("must be a type defined in the current module")));
-    out.push(("event::emit of vector<own type>", emit_case(|h| vec_of(ST::Struct(h))), Err("must be a type defined in the current module")));
-    out.push(("std::internal::permit of u64", {
-        let mut b = M::new(0x42, "m");
-        let permit = b.import_type(1, "internal", "Permit", DROP, 1);
-        let h = b.import_fn(1, "internal", "permit", vec![0], vec![], vec![ST::StructInstantiation(permit, vec![ST::TypeParameter(0)])]);
-        let i = b.inst(h, vec![ST::U64]);
-        b.define(fun("p", vec![], vec![B::CallGeneric(i), B::Pop, B::Ret]));
-        b
-    }, Err("must be a type defined in the current module")));
-    out.push(("0x2::event with a public function the rule does not list", {
-        let mut b = M::new(2, "event");
-        b.define(fun("emit_everything", vec![], vec![B::Ret]));
-        b
-    }, Err("invariant")));
-    out.push(("0x2::event with an unlisted private function", {
-        let mut b = M::new(2, "event");
-        b.define(fun("helper", vec![], vec![B::Ret]).private());
-        b
-    }, Ok(())));
+    out.push((
+        "event::emit of vector<own type>",
+        emit_case(|h| vec_of(ST::Struct(h))),
+        Err("must be a type defined in the current module"),
+    ));
+    out.push((
+        "std::internal::permit of u64",
+        {
+            let mut b = M::new(0x42, "m");
+            let permit = b.import_type(1, "internal", "Permit", DROP, 1);
+            let h = b.import_fn(
+                1,
+                "internal",
+                "permit",
+                vec![0],
+                vec![],
+                vec![ST::StructInstantiation(permit, vec![ST::TypeParameter(0)])],
+            );
+            let i = b.inst(h, vec![ST::U64]);
+            b.define(fun("p", vec![], vec![B::CallGeneric(i), B::Pop, B::Ret]));
+            b
+        },
+        Err("must be a type defined in the current module"),
+    ));
+    out.push((
+        "0x2::event with a public function the rule does not list",
+        {
+            let mut b = M::new(2, "event");
+            b.define(fun("emit_everything", vec![], vec![B::Ret]));
+            b
+        },
+        Err("invariant"),
+    ));
+    out.push((
+        "0x2::event with an unlisted private function",
+        {
+            let mut b = M::new(2, "event");
+            b.define(fun("helper", vec![], vec![B::Ret]).private());
+            b
+        },
+        Ok(()),
+    ));
 
     // ---- init ----
     let init_case = |f: fn(Fun) -> Fun, params: fn(&M) -> Vec<ST>| {
@@ -382,19 +469,41 @@ fn cases() -> Vec<Case> {
     };
     out.push(("init(&mut TxContext)", init_case(|f| f, |b| vec![b.ctx_mut()]), Ok(())));
     out.push(("init(&TxContext)", init_case(|f| f, |b| vec![r(ST::Struct(b.ctx))]), Ok(())));
-    out.push(("public init", init_case(|mut f| { f.visibility = Visibility::Public; f }, |b| vec![b.ctx_mut()]), Err("must be private")));
+    out.push((
+        "public init",
+        init_case(
+            |mut f| {
+                f.visibility = Visibility::Public;
+                f
+            },
+            |b| vec![b.ctx_mut()],
+        ),
+        Err("must be private"),
+    ));
     out.push(("entry init", init_case(|f| f.entry(), |b| vec![b.ctx_mut()]), Err("cannot be 'entry'")));
     out.push(("generic init", init_case(|f| f.generic(vec![DROP]), |b| vec![b.ctx_mut()]), Err("type parameters")));
     out.push(("init with no parameter", init_case(|f| f, |_| vec![]), Err("one or two parameters")));
     out.push(("init(u64)", init_case(|f| f, |_| vec![ST::U64]), Err("last parameter")));
-    out.push(("init(u64, u64, &mut TxContext)", init_case(|f| f, |b| vec![ST::U64, ST::U64, b.ctx_mut()]), Err("one or two parameters")));
-    out.push(("init(u64, &mut TxContext) without a one-time witness type", init_case(|f| f, |b| vec![ST::U64, b.ctx_mut()]), Err("only if the module declares one")));
-    out.push(("a call to a function named init", {
-        let mut b = M::new(0x42, "m");
-        let other_init = b.import_fn(0x43, "other", "init", vec![], vec![], vec![]);
-        b.define(fun("f", vec![], vec![B::Call(other_init), B::Ret]));
-        b
-    }, Err("init cannot be called")));
+    out.push((
+        "init(u64, u64, &mut TxContext)",
+        init_case(|f| f, |b| vec![ST::U64, ST::U64, b.ctx_mut()]),
+        Err("one or two parameters"),
+    ));
+    out.push((
+        "init(u64, &mut TxContext) without a one-time witness type",
+        init_case(|f| f, |b| vec![ST::U64, b.ctx_mut()]),
+        Err("only if the module declares one"),
+    ));
+    out.push((
+        "a call to a function named init",
+        {
+            let mut b = M::new(0x42, "m");
+            let other_init = b.import_fn(0x43, "other", "init", vec![], vec![], vec![]);
+            b.define(fun("f", vec![], vec![B::Call(other_init), B::Ret]));
+            b
+        },
+        Err("init cannot be called"),
+    ));
 
     // ---- one-time witness ----
     let otw_case = |abilities: u8, init_takes_it: bool, pack_it: bool| {
@@ -411,20 +520,34 @@ fn cases() -> Vec<Case> {
     };
     out.push(("one-time witness taken by init", otw_case(DROP, true, false), Ok(())));
     out.push(("one-time witness with copy", otw_case(COPY | DROP, true, false), Err("single ability: drop")));
-    out.push(("one-time witness type but init without it", otw_case(DROP, false, false), Err("first of two parameters")));
+    out.push((
+        "one-time witness type but init without it",
+        otw_case(DROP, false, false),
+        Err("first of two parameters"),
+    ));
     out.push(("one-time witness packed by a function", otw_case(DROP, true, true), Err("must never be")));
-    out.push(("0x2::sui packs its SUI witness (exempt)", {
-        let mut b = M::new(2, "sui");
-        let (w, d) = b.strukt("SUI", DROP, vec![("dummy_field", ST::Bool)]);
-        b.define(fun("forge", vec![], vec![B::LdTrue, B::Pack(d), B::Ret]).returns(vec![ST::Struct(w)]));
-        b
-    }, Ok(())));
-    out.push(("an upper-case struct with two fields is no witness", {
-        let mut b = M::new(0x42, "coin_x");
-        let (w, d) = b.strukt("COIN_X", DROP | COPY, vec![("a", ST::Bool), ("b", ST::Bool)]);
-        b.define(fun("forge", vec![], vec![B::LdTrue, B::LdFalse, B::Pack(d), B::Ret]).returns(vec![ST::Struct(w)]));
-        b
-    }, Ok(())));
+    out.push((
+        "0x2::sui packs its SUI witness (exempt)",
+        {
+            let mut b = M::new(2, "sui");
+            let (w, d) = b.strukt("SUI", DROP, vec![("dummy_field", ST::Bool)]);
+            b.define(fun("forge", vec![], vec![B::LdTrue, B::Pack(d), B::Ret]).returns(vec![ST::Struct(w)]));
+            b
+        },
+        Ok(()),
+    ));
+    out.push((
+        "an upper-case struct with two fields is no witness",
+        {
+            let mut b = M::new(0x42, "coin_x");
+            let (w, d) = b.strukt("COIN_X", DROP | COPY, vec![("a", ST::Bool), ("b", ST::Bool)]);
+            b.define(
+                fun("forge", vec![], vec![B::LdTrue, B::LdFalse, B::Pack(d), B::Ret]).returns(vec![ST::Struct(w)]),
+            );
+            b
+        },
+        Ok(()),
+    ));
 
     // ---- entry function parameters and results ----
     let imported = |addr: u64, module: &'static str, name: &'static str, abilities: u8, wrap: fn(ST) -> ST| {
@@ -437,43 +560,83 @@ fn cases() -> Vec<Case> {
     out.push(("entry(&T) with T: key", entry_param(|_, _| r(ST::TypeParameter(0))), Ok(())));
     out.push(("entry(T: drop), optimistic primitive", entry_param(|_, _| ST::TypeParameter(1)), Ok(())));
     out.push(("entry(&0x2::clock::Clock)", entry_param(imported(2, "clock", "Clock", KEY, r)), Ok(())));
-    out.push(("entry(&mut 0x2::clock::Clock)", entry_param(imported(2, "clock", "Clock", KEY, rm)), Err("Clock must be passed by immutable reference")));
-    out.push(("entry(&mut 0x2::random::Random)", entry_param(imported(2, "random", "Random", KEY, rm)), Err("Random must be passed by immutable reference")));
-    out.push(("entry(0x1::string::String)", entry_param(imported(1, "string", "String", COPY | DROP | STORE, |t| t)), Ok(())));
+    out.push((
+        "entry(&mut 0x2::clock::Clock)",
+        entry_param(imported(2, "clock", "Clock", KEY, rm)),
+        Err("Clock must be passed by immutable reference"),
+    ));
+    out.push((
+        "entry(&mut 0x2::random::Random)",
+        entry_param(imported(2, "random", "Random", KEY, rm)),
+        Err("Random must be passed by immutable reference"),
+    ));
+    out.push((
+        "entry(0x1::string::String)",
+        entry_param(imported(1, "string", "String", COPY | DROP | STORE, |t| t)),
+        Ok(()),
+    ));
     out.push(("entry(0x2::object::ID)", entry_param(imported(2, "object", "ID", COPY | DROP | STORE, |t| t)), Ok(())));
     out.push(("entry(&u64)", entry_param(|_, _| r(ST::U64)), Err("expected a primitive or object type")));
     out.push(("entry(signer)", entry_param(|_, _| ST::Signer), Err("expected a primitive or object type")));
-    out.push(("entry(a droppable non-object struct)", entry_param(imported(0x43, "other", "Val", DROP, |t| t)), Err("expected a primitive or object type")));
-    out.push(("entry(Option<u64>)", entry_param(|b, _| {
-        let o = b.import_type(1, "option", "Option", COPY | DROP | STORE, 1);
-        ST::StructInstantiation(o, vec![ST::U64])
-    }), Ok(())));
-    out.push(("entry(Option<Val>)", entry_param(|b, _| {
-        let o = b.import_type(1, "option", "Option", COPY | DROP | STORE, 1);
-        let v = b.import_type(0x43, "other", "Val", COPY | DROP | STORE, 0);
-        ST::StructInstantiation(o, vec![ST::Struct(v)])
-    }), Err("expected a primitive or object type")));
-    out.push(("entry(&Receiving<Obj>)", entry_param(|b, o| {
-        let rcv = b.import_type(2, "transfer", "Receiving", DROP, 1);
-        r(ST::StructInstantiation(rcv, vec![ST::Struct(o)]))
-    }), Ok(())));
-    out.push(("entry returning u64", {
-        let mut b = M::new(0x42, "m");
-        b.define(fun("f", vec![], vec![B::LdU64(1), B::Ret]).entry().returns(vec![ST::U64]));
-        b
-    }, Ok(())));
-    out.push(("entry returning a struct without drop", {
-        let mut b = M::new(0x42, "m");
-        let (s, d) = b.strukt("S", STORE, vec![("x", ST::U64)]);
-        b.define(fun("f", vec![], vec![B::LdU64(1), B::Pack(d), B::Ret]).entry().returns(vec![ST::Struct(s)]));
-        b
-    }, Err("does not have 'drop'")));
-    out.push(("entry with a TxContext that is not last", {
-        let mut b = M::new(0x42, "m");
-        let ctx = b.ctx_mut();
-        b.define(fun("f", vec![ctx, ST::U64], vec![B::MoveLoc(0), B::Pop, B::Ret]).entry());
-        b
-    }, Err("expected a primitive or object type")));
+    out.push((
+        "entry(a droppable non-object struct)",
+        entry_param(imported(0x43, "other", "Val", DROP, |t| t)),
+        Err("expected a primitive or object type"),
+    ));
+    out.push((
+        "entry(Option<u64>)",
+        entry_param(|b, _| {
+            let o = b.import_type(1, "option", "Option", COPY | DROP | STORE, 1);
+            ST::StructInstantiation(o, vec![ST::U64])
+        }),
+        Ok(()),
+    ));
+    out.push((
+        "entry(Option<Val>)",
+        entry_param(|b, _| {
+            let o = b.import_type(1, "option", "Option", COPY | DROP | STORE, 1);
+            let v = b.import_type(0x43, "other", "Val", COPY | DROP | STORE, 0);
+            ST::StructInstantiation(o, vec![ST::Struct(v)])
+        }),
+        Err("expected a primitive or object type"),
+    ));
+    out.push((
+        "entry(&Receiving<Obj>)",
+        entry_param(|b, o| {
+            let rcv = b.import_type(2, "transfer", "Receiving", DROP, 1);
+            r(ST::StructInstantiation(rcv, vec![ST::Struct(o)]))
+        }),
+        Ok(()),
+    ));
+    out.push((
+        "entry returning u64",
+        {
+            let mut b = M::new(0x42, "m");
+            b.define(fun("f", vec![], vec![B::LdU64(1), B::Ret]).entry().returns(vec![ST::U64]));
+            b
+        },
+        Ok(()),
+    ));
+    out.push((
+        "entry returning a struct without drop",
+        {
+            let mut b = M::new(0x42, "m");
+            let (s, d) = b.strukt("S", STORE, vec![("x", ST::U64)]);
+            b.define(fun("f", vec![], vec![B::LdU64(1), B::Pack(d), B::Ret]).entry().returns(vec![ST::Struct(s)]));
+            b
+        },
+        Err("does not have 'drop'"),
+    ));
+    out.push((
+        "entry with a TxContext that is not last",
+        {
+            let mut b = M::new(0x42, "m");
+            let ctx = b.ctx_mut();
+            b.define(fun("f", vec![ctx, ST::U64], vec![B::MoveLoc(0), B::Pop, B::Ret]).entry());
+            b
+        },
+        Err("expected a primitive or object type"),
+    ));
     out
 }
 
@@ -518,12 +681,19 @@ fn sui_limits() {
     let status = |b: &M, c: VerifierConfig| verify_module_alone(&b.m, &c).err().map(|e| e.status);
     let enum_with = |b: &mut M, name: &str, variants: usize, fields_each: usize| {
         let n = b.ident(name);
-        b.m.struct_handles.push(StructHandle { module: ModuleHandleIndex(0), name: n, abilities: AbilitySet(DROP), type_parameters: vec![] });
+        b.m.struct_handles.push(StructHandle {
+            module: ModuleHandleIndex(0),
+            name: n,
+            abilities: AbilitySet(DROP),
+            type_parameters: vec![],
+        });
         let h = StructHandleIndex(b.m.struct_handles.len() as u16 - 1);
         let variants = (0..variants)
             .map(|i| {
                 let vn = b.ident(&format!("V{i}"));
-                let fields = (0..fields_each).map(|j| FieldDefinition { name: b.ident(&format!("f{j}")), signature: ST::U64 }).collect();
+                let fields = (0..fields_each)
+                    .map(|j| FieldDefinition { name: b.ident(&format!("f{j}")), signature: ST::U64 })
+                    .collect();
                 VariantDefinition { name: vn, fields }
             })
             .collect();
@@ -535,7 +705,12 @@ fn sui_limits() {
     cases.push(("identifier of 128 bytes", b, None, None));
     let mut b = M::new(0x42, "m");
     b.ident(&"x".repeat(129));
-    cases.push(("identifier of 129 bytes", b, Some(StatusCode::IDENTIFIER_TOO_LONG), Some(StatusCode::IDENTIFIER_TOO_LONG)));
+    cases.push((
+        "identifier of 129 bytes",
+        b,
+        Some(StatusCode::IDENTIFIER_TOO_LONG),
+        Some(StatusCode::IDENTIFIER_TOO_LONG),
+    ));
     let mut b = M::new(0x42, "m");
     b.ident("<SELF>");
     cases.push(("identifier <SELF>", b, None, Some(StatusCode::INVALID_IDENTIFIER)));
@@ -557,7 +732,12 @@ fn sui_limits() {
         b
     };
     cases.push(("vector constant of 256 Ki elements", constant(256 * 1024), None, None));
-    cases.push(("vector constant of 256 Ki + 1 elements", constant(256 * 1024 + 1), None, Some(StatusCode::TOO_MANY_VECTOR_ELEMENTS)));
+    cases.push((
+        "vector constant of 256 Ki + 1 elements",
+        constant(256 * 1024 + 1),
+        None,
+        Some(StatusCode::TOO_MANY_VECTOR_ELEMENTS),
+    ));
     let mut b = M::new(0x42, "m");
     let names: Vec<String> = (0..33).map(|i| format!("f{i}")).collect();
     b.strukt("S", DROP, names.iter().map(|n| (n.as_str(), ST::U64)).collect());

@@ -17,7 +17,12 @@ const KNOWN_DISAGREEMENTS: &[(&str, usize, &str)] = &[];
 type Store = BTreeMap<(AccountAddress, String), CompiledModule>;
 
 /// Publishes `paths` as one bundle; Ok(new modules) or the first status.
-fn publish(store: &Store, paths: &[std::path::PathBuf], sender: Option<AccountAddress>, config: &VerifierConfig) -> Result<Vec<CompiledModule>, String> {
+fn publish(
+    store: &Store,
+    paths: &[std::path::PathBuf],
+    sender: Option<AccountAddress>,
+    config: &VerifierConfig,
+) -> Result<Vec<CompiledModule>, String> {
     let mut bundle = Vec::new();
     for p in paths {
         let bytes = std::fs::read(p).map_err(|e| format!("read: {e}"))?;
@@ -58,7 +63,9 @@ const KNOWN_CONFORMANCE_DISAGREEMENTS: &[(&str, usize, &str)] = &[];
 
 fn replay(rel: &str, known_list: &[(&str, usize, &str)]) {
     let root = shared_dir().join(rel);
-    let genesis: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("genesis/genesis.json")).expect("genesis")).expect("json");
+    let genesis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("genesis/genesis.json")).expect("genesis"))
+            .expect("json");
     let mut base = Store::new();
     for p in genesis["modules"].as_array().expect("modules") {
         let m = load(&root.join(p.as_str().expect("path")));
@@ -91,7 +98,13 @@ fn replay(rel: &str, known_list: &[(&str, usize, &str)]) {
                 continue;
             }
             let index = task["index"].as_u64().unwrap_or(0) as usize;
-            let paths: Vec<_> = task["modules"].as_array().into_iter().flatten().filter_map(|p| p.as_str()).map(|p| root.join(p)).collect();
+            let paths: Vec<_> = task["modules"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.as_str())
+                .map(|p| root.join(p))
+                .collect();
             let sender = task["sender"].as_str().and_then(AccountAddress::parse);
             let expect = &task["expect"];
             let expected = if expect["ok"].as_bool() == Some(true) || expect["stage"].as_str() != Some("publish") {

@@ -63,7 +63,9 @@ pub fn to_layout(l: &FlatLayout) -> Layout {
         Shape::Signer => Layout::Signer,
         Shape::Vector(e) => Layout::Vector(Box::new(to_layout(e))),
         Shape::Struct(fs) => Layout::Struct(fs.iter().map(|f| to_layout(&f.layout)).collect()),
-        Shape::Enum(vs) => Layout::Enum(vs.iter().map(|fs| fs.iter().map(|f| to_layout(&f.layout)).collect()).collect()),
+        Shape::Enum(vs) => {
+            Layout::Enum(vs.iter().map(|fs| fs.iter().map(|f| to_layout(&f.layout)).collect()).collect())
+        }
         Shape::Closure => Layout::Function,
         // Not a value layout; only references to it exist.
         Shape::Reference(t) => to_layout(t),

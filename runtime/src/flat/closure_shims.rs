@@ -32,9 +32,9 @@
 
 use super::closure::FlatClosure;
 use super::context::ExecContext;
+use super::host::Host;
 use super::layout::{FlatLayout, Shape};
 use super::mem::{self, Addr};
-use super::host::Host;
 use super::value::FlatValue;
 use crate::compiled::{CallState, InterpretedCall, InterpretedFunction, SeamSlot};
 use crate::error::VmError;
@@ -188,7 +188,12 @@ const INLINE_ARGS: usize = 16;
 
 /// `PackClosure`: moves the captured operands (one pointer per captured
 /// value, in parameter order) into a new closure box stored at `dst`.
-pub unsafe extern "C" fn pack_closure(_ctx: *mut ExecContext, site: *const PackSite, captured: *const *mut u8, dst: *mut u8) -> u32 {
+pub unsafe extern "C" fn pack_closure(
+    _ctx: *mut ExecContext,
+    site: *const PackSite,
+    captured: *const *mut u8,
+    dst: *mut u8,
+) -> u32 {
     // SAFETY: shim contract: a live site; `captured` holds one pointer per
     // captured layout, each to a live slot of it; `dst` is an empty
     // function-value slot.
@@ -213,7 +218,8 @@ fn is_ref(l: &FlatLayout) -> bool {
 /// Same flat representation (a target's layouts come from the engine's
 /// cache; captured values may carry layouts built elsewhere).
 fn fits(a: &Arc<FlatLayout>, b: &Arc<FlatLayout>) -> bool {
-    Arc::ptr_eq(a, b) || (a.size == b.size && a.align == b.align && a.owns_heap == b.owns_heap && is_ref(a) == is_ref(b))
+    Arc::ptr_eq(a, b)
+        || (a.size == b.size && a.align == b.align && a.owns_heap == b.owns_heap && is_ref(a) == is_ref(b))
 }
 
 /// Drops the provided value arguments of a call that did not happen (the
@@ -249,7 +255,12 @@ struct Scratch([u8; INLINE_COPIES]);
 /// operand-stack values of this frame below the arguments counted; a native
 /// target charges `native_base`, then runs (its results' stack check is the
 /// call site's, as for every native call).
-pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSite, closure: *mut u8, slots: *const *mut u8) -> u32 {
+pub unsafe extern "C" fn call_closure(
+    ctx: *mut ExecContext,
+    site: *const CallSite,
+    closure: *mut u8,
+    slots: *const *mut u8,
+) -> u32 {
     // SAFETY: shim contract: a live site; `slots` holds one pointer per
     // provided argument and result of the site.
     let site = unsafe { &*site };
@@ -313,13 +324,20 @@ pub unsafe extern "C" fn call_closure(ctx: *mut ExecContext, site: *const CallSi
     let mut shape_ok = t.params.len() == total && t.rets.len() == site.rets.len();
     let (mut cap, mut prov) = (c.captured.iter(), provided.iter().zip(&site.provided));
     for (i, (slot, want)) in all.iter_mut().zip(&t.params).enumerate() {
-        let next = if captured_at(i) { cap.next().map(|v| (v.as_ptr(), v.layout())) } else { prov.next().map(|(p, l)| (*p, l)) };
+        let next = if captured_at(i) {
+            cap.next().map(|v| (v.as_ptr(), v.layout()))
+        } else {
+            prov.next().map(|(p, l)| (*p, l))
+        };
         match next {
             Some((p, l)) if fits(want, l) => *slot = p,
             _ => shape_ok = false,
         }
     }
-    shape_ok = shape_ok && cap.next().is_none() && prov.next().is_none() && t.rets.iter().zip(&site.rets).all(|(a, b)| fits(a, b));
+    shape_ok = shape_ok
+        && cap.next().is_none()
+        && prov.next().is_none()
+        && t.rets.iter().zip(&site.rets).all(|(a, b)| fits(a, b));
     if !shape_ok {
         drop_provided(site, provided);
         return fail(VmError::invariant("closure does not fit the call's function type"));
@@ -520,7 +538,11 @@ unsafe fn interpret(ctx: *mut ExecContext, call: InterpretedCall<'_>, metered: b
 /// consumed; for a reference, its target) then one per result (an empty
 /// slot; a reference result receives its address). Returns 0 or 1 (the
 /// error recorded with its location).
-pub unsafe extern "C" fn call_interpreted(ctx: *mut ExecContext, site: *const InterpSite, slots: *const *mut u8) -> u32 {
+pub unsafe extern "C" fn call_interpreted(
+    ctx: *mut ExecContext,
+    site: *const InterpSite,
+    slots: *const *mut u8,
+) -> u32 {
     // SAFETY: shim contract: a live site; `slots` holds one pointer per
     // parameter and result of the site.
     let site = unsafe { &*site };
@@ -565,7 +587,14 @@ pub unsafe extern "C" fn call_interpreted(ctx: *mut ExecContext, site: *const In
 ///
 /// # Safety
 /// As [`call_closure`], with a session present ([`has_interpreter`]).
-unsafe fn call_closure_interpreted(ctx: *mut ExecContext, site: &CallSite, c: &FlatClosure, owned: bool, provided: &[*mut u8], rets: &[*mut u8]) -> u32 {
+unsafe fn call_closure_interpreted(
+    ctx: *mut ExecContext,
+    site: &CallSite,
+    c: &FlatClosure,
+    owned: bool,
+    provided: &[*mut u8],
+    rets: &[*mut u8],
+) -> u32 {
     let total = provided.len() + c.captured.len();
     let captured_at = |i: usize| i < 64 && (c.mask >> i) & 1 == 1;
     let mut copies: Vec<FlatValue> = Vec::new();
@@ -602,7 +631,8 @@ unsafe fn call_closure_interpreted(ctx: *mut ExecContext, site: &CallSite, c: &F
             }
         }
     }
-    let rets: Vec<SeamSlot> = rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() }).collect();
+    let rets: Vec<SeamSlot> =
+        rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_ref() }) else { return FAILED_HERE };
     let state = CallState { depth: cx.depth, stack_base: cx.stack_base + site.held, gas_left: None };

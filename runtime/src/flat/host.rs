@@ -58,7 +58,10 @@ impl TypeInfo for SessionTypes<'_> {
 ///
 /// # Safety
 /// Shim contract (module doc).
-unsafe fn globals<'a>(ctx: *mut ExecContext, ty: u64) -> Result<(&'a mut ExecContext, &'a mut (dyn SessionHost + 'a), &'a Type), u32> {
+unsafe fn globals<'a>(
+    ctx: *mut ExecContext,
+    ty: u64,
+) -> Result<(&'a mut ExecContext, &'a mut (dyn SessionHost + 'a), &'a Type), u32> {
     // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
     let c = unsafe { ctx.as_mut() }.ok_or(1u32)?;
     // SAFETY: shim contract: `host` is 0 or a live `Host`.

@@ -182,7 +182,13 @@ impl FlatLayout {
 
     /// A reference to a value of `target`.
     pub fn reference(target: Arc<FlatLayout>) -> FlatLayout {
-        FlatLayout { size: PTR_SIZE, align: PTR_SIZE, owns_heap: false, bytewise_eq: false, shape: Shape::Reference(target) }
+        FlatLayout {
+            size: PTR_SIZE,
+            align: PTR_SIZE,
+            owns_heap: false,
+            bytewise_eq: false,
+            shape: Shape::Reference(target),
+        }
     }
 
     /// The element layout of a vector layout.

@@ -32,8 +32,8 @@ pub mod vec;
 
 pub use closure::FlatClosure;
 pub use context::ExecContext;
-pub use mem::{Addr, FrameStack};
 pub use frame::FrameLayout;
 pub use layout::{Field, FlatLayout, FlatLayouts, Shape, MAX_FLAT_DEPTH};
+pub use mem::{Addr, FrameStack};
 pub use raw::live_allocations;
 pub use value::FlatValue;

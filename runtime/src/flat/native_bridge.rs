@@ -276,14 +276,22 @@ pub fn call_native(
 }
 
 /// Writes one native result into its slot `a` (holding no live value).
-fn put_result(ns: &mut NativeSession, roots: &[(Arc<FlatLayout>, Addr)], v: &Value, l: &Arc<FlatLayout>, a: Addr) -> VmResult<()> {
+fn put_result(
+    ns: &mut NativeSession,
+    roots: &[(Arc<FlatLayout>, Addr)],
+    v: &Value,
+    l: &Arc<FlatLayout>,
+    a: Addr,
+) -> VmResult<()> {
     match (v, &l.shape) {
         // A reference into an argument (`vector::borrow`,
         // `signer::borrow_address`) or into a parked value (a table
         // entry): the same place in flat memory.
         (Value::Ref(r), Shape::Reference(t)) => {
             let (tl, ta) = match r.root {
-                RefRoot::Local(i) => roots.get(i as usize).cloned().ok_or_else(|| VmError::invariant("native reference root"))?,
+                RefRoot::Local(i) => {
+                    roots.get(i as usize).cloned().ok_or_else(|| VmError::invariant("native reference root"))?
+                }
                 RefRoot::Native(i) => {
                     let fv = ns.mem.native.flat(i, r.path.as_slice().is_empty().then_some(t))?;
                     (fv.layout().clone(), Addr::of_value(fv))

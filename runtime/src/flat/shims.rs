@@ -69,7 +69,13 @@ pub unsafe extern "C" fn value_eq(_ctx: *mut ExecContext, l: *const FlatLayout, 
 }
 
 /// `VecPack`: `n` elements at `src` (moved) into a new vector at `dst`.
-pub unsafe extern "C" fn vec_pack(ctx: *mut ExecContext, e: *const FlatLayout, dst: *mut u8, src: *const u8, n: u64) -> u32 {
+pub unsafe extern "C" fn vec_pack(
+    ctx: *mut ExecContext,
+    e: *const FlatLayout,
+    dst: *mut u8,
+    src: *const u8,
+    n: u64,
+) -> u32 {
     let e = layout(e);
     let max = max_len(ctx);
     let bytes = if n > max { 0 } else { n as usize * e.size as usize };
@@ -85,7 +91,13 @@ pub unsafe extern "C" fn vec_len(_ctx: *mut ExecContext, v: *const u8) -> u64 {
 }
 
 /// `VecImmBorrow` / `VecMutBorrow`: writes the element's address to `out`.
-pub unsafe extern "C" fn vec_borrow(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, i: u64, out: *mut *mut u8) -> u32 {
+pub unsafe extern "C" fn vec_borrow(
+    ctx: *mut ExecContext,
+    e: *const FlatLayout,
+    v: *mut u8,
+    i: u64,
+    out: *mut *mut u8,
+) -> u32 {
     // SAFETY: shim contract.
     let r = vec::borrow(layout(e), unsafe { slice_mut(v, 8) }, i).map(|p| {
         // SAFETY: `out` is a writable pointer slot (shim contract).
@@ -111,7 +123,13 @@ pub unsafe extern "C" fn vec_pop_back(ctx: *mut ExecContext, e: *const FlatLayou
 }
 
 /// `VecUnpack`: consumes the vector at `v`, moving its `n` elements to `dst`.
-pub unsafe extern "C" fn vec_unpack(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, n: u64, dst: *mut u8) -> u32 {
+pub unsafe extern "C" fn vec_unpack(
+    ctx: *mut ExecContext,
+    e: *const FlatLayout,
+    v: *mut u8,
+    n: u64,
+    dst: *mut u8,
+) -> u32 {
     let e = layout(e);
     // SAFETY: shim contract; `dst` has room for `n` elements, and the
     // slice is only sized once the length matched.
@@ -610,8 +628,11 @@ pub unsafe extern "C" fn native_fast(
             // SAFETY: shim contract: `arg` is a live vector<u8> slot we own.
             let slot = unsafe { slice_mut(arg, 8) };
             let data = super::raw::vec_data(slot, 1);
-            let d: Vec<u8> =
-                if op == fast_native::SHA2_256 { sha2::Sha256::digest(data).to_vec() } else { sha3::Sha3_256::digest(data).to_vec() };
+            let d: Vec<u8> = if op == fast_native::SHA2_256 {
+                sha2::Sha256::digest(data).to_vec()
+            } else {
+                sha3::Sha3_256::digest(data).to_vec()
+            };
             let n = data.len();
             super::raw::vec_free(slot, 1, 1);
             if metered != 0 && charge_native(c, native_base, per_byte, n) {

@@ -11,7 +11,10 @@ fn tag_of(slot: &[u8]) -> u16 {
 }
 
 /// The variant fields of the enum value in `slot` (`None`: bad tag).
-pub(crate) fn variant<'a>(variants: &'a [Vec<super::layout::Field>], slot: &[u8]) -> Option<&'a [super::layout::Field]> {
+pub(crate) fn variant<'a>(
+    variants: &'a [Vec<super::layout::Field>],
+    slot: &[u8],
+) -> Option<&'a [super::layout::Field]> {
     variants.get(tag_of(slot) as usize).map(|v| v.as_slice())
 }
 
@@ -225,7 +228,8 @@ impl FlatValue {
     }
     /// Move's `==` (the layouts must be the same type's).
     pub fn equals(&self, other: &FlatValue) -> bool {
-        (Arc::ptr_eq(&self.layout, &other.layout) || self.layout == other.layout) && equal(&self.layout, self.bytes(), other.bytes())
+        (Arc::ptr_eq(&self.layout, &other.layout) || self.layout == other.layout)
+            && equal(&self.layout, self.bytes(), other.bytes())
     }
 }
 

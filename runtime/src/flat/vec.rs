@@ -26,7 +26,10 @@ pub(crate) fn pack(e: &FlatLayout, dst: &mut [u8], src: &[u8], n: u64, max_len: 
     if n == 0 {
         return Ok(());
     }
-    let bytes = (n as usize).checked_mul(e.size as usize).filter(|b| *b == src.len()).ok_or_else(|| VmError::invariant("vec_pack operands"))?;
+    let bytes = (n as usize)
+        .checked_mul(e.size as usize)
+        .filter(|b| *b == src.len())
+        .ok_or_else(|| VmError::invariant("vec_pack operands"))?;
     raw::vec_reserve(dst, n, e.size, e.align)?;
     raw::vec_data_mut(dst, e.size)[..bytes].copy_from_slice(src);
     raw::vec_set_len(dst, n);
@@ -130,7 +133,15 @@ pub(crate) fn swap(e: &FlatLayout, v: &mut [u8], i: u64, j: u64) -> VmResult<()>
 /// `vector::move_range(from, removal, len, to, insert)`: moves
 /// `from[removal..removal+len]` into `to` at `insert`. Bounds are checked
 /// before anything moves.
-pub(crate) fn move_range(e: &FlatLayout, from: &mut [u8], removal: u64, len: u64, to: &mut [u8], insert: u64, max_len: u64) -> VmResult<()> {
+pub(crate) fn move_range(
+    e: &FlatLayout,
+    from: &mut [u8],
+    removal: u64,
+    len: u64,
+    to: &mut [u8],
+    insert: u64,
+    max_len: u64,
+) -> VmResult<()> {
     let (flen, tlen) = (raw::vec_len(from), raw::vec_len(to));
     if removal.checked_add(len).is_none_or(|end| end > flen) || insert > tlen {
         return Err(oob());

@@ -207,7 +207,8 @@ impl Drop for NativeSlots {
         if let Some(home) = self.home.take() {
             // A flat value that no longer converts (an invariant broken
             // elsewhere) goes home as missing rather than half-built.
-            let values = std::mem::take(&mut self.values).into_iter().map(|p| p.and_then(|p| p.into_value().ok())).collect();
+            let values =
+                std::mem::take(&mut self.values).into_iter().map(|p| p.and_then(|p| p.into_value().ok())).collect();
             if let Ok(mut h) = home.lock() {
                 *h = Some(values);
             }

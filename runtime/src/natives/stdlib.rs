@@ -194,11 +194,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         let s = arg(&mut args)?;
         let p = cx.deref(&pat)?.to_bytes()?;
         let s = cx.deref(&s)?.to_bytes()?;
-        let pos = if p.is_empty() {
-            0
-        } else {
-            s.windows(p.len()).position(|w| w == p.as_slice()).unwrap_or(s.len())
-        };
+        let pos = if p.is_empty() { 0 } else { s.windows(p.len()).position(|w| w == p.as_slice()).unwrap_or(s.len()) };
         Ok(vec![Value::U64(pos as u64)])
     });
 

@@ -10,9 +10,11 @@ use crate::common::{shared, split};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
 use movejit_format::{decode_module, serialize_module, CompiledModule};
 use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
-use movejit_interp::runtime::{AccountAddress, CostTable, DatatypeId, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError};
-use std::sync::Arc;
+use movejit_interp::runtime::{
+    AccountAddress, CostTable, DatatypeId, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,
+};
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
+use std::sync::Arc;
 
 /// The three executors every framework call runs on.
 pub const EXECUTORS: [(&str, ExecutorKind, InterpreterKind); 3] = [
@@ -40,7 +42,8 @@ impl Framework {
         let mut modules: Vec<(Vec<u8>, CompiledModule)> = Vec::new();
         for p in PACKAGES {
             let dir = shared().join("corpus/aptos").join(p);
-            let mut paths: Vec<_> = std::fs::read_dir(&dir).expect("framework folder").flatten().map(|e| e.path()).collect();
+            let mut paths: Vec<_> =
+                std::fs::read_dir(&dir).expect("framework folder").flatten().map(|e| e.path()).collect();
             paths.sort();
             for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "mv")) {
                 let bytes = std::fs::read(&path).expect("module");
@@ -84,7 +87,14 @@ impl Framework {
     }
 
     /// Runs `0xADDR::module::function(args)` in a fresh session on one executor.
-    pub fn call(&self, executor: ExecutorKind, interpreter: InterpreterKind, metered: bool, function: &str, args: &[Vec<u8>]) -> (Outcome, u64) {
+    pub fn call(
+        &self,
+        executor: ExecutorKind,
+        interpreter: InterpreterKind,
+        metered: bool,
+        function: &str,
+        args: &[Vec<u8>],
+    ) -> (Outcome, u64) {
         self.call_with(executor, interpreter, metered, function, args, &NativeExtensions::new)
     }
 
@@ -121,7 +131,12 @@ impl Framework {
     }
 
     /// [`Framework::call_everywhere`] with the natives' session state from `ext`.
-    pub fn call_everywhere_with(&self, function: &str, args: &[Vec<u8>], ext: &dyn Fn() -> NativeExtensions) -> Outcome {
+    pub fn call_everywhere_with(
+        &self,
+        function: &str,
+        args: &[Vec<u8>],
+        ext: &dyn Fn() -> NativeExtensions,
+    ) -> Outcome {
         let mut seen: Option<(Outcome, &str)> = None;
         for metered in [false, true] {
             let mut gas_seen: Option<u64> = None;
@@ -130,7 +145,10 @@ impl Framework {
                 match &seen {
                     None => seen = Some((outcome, label)),
                     Some((first, first_label)) => {
-                        assert_eq!(&outcome, first, "{function} on {label} (metered {metered}) differs from {first_label}")
+                        assert_eq!(
+                            &outcome, first,
+                            "{function} on {label} (metered {metered}) differs from {first_label}"
+                        )
                     }
                 }
                 if metered {

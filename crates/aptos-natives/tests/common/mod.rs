@@ -18,7 +18,11 @@ pub const INTERPRETERS: [InterpreterKind; 2] = [InterpreterKind::Flat, Interpret
 /// An Aptos engine with the stdlib and framework natives, registered as a
 /// host does, on interpreter `kind`.
 pub fn engine(kind: InterpreterKind) -> Engine {
-    Engine::new(EngineConfig { natives: movejit_aptos_natives::aptos_registry(), interpreter: kind, ..EngineConfig::aptos() })
+    Engine::new(EngineConfig {
+        natives: movejit_aptos_natives::aptos_registry(),
+        interpreter: kind,
+        ..EngineConfig::aptos()
+    })
 }
 
 /// A store holding `modules` (file paths).
@@ -34,12 +38,22 @@ pub fn storage(modules: &[PathBuf]) -> InMemoryStorage {
 
 /// Calls `0xADDR::module::function` with BCS args in a fresh session
 /// (unmetered) on interpreter `kind`: the BCS returns or the VM error.
-pub fn run(kind: InterpreterKind, modules: &[PathBuf], function: &str, args: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, VmError> {
+pub fn run(
+    kind: InterpreterKind,
+    modules: &[PathBuf],
+    function: &str,
+    args: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>, VmError> {
     let store = storage(modules);
     call(&engine(kind), &store, function, args)
 }
 
-pub fn call(engine: &Engine, store: &InMemoryStorage, function: &str, args: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, VmError> {
+pub fn call(
+    engine: &Engine,
+    store: &InMemoryStorage,
+    function: &str,
+    args: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>, VmError> {
     let (module, name) = split(function);
     let mut session = engine.new_session(store);
     let mut gas = GasMeter::unmetered();

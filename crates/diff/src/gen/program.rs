@@ -111,11 +111,7 @@ fn random_sc(rng: &mut Rng, ints: &[Int]) -> Sc {
 /// Generates one program from `rng`.
 pub fn generate(rng: &mut Rng) -> Program {
     let sui = rng.chance(1, 6);
-    let version = if sui {
-        7
-    } else {
-        rng.pick(&[10, 10, 10, 10, 10, 9, 8, 7, 6])
-    };
+    let version = if sui { 7 } else { rng.pick(&[10, 10, 10, 10, 10, 9, 8, 7, 6]) };
     let ints = Int::available(version, sui);
     let rich = rng.chance(1, 2);
     let on = |rng: &mut Rng| rich && rng.chance(2, 3);
@@ -169,15 +165,21 @@ pub fn generate(rng: &mut Rng) -> Program {
     let mut header = String::new();
     let flavour = if sui { "flavour sui\n" } else { "" };
     if uses_natives.0 {
-        units.push(format!("version {version}\n{flavour}module 0x1::vector\npublic native fun length<T>(v: &vector<T>): u64\n"));
+        units.push(format!(
+            "version {version}\n{flavour}module 0x1::vector\npublic native fun length<T>(v: &vector<T>): u64\n"
+        ));
         let _ = writeln!(header, "use 0x1::vector\n    fun length<T0>(l0: &vector<T0>): u64");
     }
     if uses_natives.1 {
-        units.push(format!("version {version}\n{flavour}module 0x1::signer\npublic native fun borrow_address(s: &signer): &address\n"));
+        units.push(format!(
+            "version {version}\n{flavour}module 0x1::signer\npublic native fun borrow_address(s: &signer): &address\n"
+        ));
         let _ = writeln!(header, "use 0x1::signer\n    fun borrow_address(l0: &signer): &address");
     }
     if uses_natives.2 {
-        units.push(format!("version {version}\n{flavour}module 0x1::hash\npublic native fun sha3_256(data: vector<u8>): vector<u8>\n"));
+        units.push(format!(
+            "version {version}\n{flavour}module 0x1::hash\npublic native fun sha3_256(data: vector<u8>): vector<u8>\n"
+        ));
         let _ = writeln!(header, "use 0x1::hash\n    fun sha3_256(l0: vector<u8>): vector<u8>");
     }
     let mut text = format!("version {version}\n{flavour}module {ADDRESS}::{MODULE}\n{header}\n");
@@ -197,7 +199,9 @@ pub fn generate(rng: &mut Rng) -> Program {
         text.push_str(
             "public fun g_sel<T: copy + drop>(c: bool, a: T, b: T): T\n    move_loc c\n    br_false other\n    move_loc a\n    ret\nother: move_loc b\n    ret\n\n",
         );
-        text.push_str("public fun g_eq<T: copy + drop>(a: T, b: T): bool\n    move_loc a\n    move_loc b\n    eq\n    ret\n\n");
+        text.push_str(
+            "public fun g_eq<T: copy + drop>(a: T, b: T): bool\n    move_loc a\n    move_loc b\n    eq\n    ret\n\n",
+        );
     }
     for b in &bodies {
         text.push_str(b);
@@ -383,10 +387,8 @@ impl<'a> FnGen<'a> {
         self.ret();
 
         // Header.
-        let params: Vec<String> = self.locals[..self.nparams]
-            .iter()
-            .map(|(n, t)| format!("{n}: {}", self.ty_text(t)))
-            .collect();
+        let params: Vec<String> =
+            self.locals[..self.nparams].iter().map(|(n, t)| format!("{n}: {}", self.ty_text(t))).collect();
         let rets: Vec<&str> = sig.rets.iter().map(|t| t.name()).collect();
         let rets = match rets.len() {
             0 => String::new(),
@@ -763,19 +765,28 @@ impl<'a> FnGen<'a> {
                 1 => {
                     self.expr(Sc::Bool, d);
                     self.expr(Sc::Bool, d);
-                    { let o = self.rng.pick(&["and", "or"]); self.emit(o); }
+                    {
+                        let o = self.rng.pick(&["and", "or"]);
+                        self.emit(o);
+                    }
                 }
                 2 | 3 => {
                     let s = random_sc(self.rng, &self.m.ints);
                     self.expr(s, d);
                     self.expr(s, d);
-                    { let o = self.rng.pick(&["eq", "neq"]); self.emit(o); }
+                    {
+                        let o = self.rng.pick(&["eq", "neq"]);
+                        self.emit(o);
+                    }
                 }
                 4 | 5 => {
                     let i = self.rng.pick(&self.m.ints);
                     self.expr(Sc::Int(i), d);
                     self.expr(Sc::Int(i), d);
-                    { let o = self.rng.pick(&CMP); self.emit(o); }
+                    {
+                        let o = self.rng.pick(&CMP);
+                        self.emit(o);
+                    }
                 }
                 6 if self.m.generics => {
                     let s = random_sc(self.rng, &self.m.ints);
@@ -800,7 +811,10 @@ impl<'a> FnGen<'a> {
                     } else {
                         self.expr(Sc::Int(Int::U8), d);
                     }
-                    { let o = self.rng.pick(&["shl", "shr"]); self.emit(o); }
+                    {
+                        let o = self.rng.pick(&["shl", "shr"]);
+                        self.emit(o);
+                    }
                 }
                 5 | 6 => {
                     let from = self.rng.pick(&self.m.ints);
@@ -1356,4 +1370,3 @@ impl<'a> FnGen<'a> {
         self.place(&l);
     }
 }
-

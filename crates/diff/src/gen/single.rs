@@ -11,9 +11,7 @@ use crate::rng::Rng;
 use ethnum::I256;
 
 /// Binary arithmetic; the last three are unsigned only.
-pub const ARITH: [&str; 8] = [
-    "add", "sub", "mul", "div", "mod", "bit_or", "bit_and", "xor",
-];
+pub const ARITH: [&str; 8] = ["add", "sub", "mul", "div", "mod", "bit_or", "bit_and", "xor"];
 pub const COMPARE: [&str; 6] = ["lt", "gt", "le", "ge", "eq", "neq"];
 pub const SHIFT: [&str; 2] = ["shl", "shr"];
 
@@ -47,11 +45,8 @@ impl IntOp {
     /// Every integer instruction the verifier accepts on `t` (casts to each
     /// of `targets`).
     pub fn all(t: Int, targets: &[Int]) -> Vec<IntOp> {
-        let mut ops: Vec<IntOp> = ARITH
-            .iter()
-            .filter(|o| !t.signed() || !is_bitwise(o))
-            .map(|o| IntOp::Arith(o))
-            .collect();
+        let mut ops: Vec<IntOp> =
+            ARITH.iter().filter(|o| !t.signed() || !is_bitwise(o)).map(|o| IntOp::Arith(o)).collect();
         if !t.signed() {
             ops.extend(SHIFT.iter().map(|o| IntOp::Shift(o)));
         }
@@ -134,11 +129,7 @@ impl IntOp {
                 Some(t.from_bits(if op == "shl" { x << n } else { x >> n }))
             }
             IntOp::Compare(op) => {
-                let o = if t == Int::U256 {
-                    a.as_u256().cmp(&b.as_u256())
-                } else {
-                    a.cmp(&b)
-                };
+                let o = if t == Int::U256 { a.as_u256().cmp(&b.as_u256()) } else { a.cmp(&b) };
                 let r = match op {
                     "lt" => o.is_lt(),
                     "gt" => o.is_gt(),
@@ -151,11 +142,7 @@ impl IntOp {
                 Some(I256::from(u8::from(r)))
             }
             IntOp::Cast(to) => {
-                let fits = if t == Int::U256 {
-                    to.contains_unsigned(a.as_u256())
-                } else {
-                    to.contains(a)
-                };
+                let fits = if t == Int::U256 { to.contains_unsigned(a.as_u256()) } else { to.contains(a) };
                 fits.then(|| to.from_bits(a.as_u256()))
             }
             IntOp::Negate => {
@@ -232,9 +219,7 @@ pub fn generate(rng: &mut Rng) -> Program {
                         }
                     }
                     // Half the casts aim at the target's range boundary.
-                    IntOp::Cast(to) if rng.chance(1, 2) => {
-                        ty.edge_at_width(rng, to.bits().min(ty.bits()))
-                    }
+                    IntOp::Cast(to) if rng.chance(1, 2) => ty.edge_at_width(rng, to.bits().min(ty.bits())),
                     _ => ty.edge_value(rng),
                 };
                 values.push(v);
@@ -247,11 +232,7 @@ pub fn generate(rng: &mut Rng) -> Program {
                     }
                 });
             }
-            let expect = Expect {
-                result: op.result(t),
-                value: op.eval(t, &values),
-                offset: operands.len() as u16,
-            };
+            let expect = Expect { result: op.result(t), value: op.eval(t, &values), offset: operands.len() as u16 };
             let mut p = single(op.function_text(t, "t", &operands), args);
             p.expect = Some(expect);
             return p;
@@ -260,30 +241,16 @@ pub fn generate(rng: &mut Rng) -> Program {
             let (params, body): (Vec<Sc>, String) = match rng.below(3) {
                 0 => {
                     let op = rng.pick(&["and", "or", "eq", "neq"]);
-                    (
-                        vec![Sc::Bool, Sc::Bool],
-                        format!("    move_loc a0\n    move_loc a1\n    {op}\n"),
-                    )
+                    (vec![Sc::Bool, Sc::Bool], format!("    move_loc a0\n    move_loc a1\n    {op}\n"))
                 }
                 1 => {
                     let v = t.text(t.edge_value(rng));
-                    let load = if rng.chance(1, 3) {
-                        format!("ld_const <{tn}> {v}")
-                    } else {
-                        format!("ld_{tn} {v}")
-                    };
-                    return single(
-                        format!("public fun t(): {tn}\n    {load}\n    ret\n"),
-                        Vec::new(),
-                    );
+                    let load = if rng.chance(1, 3) { format!("ld_const <{tn}> {v}") } else { format!("ld_{tn} {v}") };
+                    return single(format!("public fun t(): {tn}\n    {load}\n    ret\n"), Vec::new());
                 }
                 _ => (vec![Sc::Bool], "    move_loc a0\n    not\n".into()),
             };
-            let header: Vec<String> = params
-                .iter()
-                .enumerate()
-                .map(|(i, p)| format!("a{i}: {}", p.name()))
-                .collect();
+            let header: Vec<String> = params.iter().enumerate().map(|(i, p)| format!("a{i}: {}", p.name())).collect();
             let text = format!("public fun t({}): bool\n{body}    ret\n", header.join(", "));
             (text, params.iter().map(|p| p.random_bcs(rng)).collect())
         }

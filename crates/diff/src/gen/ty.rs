@@ -26,9 +26,7 @@ pub enum Int {
 pub const WIDTHS: [u32; 6] = [8, 16, 32, 64, 128, 256];
 
 /// Shift amounts (`u8`) at and around every width, and the largest.
-pub const SHIFT_EDGES: [u8; 21] = [
-    0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 254, 255,
-];
+pub const SHIFT_EDGES: [u8; 21] = [0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 254, 255];
 
 /// A shift amount for a `bits`-wide value: mostly an edge below the
 /// width, sometimes any edge (at or past the width: `ARITHMETIC_ERROR`),
@@ -38,10 +36,7 @@ pub fn shift_amount(rng: &mut Rng, bits: u32) -> u8 {
         0 => rng.pick(&SHIFT_EDGES),
         1 | 2 => rng.below(bits as usize) as u8,
         _ => {
-            let below: Vec<u8> = SHIFT_EDGES
-                .into_iter()
-                .filter(|k| u32::from(*k) < bits)
-                .collect();
+            let below: Vec<u8> = SHIFT_EDGES.into_iter().filter(|k| u32::from(*k) < bits).collect();
             rng.pick(&below)
         }
     }
@@ -74,10 +69,7 @@ impl Int {
         }
     }
     pub fn signed(self) -> bool {
-        matches!(
-            self,
-            Int::I8 | Int::I16 | Int::I32 | Int::I64 | Int::I128 | Int::I256
-        )
+        matches!(self, Int::I8 | Int::I16 | Int::I32 | Int::I64 | Int::I128 | Int::I256)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -105,10 +97,7 @@ impl Int {
     }
     /// The types a unit of `version` (and flavour) may use.
     pub fn available(version: u32, sui: bool) -> Vec<Int> {
-        Int::ALL
-            .into_iter()
-            .filter(|i| i.since_version() <= version && !(sui && i.signed()))
-            .collect()
+        Int::ALL.into_iter().filter(|i| i.since_version() <= version && !(sui && i.signed())).collect()
     }
 
     /// The value of the low `bits()` bits of `raw` in this type, in the
@@ -116,11 +105,7 @@ impl Int {
     /// keeps its bits).
     pub fn from_bits(self, raw: U256) -> I256 {
         let bits = self.bits();
-        let raw = if bits == 256 {
-            raw
-        } else {
-            raw & ((U256::ONE << bits) - 1)
-        };
+        let raw = if bits == 256 { raw } else { raw & ((U256::ONE << bits) - 1) };
         if self.signed() && bits < 256 && raw >= (U256::ONE << (bits - 1)) {
             raw.as_i256() - (I256::ONE << bits)
         } else {
@@ -147,39 +132,21 @@ impl Int {
     /// first values past them).
     pub fn key_edges(self) -> Vec<I256> {
         let own = self.bits();
-        self.edges_with(move |w| {
-            if w == own {
-                (&[-2, -1, 0, 1], &[-2, -1, 0, 1])
-            } else {
-                (&[-1, 0], &[-1, 0])
-            }
-        })
+        self.edges_with(move |w| if w == own { (&[-2, -1, 0, 1], &[-2, -1, 0, 1]) } else { (&[-1, 0], &[-1, 0]) })
     }
 
     /// A few values to pair with every constant: 0..3 and the edges of
     /// this type's own width (MIN, MIN+1, MAX, -1, 2^(bits-1) as bits...).
     pub fn probes(self) -> Vec<I256> {
         let own = self.bits();
-        self.edges_with(move |w| {
-            if w == own {
-                (&[-1, 0], &[-1, 0])
-            } else {
-                (&[], &[])
-            }
-        })
+        self.edges_with(move |w| if w == own { (&[-1, 0], &[-1, 0]) } else { (&[], &[]) })
     }
 
     /// One of the edges at width `w` alone (the MIN and MAX of the `w`-bit
     /// types and their neighbours, in this type): what a cast to a `w`-bit
     /// type must get exactly right.
     pub fn edge_at_width(self, rng: &mut Rng, w: u32) -> I256 {
-        let e = self.edges_with(move |x| {
-            if x == w {
-                (&[-2, -1, 0, 1], &[-2, -1, 0, 1])
-            } else {
-                (&[], &[])
-            }
-        });
+        let e = self.edges_with(move |x| if x == w { (&[-2, -1, 0, 1], &[-2, -1, 0, 1]) } else { (&[], &[]) });
         e[rng.below(e.len())]
     }
 
@@ -191,16 +158,8 @@ impl Int {
             let half = U256::ONE << (w - 1);
             let full = half.wrapping_add(half);
             let (around_half, around_full) = at(w);
-            cands.extend(
-                around_half
-                    .iter()
-                    .map(|d| half.wrapping_add(I256::from(*d).as_u256())),
-            );
-            cands.extend(
-                around_full
-                    .iter()
-                    .map(|d| full.wrapping_add(I256::from(*d).as_u256())),
-            );
+            cands.extend(around_half.iter().map(|d| half.wrapping_add(I256::from(*d).as_u256())));
+            cands.extend(around_full.iter().map(|d| full.wrapping_add(I256::from(*d).as_u256())));
         }
         let negated: Vec<U256> = cands.iter().map(|c| c.wrapping_neg()).collect();
         cands.extend(negated);
@@ -325,10 +284,7 @@ mod tests {
             let e = t.edges();
             let (min, max) = t.range();
             assert!(e.iter().all(|v| *v >= min && *v <= max), "{t:?}");
-            assert!(
-                e.contains(&min) && e.contains(&max) && e.contains(&I256::ZERO),
-                "{t:?}"
-            );
+            assert!(e.contains(&min) && e.contains(&max) && e.contains(&I256::ZERO), "{t:?}");
             let mut sorted = e.clone();
             sorted.dedup();
             assert_eq!(sorted.len(), e.len(), "{t:?} has duplicates");
@@ -347,20 +303,12 @@ mod tests {
             I256::from(-2),
             I256::MIN,
         ] {
-            assert!(
-                u256.contains(&want),
-                "u256 edges lack {}",
-                Int::U256.text(want)
-            );
+            assert!(u256.contains(&want), "u256 edges lack {}", Int::U256.text(want));
         }
         let i256 = Int::I256.edges();
-        for want in [
-            I256::ONE << 127,
-            (I256::ONE << 128u32) - 1,
-            -(I256::ONE << 127u32) - 1,
-            I256::MIN + 1,
-            I256::MAX - 1,
-        ] {
+        for want in
+            [I256::ONE << 127, (I256::ONE << 128u32) - 1, -(I256::ONE << 127u32) - 1, I256::MIN + 1, I256::MAX - 1]
+        {
             assert!(i256.contains(&want), "i256 edges lack {want}");
         }
     }
@@ -369,18 +317,10 @@ mod tests {
     fn table_sets_are_nested_and_keep_the_f1_values() {
         for t in Int::ALL {
             let (e, k, p) = (t.edges(), t.key_edges(), t.probes());
-            assert!(
-                k.iter().all(|v| e.contains(v)) && p.iter().all(|v| k.contains(v)),
-                "{t:?}"
-            );
+            assert!(k.iter().all(|v| e.contains(v)) && p.iter().all(|v| k.contains(v)), "{t:?}");
         }
         let k = Int::I256.key_edges();
-        for want in [
-            I256::ONE << 127u32,
-            (I256::ONE << 128u32) - 1,
-            I256::ONE << 128u32,
-            -(I256::ONE << 127u32),
-        ] {
+        for want in [I256::ONE << 127u32, (I256::ONE << 128u32) - 1, I256::ONE << 128u32, -(I256::ONE << 127u32)] {
             assert!(k.contains(&want), "i256 key edges lack {want}");
         }
     }

@@ -10,16 +10,8 @@ use ethnum::{I256, U256};
 pub(crate) fn code_unit(r: &mut Reader) -> FormatResult<CodeUnit> {
     let locals = SignatureIndex(r.index(limit::TABLE_INDEX, "locals signature index")?);
     let code = instructions(r)?;
-    let jump_tables = if r.flavour == Flavour::Sui {
-        jump_tables(r)?
-    } else {
-        Vec::new()
-    };
-    Ok(CodeUnit {
-        locals,
-        code,
-        jump_tables,
-    })
+    let jump_tables = if r.flavour == Flavour::Sui { jump_tables(r)? } else { Vec::new() };
+    Ok(CodeUnit { locals, code, jump_tables })
 }
 
 fn jump_tables(r: &mut Reader) -> FormatResult<Vec<VariantJumpTable>> {
@@ -31,20 +23,13 @@ fn jump_tables(r: &mut Reader) -> FormatResult<Vec<VariantJumpTable>> {
         let at = r.offset();
         let kind = r.u8()?;
         if kind != JUMP_TABLE_FULL {
-            return Err(r.error_at(
-                at,
-                StatusCode::UNKNOWN_JUMP_TABLE_FLAG,
-                format!("jump table kind {kind:#04x}"),
-            ));
+            return Err(r.error_at(at, StatusCode::UNKNOWN_JUMP_TABLE_FLAG, format!("jump table kind {kind:#04x}")));
         }
         let mut jump_table = Vec::with_capacity(branches.min(r.remaining()));
         for _ in 0..branches {
             jump_table.push(r.index(limit::BYTECODE_INDEX, "jump table target")?);
         }
-        out.push(VariantJumpTable {
-            head_enum,
-            jump_table,
-        });
+        out.push(VariantJumpTable { head_enum, jump_table });
     }
     Ok(out)
 }
@@ -62,73 +47,33 @@ fn instruction(r: &mut Reader) -> FormatResult<Bytecode> {
     let at = r.offset();
     let byte = r.u8()?;
     let Some(op) = Opcode::from_byte(byte, r.flavour) else {
-        return Err(r.error_at(
-            at,
-            StatusCode::UNKNOWN_OPCODE,
-            format!("unknown opcode {byte:#04x}"),
-        ));
+        return Err(r.error_at(at, StatusCode::UNKNOWN_OPCODE, format!("unknown opcode {byte:#04x}")));
     };
     if op.since_version() > r.version {
         return Err(r.error_at(
             at,
             StatusCode::MALFORMED,
-            format!(
-                "{} needs bytecode version {}, module is v{}",
-                op.name(),
-                op.since_version(),
-                r.version
-            ),
+            format!("{} needs bytecode version {}, module is v{}", op.name(), op.since_version(), r.version),
         ));
     }
     let t = limit::TABLE_INDEX;
     let sig = |r: &mut Reader| r.index(t, "signature index").map(SignatureIndex);
-    let local =
-        |r: &mut Reader| Ok::<_, FormatError>(r.uleb(limit::LOCAL_INDEX, "local index")? as u8);
+    let local = |r: &mut Reader| Ok::<_, FormatError>(r.uleb(limit::LOCAL_INDEX, "local index")? as u8);
     let target = |r: &mut Reader| r.index(limit::BYTECODE_INDEX, "branch target");
-    let sdef = |r: &mut Reader| {
-        r.index(t, "struct definition index")
-            .map(StructDefinitionIndex)
-    };
-    let sinst = |r: &mut Reader| {
-        r.index(t, "struct instantiation index")
-            .map(StructDefInstantiationIndex)
-    };
+    let sdef = |r: &mut Reader| r.index(t, "struct definition index").map(StructDefinitionIndex);
+    let sinst = |r: &mut Reader| r.index(t, "struct instantiation index").map(StructDefInstantiationIndex);
     let fh = |r: &mut Reader| r.index(t, "function handle index").map(FunctionHandleIndex);
-    let finst = |r: &mut Reader| {
-        r.index(t, "function instantiation index")
-            .map(FunctionInstantiationIndex)
-    };
+    let finst = |r: &mut Reader| r.index(t, "function instantiation index").map(FunctionInstantiationIndex);
     let fld = |r: &mut Reader| r.index(t, "field handle index").map(FieldHandleIndex);
-    let fldi = |r: &mut Reader| {
-        r.index(t, "field instantiation index")
-            .map(FieldInstantiationIndex)
-    };
-    let vfh = |r: &mut Reader| {
-        r.index(t, "variant field handle index")
-            .map(VariantFieldHandleIndex)
-    };
-    let vfi = |r: &mut Reader| {
-        r.index(t, "variant field instantiation index")
-            .map(VariantFieldInstantiationIndex)
-    };
-    let svh = |r: &mut Reader| {
-        r.index(t, "struct variant handle index")
-            .map(StructVariantHandleIndex)
-    };
-    let svi = |r: &mut Reader| {
-        r.index(t, "struct variant instantiation index")
-            .map(StructVariantInstantiationIndex)
-    };
-    let vh = |r: &mut Reader| {
-        r.index(limit::SUI_VARIANT_HANDLE_INDEX, "variant handle index")
-            .map(VariantHandleIndex)
-    };
+    let fldi = |r: &mut Reader| r.index(t, "field instantiation index").map(FieldInstantiationIndex);
+    let vfh = |r: &mut Reader| r.index(t, "variant field handle index").map(VariantFieldHandleIndex);
+    let vfi = |r: &mut Reader| r.index(t, "variant field instantiation index").map(VariantFieldInstantiationIndex);
+    let svh = |r: &mut Reader| r.index(t, "struct variant handle index").map(StructVariantHandleIndex);
+    let svi = |r: &mut Reader| r.index(t, "struct variant instantiation index").map(StructVariantInstantiationIndex);
+    let vh = |r: &mut Reader| r.index(limit::SUI_VARIANT_HANDLE_INDEX, "variant handle index").map(VariantHandleIndex);
     let vih = |r: &mut Reader| {
-        r.index(
-            limit::SUI_VARIANT_HANDLE_INDEX,
-            "variant instantiation handle index",
-        )
-        .map(VariantInstantiationHandleIndex)
+        r.index(limit::SUI_VARIANT_HANDLE_INDEX, "variant instantiation handle index")
+            .map(VariantInstantiationHandleIndex)
     };
     let mask = |r: &mut Reader| r.uleb(u64::MAX, "closure mask").map(ClosureMask);
     let signed = StatusCode::MALFORMED;
@@ -220,17 +165,11 @@ fn instruction(r: &mut Reader) -> FormatResult<Bytecode> {
         O::SuiUnpackVariantGeneric => B::SuiUnpackVariantGeneric(vih(r)?),
         O::SuiUnpackVariantGenericImmRef => B::SuiUnpackVariantGenericImmRef(vih(r)?),
         O::SuiUnpackVariantGenericMutRef => B::SuiUnpackVariantGenericMutRef(vih(r)?),
-        O::VariantSwitch => B::VariantSwitch(VariantJumpTableIndex(
-            r.index(limit::JUMP_TABLE_INDEX, "jump table index")?,
-        )),
+        O::VariantSwitch => {
+            B::VariantSwitch(VariantJumpTableIndex(r.index(limit::JUMP_TABLE_INDEX, "jump table index")?))
+        }
         // Only nullary opcodes (returned above) reach here; the opcode
         // table's tests keep that true.
-        _ => {
-            return Err(r.error_at(
-                at,
-                StatusCode::UNKNOWN_OPCODE,
-                format!("no operand decoder for {}", op.name()),
-            ))
-        }
+        _ => return Err(r.error_at(at, StatusCode::UNKNOWN_OPCODE, format!("no operand decoder for {}", op.name()))),
     })
 }

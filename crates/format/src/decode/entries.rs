@@ -24,18 +24,14 @@ fn sig_idx(r: &mut Reader) -> FormatResult<SignatureIndex> {
     r.index(T, "signature index").map(SignatureIndex)
 }
 fn struct_def_idx(r: &mut Reader) -> FormatResult<StructDefinitionIndex> {
-    r.index(T, "struct definition index")
-        .map(StructDefinitionIndex)
+    r.index(T, "struct definition index").map(StructDefinitionIndex)
 }
 fn enum_def_idx(r: &mut Reader) -> FormatResult<EnumDefinitionIndex> {
     r.index(T, "enum definition index").map(EnumDefinitionIndex)
 }
 
 pub(crate) fn module_handle(r: &mut Reader) -> FormatResult<ModuleHandle> {
-    Ok(ModuleHandle {
-        address: address_idx(r)?,
-        name: ident_idx(r)?,
-    })
+    Ok(ModuleHandle { address: address_idx(r)?, name: ident_idx(r)? })
 }
 
 pub(crate) fn struct_handle(r: &mut Reader) -> FormatResult<StructHandle> {
@@ -54,25 +50,9 @@ pub(crate) fn function_handle(r: &mut Reader) -> FormatResult<FunctionHandle> {
     let return_ = sig_idx(r)?;
     let type_parameters = ability_sets(r)?;
     let aptos = r.flavour == Flavour::Aptos;
-    let access_specifiers = if aptos && r.version >= 7 {
-        access_specifiers(r)?
-    } else {
-        None
-    };
-    let attributes = if aptos && r.version >= 8 {
-        attributes(r)?
-    } else {
-        Vec::new()
-    };
-    Ok(FunctionHandle {
-        module,
-        name,
-        parameters,
-        return_,
-        type_parameters,
-        access_specifiers,
-        attributes,
-    })
+    let access_specifiers = if aptos && r.version >= 7 { access_specifiers(r)? } else { None };
+    let attributes = if aptos && r.version >= 8 { attributes(r)? } else { Vec::new() };
+    Ok(FunctionHandle { module, name, parameters, return_, type_parameters, access_specifiers, attributes })
 }
 
 fn marker(r: &mut Reader, what: &str) -> FormatResult<bool> {
@@ -80,11 +60,7 @@ fn marker(r: &mut Reader, what: &str) -> FormatResult<bool> {
     match r.u8()? {
         binary::OPTION_NONE => Ok(false),
         binary::OPTION_SOME => Ok(true),
-        b => Err(r.error_at(
-            at,
-            StatusCode::MALFORMED,
-            format!("malformed {what} marker {b:#04x}"),
-        )),
+        b => Err(r.error_at(at, StatusCode::MALFORMED, format!("malformed {what} marker {b:#04x}"))),
     }
 }
 
@@ -106,13 +82,7 @@ fn access_specifier(r: &mut Reader) -> FormatResult<AccessSpecifier> {
     let kind = match r.u8()? {
         1 => AccessKind::Reads,
         2 => AccessKind::Writes,
-        b => {
-            return Err(r.error_at(
-                at,
-                StatusCode::MALFORMED,
-                format!("malformed access kind {b:#04x}"),
-            ))
-        }
+        b => return Err(r.error_at(at, StatusCode::MALFORMED, format!("malformed access kind {b:#04x}"))),
     };
     let negated = marker(r, "bool")?;
     let at = r.offset();
@@ -125,13 +95,7 @@ fn access_specifier(r: &mut Reader) -> FormatResult<AccessSpecifier> {
             let h = struct_handle_idx(r)?;
             ResourceSpecifier::ResourceInstantiation(h, sig_idx(r)?)
         }
-        b => {
-            return Err(r.error_at(
-                at,
-                StatusCode::MALFORMED,
-                format!("malformed resource specifier {b:#04x}"),
-            ))
-        }
+        b => return Err(r.error_at(at, StatusCode::MALFORMED, format!("malformed resource specifier {b:#04x}"))),
     };
     let at = r.offset();
     let address = match r.u8()? {
@@ -140,28 +104,15 @@ fn access_specifier(r: &mut Reader) -> FormatResult<AccessSpecifier> {
         address_spec::PARAMETER => {
             let param = r.uleb(limit::LOCAL_INDEX, "parameter index")? as u8;
             let func = if marker(r, "option")? {
-                Some(FunctionInstantiationIndex(
-                    r.index(T, "function instantiation index")?,
-                ))
+                Some(FunctionInstantiationIndex(r.index(T, "function instantiation index")?))
             } else {
                 None
             };
             AddressSpecifier::Parameter(param, func)
         }
-        b => {
-            return Err(r.error_at(
-                at,
-                StatusCode::MALFORMED,
-                format!("malformed address specifier {b:#04x}"),
-            ))
-        }
+        b => return Err(r.error_at(at, StatusCode::MALFORMED, format!("malformed address specifier {b:#04x}"))),
     };
-    Ok(AccessSpecifier {
-        kind,
-        negated,
-        resource,
-        address,
-    })
+    Ok(AccessSpecifier { kind, negated, resource, address })
 }
 
 fn attributes(r: &mut Reader) -> FormatResult<Vec<FunctionAttribute>> {
@@ -171,25 +122,16 @@ fn attributes(r: &mut Reader) -> FormatResult<Vec<FunctionAttribute>> {
         let at = r.offset();
         let tag = r.u8()?;
         if !(attribute::PERSISTENT..=attribute::BORROW_FIELD_MUTABLE).contains(&tag) {
-            return Err(r.error_at(
-                at,
-                StatusCode::MALFORMED,
-                format!("malformed attribute {tag}"),
-            ));
+            return Err(r.error_at(at, StatusCode::MALFORMED, format!("malformed attribute {tag}")));
         }
         if tag >= attribute::PACK && r.version < 10 {
             return Err(r.error_at(
                 at,
                 StatusCode::MALFORMED,
-                format!(
-                    "attribute {tag} needs bytecode version 10, module is v{}",
-                    r.version
-                ),
+                format!("attribute {tag} needs bytecode version 10, module is v{}", r.version),
             ));
         }
-        let u16_arg = |r: &mut Reader| {
-            Ok::<_, FormatError>(u16::from_le_bytes(r.array(StatusCode::BAD_U16)?))
-        };
+        let u16_arg = |r: &mut Reader| Ok::<_, FormatError>(u16::from_le_bytes(r.array(StatusCode::BAD_U16)?));
         out.push(match tag {
             attribute::PERSISTENT => FunctionAttribute::Persistent,
             attribute::MODULE_LOCK => FunctionAttribute::ModuleLock,
@@ -198,9 +140,7 @@ fn attributes(r: &mut Reader) -> FormatResult<Vec<FunctionAttribute>> {
             attribute::UNPACK => FunctionAttribute::Unpack,
             attribute::UNPACK_VARIANT => FunctionAttribute::UnpackVariant(u16_arg(r)?),
             attribute::TEST_VARIANT => FunctionAttribute::TestVariant(u16_arg(r)?),
-            attribute::BORROW_FIELD_IMMUTABLE => {
-                FunctionAttribute::BorrowFieldImmutable(u16_arg(r)?)
-            }
+            attribute::BORROW_FIELD_IMMUTABLE => FunctionAttribute::BorrowFieldImmutable(u16_arg(r)?),
             _ => FunctionAttribute::BorrowFieldMutable(u16_arg(r)?),
         });
     }
@@ -209,9 +149,7 @@ fn attributes(r: &mut Reader) -> FormatResult<Vec<FunctionAttribute>> {
 
 pub(crate) fn function_instantiation(r: &mut Reader) -> FormatResult<FunctionInstantiation> {
     Ok(FunctionInstantiation {
-        handle: r
-            .index(T, "function handle index")
-            .map(FunctionHandleIndex)?,
+        handle: r.index(T, "function handle index").map(FunctionHandleIndex)?,
         type_parameters: sig_idx(r)?,
     })
 }
@@ -241,10 +179,7 @@ fn field_defs(r: &mut Reader) -> FormatResult<Vec<FieldDefinition>> {
     let mut out = Vec::with_capacity(n.min(r.remaining()));
     for _ in 0..n {
         let name = ident_idx(r)?;
-        out.push(FieldDefinition {
-            name,
-            signature: signature_token(r)?,
-        });
+        out.push(FieldDefinition { name, signature: signature_token(r)? });
     }
     Ok(out)
 }
@@ -254,10 +189,7 @@ fn variant_defs(r: &mut Reader) -> FormatResult<Vec<VariantDefinition>> {
     let mut out = Vec::with_capacity(n.min(r.remaining()));
     for _ in 0..n {
         let name = ident_idx(r)?;
-        out.push(VariantDefinition {
-            name,
-            fields: field_defs(r)?,
-        });
+        out.push(VariantDefinition { name, fields: field_defs(r)? });
     }
     Ok(out)
 }
@@ -274,51 +206,28 @@ pub(crate) fn struct_def(r: &mut Reader) -> FormatResult<StructDefinition> {
                 return Err(r.error_at(
                     at,
                     StatusCode::MALFORMED,
-                    format!(
-                        "enum types need bytecode version 7, module is v{}",
-                        r.version
-                    ),
+                    format!("enum types need bytecode version 7, module is v{}", r.version),
                 ));
             }
             StructFieldInformation::DeclaredVariants(variant_defs(r)?)
         }
-        _ => {
-            return Err(r.error_at(
-                at,
-                StatusCode::UNKNOWN_NATIVE_STRUCT_FLAG,
-                format!("struct flag {flag:#04x}"),
-            ))
-        }
+        _ => return Err(r.error_at(at, StatusCode::UNKNOWN_NATIVE_STRUCT_FLAG, format!("struct flag {flag:#04x}"))),
     };
-    Ok(StructDefinition {
-        struct_handle,
-        field_information,
-    })
+    Ok(StructDefinition { struct_handle, field_information })
 }
 
 pub(crate) fn struct_def_instantiation(r: &mut Reader) -> FormatResult<StructDefInstantiation> {
-    Ok(StructDefInstantiation {
-        def: struct_def_idx(r)?,
-        type_parameters: sig_idx(r)?,
-    })
+    Ok(StructDefInstantiation { def: struct_def_idx(r)?, type_parameters: sig_idx(r)? })
 }
 
 pub(crate) fn function_def(r: &mut Reader) -> FormatResult<FunctionDefinition> {
-    let function = r
-        .index(T, "function handle index")
-        .map(FunctionHandleIndex)?;
+    let function = r.index(T, "function handle index").map(FunctionHandleIndex)?;
     let at = r.offset();
     let visibility = match r.u8()? {
         0 => Visibility::Private,
         1 => Visibility::Public,
         3 => Visibility::Friend,
-        b => {
-            return Err(r.error_at(
-                at,
-                StatusCode::MALFORMED,
-                format!("invalid visibility byte {b:#04x}"),
-            ))
-        }
+        b => return Err(r.error_at(at, StatusCode::MALFORMED, format!("invalid visibility byte {b:#04x}"))),
     };
     let flags_at = r.offset();
     let flags = r.u8()?;
@@ -339,20 +248,11 @@ pub(crate) fn function_def(r: &mut Reader) -> FormatResult<FunctionDefinition> {
             format!("unknown function flags {extra:#04x}"),
         ));
     }
-    Ok(FunctionDefinition {
-        function,
-        visibility,
-        is_entry,
-        acquires_global_resources,
-        code,
-    })
+    Ok(FunctionDefinition { function, visibility, is_entry, acquires_global_resources, code })
 }
 
 pub(crate) fn field_handle(r: &mut Reader) -> FormatResult<FieldHandle> {
-    Ok(FieldHandle {
-        owner: struct_def_idx(r)?,
-        field: r.uleb(limit::FIELD_OFFSET, "field offset")? as u16,
-    })
+    Ok(FieldHandle { owner: struct_def_idx(r)?, field: r.uleb(limit::FIELD_OFFSET, "field offset")? as u16 })
 }
 
 pub(crate) fn field_instantiation(r: &mut Reader) -> FormatResult<FieldInstantiation> {
@@ -372,20 +272,12 @@ pub(crate) fn variant_field_handle(r: &mut Reader) -> FormatResult<VariantFieldH
     for _ in 0..n {
         variants.push(r.uleb(limit::VARIANT_OFFSET, "variant offset")? as u16);
     }
-    Ok(VariantFieldHandle {
-        struct_index,
-        variants,
-        field,
-    })
+    Ok(VariantFieldHandle { struct_index, variants, field })
 }
 
-pub(crate) fn variant_field_instantiation(
-    r: &mut Reader,
-) -> FormatResult<VariantFieldInstantiation> {
+pub(crate) fn variant_field_instantiation(r: &mut Reader) -> FormatResult<VariantFieldInstantiation> {
     Ok(VariantFieldInstantiation {
-        handle: r
-            .index(T, "variant field handle index")
-            .map(VariantFieldHandleIndex)?,
+        handle: r.index(T, "variant field handle index").map(VariantFieldHandleIndex)?,
         type_parameters: sig_idx(r)?,
     })
 }
@@ -397,13 +289,9 @@ pub(crate) fn struct_variant_handle(r: &mut Reader) -> FormatResult<StructVarian
     })
 }
 
-pub(crate) fn struct_variant_instantiation(
-    r: &mut Reader,
-) -> FormatResult<StructVariantInstantiation> {
+pub(crate) fn struct_variant_instantiation(r: &mut Reader) -> FormatResult<StructVariantInstantiation> {
     Ok(StructVariantInstantiation {
-        handle: r
-            .index(T, "struct variant handle index")
-            .map(StructVariantHandleIndex)?,
+        handle: r.index(T, "struct variant handle index").map(StructVariantHandleIndex)?,
         type_parameters: sig_idx(r)?,
     })
 }
@@ -415,44 +303,27 @@ pub(crate) fn enum_def(r: &mut Reader) -> FormatResult<EnumDefinition> {
     let at = r.offset();
     let flag = r.u8()?;
     if flag != binary::ENUM_FLAG_DECLARED {
-        return Err(r.error_at(
-            at,
-            StatusCode::UNKNOWN_ENUM_FLAG,
-            format!("enum flag {flag:#04x}"),
-        ));
+        return Err(r.error_at(at, StatusCode::UNKNOWN_ENUM_FLAG, format!("enum flag {flag:#04x}")));
     }
     let at = r.offset();
     let variants = variant_defs(r)?;
     if variants.is_empty() {
         return Err(r.error_at(at, StatusCode::MALFORMED, "enum type with no variants"));
     }
-    Ok(EnumDefinition {
-        enum_handle,
-        variants,
-    })
+    Ok(EnumDefinition { enum_handle, variants })
 }
 
 pub(crate) fn enum_def_instantiation(r: &mut Reader) -> FormatResult<EnumDefInstantiation> {
-    Ok(EnumDefInstantiation {
-        def: enum_def_idx(r)?,
-        type_parameters: sig_idx(r)?,
-    })
+    Ok(EnumDefInstantiation { def: enum_def_idx(r)?, type_parameters: sig_idx(r)? })
 }
 
 pub(crate) fn variant_handle(r: &mut Reader) -> FormatResult<VariantHandle> {
-    Ok(VariantHandle {
-        enum_def: enum_def_idx(r)?,
-        variant: r.uleb(limit::SUI_VARIANT_TAG, "variant tag")? as u16,
-    })
+    Ok(VariantHandle { enum_def: enum_def_idx(r)?, variant: r.uleb(limit::SUI_VARIANT_TAG, "variant tag")? as u16 })
 }
 
-pub(crate) fn variant_instantiation_handle(
-    r: &mut Reader,
-) -> FormatResult<VariantInstantiationHandle> {
+pub(crate) fn variant_instantiation_handle(r: &mut Reader) -> FormatResult<VariantInstantiationHandle> {
     Ok(VariantInstantiationHandle {
-        enum_def: r
-            .index(T, "enum instantiation index")
-            .map(EnumDefInstantiationIndex)?,
+        enum_def: r.index(T, "enum instantiation index").map(EnumDefInstantiationIndex)?,
         variant: r.uleb(limit::SUI_VARIANT_TAG, "variant tag")? as u16,
     })
 }

@@ -58,33 +58,12 @@ fn container(bytes: &[u8]) -> FormatResult<Container<'_>> {
     let mut tables = header::read_directory(&mut r)?;
     let content_base = r.offset();
     let content_len = header::check_directory(&mut tables, bytes.len(), content_base)? as usize;
-    let content_end = content_base
-        .checked_add(content_len)
-        .filter(|&end| end <= bytes.len())
-        .ok_or_else(|| {
-            FormatError::new(
-                StatusCode::MALFORMED,
-                content_base,
-                "table contents",
-                "table contents run past the end",
-            )
-        })?;
+    let content_end = content_base.checked_add(content_len).filter(|&end| end <= bytes.len()).ok_or_else(|| {
+        FormatError::new(StatusCode::MALFORMED, content_base, "table contents", "table contents run past the end")
+    })?;
     let content = &bytes[content_base..content_end];
-    let tail = Reader::new(
-        &bytes[content_end..],
-        content_end,
-        version,
-        flavour,
-        "module tail",
-    );
-    Ok(Container {
-        version,
-        flavour,
-        tables,
-        content,
-        content_base,
-        tail,
-    })
+    let tail = Reader::new(&bytes[content_end..], content_end, version, flavour, "module tail");
+    Ok(Container { version, flavour, tables, content, content_base, tail })
 }
 
 impl<'a> Container<'a> {
@@ -92,13 +71,7 @@ impl<'a> Container<'a> {
         // `check_directory` guaranteed offset + len <= content.len().
         let start = t.offset as usize;
         let end = start + t.len as usize;
-        Reader::new(
-            &self.content[start..end],
-            self.content_base + start,
-            self.version,
-            self.flavour,
-            context,
-        )
+        Reader::new(&self.content[start..end], self.content_base + start, self.version, self.flavour, context)
     }
 
     /// Reads every entry of table `t` with `f` until the table is consumed.
@@ -134,12 +107,7 @@ impl<'a> Container<'a> {
     }
 
     fn err(&self, t: &TableHeader, status: StatusCode, msg: String) -> FormatError {
-        FormatError::new(
-            status,
-            self.content_base + t.offset as usize,
-            "table directory",
-            msg,
-        )
+        FormatError::new(status, self.content_base + t.offset as usize, "table directory", msg)
     }
 }
 
@@ -160,33 +128,19 @@ struct Common {
 fn common_tables(c: &Container, layout: &mut Layout) -> FormatResult<Common> {
     let mut out = Common::default();
     for t in &c.tables {
-        layout
-            .table_offsets
-            .push((t.kind, c.content_base + t.offset as usize));
+        layout.table_offsets.push((t.kind, c.content_base + t.offset as usize));
         match t.kind {
-            table::MODULE_HANDLES => {
-                out.module_handles = c.load(t, "module handle table", entries::module_handle)?
-            }
-            table::STRUCT_HANDLES => {
-                out.struct_handles = c.load(t, "struct handle table", entries::struct_handle)?
-            }
+            table::MODULE_HANDLES => out.module_handles = c.load(t, "module handle table", entries::module_handle)?,
+            table::STRUCT_HANDLES => out.struct_handles = c.load(t, "struct handle table", entries::struct_handle)?,
             table::FUNCTION_HANDLES => {
-                out.function_handles =
-                    c.load(t, "function handle table", entries::function_handle)?
+                out.function_handles = c.load(t, "function handle table", entries::function_handle)?
             }
             table::FUNCTION_INST => {
-                out.function_instantiations = c.load(
-                    t,
-                    "function instantiation table",
-                    entries::function_instantiation,
-                )?
+                out.function_instantiations =
+                    c.load(t, "function instantiation table", entries::function_instantiation)?
             }
-            table::SIGNATURES => {
-                out.signatures = c.load(t, "signature table", entries::signature)?
-            }
-            table::CONSTANT_POOL => {
-                out.constant_pool = c.load(t, "constant pool", entries::constant)?
-            }
+            table::SIGNATURES => out.signatures = c.load(t, "signature table", entries::signature)?,
+            table::CONSTANT_POOL => out.constant_pool = c.load(t, "constant pool", entries::constant)?,
             table::METADATA => {
                 // Sui mainnet rejects metadata (`no_extraneous_module_bytes`).
                 if c.flavour == Flavour::Sui {
@@ -198,20 +152,13 @@ fn common_tables(c: &Container, layout: &mut Layout) -> FormatResult<Common> {
                 }
                 out.metadata = c.load(t, "metadata table", entries::metadata)?
             }
-            table::IDENTIFIERS => {
-                out.identifiers = c.load(t, "identifier table", types::identifier)?
-            }
-            table::ADDRESS_IDENTIFIERS => {
-                out.address_identifiers = c.load(t, "address table", entries::address)?
-            }
+            table::IDENTIFIERS => out.identifiers = c.load(t, "identifier table", types::identifier)?,
+            table::ADDRESS_IDENTIFIERS => out.address_identifiers = c.load(t, "address table", entries::address)?,
             table::KIND_11..=table::KIND_14 if c.version < 7 => {
                 return Err(c.err(
                     t,
                     StatusCode::MALFORMED,
-                    format!(
-                        "table kind {:#04x} (enums) needs bytecode version 7, module is v{}",
-                        t.kind, c.version
-                    ),
+                    format!("table kind {:#04x} (enums) needs bytecode version 7, module is v{}", t.kind, c.version),
                 ));
             }
             _ => {}
@@ -226,14 +173,9 @@ pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledMod
     let mut c = container(bytes)?;
     c.tail.context = "self module handle index";
     let self_handle_offset = c.tail.offset();
-    let self_module_handle_idx = ModuleHandleIndex(
-        c.tail
-            .index(binary::limit::TABLE_INDEX, "self module handle index")?,
-    );
-    let mut layout = Layout {
-        self_handle_offset,
-        ..Layout::default()
-    };
+    let self_module_handle_idx =
+        ModuleHandleIndex(c.tail.index(binary::limit::TABLE_INDEX, "self module handle index")?);
+    let mut layout = Layout { self_handle_offset, ..Layout::default() };
     let common = common_tables(&c, &mut layout)?;
     let mut m = CompiledModule {
         version: c.version,
@@ -253,15 +195,10 @@ pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledMod
     let sui = c.flavour == Flavour::Sui;
     for t in &c.tables {
         match t.kind {
-            table::STRUCT_DEFS => {
-                m.struct_defs = c.load(t, "struct definition table", entries::struct_def)?
-            }
+            table::STRUCT_DEFS => m.struct_defs = c.load(t, "struct definition table", entries::struct_def)?,
             table::STRUCT_DEF_INST => {
-                m.struct_def_instantiations = c.load(
-                    t,
-                    "struct instantiation table",
-                    entries::struct_def_instantiation,
-                )?
+                m.struct_def_instantiations =
+                    c.load(t, "struct instantiation table", entries::struct_def_instantiation)?
             }
             table::FUNCTION_DEFS => {
                 m.function_defs = c.load_with_offsets(
@@ -271,63 +208,33 @@ pub(crate) fn decode_module_unchecked(bytes: &[u8]) -> FormatResult<(CompiledMod
                     &mut layout.function_def_offsets,
                 )?
             }
-            table::FIELD_HANDLES => {
-                m.field_handles = c.load(t, "field handle table", entries::field_handle)?
-            }
+            table::FIELD_HANDLES => m.field_handles = c.load(t, "field handle table", entries::field_handle)?,
             table::FIELD_INST => {
-                m.field_instantiations =
-                    c.load(t, "field instantiation table", entries::field_instantiation)?
+                m.field_instantiations = c.load(t, "field instantiation table", entries::field_instantiation)?
             }
-            table::FRIEND_DECLS => {
-                m.friend_decls = c.load(t, "friend table", entries::module_handle)?
-            }
-            table::KIND_11 if sui => {
-                m.enum_defs = c.load(t, "enum definition table", entries::enum_def)?
-            }
+            table::FRIEND_DECLS => m.friend_decls = c.load(t, "friend table", entries::module_handle)?,
+            table::KIND_11 if sui => m.enum_defs = c.load(t, "enum definition table", entries::enum_def)?,
             table::KIND_12 if sui => {
-                m.enum_def_instantiations = c.load(
-                    t,
-                    "enum instantiation table",
-                    entries::enum_def_instantiation,
-                )?
+                m.enum_def_instantiations = c.load(t, "enum instantiation table", entries::enum_def_instantiation)?
             }
-            table::KIND_13 if sui => {
-                m.variant_handles = c.load(t, "variant handle table", entries::variant_handle)?
-            }
+            table::KIND_13 if sui => m.variant_handles = c.load(t, "variant handle table", entries::variant_handle)?,
             table::KIND_14 if sui => {
-                m.variant_instantiation_handles = c.load(
-                    t,
-                    "variant instantiation handle table",
-                    entries::variant_instantiation_handle,
-                )?
+                m.variant_instantiation_handles =
+                    c.load(t, "variant instantiation handle table", entries::variant_instantiation_handle)?
             }
             table::KIND_11 => {
-                m.variant_field_handles = c.load(
-                    t,
-                    "variant field handle table",
-                    entries::variant_field_handle,
-                )?
+                m.variant_field_handles = c.load(t, "variant field handle table", entries::variant_field_handle)?
             }
             table::KIND_12 => {
-                m.variant_field_instantiations = c.load(
-                    t,
-                    "variant field instantiation table",
-                    entries::variant_field_instantiation,
-                )?
+                m.variant_field_instantiations =
+                    c.load(t, "variant field instantiation table", entries::variant_field_instantiation)?
             }
             table::KIND_13 => {
-                m.struct_variant_handles = c.load(
-                    t,
-                    "struct variant handle table",
-                    entries::struct_variant_handle,
-                )?
+                m.struct_variant_handles = c.load(t, "struct variant handle table", entries::struct_variant_handle)?
             }
             table::KIND_14 => {
-                m.struct_variant_instantiations = c.load(
-                    t,
-                    "struct variant instantiation table",
-                    entries::struct_variant_instantiation,
-                )?
+                m.struct_variant_instantiations =
+                    c.load(t, "struct variant instantiation table", entries::struct_variant_instantiation)?
             }
             _ => {}
         }
@@ -345,25 +252,15 @@ pub(crate) fn decode_script_unchecked(bytes: &[u8]) -> FormatResult<(CompiledScr
     }
     c.tail.context = "script main";
     let type_parameters = types::ability_sets(&mut c.tail)?;
-    let parameters = SignatureIndex(
-        c.tail
-            .index(binary::limit::TABLE_INDEX, "parameters signature index")?,
-    );
-    let access_specifiers = if c.flavour == Flavour::Aptos && c.version >= 8 {
-        entries::access_specifiers(&mut c.tail)?
-    } else {
-        None
-    };
+    let parameters = SignatureIndex(c.tail.index(binary::limit::TABLE_INDEX, "parameters signature index")?);
+    let access_specifiers =
+        if c.flavour == Flavour::Aptos && c.version >= 8 { entries::access_specifiers(&mut c.tail)? } else { None };
     let mut layout = Layout::default();
     layout.function_def_offsets.push(c.tail.offset());
     let code = code::code_unit(&mut c.tail)?;
     let common = common_tables(&c, &mut layout)?;
     if let Some(t) = c.tables.iter().find(|t| !is_script_table(t.kind)) {
-        return Err(c.err(
-            t,
-            StatusCode::MALFORMED,
-            format!("table kind {:#04x} is not allowed in a script", t.kind),
-        ));
+        return Err(c.err(t, StatusCode::MALFORMED, format!("table kind {:#04x} is not allowed in a script", t.kind)));
     }
     check_trailing(&mut c.tail)?;
     let script = CompiledScript {
@@ -409,13 +306,6 @@ fn check_trailing(tail: &mut Reader) -> FormatResult<()> {
         return Ok(());
     }
     tail.context = "end of binary";
-    let status = if tail.flavour == Flavour::Sui {
-        StatusCode::TRAILING_BYTES
-    } else {
-        StatusCode::MALFORMED
-    };
-    Err(tail.error(
-        status,
-        format!("{} trailing bytes after the module", tail.remaining()),
-    ))
+    let status = if tail.flavour == Flavour::Sui { StatusCode::TRAILING_BYTES } else { StatusCode::MALFORMED };
+    Err(tail.error(status, format!("{} trailing bytes after the module", tail.remaining())))
 }

@@ -2,27 +2,15 @@
 
 use crate::binary::{limit, ty};
 use crate::reader::Reader;
-use crate::{
-    AbilitySet, Flavour, FormatResult, SignatureToken, StatusCode, StructHandleIndex,
-    StructTypeParameter,
-};
+use crate::{AbilitySet, Flavour, FormatResult, SignatureToken, StatusCode, StructHandleIndex, StructTypeParameter};
 
 /// A type constructor still waiting for its arguments.
 enum Pending {
     Vector,
     Reference,
     MutableReference,
-    StructInst {
-        handle: StructHandleIndex,
-        arity: usize,
-        args: Vec<SignatureToken>,
-    },
-    Function {
-        abilities: AbilitySet,
-        params: usize,
-        results: usize,
-        args: Vec<SignatureToken>,
-    },
+    StructInst { handle: StructHandleIndex, arity: usize, args: Vec<SignatureToken> },
+    Function { abilities: AbilitySet, params: usize, results: usize, args: Vec<SignatureToken> },
 }
 
 /// One node read from the stream: complete, or a constructor.
@@ -37,42 +25,22 @@ impl Pending {
         match self {
             Pending::Vector => Node::Done(SignatureToken::Vector(Box::new(tok))),
             Pending::Reference => Node::Done(SignatureToken::Reference(Box::new(tok))),
-            Pending::MutableReference => {
-                Node::Done(SignatureToken::MutableReference(Box::new(tok)))
-            }
-            Pending::StructInst {
-                handle,
-                arity,
-                mut args,
-            } => {
+            Pending::MutableReference => Node::Done(SignatureToken::MutableReference(Box::new(tok))),
+            Pending::StructInst { handle, arity, mut args } => {
                 args.push(tok);
                 if args.len() >= arity {
                     Node::Done(SignatureToken::StructInstantiation(handle, args))
                 } else {
-                    Node::Open(Pending::StructInst {
-                        handle,
-                        arity,
-                        args,
-                    })
+                    Node::Open(Pending::StructInst { handle, arity, args })
                 }
             }
-            Pending::Function {
-                abilities,
-                params,
-                results,
-                mut args,
-            } => {
+            Pending::Function { abilities, params, results, mut args } => {
                 args.push(tok);
                 if args.len() >= params + results {
                     let results_vec = args.split_off(params);
                     Node::Done(SignatureToken::Function(args, results_vec, abilities))
                 } else {
-                    Node::Open(Pending::Function {
-                        abilities,
-                        params,
-                        results,
-                        args,
-                    })
+                    Node::Open(Pending::Function { abilities, params, results, args })
                 }
             }
         }
@@ -92,19 +60,13 @@ pub(crate) fn signature_token(r: &mut Reader) -> FormatResult<SignatureToken> {
     stack.push(first);
     loop {
         if stack.len() > limit::SIGNATURE_TOKEN_DEPTH {
-            return Err(r.error(
-                StatusCode::MALFORMED,
-                "signature token nesting deeper than 256",
-            ));
+            return Err(r.error(StatusCode::MALFORMED, "signature token nesting deeper than 256"));
         }
         match stack.pop() {
             Some(Node::Done(tok)) => match stack.pop() {
                 Some(Node::Open(parent)) => stack.push(parent.feed(tok)),
                 Some(Node::Done(_)) => {
-                    return Err(r.error(
-                        StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR,
-                        "token stack out of order",
-                    ))
+                    return Err(r.error(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR, "token stack out of order"))
                 }
                 None => return Ok(tok),
             },
@@ -112,12 +74,7 @@ pub(crate) fn signature_token(r: &mut Reader) -> FormatResult<SignatureToken> {
                 stack.push(open);
                 stack.push(token_node(r)?);
             }
-            None => {
-                return Err(r.error(
-                    StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR,
-                    "empty token stack",
-                ))
-            }
+            None => return Err(r.error(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR, "empty token stack")),
         }
     }
 }
@@ -126,21 +83,13 @@ fn token_node(r: &mut Reader) -> FormatResult<Node> {
     let at = r.offset();
     let tag = r.u8()?;
     let sui = r.flavour == Flavour::Sui;
-    let unknown = |r: &Reader| {
-        r.error_at(
-            at,
-            StatusCode::UNKNOWN_SERIALIZED_TYPE,
-            format!("unknown type tag {tag:#04x}"),
-        )
-    };
+    let unknown =
+        |r: &Reader| r.error_at(at, StatusCode::UNKNOWN_SERIALIZED_TYPE, format!("unknown type tag {tag:#04x}"));
     let too_new = |r: &Reader, what: &str, since: u32| {
         r.error_at(
             at,
             StatusCode::MALFORMED,
-            format!(
-                "{what} types need bytecode version {since}, module is v{}",
-                r.version
-            ),
+            format!("{what} types need bytecode version {since}, module is v{}", r.version),
         )
     };
     if tag > ty::I256 || tag == 0 || (sui && tag >= ty::FUNCTION) {
@@ -172,23 +121,14 @@ fn token_node(r: &mut Reader) -> FormatResult<Node> {
         ty::VECTOR => Node::Open(Pending::Vector),
         ty::REFERENCE => Node::Open(Pending::Reference),
         ty::MUTABLE_REFERENCE => Node::Open(Pending::MutableReference),
-        ty::STRUCT => Node::Done(T::Struct(StructHandleIndex(
-            r.index(limit::TABLE_INDEX, "struct handle index")?,
-        ))),
+        ty::STRUCT => Node::Done(T::Struct(StructHandleIndex(r.index(limit::TABLE_INDEX, "struct handle index")?))),
         ty::STRUCT_INST => {
             let handle = StructHandleIndex(r.index(limit::TABLE_INDEX, "struct handle index")?);
             let arity = r.count(limit::TYPE_PARAMETER_COUNT, "type argument count")?;
             if arity == 0 {
-                return Err(r.error(
-                    StatusCode::MALFORMED,
-                    "struct instantiation with no type arguments",
-                ));
+                return Err(r.error(StatusCode::MALFORMED, "struct instantiation with no type arguments"));
             }
-            Node::Open(Pending::StructInst {
-                handle,
-                arity,
-                args: Vec::new(),
-            })
+            Node::Open(Pending::StructInst { handle, arity, args: Vec::new() })
         }
         ty::TYPE_PARAMETER => Node::Done(T::TypeParameter(type_parameter_index(r)?)),
         ty::FUNCTION => {
@@ -198,12 +138,7 @@ fn token_node(r: &mut Reader) -> FormatResult<Node> {
             if params + results == 0 {
                 Node::Done(T::Function(Vec::new(), Vec::new(), abilities))
             } else {
-                Node::Open(Pending::Function {
-                    abilities,
-                    params,
-                    results,
-                    args: Vec::new(),
-                })
+                Node::Open(Pending::Function { abilities, params, results, args: Vec::new() })
             }
         }
         _ => return Err(unknown(r)),
@@ -215,10 +150,7 @@ fn token_node(r: &mut Reader) -> FormatResult<Node> {
 fn type_parameter_index(r: &mut Reader) -> FormatResult<u16> {
     let v = r.uleb(limit::TYPE_PARAMETER_INDEX, "type parameter index")?;
     u16::try_from(v).map_err(|_| {
-        r.error(
-            StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR,
-            "type parameter index 65536 does not fit in u16",
-        )
+        r.error(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR, "type parameter index 65536 does not fit in u16")
     })
 }
 
@@ -254,10 +186,7 @@ pub(crate) fn struct_type_parameters(r: &mut Reader) -> FormatResult<Vec<StructT
     for _ in 0..n {
         let constraints = ability_set(r)?;
         let is_phantom = r.uleb(1, "phantom flag")? != 0;
-        out.push(StructTypeParameter {
-            constraints,
-            is_phantom,
-        });
+        out.push(StructTypeParameter { constraints, is_phantom });
     }
     Ok(out)
 }
@@ -271,22 +200,13 @@ pub(crate) fn byte_blob(r: &mut Reader, max: u64, what: &str) -> FormatResult<Ve
 /// An identifier: valid UTF-8 and a valid Move identifier; `$` only from v9
 /// (which only Aptos has).
 pub(crate) fn identifier(r: &mut Reader) -> FormatResult<String> {
-    let max = if r.flavour == Flavour::Sui {
-        limit::IDENTIFIER_SIZE_SUI
-    } else {
-        limit::IDENTIFIER_SIZE_APTOS
-    };
+    let max = if r.flavour == Flavour::Sui { limit::IDENTIFIER_SIZE_SUI } else { limit::IDENTIFIER_SIZE_APTOS };
     let at = r.offset();
     let n = r.count(max, "identifier size")?;
     let raw = r.bytes(n, StatusCode::MALFORMED)?;
-    let s = std::str::from_utf8(raw)
-        .map_err(|_| r.error_at(at, StatusCode::MALFORMED, "identifier is not UTF-8"))?;
+    let s = std::str::from_utf8(raw).map_err(|_| r.error_at(at, StatusCode::MALFORMED, "identifier is not UTF-8"))?;
     if !is_valid_identifier(s, r.version >= 9) {
-        return Err(r.error_at(
-            at,
-            StatusCode::MALFORMED,
-            format!("invalid identifier {s:?}"),
-        ));
+        return Err(r.error_at(at, StatusCode::MALFORMED, format!("invalid identifier {s:?}")));
     }
     Ok(s.to_string())
 }
@@ -296,10 +216,7 @@ pub(crate) fn identifier(r: &mut Reader) -> FormatResult<String> {
 /// only when `dollar` (bytecode v9+).
 pub fn is_valid_identifier(s: &str, dollar: bool) -> bool {
     let b = s.as_bytes();
-    let body_ok = |rest: &[u8]| {
-        rest.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || (dollar && c == b'$'))
-    };
+    let body_ok = |rest: &[u8]| rest.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || (dollar && c == b'$'));
     if b == b"<SELF>" {
         return true;
     }

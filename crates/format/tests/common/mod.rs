@@ -7,10 +7,7 @@ use std::path::{Path, PathBuf};
 /// `/work/shared` seen from the workspace root (`<root>/../shared`).
 pub fn shared_dir() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = manifest
-        .parent()
-        .and_then(Path::parent)
-        .expect("workspace root above crates/format");
+    let root = manifest.parent().and_then(Path::parent).expect("workspace root above crates/format");
     root.join("..").join("shared")
 }
 

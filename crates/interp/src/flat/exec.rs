@@ -9,11 +9,11 @@ use crate::loader::LoadedModule;
 use movejit_format::AccountAddress;
 use movejit_runtime::arith::{self, BinOp, CmpOp};
 use movejit_runtime::error::TrapResult;
+use movejit_runtime::ethnum::{I256, U256};
 use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
 use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
-use movejit_runtime::ethnum::{I256, U256};
 use std::sync::Arc;
 
 type L = Arc<FlatLayout>;
@@ -214,7 +214,8 @@ struct Args<'x> {
 impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     pub(crate) fn new(s: &'a mut Session<'e, 'r>, gas: &'a mut GasMeter) -> Self {
         let limits = &s.engine.config.limits;
-        let (max_stack, max_depth, max_vec) = (limits.max_operand_stack as u32, limits.max_call_depth, limits.max_vector_len);
+        let (max_stack, max_depth, max_vec) =
+            (limits.max_operand_stack as u32, limits.max_call_depth, limits.max_vector_len);
         FlatInterp {
             s,
             gas,
@@ -265,16 +266,28 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             self.entry_rets.push(FlatValue::zeroed(self.s.flat_layout(t)?));
         }
         let arg_slots: Vec<(Addr, L)> = slots.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
-        let ret_slots: Vec<(Addr, L)> = self.entry_rets.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
+        let ret_slots: Vec<(Addr, L)> =
+            self.entry_rets.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
         let ty_args = Arc::new(ty_args);
         let callee = self.s.flat_callee(&m, def, ty_args.clone())?;
-        let r = match self.call(&callee, Args { slots: &arg_slots, mutable: &mutable }, &ret_slots, 0, ret_slots.len() as u32, &ty_args) {
+        let r = match self.call(
+            &callee,
+            Args { slots: &arg_slots, mutable: &mutable },
+            &ret_slots,
+            0,
+            ret_slots.len() as u32,
+            &ty_args,
+        ) {
             Ok(pushed) => {
                 // Argument slots were consumed by the call (moved or dropped).
                 for s in slots {
                     s.forget_moved();
                 }
-                if pushed { self.run() } else { Ok(()) }
+                if pushed {
+                    self.run()
+                } else {
+                    Ok(())
+                }
             }
             // A failed call leaves each argument in place or dropped:
             // dropping the slots frees what is left.
@@ -547,7 +560,14 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: l.clone() }).collect();
         let gas_before = self.gas.remaining();
         let state = CallState { depth: self.frames.len() as u64 + 1, stack_base: sbase as u64, gas_left: gas_before };
-        let call = SeamCall { module: &p.module.id, fdef: p.def, ty_args: &p.ty_args, args: &seam_args, rets: &seam_rets, state };
+        let call = SeamCall {
+            module: &p.module.id,
+            fdef: p.def,
+            ty_args: &p.ty_args,
+            args: &seam_args,
+            rets: &seam_rets,
+            state,
+        };
         let r = code.call(&mut *self.s, &mut self.natives, call);
         self.s.compiled = Some(code);
         let settle = |gas: &mut GasMeter, left: Option<u64>| -> VmResult<()> {
@@ -875,7 +895,11 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let v = at(*src);
                     if mem::vec_len(v) != *n {
                         let mut none = [];
-                        return Err(Box::new(mem::vec_unpack(e, v, *n, &mut none).err().unwrap_or_else(|| VmError::invariant("vec_unpack"))));
+                        return Err(Box::new(
+                            mem::vec_unpack(e, v, *n, &mut none)
+                                .err()
+                                .unwrap_or_else(|| VmError::invariant("vec_unpack")),
+                        ));
                     }
                     return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
                 }
@@ -917,7 +941,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveFrom { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, ty)?;
-                    let v = self.s.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::missing_resource(&addr, true))?;
+                    let v = self
+                        .s
+                        .globals
+                        .flat
+                        .get_mut(slot)
+                        .and_then(|g| g.take())
+                        .ok_or_else(|| VmError::missing_resource(&addr, true))?;
                     self.s.globals.meta[slot].dirty = true;
                     mem::move_in(v, at(*a));
                 }
@@ -944,7 +974,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     mem::put_closure(at(site.dst), c);
                 }
                 Op::CallClosure(site) => {
-                    let c = mem::take_closure(at(site.closure)).ok_or_else(|| inv("call of an empty function value"))?;
+                    let c =
+                        mem::take_closure(at(site.closure)).ok_or_else(|| inv("call of an empty function value"))?;
                     if let Some(f) = self.frames.last_mut() {
                         f.pc = *pc;
                     }
@@ -967,7 +998,14 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// the first's stack check, then the second's gas (errors from here on
     /// are located at the second).
     #[inline(always)]
-    fn second_of_pair(&mut self, p: &Prepared, pc: &mut usize, sbase: u32, limit_checks: bool, metered: bool) -> TrapResult<()> {
+    fn second_of_pair(
+        &mut self,
+        p: &Prepared,
+        pc: &mut usize,
+        sbase: u32,
+        limit_checks: bool,
+        metered: bool,
+    ) -> TrapResult<()> {
         if limit_checks && p.grows[*pc] != 0 && sbase + p.grows[*pc] > self.max_stack {
             self.failed_after = true;
             return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));

@@ -16,7 +16,9 @@ use crate::engine::Session;
 use crate::loader::LoadedModule;
 use movejit_runtime::flat::{FlatLayout, FlatValue};
 use movejit_runtime::natives::TypeInfo;
-use movejit_runtime::{AccountAddress, FunctionId, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult};
+use movejit_runtime::{
+    AccountAddress, FunctionId, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult,
+};
 use prepare::{Op, Prepared};
 use std::sync::Arc;
 
@@ -25,7 +27,12 @@ use std::sync::Arc;
 pub(crate) enum Callee {
     Move(Arc<Prepared>),
     /// `f` is `None` when the registry has no such native (an error when called).
-    Native { f: Option<NativeFunction>, module: Arc<LoadedModule>, def: u16, fast: Option<VecNative> },
+    Native {
+        f: Option<NativeFunction>,
+        module: Arc<LoadedModule>,
+        def: u16,
+        fast: Option<VecNative>,
+    },
 }
 
 /// The `0x1::vector` natives and the `0x1::hash` digests, which run
@@ -277,7 +284,12 @@ impl Session<'_, '_> {
     }
 
     /// The function the `PackClosure` at `pc` of `p` names (cached per session).
-    pub(crate) fn pack_target(&mut self, p: &Arc<Prepared>, pc: usize, h: movejit_format::FunctionHandleIndex) -> VmResult<ClosureTarget> {
+    pub(crate) fn pack_target(
+        &mut self,
+        p: &Arc<Prepared>,
+        pc: usize,
+        h: movejit_format::FunctionHandleIndex,
+    ) -> VmResult<ClosureTarget> {
         let key = (Arc::as_ptr(p) as usize, pc as u32);
         if let Some(t) = self.flat.packs.get(&key) {
             return Ok(t.clone());
@@ -340,7 +352,12 @@ impl Session<'_, '_> {
             None => None,
         };
         let slot = self.globals.meta.len();
-        self.globals.meta.push(crate::engine::GlobalMeta { address, ty: ty.clone(), existed: value.is_some(), dirty: false });
+        self.globals.meta.push(crate::engine::GlobalMeta {
+            address,
+            ty: ty.clone(),
+            existed: value.is_some(),
+            dirty: false,
+        });
         self.globals.flat.push(value);
         self.globals.index.insert((address, ty.clone()), slot as u32);
         Ok(slot)

@@ -17,7 +17,7 @@ use movejit_format::{
     StructFieldInformation,
 };
 use movejit_runtime::arith::{BinOp, CastTo, CmpOp};
-use movejit_runtime::flat::{FlatLayout, FrameLayout, FlatValue, Shape};
+use movejit_runtime::flat::{FlatLayout, FlatValue, FrameLayout, Shape};
 use movejit_runtime::{StatusCode, Type, VmError, VmResult};
 use std::sync::Arc;
 
@@ -102,70 +102,257 @@ pub(crate) struct ClosureCallSite {
 pub(crate) enum Op {
     Nop,
     Fail(Box<VmError>),
-    Drop { src: u32, l: L },
+    Drop {
+        src: u32,
+        l: L,
+    },
     Ret,
-    BrTrue { c: u32, t: u32 },
-    BrFalse { c: u32, t: u32 },
-    Branch { t: u32 },
-    LdU64 { dst: u32, v: u64 },
-    LdBytes { dst: u32, v: Box<[u8]> },
-    Ld1 { dst: u32, v: u8 },
-    LdConst { dst: u32, v: FlatValue },
+    BrTrue {
+        c: u32,
+        t: u32,
+    },
+    BrFalse {
+        c: u32,
+        t: u32,
+    },
+    Branch {
+        t: u32,
+    },
+    LdU64 {
+        dst: u32,
+        v: u64,
+    },
+    LdBytes {
+        dst: u32,
+        v: Box<[u8]>,
+    },
+    Ld1 {
+        dst: u32,
+        v: u8,
+    },
+    LdConst {
+        dst: u32,
+        v: FlatValue,
+    },
     /// Plain bytes (scalars, references; moves of owned values).
-    MoveBytes { src: u32, dst: u32, n: u32 },
+    MoveBytes {
+        src: u32,
+        dst: u32,
+        n: u32,
+    },
     /// `MoveBytes` of 8 bytes (u64, i64, references).
-    Move8 { src: u32, dst: u32 },
-    Copy { src: u32, dst: u32, l: L },
+    Move8 {
+        src: u32,
+        dst: u32,
+    },
+    Copy {
+        src: u32,
+        dst: u32,
+        l: L,
+    },
     /// `MoveLoc` of a value owning heap memory: the local is cleared.
-    MoveOwned { src: u32, dst: u32, n: u32 },
-    StLoc { src: u32, dst: u32, l: L },
-    BorrowLoc { local: u32, dst: u32 },
-    BorrowField { r: u32, off: u32 },
+    MoveOwned {
+        src: u32,
+        dst: u32,
+        n: u32,
+    },
+    StLoc {
+        src: u32,
+        dst: u32,
+        l: L,
+    },
+    BorrowLoc {
+        local: u32,
+        dst: u32,
+    },
+    BorrowField {
+        r: u32,
+        off: u32,
+    },
     /// (tag, field offset) for each variant that has the field.
-    BorrowVariantField { r: u32, variants: Box<[(u16, u32)]> },
-    ReadRef { r: u32, dst: u32, l: L },
-    WriteRef { r: u32, v: u32, l: L },
-    BinU64 { op: BinOp, a: u32, b: u32 },
+    BorrowVariantField {
+        r: u32,
+        variants: Box<[(u16, u32)]>,
+    },
+    ReadRef {
+        r: u32,
+        dst: u32,
+        l: L,
+    },
+    WriteRef {
+        r: u32,
+        v: u32,
+        l: L,
+    },
+    BinU64 {
+        op: BinOp,
+        a: u32,
+        b: u32,
+    },
     /// Fused pairs (one dispatch for two instructions; the second keeps its
     /// own op for paths that jump to it): `LdU64` into `b` + `BinU64`,
     /// `Move8` into `b` + `BinU64`, `CmpU64` + `BrTrue`/`BrFalse`.
-    LdBinU64 { op: BinOp, a: u32, b: u32, v: u64 },
-    CopyBinU64 { op: BinOp, a: u32, b: u32, src: u32 },
-    CmpBrU64 { op: CmpOp, a: u32, b: u32, t: u32, when: bool },
-    Bin { op: BinOp, k: Kind, a: u32, b: u32 },
-    CmpU64 { op: CmpOp, a: u32, b: u32 },
-    Cmp { op: CmpOp, k: Kind, a: u32, b: u32 },
-    Eq { a: u32, b: u32, l: L, neg: bool },
-    And { a: u32, b: u32 },
-    Or { a: u32, b: u32 },
-    Not { a: u32 },
-    Shift { left: bool, k: Kind, a: u32, b: u32 },
-    Cast { from: Kind, to: CastTo, a: u32 },
-    Negate { k: Kind, a: u32 },
-    Abort { a: u32 },
-    AbortMsg { code: u32, msg: u32, l: L },
+    LdBinU64 {
+        op: BinOp,
+        a: u32,
+        b: u32,
+        v: u64,
+    },
+    CopyBinU64 {
+        op: BinOp,
+        a: u32,
+        b: u32,
+        src: u32,
+    },
+    CmpBrU64 {
+        op: CmpOp,
+        a: u32,
+        b: u32,
+        t: u32,
+        when: bool,
+    },
+    Bin {
+        op: BinOp,
+        k: Kind,
+        a: u32,
+        b: u32,
+    },
+    CmpU64 {
+        op: CmpOp,
+        a: u32,
+        b: u32,
+    },
+    Cmp {
+        op: CmpOp,
+        k: Kind,
+        a: u32,
+        b: u32,
+    },
+    Eq {
+        a: u32,
+        b: u32,
+        l: L,
+        neg: bool,
+    },
+    And {
+        a: u32,
+        b: u32,
+    },
+    Or {
+        a: u32,
+        b: u32,
+    },
+    Not {
+        a: u32,
+    },
+    Shift {
+        left: bool,
+        k: Kind,
+        a: u32,
+        b: u32,
+    },
+    Cast {
+        from: Kind,
+        to: CastTo,
+        a: u32,
+    },
+    Negate {
+        k: Kind,
+        a: u32,
+    },
+    Abort {
+        a: u32,
+    },
+    AbortMsg {
+        code: u32,
+        msg: u32,
+        l: L,
+    },
     Call(Box<CallSite>),
     /// Pack `fields` (source slot, offset in the value, size) into `dst`;
     /// enums write `tag` at offset 0.
-    Pack { dst: u32, size: u32, tag: Option<u16>, fields: Box<[(u32, u32, u32)]> },
+    Pack {
+        dst: u32,
+        size: u32,
+        tag: Option<u16>,
+        fields: Box<[(u32, u32, u32)]>,
+    },
     /// Unpack the value at `src` into (offset in the value, slot, size);
     /// enums check the tag first (`mismatch` status) and drop the value on a mismatch.
-    Unpack { src: u32, l: L, tag: Option<(u16, StatusCode)>, fields: Box<[(u32, u32, u32)]> },
-    TestVariant { r: u32, tag: u16 },
+    Unpack {
+        src: u32,
+        l: L,
+        tag: Option<(u16, StatusCode)>,
+        fields: Box<[(u32, u32, u32)]>,
+    },
+    TestVariant {
+        r: u32,
+        tag: u16,
+    },
     /// Sui: references to the variant's fields, after a tag check.
-    UnpackVariantRef { r: u32, tag: u16, fields: Box<[(u32, u32)]> },
-    VariantSwitch { r: u32, targets: Box<[u32]> },
-    VecPack { dst: u32, e: L, elems: Box<[u32]> },
-    VecLen { r: u32 },
-    VecBorrow { r: u32, i: u32, e: L },
-    VecPush { r: u32, v: u32, e: L },
-    VecPop { r: u32, dst: u32, e: L },
-    VecUnpack { src: u32, n: u64, e: L, dsts: Box<[u32]> },
-    VecSwap { r: u32, i: u32, j: u32, e: L },
-    Exists { a: u32, ty: Box<Type> },
-    BorrowGlobal { a: u32, ty: Box<Type>, mutable: bool },
-    MoveFrom { a: u32, ty: Box<Type> },
-    MoveTo { s: u32, v: u32, ty: Box<Type>, l: L },
+    UnpackVariantRef {
+        r: u32,
+        tag: u16,
+        fields: Box<[(u32, u32)]>,
+    },
+    VariantSwitch {
+        r: u32,
+        targets: Box<[u32]>,
+    },
+    VecPack {
+        dst: u32,
+        e: L,
+        elems: Box<[u32]>,
+    },
+    VecLen {
+        r: u32,
+    },
+    VecBorrow {
+        r: u32,
+        i: u32,
+        e: L,
+    },
+    VecPush {
+        r: u32,
+        v: u32,
+        e: L,
+    },
+    VecPop {
+        r: u32,
+        dst: u32,
+        e: L,
+    },
+    VecUnpack {
+        src: u32,
+        n: u64,
+        e: L,
+        dsts: Box<[u32]>,
+    },
+    VecSwap {
+        r: u32,
+        i: u32,
+        j: u32,
+        e: L,
+    },
+    Exists {
+        a: u32,
+        ty: Box<Type>,
+    },
+    BorrowGlobal {
+        a: u32,
+        ty: Box<Type>,
+        mutable: bool,
+    },
+    MoveFrom {
+        a: u32,
+        ty: Box<Type>,
+    },
+    MoveTo {
+        s: u32,
+        v: u32,
+        ty: Box<Type>,
+        l: L,
+    },
     PackClosure(Box<ClosureSite>),
     CallClosure(Box<ClosureCallSite>),
 }
@@ -234,7 +421,9 @@ impl Preparer<'_, '_, '_> {
 
     fn struct_fields(&self, sd: StructDefinitionIndex, args: &[Type]) -> VmResult<Vec<Type>> {
         match self.m.module.struct_defs.get(sd.idx()).map(|d| &d.field_information) {
-            Some(StructFieldInformation::Declared(fs)) => fs.iter().map(|f| self.m.to_type(&f.signature, args)).collect(),
+            Some(StructFieldInformation::Declared(fs)) => {
+                fs.iter().map(|f| self.m.to_type(&f.signature, args)).collect()
+            }
             _ => Err(inv("not a plain struct")),
         }
     }
@@ -266,7 +455,10 @@ impl Preparer<'_, '_, '_> {
         Ok((Type::Datatype(self.m.datatype_id(ed.enum_handle)?, args), fs))
     }
 
-    fn generic_struct(&self, i: movejit_format::StructDefInstantiationIndex) -> VmResult<(StructDefinitionIndex, Vec<Type>)> {
+    fn generic_struct(
+        &self,
+        i: movejit_format::StructDefInstantiationIndex,
+    ) -> VmResult<(StructDefinitionIndex, Vec<Type>)> {
         let inst = self.m.module.struct_def_instantiations.get(i.idx()).ok_or_else(|| inv("struct inst"))?;
         Ok((inst.def, self.inst(inst.type_parameters)?))
     }
@@ -299,7 +491,9 @@ fn field_off(l: &FlatLayout, i: usize) -> VmResult<u32> {
 
 fn variant_offs(l: &FlatLayout, v: u16) -> VmResult<Vec<(u32, u32)>> {
     match &l.shape {
-        Shape::Enum(vs) => Ok(vs.get(v as usize).ok_or_else(|| inv("variant"))?.iter().map(|f| (f.offset, f.layout.size)).collect()),
+        Shape::Enum(vs) => {
+            Ok(vs.get(v as usize).ok_or_else(|| inv("variant"))?.iter().map(|f| (f.offset, f.layout.size)).collect())
+        }
         _ => Err(inv("variant of a non-enum")),
     }
 }
@@ -330,7 +524,14 @@ impl Slots<'_> {
 impl Preparer<'_, '_, '_> {
     /// Applies `instr` to the type stack `st` and builds its op.
     #[allow(clippy::too_many_lines)]
-    fn step(&self, instr: &Bytecode, st: &mut Vec<Type>, locals: &[Type], sl: &Slots<'_>, jump_tables: &[movejit_format::VariantJumpTable]) -> VmResult<Op> {
+    fn step(
+        &self,
+        instr: &Bytecode,
+        st: &mut Vec<Type>,
+        locals: &[Type],
+        sl: &Slots<'_>,
+        jump_tables: &[movejit_format::VariantJumpTable],
+    ) -> VmResult<Op> {
         use Bytecode as B;
         let h = st.len();
         // Offset of the value `k` from the top (0 = top) before the instruction.
@@ -341,13 +542,21 @@ impl Preparer<'_, '_, '_> {
             B::Pop => {
                 let t = pop(st)?;
                 let l = self.layout(&t)?;
-                if l.owns_heap { Op::Drop { src: top(0), l } } else { Op::Nop }
+                if l.owns_heap {
+                    Op::Drop { src: top(0), l }
+                } else {
+                    Op::Nop
+                }
             }
             B::Ret => Op::Ret,
             B::BrTrue(t) | B::BrFalse(t) => {
                 pop(st)?;
                 let (c, t) = (top(0), *t as u32);
-                if matches!(instr, B::BrTrue(_)) { Op::BrTrue { c, t } } else { Op::BrFalse { c, t } }
+                if matches!(instr, B::BrTrue(_)) {
+                    Op::BrTrue { c, t }
+                } else {
+                    Op::BrFalse { c, t }
+                }
             }
             B::Branch(t) => Op::Branch { t: *t as u32 },
             B::LdU8(v) => self.ld(st, sl, Type::U8, &[*v]),
@@ -384,21 +593,33 @@ impl Preparer<'_, '_, '_> {
                 st.push(t.clone());
                 let l = self.layout(&t)?;
                 let (src, dst) = (sl.local(*i)?, sl.at(h));
-                if l.owns_heap { Op::Copy { src, dst, l } } else { move_bytes(src, dst, l.size) }
+                if l.owns_heap {
+                    Op::Copy { src, dst, l }
+                } else {
+                    move_bytes(src, dst, l.size)
+                }
             }
             B::MoveLoc(i) => {
                 let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?.clone();
                 st.push(t.clone());
                 let l = self.layout(&t)?;
                 let (src, dst) = (sl.local(*i)?, sl.at(h));
-                if l.owns_heap { Op::MoveOwned { src, dst, n: l.size } } else { move_bytes(src, dst, l.size) }
+                if l.owns_heap {
+                    Op::MoveOwned { src, dst, n: l.size }
+                } else {
+                    move_bytes(src, dst, l.size)
+                }
             }
             B::StLoc(i) => {
                 pop(st)?;
                 let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?;
                 let l = self.layout(t)?;
                 let (src, dst) = (top(0), sl.local(*i)?);
-                if l.owns_heap { Op::StLoc { src, dst, l } } else { move_bytes(src, dst, l.size) }
+                if l.owns_heap {
+                    Op::StLoc { src, dst, l }
+                } else {
+                    move_bytes(src, dst, l.size)
+                }
             }
             B::MutBorrowLoc(i) | B::ImmBorrowLoc(i) => {
                 let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?.clone();
@@ -419,16 +640,21 @@ impl Preparer<'_, '_, '_> {
                 };
                 let h_ = m.field_handles.get(fh.idx()).ok_or_else(|| inv("field handle"))?;
                 pop(st)?;
-                let ft = self.struct_fields(h_.owner, &args)?.get(h_.field as usize).cloned().ok_or_else(|| inv("field"))?;
+                let ft =
+                    self.struct_fields(h_.owner, &args)?.get(h_.field as usize).cloned().ok_or_else(|| inv("field"))?;
                 let mutable = matches!(instr, B::MutBorrowField(_) | B::MutBorrowFieldGeneric(_));
                 st.push(if mutable { Type::MutableReference(Box::new(ft)) } else { Type::Reference(Box::new(ft)) });
                 let sl_ = self.layout(&self.struct_ty(h_.owner, args)?)?;
                 Op::BorrowField { r: top(0), off: field_off(&sl_, h_.field as usize)? }
             }
-            B::ImmBorrowVariantField(_) | B::MutBorrowVariantField(_) | B::ImmBorrowVariantFieldGeneric(_) | B::MutBorrowVariantFieldGeneric(_) => {
+            B::ImmBorrowVariantField(_)
+            | B::MutBorrowVariantField(_)
+            | B::ImmBorrowVariantFieldGeneric(_)
+            | B::MutBorrowVariantFieldGeneric(_) => {
                 let (vh, args) = match instr {
                     B::ImmBorrowVariantFieldGeneric(i) | B::MutBorrowVariantFieldGeneric(i) => {
-                        let inst = m.variant_field_instantiations.get(i.idx()).ok_or_else(|| inv("variant field inst"))?;
+                        let inst =
+                            m.variant_field_instantiations.get(i.idx()).ok_or_else(|| inv("variant field inst"))?;
                         (inst.handle, self.inst(inst.type_parameters)?)
                     }
                     B::ImmBorrowVariantField(h) | B::MutBorrowVariantField(h) => (*h, Vec::new()),
@@ -437,7 +663,11 @@ impl Preparer<'_, '_, '_> {
                 let vh = m.variant_field_handles.get(vh.idx()).ok_or_else(|| inv("variant field handle"))?;
                 pop(st)?;
                 let first = *vh.variants.first().ok_or_else(|| inv("variant field without variants"))?;
-                let ft = self.variant_fields(vh.struct_index, first, &args)?.get(vh.field as usize).cloned().ok_or_else(|| inv("field"))?;
+                let ft = self
+                    .variant_fields(vh.struct_index, first, &args)?
+                    .get(vh.field as usize)
+                    .cloned()
+                    .ok_or_else(|| inv("field"))?;
                 let mutable = matches!(instr, B::MutBorrowVariantField(_) | B::MutBorrowVariantFieldGeneric(_));
                 st.push(if mutable { Type::MutableReference(Box::new(ft)) } else { Type::Reference(Box::new(ft)) });
                 let el = self.layout(&self.struct_ty(vh.struct_index, args)?)?;
@@ -533,7 +763,10 @@ impl Preparer<'_, '_, '_> {
                 let fields = offs.iter().enumerate().map(|(i, (off, size))| (sl.at(h - n + i), *off, *size)).collect();
                 Op::Pack { dst: sl.at(h - n), size: l.size, tag: Some(v), fields }
             }
-            B::UnpackVariant(_) | B::UnpackVariantGeneric(_) | B::SuiUnpackVariant(_) | B::SuiUnpackVariantGeneric(_) => {
+            B::UnpackVariant(_)
+            | B::UnpackVariantGeneric(_)
+            | B::SuiUnpackVariant(_)
+            | B::SuiUnpackVariantGeneric(_) => {
                 let (t, v, fields) = self.variant_of(instr)?;
                 pop(st)?;
                 st.extend(fields.iter().cloned());
@@ -553,12 +786,19 @@ impl Preparer<'_, '_, '_> {
                 st.push(Type::Bool);
                 Op::TestVariant { r: top(0), tag: v }
             }
-            B::SuiUnpackVariantImmRef(_) | B::SuiUnpackVariantMutRef(_) | B::SuiUnpackVariantGenericImmRef(_) | B::SuiUnpackVariantGenericMutRef(_) => {
+            B::SuiUnpackVariantImmRef(_)
+            | B::SuiUnpackVariantMutRef(_)
+            | B::SuiUnpackVariantGenericImmRef(_)
+            | B::SuiUnpackVariantGenericMutRef(_) => {
                 let (t, v, fields) = self.variant_of(instr)?;
                 pop(st)?;
                 let mutable = matches!(instr, B::SuiUnpackVariantMutRef(_) | B::SuiUnpackVariantGenericMutRef(_));
                 for f in &fields {
-                    st.push(if mutable { Type::MutableReference(Box::new(f.clone())) } else { Type::Reference(Box::new(f.clone())) });
+                    st.push(if mutable {
+                        Type::MutableReference(Box::new(f.clone()))
+                    } else {
+                        Type::Reference(Box::new(f.clone()))
+                    });
                 }
                 let l = self.layout(&t)?;
                 let offs = variant_offs(&l, v)?;
@@ -602,7 +842,11 @@ impl Preparer<'_, '_, '_> {
                     _ => BinOp::Xor,
                 };
                 let (a, b) = (top(1), top(0));
-                if k == Kind::U64 { Op::BinU64 { op, a, b } } else { Op::Bin { op, k, a, b } }
+                if k == Kind::U64 {
+                    Op::BinU64 { op, a, b }
+                } else {
+                    Op::Bin { op, k, a, b }
+                }
             }
             B::Lt | B::Gt | B::Le | B::Ge => {
                 pop(st)?;
@@ -615,7 +859,11 @@ impl Preparer<'_, '_, '_> {
                     _ => CmpOp::Ge,
                 };
                 let (a, b) = (top(1), top(0));
-                if k == Kind::U64 { Op::CmpU64 { op, a, b } } else { Op::Cmp { op, k, a, b } }
+                if k == Kind::U64 {
+                    Op::CmpU64 { op, a, b }
+                } else {
+                    Op::Cmp { op, k, a, b }
+                }
             }
             B::Eq | B::Neq => {
                 pop(st)?;
@@ -627,7 +875,11 @@ impl Preparer<'_, '_, '_> {
             B::And | B::Or => {
                 pop(st)?;
                 let (a, b) = (top(1), top(0));
-                if matches!(instr, B::And) { Op::And { a, b } } else { Op::Or { a, b } }
+                if matches!(instr, B::And) {
+                    Op::And { a, b }
+                } else {
+                    Op::Or { a, b }
+                }
             }
             B::Not => Op::Not { a: top(0) },
             B::Shl | B::Shr => {
@@ -635,8 +887,18 @@ impl Preparer<'_, '_, '_> {
                 let k = Kind::of(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?;
                 Op::Shift { left: matches!(instr, B::Shl), k, a: top(1), b: top(0) }
             }
-            B::CastU8 | B::CastU16 | B::CastU32 | B::CastU64 | B::CastU128 | B::CastU256 | B::CastI8 | B::CastI16
-            | B::CastI32 | B::CastI64 | B::CastI128 | B::CastI256 => {
+            B::CastU8
+            | B::CastU16
+            | B::CastU32
+            | B::CastU64
+            | B::CastU128
+            | B::CastU256
+            | B::CastI8
+            | B::CastI16
+            | B::CastI32
+            | B::CastI64
+            | B::CastI128
+            | B::CastI256 => {
                 let from = Kind::of(&pop(st)?)?;
                 let (to, t) = match instr {
                     B::CastU8 => (CastTo::U8, Type::U8),
@@ -655,7 +917,10 @@ impl Preparer<'_, '_, '_> {
                 st.push(t);
                 Op::Cast { from, to, a: top(0) }
             }
-            B::Negate => Op::Negate { k: Kind::of(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?, a: top(0) },
+            B::Negate => Op::Negate {
+                k: Kind::of(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?,
+                a: top(0),
+            },
             B::Abort => {
                 pop(st)?;
                 Op::Abort { a: top(0) }
@@ -671,11 +936,18 @@ impl Preparer<'_, '_, '_> {
                 st.push(Type::Bool);
                 Op::Exists { a: top(0), ty: Box::new(ty) }
             }
-            B::MutBorrowGlobal(_) | B::ImmBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_) | B::ImmBorrowGlobalGeneric(_) => {
+            B::MutBorrowGlobal(_)
+            | B::ImmBorrowGlobal(_)
+            | B::MutBorrowGlobalGeneric(_)
+            | B::ImmBorrowGlobalGeneric(_) => {
                 let ty = self.global_ty(instr)?;
                 pop(st)?;
                 let mutable = matches!(instr, B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_));
-                st.push(if mutable { Type::MutableReference(Box::new(ty.clone())) } else { Type::Reference(Box::new(ty.clone())) });
+                st.push(if mutable {
+                    Type::MutableReference(Box::new(ty.clone()))
+                } else {
+                    Type::Reference(Box::new(ty.clone()))
+                });
                 self.layout(&ty)?;
                 Op::BorrowGlobal { a: top(0), ty: Box::new(ty), mutable }
             }
@@ -752,7 +1024,12 @@ impl Preparer<'_, '_, '_> {
                 for _ in 0..n {
                     st.push(e.clone());
                 }
-                Op::VecUnpack { src: top(0), n, e: self.layout(&e)?, dsts: (0..n as usize).map(|i| sl.at(h - 1 + i)).collect() }
+                Op::VecUnpack {
+                    src: top(0),
+                    n,
+                    e: self.layout(&e)?,
+                    dsts: (0..n as usize).map(|i| sl.at(h - 1 + i)).collect(),
+                }
             }
             B::VecSwap(sig) => {
                 let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;
@@ -774,10 +1051,18 @@ impl Preparer<'_, '_, '_> {
                 let params = self.m.sig_types(fh.parameters, &targs)?;
                 let rets = self.m.sig_types(fh.return_, &targs)?;
                 let mask = mask.0;
-                let captured_tys: Vec<Type> =
-                    params.iter().enumerate().filter(|(i, _)| *i < 64 && (mask >> i) & 1 == 1).map(|(_, t)| t.clone()).collect();
-                let rest: Vec<Type> =
-                    params.iter().enumerate().filter(|(i, _)| !(*i < 64 && (mask >> i) & 1 == 1)).map(|(_, t)| t.clone()).collect();
+                let captured_tys: Vec<Type> = params
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i < 64 && (mask >> i) & 1 == 1)
+                    .map(|(_, t)| t.clone())
+                    .collect();
+                let rest: Vec<Type> = params
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !(*i < 64 && (mask >> i) & 1 == 1))
+                    .map(|(_, t)| t.clone())
+                    .collect();
                 let n = captured_tys.len();
                 if n > h {
                     return Err(VmError::new(StatusCode::EMPTY_VALUE_STACK));
@@ -855,18 +1140,22 @@ impl Preparer<'_, '_, '_> {
     fn variant_of(&self, instr: &Bytecode) -> VmResult<(Type, u16, Vec<Type>)> {
         use Bytecode as B;
         let m = &self.m.module;
-        let aptos = |h: movejit_format::StructVariantHandleIndex, args: Vec<Type>| -> VmResult<(Type, u16, Vec<Type>)> {
-            let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| inv("variant handle"))?;
-            let fs = self.variant_fields(vh.struct_index, vh.variant, &args)?;
-            Ok((self.struct_ty(vh.struct_index, args)?, vh.variant, fs))
-        };
+        let aptos =
+            |h: movejit_format::StructVariantHandleIndex, args: Vec<Type>| -> VmResult<(Type, u16, Vec<Type>)> {
+                let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| inv("variant handle"))?;
+                let fs = self.variant_fields(vh.struct_index, vh.variant, &args)?;
+                Ok((self.struct_ty(vh.struct_index, args)?, vh.variant, fs))
+            };
         match instr {
             B::PackVariant(h) | B::UnpackVariant(h) | B::TestVariant(h) => aptos(*h, Vec::new()),
             B::PackVariantGeneric(i) | B::UnpackVariantGeneric(i) | B::TestVariantGeneric(i) => {
                 let inst = m.struct_variant_instantiations.get(i.idx()).ok_or_else(|| inv("variant inst"))?;
                 aptos(inst.handle, self.inst(inst.type_parameters)?)
             }
-            B::SuiPackVariant(h) | B::SuiUnpackVariant(h) | B::SuiUnpackVariantImmRef(h) | B::SuiUnpackVariantMutRef(h) => {
+            B::SuiPackVariant(h)
+            | B::SuiUnpackVariant(h)
+            | B::SuiUnpackVariantImmRef(h)
+            | B::SuiUnpackVariantMutRef(h) => {
                 let vh = m.variant_handles.get(h.idx()).ok_or_else(|| inv("variant handle"))?;
                 let (t, fs) = self.sui_variant(vh.enum_def.0, vh.variant, Vec::new())?;
                 Ok((t, vh.variant, fs))
@@ -896,8 +1185,12 @@ fn fuse(ops: &mut [Op]) {
             (Op::Move8 { src, dst }, Op::BinU64 { op, a, b }) if dst == b && a != b => {
                 Some(Op::CopyBinU64 { op: *op, a: *a, b: *b, src: *src })
             }
-            (Op::CmpU64 { op, a, b }, Op::BrTrue { c, t }) if c == a => Some(Op::CmpBrU64 { op: *op, a: *a, b: *b, t: *t, when: true }),
-            (Op::CmpU64 { op, a, b }, Op::BrFalse { c, t }) if c == a => Some(Op::CmpBrU64 { op: *op, a: *a, b: *b, t: *t, when: false }),
+            (Op::CmpU64 { op, a, b }, Op::BrTrue { c, t }) if c == a => {
+                Some(Op::CmpBrU64 { op: *op, a: *a, b: *b, t: *t, when: true })
+            }
+            (Op::CmpU64 { op, a, b }, Op::BrFalse { c, t }) if c == a => {
+                Some(Op::CmpBrU64 { op: *op, a: *a, b: *b, t: *t, when: false })
+            }
             _ => None,
         };
         if let Some(f) = fused {
@@ -907,7 +1200,11 @@ fn fuse(ops: &mut [Op]) {
 }
 
 fn move_bytes(src: u32, dst: u32, n: u32) -> Op {
-    if n == 8 { Op::Move8 { src, dst } } else { Op::MoveBytes { src, dst, n } }
+    if n == 8 {
+        Op::Move8 { src, dst }
+    } else {
+        Op::MoveBytes { src, dst, n }
+    }
 }
 
 fn fh_of(instr: &Bytecode) -> Option<&movejit_format::FieldHandleIndex> {
@@ -923,7 +1220,9 @@ fn successors(instr: &Bytecode, pc: usize, len: usize, jump_tables: &[movejit_fo
         B::Ret | B::Abort | B::AbortMsg => vec![],
         B::Branch(t) => vec![*t as usize],
         B::BrTrue(t) | B::BrFalse(t) => vec![*t as usize, pc + 1],
-        B::VariantSwitch(jt) => jump_tables.get(jt.idx()).map(|t| t.jump_table.iter().map(|x| *x as usize).collect()).unwrap_or_default(),
+        B::VariantSwitch(jt) => {
+            jump_tables.get(jt.idx()).map(|t| t.jump_table.iter().map(|x| *x as usize).collect()).unwrap_or_default()
+        }
         _ if pc + 1 < len => vec![pc + 1],
         _ => vec![],
     }
@@ -1031,7 +1330,8 @@ pub(crate) fn prepare(
         ops.push(op);
     }
     fuse(&mut ops);
-    let owned_locals = fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
+    let owned_locals =
+        fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
     let param_slots = fl.offsets.iter().zip(&local_layouts).take(params.len()).map(|(o, l)| (*o, l.clone())).collect();
     Ok(Prepared {
         module: m.clone(),

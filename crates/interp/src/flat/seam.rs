@@ -8,12 +8,14 @@
 use super::exec::FlatInterp;
 use super::ClosureTarget;
 use crate::engine::Session;
-use movejit_runtime::compiled::{GlobalStore, Interpreted, InterpretedCall, InterpretedFunction, Interpreter, ModuleSource};
+use movejit_runtime::compiled::{
+    GlobalStore, Interpreted, InterpretedCall, InterpretedFunction, Interpreter, ModuleSource,
+};
 use movejit_runtime::flat::native_bridge::NativeSession;
-use movejit_runtime::{FunctionId, GasMeter};
-use std::sync::Arc;
 use movejit_runtime::flat::{mem, Addr};
 use movejit_runtime::{AccountAddress, ModuleId, Type, VmError, VmResult};
+use movejit_runtime::{FunctionId, GasMeter};
+use std::sync::Arc;
 
 impl ModuleSource for Session<'_, '_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
@@ -45,7 +47,12 @@ impl GlobalStore for Session<'_, '_> {
 
     fn move_from(&mut self, address: AccountAddress, ty: &Type, dst: Addr) -> VmResult<()> {
         let slot = self.flat_global_slot(address, ty)?;
-        let v = self.globals.flat.get_mut(slot).and_then(|g| g.take()).ok_or_else(|| VmError::missing_resource(&address, true))?;
+        let v = self
+            .globals
+            .flat
+            .get_mut(slot)
+            .and_then(|g| g.take())
+            .ok_or_else(|| VmError::missing_resource(&address, true))?;
         self.globals.meta[slot].dirty = true;
         mem::move_in(v, dst);
         Ok(())
@@ -76,7 +83,12 @@ impl Interpreter for Session<'_, '_> {
 }
 
 impl Session<'_, '_> {
-    fn interpret_with(&mut self, natives: &mut NativeSession, call: &InterpretedCall<'_>, gas: &mut GasMeter) -> VmResult<()> {
+    fn interpret_with(
+        &mut self,
+        natives: &mut NativeSession,
+        call: &InterpretedCall<'_>,
+        gas: &mut GasMeter,
+    ) -> VmResult<()> {
         let (target, entered) = match call.function {
             InterpretedFunction::Entered(def) => {
                 let m = self.load_module(call.module)?;

@@ -45,7 +45,9 @@ pub fn load_aptos_cases() -> Vec<Case> {
         .map(|l| {
             let j: Json = serde_json::from_str(l).expect("case json");
             let strs = |k: &str| -> Vec<String> {
-                j[k].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
+                j[k].as_array()
+                    .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+                    .unwrap_or_default()
             };
             Case {
                 id: j["id"].as_str().unwrap_or_default().to_string(),
@@ -158,7 +160,8 @@ pub fn run_on_interp(engine: &Engine, case: &Case) -> Result<Outcome, String> {
         .iter()
         .map(|t| Type::parse_tag(t).ok_or_else(|| format!("type tag {t}")))
         .collect::<Result<_, _>>()?;
-    let args: Vec<Vec<u8>> = case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    let args: Vec<Vec<u8>> =
+        case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
     let mut session = engine.new_session(&storage);
     let mut gas = GasMeter::unmetered();
     let r = session.execute_function(&ModuleId::new(addr, mname), fname, &ty_args, &args, &mut gas);
@@ -185,7 +188,11 @@ pub fn compare(case: &Case, got: &Outcome) -> Vec<String> {
         }
     }
     if let Some(loc) = e["location"].as_str() {
-        let want = (loc.to_string(), e["function_index"].as_u64().unwrap_or(0) as u16, e["code_offset"].as_u64().unwrap_or(0) as u16);
+        let want = (
+            loc.to_string(),
+            e["function_index"].as_u64().unwrap_or(0) as u16,
+            e["code_offset"].as_u64().unwrap_or(0) as u16,
+        );
         if got.location.as_ref() != Some(&want) {
             diffs.push(format!("location {:?} != {want:?}", got.location));
         }
@@ -197,11 +204,17 @@ pub fn compare(case: &Case, got: &Outcome) -> Vec<String> {
         }
     }
     if status == "EXECUTED" {
-        let want: Vec<String> = e["returns"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default();
+        let want: Vec<String> = e["returns"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .unwrap_or_default();
         if got.returns != want {
             diffs.push(format!("returns {:?} != {want:?}", got.returns));
         }
-        let want: Vec<String> = e["mutrefs"].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default();
+        let want: Vec<String> = e["mutrefs"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .unwrap_or_default();
         if got.mutrefs != want {
             diffs.push(format!("mutrefs {:?} != {want:?}", got.mutrefs));
         }

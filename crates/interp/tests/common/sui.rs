@@ -6,10 +6,10 @@
 //! printed returns; strict: also sub-status, location and offsets).
 
 use super::shared_dir;
+use movejit_format::{AccountAddress, StatusCode};
 use movejit_interp::runtime::fmt::print_value;
 use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use movejit_interp::{Engine, ExecutionResult};
-use movejit_format::{AccountAddress, StatusCode};
 use serde_json::Value as Json;
 use std::path::PathBuf;
 
@@ -170,8 +170,10 @@ pub fn replay_sui_test(engine: &Engine, base: &InMemoryStorage, test: &Json) -> 
             let fname = parts.next().unwrap_or("");
             let mname = parts.next().unwrap_or("");
             let addr = parts.next().and_then(AccountAddress::parse).unwrap_or_default();
-            let ty_args: Option<Vec<Type>> = strs(&task["type_args_resolved"]).iter().map(|s| Type::parse_tag(s)).collect();
-            let args: Vec<Vec<u8>> = strs(&task["call_args_bcs_hex"]).iter().map(|h| hex::decode(h).unwrap_or_default()).collect();
+            let ty_args: Option<Vec<Type>> =
+                strs(&task["type_args_resolved"]).iter().map(|s| Type::parse_tag(s)).collect();
+            let args: Vec<Vec<u8>> =
+                strs(&task["call_args_bcs_hex"]).iter().map(|h| hex::decode(h).unwrap_or_default()).collect();
             let mut gas = match task["gas_budget"].as_u64() {
                 Some(b) => GasMeter::new(CostTable::default(), b),
                 None => GasMeter::unmetered(),

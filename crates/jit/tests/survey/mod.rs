@@ -163,7 +163,8 @@ impl Corpus {
         let mut out = Vec::new();
         for (mi, m) in self.own() {
             for (fi, inst) in m.function_instantiations.iter().enumerate() {
-                let closed = m.signatures.get(inst.type_parameters.idx()).is_some_and(|s| !s.0.iter().any(has_type_param));
+                let closed =
+                    m.signatures.get(inst.type_parameters.idx()).is_some_and(|s| !s.0.iter().any(has_type_param));
                 if let Some(it) = closed.then(|| self.callee(mi, fi, &[])).flatten() {
                     if seen.insert(it.clone()) {
                         out.push(it);
@@ -286,7 +287,9 @@ impl Tally {
         let mut t = self.ok_times.clone();
         t.sort_unstable();
         // Nearest rank.
-        let q = |p: f64| t.get(((p * t.len() as f64).ceil() as usize).saturating_sub(1)).map_or(0.0, |d| d.as_secs_f64() * 1e3);
+        let q = |p: f64| {
+            t.get(((p * t.len() as f64).ceil() as usize).saturating_sub(1)).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+        };
         println!(
             "  {title:<28} {:>5} / {:<5} compiled ({:.1}%), {:.0} ms (slowest {:.0} ms: {})",
             self.compiled,
@@ -296,7 +299,11 @@ impl Tally {
             self.slowest.0.as_secs_f64() * 1e3,
             truncate(&self.slowest.1, 70)
         );
-        println!("      per compiled instance (incl. callees compiled with it): p50 {:.2} ms, p99 {:.2} ms", q(0.5), q(0.99));
+        println!(
+            "      per compiled instance (incl. callees compiled with it): p50 {:.2} ms, p99 {:.2} ms",
+            q(0.5),
+            q(0.99)
+        );
         let mut v: Vec<_> = self.reasons.iter().collect();
         v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
         for (r, (n, example)) in v {
@@ -330,7 +337,12 @@ impl SetReport {
 /// Compiles every instance of the set with `compile` (timing each call)
 /// and prints the tallies; failures that are not `Unsupported` go to
 /// `problems`.
-pub fn survey(set: &str, c: &Corpus, mut compile: impl FnMut(&Item) -> Result<(), Failure>, problems: &mut Vec<String>) -> SetReport {
+pub fn survey(
+    set: &str,
+    c: &Corpus,
+    mut compile: impl FnMut(&Item) -> Result<(), Failure>,
+    problems: &mut Vec<String>,
+) -> SetReport {
     let mut rep = SetReport { non_generic: Tally::default(), direct: Tally::default(), transitive: Tally::default() };
     let start = Instant::now();
     let mut run = |it: &Item, t: &mut Tally, problems: &mut Vec<String>| {

@@ -72,7 +72,10 @@ impl Builder<'_> {
         };
         let label = |a: &Arg| -> AsmResult<CodeOffset> {
             let name = simple(a, "label")?;
-            labels.get(name.as_str()).copied().ok_or_else(|| err(AsmErrorKind::Unresolved, pos, format!("unknown label `{name}`")))
+            labels
+                .get(name.as_str())
+                .copied()
+                .ok_or_else(|| err(AsmErrorKind::Unresolved, pos, format!("unknown label `{name}`")))
         };
         let number = |a: &Arg, max: U256| -> AsmResult<U256> {
             match a {
@@ -273,9 +276,14 @@ impl Builder<'_> {
                     .position(|f| *f == fname)
                     .ok_or_else(|| err(AsmErrorKind::Unresolved, pos, format!("unknown field `{fname}`")))?
                     as MemberCount;
-                let fh = intern(&mut self.maps.field_handles, &mut self.m.field_handles, (sd.0, field), pos, "field handle", || {
-                    FieldHandle { owner: sd, field }
-                })?;
+                let fh = intern(
+                    &mut self.maps.field_handles,
+                    &mut self.m.field_handles,
+                    (sd.0, field),
+                    pos,
+                    "field handle",
+                    || FieldHandle { owner: sd, field },
+                )?;
                 let fh = FieldHandleIndex(fh);
                 match targs {
                     None => {
@@ -287,9 +295,14 @@ impl Builder<'_> {
                     }
                     Some(ts) => {
                         let sig = self.signature(ts, pos)?;
-                        let fi = intern(&mut self.maps.field_insts, &mut self.m.field_instantiations, (fh.0, sig.0), pos, "field instantiation", || {
-                            FieldInstantiation { handle: fh, type_parameters: sig }
-                        })?;
+                        let fi = intern(
+                            &mut self.maps.field_insts,
+                            &mut self.m.field_instantiations,
+                            (fh.0, sig.0),
+                            pos,
+                            "field instantiation",
+                            || FieldInstantiation { handle: fh, type_parameters: sig },
+                        )?;
                         let fi = FieldInstantiationIndex(fi);
                         if op == "borrow_field" {
                             B::ImmBorrowFieldGeneric(fi)
@@ -314,7 +327,11 @@ impl Builder<'_> {
             }
             "borrow_variant_field" | "mut_borrow_variant_field" => {
                 if args.len() < 2 {
-                    return Err(err(AsmErrorKind::Operand, pos, format!("`{op}` takes an enum and one or more `Variant::field`")));
+                    return Err(err(
+                        AsmErrorKind::Operand,
+                        pos,
+                        format!("`{op}` takes an enum and one or more `Variant::field`"),
+                    ));
                 }
                 let (sd, targs) = self.struct_operand(&args[0], pos)?;
                 let mut variants = vec![];
@@ -327,14 +344,19 @@ impl Builder<'_> {
                         return Err(err(AsmErrorKind::Operand, pos, "expected `Variant::field`"));
                     };
                     let v = self.variant_index(DefRef::Struct(sd), vname, pos)?;
-                    let fields = self.variant_defs(DefRef::Struct(sd)).map(|vs| self.field_names(&vs[v as usize].fields)).unwrap_or_default();
-                    let f = fields
-                        .iter()
-                        .position(|f| f == fname)
-                        .ok_or_else(|| err(AsmErrorKind::Unresolved, pos, format!("unknown field `{vname}::{fname}`")))?
-                        as MemberCount;
+                    let fields = self
+                        .variant_defs(DefRef::Struct(sd))
+                        .map(|vs| self.field_names(&vs[v as usize].fields))
+                        .unwrap_or_default();
+                    let f = fields.iter().position(|f| f == fname).ok_or_else(|| {
+                        err(AsmErrorKind::Unresolved, pos, format!("unknown field `{vname}::{fname}`"))
+                    })? as MemberCount;
                     if field.is_some_and(|prev| prev != f) {
-                        return Err(err(AsmErrorKind::Operand, pos, "the variants' fields must be at the same position"));
+                        return Err(err(
+                            AsmErrorKind::Operand,
+                            pos,
+                            "the variants' fields must be at the same position",
+                        ));
                     }
                     field = Some(f);
                     variants.push(v);
@@ -390,7 +412,10 @@ impl Builder<'_> {
                 };
                 let offsets = targets.iter().map(label).collect::<AsmResult<Vec<_>>>()?;
                 let key = (ed.0, offsets.clone());
-                let ji = intern(tables, jump_tables, key, pos, "jump table", || VariantJumpTable { head_enum: ed, jump_table: offsets })?;
+                let ji = intern(tables, jump_tables, key, pos, "jump table", || VariantJumpTable {
+                    head_enum: ed,
+                    jump_table: offsets,
+                })?;
                 B::VariantSwitch(VariantJumpTableIndex(ji))
             }
             _ => return Err(err(AsmErrorKind::Unresolved, pos, format!("unknown instruction `{op}`"))),
@@ -417,9 +442,14 @@ impl Builder<'_> {
         pos: Pos,
     ) -> AsmResult<Bytecode> {
         use Bytecode as B;
-        let vh = intern(&mut self.maps.variant_handles, &mut self.m.struct_variant_handles, (sd.0, variant), pos, "variant handle", || {
-            StructVariantHandle { struct_index: sd, variant }
-        })?;
+        let vh = intern(
+            &mut self.maps.variant_handles,
+            &mut self.m.struct_variant_handles,
+            (sd.0, variant),
+            pos,
+            "variant handle",
+            || StructVariantHandle { struct_index: sd, variant },
+        )?;
         let vh = StructVariantHandleIndex(vh);
         Ok(match targs {
             None => match op {
@@ -460,9 +490,14 @@ impl Builder<'_> {
         use Bytecode as B;
         Ok(match targs {
             None => {
-                let vh = intern(&mut self.maps.sui_variant_handles, &mut self.m.variant_handles, (ed.0, variant), pos, "variant handle", || {
-                    VariantHandle { enum_def: ed, variant }
-                })?;
+                let vh = intern(
+                    &mut self.maps.sui_variant_handles,
+                    &mut self.m.variant_handles,
+                    (ed.0, variant),
+                    pos,
+                    "variant handle",
+                    || VariantHandle { enum_def: ed, variant },
+                )?;
                 let vh = VariantHandleIndex(vh);
                 match op {
                     "pack_variant" => B::SuiPackVariant(vh),
@@ -474,9 +509,14 @@ impl Builder<'_> {
             }
             Some(ts) => {
                 let sig = self.signature(ts, pos)?;
-                let ei = intern(&mut self.maps.enum_insts, &mut self.m.enum_def_instantiations, (ed.0, sig.0), pos, "enum instantiation", || {
-                    EnumDefInstantiation { def: ed, type_parameters: sig }
-                })?;
+                let ei = intern(
+                    &mut self.maps.enum_insts,
+                    &mut self.m.enum_def_instantiations,
+                    (ed.0, sig.0),
+                    pos,
+                    "enum instantiation",
+                    || EnumDefInstantiation { def: ed, type_parameters: sig },
+                )?;
                 let ei = EnumDefInstantiationIndex(ei);
                 let vi = intern(
                     &mut self.maps.sui_variant_insts,

@@ -22,17 +22,21 @@ fn corrupt(pos: Pos) -> crate::error::AsmError {
 
 impl Builder<'_> {
     /// Imports struct `key` from the dependency defining it, if any.
-    pub(super) fn import_struct(&mut self, key: &(ModuleName, String), pos: Pos) -> AsmResult<Option<StructHandleIndex>> {
+    pub(super) fn import_struct(
+        &mut self,
+        key: &(ModuleName, String),
+        pos: Pos,
+    ) -> AsmResult<Option<StructHandleIndex>> {
         let deps = self.deps;
         let Some(dep) = deps.iter().find(|d| self_id(d).as_ref() == Some(&key.0)) else {
             return Ok(None);
         };
-        let found = dep
-            .struct_defs
-            .iter()
-            .map(|d| d.struct_handle)
-            .chain(dep.enum_defs.iter().map(|d| d.enum_handle))
-            .find(|sh| dep.struct_handles.get(sh.idx()).is_some_and(|h| dep.identifiers.get(h.name.idx()) == Some(&key.1)));
+        let found =
+            dep.struct_defs.iter().map(|d| d.struct_handle).chain(dep.enum_defs.iter().map(|d| d.enum_handle)).find(
+                |sh| {
+                    dep.struct_handles.get(sh.idx()).is_some_and(|h| dep.identifiers.get(h.name.idx()) == Some(&key.1))
+                },
+            );
         match found {
             Some(sh) => self.struct_from(dep, sh, pos).map(Some),
             None => Ok(None),
@@ -40,16 +44,18 @@ impl Builder<'_> {
     }
 
     /// Imports function `key` from the dependency defining it, if any.
-    pub(super) fn import_fun(&mut self, key: &(ModuleName, String), pos: Pos) -> AsmResult<Option<FunctionHandleIndex>> {
+    pub(super) fn import_fun(
+        &mut self,
+        key: &(ModuleName, String),
+        pos: Pos,
+    ) -> AsmResult<Option<FunctionHandleIndex>> {
         let deps = self.deps;
         let Some(dep) = deps.iter().find(|d| self_id(d).as_ref() == Some(&key.0)) else {
             return Ok(None);
         };
-        let found = dep
-            .function_defs
-            .iter()
-            .map(|d| d.function)
-            .find(|fh| dep.function_handles.get(fh.idx()).is_some_and(|h| dep.identifiers.get(h.name.idx()) == Some(&key.1)));
+        let found = dep.function_defs.iter().map(|d| d.function).find(|fh| {
+            dep.function_handles.get(fh.idx()).is_some_and(|h| dep.identifiers.get(h.name.idx()) == Some(&key.1))
+        });
         match found {
             Some(fh) => self.fun_from(dep, fh, pos).map(Some),
             None => Ok(None),
@@ -108,7 +114,9 @@ impl Builder<'_> {
 
     fn token_from(&mut self, dep: &CompiledModule, t: &SignatureToken, pos: Pos) -> AsmResult<SignatureToken> {
         use SignatureToken as T;
-        let list = |b: &mut Self, ts: &[SignatureToken]| ts.iter().map(|t| b.token_from(dep, t, pos)).collect::<AsmResult<Vec<_>>>();
+        let list = |b: &mut Self, ts: &[SignatureToken]| {
+            ts.iter().map(|t| b.token_from(dep, t, pos)).collect::<AsmResult<Vec<_>>>()
+        };
         Ok(match t {
             T::Vector(e) => T::Vector(Box::new(self.token_from(dep, e, pos)?)),
             T::Reference(e) => T::Reference(Box::new(self.token_from(dep, e, pos)?)),
@@ -140,9 +148,10 @@ impl Builder<'_> {
                 ResourceSpecifier::DeclaredInModule(self.module(&id, pos)?)
             }
             ResourceSpecifier::Resource(sh) => ResourceSpecifier::Resource(self.struct_from(dep, *sh, pos)?),
-            ResourceSpecifier::ResourceInstantiation(sh, si) => {
-                ResourceSpecifier::ResourceInstantiation(self.struct_from(dep, *sh, pos)?, self.sig_from(dep, *si, pos)?)
-            }
+            ResourceSpecifier::ResourceInstantiation(sh, si) => ResourceSpecifier::ResourceInstantiation(
+                self.struct_from(dep, *sh, pos)?,
+                self.sig_from(dep, *si, pos)?,
+            ),
         };
         let address = match &s.address {
             AddressSpecifier::Any => AddressSpecifier::Any,

@@ -9,7 +9,9 @@
 
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
 use movejit_interp::runtime::natives::NativeExtensions;
-use movejit_interp::runtime::{AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError};
+use movejit_interp::runtime::{
+    AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,
+};
 use movejit_sui_natives::{run_transaction, ObjectEffects, ObjectRuntime};
 use std::path::{Path, PathBuf};
 
@@ -84,16 +86,19 @@ impl Sui {
         calls: &[Call],
         setup: &dyn Fn(&mut NativeExtensions),
     ) -> Run {
-        let config = EngineConfig { natives: movejit_sui_natives::sui_registry(), executor, interpreter, ..EngineConfig::sui() };
+        let config =
+            EngineConfig { natives: movejit_sui_natives::sui_registry(), executor, interpreter, ..EngineConfig::sui() };
         let engine = new_engine(config);
         let mut ext = NativeExtensions::new();
         setup(&mut ext);
-        let mut run = Run { outcomes: Vec::new(), gas: Vec::new(), effects: ObjectEffects::default(), children: Vec::new() };
+        let mut run =
+            Run { outcomes: Vec::new(), gas: Vec::new(), effects: ObjectEffects::default(), children: Vec::new() };
         for c in calls {
             let (module, name) = split(c.function);
             let mut session = engine.new_session(&self.store);
             let mut gas = if metered { GasMeter::new(CostTable::default(), BUDGET) } else { GasMeter::unmetered() };
-            let r = run_transaction(&mut ext, || session.execute_function(&module, name, &c.ty_args, &c.args, &mut gas));
+            let r =
+                run_transaction(&mut ext, || session.execute_function(&module, name, &c.ty_args, &c.args, &mut gas));
             run.gas.push(gas.used());
             run.outcomes.push(r.map(|r| r.returns).map_err(|e| outcome_of_error(c.function, executor, e)));
         }
@@ -139,7 +144,10 @@ impl Sui {
 
 fn outcome_of_error(function: &str, executor: ExecutorKind, e: VmError) -> (StatusCode, Option<u64>) {
     let message = format!("{e:?}");
-    assert!(!message.contains(movejit_engine::JIT_NOT_COMPILED), "{function} was not compiled on {executor:?}: {message}");
+    assert!(
+        !message.contains(movejit_engine::JIT_NOT_COMPILED),
+        "{function} was not compiled on {executor:?}: {message}"
+    );
     (e.status, e.sub_status)
 }
 

@@ -216,9 +216,10 @@ impl BorrowGraph {
 
     /// (borrower, first label) of every edge out of `id`; None = full borrow.
     fn borrowers(&self, id: RefId) -> impl Iterator<Item = (RefId, Option<&Label>)> + '_ {
-        self.0.get(&id).into_iter().flat_map(|r| {
-            r.borrowed_by.iter().flat_map(|(c, set)| set.edges.iter().map(move |e| (*c, e.path.first())))
-        })
+        self.0
+            .get(&id)
+            .into_iter()
+            .flat_map(|r| r.borrowed_by.iter().flat_map(|(c, set)| set.edges.iter().map(move |e| (*c, e.path.first()))))
     }
 
     pub fn has_full_borrows(&self, id: RefId) -> bool {

@@ -157,7 +157,13 @@ struct Analysis<'a> {
     acquires: BTreeMap<FunctionHandleIndex, BTreeSet<StructDefinitionIndex>>,
 }
 
-pub(crate) fn verify(m: &CompiledModule, config: &crate::VerifierConfig, f: &FunctionContext, cfg: &Cfg, meter: &mut Meter) -> VerifyResult {
+pub(crate) fn verify(
+    m: &CompiledModule,
+    config: &crate::VerifierConfig,
+    f: &FunctionContext,
+    cfg: &Cfg,
+    meter: &mut Meter,
+) -> VerifyResult {
     // Calls to this module's functions (handles are unique per name after
     // the duplication pass) must not touch resources they acquire.
     let mut acquires = BTreeMap::new();
@@ -242,7 +248,11 @@ impl Analysis<'_> {
             };
             self.stack.push(v);
         }
-        meter.add_items_with_growth(REF_PARAM_EDGE_COST, all.len().saturating_mul(returned_refs), REF_PARAM_EDGE_COST_GROWTH)?;
+        meter.add_items_with_growth(
+            REF_PARAM_EDGE_COST,
+            all.len().saturating_mul(returned_refs),
+            REF_PARAM_EDGE_COST_GROWTH,
+        )?;
         for id in all {
             s.graph.release(id);
         }
@@ -336,7 +346,8 @@ impl Analysis<'_> {
         meter.add_items(STEP_PER_GRAPH_ITEM_COST, s.graph.graph_size())?;
         let m = self.m;
         let err = |st| VerifyError::at_code(st, self.f.index, offset);
-        let local = |s: &State, i: u8| s.locals.get(i as usize).copied().ok_or_else(|| err(StatusCode::INDEX_OUT_OF_BOUNDS));
+        let local =
+            |s: &State, i: u8| s.locals.get(i as usize).copied().ok_or_else(|| err(StatusCode::INDEX_OUT_OF_BOUNDS));
         match instr {
             Pop => {
                 let v = self.pop(offset)?;
@@ -349,7 +360,9 @@ impl Analysis<'_> {
                         s.graph.add_strong_borrow(id, new);
                         Value::Ref(new)
                     }
-                    Value::NonRef if self.local_mut_borrowed(s, *i) => return Err(err(StatusCode::COPYLOC_EXISTS_BORROW_ERROR)),
+                    Value::NonRef if self.local_mut_borrowed(s, *i) => {
+                        return Err(err(StatusCode::COPYLOC_EXISTS_BORROW_ERROR))
+                    }
                     Value::NonRef => Value::NonRef,
                 };
                 self.stack.push(v)
@@ -368,7 +381,9 @@ impl Analysis<'_> {
                 s.locals[*i as usize] = new;
                 match old {
                     Value::Ref(id) => s.graph.release(id),
-                    Value::NonRef if s.local_borrowed(*i) => return Err(err(StatusCode::STLOC_UNSAFE_TO_DESTROY_ERROR)),
+                    Value::NonRef if s.local_borrowed(*i) => {
+                        return Err(err(StatusCode::STLOC_UNSAFE_TO_DESTROY_ERROR))
+                    }
                     Value::NonRef => {}
                 }
             }
@@ -429,7 +444,8 @@ impl Analysis<'_> {
             MutBorrowFieldGeneric(i) | ImmBorrowFieldGeneric(i) => {
                 let h = m.field_instantiations[i.idx()].handle;
                 let id = self.pop_ref(offset)?;
-                let v = self.borrow_field(s, offset, matches!(instr, MutBorrowFieldGeneric(_)), id, self.field_label(h))?;
+                let v =
+                    self.borrow_field(s, offset, matches!(instr, MutBorrowFieldGeneric(_)), id, self.field_label(h))?;
                 self.stack.push(v)
             }
             MutBorrowVariantField(h) | ImmBorrowVariantField(h) => {
@@ -445,7 +461,9 @@ impl Analysis<'_> {
                 let v = self.borrow_field(s, offset, mut_, id, self.variant_field_label(h))?;
                 self.stack.push(v)
             }
-            MutBorrowGlobal(d) | ImmBorrowGlobal(d) => self.borrow_global(s, offset, matches!(instr, MutBorrowGlobal(_)), *d)?,
+            MutBorrowGlobal(d) | ImmBorrowGlobal(d) => {
+                self.borrow_global(s, offset, matches!(instr, MutBorrowGlobal(_)), *d)?
+            }
             MutBorrowGlobalGeneric(i) | ImmBorrowGlobalGeneric(i) => {
                 let d = m.struct_def_instantiations[i.idx()].def;
                 self.borrow_global(s, offset, matches!(instr, MutBorrowGlobalGeneric(_)), d)?
@@ -519,10 +537,20 @@ impl Analysis<'_> {
                 self.pop_n(2, offset)?;
                 self.stack.push(Value::NonRef)
             }
-            Pack(_) | PackGeneric(_) | PackVariant(_) | PackVariantGeneric(_) | SuiPackVariant(_) | SuiPackVariantGeneric(_)
-            | Unpack(_) | UnpackGeneric(_) | UnpackVariant(_) | UnpackVariantGeneric(_) | SuiUnpackVariant(_)
+            Pack(_)
+            | PackGeneric(_)
+            | PackVariant(_)
+            | PackVariantGeneric(_)
+            | SuiPackVariant(_)
+            | SuiPackVariantGeneric(_)
+            | Unpack(_)
+            | UnpackGeneric(_)
+            | UnpackVariant(_)
+            | UnpackVariantGeneric(_)
+            | SuiUnpackVariant(_)
             | SuiUnpackVariantGeneric(_) => {
-                let (pops, pushes) = crate::stack_usage::effect(m, self.f, instr).ok_or_else(|| err(StatusCode::VERIFIER_INVARIANT_VIOLATION))?;
+                let (pops, pushes) = crate::stack_usage::effect(m, self.f, instr)
+                    .ok_or_else(|| err(StatusCode::VERIFIER_INVARIANT_VIOLATION))?;
                 self.pop_n(pops as usize, offset)?;
                 for _ in 0..pushes {
                     self.stack.push(Value::NonRef);
@@ -601,7 +629,15 @@ impl Analysis<'_> {
     }
 
     /// Sui: unpacking an enum by reference borrows each field of the variant.
-    fn unpack_variant_ref(&mut self, s: &mut State, offset: u16, mut_: bool, enum_def: u16, variant: u16, n: usize) -> VerifyResult {
+    fn unpack_variant_ref(
+        &mut self,
+        s: &mut State,
+        offset: u16,
+        mut_: bool,
+        enum_def: u16,
+        variant: u16,
+        n: usize,
+    ) -> VerifyResult {
         let id = self.pop_ref(offset)?;
         if (mut_ && s.graph.has_full_borrows(id)) || (!mut_ && !s.graph.is_readable(id, None)) {
             return Err(self.f.err(StatusCode::FIELD_EXISTS_MUTABLE_BORROW_ERROR, offset));
@@ -629,4 +665,3 @@ impl Transfer for Analysis<'_> {
         Ok(())
     }
 }
-

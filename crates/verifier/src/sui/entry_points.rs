@@ -62,7 +62,9 @@ fn verify_init_function(m: &CompiledModule, f: &FunctionDefinition) -> Result<()
     let params = &m.signature_at(handle.parameters).0;
     match params.last() {
         Some(last) if params.len() <= 2 && is_tx_context(m, last) => Ok(()),
-        Some(_) if params.len() <= 2 => Err("the last parameter of 'init' must be &mut 0x2::tx_context::TxContext or &TxContext".into()),
+        Some(_) if params.len() <= 2 => {
+            Err("the last parameter of 'init' must be &mut 0x2::tx_context::TxContext or &TxContext".into())
+        }
         _ => Err("'init' takes one or two parameters".into()),
     }
 }
@@ -97,7 +99,11 @@ fn verify_param_type(m: &CompiledModule, tparams: &[AbilitySet], p: &ST) -> Resu
     if is_by_value_or_mut(m, p, "random", "Random") {
         return Err("invalid entry point parameter type: Random must be passed by immutable reference".into());
     }
-    if is_primitive(m, tparams, p) || is_object(m, tparams, p)? || is_object_vector(m, tparams, p)? || is_receiving(m, p) {
+    if is_primitive(m, tparams, p)
+        || is_object(m, tparams, p)?
+        || is_object_vector(m, tparams, p)?
+        || is_receiving(m, p)
+    {
         Ok(())
     } else {
         Err("invalid entry point parameter type: expected a primitive or object type".into())
@@ -122,7 +128,9 @@ fn is_primitive(m: &CompiledModule, tparams: &[AbilitySet], p: &ST) -> bool {
             is(n, SUI, "object", "ID") || is(n, STD, "ascii", "String") || is(n, STD, "string", "String")
         }
         ST::StructInstantiation(h, args) => {
-            is(super::datatype_name(m, *h), STD, "option", "Option") && args.len() == 1 && is_primitive(m, tparams, &args[0])
+            is(super::datatype_name(m, *h), STD, "option", "Option")
+                && args.len() == 1
+                && is_primitive(m, tparams, &args[0])
         }
         ST::Vector(inner) => is_primitive(m, tparams, inner),
         _ => false,
@@ -156,7 +164,9 @@ fn is_object_struct(m: &CompiledModule, tparams: &[AbilitySet], p: &ST) -> Resul
 fn is_receiving(m: &CompiledModule, p: &ST) -> bool {
     match p {
         ST::Reference(inner) | ST::MutableReference(inner) => is_receiving(m, inner),
-        ST::StructInstantiation(h, args) => is(super::datatype_name(m, *h), SUI, "transfer", "Receiving") && args.len() == 1,
+        ST::StructInstantiation(h, args) => {
+            is(super::datatype_name(m, *h), SUI, "transfer", "Receiving") && args.len() == 1
+        }
         _ => false,
     }
 }

@@ -12,12 +12,20 @@ pub(super) fn verify_module(m: &CompiledModule) -> VerifyResult {
             use Bytecode::*;
             if matches!(
                 instr,
-                MoveFrom(_) | MoveFromGeneric(_) | MoveTo(_) | MoveToGeneric(_) | ImmBorrowGlobal(_)
-                    | ImmBorrowGlobalGeneric(_) | MutBorrowGlobal(_) | MutBorrowGlobalGeneric(_) | Exists(_)
+                MoveFrom(_)
+                    | MoveFromGeneric(_)
+                    | MoveTo(_)
+                    | MoveToGeneric(_)
+                    | ImmBorrowGlobal(_)
+                    | ImmBorrowGlobalGeneric(_)
+                    | MutBorrowGlobal(_)
+                    | MutBorrowGlobalGeneric(_)
+                    | Exists(_)
                     | ExistsGeneric(_)
             ) {
                 let msg = failure(format!("access to Move global storage is not allowed ({instr:?})")).message;
-                return Err(VerifyError::at_code(StatusCode::UNKNOWN_VERIFICATION_ERROR, fi as u16, off as u16).with_message(msg));
+                return Err(VerifyError::at_code(StatusCode::UNKNOWN_VERIFICATION_ERROR, fi as u16, off as u16)
+                    .with_message(msg));
             }
         }
     }

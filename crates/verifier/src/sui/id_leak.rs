@@ -4,7 +4,7 @@
 //! locals (moved, not copied). An abstract interpreter tracks which stack
 //! slots and locals hold such a fresh UID.
 
-use super::{failure, function_name, QualifiedName, SUI, SUI_SYSTEM, BRIDGE};
+use super::{failure, function_name, QualifiedName, BRIDGE, SUI, SUI_SYSTEM};
 use crate::{
     absint::{self, Domain, Transfer},
     binary::FunctionContext,
@@ -53,7 +53,11 @@ enum Value {
 
 impl Value {
     fn join(self, other: Value) -> Value {
-        if self == other { self } else { Value::Other }
+        if self == other {
+            self
+        } else {
+            Value::Other
+        }
     }
 }
 
@@ -116,7 +120,9 @@ impl Analysis<'_> {
         self.pop_n(params, offset)?;
         if listed(FRESH_ID_FUNCTIONS, function_name(self.m, handle)) {
             if returns != 1 {
-                return Err(self.f.err(StatusCode::UNKNOWN_VERIFICATION_ERROR, offset)
+                return Err(self
+                    .f
+                    .err(StatusCode::UNKNOWN_VERIFICATION_ERROR, offset)
                     .with_message("id leak: a UID-making function must return one value"));
             }
             self.stack.push(Value::Fresh);
@@ -149,7 +155,14 @@ impl Analysis<'_> {
 impl Transfer for Analysis<'_> {
     type State = State;
 
-    fn execute(&mut self, state: &mut State, instr: &Bytecode, offset: u16, block_end: u16, meter: &mut Meter) -> VerifyResult {
+    fn execute(
+        &mut self,
+        state: &mut State,
+        instr: &Bytecode,
+        offset: u16,
+        block_end: u16,
+        meter: &mut Meter,
+    ) -> VerifyResult {
         meter.add(STEP_COST)?;
         match instr {
             Bytecode::MoveLoc(l) => {
@@ -176,7 +189,8 @@ impl Transfer for Analysis<'_> {
             }
             // Nothing else makes a fresh UID or passes one on.
             _ => {
-                let (pops, pushes) = stack_usage::effect(self.m, self.f, instr).ok_or_else(|| self.invariant(offset))?;
+                let (pops, pushes) =
+                    stack_usage::effect(self.m, self.f, instr).ok_or_else(|| self.invariant(offset))?;
                 self.pop_n(pops, offset)?;
                 self.push_n(pushes, Value::Other);
             }

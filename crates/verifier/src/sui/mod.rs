@@ -24,7 +24,11 @@ mod one_time_witness;
 mod private_generics;
 mod struct_with_key;
 
-use crate::{config::VerifierConfig, error::{VerifyError, VerifyResult}, meter::Meter};
+use crate::{
+    config::VerifierConfig,
+    error::{VerifyError, VerifyResult},
+    meter::Meter,
+};
 use movejit_format::{
     AccountAddress, CompiledModule, FunctionHandle, SignatureToken as ST, StatusCode, StructHandleIndex,
 };

@@ -46,7 +46,8 @@ pub(super) fn verify_module(m: &CompiledModule) -> VerifyResult {
             match candidate {
                 Some((_, def)) => {
                     let witness = m.struct_handle_at(def.struct_handle);
-                    let first_is_witness = matches!(params.first(), Some(ST::Struct(h)) if m.struct_handle_at(*h) == witness);
+                    let first_is_witness =
+                        matches!(params.first(), Some(ST::Struct(h)) if m.struct_handle_at(*h) == witness);
                     if params.len() != 2 || !first_is_witness {
                         return Err(failure_in(fi as u16, format!("init of a module with a one-time witness type must take {upper} as its first of two parameters")));
                     }
@@ -63,7 +64,10 @@ pub(super) fn verify_module(m: &CompiledModule) -> VerifyResult {
                 _ => false,
             });
             if packs_witness {
-                return Err(failure_in(fi as u16, format!("one-time witness type {upper} is instantiated in a function and must never be")));
+                return Err(failure_in(
+                    fi as u16,
+                    format!("one-time witness type {upper} is instantiated in a function and must never be"),
+                ));
             }
         }
     }

@@ -6,7 +6,7 @@
 //! `sui::transfer` and `sui::event` must list every public function here, so
 //! that a framework upgrade cannot add an unchecked one.
 
-use super::{failure_in, function_name, self_name, is_defined_here, QualifiedName, STD, SUI};
+use super::{failure_in, function_name, is_defined_here, self_name, QualifiedName, STD, SUI};
 use crate::error::{VerifyError, VerifyResult};
 use movejit_format::{AccountAddress, Bytecode, CompiledModule, StatusCode, Visibility};
 
@@ -44,7 +44,8 @@ fn rules_for(name: QualifiedName<'_>) -> Option<&'static [bool]> {
 /// Sui reports these as `VMInvariantViolation` (a framework bug, not a
 /// user error); VERIFIER_INVARIANT_VIOLATION stays reserved for bugs here.
 fn invariant(msg: String) -> VerifyError {
-    VerifyError::module(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR).with_message(format!("sui private generics invariant: {msg}"))
+    VerifyError::module(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR)
+        .with_message(format!("sui private generics invariant: {msg}"))
 }
 
 pub(super) fn verify_module(m: &CompiledModule) -> VerifyResult {
@@ -75,7 +76,13 @@ pub(super) fn verify_module(m: &CompiledModule) -> VerifyResult {
             let callee = function_name(m, handle);
             let Some(internal) = rules_for(callee) else { continue };
             if internal.len() != ty_args.len() {
-                return Err(invariant(format!("{}::{} expects {} type arguments, found {}", callee.1, callee.2, internal.len(), ty_args.len())));
+                return Err(invariant(format!(
+                    "{}::{} expects {} type arguments, found {}",
+                    callee.1,
+                    callee.2,
+                    internal.len(),
+                    ty_args.len()
+                )));
             }
             for (i, (ty, is_internal)) in ty_args.iter().zip(internal).enumerate() {
                 if *is_internal && !is_defined_here(m, ty) {

@@ -12,7 +12,9 @@ pub(super) fn verify_module(m: &CompiledModule) -> VerifyResult {
             continue;
         }
         let name = m.identifier_at(handle.name);
-        let at = |msg: String| VerifyError::at_struct(StatusCode::UNKNOWN_VERIFICATION_ERROR, si as u16).with_message(failure(msg).message);
+        let at = |msg: String| {
+            VerifyError::at_struct(StatusCode::UNKNOWN_VERIFICATION_ERROR, si as u16).with_message(failure(msg).message)
+        };
         let first = match &def.field_information {
             StructFieldInformation::Declared(fields) => fields.first(),
             _ => None,
@@ -21,7 +23,10 @@ pub(super) fn verify_module(m: &CompiledModule) -> VerifyResult {
             return Err(at(format!("first field of struct {name} must be 'id', no field found")));
         };
         if m.identifier_at(first.name) != "id" {
-            return Err(at(format!("first field of struct {name} must be 'id', {} found", m.identifier_at(first.name))));
+            return Err(at(format!(
+                "first field of struct {name} must be 'id', {} found",
+                m.identifier_at(first.name)
+            )));
         }
         if !is_datatype(m, &first.signature, SUI, "object", "UID") {
             return Err(at(format!("first field of struct {name} must be of type 0x2::object::UID")));

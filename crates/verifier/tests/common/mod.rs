@@ -43,16 +43,18 @@ pub fn load(path: &Path) -> CompiledModule {
 
 /// Loads every module (not script) under `dir`.
 pub fn load_dir(dir: &Path) -> Vec<(PathBuf, CompiledModule)> {
-    mv_files(dir).into_iter().filter(|p| !is_script(p)).map(|p| {
-        let m = load(&p);
-        (p, m)
-    }).collect()
+    mv_files(dir)
+        .into_iter()
+        .filter(|p| !is_script(p))
+        .map(|p| {
+            let m = load(&p);
+            (p, m)
+        })
+        .collect()
 }
 
 /// Verifies each module against all the others; returns the failures.
 pub fn verify_all(mods: &[(PathBuf, CompiledModule)], config: &VerifierConfig) -> Vec<(PathBuf, VerifyError)> {
     let deps: Vec<&CompiledModule> = mods.iter().map(|(_, m)| m).collect();
-    mods.iter()
-        .filter_map(|(p, m)| verify_module(m, &deps, config).err().map(|e| (p.clone(), e)))
-        .collect()
+    mods.iter().filter_map(|(p, m)| verify_module(m, &deps, config).err().map(|e| (p.clone(), e))).collect()
 }
