@@ -76,16 +76,7 @@ macro_rules! int_cmp {
 #[inline(always)]
 fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
     let (x, y) = (mem::read_u64(a), mem::read_u64(b));
-    let r = match op {
-        BinOp::Add => x.checked_add(y),
-        BinOp::Sub => x.checked_sub(y),
-        BinOp::Mul => x.checked_mul(y),
-        BinOp::Div => x.checked_div(y),
-        BinOp::Mod => x.checked_rem(y),
-        BinOp::BitOr => Some(x | y),
-        BinOp::BitAnd => Some(x & y),
-        BinOp::Xor => Some(x ^ y),
-    };
+    let r = movejit_runtime::checked_int_op!(op, x, y);
     match r {
         Some(r) => mem::write_u64(a, r),
         None => arith::binop_in_place(op, &mut Value::U64(x), &Value::U64(y))?,
