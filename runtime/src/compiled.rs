@@ -100,22 +100,23 @@ pub trait GlobalStore {
 
 /// Which function an [`InterpretedCall`] runs.
 #[derive(Clone, Copy, Debug)]
-pub enum InterpretedFunction<'a> {
+pub enum InterpretedFunction {
     /// A function definition by index, entered by compiled code that has
     /// already done the interpreter's call checks (depth, frame charge):
     /// the nested run starts in the callee's frame.
     Entered(u16),
-    /// A function by name (the target of a closure): the nested run does
+    /// A function by index (the target of a closure; `module` is its
+    /// module): the nested run does
     /// what the interpreter's `CallClosure` does first (depth check and
     /// frame charge for a Move function, `native_base` for a native, the
     /// results' stack check after a native).
-    Called(&'a str),
+    Called(crate::functions::FunctionIndex),
 }
 
 /// A call compiled code hands to the interpreter.
 pub struct InterpretedCall<'a> {
     pub module: &'a ModuleId,
-    pub function: InterpretedFunction<'a>,
+    pub function: InterpretedFunction,
     pub ty_args: &'a [Type],
     /// One per parameter, in parameter order (see [`SeamSlot`]); consumed,
     /// also when the call fails.

@@ -19,6 +19,7 @@ pub mod compiled;
 pub mod error;
 pub mod flat;
 pub mod fmt;
+pub mod functions;
 pub mod gas;
 pub mod helpers;
 pub mod layout;
@@ -31,6 +32,7 @@ pub mod values;
 
 pub use error::{ErrorLocation, VmError, VmResult};
 pub use ethnum;
+pub use functions::FunctionIndex;
 pub use gas::{CostTable, GasMeter};
 pub use layout::Layout;
 pub use limits::Limits;

@@ -31,6 +31,7 @@ use crate::lower::closure::{CallSpec, PackInfo};
 use movejit_format::{AbilitySet, FunctionAttribute, FunctionHandleIndex, Visibility};
 use movejit_runtime::flat::closure_shims::{self, CallSite, ClosureTable, PackSite, Target, TargetCode};
 use movejit_runtime::flat::{Addr, FlatLayout};
+use movejit_runtime::functions::{self, FunctionIndex};
 use movejit_runtime::{FunctionId, ModuleId, Type as RType};
 use std::sync::Arc;
 
@@ -91,7 +92,7 @@ impl Declarer<'_> {
         &mut self,
         key: &InstanceKey,
         table: &ClosureTable,
-    ) -> CompileResult<(FunctionId, bool, Vec<RType>, Vec<RType>)> {
+    ) -> CompileResult<(FunctionIndex, bool, Vec<RType>, Vec<RType>)> {
         let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
         let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
         let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
@@ -101,10 +102,13 @@ impl Declarer<'_> {
         let params = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
         let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
         let name = m.identifiers.get(h.name.idx()).ok_or_else(|| bad("identifier"))?;
-        let id = FunctionId { module: ModuleId::new(*m.address(), m.name()), name: name.as_str().into() };
+        let id = functions::intern(&FunctionId {
+            module: ModuleId::new(*m.address(), m.name()),
+            name: name.as_str().into(),
+        });
         let serializable =
             fdef.visibility == Visibility::Public || h.attributes.contains(&FunctionAttribute::Persistent);
-        if !table.contains(&id, &key.type_args) {
+        if !table.contains(id, &key.type_args) {
             if fdef.code.is_none() {
                 let site = self.native_callee(key)?.native.ok_or_else(|| bad("native site"))?;
                 if site == super::MISSING_NATIVE {
@@ -117,7 +121,7 @@ impl Declarer<'_> {
                     params: params.iter().map(|t| self.layout_of(t)).collect::<CompileResult<_>>()?,
                     rets: rets.iter().map(|t| self.layout_of(t)).collect::<CompileResult<_>>()?,
                 };
-                table.insert(id.clone(), key.type_args.clone(), target);
+                table.insert(id, key.type_args.clone(), target);
             } else {
                 self.declare(key)?;
                 self.closures.pending.push(key.clone());
@@ -177,7 +181,6 @@ impl Declarer<'_> {
             native_base: spec.native_base,
             metered: spec.metered,
             borrowed: spec.borrowed,
-            cache: Default::default(),
         });
         let addr = &*site as *const CallSite as u64;
         self.closures.calls.push(site);
@@ -201,7 +204,10 @@ impl JitEngine {
         let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
         let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
         let name = m.identifiers.get(h.name.idx()).ok_or_else(|| bad("identifier"))?;
-        let id = FunctionId { module: ModuleId::new(*m.address(), m.name()), name: name.as_str().into() };
+        let id = functions::intern(&FunctionId {
+            module: ModuleId::new(*m.address(), m.name()),
+            name: name.as_str().into(),
+        });
         let params = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
         let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
         let layouts = |ts: &[RType]| ts.iter().map(|t| self.layout_of(t)).collect::<CompileResult<Vec<_>>>();
@@ -213,7 +219,8 @@ impl JitEngine {
 
     /// Compiles (and publishes) `function<type_args>` as a closure target.
     fn compile_closure_target(&mut self, function: &FunctionId, type_args: &[RType]) -> CompileResult<()> {
-        if self.closures.table.contains(function, type_args) {
+        let index = functions::intern(function);
+        if self.closures.table.contains(index, type_args) {
             return Ok(());
         }
         let module = self
@@ -226,7 +233,7 @@ impl JitEngine {
         let table = self.closures.table.clone();
         self.env().closure_target(&key, &table)?;
         self.publish_closure_targets();
-        if self.closures.table.contains(function, type_args) {
+        if self.closures.table.contains(index, type_args) {
             Ok(())
         } else {
             // Why it did not compile, when the instance knows.
@@ -269,7 +276,9 @@ impl JitEngine {
     /// After a run ended with `CLOSURE_NOT_COMPILED`: compiles the targets
     /// it missed, so the next run finds them (those that compile).
     pub(crate) fn compile_closure_misses(&mut self) -> CompileError {
-        let misses = self.closures.table.take_misses();
+        let misses: Vec<(FunctionId, Vec<RType>)> = (self.closures.table.take_misses().into_iter())
+            .filter_map(|(f, targs)| Some((functions::name(f)?.clone(), targs)))
+            .collect();
         let mut why = Vec::new();
         for (f, targs) in &misses {
             if let Err(e) = self.compile_closure_target(f, targs) {

@@ -185,7 +185,7 @@ pub(crate) fn read_into(r: &mut Reader<'_>, l: &FlatLayout, slot: &mut [u8], dep
         }
         Shape::Closure => match crate::bcs::read_value(r, &crate::layout::Layout::Function, depth)? {
             crate::values::Value::Closure(c) => {
-                raw::closure_put(slot, Box::new(super::native_bridge::closure_from_value(&c)?))
+                raw::closure_put(slot, std::sync::Arc::new(super::native_bridge::closure_from_value(&c)?))
             }
             _ => return Err(de_err()),
         },

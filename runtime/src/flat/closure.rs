@@ -1,19 +1,23 @@
 //! Function values over flat memory (jit-abi.md 1.3): a function-value slot
 //! holds a pointer to a [`FlatClosure`] box, null when it holds no value.
-//! The box names the function, its type arguments, the capture mask and
-//! the captured values (owned flat values, in parameter order).
+//! The box names the function (by [`FunctionIndex`]), its type arguments,
+//! the capture mask and the captured values (owned flat values, in
+//! parameter order). A closure is immutable, so copies share one box
+//! (reference-counted: copying a closure allocates nothing); a call that
+//! consumes the last copy moves the captured values out.
 
 use super::layout::{FlatLayout, Shape};
 use super::value::FlatValue;
 use crate::layout::Layout;
 use crate::types::Type;
+use crate::functions::FunctionIndex;
 use crate::values::FunctionId;
 
 /// A closure: `function<type_args>` with the parameters whose bit is set in
 /// `mask` already supplied by `captured`.
 #[derive(Debug)]
 pub struct FlatClosure {
-    pub function: FunctionId,
+    pub function: FunctionIndex,
     pub type_args: Vec<Type>,
     pub mask: u64,
     pub captured: Vec<FlatValue>,
@@ -22,15 +26,10 @@ pub struct FlatClosure {
 }
 
 impl FlatClosure {
-    /// A deep copy.
-    pub fn copy(&self) -> FlatClosure {
-        FlatClosure {
-            function: self.function.clone(),
-            type_args: self.type_args.clone(),
-            mask: self.mask,
-            captured: self.captured.iter().map(FlatValue::copy).collect(),
-            serializable: self.serializable,
-        }
+    /// The function's name (for the API boundary and messages).
+    pub fn name(&self) -> crate::error::VmResult<&'static FunctionId> {
+        crate::functions::name(self.function)
+            .ok_or_else(|| crate::error::VmError::invariant("closure of an unknown function index"))
     }
 
     /// Move's `==`: same function, type arguments, mask and captured values.

@@ -11,7 +11,8 @@
 //! The code generator describes each site once ([`PackSite`], [`CallSite`],
 //! kept alive by the engine as long as its code) and passes its address.
 //! A call looks its target up in the engine's [`ClosureTable`] by function
-//! and type arguments: a compiled Move function is entered through its
+//! index and type arguments (a non-generic target: one indexed read, no
+//! lock, hash or reference count): a compiled Move function is entered through its
 //! entry trampoline (the JIT's `extern "C" fn(ctx, args, rets) -> u32`), a
 //! native through [`super::shims::call_native`]. A target the table does not
 //! hold (a closure read from storage or returned by a native, a target
@@ -39,6 +40,7 @@ use super::value::FlatValue;
 use crate::compiled::{CallState, InterpretedCall, InterpretedFunction, SeamSlot};
 use crate::error::VmError;
 use crate::storage::ModuleId;
+use crate::functions::{FunctionIndex, OnceSlots};
 use crate::types::Type;
 use crate::values::FunctionId;
 use movejit_format::StatusCode;
@@ -59,7 +61,7 @@ pub const CALLEE_FAILED: u32 = 2;
 /// One `PackClosure` site: what the interpreter records in the box.
 #[derive(Debug)]
 pub struct PackSite {
-    pub function: FunctionId,
+    pub function: FunctionIndex,
     pub type_args: Vec<Type>,
     pub mask: u64,
     /// Layouts of the captured operands, in parameter order.
@@ -92,45 +94,66 @@ pub struct Target {
     pub rets: Vec<Arc<FlatLayout>>,
 }
 
-/// A function's compiled instances, by type arguments.
-type Instances = Vec<(Vec<Type>, Arc<Target>)>;
-
-/// The closure targets an engine has compiled, by function and type
+/// The closure targets an engine has compiled, by function index and type
 /// arguments. Written by the engine between runs, read by `call_closure`
-/// while code runs.
+/// while code runs (on any thread).
 #[derive(Debug, Default)]
 pub struct ClosureTable {
-    targets: RwLock<HashMap<FunctionId, Instances>>,
-    misses: Mutex<Vec<(FunctionId, Vec<Type>)>>,
+    /// Non-generic targets: written once, read without locking.
+    plain: OnceSlots<Target>,
+    /// Generic instances.
+    generic: RwLock<HashMap<(FunctionIndex, Vec<Type>), Arc<Target>>>,
+    misses: Mutex<Vec<(FunctionIndex, Vec<Type>)>>,
+}
+
+/// A target found in the table.
+pub enum Found<'a> {
+    Plain(&'a Target),
+    Generic(Arc<Target>),
+}
+
+impl std::ops::Deref for Found<'_> {
+    type Target = Target;
+    fn deref(&self) -> &Target {
+        match self {
+            Found::Plain(t) => t,
+            Found::Generic(t) => t,
+        }
+    }
 }
 
 impl ClosureTable {
-    pub fn get(&self, f: &FunctionId, type_args: &[Type]) -> Option<Arc<Target>> {
-        let t = self.targets.read().ok()?;
-        t.get(f)?.iter().find(|(a, _)| a == type_args).map(|(_, t)| t.clone())
+    pub fn get(&self, f: FunctionIndex, type_args: &[Type]) -> Option<Found<'_>> {
+        if type_args.is_empty() {
+            return self.plain.get(f.as_u32()).map(Found::Plain);
+        }
+        let t = self.generic.read().ok()?;
+        t.get(&(f, type_args.to_vec())).cloned().map(Found::Generic)
     }
 
-    pub fn contains(&self, f: &FunctionId, type_args: &[Type]) -> bool {
+    pub fn contains(&self, f: FunctionIndex, type_args: &[Type]) -> bool {
         self.get(f, type_args).is_some()
     }
 
-    pub fn insert(&self, f: FunctionId, type_args: Vec<Type>, target: Target) {
-        if let Ok(mut t) = self.targets.write() {
-            let v = t.entry(f).or_default();
-            v.retain(|(a, _)| *a != type_args);
-            v.push((type_args, Arc::new(target)));
+    /// Publishes a target; the first one published for an instance stays
+    /// (calls may be using it).
+    pub fn insert(&self, f: FunctionIndex, type_args: Vec<Type>, target: Target) {
+        if type_args.is_empty() {
+            self.plain.set(f.as_u32(), target);
+        } else if let Ok(mut t) = self.generic.write() {
+            t.entry((f, type_args)).or_insert_with(|| Arc::new(target));
         }
     }
 
     /// Targets calls found missing since the last call.
-    pub fn take_misses(&self) -> Vec<(FunctionId, Vec<Type>)> {
+    pub fn take_misses(&self) -> Vec<(FunctionIndex, Vec<Type>)> {
         self.misses.lock().map(|mut m| std::mem::take(&mut *m)).unwrap_or_default()
     }
 
-    fn miss(&self, f: &FunctionId, type_args: &[Type]) {
+    fn miss(&self, f: FunctionIndex, type_args: &[Type]) {
         if let Ok(mut m) = self.misses.lock() {
-            if !m.iter().any(|(g, a)| g == f && a == type_args) {
-                m.push((f.clone(), type_args.to_vec()));
+            if !m.iter().any(|(g, a)| *g == f && a == type_args) {
+                m.push((f, type_args.to_vec()));
             }
         }
     }
@@ -154,33 +177,6 @@ pub struct CallSite {
     /// The closure operand is a local's (a `CopyLoc` just before): the
     /// call leaves it in place and passes copies of its captured values.
     pub borrowed: bool,
-    /// The target of the last call made here (most sites call one).
-    pub cache: SiteCache,
-}
-
-/// A call site's last target, so repeated calls skip the table's lookup.
-/// Threads may run the same compiled code at once (the engine's code cache
-/// is shared): one that finds the cache busy uses the table.
-#[derive(Debug, Default)]
-pub struct SiteCache(Mutex<Option<Cached>>);
-
-type Cached = (FunctionId, Vec<Type>, Arc<Target>);
-
-impl SiteCache {
-    fn get(&self, table: &ClosureTable, f: &FunctionId, type_args: &[Type]) -> Option<Arc<Target>> {
-        if let Ok(c) = self.0.try_lock() {
-            if let Some((g, a, t)) = c.as_ref() {
-                if g == f && a == type_args {
-                    return Some(t.clone());
-                }
-            }
-        }
-        let t = table.get(f, type_args)?;
-        if let Ok(mut c) = self.0.try_lock() {
-            *c = Some((f.clone(), type_args.to_vec(), t.clone()));
-        }
-        Some(t)
-    }
 }
 
 /// Argument pointers a call passes without allocating.
@@ -201,7 +197,7 @@ pub unsafe extern "C" fn pack_closure(
     let ptrs = unsafe { std::slice::from_raw_parts(captured, site.captured.len()) };
     let captured = site.captured.iter().zip(ptrs).map(|(l, p)| mem::move_out(l, Addr::from_raw(*p))).collect();
     let c = FlatClosure {
-        function: site.function.clone(),
+        function: site.function,
         type_args: site.type_args.clone(),
         mask: site.mask,
         captured,
@@ -274,10 +270,19 @@ pub unsafe extern "C" fn call_closure(
             None => FAILED_HERE,
         }
     };
-    let owned = if site.borrowed { None } else { mem::take_closure(Addr::from_raw(closure)) };
-    let c: &FlatClosure = match &owned {
-        Some(b) => b,
-        None => match mem::closure(Addr::from_raw(closure)).filter(|_| site.borrowed) {
+    // The closure moves into the call; when it was the last copy its
+    // captured values move on to the callee (`owned`), else copies of them
+    // do (as at a borrowed site, which leaves the closure in its slot).
+    let taken = if site.borrowed { None } else { mem::take_closure(Addr::from_raw(closure)) };
+    let (owned, shared) = match taken.map(Arc::try_unwrap) {
+        Some(Ok(c)) => (Some(c), None),
+        Some(Err(shared)) => (None, Some(shared)),
+        None => (None, None),
+    };
+    let c: &FlatClosure = match (&owned, &shared) {
+        (Some(c), _) => c,
+        (None, Some(c)) => c,
+        (None, None) => match mem::closure(Addr::from_raw(closure)).filter(|_| site.borrowed) {
             Some(c) => c,
             None => {
                 drop_provided(site, provided);
@@ -285,19 +290,18 @@ pub unsafe extern "C" fn call_closure(
             }
         },
     };
-    let Some(t) = site.cache.get(&site.table, &c.function, &c.type_args) else {
+    let Some(t) = site.table.get(c.function, &c.type_args) else {
         // SAFETY: as in `fail`.
         if unsafe { has_interpreter(ctx) } {
             // SAFETY: shim contract (as above).
             let r = unsafe { call_closure_interpreted(ctx, site, c, owned.is_some(), provided, rets) };
             // The interpreter consumed the box's captured values.
             if let Some(b) = owned {
-                let FlatClosure { captured, .. } = *b;
-                captured.into_iter().for_each(FlatValue::forget_moved);
+                b.captured.into_iter().for_each(FlatValue::forget_moved);
             }
             return r;
         }
-        site.table.miss(&c.function, &c.type_args);
+        site.table.miss(c.function, &c.type_args);
         drop_provided(site, provided);
         // SAFETY: as in `fail`.
         if let Some(c) = unsafe { ctx.as_mut() } {
@@ -321,6 +325,7 @@ pub unsafe extern "C" fn call_closure(
         &mut heap
     };
     let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
+    let t: &Target = &t;
     let mut shape_ok = t.params.len() == total && t.rets.len() == site.rets.len();
     let (mut cap, mut prov) = (c.captured.iter(), provided.iter().zip(&site.provided));
     for (i, (slot, want)) in all.iter_mut().zip(&t.params).enumerate() {
@@ -453,8 +458,7 @@ pub unsafe extern "C" fn call_closure(
     // consumed by the native bridge, whether or not it succeeded.
     spilled.into_iter().for_each(FlatValue::forget_moved);
     if let Some(b) = owned {
-        let FlatClosure { captured, .. } = *b;
-        captured.into_iter().for_each(FlatValue::forget_moved);
+        b.captured.into_iter().for_each(FlatValue::forget_moved);
     }
     r
 }
@@ -637,9 +641,17 @@ unsafe fn call_closure_interpreted(
     let Some(cx) = (unsafe { ctx.as_ref() }) else { return FAILED_HERE };
     let state = CallState { depth: cx.depth, stack_base: cx.stack_base + site.held, gas_left: None };
     let metered = site.metered;
+    let name = match c.name() {
+        Ok(n) => n,
+        Err(e) => {
+            drop_provided(site, provided);
+            // SAFETY: shim contract.
+            return unsafe { ctx.as_mut() }.map_or(FAILED_HERE, |cx| cx.fail(&e));
+        }
+    };
     let call = InterpretedCall {
-        module: &c.function.module,
-        function: InterpretedFunction::Called(&c.function.name),
+        module: &name.module,
+        function: InterpretedFunction::Called(c.function),
         ty_args: &c.type_args,
         args: &args,
         rets: &rets,
@@ -672,8 +684,10 @@ pub fn closures_in(l: &FlatLayout, a: Addr, out: &mut Vec<(FunctionId, Vec<Type>
     match &l.shape {
         Shape::Closure => {
             if let Some(c) = mem::closure(a) {
-                if !out.iter().any(|(f, t)| *f == c.function && *t == c.type_args) {
-                    out.push((c.function.clone(), c.type_args.clone()));
+                if let Ok(name) = c.name() {
+                    if !out.iter().any(|(f, t)| f == name && *t == c.type_args) {
+                        out.push((name.clone(), c.type_args.clone()));
+                    }
                 }
                 for v in &c.captured {
                     closures_in(v.layout(), Addr::of_value(v), out);

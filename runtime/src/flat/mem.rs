@@ -40,6 +40,11 @@ impl Addr {
     pub fn of_value(v: &FlatValue) -> Addr {
         Addr(v.as_ptr().expose_provenance())
     }
+    /// The address of caller-owned scratch memory (copies a call hands
+    /// over; the memory must outlive every use of the address).
+    pub fn of_scratch(s: &mut [u8]) -> Addr {
+        Addr(s.as_mut_ptr().expose_provenance())
+    }
     pub fn is_null(self) -> bool {
         self.0 == 0
     }
@@ -143,6 +148,17 @@ pub fn copy_value(l: &FlatLayout, src: Addr, dst: Addr) -> VmResult<()> {
     value::copy_into(l, bytes(src, l.size), bytes_mut(dst, l.size))
 }
 
+/// [`copy_value`] that cannot fail (copies of a closure's captured
+/// values, charged past the budget as `FlatValue::copy`).
+#[inline]
+pub fn copy_unchecked(l: &FlatLayout, src: Addr, dst: Addr) {
+    if !l.owns_heap {
+        move_bytes(src, dst, l.size);
+        return;
+    }
+    value::copy_into_unchecked(l, bytes(src, l.size), bytes_mut(dst, l.size))
+}
+
 /// Drops the value at `a` (it then holds no live value).
 #[inline]
 pub fn drop_value(l: &FlatLayout, a: Addr) {
@@ -202,11 +218,13 @@ pub fn closure<'a>(a: Addr) -> Option<&'a FlatClosure> {
 
 /// Moves a new closure into the slot `a` (holding no live value).
 pub fn put_closure(a: Addr, c: FlatClosure) {
-    raw::closure_put(bytes_mut(a, 8), Box::new(c));
+    raw::closure_put(bytes_mut(a, 8), std::sync::Arc::new(c));
 }
 
-/// Moves the closure out of slot `a`, leaving it empty.
-pub fn take_closure(a: Addr) -> Option<Box<FlatClosure>> {
+/// Moves the closure out of slot `a`, leaving it empty. Copies share the
+/// box: `Arc::try_unwrap` tells whether this was the last one (its
+/// captured values can then be moved out).
+pub fn take_closure(a: Addr) -> Option<std::sync::Arc<FlatClosure>> {
     raw::closure_take(bytes_mut(a, 8))
 }
 

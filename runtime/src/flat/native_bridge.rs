@@ -77,7 +77,7 @@ pub fn to_value(l: &FlatLayout, slot: &[u8]) -> VmResult<Value> {
 /// The tree form of a flat closure.
 pub fn closure_to_value(c: &FlatClosure) -> VmResult<ClosureValue> {
     Ok(ClosureValue {
-        function: c.function.clone(),
+        function: c.name()?.clone(),
         type_args: c.type_args.clone(),
         mask: c.mask,
         captured: c.captured.iter().map(|v| to_value(v.layout(), v.bytes())).collect::<VmResult<_>>()?,
@@ -100,7 +100,7 @@ pub fn closure_from_value(c: &ClosureValue) -> VmResult<FlatClosure> {
         captured.push(fv);
     }
     Ok(FlatClosure {
-        function: c.function.clone(),
+        function: crate::functions::intern(&c.function),
         type_args: c.type_args.clone(),
         mask: c.mask,
         captured,
@@ -172,7 +172,7 @@ pub fn from_value(v: &Value, l: &FlatLayout, slot: &mut [u8]) -> VmResult<()> {
                 from_value(x, &f.layout, &mut slot[f.offset as usize..(f.offset + f.layout.size) as usize])?;
             }
         }
-        (Shape::Closure, Value::Closure(c)) => raw::closure_put(slot, Box::new(closure_from_value(c)?)),
+        (Shape::Closure, Value::Closure(c)) => raw::closure_put(slot, std::sync::Arc::new(closure_from_value(c)?)),
         (_, v) => return Err(mismatch(v)),
     }
     Ok(())

@@ -15,6 +15,7 @@ use crate::memory;
 use std::alloc::{self, Layout as AllocLayout};
 use std::cell::Cell;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!("the flat value layout assumes 64-bit pointers");
@@ -314,27 +315,43 @@ pub unsafe fn slice_mut<'a>(p: *mut u8, len: usize) -> &'a mut [u8] {
 /// The closure box a function-value slot points to (`None`: empty slot).
 pub(crate) fn closure_ref(slot: &[u8]) -> Option<&super::closure::FlatClosure> {
     let p = std::ptr::with_exposed_provenance::<super::closure::FlatClosure>(read_ptr(slot));
-    // SAFETY: module invariant: a non-zero function-value slot points to a
-    // live box made by `closure_put`, owned by the slot.
+    // SAFETY: module invariant: a non-zero function-value slot holds one
+    // strong count of a live `Arc` made by `closure_put`.
     unsafe { p.as_ref() }
 }
 
-/// Stores a closure box in an empty function-value slot (which owns it).
-pub(crate) fn closure_put(slot: &mut [u8], c: Box<super::closure::FlatClosure>) {
+/// Stores a closure in an empty function-value slot (which then owns one
+/// strong count of it).
+pub(crate) fn closure_put(slot: &mut [u8], c: Arc<super::closure::FlatClosure>) {
     count(1);
-    write_ptr(slot, Box::into_raw(c).expose_provenance());
+    write_ptr(slot, Arc::into_raw(c).expose_provenance());
 }
 
-/// Takes the closure box out of its slot, leaving the slot empty.
-pub(crate) fn closure_take(slot: &mut [u8]) -> Option<Box<super::closure::FlatClosure>> {
-    let p = std::ptr::with_exposed_provenance_mut::<super::closure::FlatClosure>(read_ptr(slot));
+/// Takes the closure out of its slot, leaving the slot empty.
+pub(crate) fn closure_take(slot: &mut [u8]) -> Option<Arc<super::closure::FlatClosure>> {
+    let p = std::ptr::with_exposed_provenance::<super::closure::FlatClosure>(read_ptr(slot));
     if p.is_null() {
         return None;
     }
     write_ptr(slot, 0);
     count(-1);
-    // SAFETY: module invariant: the slot owned this box, made by
-    // `Box::into_raw` in `closure_put`; the slot is cleared above so the
-    // box is taken once.
-    Some(unsafe { Box::from_raw(p) })
+    // SAFETY: module invariant: the slot owned one strong count of this
+    // `Arc`, made by `Arc::into_raw` in `closure_put`; the slot is cleared
+    // above so that count is taken once.
+    Some(unsafe { Arc::from_raw(p) })
+}
+
+/// Puts another strong count of the closure in `src` into the empty slot
+/// `dst` (a copy: closures are immutable, copies share the box).
+pub(crate) fn closure_share(src: &[u8], dst: &mut [u8]) {
+    let p = std::ptr::with_exposed_provenance::<super::closure::FlatClosure>(read_ptr(src));
+    if p.is_null() {
+        write_ptr(dst, 0);
+        return;
+    }
+    // SAFETY: module invariant (as in `closure_ref`): `src` holds a strong
+    // count of a live `Arc`, so adding one is sound.
+    unsafe { Arc::increment_strong_count(p) };
+    count(1);
+    write_ptr(dst, p.expose_provenance());
 }

@@ -123,11 +123,9 @@ fn own_copies(l: &FlatLayout, src: &[u8], dst: &mut [u8], checked: bool) -> VmRe
             Some(fs) => own_fields(fs, src, dst, checked),
             None => Ok(()),
         },
+        // Closures are immutable: a copy shares the box (no allocation).
         Shape::Closure => {
-            dst[..8].fill(0);
-            if let Some(c) = raw::closure_ref(src) {
-                raw::closure_put(dst, Box::new(c.copy()));
-            }
+            raw::closure_share(src, dst);
             Ok(())
         }
         _ => Ok(()),

@@ -18,6 +18,14 @@ use std::sync::Arc;
 
 type L = Arc<FlatLayout>;
 
+/// Bytes of captured values a call of a shared closure copies without
+/// allocating.
+const SCRATCH_BYTES: usize = 256;
+
+/// 8-aligned scratch for those copies.
+#[repr(C, align(8))]
+struct Scratch([u8; SCRATCH_BYTES]);
+
 struct Frame {
     p: Arc<Prepared>,
     base: Addr,
@@ -956,7 +964,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let t = self.s.pack_target(p, *pc, site.handle)?;
                     let captured = site.captured.iter().map(|(o, l)| mem::move_out(l, at(*o))).collect();
                     let c = FlatClosure {
-                        function: t.id,
+                        function: t.index,
                         type_args: site.ty_args.clone(),
                         mask: site.mask,
                         captured,
@@ -972,7 +980,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     }
                     let sb = sbase + site.height_below;
                     let rets: Vec<(Addr, L)> = site.rets.iter().map(|(o, l)| (at(*o), l.clone())).collect();
-                    if self.call_closure(*c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
+                    if self.call_closure(c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
                         return Ok(());
                     }
                 }
@@ -1009,43 +1017,74 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     }
 
     /// `CallClosure`: the captured values and the provided arguments (frame
-    /// slots) interleaved by the mask.
+    /// slots) interleaved by the mask. The last copy of a closure moves its
+    /// captured values into the call; a closure still shared with other
+    /// copies passes copies of them (in scratch memory when they fit).
     fn call_closure(
         &mut self,
-        c: FlatClosure,
+        c: Arc<FlatClosure>,
         provided: &[(u32, L)],
         base: Addr,
         rets: &[(Addr, L)],
         sbase: u32,
         height_after: u32,
     ) -> TrapResult<bool> {
-        let t = self.s.closure_target(&c.function)?;
+        let (owned, shared) = match Arc::try_unwrap(c) {
+            Ok(c) => (Some(c), None),
+            Err(c) => (None, Some(c)),
+        };
+        let Some(c) = owned.as_ref().or(shared.as_deref()) else { return Err(inv("closure")) };
+        let ty_args = Arc::new(c.type_args.clone());
+        let (callee, mutable) = self.s.closure_callee(c.function, &ty_args)?;
         let total = provided.len() + c.captured.len();
-        let mut captured = c.captured.into_iter();
+        let mut captured = c.captured.iter();
         let mut prov = provided.iter();
-        let mut owned: Vec<FlatValue> = Vec::new();
+        let mut scratch = Scratch([0; SCRATCH_BYTES]);
+        let mut used = 0usize;
+        // Copies of a shared closure's captured values: `(slot, layout)`
+        // in scratch, or owned values when they do not fit.
+        let mut copies: Vec<(Addr, L)> = Vec::new();
+        let mut spilled: Vec<FlatValue> = Vec::new();
         let mut slots: Vec<(Addr, L)> = Vec::with_capacity(total);
         for i in 0..total {
             if i < 64 && (c.mask >> i) & 1 == 1 {
                 let v = captured.next().ok_or_else(|| inv("closure mask does not fit the arguments"))?;
-                slots.push((Addr::of_value(&v), v.layout().clone()));
-                owned.push(v);
+                let l = v.layout();
+                if owned.is_some() {
+                    slots.push((Addr::of_value(v), l.clone()));
+                    continue;
+                }
+                let at = used.div_ceil(l.align.max(1) as usize) * l.align.max(1) as usize;
+                if l.align <= 8 && at + l.size as usize <= SCRATCH_BYTES {
+                    let dst = Addr::of_scratch(&mut scratch.0[at..at + l.size as usize]);
+                    mem::copy_unchecked(l, Addr::of_value(v), dst);
+                    used = at + l.size as usize;
+                    copies.push((dst, l.clone()));
+                    slots.push((dst, l.clone()));
+                } else {
+                    let copy = v.copy();
+                    slots.push((Addr::of_value(&copy), l.clone()));
+                    spilled.push(copy);
+                }
             } else {
                 let (o, l) = prov.next().ok_or_else(|| inv("closure mask does not fit the arguments"))?;
                 slots.push((base.add(*o), l.clone()));
             }
         }
-        let mutable = t.mutable.clone();
-        let ty_args = Arc::new(c.type_args);
-        let callee = self.s.flat_callee(&t.module, t.def, ty_args.clone())?;
         let r = self.call(&callee, Args { slots: &slots, mutable: &mutable }, rets, sbase, height_after, &ty_args);
         if r.is_ok() {
-            // Captured values were moved into the callee (or consumed by the native).
-            for v in owned {
-                v.forget_moved();
+            // Captured values (or their copies) were moved into the callee
+            // (or consumed by the native).
+            if let Some(c) = owned {
+                c.captured.into_iter().for_each(FlatValue::forget_moved);
+            }
+            spilled.into_iter().for_each(FlatValue::forget_moved);
+        } else {
+            // Each is in place or dropped: dropping frees the rest.
+            for (a, l) in &copies {
+                mem::drop_value(l, *a);
             }
         }
-        // Else each is in place or dropped: dropping `owned` frees the rest.
         r
     }
 

@@ -17,7 +17,7 @@ use crate::loader::LoadedModule;
 use movejit_runtime::flat::{FlatLayout, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
-    AccountAddress, FunctionId, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult,
+    AccountAddress, FunctionId, FunctionIndex, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult,
 };
 use prepare::{Op, Prepared};
 use std::sync::Arc;
@@ -87,7 +87,7 @@ pub(crate) struct ClosureTarget {
     pub module: Arc<LoadedModule>,
     pub def: u16,
     pub mutable: Arc<[bool]>,
-    pub id: FunctionId,
+    pub index: FunctionIndex,
     pub serializable: bool,
 }
 
@@ -106,8 +106,9 @@ pub(crate) struct FlatSession {
     pub links: crate::fxhash::FxHashMap<usize, Arc<Vec<(ModuleId, usize)>>>,
     /// (module, function) → (type arguments, callee), for this session.
     pub callees: crate::fxhash::FxHashMap<(usize, u16), SiteCallees>,
-    /// Closure targets by name: module, definition, which parameters are `&mut`.
-    pub closure_targets: crate::fxhash::FxHashMap<FunctionId, ClosureTarget>,
+    /// Closure targets by function index: module, definition, which
+    /// parameters are `&mut`, and the non-generic callee once called.
+    pub closure_targets: crate::fxhash::FxHashMap<FunctionIndex, (ClosureTarget, Option<Callee>)>,
     /// (prepared function, pc) → what its call instruction reaches.
     pub calls: crate::fxhash::FxHashMap<(usize, u32), Callee>,
     /// (prepared function, pc) → the function a `PackClosure` names.
@@ -256,14 +257,34 @@ impl Session<'_, '_> {
     }
 
     /// The function a closure value names.
-    pub(crate) fn closure_target(&mut self, f: &FunctionId) -> VmResult<ClosureTarget> {
-        if let Some(t) = self.flat.closure_targets.get(f) {
+    pub(crate) fn closure_target(&mut self, f: FunctionIndex) -> VmResult<ClosureTarget> {
+        if let Some((t, _)) = self.flat.closure_targets.get(&f) {
             return Ok(t.clone());
         }
-        let (module, def) = self.resolve_function(&f.module, &f.name)?;
+        let name = movejit_runtime::functions::name(f).ok_or_else(|| VmError::invariant("closure function index"))?;
+        let (module, def) = self.resolve_function(&name.module, &name.name)?;
         let t = self.make_target(module, def)?;
-        self.flat.closure_targets.insert(f.clone(), t.clone());
+        self.flat.closure_targets.insert(f, (t.clone(), None));
         Ok(t)
+    }
+
+    /// What calling closure function `f` with `ty_args` reaches, and which
+    /// of its parameters are `&mut` (a non-generic callee is kept with the
+    /// target: one lookup by index per call).
+    pub(crate) fn closure_callee(&mut self, f: FunctionIndex, ty_args: &Arc<Vec<Type>>) -> VmResult<(Callee, Arc<[bool]>)> {
+        if let Some((t, Some(c))) = self.flat.closure_targets.get(&f) {
+            if ty_args.is_empty() {
+                return Ok((c.clone(), t.mutable.clone()));
+            }
+        }
+        let t = self.closure_target(f)?;
+        let c = self.flat_callee(&t.module, t.def, ty_args.clone())?;
+        if ty_args.is_empty() {
+            if let Some(e) = self.flat.closure_targets.get_mut(&f) {
+                e.1 = Some(c.clone());
+            }
+        }
+        Ok((c, t.mutable))
     }
 
     pub(crate) fn make_target(&self, module: Arc<LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
@@ -278,9 +299,12 @@ impl Session<'_, '_> {
             .get(fh.parameters.idx())
             .map(|s| s.0.iter().map(|t| matches!(t, movejit_format::SignatureToken::MutableReference(_))).collect())
             .unwrap_or_default();
-        let id = FunctionId { module: module.id.clone(), name: module.function_name(def).into() };
+        let index = movejit_runtime::functions::intern(&FunctionId {
+            module: module.id.clone(),
+            name: module.function_name(def).into(),
+        });
         let serializable = module.is_persistent(def);
-        Ok(ClosureTarget { module, def, mutable, id, serializable })
+        Ok(ClosureTarget { module, def, mutable, index, serializable })
     }
 
     /// The function the `PackClosure` at `pc` of `p` names (cached per session).

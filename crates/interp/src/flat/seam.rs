@@ -14,7 +14,7 @@ use movejit_runtime::compiled::{
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::{mem, Addr};
 use movejit_runtime::{AccountAddress, ModuleId, Type, VmError, VmResult};
-use movejit_runtime::{FunctionId, GasMeter};
+use movejit_runtime::GasMeter;
 use std::sync::Arc;
 
 impl ModuleSource for Session<'_, '_> {
@@ -94,9 +94,7 @@ impl Session<'_, '_> {
                 let m = self.load_module(call.module)?;
                 (self.function_target(m, def)?, true)
             }
-            InterpretedFunction::Called(name) => {
-                (self.closure_target(&FunctionId { module: call.module.clone(), name: name.into() })?, false)
-            }
+            InterpretedFunction::Called(f) => (self.closure_target(f)?, false),
         };
         self.flat.note_nested(&target, call.ty_args);
         let ty_args = Arc::new(call.ty_args.to_vec());
