@@ -373,10 +373,10 @@ pub unsafe extern "C" fn call_closure(
     }
     // A borrowed closure passes copies of its captured values (the callee
     // owns them): in scratch memory when they fit, else as owned values.
-    let mut scratch = Scratch([0; INLINE_COPIES]);
+    let mut scratch = std::mem::MaybeUninit::<Scratch>::uninit();
     let mut spilled: Vec<FlatValue> = Vec::new();
     if owned.is_none() {
-        let base = scratch.0.as_mut_ptr();
+        let base = scratch.as_mut_ptr().cast::<u8>();
         let mut used = 0usize;
         let mut cap = c.captured.iter();
         for (i, slot) in all.iter_mut().enumerate().take(total) {
@@ -389,9 +389,21 @@ pub unsafe extern "C" fn call_closure(
             if align <= 8 && at + size <= INLINE_COPIES {
                 // SAFETY: `at + size` lies inside `scratch`, 8-aligned at
                 // its start, so `base + at` is aligned for the value.
-                let dst = unsafe { std::slice::from_raw_parts_mut(base.add(at), size) };
-                super::value::copy_into_unchecked(v.layout(), v.bytes(), dst);
-                *slot = dst.as_mut_ptr();
+                let dst = unsafe { base.add(at) };
+                if v.layout().owns_heap {
+                    // SAFETY: as above; zeroed first, so the slice is
+                    // initialised memory.
+                    let dst = unsafe {
+                        dst.write_bytes(0, size);
+                        std::slice::from_raw_parts_mut(dst, size)
+                    };
+                    super::value::copy_into_unchecked(v.layout(), v.bytes(), dst);
+                } else {
+                    // SAFETY: as above; a value owning no heap memory is
+                    // copied by its bytes (`v` is a different allocation).
+                    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), dst, size) };
+                }
+                *slot = dst;
                 used = at + size;
             } else {
                 let copy = v.copy();
@@ -456,7 +468,9 @@ pub unsafe extern "C" fn call_closure(
     };
     // The captured values (or their copies) were moved into the callee, or
     // consumed by the native bridge, whether or not it succeeded.
-    spilled.into_iter().for_each(FlatValue::forget_moved);
+    if !spilled.is_empty() {
+        spilled.into_iter().for_each(FlatValue::forget_moved);
+    }
     if let Some(b) = owned {
         b.captured.into_iter().for_each(FlatValue::forget_moved);
     }

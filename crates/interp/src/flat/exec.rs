@@ -1034,8 +1034,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             Err(c) => (None, Some(c)),
         };
         let Some(c) = owned.as_ref().or(shared.as_deref()) else { return Err(inv("closure")) };
-        let ty_args = Arc::new(c.type_args.clone());
-        let (callee, mutable) = self.s.closure_callee(c.function, &ty_args)?;
+        let (callee, mutable) = self.s.closure_callee(c.function, &c.type_args)?;
         let total = provided.len() + c.captured.len();
         let mut captured = c.captured.iter();
         let mut prov = provided.iter();
@@ -1071,7 +1070,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 slots.push((base.add(*o), l.clone()));
             }
         }
-        let r = self.call(&callee, Args { slots: &slots, mutable: &mutable }, rets, sbase, height_after, &ty_args);
+        let r = self.call(&callee, Args { slots: &slots, mutable: &mutable }, rets, sbase, height_after, &c.type_args);
         if r.is_ok() {
             // Captured values (or their copies) were moved into the callee
             // (or consumed by the native).

@@ -271,14 +271,14 @@ impl Session<'_, '_> {
     /// What calling closure function `f` with `ty_args` reaches, and which
     /// of its parameters are `&mut` (a non-generic callee is kept with the
     /// target: one lookup by index per call).
-    pub(crate) fn closure_callee(&mut self, f: FunctionIndex, ty_args: &Arc<Vec<Type>>) -> VmResult<(Callee, Arc<[bool]>)> {
+    pub(crate) fn closure_callee(&mut self, f: FunctionIndex, ty_args: &[Type]) -> VmResult<(Callee, Arc<[bool]>)> {
         if let Some((t, Some(c))) = self.flat.closure_targets.get(&f) {
             if ty_args.is_empty() {
                 return Ok((c.clone(), t.mutable.clone()));
             }
         }
         let t = self.closure_target(f)?;
-        let c = self.flat_callee(&t.module, t.def, ty_args.clone())?;
+        let c = self.flat_callee(&t.module, t.def, Arc::new(ty_args.to_vec()))?;
         if ty_args.is_empty() {
             if let Some(e) = self.flat.closure_targets.get_mut(&f) {
                 e.1 = Some(c.clone());
