@@ -136,7 +136,8 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        let f = |m: &str, n: &str| FunctionId { module: ModuleId::new(AccountAddress::from_u64(0xf7), m), name: n.into() };
+        let f =
+            |m: &str, n: &str| FunctionId { module: ModuleId::new(AccountAddress::from_u64(0xf7), m), name: n.into() };
         let (a, b) = (intern(&f("m", "a")), intern(&f("m", "b")));
         assert_ne!(a, b);
         assert_eq!(intern(&f("m", "a")), a);

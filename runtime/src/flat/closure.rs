@@ -8,9 +8,9 @@
 
 use super::layout::{FlatLayout, Shape};
 use super::value::FlatValue;
+use crate::functions::FunctionIndex;
 use crate::layout::Layout;
 use crate::types::Type;
-use crate::functions::FunctionIndex;
 use crate::values::FunctionId;
 
 /// A closure: `function<type_args>` with the parameters whose bit is set in

@@ -39,8 +39,8 @@ use super::mem::{self, Addr};
 use super::value::FlatValue;
 use crate::compiled::{CallState, InterpretedCall, InterpretedFunction, SeamSlot};
 use crate::error::VmError;
-use crate::storage::ModuleId;
 use crate::functions::{FunctionIndex, OnceSlots};
+use crate::storage::ModuleId;
 use crate::types::Type;
 use crate::values::FunctionId;
 use movejit_format::StatusCode;
@@ -94,6 +94,9 @@ pub struct Target {
     pub rets: Vec<Arc<FlatLayout>>,
 }
 
+/// A function index with type arguments.
+type Instance = (FunctionIndex, Vec<Type>);
+
 /// The closure targets an engine has compiled, by function index and type
 /// arguments. Written by the engine between runs, read by `call_closure`
 /// while code runs (on any thread).
@@ -102,7 +105,7 @@ pub struct ClosureTable {
     /// Non-generic targets: written once, read without locking.
     plain: OnceSlots<Target>,
     /// Generic instances.
-    generic: RwLock<HashMap<(FunctionIndex, Vec<Type>), Arc<Target>>>,
+    generic: RwLock<HashMap<Instance, Arc<Target>>>,
     misses: Mutex<Vec<(FunctionIndex, Vec<Type>)>>,
 }
 

@@ -13,8 +13,8 @@ use movejit_runtime::compiled::{
 };
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::{mem, Addr};
-use movejit_runtime::{AccountAddress, ModuleId, Type, VmError, VmResult};
 use movejit_runtime::GasMeter;
+use movejit_runtime::{AccountAddress, ModuleId, Type, VmError, VmResult};
 use std::sync::Arc;
 
 impl ModuleSource for Session<'_, '_> {
