@@ -57,6 +57,7 @@ impl<T: std::fmt::Debug> std::fmt::Debug for OnceSlots<T> {
 }
 
 /// Segment and offset of slot `i`.
+#[inline]
 fn locate(i: u32) -> (usize, usize) {
     let at = i as u64 + FIRST;
     let k = (63 - at.leading_zeros()) as usize - FIRST.trailing_zeros() as usize;
@@ -64,6 +65,7 @@ fn locate(i: u32) -> (usize, usize) {
 }
 
 impl<T> OnceSlots<T> {
+    #[inline]
     pub fn get(&self, i: u32) -> Option<&T> {
         let (k, at) = locate(i);
         self.segments.get(k)?.get()?.get(at)?.get()

@@ -126,6 +126,7 @@ impl std::ops::Deref for Found<'_> {
 }
 
 impl ClosureTable {
+    #[inline]
     pub fn get(&self, f: FunctionIndex, type_args: &[Type]) -> Option<Found<'_>> {
         if type_args.is_empty() {
             return self.plain.get(f.as_u32()).map(Found::Plain);

@@ -54,6 +54,8 @@ pub(crate) struct FlatInterp<'a, 'e, 'r> {
     /// Set when the failing instruction of the top frame had completed
     /// (a stack-limit check after it): its results are on the stack.
     failed_after: bool,
+    /// The argument slots of the last `CallClosure`, kept for the next.
+    closure_slots: Vec<(Addr, L)>,
 }
 
 /// `a = a op b` on integers of type `$t` (`$n` bytes) in flat slots;
@@ -226,6 +228,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             scratch: Vec::new(),
             entry_rets: Vec::new(),
             nested_rets: None,
+            closure_slots: Vec::new(),
             natives: native_bridge::NativeSession::default(),
             failed_after: false,
         }
@@ -1040,13 +1043,20 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let mut prov = provided.iter();
         let mut scratch = Scratch([0; SCRATCH_BYTES]);
         let mut used = 0usize;
-        // Copies of a shared closure's captured values: `(slot, layout)`
-        // in scratch, or owned values when they do not fit.
-        let mut copies: Vec<(Addr, L)> = Vec::new();
+        // Copies of a shared closure's captured values: in scratch (the
+        // first `copies` captured slots), or owned values when they do
+        // not fit.
+        let mut copies = 0usize;
         let mut spilled: Vec<FlatValue> = Vec::new();
-        let mut slots: Vec<(Addr, L)> = Vec::with_capacity(total);
+        let captured_at = |i: usize| i < 64 && (c.mask >> i) & 1 == 1;
+        // Checked first: nothing below returns before the call.
+        if (0..total).filter(|i| captured_at(*i)).count() != c.captured.len() {
+            return Err(inv("closure mask does not fit the arguments"));
+        }
+        let mut slots = std::mem::take(&mut self.closure_slots);
+        slots.clear();
         for i in 0..total {
-            if i < 64 && (c.mask >> i) & 1 == 1 {
+            if captured_at(i) {
                 let v = captured.next().ok_or_else(|| inv("closure mask does not fit the arguments"))?;
                 let l = v.layout();
                 if owned.is_some() {
@@ -1054,11 +1064,11 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     continue;
                 }
                 let at = used.div_ceil(l.align.max(1) as usize) * l.align.max(1) as usize;
-                if l.align <= 8 && at + l.size as usize <= SCRATCH_BYTES {
+                if spilled.is_empty() && l.align <= 8 && at + l.size as usize <= SCRATCH_BYTES {
                     let dst = Addr::of_scratch(&mut scratch.0[at..at + l.size as usize]);
                     mem::copy_unchecked(l, Addr::of_value(v), dst);
                     used = at + l.size as usize;
-                    copies.push((dst, l.clone()));
+                    copies += 1;
                     slots.push((dst, l.clone()));
                 } else {
                     let copy = v.copy();
@@ -1079,11 +1089,15 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             }
             spilled.into_iter().for_each(FlatValue::forget_moved);
         } else {
-            // Each is in place or dropped: dropping frees the rest.
-            for (a, l) in &copies {
+            // Each is in place or dropped: dropping frees the rest (the
+            // copies in scratch come first among the captured slots).
+            let in_scratch = slots.iter().enumerate().filter(|(i, _)| captured_at(*i)).take(copies);
+            for (_, (a, l)) in in_scratch {
                 mem::drop_value(l, *a);
             }
         }
+        slots.clear();
+        self.closure_slots = slots;
         r
     }
 
