@@ -46,7 +46,7 @@ mod wide;
 use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
 use crate::gas::{instr_cost, segments, CostTable};
-use crate::helpers::op;
+use crate::helpers::{op, status, HelperId};
 use crate::kind::Kind;
 use crate::ty::Ty;
 use crate::types::{datatype_id, sig_types, to_type};
@@ -137,7 +137,7 @@ pub trait LowerEnv {
         func: &mut Function,
     ) -> CompileResult<CalleeRef>;
     /// Imports the runtime helper `name` into `func`.
-    fn helper(&mut self, name: &str, func: &mut Function) -> CompileResult<FuncRef>;
+    fn helper(&mut self, h: HelperId, func: &mut Function) -> CompileResult<FuncRef>;
     /// The cached flat layout of `ty` (kept alive as long as the code).
     fn layout(&mut self, ty: &RType) -> CompileResult<Arc<FlatLayout>>;
     /// The interpreter's value depth of `ty` and its limit.
@@ -202,12 +202,12 @@ enum Redo {
 }
 
 impl Redo {
-    fn helper(&self) -> &'static str {
+    fn helper(&self) -> HelperId {
         match self {
-            Redo::Bin(..) => "int_binop",
-            Redo::Shift(..) => "int_shift",
-            Redo::Cast(..) => "int_cast",
-            Redo::Negate(..) => "int_negate",
+            Redo::Bin(..) => HelperId::int_binop(),
+            Redo::Shift(..) => HelperId::int_shift(),
+            Redo::Cast(..) => HelperId::int_cast(),
+            Redo::Negate(..) => HelperId::int_negate(),
         }
     }
 }
@@ -477,7 +477,7 @@ struct Lowerer<'a, 'f> {
     /// Operand slots by (height, size, alignment).
     opslots: HashMap<(usize, u32, u32), StackSlot>,
     mode: Mode,
-    helpers: HashMap<&'static str, FuncRef>,
+    helpers: HashMap<HelperId, FuncRef>,
     callees: HashMap<(FunctionHandleIndex, Vec<RType>), std::rc::Rc<CalleeRef>>,
 }
 
@@ -701,7 +701,7 @@ impl Lowerer<'_, '_> {
         vec: Value,
         idx: Value,
     ) -> CompileResult<()> {
-        let f = self.helper_ref("vec_borrow")?;
+        let f = self.helper_ref(HelperId::vec_borrow())?;
         let r = self.refund_at(offset);
         self.fail_if_with(cond, offset, r, |lw| {
             let lp = lw.layout_ptr(el);
@@ -896,8 +896,8 @@ impl Lowerer<'_, '_> {
         self.b.ins().iconst(self.ptr, Arc::as_ptr(l) as i64)
     }
 
-    fn call_helper(&mut self, name: &'static str, args: &[Value]) -> CompileResult<Value> {
-        let f = self.helper_ref(name)?;
+    fn call_helper(&mut self, h: HelperId, args: &[Value]) -> CompileResult<Value> {
+        let f = self.helper_ref(h)?;
         self.gas_out();
         let call = self.b.ins().call(f, args);
         let r = self.b.inst_results(call)[0];
@@ -938,9 +938,9 @@ impl Lowerer<'_, '_> {
 
     /// Calls a status-returning helper; a non-zero status fails at `offset`
     /// with the error the helper recorded.
-    fn call_status(&mut self, name: &'static str, args: &[Value], offset: usize) -> CompileResult<()> {
-        let st = self.call_helper(name, args)?;
-        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
+    fn call_status(&mut self, h: HelperId, args: &[Value], offset: usize) -> CompileResult<()> {
+        let st = self.call_helper(h, args)?;
+        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, status::OK as i64);
         let r = self.refund_at(offset);
         self.fail_if_with(bad, offset, r, |lw| lw.b.ins().iconst(types::I32, 0));
         Ok(())
@@ -960,14 +960,14 @@ impl Lowerer<'_, '_> {
             self.b.switch_to_block(live);
             self.b.seal_block(live);
             let lp = self.layout_ptr(l);
-            self.call_helper("value_drop", &[self.ctx, lp, addr])?;
+            self.call_helper(HelperId::value_drop(), &[self.ctx, lp, addr])?;
             self.b.ins().jump(done, &[]);
             self.b.switch_to_block(done);
             self.b.seal_block(done);
             return Ok(());
         }
         let lp = self.layout_ptr(l);
-        self.call_helper("value_drop", &[self.ctx, lp, addr])?;
+        self.call_helper(HelperId::value_drop(), &[self.ctx, lp, addr])?;
         Ok(())
     }
 
@@ -976,7 +976,7 @@ impl Lowerer<'_, '_> {
     fn copy_value(&mut self, l: &Arc<FlatLayout>, dst: Value, src: Value, i: usize) -> CompileResult<()> {
         if l.owns_heap {
             let lp = self.layout_ptr(l);
-            self.call_status("value_copy", &[self.ctx, lp, dst, src], i)?;
+            self.call_status(HelperId::value_copy(), &[self.ctx, lp, dst, src], i)?;
         } else {
             self.copy_mem(dst, src, l.size);
         }
@@ -1013,12 +1013,12 @@ impl Lowerer<'_, '_> {
         Ok((t, v))
     }
 
-    fn helper_ref(&mut self, name: &'static str) -> CompileResult<FuncRef> {
-        if let Some(f) = self.helpers.get(name) {
+    fn helper_ref(&mut self, h: HelperId) -> CompileResult<FuncRef> {
+        if let Some(f) = self.helpers.get(&h) {
             return Ok(*f);
         }
-        let f = self.env.helper(name, self.b.func)?;
-        self.helpers.insert(name, f);
+        let f = self.env.helper(h, self.b.func)?;
+        self.helpers.insert(h, f);
         Ok(f)
     }
 
@@ -1060,7 +1060,7 @@ impl Lowerer<'_, '_> {
             self.slot_addr(32),
             self.code_const(k.code() as u8 | opc << 4),
         ];
-        self.call_status("int_binop", &args, offset)?;
+        self.call_status(HelperId::int_binop(), &args, offset)?;
         Ok(self.reload(k, 64))
     }
 
@@ -1646,7 +1646,7 @@ impl Lowerer<'_, '_> {
                 }
                 let dst = self.opslot(self.stack.len(), &vl);
                 let (ep, nv) = (self.layout_ptr(&el), self.b.ins().iconst(types::I64, n as i64));
-                self.call_status("vec_pack", &[self.ctx, ep, dst, buf, nv], i)?;
+                self.call_status(HelperId::vec_pack(), &[self.ctx, ep, dst, buf, nv], i)?;
                 self.push(Ty::M(vl), Val::Mem(dst), i);
             }
             B::VecUnpack(_, n) => {
@@ -1654,7 +1654,7 @@ impl Lowerer<'_, '_> {
                 let el = Self::elem_of(&vl)?;
                 let buf = self.elem_buffer(&el, n)?;
                 let (ep, nv) = (self.layout_ptr(&el), self.b.ins().iconst(types::I64, n as i64));
-                self.call_status("vec_unpack", &[self.ctx, ep, v, nv, buf], i)?;
+                self.call_status(HelperId::vec_unpack(), &[self.ctx, ep, v, nv, buf], i)?;
                 let fields: Vec<movejit_runtime::flat::Field> = (0..n as u32)
                     .map(|k| movejit_runtime::flat::Field { offset: k * el.size, layout: el.clone() })
                     .collect();
@@ -1730,7 +1730,7 @@ impl Lowerer<'_, '_> {
                     Ty::M(l) => {
                         let lp = self.layout_ptr(l);
                         let (pa, pb) = (a.addr()?, b.addr()?);
-                        let r = self.call_helper("value_eq", &[self.ctx, lp, pa, pb])?;
+                        let r = self.call_helper(HelperId::value_eq(), &[self.ctx, lp, pa, pb])?;
                         self.drop_value(l, pa)?;
                         self.drop_value(l, pb)?;
                         self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0)
@@ -1744,7 +1744,7 @@ impl Lowerer<'_, '_> {
                             }
                             _ => {
                                 let lp = self.layout_ptr(t);
-                                let r = self.call_helper("value_eq", &[self.ctx, lp, pa, pb])?;
+                                let r = self.call_helper(HelperId::value_eq(), &[self.ctx, lp, pa, pb])?;
                                 self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0)
                             }
                         }
@@ -1787,7 +1787,7 @@ impl Lowerer<'_, '_> {
                         self.slot_addr(32),
                         self.code_const(ka.code() as u8 | opc << 4),
                     ];
-                    self.call_status("int_cmp", &args, i)?;
+                    self.call_status(HelperId::int_cmp(), &args, i)?;
                     self.b.ins().stack_load(self.ptr, types::I8, self.scratch, 64)
                 } else {
                     self.b.ins().icmp(cc, a.one()?, b.one()?)
@@ -1814,7 +1814,7 @@ impl Lowerer<'_, '_> {
                         amt,
                         self.code_const(k.code() as u8 | dir << 4),
                     ];
-                    self.call_status("int_shift", &args, i)?;
+                    self.call_status(HelperId::int_shift(), &args, i)?;
                     self.reload(k, 64)
                 } else {
                     let over = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, amt, k.bits() as i64);
@@ -1866,7 +1866,7 @@ impl Lowerer<'_, '_> {
                         self.slot_addr(0),
                         self.code_const(src.code() as u8 | (dst.code() as u8) << 4),
                     ];
-                    self.call_status("int_cast", &args, i)?;
+                    self.call_status(HelperId::int_cast(), &args, i)?;
                     self.reload(dst, 64)
                 } else {
                     Val::One(self.cast_inline(src, dst, a.one()?, i, redo)?)
@@ -1880,7 +1880,7 @@ impl Lowerer<'_, '_> {
                 let r = if k.is_wide() {
                     self.spill(&a, 0);
                     let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(k.code() as u8)];
-                    self.call_status("int_negate", &args, i)?;
+                    self.call_status(HelperId::int_negate(), &args, i)?;
                     self.reload(k, 64)
                 } else {
                     let x = a.one()?;
@@ -1926,7 +1926,7 @@ impl Lowerer<'_, '_> {
                 }
                 // The shim checks the length too (an always-failing path).
                 let max = self.b.ins().iconst(types::I64, self.target.max_abort_message as i64);
-                self.call_helper("abort_msg", &[self.ctx, code, msg, max])?;
+                self.call_helper(HelperId::abort_msg(), &[self.ctx, code, msg, max])?;
                 let st = self.b.ins().iconst(types::I32, 0);
                 let offv = self.b.ins().iconst(types::I32, i as i64);
                 let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
@@ -2124,7 +2124,7 @@ impl Lowerer<'_, '_> {
         }
         let sitev = self.b.ins().iconst(types::I64, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);
-        self.call_status("call_native", &[self.ctx, sitev, tp], i)?;
+        self.call_status(HelperId::call_native(), &[self.ctx, sitev, tp], i)?;
         let mut vals = Vec::new();
         for (t, a) in callee.rets.iter().zip(outs) {
             let v = match t {
