@@ -30,17 +30,11 @@
 
 #![forbid(unsafe_code)]
 
-#[path = "lower_closure.rs"]
 pub(crate) mod closure;
-#[path = "lower_native.rs"]
 mod fastnative;
-#[path = "lower_global.rs"]
 mod global;
-#[path = "lower_gas.rs"]
 mod metered;
-#[path = "lower_vec.rs"]
 mod vecops;
-#[path = "lower_wide.rs"]
 mod wide;
 
 use crate::cfg::basic_blocks;
@@ -149,7 +143,7 @@ pub trait LowerEnv {
     /// address.
     fn error_constant(&mut self, e: movejit_runtime::VmError) -> u64;
     /// Registers a `PackClosure` site naming `handle<type_args>` of module
-    /// `module_idx` (`lower_closure.rs`); the target compiles with the caller.
+    /// `module_idx` (`lower/closure.rs`); the target compiles with the caller.
     fn pack_site(
         &mut self,
         module_idx: u32,
@@ -166,7 +160,7 @@ pub trait LowerEnv {
         Err(unsupported("closures"))
     }
     /// The number the global-storage shims know resource type `ty` by
-    /// (`lower_global.rs`); engines without session storage refuse.
+    /// (`lower/global.rs`); engines without session storage refuse.
     fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
         Err(unsupported(format!("global storage ({ty})")))
     }
@@ -456,7 +450,7 @@ struct Lowerer<'a, 'f> {
     seg: Option<metered::Segment>,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
-    /// The gas resolver's event table (`lower_gas.rs`).
+    /// The gas resolver's event table (`lower/metered.rs`).
     gas_events: Vec<u64>,
     /// The shared block resolving where a segment fails.
     gas_resolver: Option<Block>,
@@ -723,7 +717,7 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(cond, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
-        // Metered code: an earlier out-of-gas or overflow wins (lower_gas.rs).
+        // Metered code: an earlier out-of-gas or overflow wins (lower/metered.rs).
         self.note_failure_site(offset);
         let st = status(self);
         self.gas_out();
@@ -811,7 +805,7 @@ impl Lowerer<'_, '_> {
         let h = self.stack.len();
         if h + 1 > self.watermark && self.defer_push(offset, h) {
             // Metered code tests the segment's room before the next
-            // instruction that may fail (`lower_gas.rs`).
+            // instruction that may fail (`lower/metered.rs`).
             self.watermark = h + 1;
             self.stack.push((t, v));
             return;

@@ -6,7 +6,7 @@
 //! transitive closure of its direct calls) in one batch, defines every
 //! declared function, then finalizes. A callee that does not compile gets
 //! a stub, so the code cache never holds an unresolved symbol: inside an
-//! interpreter session an interpreter stub (`interp_stub.rs`: the callee
+//! interpreter session an interpreter stub (`engine/interp_stub.rs`: the callee
 //! runs interpreted and its callers still compile), otherwise one that
 //! reports `UNKNOWN_INVARIANT_VIOLATION_ERROR` (and its callers do not
 //! compile). Runtime helpers are imported with
@@ -16,9 +16,7 @@
 
 #![forbid(unsafe_code)]
 
-#[path = "engine_closures.rs"]
 mod closures;
-#[path = "interp_stub.rs"]
 mod interp_stub;
 
 use crate::error::{CompileError, CompileResult};
@@ -149,9 +147,9 @@ pub struct JitEngine {
     pub(crate) global_types: Vec<RType>,
     global_numbers: HashMap<RType, u64>,
     pub(crate) executor: Option<crate::exec::Executor>,
-    /// Closure sites and the compiled closure targets (`engine_closures.rs`).
+    /// Closure sites and the compiled closure targets (`engine/closures.rs`).
     closures: closures::ClosureState,
-    /// Sites of interpreter stubs (`interp_stub.rs`).
+    /// Sites of interpreter stubs (`engine/interp_stub.rs`).
     interp_sites: interp_stub::InterpSites,
     /// Machine code bytes defined so far (functions, trampolines, stubs).
     code_bytes: u64,
