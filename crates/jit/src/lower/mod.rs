@@ -446,7 +446,7 @@ struct Lowerer<'a, 'f> {
     stack: Vec<(Ty, Val)>,
     /// Highest operand-stack height already checked in the current block.
     watermark: usize,
-    /// The gas segment being lowered (metered code, `lower_gas.rs`).
+    /// The gas segment being lowered (metered code, `lower/metered.rs`).
     seg: Option<metered::Segment>,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
