@@ -3,7 +3,7 @@
 //! `movejit_runtime::flat::mem`.
 
 use super::prepare::{Kind, Op, Prepared};
-use super::{Callee, VecNative};
+use super::{Callee, Instance, VecNative};
 use crate::engine::Session;
 use crate::loader::LoadedModule;
 use movejit_format::AccountAddress;
@@ -18,8 +18,9 @@ use std::sync::Arc;
 
 type L = Arc<FlatLayout>;
 
-struct Frame {
-    p: Arc<Prepared>,
+struct Frame<'e> {
+    /// The running function (no reference count: it lives in the engine).
+    inst: Instance<'e>,
     base: Addr,
     mark: FrameMark,
     /// The current instruction (for frames below the top: the call).
@@ -32,7 +33,7 @@ pub(crate) struct FlatInterp<'a, 'e, 'r> {
     s: &'a mut Session<'e, 'r>,
     gas: &'a mut GasMeter,
     stack: FrameStack,
-    frames: Vec<Frame>,
+    frames: Vec<Frame<'e>>,
     max_stack: u32,
     max_depth: usize,
     max_vec: u64,
@@ -402,7 +403,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             let h = rets.len() as u32;
             return self.call(&callee, Args { slots, mutable: &target.mutable }, rets, sbase, h, ty_args);
         }
-        let Callee::Move(p) = &callee else { return Err(inv("compiled code entered a native as interpreted")) };
+        let Callee::Move(callee) = callee else { return Err(inv("compiled code entered a native as interpreted")) };
+        let p = callee.p;
         if p.params.len() != slots.len() || p.ret_slots.iter().any(|r| !r.is_empty() && r.len() != rets.len()) {
             return Err(inv("interpreted call does not fit the callee's signature"));
         }
@@ -410,7 +412,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         for ((src, l), (off, _)) in slots.iter().zip(&p.params) {
             mem::move_bytes(*src, base.add(*off), l.size);
         }
-        self.frames.push(Frame { p: p.clone(), base, mark, pc: 0, sbase });
+        self.frames.push(Frame { inst: callee, base, mark, pc: 0, sbase });
         Ok(true)
     }
 
@@ -426,19 +428,19 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             let (state, below) = if top {
                 (f.pc + self.failed_after as usize, u32::MAX)
             } else {
-                let below = match f.p.ops.get(f.pc) {
+                let below = match f.inst.p.ops.get(f.pc) {
                     Some(Op::Call(site)) => site.height_below,
                     Some(Op::CallClosure(site)) => site.height_below,
                     _ => 0,
                 };
                 (f.pc, below)
             };
-            for (depth, off, l) in f.p.owned_stack.get(state).map(|s| &s[..]).unwrap_or(&[]) {
+            for (depth, off, l) in f.inst.p.owned_stack.get(state).map(|s| &s[..]).unwrap_or(&[]) {
                 if *depth < below {
                     mem::drop_value(l, f.base.add(*off));
                 }
             }
-            for (off, l) in &f.p.owned_locals {
+            for (off, l) in &f.inst.p.owned_locals {
                 mem::drop_value(l, f.base.add(*off));
             }
             self.stack.pop(f.mark);
@@ -465,7 +467,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// `unwind` relies on).
     fn call(
         &mut self,
-        callee: &Callee,
+        callee: &Callee<'e>,
         args: Args<'_>,
         rets: &[(Addr, L)],
         sbase: u32,
@@ -473,11 +475,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         native_ty_args: &[Type],
     ) -> TrapResult<bool> {
         match callee {
-            Callee::Native { f, module, def, fast } => {
-                let f = f.as_ref().ok_or_else(|| VmError::missing_native(&module.id, &module.function_name(*def)))?;
+            Callee::Native(n) => {
+                let f =
+                    n.f.as_ref()
+                        .ok_or_else(|| VmError::missing_native(&n.module.id, &n.module.function_name(n.def)))?;
                 self.gas.charge_native(0)?;
-                if let Some(kind) = fast {
-                    vec_native(*kind, self.gas, &args, rets)?;
+                if let Some(kind) = n.fast {
+                    vec_native(kind, self.gas, &args, rets)?;
                     self.check_push(rets, sbase, height_after)?;
                     return Ok(false);
                 }
@@ -491,7 +495,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 self.check_push(rets, sbase, height_after)?;
                 Ok(false)
             }
-            Callee::Move(p) => {
+            &Callee::Move(callee) => {
+                let p = callee.p;
                 if self.frames.len() >= self.max_depth {
                     return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                 }
@@ -517,7 +522,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 for ((src, l), (off, _)) in args.slots.iter().zip(&p.params) {
                     mem::move_bytes(*src, base.add(*off), l.size);
                 }
-                self.frames.push(Frame { p: p.clone(), base, mark, pc: 0, sbase });
+                self.frames.push(Frame { inst: callee, base, mark, pc: 0, sbase });
                 Ok(true)
             }
         }
@@ -537,7 +542,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// as its target address), the call state, the session and the natives'
     /// state of this execution. When it ran, the arguments are consumed and
     /// (on success) the results written; its gas is charged here.
-    fn try_compiled(&mut self, p: &Arc<Prepared>, args: &Args<'_>, rets: &[(Addr, L)], sbase: u32) -> TrapResult<bool> {
+    fn try_compiled(&mut self, p: &Prepared, args: &Args<'_>, rets: &[(Addr, L)], sbase: u32) -> TrapResult<bool> {
         use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
         let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
         let seam_args: Vec<SeamSlot> = args
@@ -582,14 +587,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     fn run(&mut self) -> TrapResult<()> {
         while let Some(f) = self.frames.last() {
-            let p = f.p.clone();
-            let (base, sbase, mut pc) = (f.base, f.sbase, f.pc);
-            if let Err(mut e) = self.exec(&p, base, sbase, &mut pc) {
+            let (me, base, sbase, mut pc) = (f.inst, f.base, f.sbase, f.pc);
+            if let Err(mut e) = self.exec(me, base, sbase, &mut pc) {
                 if e.location.is_none() {
-                    e.location = Some(location(&p, pc));
+                    e.location = Some(location(me.p, pc));
                 }
                 // Where the failing frame stopped (for `unwind`).
-                if let Some(f) = self.frames.last_mut().filter(|f| Arc::ptr_eq(&f.p, &p)) {
+                if let Some(f) = self.frames.last_mut().filter(|f| std::ptr::eq(f.inst.p, me.p)) {
                     f.pc = pc;
                 }
                 return Err(e);
@@ -600,7 +604,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// Runs the top frame until it calls a Move function or returns.
     #[allow(clippy::too_many_lines)]
-    fn exec(&mut self, p: &Arc<Prepared>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
+    fn exec(&mut self, me: Instance<'e>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
+        let p = me.p;
         let metered = self.gas.is_metered();
         // The stack limit can only be reached when the frame's deepest
         // height would pass it.
@@ -775,10 +780,11 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
                 }
                 Op::Call(site) => {
-                    let callee = self.s.flat_site_callee(p, *pc)?;
+                    let callee = self.s.flat_site_callee(me, site, *pc)?;
                     let sb = sbase + site.height_below;
                     // Fast path: a Move callee, interpreted (no allocation).
-                    if let (Callee::Move(q), None) = (&callee, &self.s.compiled) {
+                    if let (Callee::Move(inst), None) = (callee, &self.s.compiled) {
+                        let q = inst.p;
                         if self.frames.len() >= self.max_depth {
                             return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                         }
@@ -790,7 +796,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         if let Some(f) = self.frames.last_mut() {
                             f.pc = *pc;
                         }
-                        self.frames.push(Frame { p: q.clone(), base: nb, mark, pc: 0, sbase: sb });
+                        self.frames.push(Frame { inst, base: nb, mark, pc: 0, sbase: sb });
                         return Ok(());
                     }
                     let args: Vec<(Addr, L)> = site.args.iter().map(|(o, l)| (at(*o), l.clone())).collect();
@@ -1051,12 +1057,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// `Ret`: results to the caller's slots (or the entry results), drop
     /// the frame's remaining locals, pop it.
-    fn ret(&mut self, p: &Arc<Prepared>, base: Addr, pc: usize) -> TrapResult<()> {
+    fn ret(&mut self, p: &Prepared, base: Addr, pc: usize) -> TrapResult<()> {
         let f = self.frames.pop().ok_or_else(|| inv("return without a frame"))?;
         let srcs = p.ret_slots.get(pc).ok_or_else(|| inv("return slots"))?;
         match self.frames.last_mut() {
             Some(caller) => {
-                let rets = match caller.p.ops.get(caller.pc) {
+                let rets = match caller.inst.p.ops.get(caller.pc) {
                     Some(Op::Call(site)) => &site.rets,
                     Some(Op::CallClosure(site)) => &site.rets,
                     _ => return Err(inv("return to a non-call")),
