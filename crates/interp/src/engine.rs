@@ -158,13 +158,7 @@ impl Engine {
     }
     fn build(config: EngineConfig, compiled: Option<Arc<dyn CompiledCodeFactory>>) -> Self {
         let meter_template = GasMeter::new(config.costs.clone(), 0);
-        Engine {
-            config,
-            cache: Mutex::new(HashMap::new()),
-            compiled,
-            prepared: PreparedTable::default(),
-            meter_template,
-        }
+        Engine { config, cache: Mutex::new(HashMap::new()), compiled, prepared: Default::default(), meter_template }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
     /// `factory` (one [`CompiledCode`] per session).
