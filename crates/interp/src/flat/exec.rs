@@ -18,6 +18,26 @@ use std::sync::Arc;
 
 type L = Arc<FlatLayout>;
 
+/// An argument or result slot: its address and its layout, borrowed (from
+/// the prepared function, which the engine's threads share: cloning the
+/// `Arc` per call would write a shared counter).
+type Slot<'x> = (Addr, &'x L);
+
+/// `slots` with borrowed layouts.
+fn borrowed(slots: &[(Addr, L)]) -> Vec<Slot<'_>> {
+    slots.iter().map(|(a, l)| (*a, l)).collect()
+}
+
+/// The element layout of a vector native's vector (or reference to vector)
+/// argument.
+fn elem_of(l: &FlatLayout) -> TrapResult<&FlatLayout> {
+    let v = match &l.shape {
+        Shape::Reference(t) => &**t,
+        _ => l,
+    };
+    v.elem().map(|e| &**e).ok_or_else(|| inv("vector native on a non-vector"))
+}
+
 struct Frame<'e> {
     /// The running function (no reference count: it lives in the engine).
     inst: Instance<'e>,
@@ -86,17 +106,9 @@ fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
 }
 
 /// A `0x1::vector` or `0x1::hash` native on flat memory (see [`VecNative`]).
-fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[(Addr, L)]) -> TrapResult<()> {
+fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[Slot<'_>]) -> TrapResult<()> {
     let arg = |i: usize| args.slots.get(i).ok_or_else(|| inv("vector native arguments"));
     let ret = |i: usize| rets.get(i).map(|r| r.0).ok_or_else(|| inv("vector native results"));
-    // The element layout, from the vector (or reference to vector) argument.
-    let elem = |l: &L| -> TrapResult<L> {
-        let v = match &l.shape {
-            Shape::Reference(t) => t,
-            _ => l,
-        };
-        v.elem().cloned().ok_or_else(|| inv("vector native on a non-vector"))
-    };
     match kind {
         VecNative::Empty => mem::zero(ret(0)?, 8),
         VecNative::Length => {
@@ -106,42 +118,42 @@ fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[(Add
         VecNative::Borrow => {
             let (a, l) = arg(0)?;
             let i = mem::read_u64(arg(1)?.0);
-            let e = mem::vec_borrow(&*elem(l)?, mem::read_addr(*a), i)?;
+            let e = mem::vec_borrow(elem_of(l)?, mem::read_addr(*a), i)?;
             mem::write_addr(ret(0)?, e);
         }
         VecNative::PushBack => {
             let (a, l) = arg(0)?;
             // The registry's push_back has no length limit.
-            mem::vec_push_back(&*elem(l)?, mem::read_addr(*a), arg(1)?.0, u64::MAX)?;
+            mem::vec_push_back(elem_of(l)?, mem::read_addr(*a), arg(1)?.0, u64::MAX)?;
         }
         VecNative::PopBack => {
             let (a, l) = arg(0)?;
             let v = mem::read_addr(*a);
-            mem::vec_pop_back(&*elem(l)?, v, ret(0)?)?;
+            mem::vec_pop_back(elem_of(l)?, v, ret(0)?)?;
         }
         VecNative::Swap => {
             let (a, l) = arg(0)?;
             let (i, j) = (mem::read_u64(arg(1)?.0), mem::read_u64(arg(2)?.0));
-            mem::vec_swap(&*elem(l)?, mem::read_addr(*a), i, j)?;
+            mem::vec_swap(elem_of(l)?, mem::read_addr(*a), i, j)?;
         }
         VecNative::DestroyEmpty => {
             let (a, l) = arg(0)?;
-            mem::vec_destroy_empty(&*elem(l)?, *a)?;
+            mem::vec_destroy_empty(elem_of(l)?, *a)?;
         }
         VecNative::Sha2_256 | VecNative::Sha3_256 => {
             // The `vector<u8>` argument (left in place on an error, for the
             // unwind), then the digest as a new `vector<u8>` in the result
             // slot (the argument's slot).
             let (a, l) = arg(0)?;
-            let e = elem(l)?;
-            let data = mem::vec_bytes(&e, *a);
+            let e = elem_of(l)?;
+            let data = mem::vec_bytes(e, *a);
             gas.charge_native(data.len())?;
             let digest = match kind {
                 VecNative::Sha2_256 => movejit_runtime::natives::sha2_256(data),
                 _ => movejit_runtime::natives::sha3_256(data),
             };
             mem::drop_value(l, *a);
-            mem::vec_pack(&e, ret(0)?, &digest, digest.len() as u64, u64::MAX)?;
+            mem::vec_pack(e, ret(0)?, &digest, digest.len() as u64, u64::MAX)?;
         }
     }
     Ok(())
@@ -199,7 +211,7 @@ fn location(p: &Prepared, pc: usize) -> ErrorLocation {
 
 /// Arguments of a call: where each is and its layout.
 struct Args<'x> {
-    slots: &'x [(Addr, L)],
+    slots: &'x [Slot<'x>],
     mutable: &'x [bool],
 }
 
@@ -264,8 +276,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let callee = self.s.flat_callee(&m, def, ty_args.clone())?;
         let r = match self.call(
             &callee,
-            Args { slots: &arg_slots, mutable: &mutable },
-            &ret_slots,
+            Args { slots: &borrowed(&arg_slots), mutable: &mutable },
+            &borrowed(&ret_slots),
             0,
             ret_slots.len() as u32,
             &ty_args,
@@ -357,7 +369,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let ret_slots: Vec<(Addr, L)> = rets.iter().map(|s| (s.addr, s.layout.clone())).collect();
         self.nested_rets = Some(ret_slots.iter().map(|(a, l)| (*a, l.size)).collect());
         let started = match u32::try_from(state.stack_base) {
-            Ok(sbase) => self.start_nested(target, &ty_args, entered, &slots, &ret_slots, sbase),
+            Ok(sbase) => self.start_nested(target, &ty_args, entered, &borrowed(&slots), &borrowed(&ret_slots), sbase),
             Err(_) => Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW))),
         };
         let r = match started {
@@ -394,8 +406,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         target: &super::ClosureTarget,
         ty_args: &Arc<Vec<Type>>,
         entered: bool,
-        slots: &[(Addr, L)],
-        rets: &[(Addr, L)],
+        slots: &[Slot<'_>],
+        rets: &[Slot<'_>],
         sbase: u32,
     ) -> TrapResult<bool> {
         let callee = self.s.flat_callee(&target.module, target.def, ty_args.clone())?;
@@ -452,7 +464,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// A callee's results that cannot stay (the stack limit): dropped and
     /// zeroed, so the slots (which may overlap dropped arguments of other
     /// layouts) own nothing when the frame unwinds.
-    fn discard_results(rets: &[(Addr, L)]) {
+    fn discard_results(rets: &[Slot<'_>]) {
         for (a, l) in rets {
             mem::drop_value(l, *a);
             mem::zero(*a, l.size);
@@ -469,7 +481,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         &mut self,
         callee: &Callee<'e>,
         args: Args<'_>,
-        rets: &[(Addr, L)],
+        rets: &[Slot<'_>],
         sbase: u32,
         height_after: u32,
         native_ty_args: &[Type],
@@ -489,9 +501,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     .slots
                     .iter()
                     .zip(args.mutable)
-                    .map(|((a, l), m)| NativeArg { layout: l.clone(), slot: *a, mutable: *m })
+                    .map(|((a, l), m)| NativeArg { layout: (*l).clone(), slot: *a, mutable: *m })
                     .collect();
-                native_bridge::call_native(f, &mut self.natives, self.gas, &*self.s, native_ty_args, &nargs, rets)?;
+                let owned_rets: Vec<(Addr, L)> = rets.iter().map(|(a, l)| (*a, (*l).clone())).collect();
+                native_bridge::call_native(
+                    f,
+                    &mut self.natives,
+                    self.gas,
+                    &*self.s,
+                    native_ty_args,
+                    &nargs,
+                    &owned_rets,
+                )?;
                 self.check_push(rets, sbase, height_after)?;
                 Ok(false)
             }
@@ -529,7 +550,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     }
 
     /// The stack limit after a callee that ran at once wrote `rets`.
-    fn check_push(&self, rets: &[(Addr, L)], sbase: u32, height_after: u32) -> TrapResult<()> {
+    fn check_push(&self, rets: &[Slot<'_>], sbase: u32, height_after: u32) -> TrapResult<()> {
         if !rets.is_empty() && sbase + height_after > self.max_stack {
             Self::discard_results(rets);
             return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
@@ -542,7 +563,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// as its target address), the call state, the session and the natives'
     /// state of this execution. When it ran, the arguments are consumed and
     /// (on success) the results written; its gas is charged here.
-    fn try_compiled(&mut self, p: &Prepared, args: &Args<'_>, rets: &[(Addr, L)], sbase: u32) -> TrapResult<bool> {
+    fn try_compiled(&mut self, p: &Prepared, args: &Args<'_>, rets: &[Slot<'_>], sbase: u32) -> TrapResult<bool> {
         use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
         let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
         let seam_args: Vec<SeamSlot> = args
@@ -550,10 +571,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             .iter()
             .map(|(a, l)| {
                 let addr = if matches!(l.shape, Shape::Reference(_)) { mem::read_addr(*a) } else { *a };
-                SeamSlot { addr, layout: l.clone() }
+                SeamSlot { addr, layout: (*l).clone() }
             })
             .collect();
-        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: l.clone() }).collect();
+        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: (*l).clone() }).collect();
         let gas_before = self.gas.remaining();
         let state = CallState { depth: self.frames.len() as u64 + 1, stack_base: sbase as u64, gas_left: gas_before };
         let call = SeamCall {
@@ -799,8 +820,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         self.frames.push(Frame { inst, base: nb, mark, pc: 0, sbase: sb });
                         return Ok(());
                     }
-                    let args: Vec<(Addr, L)> = site.args.iter().map(|(o, l)| (at(*o), l.clone())).collect();
-                    let rets: Vec<(Addr, L)> = site.rets.iter().map(|(o, l)| (at(*o), l.clone())).collect();
+                    let args: Vec<Slot> = site.args.iter().map(|(o, l)| (at(*o), l)).collect();
+                    let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                     if let Some(f) = self.frames.last_mut() {
                         f.pc = *pc;
                     }
@@ -977,7 +998,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         f.pc = *pc;
                     }
                     let sb = sbase + site.height_below;
-                    let rets: Vec<(Addr, L)> = site.rets.iter().map(|(o, l)| (at(*o), l.clone())).collect();
+                    let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                     if self.call_closure(*c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
                         return Ok(());
                     }
@@ -1021,7 +1042,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         c: FlatClosure,
         provided: &[(u32, L)],
         base: Addr,
-        rets: &[(Addr, L)],
+        rets: &[Slot<'_>],
         sbase: u32,
         height_after: u32,
     ) -> TrapResult<bool> {
@@ -1044,7 +1065,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let mutable = t.mutable.clone();
         let ty_args = Arc::new(c.type_args);
         let callee = self.s.flat_callee(&t.module, t.def, ty_args.clone())?;
-        let r = self.call(&callee, Args { slots: &slots, mutable: &mutable }, rets, sbase, height_after, &ty_args);
+        let args = Args { slots: &borrowed(&slots), mutable: &mutable };
+        let r = self.call(&callee, args, rets, sbase, height_after, &ty_args);
         if r.is_ok() {
             // Captured values were moved into the callee (or consumed by the native).
             for v in owned {
