@@ -3,8 +3,7 @@
 //! global-storage cache and change set).
 
 use crate::flat::exec::FlatInterp;
-use crate::flat::prepare::Prepared;
-use crate::flat::FlatSession;
+use crate::flat::{FlatSession, PreparedTable};
 use crate::fxhash::FxHashMap;
 use crate::interpreter::Interpreter;
 use crate::loader::{DatatypeDef, LoadedModule};
@@ -19,7 +18,7 @@ use movejit_runtime::{
 };
 use sha2::Digest;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 /// Message prefix of the `FEATURE_NOT_ENABLED` error of executor `Jit` when
 /// the called function (or something it reaches) cannot be compiled.
@@ -145,18 +144,13 @@ pub struct Engine {
     /// Compiled code for the `Jit` / `Auto` executors.
     compiled: Option<Arc<dyn CompiledCodeFactory>>,
     /// Prepared function instances (flat interpreter), by (module, function
-    /// definition, type arguments); each keeps its module alive, so the
-    /// module's address stays a unique key. Sessions over different stores
-    /// may link the same module against different dependencies: each
-    /// candidate records the modules it was prepared against
-    /// ([`Prepared::links`]) and is used only where they are the same.
-    pub(crate) prepared: RwLock<HashMap<PreparedKey, Vec<Arc<Prepared>>>>,
+    /// definition, type arguments), and native callees: append-only, each
+    /// keeps its module alive, so the module's address stays a unique key.
+    pub(crate) prepared: PreparedTable,
     /// A meter over `config.costs`, built once: the meters of nested runs
     /// (compiled code calling interpreted code) share its table.
     pub(crate) meter_template: GasMeter,
 }
-
-pub(crate) type PreparedKey = (usize, u16, Vec<Type>);
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Self {
@@ -164,7 +158,7 @@ impl Engine {
     }
     fn build(config: EngineConfig, compiled: Option<Arc<dyn CompiledCodeFactory>>) -> Self {
         let meter_template = GasMeter::new(config.costs.clone(), 0);
-        Engine { config, cache: Mutex::new(HashMap::new()), compiled, prepared: RwLock::default(), meter_template }
+        Engine { config, cache: Mutex::new(HashMap::new()), compiled, prepared: Default::default(), meter_template }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
     /// `factory` (one [`CompiledCode`] per session).
@@ -255,7 +249,7 @@ pub struct Session<'e, 'r> {
     /// Compiled code consulted at calls (executors `Jit` / `Auto`).
     pub(crate) compiled: Option<Box<dyn CompiledCode>>,
     /// Call-site caches and layouts of the flat interpreter.
-    pub(crate) flat: FlatSession,
+    pub(crate) flat: FlatSession<'e>,
 }
 
 /// The session's loaded modules and their hashes, for compiling callees.
