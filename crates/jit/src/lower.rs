@@ -165,9 +165,9 @@ pub trait LowerEnv {
         let _ = spec;
         Err(unsupported("closures"))
     }
-    /// The number the global-storage shims know resource type `ty` by
+    /// The interned id the global-storage shims know resource type `ty` by
     /// (`lower_global.rs`); engines without session storage refuse.
-    fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
+    fn global_type(&mut self, ty: &RType) -> CompileResult<movejit_runtime::TypeId> {
         Err(unsupported(format!("global storage ({ty})")))
     }
 }
