@@ -339,10 +339,19 @@ impl Session<'_, '_> {
     /// The slot of resource `ty` at `address` in the flat global cache,
     /// loading it from the resolver on first use (the structural type is
     /// looked up only then).
+    #[inline]
     pub(crate) fn flat_global_slot(&mut self, address: AccountAddress, ty: TypeId) -> VmResult<usize> {
-        if let Some(s) = self.globals.find(&address, ty) {
-            return Ok(s);
+        match self.globals.find(&address, ty) {
+            Some(s) => Ok(s),
+            None => self.load_flat_global(address, ty),
         }
+    }
+
+    /// [`Self::flat_global_slot`] on first use (out of line: the hot path
+    /// stays a few instructions).
+    #[cold]
+    #[inline(never)]
+    fn load_flat_global(&mut self, address: AccountAddress, ty: TypeId) -> VmResult<usize> {
         let t = TypeTable::shared().get(ty)?;
         let value = match self.resolver.get_resource(&address, &t) {
             Some(bytes) => {
