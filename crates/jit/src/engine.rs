@@ -830,13 +830,15 @@ impl LowerEnv for Declarer<'_> {
         self.closure_call_site(spec)
     }
 
-    fn global_type(&mut self, ty: &RType) -> CompileResult<movejit_runtime::TypeId> {
+    /// The resource type's engine-wide interned id (`movejit_runtime::intern`).
+    fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
         if !self.session_host {
             return Err(CompileError::Unsupported(format!("global storage ({ty}) outside an interpreter session")));
         }
         // The process-wide table: every session and engine agrees on the id.
         movejit_runtime::TypeTable::shared()
             .intern(ty)
+            .map(movejit_runtime::TypeId::to_u64)
             .map_err(|e| CompileError::Unsupported(format!("global storage ({ty}): {e}")))
     }
 }

@@ -165,9 +165,9 @@ pub trait LowerEnv {
         let _ = spec;
         Err(unsupported("closures"))
     }
-    /// The interned id the global-storage shims know resource type `ty` by
+    /// The number the global-storage shims know resource type `ty` by
     /// (`lower_global.rs`); engines without session storage refuse.
-    fn global_type(&mut self, ty: &RType) -> CompileResult<movejit_runtime::TypeId> {
+    fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
         Err(unsupported(format!("global storage ({ty})")))
     }
 }

@@ -48,7 +48,7 @@ impl Lowerer<'_, '_> {
     pub(super) fn lower_global(&mut self, ins: &Bytecode, i: usize) -> CompileResult<()> {
         use Bytecode as B;
         let t = self.global_resource(ins)?;
-        let id = self.env.global_type(&t)?.to_u64();
+        let id = self.env.global_type(&t)?;
         let l = self.env.layout(&t)?;
         match ins {
             B::Exists(_) | B::ExistsGeneric(_) => {
