@@ -14,10 +14,10 @@ use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats
 use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
-    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleId, NativeRegistry, Resolver,
+    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId, NativeRegistry,
+    Resolver,
     StatusCode, Type, Value, VmError, VmResult, WriteOp,
 };
-use sha2::Digest;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -141,7 +141,11 @@ impl EngineConfig {
 /// use one engine; decoded and verified modules are cached by content.
 pub struct Engine {
     pub(crate) config: EngineConfig,
-    cache: Mutex<HashMap<[u8; 32], Arc<LoadedModule>>>,
+    cache: Mutex<HashMap<ModuleHash, Arc<LoadedModule>>>,
+    /// The warm module cache: by module id, the module as last loaded with
+    /// its transitive dependencies. A session takes the whole set at once
+    /// when its store has the same version (content hash) of every member.
+    warm: RwLock<HashMap<ModuleId, Arc<ModuleSet>>>,
     /// Compiled code for the `Jit` / `Auto` executors.
     compiled: Option<Arc<dyn CompiledCodeFactory>>,
     /// Prepared function instances (flat interpreter), by (module, function
@@ -164,7 +168,14 @@ impl Engine {
     }
     fn build(config: EngineConfig, compiled: Option<Arc<dyn CompiledCodeFactory>>) -> Self {
         let meter_template = GasMeter::new(config.costs.clone(), 0);
-        Engine { config, cache: Mutex::new(HashMap::new()), compiled, prepared: RwLock::default(), meter_template }
+        Engine {
+            config,
+            cache: Mutex::new(HashMap::new()),
+            warm: RwLock::default(),
+            compiled,
+            prepared: RwLock::default(),
+            meter_template,
+        }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
     /// `factory` (one [`CompiledCode`] per session).
@@ -179,8 +190,8 @@ impl Engine {
         Session {
             engine: self,
             resolver,
-            modules: HashMap::new(),
-            module_hashes: HashMap::new(),
+            modules: Arc::default(),
+            module_hashes: Arc::default(),
             call_cache: FxHashMap::default(),
             inst_cache: FxHashMap::default(),
             globals: Globals::default(),
@@ -234,10 +245,12 @@ pub(crate) type TypeArgs = Arc<Vec<Type>>;
 pub struct Session<'e, 'r> {
     pub(crate) engine: &'e Engine,
     pub(crate) resolver: &'r dyn Resolver,
-    pub(crate) modules: HashMap<ModuleId, Arc<LoadedModule>>,
+    /// Shared with the engine's warm module cache until the session loads
+    /// a module the warm set it took lacks (copy on write).
+    pub(crate) modules: Arc<HashMap<ModuleId, Arc<LoadedModule>>>,
     /// SHA-256 of the bytes each loaded module came from (compiled code is
     /// cached by module content).
-    pub(crate) module_hashes: HashMap<ModuleId, [u8; 32]>,
+    pub(crate) module_hashes: Arc<HashMap<ModuleId, ModuleHash>>,
     /// (calling module, function handle) → (callee module, definition index).
     pub(crate) call_cache: FxHashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
     /// Type arguments of generic instantiations: (module, instantiation
@@ -256,6 +269,16 @@ pub struct Session<'e, 'r> {
     pub(crate) compiled: Option<Box<dyn CompiledCode>>,
     /// Call-site caches and layouts of the flat interpreter.
     pub(crate) flat: FlatSession,
+}
+
+/// A module loaded with its transitive dependencies, as the warm module
+/// cache hands it to sessions.
+pub(crate) struct ModuleSet {
+    /// Every member with the content hash it was loaded from: the set is
+    /// valid for a store that has these versions of all of them.
+    members: Vec<(ModuleId, ModuleHash)>,
+    modules: Arc<HashMap<ModuleId, Arc<LoadedModule>>>,
+    hashes: Arc<HashMap<ModuleId, ModuleHash>>,
 }
 
 /// The session's loaded modules and their hashes, for compiling callees.
@@ -302,8 +325,65 @@ impl<'e, 'r> Session<'e, 'r> {
 
     /// Loads (decodes, links, verifies) a module and its dependencies.
     pub fn load_module(&mut self, id: &ModuleId) -> VmResult<Arc<LoadedModule>> {
+        if let Some(m) = self.modules.get(id) {
+            return Ok(m.clone());
+        }
+        if let Some(m) = self.load_warm(id) {
+            return Ok(m);
+        }
         let mut visiting = Vec::new();
-        self.load_rec(id, &mut visiting)
+        let m = self.load_rec(id, &mut visiting)?;
+        self.remember_warm(id);
+        Ok(m)
+    }
+
+    /// `id` and its dependencies from the engine's warm module cache, when
+    /// the session's store has the version of every member the set was
+    /// loaded from (then loading them anew would give the same modules):
+    /// one look-up of the store per member, no hashing, one shared lock.
+    fn load_warm(&mut self, id: &ModuleId) -> Option<Arc<LoadedModule>> {
+        let set = self.engine.warm.read().ok()?.get(id).cloned()?;
+        if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
+            return None;
+        }
+        if self.modules.is_empty() {
+            self.modules = set.modules.clone();
+            self.module_hashes = set.hashes.clone();
+        } else {
+            // Modules this session loaded already came from the same store.
+            let modules = Arc::make_mut(&mut self.modules);
+            let hashes = Arc::make_mut(&mut self.module_hashes);
+            for (mid, h) in &set.members {
+                if let Some(m) = set.modules.get(mid) {
+                    modules.entry(mid.clone()).or_insert_with(|| m.clone());
+                    hashes.entry(mid.clone()).or_insert(*h);
+                }
+            }
+        }
+        set.modules.get(id).cloned()
+    }
+
+    /// Records `id`, just loaded, and its dependencies as a warm set.
+    fn remember_warm(&self, id: &ModuleId) {
+        let mut members: Vec<(ModuleId, ModuleHash)> = Vec::new();
+        let mut modules = HashMap::new();
+        let mut todo = vec![id.clone()];
+        while let Some(mid) = todo.pop() {
+            if modules.contains_key(&mid) {
+                continue;
+            }
+            let (Some(m), Some(h)) = (self.modules.get(&mid), self.module_hashes.get(&mid)) else {
+                return;
+            };
+            todo.extend(m.module.immediate_dependencies().into_iter().map(|(a, n)| ModuleId::new(a, &n)));
+            members.push((mid.clone(), *h));
+            modules.insert(mid, m.clone());
+        }
+        let hashes = members.iter().cloned().collect();
+        let set = Arc::new(ModuleSet { members, modules: Arc::new(modules), hashes: Arc::new(hashes) });
+        if let Ok(mut warm) = self.engine.warm.write() {
+            warm.insert(id.clone(), set);
+        }
     }
 
     fn load_rec(&mut self, id: &ModuleId, visiting: &mut Vec<ModuleId>) -> VmResult<Arc<LoadedModule>> {
@@ -317,7 +397,7 @@ impl<'e, 'r> Session<'e, 'r> {
             .resolver
             .get_module(id)
             .ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR).with_message(format!("module {id} not found")))?;
-        let key: [u8; 32] = sha2::Sha256::digest(&bytes).into();
+        let key = self.resolver.module_hash(id).unwrap_or_else(|| movejit_runtime::module_hash(&bytes));
         let cached = self.engine.cache.lock().map(|c| c.get(&key).cloned()).unwrap_or(None);
         visiting.push(id.clone());
         let loaded = match cached {
@@ -372,8 +452,8 @@ impl<'e, 'r> Session<'e, 'r> {
             }
         };
         visiting.pop();
-        self.modules.insert(id.clone(), loaded.clone());
-        self.module_hashes.insert(id.clone(), key);
+        Arc::make_mut(&mut self.modules).insert(id.clone(), loaded.clone());
+        Arc::make_mut(&mut self.module_hashes).insert(id.clone(), key);
         Ok(loaded)
     }
 
@@ -662,12 +742,12 @@ impl<'e, 'r> Session<'e, 'r> {
         let module = script_as_module(script);
         let loaded = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
         let id = loaded.id.clone();
-        self.modules.insert(id.clone(), loaded);
+        Arc::make_mut(&mut self.modules).insert(id.clone(), loaded);
         // Every script is module `0x0::<SELF>`: its bytes tell them apart.
-        self.module_hashes.insert(id.clone(), sha2::Sha256::digest(bytes).into());
+        Arc::make_mut(&mut self.module_hashes).insert(id.clone(), movejit_runtime::module_hash(bytes));
         let r = self.execute_function(&id, "main", ty_args, args, gas);
-        self.modules.remove(&id);
-        self.module_hashes.remove(&id);
+        Arc::make_mut(&mut self.modules).remove(&id);
+        Arc::make_mut(&mut self.module_hashes).remove(&id);
         r
     }
 
