@@ -122,24 +122,30 @@ struct EngineRun {
     compile_ns: Option<u64>,
 }
 
+/// A new engine for `program` on `executor` and an in-memory store holding
+/// its modules (nothing loaded yet).
+pub fn published(executor: Executor, program: &Program) -> (Engine, InMemoryStorage) {
+    let mut storage = InMemoryStorage::default();
+    for m in &program.modules {
+        storage.publish(ModuleId::new(*m.module.address(), m.module.name()), m.bytes.clone());
+    }
+    (movejit_engine::new_engine(engine_config(program, executor)), storage)
+}
+
 /// Publishes the modules into an in-memory store and loads (verifies) the
 /// called module once, so load errors surface here. On the JIT, one
 /// untimed call compiles the function and everything it calls (timed as
 /// the compile time); a function the JIT does not compile whole is
 /// [`PrepareError::NotSupported`].
 pub fn prepare(executor: Executor, program: &Program, metering: Metering) -> Result<Box<dyn Prepared>, PrepareError> {
-    let config = engine_config(program, executor);
-    let mut storage = InMemoryStorage::default();
-    for m in &program.modules {
-        storage.publish(ModuleId::new(*m.module.address(), m.module.name()), m.bytes.clone());
-    }
+    let (engine, storage) = published(executor, program);
     let type_args = program
         .type_args
         .iter()
         .map(|t| Type::parse_tag(t).ok_or_else(|| PrepareError::Failed(format!("bad type argument `{t}`"))))
         .collect::<Result<Vec<_>, _>>()?;
     let mut run = EngineRun {
-        engine: movejit_engine::new_engine(config),
+        engine,
         storage,
         module: ModuleId::new(program.address, &program.module),
         function: program.function.clone(),

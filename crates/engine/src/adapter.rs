@@ -17,7 +17,7 @@ use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::Shape;
 use movejit_runtime::{ErrorLocation, ModuleId, Type, VmError};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// The engine's compiled code: one [`CodeCache`] per metering mode, shared
@@ -25,6 +25,7 @@ use std::time::Duration;
 pub struct JitFactory {
     metered: Arc<CodeCache>,
     unmetered: Arc<CodeCache>,
+    links: Arc<SharedLinks>,
     /// Calls interpreted before compiling (0 for executor `Jit`).
     threshold: u32,
     eager: bool,
@@ -49,6 +50,7 @@ impl JitFactory {
         JitFactory {
             metered: Arc::new(CodeCache::new(metered, o.clone())),
             unmetered: Arc::new(CodeCache::new(base, o.clone())),
+            links: Arc::default(),
             threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
             eager: o.eager,
         }
@@ -67,6 +69,7 @@ impl CompiledCodeFactory for JitFactory {
         Box::new(JitSession {
             metered: self.metered.clone(),
             unmetered: self.unmetered.clone(),
+            links: self.links.clone(),
             threshold: self.threshold,
             eager: self.eager,
             hashes: HashMap::new(),
@@ -90,10 +93,17 @@ struct Hot {
     code: Option<Arc<Ready>>,
 }
 
+/// Link hashes shared by the sessions of one engine: by warm module set
+/// number ([`ModuleSource::module_set_id`]), (content hash, link hash) per
+/// module, so a session over a warm set hashes no links. Grows by one set
+/// per module version loaded (as the engine's module cache does).
+type SharedLinks = RwLock<HashMap<u64, HashMap<ModuleId, (Hash, Hash)>>>;
+
 /// The JIT side of one interpreter session.
 pub struct JitSession {
     metered: Arc<CodeCache>,
     unmetered: Arc<CodeCache>,
+    links: Arc<SharedLinks>,
     threshold: u32,
     eager: bool,
     /// Content and link hash per module, as this session sees it.
@@ -144,6 +154,14 @@ impl JitSession {
                 return Some(*l);
             }
         }
+        let set = src.module_set_id();
+        if let Some(set) = set {
+            let shared = self.links.read().ok().and_then(|m| m.get(&set).and_then(|s| s.get(id)).copied());
+            if let Some((h, l)) = shared.filter(|(h, _)| *h == own) {
+                self.hashes.insert(id.clone(), (h, l));
+                return Some(l);
+            }
+        }
         let m = src.module(id)?;
         let mut deps = Vec::new();
         if depth < MAX_LINK_DEPTH {
@@ -155,6 +173,9 @@ impl JitSession {
         }
         let l = link_hash(&own, &mut deps);
         self.hashes.insert(id.clone(), (own, l));
+        if let (Some(set), Ok(mut shared)) = (set, self.links.write()) {
+            shared.entry(set).or_default().insert(id.clone(), (own, l));
+        }
         Some(l)
     }
 

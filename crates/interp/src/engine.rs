@@ -192,6 +192,7 @@ impl Engine {
             resolver,
             modules: Arc::default(),
             module_hashes: Arc::default(),
+            module_set_id: None,
             call_cache: FxHashMap::default(),
             inst_cache: FxHashMap::default(),
             globals: Globals::default(),
@@ -251,6 +252,9 @@ pub struct Session<'e, 'r> {
     /// SHA-256 of the bytes each loaded module came from (compiled code is
     /// cached by module content).
     pub(crate) module_hashes: Arc<HashMap<ModuleId, ModuleHash>>,
+    /// The number of the warm set `modules` is, while the session has
+    /// loaded nothing else ([`ModuleSource::module_set_id`]).
+    pub(crate) module_set_id: Option<u64>,
     /// (calling module, function handle) → (callee module, definition index).
     pub(crate) call_cache: FxHashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
     /// Type arguments of generic instantiations: (module, instantiation
@@ -274,6 +278,8 @@ pub struct Session<'e, 'r> {
 /// A module loaded with its transitive dependencies, as the warm module
 /// cache hands it to sessions.
 pub(crate) struct ModuleSet {
+    /// Unique while the process runs ([`ModuleSource::module_set_id`]).
+    id: u64,
     /// Every member with the content hash it was loaded from: the set is
     /// valid for a store that has these versions of all of them.
     members: Vec<(ModuleId, ModuleHash)>,
@@ -281,8 +287,13 @@ pub(crate) struct ModuleSet {
     hashes: Arc<HashMap<ModuleId, ModuleHash>>,
 }
 
-/// The session's loaded modules and their hashes, for compiling callees.
-pub(crate) struct LoadedModules<'a>(pub &'a HashMap<ModuleId, Arc<LoadedModule>>, pub &'a HashMap<ModuleId, [u8; 32]>);
+/// The session's loaded modules, their hashes and warm set number, for
+/// compiling callees.
+pub(crate) struct LoadedModules<'a>(
+    pub &'a HashMap<ModuleId, Arc<LoadedModule>>,
+    pub &'a HashMap<ModuleId, [u8; 32]>,
+    pub Option<u64>,
+);
 
 impl ModuleSource for LoadedModules<'_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
@@ -291,6 +302,10 @@ impl ModuleSource for LoadedModules<'_> {
 
     fn module_hash(&self, id: &ModuleId) -> Option<[u8; 32]> {
         self.1.get(id).copied()
+    }
+
+    fn module_set_id(&self) -> Option<u64> {
+        self.2
     }
 }
 
@@ -349,7 +364,9 @@ impl<'e, 'r> Session<'e, 'r> {
         if self.modules.is_empty() {
             self.modules = set.modules.clone();
             self.module_hashes = set.hashes.clone();
+            self.module_set_id = Some(set.id);
         } else {
+            self.module_set_id = None;
             // Modules this session loaded already came from the same store.
             let modules = Arc::make_mut(&mut self.modules);
             let hashes = Arc::make_mut(&mut self.module_hashes);
@@ -380,7 +397,9 @@ impl<'e, 'r> Session<'e, 'r> {
             modules.insert(mid, m.clone());
         }
         let hashes = members.iter().cloned().collect();
-        let set = Arc::new(ModuleSet { members, modules: Arc::new(modules), hashes: Arc::new(hashes) });
+        static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let set = Arc::new(ModuleSet { id: set_id, members, modules: Arc::new(modules), hashes: Arc::new(hashes) });
         if let Ok(mut warm) = self.engine.warm.write() {
             warm.insert(id.clone(), set);
         }
@@ -452,6 +471,7 @@ impl<'e, 'r> Session<'e, 'r> {
             }
         };
         visiting.pop();
+        self.module_set_id = None;
         Arc::make_mut(&mut self.modules).insert(id.clone(), loaded.clone());
         Arc::make_mut(&mut self.module_hashes).insert(id.clone(), key);
         Ok(loaded)
@@ -742,6 +762,7 @@ impl<'e, 'r> Session<'e, 'r> {
         let module = script_as_module(script);
         let loaded = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
         let id = loaded.id.clone();
+        self.module_set_id = None;
         Arc::make_mut(&mut self.modules).insert(id.clone(), loaded);
         // Every script is module `0x0::<SELF>`: its bytes tell them apart.
         Arc::make_mut(&mut self.module_hashes).insert(id.clone(), movejit_runtime::module_hash(bytes));
@@ -843,7 +864,7 @@ impl<'e, 'r> Session<'e, 'r> {
         let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
         if self.engine.config.executor == ExecutorKind::Jit && !native_entry {
             // Everything must run compiled: refuse before running anything.
-            let modules = LoadedModules(&self.modules, &self.module_hashes);
+            let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
             let r = match self.compiled.as_mut() {
                 Some(c) => c.compile(&modules, &m.id, def, ty_args),
                 None => Err("no JIT attached to this engine".to_string()),
