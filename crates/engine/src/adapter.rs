@@ -91,6 +91,10 @@ struct Hot {
     hash: Option<Hash>,
     /// The code, or `None` when it does not compile.
     code: Option<Arc<Ready>>,
+    /// Counted (compiled and ran, or not compilable) in the session's
+    /// stats; `false` for code [`CompiledCode::compile`] found before any
+    /// call ran it.
+    counted: bool,
 }
 
 /// Link hashes shared by the sessions of one engine: by warm module set
@@ -358,16 +362,16 @@ impl CompiledCode for JitSession {
         let known = self.hot.get(module).and_then(|v| {
             v.iter()
                 .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
-                .map(|h| h.code.clone())
+                .map(|h| (h.code.clone(), h.counted))
         });
-        let first = known.is_none();
+        let first = !matches!(known, Some((_, true)));
         let ready = match known {
-            Some(Some(r)) => r,
-            Some(None) => return CompiledCall::NotCompiled,
+            Some((Some(r), _)) => r,
+            Some((None, _)) => return CompiledCall::NotCompiled,
             None => match self.obtain(&*host, module, fdef, ty_args, metered, self.threshold) {
                 Ok(r) => r,
                 Err(Some(_)) => {
-                    let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: None };
+                    let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: None, counted: true };
                     self.hot.entry(module.clone()).or_default().push(hot);
                     return self.not_compiled(module, fdef, ty_args);
                 }
@@ -385,8 +389,18 @@ impl CompiledCode for JitSession {
         };
         if first {
             self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
-            let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready.clone()) };
-            self.hot.entry(module.clone()).or_default().push(hot);
+            let hots = self.hot.entry(module.clone()).or_default();
+            match hots.iter_mut().find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args) {
+                Some(h) => h.counted = true,
+                None => hots.push(Hot {
+                    fdef,
+                    type_args: ty_args.to_vec(),
+                    metered,
+                    hash,
+                    code: Some(ready.clone()),
+                    counted: true,
+                }),
+            }
         }
         // Running out of gas leaves none, as in the interpreter's meter.
         let gas_left = if out.status == StatusCode::OUT_OF_GAS { state.gas_left.map(|_| 0) } else { out.gas_left };
@@ -404,8 +418,22 @@ impl CompiledCode for JitSession {
         ty_args: &[Type],
     ) -> Result<(), String> {
         // Both variants: the gas meter of the coming call decides which runs.
+        // Found code is kept for the call (one look-up of the engine's cache
+        // per variant and session).
+        let hash = modules.module_hash(module);
         for metered in [false, true] {
-            self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?;
+            let known = self.hot.get(module).is_some_and(|v| {
+                v.iter().any(|h| {
+                    h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args && h.code.is_some()
+                })
+            });
+            if known {
+                continue;
+            }
+            let ready =
+                self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?;
+            let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready), counted: false };
+            self.hot.entry(module.clone()).or_default().push(hot);
         }
         Ok(())
     }

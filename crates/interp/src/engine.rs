@@ -838,7 +838,14 @@ impl<'e, 'r> Session<'e, 'r> {
         if params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        let mut arg_values = Vec::with_capacity(args.len());
+        // The call's memory budget (nested runs share it); flat arguments
+        // count.
+        let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
+        // Each argument is decoded once, into the values of the interpreter
+        // that runs the call.
+        let flat = self.engine.config.interpreter == InterpreterKind::Flat;
+        let mut arg_values = Vec::with_capacity(if flat { 0 } else { args.len() });
+        let mut flat_args = Vec::with_capacity(if flat { args.len() } else { 0 });
         for (t, bytes) in params.iter().zip(args) {
             let inner = match t {
                 Type::Reference(t) | Type::MutableReference(t) => t,
@@ -850,14 +857,17 @@ impl<'e, 'r> Session<'e, 'r> {
                 return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED)
                     .with_message(format!("argument of type {inner} nests too deep")));
             }
+            // The serialized layout (and its limits) decide what deserializes.
             let l = self.layout_of(inner).map_err(|_| VmError::bad_argument())?;
-            let v = if self.flavour() == StatusFlavour::Aptos {
-                bcs::deserialize_arg(bytes, &l)
+            let aptos = self.flavour() == StatusFlavour::Aptos;
+            if flat {
+                let l = self.flat_layout(inner).map_err(|_| VmError::bad_argument())?;
+                let v = if aptos { flat_bcs::deserialize_arg(bytes, l) } else { flat_bcs::deserialize(bytes, l) };
+                flat_args.push(v.map_err(|_| VmError::bad_argument())?);
             } else {
-                bcs::deserialize(bytes, &l)
-            };
-            let v = v.map_err(|_| VmError::bad_argument())?;
-            arg_values.push(v);
+                let v = if aptos { bcs::deserialize_arg(bytes, &l) } else { bcs::deserialize(bytes, &l) };
+                arg_values.push(v.map_err(|_| VmError::bad_argument())?);
+            }
         }
         // A native entry function has no bytecode to compile: it runs as
         // native code under every executor.
@@ -874,10 +884,8 @@ impl<'e, 'r> Session<'e, 'r> {
                     .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
             }
         }
-        // The call's memory budget (nested runs share it).
-        let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
-        if self.engine.config.interpreter == InterpreterKind::Flat {
-            return self.execute_flat(m, def, ty_args, &params, &returns, args, gas);
+        if flat {
+            return self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
         }
         let mut interp = Interpreter::new(self, gas);
         let (ret_values, mem) = interp.run_entry(m.clone(), def, ty_args.to_vec(), &params, arg_values)?;
@@ -921,7 +929,8 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok(out)
     }
 
-    /// The flat interpreter's `execute_function` (arguments checked above).
+    /// The flat interpreter's `execute_function` (arguments checked and
+    /// decoded above).
     #[allow(clippy::too_many_arguments)]
     fn execute_flat(
         &mut self,
@@ -930,26 +939,13 @@ impl<'e, 'r> Session<'e, 'r> {
         ty_args: &[Type],
         params: &[Type],
         returns: &[Type],
-        args: &[Vec<u8>],
+        arg_values: Vec<FlatValue>,
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
         let inner = |t: &Type| match t {
             Type::Reference(t) | Type::MutableReference(t) => (**t).clone(),
             t => t.clone(),
         };
-        let mut arg_values = Vec::with_capacity(args.len());
-        for (t, bytes) in params.iter().zip(args) {
-            let it = inner(t);
-            // The serialized layout (and its limits) decide what deserializes.
-            self.layout_of(&it).map_err(|_| VmError::bad_argument())?;
-            let l = self.flat_layout(&it).map_err(|_| VmError::bad_argument())?;
-            let v = if self.flavour() == StatusFlavour::Aptos {
-                flat_bcs::deserialize_arg(bytes, l)
-            } else {
-                flat_bcs::deserialize(bytes, l)
-            };
-            arg_values.push(v.map_err(|_| VmError::bad_argument())?);
-        }
         let saved_meta: Vec<_> = self.globals.meta.iter().map(|g| (g.existed, g.dirty)).collect();
         let saved_values = self.flat_globals_snapshot();
         let mut interp = FlatInterp::new(self, gas);
