@@ -390,7 +390,10 @@ impl CompiledCode for JitSession {
         if first {
             self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
             let hots = self.hot.entry(module.clone()).or_default();
-            match hots.iter_mut().find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args) {
+            match hots
+                .iter_mut()
+                .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+            {
                 Some(h) => h.counted = true,
                 None => hots.push(Hot {
                     fdef,
@@ -424,7 +427,11 @@ impl CompiledCode for JitSession {
         for metered in [false, true] {
             let known = self.hot.get(module).is_some_and(|v| {
                 v.iter().any(|h| {
-                    h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args && h.code.is_some()
+                    h.fdef == fdef
+                        && h.metered == metered
+                        && h.hash == hash
+                        && h.type_args[..] == *ty_args
+                        && h.code.is_some()
                 })
             });
             if known {

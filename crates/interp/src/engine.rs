@@ -14,9 +14,8 @@ use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats
 use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
-    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId, NativeRegistry,
-    Resolver,
-    StatusCode, Type, Value, VmError, VmResult, WriteOp,
+    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId,
+    NativeRegistry, Resolver, StatusCode, Type, Value, VmError, VmResult, WriteOp,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -145,7 +144,7 @@ pub struct Engine {
     /// The warm module cache: by module id, the module as last loaded with
     /// its transitive dependencies. A session takes the whole set at once
     /// when its store has the same version (content hash) of every member.
-    warm: RwLock<HashMap<ModuleId, Arc<ModuleSet>>>,
+    warm: RwLock<FxHashMap<ModuleId, Arc<ModuleSet>>>,
     /// Compiled code for the `Jit` / `Auto` executors.
     compiled: Option<Arc<dyn CompiledCodeFactory>>,
     /// Prepared function instances (flat interpreter), by (module, function
@@ -248,10 +247,10 @@ pub struct Session<'e, 'r> {
     pub(crate) resolver: &'r dyn Resolver,
     /// Shared with the engine's warm module cache until the session loads
     /// a module the warm set it took lacks (copy on write).
-    pub(crate) modules: Arc<HashMap<ModuleId, Arc<LoadedModule>>>,
+    pub(crate) modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
     /// SHA-256 of the bytes each loaded module came from (compiled code is
     /// cached by module content).
-    pub(crate) module_hashes: Arc<HashMap<ModuleId, ModuleHash>>,
+    pub(crate) module_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
     /// The number of the warm set `modules` is, while the session has
     /// loaded nothing else ([`ModuleSource::module_set_id`]).
     pub(crate) module_set_id: Option<u64>,
@@ -283,15 +282,15 @@ pub(crate) struct ModuleSet {
     /// Every member with the content hash it was loaded from: the set is
     /// valid for a store that has these versions of all of them.
     members: Vec<(ModuleId, ModuleHash)>,
-    modules: Arc<HashMap<ModuleId, Arc<LoadedModule>>>,
-    hashes: Arc<HashMap<ModuleId, ModuleHash>>,
+    modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
+    hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
 }
 
 /// The session's loaded modules, their hashes and warm set number, for
 /// compiling callees.
 pub(crate) struct LoadedModules<'a>(
-    pub &'a HashMap<ModuleId, Arc<LoadedModule>>,
-    pub &'a HashMap<ModuleId, [u8; 32]>,
+    pub &'a FxHashMap<ModuleId, Arc<LoadedModule>>,
+    pub &'a FxHashMap<ModuleId, [u8; 32]>,
     pub Option<u64>,
 );
 
@@ -383,7 +382,7 @@ impl<'e, 'r> Session<'e, 'r> {
     /// Records `id`, just loaded, and its dependencies as a warm set.
     fn remember_warm(&self, id: &ModuleId) {
         let mut members: Vec<(ModuleId, ModuleHash)> = Vec::new();
-        let mut modules = HashMap::new();
+        let mut modules = FxHashMap::default();
         let mut todo = vec![id.clone()];
         while let Some(mid) = todo.pop() {
             if modules.contains_key(&mid) {
