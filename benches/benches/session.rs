@@ -29,7 +29,7 @@ fn load_clob(c: &mut Criterion) {
     let id = ModuleId::new(program.address, &program.module);
     let mut group = c.benchmark_group("session/load_clob");
     for ex in Executor::ALL {
-        let (engine, storage) = published(ex, &program);
+        let (engine, storage) = published(ex.kind(), &program);
         engine.new_session(&storage).load_module(&id).unwrap_or_else(|e| panic!("clob loads: {e:?}"));
         group.bench_function(BenchmarkId::from_parameter(ex.name()), |b| {
             b.iter(|| {

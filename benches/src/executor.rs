@@ -3,8 +3,8 @@
 //! `--engine` choices of `movejit run`); [`prepare`] loads a [`Program`]'s
 //! modules and function, and the returned [`Prepared`] runs one call at a
 //! time. A call is timed as a node pays for it: a new session over the warm
-//! engine (its module cache and code cache filled by [`prepare`]), the
-//! call (module loading into the session, function resolution, argument
+//! engine (its module cache and code cache filled by [`load`]), the call
+//! (module loading into the session, function resolution, argument
 //! decoding, execution) and finishing the session into a change set. The
 //! Aptos VM figures of the conformance suite cover the same span. The
 //! engine's code cache (shared by its sessions) keeps compiled code across
@@ -56,6 +56,16 @@ pub enum Metering {
     On,
 }
 
+impl Metering {
+    /// A meter for one call.
+    pub fn meter(self) -> GasMeter {
+        match self {
+            Metering::Off => GasMeter::unmetered(),
+            Metering::On => GasMeter::new(CostTable::default(), u64::MAX),
+        }
+    }
+}
+
 /// Why a program could not be prepared.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PrepareError {
@@ -84,7 +94,7 @@ pub trait Prepared {
 }
 
 /// The engine configuration a program runs with (flavour, natives, limits).
-fn engine_config(program: &Program, executor: Executor) -> EngineConfig {
+fn engine_config(program: &Program, kind: ExecutorKind) -> EngineConfig {
     let base = match program.flavour() {
         StatusFlavour::Sui => EngineConfig::sui(),
         // The Aptos framework natives (clob needs them), as any host registers them.
@@ -92,7 +102,7 @@ fn engine_config(program: &Program, executor: Executor) -> EngineConfig {
             EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() }
         }
     };
-    EngineConfig { executor: executor.kind(), ..base }
+    EngineConfig { executor: kind, ..base }
 }
 
 fn elapsed_ns(t: Instant) -> u64 {
@@ -111,47 +121,49 @@ fn describe(e: &VmError) -> String {
     s
 }
 
-struct EngineRun {
+/// A program loaded into an engine of its own over an in-memory store:
+/// what every call of it shares. It is `Sync`: threads may make calls on
+/// one `Loaded` together, each call in a session of its own.
+pub struct Loaded {
     engine: Engine,
     storage: InMemoryStorage,
     module: ModuleId,
     function: String,
     type_args: Vec<Type>,
     args: Vec<Vec<u8>>,
-    metering: Metering,
     compile_ns: Option<u64>,
 }
 
-/// A new engine for `program` on `executor` and an in-memory store holding
-/// its modules (nothing loaded yet).
-pub fn published(executor: Executor, program: &Program) -> (Engine, InMemoryStorage) {
+/// A new engine for `program` on `kind` and an in-memory store holding its
+/// modules (nothing loaded yet).
+pub fn published(kind: ExecutorKind, program: &Program) -> (Engine, InMemoryStorage) {
     let mut storage = InMemoryStorage::default();
     for m in &program.modules {
         storage.publish(ModuleId::new(*m.module.address(), m.module.name()), m.bytes.clone());
     }
-    (movejit_engine::new_engine(engine_config(program, executor)), storage)
+    (movejit_engine::new_engine(engine_config(program, kind)), storage)
 }
 
 /// Publishes the modules into an in-memory store and loads (verifies) the
-/// called module once, so load errors surface here. On the JIT, one
-/// untimed call compiles the function and everything it calls (timed as
-/// the compile time); a function the JIT does not compile whole is
-/// [`PrepareError::NotSupported`].
-pub fn prepare(executor: Executor, program: &Program, metering: Metering) -> Result<Box<dyn Prepared>, PrepareError> {
-    let (engine, storage) = published(executor, program);
+/// called module once, so load errors surface here. With compiled code
+/// (`Jit`, `Auto`), one untimed call compiles the function and everything
+/// it calls (timed as the compile time); a function the JIT does not
+/// compile whole is [`PrepareError::NotSupported`] on `Jit`. The warm-up
+/// call is metered as `metering` says (compiled variants differ).
+pub fn load(kind: ExecutorKind, program: &Program, metering: Metering) -> Result<Loaded, PrepareError> {
+    let (engine, storage) = published(kind, program);
     let type_args = program
         .type_args
         .iter()
         .map(|t| Type::parse_tag(t).ok_or_else(|| PrepareError::Failed(format!("bad type argument `{t}`"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut run = EngineRun {
+    let mut run = Loaded {
         engine,
         storage,
         module: ModuleId::new(program.address, &program.module),
         function: program.function.clone(),
         type_args,
         args: program.args.clone(),
-        metering,
         compile_ns: None,
     };
     {
@@ -165,8 +177,8 @@ pub fn prepare(executor: Executor, program: &Program, metering: Metering) -> Res
                 PrepareError::Failed(format!("load: {what}"))
             }
         })?;
-        if executor == Executor::Jit {
-            let mut gas = run.gas();
+        if kind != ExecutorKind::Interpreter {
+            let mut gas = metering.meter();
             let r = session.execute_function(&run.module, &run.function, &run.type_args, &run.args, &mut gas);
             if let Err(e) = &r {
                 if let Some(why) = e.message.as_deref().and_then(|m| m.strip_prefix(JIT_NOT_COMPILED)) {
@@ -179,24 +191,16 @@ pub fn prepare(executor: Executor, program: &Program, metering: Metering) -> Res
             run.compile_ns = Some(u64::try_from(stats.compile_time.as_nanos()).unwrap_or(u64::MAX));
         }
     }
-    Ok(Box::new(run))
+    Ok(run)
 }
 
-impl EngineRun {
-    fn gas(&self) -> GasMeter {
-        match self.metering {
-            Metering::Off => GasMeter::unmetered(),
-            Metering::On => GasMeter::new(CostTable::default(), u64::MAX),
-        }
-    }
-}
-
-impl Prepared for EngineRun {
-    fn call(&mut self) -> Call {
-        let mut gas = self.gas();
+impl Loaded {
+    /// One call as a node pays for it, all timed: a new session over the
+    /// warm engine, the call, finishing the session into a change set.
+    pub fn call(&self, gas: &mut GasMeter) -> Call {
         let t = Instant::now();
         let mut session = self.engine.new_session(&self.storage);
-        let r = session.execute_function(&self.module, &self.function, &self.type_args, &self.args, &mut gas);
+        let r = session.execute_function(&self.module, &self.function, &self.type_args, &self.args, gas);
         // A node finishes every session into a change set, failed call or not.
         let finished = session.finish();
         let ns = elapsed_ns(t);
@@ -206,8 +210,24 @@ impl Prepared for EngineRun {
         };
         Call { returns, ns }
     }
+}
+
+struct EngineRun {
+    loaded: Loaded,
+    metering: Metering,
+}
+
+/// [`load`] for one of the measured executors, as a [`Prepared`].
+pub fn prepare(executor: Executor, program: &Program, metering: Metering) -> Result<Box<dyn Prepared>, PrepareError> {
+    Ok(Box::new(EngineRun { loaded: load(executor.kind(), program, metering)?, metering }))
+}
+
+impl Prepared for EngineRun {
+    fn call(&mut self) -> Call {
+        self.loaded.call(&mut self.metering.meter())
+    }
 
     fn compile_ns(&self) -> Option<u64> {
-        self.compile_ns
+        self.loaded.compile_ns
     }
 }

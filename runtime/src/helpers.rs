@@ -1,108 +1,191 @@
-//! The helper table: every operation compiled code will call into the
-//! runtime for, declared once. The interpreter calls the same Rust functions
-//! (`crate::arith`, `crate::natives`, ...) the table names, so both executors
+//! The helper table: every operation compiled code calls into the runtime
+//! for, declared once with its exact `extern "C"` signature. The macro
+//! checks each shim against that signature at compile time and generates
+//! the typed index ([`HelperId`]) the code generator names helpers by, and
+//! the parameter kinds its Cranelift signatures are made from: nothing is
+//! looked up by string. The interpreter calls the same Rust functions the
+//! shims wrap (`crate::arith`, `crate::flat::mem`, ...), so both executors
 //! share one implementation of each operation.
 //!
-//! Each entry names its `extern "C"` implementation when it has one
-//! (`crate::flat::shims`, over the flat values of jit-abi.md 1.3, with the
-//! execution context `crate::flat::ExecContext` first); entries without one
-//! (`abort`, `charge_gas`) are *not yet* shims.
-//! `*const FlatLayout` arguments are `Ptr`s to layouts the engine's
-//! `FlatLayouts` cache keeps alive.
+//! Each shim takes the execution context ([`ExecContext`]) first. Unless
+//! its entry says otherwise, it returns a status word ([`status`]).
+//! `*const FlatLayout` arguments point to layouts the engine keeps alive.
+
+use crate::error::VmError;
+use crate::flat::closure_shims::{CallSite, InterpSite, PackSite};
+use crate::flat::{ExecContext, FlatLayout};
+
+/// The status words helpers return (a `u32` result).
+pub mod status {
+    /// Continue: the operation succeeded.
+    pub const OK: u32 = 0;
+    /// The helper recorded its error (status, sub-status, message) in the
+    /// context; the calling site records the location and unwinds.
+    pub const FAILED: u32 = 1;
+    /// `call_closure`: the callee failed and recorded its own location
+    /// (`FAILED` means the error belongs to the calling instruction).
+    pub const CALLEE_FAILED: u32 = 2;
+    /// `global_exists` (a `u8` result: 0 or 1 otherwise): the helper
+    /// recorded an error.
+    pub const EXISTS_FAILED: u8 = 2;
+}
 
 /// An argument or result kind of a helper, as compiled code sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// A pointer (to a value slot, frame, or the execution context).
+    /// A pointer (to a value slot, a site, a layout, or the execution context).
     Ptr,
     U8,
     U64,
-    /// A status word: 0 = continue, otherwise an error recorded in the context.
+    /// A status word (a `u32`, see [`status`]).
     Status,
 }
 
+/// The ABI kind of a Rust parameter or result type of a shim.
+pub trait AbiKind {
+    const KIND: Kind;
+}
+
+impl<T> AbiKind for *mut T {
+    const KIND: Kind = Kind::Ptr;
+}
+impl<T> AbiKind for *const T {
+    const KIND: Kind = Kind::Ptr;
+}
+impl AbiKind for u8 {
+    const KIND: Kind = Kind::U8;
+}
+impl AbiKind for u64 {
+    const KIND: Kind = Kind::U64;
+}
+impl AbiKind for u32 {
+    const KIND: Kind = Kind::Status;
+}
+
+/// One entry of the helper table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Helper {
+    pub name: &'static str,
+    pub params: &'static [Kind],
+    pub result: Kind,
+    /// The address of the `extern "C"` implementation.
+    pub shim: *const u8,
+}
+
+/// A helper's index in [`HELPERS`], named by a constructor per helper
+/// (`HelperId::vec_len()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HelperId(u32);
+
+impl HelperId {
+    /// Its entry in the table.
+    pub fn entry(self) -> &'static Helper {
+        &HELPERS[self.0 as usize]
+    }
+
+    /// Every helper, in table order.
+    pub fn all() -> impl Iterator<Item = HelperId> {
+        (0..HELPERS.len() as u32).map(HelperId)
+    }
+}
+
 macro_rules! helper_table {
-    ($( $name:ident ( $($arg:ident),* ) -> $ret:ident $(= $shim:path)? ; )*) => {
-        /// One entry of the helper table.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub struct Helper {
-            pub name: &'static str,
-            pub params: &'static [Kind],
-            pub result: Kind,
-            /// The address of the `extern "C"` implementation, if any.
-            pub shim: Option<*const u8>,
+    ($( $(#[$doc:meta])* $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty = $shim:path ; )*) => {
+        #[allow(non_camel_case_types, dead_code)]
+        #[repr(u32)]
+        enum Index { $($name),* }
+
+        #[allow(non_snake_case)]
+        impl HelperId {
+            $( $(#[$doc])* pub const fn $name() -> HelperId { HelperId(Index::$name as u32) } )*
         }
-        /// Every helper, in a fixed order (its index is its id).
+
+        /// Every helper, in a fixed order (its index is its [`HelperId`]).
         pub const HELPERS: &[Helper] = &[
             $( Helper {
                 name: stringify!($name),
-                params: &[$(Kind::$arg),*],
-                result: Kind::$ret,
-                shim: helper_table!(@shim $($shim)?),
+                params: &[$(<$ty as AbiKind>::KIND),*],
+                result: <$ret as AbiKind>::KIND,
+                shim: {
+                    // The shim must have exactly the declared signature.
+                    let f: unsafe extern "C" fn($($ty),*) -> $ret = $shim;
+                    f as *const u8
+                },
             }, )*
         ];
     };
-    (@shim $shim:path) => { Some($shim as *const u8) };
-    (@shim) => { None };
 }
 
 helper_table! {
-    // Integers over flat slots: (ctx, dst, operands..., code); code = kind
-    // (low nibble, `flat::shims::kind`) | operation << 4 (see each shim).
-    int_binop(Ptr, Ptr, Ptr, Ptr, U8) -> Status = crate::flat::shims::int_binop;
-    int_cmp(Ptr, Ptr, Ptr, Ptr, U8) -> Status = crate::flat::shims::int_cmp;
-    int_shift(Ptr, Ptr, Ptr, U8, U8) -> Status = crate::flat::shims::int_shift;
-    int_cast(Ptr, Ptr, Ptr, U8) -> Status = crate::flat::shims::int_cast;
-    int_negate(Ptr, Ptr, Ptr, U8) -> Status = crate::flat::shims::int_negate;
-    // Vectors: (ctx, element layout, vector slot, ...).
-    vec_pack(Ptr, Ptr, Ptr, Ptr, U64) -> Status = crate::flat::shims::vec_pack;
-    vec_len(Ptr, Ptr) -> U64 = crate::flat::shims::vec_len;
-    vec_borrow(Ptr, Ptr, Ptr, U64, Ptr) -> Status = crate::flat::shims::vec_borrow;
-    vec_push_back(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::shims::vec_push_back;
-    vec_pop_back(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::shims::vec_pop_back;
-    vec_unpack(Ptr, Ptr, Ptr, U64, Ptr) -> Status = crate::flat::shims::vec_unpack;
-    vec_swap(Ptr, Ptr, Ptr, U64, U64) -> Status = crate::flat::shims::vec_swap;
-    vec_destroy_empty(Ptr, Ptr, Ptr) -> Status = crate::flat::shims::vec_destroy_empty;
-    vec_move_range(Ptr, Ptr, Ptr, U64, U64, Ptr, U64) -> Status = crate::flat::shims::vec_move_range;
-    // Values: (ctx, layout, ...).
-    value_copy(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::shims::value_copy;
-    value_drop(Ptr, Ptr, Ptr) -> Status = crate::flat::shims::value_drop;
-    value_eq(Ptr, Ptr, Ptr, Ptr) -> U8 = crate::flat::shims::value_eq;
-    // global storage: (ctx, type number, address, value slot); see
-    // `crate::flat::host` (borrow: type number << 1 | mutable; exists: 2 = failed)
-    global_move_to(Ptr, U64, Ptr, Ptr) -> Status = crate::flat::host::global_move_to;
-    global_move_from(Ptr, U64, Ptr, Ptr) -> Status = crate::flat::host::global_move_from;
-    global_borrow(Ptr, U64, Ptr, Ptr) -> Status = crate::flat::host::global_borrow;
-    global_exists(Ptr, U64, Ptr) -> U8 = crate::flat::host::global_exists;
-    // calls into natives and closures: (ctx, function id, args base)
-    // (ctx, native site, pointers to the argument slots then the result
-    // slots; a reference argument's slot holds its target's address)
-    call_native(Ptr, U64, Ptr) -> Status = crate::flat::shims::call_native;
-    // (ctx, call site, closure slot: consumed, pointers to the provided
-    // argument slots then the result slots; `flat::closure_shims`)
-    call_closure(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::call_closure;
-    // (ctx, pack site, pointers to the captured slots, closure slot)
-    pack_closure(Ptr, Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::pack_closure;
-    // (ctx, interpreted-call site, pointers to the argument slots (a
-    // reference: its target) then the result slots): a callee compiled
-    // code runs on the session's interpreter (`flat::closure_shims`)
-    call_interpreted(Ptr, Ptr, Ptr) -> Status = crate::flat::closure_shims::call_interpreted;
-    // errors and gas
-    abort(Ptr, U64) -> Status;
-    // (ctx, a `VmError` the engine keeps alive with the code): records it
-    fail_with(Ptr, Ptr) -> Status = crate::flat::shims::fail_with;
-    // (ctx, abort code, message vector slot: consumed)
-    abort_msg(Ptr, U64, Ptr, U64) -> Status = crate::flat::shims::abort_msg;
-    charge_gas(Ptr, U64) -> Status;
+    /// `dst = a op b`; `code = kind | op << 4` (`flat::shims::kind`; op: add, sub, mul, div, mod, bit or, and, xor).
+    int_binop(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, b: *const u8, code: u8) -> u32 = crate::flat::shims::int_binop;
+    /// `dst = a cmp b` (a bool byte); `code = kind | cmp << 4` (lt, gt, le, ge).
+    int_cmp(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, b: *const u8, code: u8) -> u32 = crate::flat::shims::int_cmp;
+    /// `dst = a shift amount`; `code = kind | direction << 4` (left, right).
+    int_shift(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, amount: u8, code: u8) -> u32 = crate::flat::shims::int_shift;
+    /// `dst = a as target`; `code = source kind | target kind << 4`.
+    int_cast(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, code: u8) -> u32 = crate::flat::shims::int_cast;
+    /// `dst = -a` (signed kinds).
+    int_negate(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, code: u8) -> u32 = crate::flat::shims::int_negate;
+    /// Packs `n` elements of layout `e` from `src` into a new vector at `dst`.
+    vec_pack(ctx: *mut ExecContext, e: *const FlatLayout, dst: *mut u8, src: *const u8, n: u64) -> u32 = crate::flat::shims::vec_pack;
+    /// The length of the vector at `v` (a `u64` result).
+    vec_len(ctx: *mut ExecContext, v: *const u8) -> u64 = crate::flat::shims::vec_len;
+    /// The address of element `i` of the vector at `v`, written to `out`.
+    vec_borrow(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, i: u64, out: *mut *mut u8) -> u32 = crate::flat::shims::vec_borrow;
+    vec_push_back(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, src: *const u8) -> u32 = crate::flat::shims::vec_push_back;
+    vec_pop_back(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, dst: *mut u8) -> u32 = crate::flat::shims::vec_pop_back;
+    /// Unpacks exactly `n` elements of the vector at `v` (consumed) to `dst`.
+    vec_unpack(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, n: u64, dst: *mut u8) -> u32 = crate::flat::shims::vec_unpack;
+    vec_swap(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8, i: u64, j: u64) -> u32 = crate::flat::shims::vec_swap;
+    vec_destroy_empty(ctx: *mut ExecContext, e: *const FlatLayout, v: *mut u8) -> u32 = crate::flat::shims::vec_destroy_empty;
+    vec_move_range(ctx: *mut ExecContext, e: *const FlatLayout, from: *mut u8, removal: u64, len: u64, to: *mut u8, insert: u64) -> u32 = crate::flat::shims::vec_move_range;
+    value_copy(ctx: *mut ExecContext, l: *const FlatLayout, dst: *mut u8, src: *const u8) -> u32 = crate::flat::shims::value_copy;
+    value_drop(ctx: *mut ExecContext, l: *const FlatLayout, slot: *mut u8) -> u32 = crate::flat::shims::value_drop;
+    /// Structural equality (a `u8` result: 0 or 1).
+    value_eq(ctx: *mut ExecContext, l: *const FlatLayout, a: *const u8, b: *const u8) -> u8 = crate::flat::shims::value_eq;
+    /// Global storage (`crate::flat::host`): `ty` is the resource's type number.
+    global_move_to(ctx: *mut ExecContext, ty: u64, signer: *const u8, src: *mut u8) -> u32 = crate::flat::host::global_move_to;
+    global_move_from(ctx: *mut ExecContext, ty: u64, addr: *const u8, dst: *mut u8) -> u32 = crate::flat::host::global_move_from;
+    /// `code = type number << 1 | mutable`; the reference is written to `out`.
+    global_borrow(ctx: *mut ExecContext, code: u64, addr: *const u8, out: *mut u8) -> u32 = crate::flat::host::global_borrow;
+    /// 0 or 1, or [`status::EXISTS_FAILED`].
+    global_exists(ctx: *mut ExecContext, ty: u64, addr: *const u8) -> u8 = crate::flat::host::global_exists;
+    /// A registry native at `site`: pointers to the argument slots (a
+    /// reference argument's slot holds its target's address), then the result slots.
+    call_native(ctx: *mut ExecContext, site: u64, slots: *const *mut u8) -> u32 = crate::flat::shims::call_native;
+    /// A vector or hash native straight on flat memory (`flat::shims::native_fast`).
+    native_fast(ctx: *mut ExecContext, op: u64, arg: *mut u8, l: *const FlatLayout, dst: *mut u8, metered: u64, native_base: u64, per_byte: u64) -> u32 = crate::flat::shims::native_fast;
+    /// Calls the closure at `closure` (consumed): pointers to the provided
+    /// argument slots, then the result slots (`flat::closure_shims`).
+    call_closure(ctx: *mut ExecContext, site: *const CallSite, closure: *mut u8, slots: *const *mut u8) -> u32 = crate::flat::closure_shims::call_closure;
+    /// Packs a closure from the captured slots into `dst`.
+    pack_closure(ctx: *mut ExecContext, site: *const PackSite, captured: *const *mut u8, dst: *mut u8) -> u32 = crate::flat::closure_shims::pack_closure;
+    /// A callee compiled code runs on the session's interpreter: pointers to
+    /// the argument slots (a reference: its target), then the result slots.
+    call_interpreted(ctx: *mut ExecContext, site: *const InterpSite, slots: *const *mut u8) -> u32 = crate::flat::closure_shims::call_interpreted;
+    /// Records a `VmError` the engine keeps alive with the code.
+    fail_with(ctx: *mut ExecContext, err: *const VmError) -> u32 = crate::flat::shims::fail_with;
+    /// Aborts with `code` and the message in the vector slot `msg` (consumed).
+    abort_msg(ctx: *mut ExecContext, code: u64, msg: *mut u8, max: u64) -> u32 = crate::flat::shims::abort_msg;
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
-    fn names_are_unique() {
-        let mut names: Vec<_> = super::HELPERS.iter().map(|h| h.name).collect();
+    fn names_are_unique_and_ids_index_the_table() {
+        let mut names: Vec<_> = HELPERS.iter().map(|h| h.name).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), super::HELPERS.len());
+        assert_eq!(names.len(), HELPERS.len());
+        assert_eq!(HelperId::all().count(), HELPERS.len());
+        assert_eq!(HelperId::vec_len().entry().name, "vec_len");
+        assert_eq!(HelperId::abort_msg().entry().name, "abort_msg");
+        for h in HELPERS {
+            assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
+            assert!(!h.shim.is_null());
+        }
     }
 }

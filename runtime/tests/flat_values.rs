@@ -10,7 +10,7 @@ use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
 use movejit_runtime::error::vec_err;
 use movejit_runtime::ethnum::{I256, U256};
 use movejit_runtime::flat::{self, shims, ExecContext, FlatLayout, FlatValue, Shape};
-use movejit_runtime::helpers::{Kind, HELPERS};
+use movejit_runtime::helpers::{HelperId, Kind, HELPERS};
 use movejit_runtime::{bcs, AccountAddress, Layout, Limits, StatusCode, Value};
 use std::sync::Arc;
 
@@ -577,16 +577,15 @@ fn value_shims_and_table() {
         let _ = FlatValue::copy(&v);
     }
     assert_eq!(flat::live_allocations(), live, "leak");
-    // The table names every shim, with one parameter per shim argument.
-    let with_shim: Vec<_> = HELPERS.iter().filter(|h| h.shim.is_some()).collect();
-    assert_eq!(with_shim.len(), 27);
-    for h in &with_shim {
+    // The table names every shim, context first; ids index it.
+    assert_eq!(HELPERS.len(), 28);
+    for h in HELPERS {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }
-    let find = |n: &str| HELPERS.iter().find(|h| h.name == n).and_then(|h| h.shim);
-    assert_eq!(find("vec_push_back"), Some(shims::vec_push_back as *const u8));
-    assert_eq!(find("call_interpreted"), Some(flat::closure_shims::call_interpreted as *const u8));
-    assert_eq!(find("int_binop"), Some(shims::int_binop as *const u8));
+    assert_eq!(HelperId::vec_push_back().entry().shim, shims::vec_push_back as *const u8);
+    assert_eq!(HelperId::call_interpreted().entry().shim, flat::closure_shims::call_interpreted as *const u8);
+    assert_eq!(HelperId::int_binop().entry().shim, shims::int_binop as *const u8);
+    assert_eq!(HelperId::native_fast().entry().params.len(), 8);
     assert_eq!(ExecContext::OFFSETS.status, 0);
     assert_eq!(ExecContext::OFFSETS.flags, 28);
     assert_eq!(ExecContext::OFFSETS.max_vector_len, 80);

@@ -297,6 +297,16 @@ impl JitSession {
         self.cache(metered).admit(&ready.gen, host, &modules)
     }
 
+    /// The answer for a compiled run that started with `gas_in`.
+    fn finished(source: &dyn ModuleSource, ready: &Ready, out: &FlatOutcome, gas_in: Option<u64>) -> CompiledCall {
+        // Running out of gas leaves none, as in the interpreter's meter.
+        let gas_left = if out.status == StatusCode::OUT_OF_GAS { gas_in.map(|_| 0) } else { out.gas_left };
+        if out.status != StatusCode::EXECUTED {
+            return CompiledCall::Failed { error: Self::error_of(source, ready, out), gas_left };
+        }
+        CompiledCall::Returned { gas_left }
+    }
+
     /// The interpreter's error for a failed compiled run.
     fn error_of(source: &dyn ModuleSource, ready: &Ready, out: &FlatOutcome) -> VmError {
         // Raised in a callee compiled code had interpreted: as it was.
@@ -359,6 +369,31 @@ impl CompiledCode for JitSession {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
         let metered = state.gas_left.is_some();
         let hash = host.module_hash(module);
+        let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
+        // Fast path: an instance this session knows (and counted), run from
+        // where the session keeps it (no reference count touched: threads
+        // share it).
+        let mut ran_not = false;
+        match self.hot.get(module).and_then(|v| {
+            v.iter()
+                .find(|h| {
+                    h.counted && h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args
+                })
+                .map(|h| h.code.as_deref())
+        }) {
+            Some(None) => return CompiledCall::NotCompiled,
+            Some(Some(ready)) if !ready.entry.takes_closures() => {
+                match ready.entry.run(args, rets, nested, host, natives) {
+                    Ok(out) => return Self::finished(&*host, ready, &out, state.gas_left),
+                    Err(_) => ran_not = true,
+                }
+            }
+            _ => {}
+        }
+        if ran_not {
+            // Nothing ran: the interpreter can still run it.
+            return self.not_compiled(module, fdef, ty_args);
+        }
         let known = self.hot.get(module).and_then(|v| {
             v.iter()
                 .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
@@ -381,7 +416,6 @@ impl CompiledCode for JitSession {
         if ready.entry.takes_closures() && !self.admit_closure_modules(&*host, &ready, args, metered) {
             return self.not_compiled(module, fdef, ty_args);
         }
-        let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
         let out = match ready.entry.run(args, rets, nested, host, natives) {
             Ok(out) => out,
             // Nothing ran: the interpreter can still run it.
@@ -405,12 +439,7 @@ impl CompiledCode for JitSession {
                 }),
             }
         }
-        // Running out of gas leaves none, as in the interpreter's meter.
-        let gas_left = if out.status == StatusCode::OUT_OF_GAS { state.gas_left.map(|_| 0) } else { out.gas_left };
-        if out.status != StatusCode::EXECUTED {
-            return CompiledCall::Failed { error: Self::error_of(&*host, &ready, &out), gas_left };
-        }
-        CompiledCall::Returned { gas_left }
+        Self::finished(&*host, &ready, &out, state.gas_left)
     }
 
     fn compile(

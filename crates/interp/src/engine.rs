@@ -3,8 +3,7 @@
 //! global-storage cache and change set).
 
 use crate::flat::exec::FlatInterp;
-use crate::flat::prepare::Prepared;
-use crate::flat::FlatSession;
+use crate::flat::{FlatSession, PreparedTable};
 use crate::fxhash::FxHashMap;
 use crate::interpreter::Interpreter;
 use crate::loader::{DatatypeDef, LoadedModule};
@@ -148,18 +147,13 @@ pub struct Engine {
     /// Compiled code for the `Jit` / `Auto` executors.
     compiled: Option<Arc<dyn CompiledCodeFactory>>,
     /// Prepared function instances (flat interpreter), by (module, function
-    /// definition, type arguments); each keeps its module alive, so the
-    /// module's address stays a unique key. Sessions over different stores
-    /// may link the same module against different dependencies: each
-    /// candidate records the modules it was prepared against
-    /// ([`Prepared::links`]) and is used only where they are the same.
-    pub(crate) prepared: RwLock<HashMap<PreparedKey, Vec<Arc<Prepared>>>>,
+    /// definition, type arguments), and native callees: append-only, each
+    /// keeps its module alive, so the module's address stays a unique key.
+    pub(crate) prepared: PreparedTable,
     /// A meter over `config.costs`, built once: the meters of nested runs
     /// (compiled code calling interpreted code) share its table.
     pub(crate) meter_template: GasMeter,
 }
-
-pub(crate) type PreparedKey = (usize, u16, Vec<Type>);
 
 impl Engine {
     pub fn new(config: EngineConfig) -> Self {
@@ -172,7 +166,7 @@ impl Engine {
             cache: Mutex::new(HashMap::new()),
             warm: RwLock::default(),
             compiled,
-            prepared: RwLock::default(),
+            prepared: Default::default(),
             meter_template,
         }
     }
@@ -271,7 +265,7 @@ pub struct Session<'e, 'r> {
     /// Compiled code consulted at calls (executors `Jit` / `Auto`).
     pub(crate) compiled: Option<Box<dyn CompiledCode>>,
     /// Call-site caches and layouts of the flat interpreter.
-    pub(crate) flat: FlatSession,
+    pub(crate) flat: FlatSession<'e>,
 }
 
 /// A module loaded with its transitive dependencies, as the warm module

@@ -2,7 +2,7 @@
 //!
 //! A block's instructions are cut into segments that end after each call
 //! (a callee must see exactly the gas the interpreter would leave it).
-//! Each segment is lowered ONCE (`lower_gas.rs`): compiled code charges
+//! Each segment is lowered ONCE (`lower/metered.rs`): compiled code charges
 //! the segment's summed cost at once on entry; an instruction's own error
 //! refunds the cost of the instructions after it, so gas used matches the
 //! interpreter. Tests before calls, aborts and global storage, before the

@@ -1,22 +1,20 @@
-//! The runtime's helper table (`movejit_runtime::helpers::HELPERS`) as the
-//! code generator sees it: each entry's Cranelift signature is generated
-//! from the table's parameter and result kinds, and compiled code imports
-//! the entry's `extern "C"` shim under a symbol of its own.
+//! The runtime's helper table (`movejit_runtime::helpers`) as the code
+//! generator sees it: each entry's Cranelift signature is generated from the
+//! table's parameter and result kinds, and compiled code imports the entry's
+//! `extern "C"` shim under a symbol of its own. Helpers are named by their
+//! typed index ([`HelperId`]), never by string.
 //!
 //! Every helper takes the [`ExecContext`](movejit_runtime::flat::ExecContext)
-//! first; a `Status` result is 0 to continue or 1 when the helper recorded
-//! its error (status, sub-status) in the context, and the calling site then
-//! records the location.
+//! first; a status result is `status::OK` to continue or `status::FAILED`
+//! when the helper recorded its error (status, sub-status, message) in the
+//! context, and the calling site then records the location.
 
 #![forbid(unsafe_code)]
 
 use cranelift_codegen::ir::{types, AbiParam, Signature, Type};
 use cranelift_codegen::isa::CallConv;
-use movejit_runtime::helpers::{Kind as HKind, HELPERS};
-
-/// One helper: its index in `HELPERS`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Helper(usize);
+use movejit_runtime::helpers::Kind;
+pub use movejit_runtime::helpers::{status, HelperId};
 
 /// Operation codes of the integer shims (`code = kind | op << 4`).
 pub mod op {
@@ -33,46 +31,24 @@ pub mod op {
     pub const SHR: u8 = 1;
 }
 
-impl Helper {
-    /// The entry named `name`, if the table has it with a shim.
-    pub fn named(name: &str) -> Option<Helper> {
-        HELPERS.iter().position(|h| h.name == name && h.shim.is_some()).map(Helper)
-    }
+/// The symbol compiled code imports `h` under.
+pub fn symbol(h: HelperId) -> String {
+    format!("movejit_rt_{}", h.entry().name)
+}
 
-    /// Every entry that has an implementation.
-    pub fn all() -> impl Iterator<Item = Helper> {
-        HELPERS.iter().enumerate().filter(|(_, h)| h.shim.is_some()).map(|(i, _)| Helper(i))
-    }
-
-    pub fn name(self) -> &'static str {
-        HELPERS[self.0].name
-    }
-
-    /// The symbol compiled code imports it under.
-    pub fn symbol(self) -> String {
-        format!("movejit_rt_{}", self.name())
-    }
-
-    /// The host address of the shim (entries without one are never
-    /// constructed: see [`Helper::named`]).
-    pub fn address(self) -> *const u8 {
-        HELPERS[self.0].shim.unwrap_or(std::ptr::null())
-    }
-
-    /// The Cranelift signature under the host's C calling convention.
-    pub fn signature(self, call_conv: CallConv, ptr: Type) -> Signature {
-        let ir = |k: HKind| match k {
-            HKind::Ptr => ptr,
-            HKind::U8 => types::I8,
-            HKind::U64 => types::I64,
-            HKind::Status => types::I32,
-        };
-        let h = &HELPERS[self.0];
-        let mut sig = Signature::new(call_conv);
-        sig.params.extend(h.params.iter().map(|k| AbiParam::new(ir(*k))));
-        sig.returns.push(AbiParam::new(ir(h.result)));
-        sig
-    }
+/// The Cranelift signature of `h` under the host's C calling convention.
+pub fn signature(h: HelperId, call_conv: CallConv, ptr: Type) -> Signature {
+    let ir = |k: Kind| match k {
+        Kind::Ptr => ptr,
+        Kind::U8 => types::I8,
+        Kind::U64 => types::I64,
+        Kind::Status => types::I32,
+    };
+    let e = h.entry();
+    let mut sig = Signature::new(call_conv);
+    sig.params.extend(e.params.iter().map(|k| AbiParam::new(ir(*k))));
+    sig.returns.push(AbiParam::new(ir(e.result)));
+    sig
 }
 
 #[cfg(test)]
@@ -80,25 +56,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn integer_helpers_are_in_the_table() {
-        for n in [
-            "int_binop",
-            "int_cmp",
-            "int_shift",
-            "int_cast",
-            "int_negate",
-            "vec_pack",
-            "value_copy",
-            "value_drop",
-            "value_eq",
-        ] {
-            let h = Helper::named(n).unwrap_or_else(|| panic!("{n}"));
-            assert_eq!(h.name(), n);
-            assert!(!h.address().is_null());
-        }
-        assert!(Helper::named("call_native").is_some());
-        for n in ["global_exists", "global_borrow", "global_move_from", "global_move_to"] {
-            assert!(Helper::named(n).is_some(), "{n}");
-        }
+    fn signatures_follow_the_table() {
+        let sig = signature(HelperId::vec_len(), CallConv::SystemV, types::I64);
+        assert_eq!(sig.params.len(), 2);
+        assert_eq!(sig.returns[0].value_type, types::I64);
+        let sig = signature(HelperId::int_binop(), CallConv::SystemV, types::I64);
+        assert_eq!(
+            sig.params.iter().map(|p| p.value_type).collect::<Vec<_>>(),
+            [types::I64, types::I64, types::I64, types::I64, types::I8]
+        );
+        assert_eq!(sig.returns[0].value_type, types::I32);
+        assert_eq!(symbol(HelperId::global_exists()), "movejit_rt_global_exists");
     }
 }

@@ -10,14 +10,14 @@
 //! in registers, structs, enums and vectors in frame memory, references as
 //! pointers; locals, fields, variants, vectors, equality, constants,
 //! generic calls with any type arguments (each instantiation compiled
-//! separately), `Abort`/`AbortMsg`, closures (`lower_closure`), and, inside
+//! separately), `Abort`/`AbortMsg`, closures (`lower/closure.rs`), and, inside
 //! an interpreter session (`JitConfig::session_host`), global storage
-//! (`lower_global`) and every registered native. The runtime's
+//! (`lower/global.rs`) and every registered native. The runtime's
 //! [`ExecContext`] and the `extern "C"` shims of its helper table do what
 //! the IR does not inline (wide integer division, vector growth, copy, drop,
 //! equality, natives). Inside a session a callee that does not compile
 //! (too long, unsupported) does not stop its callers: it becomes an
-//! interpreter stub (`interp_stub.rs`) that runs it on the session's
+//! interpreter stub (`engine/interp_stub.rs`) that runs it on the session's
 //! interpreter, closures whose targets compiled code does not have (read
 //! from storage, returned by natives) are called through the interpreter
 //! too, and a call of a native no registry provides fails as the

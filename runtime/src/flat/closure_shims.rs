@@ -52,9 +52,9 @@ pub const CLOSURE_NOT_COMPILED: u64 = 0x7fff_c105;
 
 /// `call_closure` result: the error was recorded at the calling
 /// instruction (the call site adds its location).
-pub const FAILED_HERE: u32 = 1;
+pub const FAILED_HERE: u32 = crate::helpers::status::FAILED;
 /// `call_closure` result: the callee failed and recorded its own location.
-pub const CALLEE_FAILED: u32 = 2;
+pub const CALLEE_FAILED: u32 = crate::helpers::status::CALLEE_FAILED;
 
 /// One `PackClosure` site: what the interpreter records in the box.
 #[derive(Debug)]

@@ -103,14 +103,14 @@ pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, addr: *co
     // SAFETY: shim contract.
     let (c, s, t) = match unsafe { globals(ctx, ty) } {
         Ok(x) => x,
-        Err(_) => return 2,
+        Err(_) => return crate::helpers::status::EXISTS_FAILED,
     };
     // SAFETY: shim contract.
     match s.exists(unsafe { address(addr) }, t) {
         Ok(e) => e as u8,
         Err(e) => {
             c.fail(&e);
-            2
+            crate::helpers::status::EXISTS_FAILED
         }
     }
 }

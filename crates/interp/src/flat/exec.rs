@@ -3,7 +3,7 @@
 //! `movejit_runtime::flat::mem`.
 
 use super::prepare::{Kind, Op, Prepared};
-use super::{Callee, VecNative};
+use super::{Callee, Instance, VecNative};
 use crate::engine::Session;
 use crate::loader::LoadedModule;
 use movejit_format::AccountAddress;
@@ -18,8 +18,29 @@ use std::sync::Arc;
 
 type L = Arc<FlatLayout>;
 
-struct Frame {
-    p: Arc<Prepared>,
+/// An argument or result slot: its address and its layout, borrowed (from
+/// the prepared function, which the engine's threads share: cloning the
+/// `Arc` per call would write a shared counter).
+type Slot<'x> = (Addr, &'x L);
+
+/// `slots` with borrowed layouts.
+fn borrowed(slots: &[(Addr, L)]) -> Vec<Slot<'_>> {
+    slots.iter().map(|(a, l)| (*a, l)).collect()
+}
+
+/// The element layout of a vector native's vector (or reference to vector)
+/// argument.
+fn elem_of(l: &FlatLayout) -> TrapResult<&FlatLayout> {
+    let v = match &l.shape {
+        Shape::Reference(t) => &**t,
+        _ => l,
+    };
+    v.elem().map(|e| &**e).ok_or_else(|| inv("vector native on a non-vector"))
+}
+
+struct Frame<'e> {
+    /// The running function (no reference count: it lives in the engine).
+    inst: Instance<'e>,
     base: Addr,
     mark: FrameMark,
     /// The current instruction (for frames below the top: the call).
@@ -32,7 +53,7 @@ pub(crate) struct FlatInterp<'a, 'e, 'r> {
     s: &'a mut Session<'e, 'r>,
     gas: &'a mut GasMeter,
     stack: FrameStack,
-    frames: Vec<Frame>,
+    frames: Vec<Frame<'e>>,
     max_stack: u32,
     max_depth: usize,
     max_vec: u64,
@@ -85,17 +106,9 @@ fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
 }
 
 /// A `0x1::vector` or `0x1::hash` native on flat memory (see [`VecNative`]).
-fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[(Addr, L)]) -> TrapResult<()> {
+fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[Slot<'_>]) -> TrapResult<()> {
     let arg = |i: usize| args.slots.get(i).ok_or_else(|| inv("vector native arguments"));
     let ret = |i: usize| rets.get(i).map(|r| r.0).ok_or_else(|| inv("vector native results"));
-    // The element layout, from the vector (or reference to vector) argument.
-    let elem = |l: &L| -> TrapResult<L> {
-        let v = match &l.shape {
-            Shape::Reference(t) => t,
-            _ => l,
-        };
-        v.elem().cloned().ok_or_else(|| inv("vector native on a non-vector"))
-    };
     match kind {
         VecNative::Empty => mem::zero(ret(0)?, 8),
         VecNative::Length => {
@@ -105,42 +118,42 @@ fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[(Add
         VecNative::Borrow => {
             let (a, l) = arg(0)?;
             let i = mem::read_u64(arg(1)?.0);
-            let e = mem::vec_borrow(&*elem(l)?, mem::read_addr(*a), i)?;
+            let e = mem::vec_borrow(elem_of(l)?, mem::read_addr(*a), i)?;
             mem::write_addr(ret(0)?, e);
         }
         VecNative::PushBack => {
             let (a, l) = arg(0)?;
             // The registry's push_back has no length limit.
-            mem::vec_push_back(&*elem(l)?, mem::read_addr(*a), arg(1)?.0, u64::MAX)?;
+            mem::vec_push_back(elem_of(l)?, mem::read_addr(*a), arg(1)?.0, u64::MAX)?;
         }
         VecNative::PopBack => {
             let (a, l) = arg(0)?;
             let v = mem::read_addr(*a);
-            mem::vec_pop_back(&*elem(l)?, v, ret(0)?)?;
+            mem::vec_pop_back(elem_of(l)?, v, ret(0)?)?;
         }
         VecNative::Swap => {
             let (a, l) = arg(0)?;
             let (i, j) = (mem::read_u64(arg(1)?.0), mem::read_u64(arg(2)?.0));
-            mem::vec_swap(&*elem(l)?, mem::read_addr(*a), i, j)?;
+            mem::vec_swap(elem_of(l)?, mem::read_addr(*a), i, j)?;
         }
         VecNative::DestroyEmpty => {
             let (a, l) = arg(0)?;
-            mem::vec_destroy_empty(&*elem(l)?, *a)?;
+            mem::vec_destroy_empty(elem_of(l)?, *a)?;
         }
         VecNative::Sha2_256 | VecNative::Sha3_256 => {
             // The `vector<u8>` argument (left in place on an error, for the
             // unwind), then the digest as a new `vector<u8>` in the result
             // slot (the argument's slot).
             let (a, l) = arg(0)?;
-            let e = elem(l)?;
-            let data = mem::vec_bytes(&e, *a);
+            let e = elem_of(l)?;
+            let data = mem::vec_bytes(e, *a);
             gas.charge_native(data.len())?;
             let digest = match kind {
                 VecNative::Sha2_256 => movejit_runtime::natives::sha2_256(data),
                 _ => movejit_runtime::natives::sha3_256(data),
             };
             mem::drop_value(l, *a);
-            mem::vec_pack(&e, ret(0)?, &digest, digest.len() as u64, u64::MAX)?;
+            mem::vec_pack(e, ret(0)?, &digest, digest.len() as u64, u64::MAX)?;
         }
     }
     Ok(())
@@ -198,7 +211,7 @@ fn location(p: &Prepared, pc: usize) -> ErrorLocation {
 
 /// Arguments of a call: where each is and its layout.
 struct Args<'x> {
-    slots: &'x [(Addr, L)],
+    slots: &'x [Slot<'x>],
     mutable: &'x [bool],
 }
 
@@ -263,8 +276,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let callee = self.s.flat_callee(&m, def, ty_args.clone())?;
         let r = match self.call(
             &callee,
-            Args { slots: &arg_slots, mutable: &mutable },
-            &ret_slots,
+            Args { slots: &borrowed(&arg_slots), mutable: &mutable },
+            &borrowed(&ret_slots),
             0,
             ret_slots.len() as u32,
             &ty_args,
@@ -356,7 +369,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let ret_slots: Vec<(Addr, L)> = rets.iter().map(|s| (s.addr, s.layout.clone())).collect();
         self.nested_rets = Some(ret_slots.iter().map(|(a, l)| (*a, l.size)).collect());
         let started = match u32::try_from(state.stack_base) {
-            Ok(sbase) => self.start_nested(target, &ty_args, entered, &slots, &ret_slots, sbase),
+            Ok(sbase) => self.start_nested(target, &ty_args, entered, &borrowed(&slots), &borrowed(&ret_slots), sbase),
             Err(_) => Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW))),
         };
         let r = match started {
@@ -393,8 +406,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         target: &super::ClosureTarget,
         ty_args: &Arc<Vec<Type>>,
         entered: bool,
-        slots: &[(Addr, L)],
-        rets: &[(Addr, L)],
+        slots: &[Slot<'_>],
+        rets: &[Slot<'_>],
         sbase: u32,
     ) -> TrapResult<bool> {
         let callee = self.s.flat_callee(&target.module, target.def, ty_args.clone())?;
@@ -402,7 +415,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             let h = rets.len() as u32;
             return self.call(&callee, Args { slots, mutable: &target.mutable }, rets, sbase, h, ty_args);
         }
-        let Callee::Move(p) = &callee else { return Err(inv("compiled code entered a native as interpreted")) };
+        let Callee::Move(callee) = callee else { return Err(inv("compiled code entered a native as interpreted")) };
+        let p = callee.p;
         if p.params.len() != slots.len() || p.ret_slots.iter().any(|r| !r.is_empty() && r.len() != rets.len()) {
             return Err(inv("interpreted call does not fit the callee's signature"));
         }
@@ -410,7 +424,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         for ((src, l), (off, _)) in slots.iter().zip(&p.params) {
             mem::move_bytes(*src, base.add(*off), l.size);
         }
-        self.frames.push(Frame { p: p.clone(), base, mark, pc: 0, sbase });
+        self.frames.push(Frame { inst: callee, base, mark, pc: 0, sbase });
         Ok(true)
     }
 
@@ -426,19 +440,19 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             let (state, below) = if top {
                 (f.pc + self.failed_after as usize, u32::MAX)
             } else {
-                let below = match f.p.ops.get(f.pc) {
+                let below = match f.inst.p.ops.get(f.pc) {
                     Some(Op::Call(site)) => site.height_below,
                     Some(Op::CallClosure(site)) => site.height_below,
                     _ => 0,
                 };
                 (f.pc, below)
             };
-            for (depth, off, l) in f.p.owned_stack.get(state).map(|s| &s[..]).unwrap_or(&[]) {
+            for (depth, off, l) in f.inst.p.owned_stack.get(state).map(|s| &s[..]).unwrap_or(&[]) {
                 if *depth < below {
                     mem::drop_value(l, f.base.add(*off));
                 }
             }
-            for (off, l) in &f.p.owned_locals {
+            for (off, l) in &f.inst.p.owned_locals {
                 mem::drop_value(l, f.base.add(*off));
             }
             self.stack.pop(f.mark);
@@ -450,7 +464,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// A callee's results that cannot stay (the stack limit): dropped and
     /// zeroed, so the slots (which may overlap dropped arguments of other
     /// layouts) own nothing when the frame unwinds.
-    fn discard_results(rets: &[(Addr, L)]) {
+    fn discard_results(rets: &[Slot<'_>]) {
         for (a, l) in rets {
             mem::drop_value(l, *a);
             mem::zero(*a, l.size);
@@ -465,19 +479,21 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// `unwind` relies on).
     fn call(
         &mut self,
-        callee: &Callee,
+        callee: &Callee<'e>,
         args: Args<'_>,
-        rets: &[(Addr, L)],
+        rets: &[Slot<'_>],
         sbase: u32,
         height_after: u32,
         native_ty_args: &[Type],
     ) -> TrapResult<bool> {
         match callee {
-            Callee::Native { f, module, def, fast } => {
-                let f = f.as_ref().ok_or_else(|| VmError::missing_native(&module.id, &module.function_name(*def)))?;
+            Callee::Native(n) => {
+                let f =
+                    n.f.as_ref()
+                        .ok_or_else(|| VmError::missing_native(&n.module.id, &n.module.function_name(n.def)))?;
                 self.gas.charge_native(0)?;
-                if let Some(kind) = fast {
-                    vec_native(*kind, self.gas, &args, rets)?;
+                if let Some(kind) = n.fast {
+                    vec_native(kind, self.gas, &args, rets)?;
                     self.check_push(rets, sbase, height_after)?;
                     return Ok(false);
                 }
@@ -485,13 +501,23 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     .slots
                     .iter()
                     .zip(args.mutable)
-                    .map(|((a, l), m)| NativeArg { layout: l.clone(), slot: *a, mutable: *m })
+                    .map(|((a, l), m)| NativeArg { layout: (*l).clone(), slot: *a, mutable: *m })
                     .collect();
-                native_bridge::call_native(f, &mut self.natives, self.gas, &*self.s, native_ty_args, &nargs, rets)?;
+                let owned_rets: Vec<(Addr, L)> = rets.iter().map(|(a, l)| (*a, (*l).clone())).collect();
+                native_bridge::call_native(
+                    f,
+                    &mut self.natives,
+                    self.gas,
+                    &*self.s,
+                    native_ty_args,
+                    &nargs,
+                    &owned_rets,
+                )?;
                 self.check_push(rets, sbase, height_after)?;
                 Ok(false)
             }
-            Callee::Move(p) => {
+            &Callee::Move(callee) => {
+                let p = callee.p;
                 if self.frames.len() >= self.max_depth {
                     return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                 }
@@ -517,14 +543,14 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 for ((src, l), (off, _)) in args.slots.iter().zip(&p.params) {
                     mem::move_bytes(*src, base.add(*off), l.size);
                 }
-                self.frames.push(Frame { p: p.clone(), base, mark, pc: 0, sbase });
+                self.frames.push(Frame { inst: callee, base, mark, pc: 0, sbase });
                 Ok(true)
             }
         }
     }
 
     /// The stack limit after a callee that ran at once wrote `rets`.
-    fn check_push(&self, rets: &[(Addr, L)], sbase: u32, height_after: u32) -> TrapResult<()> {
+    fn check_push(&self, rets: &[Slot<'_>], sbase: u32, height_after: u32) -> TrapResult<()> {
         if !rets.is_empty() && sbase + height_after > self.max_stack {
             Self::discard_results(rets);
             return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
@@ -537,7 +563,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// as its target address), the call state, the session and the natives'
     /// state of this execution. When it ran, the arguments are consumed and
     /// (on success) the results written; its gas is charged here.
-    fn try_compiled(&mut self, p: &Arc<Prepared>, args: &Args<'_>, rets: &[(Addr, L)], sbase: u32) -> TrapResult<bool> {
+    fn try_compiled(&mut self, p: &Prepared, args: &Args<'_>, rets: &[Slot<'_>], sbase: u32) -> TrapResult<bool> {
         use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
         let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
         let seam_args: Vec<SeamSlot> = args
@@ -545,10 +571,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             .iter()
             .map(|(a, l)| {
                 let addr = if matches!(l.shape, Shape::Reference(_)) { mem::read_addr(*a) } else { *a };
-                SeamSlot { addr, layout: l.clone() }
+                SeamSlot { addr, layout: (*l).clone() }
             })
             .collect();
-        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: l.clone() }).collect();
+        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: (*l).clone() }).collect();
         let gas_before = self.gas.remaining();
         let state = CallState { depth: self.frames.len() as u64 + 1, stack_base: sbase as u64, gas_left: gas_before };
         let call = SeamCall {
@@ -582,14 +608,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     fn run(&mut self) -> TrapResult<()> {
         while let Some(f) = self.frames.last() {
-            let p = f.p.clone();
-            let (base, sbase, mut pc) = (f.base, f.sbase, f.pc);
-            if let Err(mut e) = self.exec(&p, base, sbase, &mut pc) {
+            let (me, base, sbase, mut pc) = (f.inst, f.base, f.sbase, f.pc);
+            if let Err(mut e) = self.exec(me, base, sbase, &mut pc) {
                 if e.location.is_none() {
-                    e.location = Some(location(&p, pc));
+                    e.location = Some(location(me.p, pc));
                 }
                 // Where the failing frame stopped (for `unwind`).
-                if let Some(f) = self.frames.last_mut().filter(|f| Arc::ptr_eq(&f.p, &p)) {
+                if let Some(f) = self.frames.last_mut().filter(|f| std::ptr::eq(f.inst.p, me.p)) {
                     f.pc = pc;
                 }
                 return Err(e);
@@ -600,7 +625,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// Runs the top frame until it calls a Move function or returns.
     #[allow(clippy::too_many_lines)]
-    fn exec(&mut self, p: &Arc<Prepared>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
+    fn exec(&mut self, me: Instance<'e>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
+        let p = me.p;
         let metered = self.gas.is_metered();
         // The stack limit can only be reached when the frame's deepest
         // height would pass it.
@@ -775,10 +801,11 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
                 }
                 Op::Call(site) => {
-                    let callee = self.s.flat_site_callee(p, *pc)?;
+                    let callee = self.s.flat_site_callee(me, site, *pc)?;
                     let sb = sbase + site.height_below;
                     // Fast path: a Move callee, interpreted (no allocation).
-                    if let (Callee::Move(q), None) = (&callee, &self.s.compiled) {
+                    if let (Callee::Move(inst), None) = (callee, &self.s.compiled) {
+                        let q = inst.p;
                         if self.frames.len() >= self.max_depth {
                             return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                         }
@@ -790,11 +817,11 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         if let Some(f) = self.frames.last_mut() {
                             f.pc = *pc;
                         }
-                        self.frames.push(Frame { p: q.clone(), base: nb, mark, pc: 0, sbase: sb });
+                        self.frames.push(Frame { inst, base: nb, mark, pc: 0, sbase: sb });
                         return Ok(());
                     }
-                    let args: Vec<(Addr, L)> = site.args.iter().map(|(o, l)| (at(*o), l.clone())).collect();
-                    let rets: Vec<(Addr, L)> = site.rets.iter().map(|(o, l)| (at(*o), l.clone())).collect();
+                    let args: Vec<Slot> = site.args.iter().map(|(o, l)| (at(*o), l)).collect();
+                    let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                     if let Some(f) = self.frames.last_mut() {
                         f.pc = *pc;
                     }
@@ -971,7 +998,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         f.pc = *pc;
                     }
                     let sb = sbase + site.height_below;
-                    let rets: Vec<(Addr, L)> = site.rets.iter().map(|(o, l)| (at(*o), l.clone())).collect();
+                    let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                     if self.call_closure(*c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
                         return Ok(());
                     }
@@ -1015,7 +1042,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         c: FlatClosure,
         provided: &[(u32, L)],
         base: Addr,
-        rets: &[(Addr, L)],
+        rets: &[Slot<'_>],
         sbase: u32,
         height_after: u32,
     ) -> TrapResult<bool> {
@@ -1038,7 +1065,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let mutable = t.mutable.clone();
         let ty_args = Arc::new(c.type_args);
         let callee = self.s.flat_callee(&t.module, t.def, ty_args.clone())?;
-        let r = self.call(&callee, Args { slots: &slots, mutable: &mutable }, rets, sbase, height_after, &ty_args);
+        let args = Args { slots: &borrowed(&slots), mutable: &mutable };
+        let r = self.call(&callee, args, rets, sbase, height_after, &ty_args);
         if r.is_ok() {
             // Captured values were moved into the callee (or consumed by the native).
             for v in owned {
@@ -1051,12 +1079,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// `Ret`: results to the caller's slots (or the entry results), drop
     /// the frame's remaining locals, pop it.
-    fn ret(&mut self, p: &Arc<Prepared>, base: Addr, pc: usize) -> TrapResult<()> {
+    fn ret(&mut self, p: &Prepared, base: Addr, pc: usize) -> TrapResult<()> {
         let f = self.frames.pop().ok_or_else(|| inv("return without a frame"))?;
         let srcs = p.ret_slots.get(pc).ok_or_else(|| inv("return slots"))?;
         match self.frames.last_mut() {
             Some(caller) => {
-                let rets = match caller.p.ops.get(caller.pc) {
+                let rets = match caller.inst.p.ops.get(caller.pc) {
                     Some(Op::Call(site)) => &site.rets,
                     Some(Op::CallClosure(site)) => &site.rets,
                     _ => return Err(inv("return to a non-call")),

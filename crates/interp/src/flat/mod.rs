@@ -19,20 +19,93 @@ use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
     AccountAddress, FunctionId, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult,
 };
-use prepare::{Op, Prepared};
-use std::sync::Arc;
+use prepare::{CallSite, Prepared};
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
-/// What a call reaches.
-#[derive(Clone)]
-pub(crate) enum Callee {
-    Move(Arc<Prepared>),
-    /// `f` is `None` when the registry has no such native (an error when called).
-    Native {
-        f: Option<NativeFunction>,
-        module: Arc<LoadedModule>,
-        def: u16,
-        fast: Option<VecNative>,
-    },
+/// What a call reaches. Both kinds live as long as the engine (in its
+/// [`PreparedTable`]), so copying a callee touches no shared counter.
+#[derive(Clone, Copy)]
+pub(crate) enum Callee<'e> {
+    Move(Instance<'e>),
+    Native(&'e NativeCallee),
+}
+
+/// A prepared function as one session uses it: `local` numbers it in the
+/// session's instance table (where its call sites' callees are kept).
+#[derive(Clone, Copy)]
+pub(crate) struct Instance<'e> {
+    pub p: &'e Prepared,
+    pub local: u32,
+}
+
+/// A native function definition, as calls reach it.
+pub(crate) struct NativeCallee {
+    /// `None` when the registry has no such native (an error when called).
+    pub f: Option<NativeFunction>,
+    pub module: Arc<LoadedModule>,
+    pub def: u16,
+    pub fast: Option<VecNative>,
+}
+
+/// (module, function definition, type arguments): the engine-wide key of
+/// a prepared instance (the module by the address of its loaded form).
+pub(crate) type PreparedKey = (usize, u16, Vec<Type>);
+
+/// The engine's prepared functions and native callees, shared by all its
+/// sessions and threads. Append-only while the engine lives, so a session
+/// holds plain `&'e` references to its entries: the locks are taken only
+/// when a session first meets a function, never per call.
+#[derive(Default)]
+pub(crate) struct PreparedTable {
+    prepared: boxcar::Vec<Prepared>,
+    natives: boxcar::Vec<NativeCallee>,
+    /// Instances by key: each candidate records the modules it was
+    /// prepared against ([`Prepared::links`]) and is used only where they
+    /// are the same (a few link variants per instance at most).
+    prepared_by_key: RwLock<HashMap<PreparedKey, Vec<usize>>>,
+    /// Native callees by (module, definition).
+    natives_by_key: RwLock<HashMap<(usize, u16), usize>>,
+}
+
+impl PreparedTable {
+    /// The instance of `key` prepared against `links`, if any.
+    fn find(&self, key: &PreparedKey, links: &[(ModuleId, usize)]) -> Option<&Prepared> {
+        let by_key = self.prepared_by_key.read().ok()?;
+        by_key.get(key)?.iter().filter_map(|&i| self.prepared.get(i)).find(|p| p.links == links)
+    }
+
+    /// Adds `p` (prepared for `key`); the entry stays while the engine lives.
+    fn add(&self, key: PreparedKey, p: Prepared) -> &Prepared {
+        let i = self.prepared.push(p);
+        if let Ok(mut by_key) = self.prepared_by_key.write() {
+            by_key.entry(key).or_default().push(i);
+        }
+        &self.prepared[i]
+    }
+
+    /// The callee of native definition `def` of `m`.
+    fn native(&self, m: &Arc<LoadedModule>, def: u16) -> &NativeCallee {
+        let key = (Arc::as_ptr(m) as usize, def);
+        if let Some(i) = self.natives_by_key.read().ok().and_then(|n| n.get(&key).copied()) {
+            return &self.natives[i];
+        }
+        let mut by_key = self.natives_by_key.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(&i) = by_key.get(&key) {
+            return &self.natives[i];
+        }
+        let f = m.natives.get(def as usize).cloned().flatten();
+        let fast = if f.is_some() { VecNative::of(m, def) } else { None };
+        let i = self.natives.push(NativeCallee { f, module: m.clone(), def, fast });
+        by_key.insert(key, i);
+        &self.natives[i]
+    }
+}
+
+/// What one session keeps of a prepared function it ran: the callee of
+/// each of its call sites, once resolved.
+struct SessionInstance<'e> {
+    sites: Box<[Option<Callee<'e>>]>,
 }
 
 /// The `0x1::vector` natives and the `0x1::hash` digests, which run
@@ -93,11 +166,11 @@ pub(crate) struct ClosureTarget {
 
 /// The callees of one call site: each instantiation's type arguments with
 /// what it resolved to.
-type SiteCallees = Vec<(Vec<Type>, Callee)>;
+type SiteCallees<'e> = Vec<(Vec<Type>, Callee<'e>)>;
 
 /// Per-session caches of the flat interpreter.
 #[derive(Default)]
-pub(crate) struct FlatSession {
+pub(crate) struct FlatSession<'e> {
     /// Flat layouts of the types met in this session (the session's
     /// datatype definitions decide them).
     pub layouts: std::cell::RefCell<crate::fxhash::FxHashMap<Type, Arc<FlatLayout>>>,
@@ -105,11 +178,14 @@ pub(crate) struct FlatSession {
     /// dependencies) with the address of each loaded module, sorted.
     pub links: crate::fxhash::FxHashMap<usize, Arc<Vec<(ModuleId, usize)>>>,
     /// (module, function) → (type arguments, callee), for this session.
-    pub callees: crate::fxhash::FxHashMap<(usize, u16), SiteCallees>,
+    pub callees: crate::fxhash::FxHashMap<(usize, u16), SiteCallees<'e>>,
     /// Closure targets by name: module, definition, which parameters are `&mut`.
     pub closure_targets: crate::fxhash::FxHashMap<FunctionId, ClosureTarget>,
-    /// (prepared function, pc) → what its call instruction reaches.
-    pub calls: crate::fxhash::FxHashMap<(usize, u32), Callee>,
+    /// The prepared functions this session ran, by [`Instance::local`]:
+    /// what each call site reaches (a dense table, read per call).
+    instances: Vec<SessionInstance<'e>>,
+    /// Prepared function (by address) → its [`Instance::local`].
+    instance_of: crate::fxhash::FxHashMap<usize, u32>,
     /// (prepared function, pc) → the function a `PackClosure` names.
     pub closures: crate::fxhash::FxHashMap<(usize, u32), (Arc<LoadedModule>, u16)>,
     /// (prepared function, pc) → the closure target a `PackClosure` names.
@@ -125,7 +201,7 @@ pub(crate) struct FlatSession {
     pub nested_stack: Option<movejit_runtime::flat::mem::FrameStack>,
 }
 
-impl FlatSession {
+impl FlatSession<'_> {
     /// Notes an instance compiled code had interpreted.
     pub(crate) fn note_nested(&mut self, t: &ClosureTarget, ty_args: &[Type]) {
         let v = self.nested.entry((Arc::as_ptr(&t.module) as usize, t.def)).or_default();
@@ -150,7 +226,24 @@ impl TypeInfo for Unbounded<'_, '_, '_> {
     }
 }
 
-impl Session<'_, '_> {
+impl<'e> FlatSession<'e> {
+    /// `p` as this session uses it (numbered on first use).
+    fn instance(&mut self, p: &'e Prepared) -> Instance<'e> {
+        let key = p as *const Prepared as usize;
+        let local = match self.instance_of.get(&key) {
+            Some(&l) => l,
+            None => {
+                let l = self.instances.len() as u32;
+                self.instances.push(SessionInstance { sites: vec![None; p.call_sites as usize].into_boxed_slice() });
+                self.instance_of.insert(key, l);
+                l
+            }
+        };
+        Instance { p, local }
+    }
+}
+
+impl<'e> Session<'e, '_> {
     /// The flat layout of `t` (cached by the session).
     pub(crate) fn flat_layout(&self, t: &Type) -> VmResult<Arc<FlatLayout>> {
         if let Some(l) = self.flat.layouts.borrow().get(t) {
@@ -215,43 +308,30 @@ impl Session<'_, '_> {
     }
 
     /// `module::def<ty_args>`, prepared (natives are called as they are).
-    pub(crate) fn flat_callee(&mut self, m: &Arc<LoadedModule>, def: u16, ty_args: Arc<Vec<Type>>) -> VmResult<Callee> {
+    pub(crate) fn flat_callee(
+        &mut self,
+        m: &Arc<LoadedModule>,
+        def: u16,
+        ty_args: Arc<Vec<Type>>,
+    ) -> VmResult<Callee<'e>> {
         let info = *m.fn_info.get(def as usize).ok_or_else(|| VmError::invariant("function definition"))?;
         if info.is_native {
-            let f = m.natives.get(def as usize).cloned().flatten();
-            let fast = if f.is_some() { VecNative::of(m, def) } else { None };
-            return Ok(Callee::Native { f, module: m.clone(), def, fast });
+            return Ok(Callee::Native(self.engine.prepared.native(m, def)));
         }
         let key = (Arc::as_ptr(m) as usize, def);
         if let Some(c) = self.flat.callees.get(&key).and_then(|v| v.iter().find(|(t, _)| *t == *ty_args)) {
-            return Ok(c.1.clone());
+            return Ok(c.1);
         }
         let links = self.links_of(m, &ty_args)?;
         let ekey = (key.0, def, (*ty_args).clone());
         let targs = (*ty_args).clone();
-        let shared = self
-            .engine
-            .prepared
-            .read()
-            .ok()
-            .and_then(|c| c.get(&ekey).and_then(|ps| ps.iter().find(|p| p.links == links).cloned()));
-        let p = match shared {
+        let table = &self.engine.prepared;
+        let p = match table.find(&ekey, &links) {
             Some(p) => p,
-            None => {
-                let p = Arc::new(prepare::prepare(self, m, def, ty_args, links)?);
-                if let Ok(mut c) = self.engine.prepared.write() {
-                    let ps = c.entry(ekey).or_default();
-                    // A few link variants per instance at most (tests reuse names).
-                    if ps.len() >= 8 {
-                        ps.remove(0);
-                    }
-                    ps.push(p.clone());
-                }
-                p
-            }
+            None => table.add(ekey, prepare::prepare(self, m, def, ty_args, links)?),
         };
-        let c = Callee::Move(p);
-        self.flat.callees.entry(key).or_default().push((targs, c.clone()));
+        let c = Callee::Move(self.flat.instance(p));
+        self.flat.callees.entry(key).or_default().push((targs, c));
         Ok(c)
     }
 
@@ -286,11 +366,11 @@ impl Session<'_, '_> {
     /// The function the `PackClosure` at `pc` of `p` names (cached per session).
     pub(crate) fn pack_target(
         &mut self,
-        p: &Arc<Prepared>,
+        p: &Prepared,
         pc: usize,
         h: movejit_format::FunctionHandleIndex,
     ) -> VmResult<ClosureTarget> {
-        let key = (Arc::as_ptr(p) as usize, pc as u32);
+        let key = (p as *const Prepared as usize, pc as u32);
         if let Some(t) = self.flat.packs.get(&key) {
             return Ok(t.clone());
         }
@@ -300,27 +380,43 @@ impl Session<'_, '_> {
         Ok(t)
     }
 
-    /// What the call instruction at `pc` of `p` reaches (cached per session).
-    pub(crate) fn flat_site_callee(&mut self, p: &Arc<Prepared>, pc: usize) -> VmResult<Callee> {
-        let key = (Arc::as_ptr(p) as usize, pc as u32);
-        if let Some(c) = self.flat.calls.get(&key) {
-            return Ok(c.clone());
+    /// What `site` (the call instruction at `pc`) of `caller` reaches: read
+    /// from the session's instance table, resolved on first use.
+    #[inline]
+    pub(crate) fn flat_site_callee(
+        &mut self,
+        caller: Instance<'e>,
+        site: &CallSite,
+        pc: usize,
+    ) -> VmResult<Callee<'e>> {
+        match self.flat.instances.get(caller.local as usize).and_then(|i| i.sites.get(site.index as usize)) {
+            Some(Some(c)) => Ok(*c),
+            _ => self.resolve_site(caller, site, pc),
         }
-        let Some(Op::Call(site)) = p.ops.get(pc) else { return Err(VmError::invariant("not a call")) };
-        let (tm, tdef) = self.flat_site_function(p, pc, site.handle)?;
+    }
+
+    #[cold]
+    fn resolve_site(&mut self, caller: Instance<'e>, site: &CallSite, pc: usize) -> VmResult<Callee<'e>> {
+        let (tm, tdef) = self.flat_site_function(caller.p, pc, site.handle)?;
         let c = self.flat_callee(&tm, tdef, site.ty_args.clone())?;
-        self.flat.calls.insert(key, c.clone());
+        let slot = self
+            .flat
+            .instances
+            .get_mut(caller.local as usize)
+            .and_then(|i| i.sites.get_mut(site.index as usize))
+            .ok_or_else(|| VmError::invariant("call site"))?;
+        *slot = Some(c);
         Ok(c)
     }
 
     /// The function handle `h` of `p`'s module, resolved (cached per session).
     pub(crate) fn flat_site_function(
         &mut self,
-        p: &Arc<Prepared>,
+        p: &Prepared,
         pc: usize,
         h: movejit_format::FunctionHandleIndex,
     ) -> VmResult<(Arc<LoadedModule>, u16)> {
-        let key = (Arc::as_ptr(p) as usize, pc as u32);
+        let key = (p as *const Prepared as usize, pc as u32);
         if let Some(t) = self.flat.closures.get(&key) {
             return Ok(t.clone());
         }

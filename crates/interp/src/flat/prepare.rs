@@ -74,6 +74,9 @@ pub(crate) struct CallSite {
     pub height_after: u32,
     /// Stack height below the arguments (the callee's stack base offset).
     pub height_below: u32,
+    /// The number of this call site in its function (from 0, in pc order):
+    /// where a session keeps what it resolved to.
+    pub index: u32,
 }
 
 /// `PackClosure`'s operands.
@@ -384,6 +387,8 @@ pub(crate) struct Prepared {
     pub ret_slots: Vec<Vec<u32>>,
     /// The loaded modules (id, address) this was prepared against.
     pub links: Vec<(movejit_runtime::ModuleId, usize)>,
+    /// How many `Op::Call`s `ops` has ([`CallSite::index`] counts them).
+    pub call_sites: u32,
 }
 
 pub(crate) struct Preparer<'a, 'e, 'r> {
@@ -714,6 +719,7 @@ impl Preparer<'_, '_, '_> {
                     rets: rs,
                     height_after: (h - n + rets.len()) as u32,
                     height_below: (h - n) as u32,
+                    index: 0,
                 }))
             }
             B::Pack(_) | B::PackGeneric(_) => {
@@ -1330,6 +1336,13 @@ pub(crate) fn prepare(
         ops.push(op);
     }
     fuse(&mut ops);
+    let mut call_sites = 0u32;
+    for op in &mut ops {
+        if let Op::Call(site) = op {
+            site.index = call_sites;
+            call_sites += 1;
+        }
+    }
     let owned_locals =
         fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
     let param_slots = fl.offsets.iter().zip(&local_layouts).take(params.len()).map(|(o, l)| (*o, l.clone())).collect();
@@ -1347,5 +1360,6 @@ pub(crate) fn prepare(
         owned_stack,
         ret_slots,
         links,
+        call_sites,
     })
 }

@@ -53,9 +53,8 @@ impl Lowerer<'_, '_> {
             B::Exists(_) | B::ExistsGeneric(_) => {
                 let a = self.pop_address_slot()?;
                 let idv = self.b.ins().iconst(types::I64, id as i64);
-                let r = self.call_helper("global_exists", &[self.ctx, idv, a])?;
-                // 2: the shim recorded an error.
-                let bad = self.b.ins().icmp_imm_u(IntCC::Equal, r, 2);
+                let r = self.call_helper(HelperId::global_exists(), &[self.ctx, idv, a])?;
+                let bad = self.b.ins().icmp_imm_u(IntCC::Equal, r, status::EXISTS_FAILED as i64);
                 let refund = self.refund_at(i);
                 self.fail_if_with(bad, i, refund, |lw| lw.b.ins().iconst(types::I32, 0));
                 self.push(Ty::S(Kind::Bool), Val::One(r), i);
@@ -69,7 +68,7 @@ impl Lowerer<'_, '_> {
                 let out = self.new_slot(8, 8);
                 let outp = self.b.ins().stack_addr(self.ptr, out, 0);
                 let code = self.b.ins().iconst(types::I64, (id << 1 | mutable as u64) as i64);
-                self.call_status("global_borrow", &[self.ctx, code, a, outp], i)?;
+                self.call_status(HelperId::global_borrow(), &[self.ctx, code, a, outp], i)?;
                 let p = self.b.ins().stack_load(self.ptr, self.ptr, out, 0);
                 self.push(Ty::R(l), Val::One(p), i);
             }
@@ -77,14 +76,14 @@ impl Lowerer<'_, '_> {
                 let a = self.pop_address_slot()?;
                 let dst = self.opslot(self.stack.len(), &l);
                 let idv = self.b.ins().iconst(types::I64, id as i64);
-                self.call_status("global_move_from", &[self.ctx, idv, a, dst], i)?;
+                self.call_status(HelperId::global_move_from(), &[self.ctx, idv, a, dst], i)?;
                 self.push(Ty::M(l), Val::Mem(dst), i);
             }
             B::MoveTo(_) | B::MoveToGeneric(_) => {
                 let (_, v) = self.pop_mem()?;
                 let (_, signer) = self.pop_ref()?;
                 let idv = self.b.ins().iconst(types::I64, id as i64);
-                self.call_status("global_move_to", &[self.ctx, idv, signer, v], i)?;
+                self.call_status(HelperId::global_move_to(), &[self.ctx, idv, signer, v], i)?;
             }
             _ => return Err(malformed("not a global-storage instruction")),
         }

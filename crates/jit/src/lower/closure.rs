@@ -24,6 +24,7 @@
 
 use super::{malformed, Lowerer, Val};
 use crate::error::CompileResult;
+use crate::helpers::HelperId;
 use crate::ty::Ty;
 use crate::types::to_type;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -104,7 +105,7 @@ impl Lowerer<'_, '_> {
         let dst = self.opslot(self.stack.len(), &info.closure);
         let site = self.b.ins().iconst(self.ptr, info.site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);
-        self.call_status("pack_closure", &[self.ctx, site, tp, dst], i)?;
+        self.call_status(HelperId::pack_closure(), &[self.ctx, site, tp, dst], i)?;
         self.push(Ty::M(info.closure), Val::Mem(dst), i);
         Ok(())
     }
@@ -167,7 +168,7 @@ impl Lowerer<'_, '_> {
         let site = self.env.call_site(spec)?;
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);
-        let st = self.call_helper("call_closure", &[self.ctx, sitev, closure, tp])?;
+        let st = self.call_helper(HelperId::call_closure(), &[self.ctx, sitev, closure, tp])?;
         // The shim recorded an error of this instruction (depth, gas, a
         // native's error, a target not compiled): fail here.
         let here = self.b.ins().icmp_imm_u(IntCC::Equal, st, FAILED_HERE as i64);

@@ -3,15 +3,14 @@
 //! run in the runtime's `native_fast` shim straight on flat memory (the
 //! bridge would convert the argument to a tree value and back, which costs
 //! several times the hash itself). Results, errors and gas are the
-//! registered natives'; the shim is called through its address, as it is
-//! not part of the helper table.
+//! registered natives'.
 //!
 //! Also here: a call of a native no registry provides (inside a session,
 //! `engine::MISSING_NATIVE`), which fails as the interpreter's does.
 
 use super::*;
 use movejit_format::AccountAddress;
-use movejit_runtime::flat::shims::{self, fast_native};
+use movejit_runtime::flat::shims::fast_native;
 
 impl Lowerer<'_, '_> {
     /// The `native_fast` operation for a call of handle `h`, if it is one
@@ -78,36 +77,11 @@ impl Lowerer<'_, '_> {
             }
             None => (0, 0, 0),
         };
-        let mut sig = Signature::new(self.b.func.signature.call_conv);
-        sig.params.push(AbiParam::new(self.ptr));
-        sig.params.push(AbiParam::new(types::I64));
-        sig.params.push(AbiParam::new(self.ptr));
-        sig.params.push(AbiParam::new(self.ptr));
-        sig.params.push(AbiParam::new(self.ptr));
-        for _ in 0..3 {
-            sig.params.push(AbiParam::new(types::I64));
-        }
-        sig.returns.push(AbiParam::new(types::I32));
-        let sigref = self.b.import_signature(sig);
-        let shim: unsafe extern "C" fn(
-            *mut ExecContext,
-            u64,
-            *mut u8,
-            *const FlatLayout,
-            *mut u8,
-            u64,
-            u64,
-            u64,
-        ) -> u32 = shims::native_fast;
-        let fp = self.b.ins().iconst(self.ptr, shim as usize as i64);
         let opv = self.b.ins().iconst(types::I64, op as i64);
         let mv = self.b.ins().iconst(types::I64, metered);
         let bv = self.b.ins().iconst(types::I64, base as i64);
         let pv = self.b.ins().iconst(types::I64, per_byte as i64);
-        self.gas_out();
-        let call = self.b.ins().call_indirect(sigref, fp, &[self.ctx, opv, arg, lp, dst, mv, bv, pv]);
-        let st = self.b.inst_results(call)[0];
-        self.gas_in();
+        let st = self.call_helper(HelperId::native_fast(), &[self.ctx, opv, arg, lp, dst, mv, bv, pv])?;
         let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
         let r = self.refund_at(i);
         self.fail_if_with(bad, i, r, |lw| lw.b.ins().iconst(types::I32, 0));
@@ -142,7 +116,7 @@ impl Lowerer<'_, '_> {
         let addr = *m.address_identifiers.get(mh.address.idx()).ok_or_else(|| malformed("address index"))?;
         let id = movejit_runtime::ModuleId::new(addr, m.identifier_at(mh.name));
         let err = self.env.error_constant(movejit_runtime::VmError::missing_native(&id, m.identifier_at(fh.name)));
-        let f = self.helper_ref("fail_with")?;
+        let f = self.helper_ref(HelperId::fail_with())?;
         let yes = self.b.ins().iconst(types::I8, 1);
         let r = self.refund_at(i);
         self.fail_if_with(yes, i, r, |lw| {

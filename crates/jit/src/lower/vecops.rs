@@ -74,7 +74,7 @@ impl Lowerer<'_, '_> {
             _ => ev.addr()?,
         };
         let ep = self.layout_ptr(&el);
-        self.call_status("vec_push_back", &[self.ctx, ep, r, src], i)?;
+        self.call_status(HelperId::vec_push_back(), &[self.ctx, ep, r, src], i)?;
         self.b.ins().jump(done, &[]);
         self.enter(done);
         Ok(())
@@ -132,7 +132,7 @@ impl Lowerer<'_, '_> {
             None => self.slot_addr(0),
         };
         let ep = self.layout_ptr(&el);
-        self.call_status("vec_pop_back", &[self.ctx, ep, r, out], i)?;
+        self.call_status(HelperId::vec_pop_back(), &[self.ctx, ep, r, out], i)?;
         let args: Vec<BlockArg> = match &ty {
             Ty::S(k) => self.reload(*k, 0).lanes().into_iter().map(BlockArg::Value).collect(),
             _ => Vec::new(),
@@ -195,7 +195,7 @@ impl Lowerer<'_, '_> {
         }
         self.enter(slow);
         let ep = self.layout_ptr(&el);
-        self.call_status("vec_swap", &[self.ctx, ep, r, k, j], i)?;
+        self.call_status(HelperId::vec_swap(), &[self.ctx, ep, r, k, j], i)?;
         self.b.ins().jump(done, &[]);
         self.enter(done);
         Ok(())

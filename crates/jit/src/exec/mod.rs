@@ -21,14 +21,13 @@
 //! `ExecContext::host` points to a [`Host`] that reaches the session's
 //! global storage and native state.
 //!
-//! Runs by many threads at once: [`SharedEngine`] (`exec_shared.rs`) keeps
+//! Runs by many threads at once: [`SharedEngine`] (`exec/shared.rs`) keeps
 //! a `JitEngine` behind a lock only compiling takes; its runs read
 //! snapshots of the engine's native sites and resource types and each take
 //! an execution stack of their own from a pool.
 
 #![allow(unsafe_code)]
 
-#[path = "exec_shared.rs"]
 mod shared;
 
 pub use shared::{RunTables, SharedEngine, SharedEntry};

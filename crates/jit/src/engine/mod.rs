@@ -6,7 +6,7 @@
 //! transitive closure of its direct calls) in one batch, defines every
 //! declared function, then finalizes. A callee that does not compile gets
 //! a stub, so the code cache never holds an unresolved symbol: inside an
-//! interpreter session an interpreter stub (`interp_stub.rs`: the callee
+//! interpreter session an interpreter stub (`engine/interp_stub.rs`: the callee
 //! runs interpreted and its callers still compile), otherwise one that
 //! reports `UNKNOWN_INVARIANT_VIOLATION_ERROR` (and its callers do not
 //! compile). Runtime helpers are imported with
@@ -16,15 +16,13 @@
 
 #![forbid(unsafe_code)]
 
-#[path = "engine_closures.rs"]
 mod closures;
-#[path = "interp_stub.rs"]
 mod interp_stub;
 
 use crate::error::{CompileError, CompileResult};
 use crate::exec::ConstPool;
 use crate::gas::CostTable;
-use crate::helpers::Helper;
+use crate::helpers::{self, HelperId};
 use crate::lower::{lower_function, move_signature, return_failure, sig_tys, CalleeRef, LowerEnv, Target, CTX_STATUS};
 use crate::ty::Ty;
 use crate::types::{TypeLimits, Types};
@@ -134,7 +132,7 @@ pub struct JitEngine {
     frontend: TargetFrontendConfig,
     instances: HashMap<InstanceKey, Instance>,
     queue: Vec<InstanceKey>,
-    helpers: HashMap<&'static str, FuncId>,
+    helpers: HashMap<HelperId, FuncId>,
     entries: HashMap<InstanceKey, (FuncId, Option<usize>)>,
     fctx: FunctionBuilderContext,
     symbols: usize,
@@ -149,9 +147,9 @@ pub struct JitEngine {
     pub(crate) global_types: Vec<RType>,
     global_numbers: HashMap<RType, u64>,
     pub(crate) executor: Option<crate::exec::Executor>,
-    /// Closure sites and the compiled closure targets (`engine_closures.rs`).
+    /// Closure sites and the compiled closure targets (`engine/closures.rs`).
     closures: closures::ClosureState,
-    /// Sites of interpreter stubs (`interp_stub.rs`).
+    /// Sites of interpreter stubs (`engine/interp_stub.rs`).
     interp_sites: interp_stub::InterpSites,
     /// Machine code bytes defined so far (functions, trampolines, stubs).
     code_bytes: u64,
@@ -182,8 +180,8 @@ impl JitEngine {
             default_libcall_names(),
         )
         .map_err(codegen)?;
-        for h in Helper::all() {
-            builder.symbol(h.symbol(), h.address());
+        for h in HelperId::all() {
+            builder.symbol(helpers::symbol(h), h.entry().shim);
         }
         // All of an engine's code and data in one reserved range: functions
         // call each other with 32-bit PC-relative relocations, which the
@@ -639,7 +637,7 @@ struct Declarer<'e> {
     by_name: &'e HashMap<(AccountAddress, String), u32>,
     instances: &'e mut HashMap<InstanceKey, Instance>,
     queue: &'e mut Vec<InstanceKey>,
-    helpers: &'e mut HashMap<&'static str, FuncId>,
+    helpers: &'e mut HashMap<HelperId, FuncId>,
     call_conv: CallConv,
     ptr: Type,
     frontend: TargetFrontendConfig,
@@ -795,14 +793,13 @@ impl LowerEnv for Declarer<'_> {
         Ok(CalleeRef { func: Some(fref), native: None, params, rets })
     }
 
-    fn helper(&mut self, name: &str, func: &mut Function) -> CompileResult<FuncRef> {
-        let h = Helper::named(name).ok_or_else(|| CompileError::Unsupported(format!("runtime helper {name}")))?;
-        let id = match self.helpers.get(h.name()) {
+    fn helper(&mut self, h: HelperId, func: &mut Function) -> CompileResult<FuncRef> {
+        let id = match self.helpers.get(&h) {
             Some(id) => *id,
             None => {
-                let sig = h.signature(self.call_conv, self.ptr);
-                let id = self.jit.declare_function(&h.symbol(), Linkage::Import, &sig).map_err(codegen)?;
-                self.helpers.insert(h.name(), id);
+                let sig = helpers::signature(h, self.call_conv, self.ptr);
+                let id = self.jit.declare_function(&helpers::symbol(h), Linkage::Import, &sig).map_err(codegen)?;
+                self.helpers.insert(h, id);
                 id
             }
         };

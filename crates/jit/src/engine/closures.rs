@@ -1,5 +1,5 @@
 //! The engine's side of function values: pack and call sites for the
-//! lowering (`lower_closure.rs`), the closure table compiled code
+//! lowering (`lower/closure.rs`), the closure table compiled code
 //! dispatches through, and compiling the targets of closures.
 //!
 //! Which targets are compiled:

@@ -26,6 +26,7 @@
 use super::{codegen, JitEngine};
 use crate::engine::InstanceKey;
 use crate::error::{CompileError, CompileResult};
+use crate::helpers::{status, HelperId};
 use crate::lower::{move_signature, return_failure, LowerEnv};
 use crate::ty::Ty;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -78,7 +79,7 @@ impl JitEngine {
         let site = self.interp_site(key)?;
         let sig = move_signature(self.call_conv, self.ptr, params, rets);
         let mut func = Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
-        let helper = self.env().helper("call_interpreted", &mut func)?;
+        let helper = self.env().helper(HelperId::call_interpreted(), &mut func)?;
         let (ptr, isa_cfg) = (self.ptr, self.frontend);
         {
             let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
@@ -132,7 +133,7 @@ impl JitEngine {
             let tp = b.ins().stack_addr(ptr, table, 0);
             let call = b.ins().call(helper, &[ctx, sitev, tp]);
             let st = b.inst_results(call)[0];
-            let failed = b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
+            let failed = b.ins().icmp_imm_u(IntCC::NotEqual, st, status::OK as i64);
             let (ok, bad) = (b.create_block(), b.create_block());
             b.ins().brif(failed, bad, &[], ok, &[]);
             // Failed: the shim recorded the error and its location.

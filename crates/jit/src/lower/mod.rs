@@ -30,23 +30,17 @@
 
 #![forbid(unsafe_code)]
 
-#[path = "lower_closure.rs"]
 pub(crate) mod closure;
-#[path = "lower_native.rs"]
 mod fastnative;
-#[path = "lower_global.rs"]
 mod global;
-#[path = "lower_gas.rs"]
 mod metered;
-#[path = "lower_vec.rs"]
 mod vecops;
-#[path = "lower_wide.rs"]
 mod wide;
 
 use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
 use crate::gas::{instr_cost, segments, CostTable};
-use crate::helpers::op;
+use crate::helpers::{op, status, HelperId};
 use crate::kind::Kind;
 use crate::ty::Ty;
 use crate::types::{datatype_id, sig_types, to_type};
@@ -137,7 +131,7 @@ pub trait LowerEnv {
         func: &mut Function,
     ) -> CompileResult<CalleeRef>;
     /// Imports the runtime helper `name` into `func`.
-    fn helper(&mut self, name: &str, func: &mut Function) -> CompileResult<FuncRef>;
+    fn helper(&mut self, h: HelperId, func: &mut Function) -> CompileResult<FuncRef>;
     /// The cached flat layout of `ty` (kept alive as long as the code).
     fn layout(&mut self, ty: &RType) -> CompileResult<Arc<FlatLayout>>;
     /// The interpreter's value depth of `ty` and its limit.
@@ -149,7 +143,7 @@ pub trait LowerEnv {
     /// address.
     fn error_constant(&mut self, e: movejit_runtime::VmError) -> u64;
     /// Registers a `PackClosure` site naming `handle<type_args>` of module
-    /// `module_idx` (`lower_closure.rs`); the target compiles with the caller.
+    /// `module_idx` (`lower/closure.rs`); the target compiles with the caller.
     fn pack_site(
         &mut self,
         module_idx: u32,
@@ -166,7 +160,7 @@ pub trait LowerEnv {
         Err(unsupported("closures"))
     }
     /// The number the global-storage shims know resource type `ty` by
-    /// (`lower_global.rs`); engines without session storage refuse.
+    /// (`lower/global.rs`); engines without session storage refuse.
     fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
         Err(unsupported(format!("global storage ({ty})")))
     }
@@ -202,12 +196,12 @@ enum Redo {
 }
 
 impl Redo {
-    fn helper(&self) -> &'static str {
+    fn helper(&self) -> HelperId {
         match self {
-            Redo::Bin(..) => "int_binop",
-            Redo::Shift(..) => "int_shift",
-            Redo::Cast(..) => "int_cast",
-            Redo::Negate(..) => "int_negate",
+            Redo::Bin(..) => HelperId::int_binop(),
+            Redo::Shift(..) => HelperId::int_shift(),
+            Redo::Cast(..) => HelperId::int_cast(),
+            Redo::Negate(..) => HelperId::int_negate(),
         }
     }
 }
@@ -452,11 +446,11 @@ struct Lowerer<'a, 'f> {
     stack: Vec<(Ty, Val)>,
     /// Highest operand-stack height already checked in the current block.
     watermark: usize,
-    /// The gas segment being lowered (metered code, `lower_gas.rs`).
+    /// The gas segment being lowered (metered code, `lower/metered.rs`).
     seg: Option<metered::Segment>,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
-    /// The gas resolver's event table (`lower_gas.rs`).
+    /// The gas resolver's event table (`lower/metered.rs`).
     gas_events: Vec<u64>,
     /// The shared block resolving where a segment fails.
     gas_resolver: Option<Block>,
@@ -477,7 +471,7 @@ struct Lowerer<'a, 'f> {
     /// Operand slots by (height, size, alignment).
     opslots: HashMap<(usize, u32, u32), StackSlot>,
     mode: Mode,
-    helpers: HashMap<&'static str, FuncRef>,
+    helpers: HashMap<HelperId, FuncRef>,
     callees: HashMap<(FunctionHandleIndex, Vec<RType>), std::rc::Rc<CalleeRef>>,
 }
 
@@ -701,7 +695,7 @@ impl Lowerer<'_, '_> {
         vec: Value,
         idx: Value,
     ) -> CompileResult<()> {
-        let f = self.helper_ref("vec_borrow")?;
+        let f = self.helper_ref(HelperId::vec_borrow())?;
         let r = self.refund_at(offset);
         self.fail_if_with(cond, offset, r, |lw| {
             let lp = lw.layout_ptr(el);
@@ -723,7 +717,7 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(cond, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
-        // Metered code: an earlier out-of-gas or overflow wins (lower_gas.rs).
+        // Metered code: an earlier out-of-gas or overflow wins (lower/metered.rs).
         self.note_failure_site(offset);
         let st = status(self);
         self.gas_out();
@@ -811,7 +805,7 @@ impl Lowerer<'_, '_> {
         let h = self.stack.len();
         if h + 1 > self.watermark && self.defer_push(offset, h) {
             // Metered code tests the segment's room before the next
-            // instruction that may fail (`lower_gas.rs`).
+            // instruction that may fail (`lower/metered.rs`).
             self.watermark = h + 1;
             self.stack.push((t, v));
             return;
@@ -896,8 +890,8 @@ impl Lowerer<'_, '_> {
         self.b.ins().iconst(self.ptr, Arc::as_ptr(l) as i64)
     }
 
-    fn call_helper(&mut self, name: &'static str, args: &[Value]) -> CompileResult<Value> {
-        let f = self.helper_ref(name)?;
+    fn call_helper(&mut self, h: HelperId, args: &[Value]) -> CompileResult<Value> {
+        let f = self.helper_ref(h)?;
         self.gas_out();
         let call = self.b.ins().call(f, args);
         let r = self.b.inst_results(call)[0];
@@ -938,9 +932,9 @@ impl Lowerer<'_, '_> {
 
     /// Calls a status-returning helper; a non-zero status fails at `offset`
     /// with the error the helper recorded.
-    fn call_status(&mut self, name: &'static str, args: &[Value], offset: usize) -> CompileResult<()> {
-        let st = self.call_helper(name, args)?;
-        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
+    fn call_status(&mut self, h: HelperId, args: &[Value], offset: usize) -> CompileResult<()> {
+        let st = self.call_helper(h, args)?;
+        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, status::OK as i64);
         let r = self.refund_at(offset);
         self.fail_if_with(bad, offset, r, |lw| lw.b.ins().iconst(types::I32, 0));
         Ok(())
@@ -960,14 +954,14 @@ impl Lowerer<'_, '_> {
             self.b.switch_to_block(live);
             self.b.seal_block(live);
             let lp = self.layout_ptr(l);
-            self.call_helper("value_drop", &[self.ctx, lp, addr])?;
+            self.call_helper(HelperId::value_drop(), &[self.ctx, lp, addr])?;
             self.b.ins().jump(done, &[]);
             self.b.switch_to_block(done);
             self.b.seal_block(done);
             return Ok(());
         }
         let lp = self.layout_ptr(l);
-        self.call_helper("value_drop", &[self.ctx, lp, addr])?;
+        self.call_helper(HelperId::value_drop(), &[self.ctx, lp, addr])?;
         Ok(())
     }
 
@@ -976,7 +970,7 @@ impl Lowerer<'_, '_> {
     fn copy_value(&mut self, l: &Arc<FlatLayout>, dst: Value, src: Value, i: usize) -> CompileResult<()> {
         if l.owns_heap {
             let lp = self.layout_ptr(l);
-            self.call_status("value_copy", &[self.ctx, lp, dst, src], i)?;
+            self.call_status(HelperId::value_copy(), &[self.ctx, lp, dst, src], i)?;
         } else {
             self.copy_mem(dst, src, l.size);
         }
@@ -1013,12 +1007,12 @@ impl Lowerer<'_, '_> {
         Ok((t, v))
     }
 
-    fn helper_ref(&mut self, name: &'static str) -> CompileResult<FuncRef> {
-        if let Some(f) = self.helpers.get(name) {
+    fn helper_ref(&mut self, h: HelperId) -> CompileResult<FuncRef> {
+        if let Some(f) = self.helpers.get(&h) {
             return Ok(*f);
         }
-        let f = self.env.helper(name, self.b.func)?;
-        self.helpers.insert(name, f);
+        let f = self.env.helper(h, self.b.func)?;
+        self.helpers.insert(h, f);
         Ok(f)
     }
 
@@ -1060,7 +1054,7 @@ impl Lowerer<'_, '_> {
             self.slot_addr(32),
             self.code_const(k.code() as u8 | opc << 4),
         ];
-        self.call_status("int_binop", &args, offset)?;
+        self.call_status(HelperId::int_binop(), &args, offset)?;
         Ok(self.reload(k, 64))
     }
 
@@ -1646,7 +1640,7 @@ impl Lowerer<'_, '_> {
                 }
                 let dst = self.opslot(self.stack.len(), &vl);
                 let (ep, nv) = (self.layout_ptr(&el), self.b.ins().iconst(types::I64, n as i64));
-                self.call_status("vec_pack", &[self.ctx, ep, dst, buf, nv], i)?;
+                self.call_status(HelperId::vec_pack(), &[self.ctx, ep, dst, buf, nv], i)?;
                 self.push(Ty::M(vl), Val::Mem(dst), i);
             }
             B::VecUnpack(_, n) => {
@@ -1654,7 +1648,7 @@ impl Lowerer<'_, '_> {
                 let el = Self::elem_of(&vl)?;
                 let buf = self.elem_buffer(&el, n)?;
                 let (ep, nv) = (self.layout_ptr(&el), self.b.ins().iconst(types::I64, n as i64));
-                self.call_status("vec_unpack", &[self.ctx, ep, v, nv, buf], i)?;
+                self.call_status(HelperId::vec_unpack(), &[self.ctx, ep, v, nv, buf], i)?;
                 let fields: Vec<movejit_runtime::flat::Field> = (0..n as u32)
                     .map(|k| movejit_runtime::flat::Field { offset: k * el.size, layout: el.clone() })
                     .collect();
@@ -1730,7 +1724,7 @@ impl Lowerer<'_, '_> {
                     Ty::M(l) => {
                         let lp = self.layout_ptr(l);
                         let (pa, pb) = (a.addr()?, b.addr()?);
-                        let r = self.call_helper("value_eq", &[self.ctx, lp, pa, pb])?;
+                        let r = self.call_helper(HelperId::value_eq(), &[self.ctx, lp, pa, pb])?;
                         self.drop_value(l, pa)?;
                         self.drop_value(l, pb)?;
                         self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0)
@@ -1744,7 +1738,7 @@ impl Lowerer<'_, '_> {
                             }
                             _ => {
                                 let lp = self.layout_ptr(t);
-                                let r = self.call_helper("value_eq", &[self.ctx, lp, pa, pb])?;
+                                let r = self.call_helper(HelperId::value_eq(), &[self.ctx, lp, pa, pb])?;
                                 self.b.ins().icmp_imm_u(IntCC::NotEqual, r, 0)
                             }
                         }
@@ -1787,7 +1781,7 @@ impl Lowerer<'_, '_> {
                         self.slot_addr(32),
                         self.code_const(ka.code() as u8 | opc << 4),
                     ];
-                    self.call_status("int_cmp", &args, i)?;
+                    self.call_status(HelperId::int_cmp(), &args, i)?;
                     self.b.ins().stack_load(self.ptr, types::I8, self.scratch, 64)
                 } else {
                     self.b.ins().icmp(cc, a.one()?, b.one()?)
@@ -1814,7 +1808,7 @@ impl Lowerer<'_, '_> {
                         amt,
                         self.code_const(k.code() as u8 | dir << 4),
                     ];
-                    self.call_status("int_shift", &args, i)?;
+                    self.call_status(HelperId::int_shift(), &args, i)?;
                     self.reload(k, 64)
                 } else {
                     let over = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, amt, k.bits() as i64);
@@ -1866,7 +1860,7 @@ impl Lowerer<'_, '_> {
                         self.slot_addr(0),
                         self.code_const(src.code() as u8 | (dst.code() as u8) << 4),
                     ];
-                    self.call_status("int_cast", &args, i)?;
+                    self.call_status(HelperId::int_cast(), &args, i)?;
                     self.reload(dst, 64)
                 } else {
                     Val::One(self.cast_inline(src, dst, a.one()?, i, redo)?)
@@ -1880,7 +1874,7 @@ impl Lowerer<'_, '_> {
                 let r = if k.is_wide() {
                     self.spill(&a, 0);
                     let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(k.code() as u8)];
-                    self.call_status("int_negate", &args, i)?;
+                    self.call_status(HelperId::int_negate(), &args, i)?;
                     self.reload(k, 64)
                 } else {
                     let x = a.one()?;
@@ -1926,7 +1920,7 @@ impl Lowerer<'_, '_> {
                 }
                 // The shim checks the length too (an always-failing path).
                 let max = self.b.ins().iconst(types::I64, self.target.max_abort_message as i64);
-                self.call_helper("abort_msg", &[self.ctx, code, msg, max])?;
+                self.call_helper(HelperId::abort_msg(), &[self.ctx, code, msg, max])?;
                 let st = self.b.ins().iconst(types::I32, 0);
                 let offv = self.b.ins().iconst(types::I32, i as i64);
                 let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
@@ -2124,7 +2118,7 @@ impl Lowerer<'_, '_> {
         }
         let sitev = self.b.ins().iconst(types::I64, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);
-        self.call_status("call_native", &[self.ctx, sitev, tp], i)?;
+        self.call_status(HelperId::call_native(), &[self.ctx, sitev, tp], i)?;
         let mut vals = Vec::new();
         for (t, a) in callee.rets.iter().zip(outs) {
             let v = match t {
