@@ -22,7 +22,7 @@
 use crate::flat::native_bridge::NativeSession;
 use crate::flat::{Addr, FlatLayout};
 use crate::natives::TypeInfo;
-use crate::{AccountAddress, ModuleId, Type, VmError, VmResult};
+use crate::{AccountAddress, ModuleId, Type, TypeId, VmError, VmResult};
 use movejit_format::CompiledModule;
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,20 +92,21 @@ pub trait ModuleSource {
 
 /// The session's global-storage cache over flat values, with the
 /// interpreter's semantics (statuses; what is marked written for the change
-/// set). A failed execution is undone by the session as a whole.
+/// set). A failed execution is undone by the session as a whole. Resource
+/// types are interned ids ([`crate::intern`]).
 pub trait GlobalStore {
     /// `exists<ty>(address)`.
-    fn exists(&mut self, address: AccountAddress, ty: &Type) -> VmResult<bool>;
+    fn exists(&mut self, address: AccountAddress, ty: TypeId) -> VmResult<bool>;
     /// The address of resource `ty` at `address` (`MISSING_DATA` when
     /// absent); `mutable` marks it written.
-    fn borrow(&mut self, address: AccountAddress, ty: &Type, mutable: bool) -> VmResult<Addr>;
+    fn borrow(&mut self, address: AccountAddress, ty: TypeId, mutable: bool) -> VmResult<Addr>;
     /// Moves resource `ty` at `address` into the slot `dst` (`MISSING_DATA`
     /// when absent).
-    fn move_from(&mut self, address: AccountAddress, ty: &Type, dst: Addr) -> VmResult<()>;
+    fn move_from(&mut self, address: AccountAddress, ty: TypeId, dst: Addr) -> VmResult<()>;
     /// Moves the value in slot `src` into storage as resource `ty` at
     /// `address`; when one exists already the value is dropped and the
     /// call fails with `RESOURCE_ALREADY_EXISTS`.
-    fn move_to(&mut self, address: AccountAddress, ty: &Type, src: Addr) -> VmResult<()>;
+    fn move_to(&mut self, address: AccountAddress, ty: TypeId, src: Addr) -> VmResult<()>;
 }
 
 /// Which function an [`InterpretedCall`] runs.

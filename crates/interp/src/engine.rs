@@ -14,7 +14,7 @@ use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
     AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId,
-    NativeRegistry, Resolver, StatusCode, Type, Value, VmError, VmResult, WriteOp,
+    NativeRegistry, Resolver, StatusCode, Type, TypeId, TypeTable, Value, VmError, VmResult, WriteOp,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -217,19 +217,46 @@ pub struct ExecutionResult {
 #[derive(Debug)]
 pub(crate) struct GlobalMeta {
     pub address: AccountAddress,
-    pub ty: Type,
+    /// The resource type, interned (the slot's key) and structural (for
+    /// the change set).
+    pub id: TypeId,
+    pub ty: Arc<Type>,
     pub existed: bool,
     pub dirty: bool,
 }
 
-/// The session's cache of global resources.
+/// The session's cache of global resources, keyed by (address, interned
+/// resource type): a lookup hashes 36 bytes, never a structural type.
 #[derive(Debug, Default)]
 pub(crate) struct Globals {
-    pub index: FxHashMap<(AccountAddress, Type), u32>,
+    pub index: FxHashMap<(AccountAddress, TypeId), u32>,
     pub meta: Vec<GlobalMeta>,
     pub values: Vec<Option<Value>>,
     /// The flat interpreter's values (it uses these instead of `values`).
     pub flat: Vec<Option<FlatValue>>,
+    /// Flat layouts of the resource types met, by id.
+    pub layouts: FxHashMap<TypeId, Arc<movejit_runtime::flat::FlatLayout>>,
+    /// Recently found slots, direct-mapped by (type id, address): a hit
+    /// skips hashing the 36-byte key. Hints are checked against `meta`, so
+    /// a stale one (after a failed call truncated the slots) only misses.
+    hints: [u32; GLOBAL_HINTS],
+}
+
+const GLOBAL_HINTS: usize = 16;
+
+impl Globals {
+    /// The slot of resource `ty` at `address` when the session has loaded it.
+    #[inline]
+    pub fn find(&mut self, address: &AccountAddress, ty: TypeId) -> Option<usize> {
+        let h = (ty.0 as usize ^ address.0[31] as usize) % GLOBAL_HINTS;
+        let s = self.hints[h] as usize;
+        if self.meta.get(s).is_some_and(|m| m.id == ty && m.address == *address) {
+            return Some(s);
+        }
+        let s = *self.index.get(&(*address, ty))?;
+        self.hints[h] = s;
+        Some(s as usize)
+    }
 }
 
 /// Shared type arguments of a frame or instantiation.
@@ -1005,10 +1032,11 @@ impl<'e, 'r> Session<'e, 'r> {
                 }
                 match self.globals.flat.get(i).and_then(|v| v.as_ref()) {
                     Some(v) => {
-                        cs.resources.insert((meta.address, meta.ty.clone()), WriteOp::Write(flat_bcs::serialize(v)?));
+                        cs.resources
+                            .insert((meta.address, (*meta.ty).clone()), WriteOp::Write(flat_bcs::serialize(v)?));
                     }
                     None if meta.existed => {
-                        cs.resources.insert((meta.address, meta.ty.clone()), WriteOp::Delete);
+                        cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Delete);
                     }
                     None => {}
                 }
@@ -1023,10 +1051,10 @@ impl<'e, 'r> Session<'e, 'r> {
             match v {
                 Some(v) => {
                     let l = self.layout_of(&meta.ty)?;
-                    cs.resources.insert((meta.address, meta.ty.clone()), WriteOp::Write(bcs::serialize(v, &l)?));
+                    cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Write(bcs::serialize(v, &l)?));
                 }
                 None if meta.existed => {
-                    cs.resources.insert((meta.address, meta.ty.clone()), WriteOp::Delete);
+                    cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Delete);
                 }
                 None => {}
             }
@@ -1034,14 +1062,16 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok(cs)
     }
 
-    /// The slot of resource `ty` at `address`, loading it on first use.
+    /// The slot of resource `ty` at `address`, loading it on first use
+    /// (the tree interpreter's; it names resources by structure).
     pub(crate) fn global_slot(
         &mut self,
         address: AccountAddress,
         ty: &Type,
         values: &mut Vec<Option<Value>>,
     ) -> VmResult<u32> {
-        if let Some(s) = self.globals.index.get(&(address, ty.clone())) {
+        let id = TypeTable::shared().intern(ty)?;
+        if let Some(s) = self.globals.index.get(&(address, id)) {
             return Ok(*s);
         }
         let value = match self.resolver.get_resource(&address, ty) {
@@ -1055,9 +1085,10 @@ impl<'e, 'r> Session<'e, 'r> {
             None => None,
         };
         let slot = self.globals.meta.len() as u32;
-        self.globals.meta.push(GlobalMeta { address, ty: ty.clone(), existed: value.is_some(), dirty: false });
+        let ty = Arc::new(ty.clone());
+        self.globals.meta.push(GlobalMeta { address, id, ty, existed: value.is_some(), dirty: false });
         values.push(value);
-        self.globals.index.insert((address, ty.clone()), slot);
+        self.globals.index.insert((address, id), slot);
         Ok(slot)
     }
 
@@ -1248,7 +1279,9 @@ impl TypeInfo for Session<'_, '_> {
     /// Loaded resources answer from the call's memory (the flat
     /// interpreter's: the session's flat globals), others from storage.
     fn resource_exists(&self, mem: &movejit_runtime::Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {
-        match self.globals.index.get(&(address, ty.clone())) {
+        // A type never interned has no slot in any session.
+        let slot = TypeTable::shared().lookup(ty).and_then(|id| self.globals.index.get(&(address, id)));
+        match slot {
             // The flat interpreter keeps loaded resources in the session.
             Some(&slot) if self.engine.config.interpreter == InterpreterKind::Flat => {
                 Ok(self.globals.flat.get(slot as usize).is_some_and(|v| v.is_some()))

@@ -28,6 +28,8 @@
 mod engine;
 mod flat;
 mod fxhash;
+#[cfg(test)]
+mod globals_tests;
 mod interpreter;
 pub mod loader;
 

@@ -1,10 +1,11 @@
 //! What compiled code reaches through `ExecContext::host` while it runs:
 //! the natives' host ([`NativeHost`], first, so `call_native` and
-//! `abort_msg` read the same pointer as a `NativeHost`), the resource types
-//! compiled code names by number, and the interpreter session's global
-//! storage ([`GlobalStore`]), for the global-storage shims of the helper
-//! table (`global_exists`, `global_borrow`, `global_move_from`,
-//! `global_move_to`).
+//! `abort_msg` read the same pointer as a `NativeHost`) and the interpreter
+//! session's global storage ([`GlobalStore`]), for the global-storage shims
+//! of the helper table (`global_exists`, `global_borrow`,
+//! `global_move_from`, `global_move_to`). Compiled code names a resource
+//! type by its interned id ([`crate::intern`]), which the shims hand to the
+//! session as they are: no structural type on this path.
 //!
 //! Shim contract as in [`super::shims`]; in addition `ctx.host` is 0 or
 //! points to a live [`Host`], and address arguments point to the 32 bytes
@@ -20,7 +21,7 @@ use super::shims::NativeHost;
 use crate::compiled::SessionHost;
 use crate::error::{VmError, VmResult};
 use crate::natives::TypeInfo;
-use crate::{AccountAddress, Layout, Memory, Type};
+use crate::{AccountAddress, Layout, Memory, Type, TypeId};
 use movejit_format::StatusCode;
 
 /// The host of one compiled execution.
@@ -28,8 +29,6 @@ use movejit_format::StatusCode;
 pub struct Host<'a> {
     /// Must stay the first field (see the module doc).
     pub native: NativeHost<'a>,
-    /// Resource types by the number compiled code passes to the shims.
-    pub global_types: &'a [Type],
     /// The interpreter session, when compiled code runs inside one (global
     /// storage; also behind `native.types`, see [`SessionTypes`]).
     pub session: Option<*mut (dyn SessionHost + 'a)>,
@@ -54,22 +53,22 @@ impl TypeInfo for SessionTypes<'_> {
     }
 }
 
-/// The context, the session's global storage and the resource type `ty`.
+/// The context, the session's global storage and the resource type id `ty`.
 ///
 /// # Safety
 /// Shim contract (module doc).
 unsafe fn globals<'a>(
     ctx: *mut ExecContext,
     ty: u64,
-) -> Result<(&'a mut ExecContext, &'a mut (dyn SessionHost + 'a), &'a Type), u32> {
+) -> Result<(&'a mut ExecContext, &'a mut (dyn SessionHost + 'a), TypeId), u32> {
     // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
     let c = unsafe { ctx.as_mut() }.ok_or(1u32)?;
     // SAFETY: shim contract: `host` is 0 or a live `Host`.
     let Some(host) = (unsafe { (c.host as *const Host<'a>).as_ref() }) else {
         return Err(c.fail(&VmError::invariant("no host for global storage")));
     };
-    let Some(t) = host.global_types.get(ty as usize) else {
-        return Err(c.fail(&VmError::invariant("global type number")));
+    let Some(t) = TypeId::from_u64(ty) else {
+        return Err(c.fail(&VmError::invariant("global type id")));
     };
     let Some(session) = host.session else {
         return Err(c.fail(&VmError::new(StatusCode::VM_EXTENSION_ERROR).with_message("no global storage")));
@@ -115,7 +114,7 @@ pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, addr: *co
     }
 }
 
-/// `borrow_global<T>(addr)`; `code` = type number << 1 | mutable. Writes
+/// `borrow_global<T>(addr)`; `code` = type id << 1 | mutable. Writes
 /// the resource's address to `out`.
 pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, addr: *const u8, out: *mut u8) -> u32 {
     // SAFETY: shim contract.

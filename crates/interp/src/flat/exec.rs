@@ -940,13 +940,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
                 Op::Exists { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
-                    let slot = self.s.flat_global_slot(addr, ty)?;
+                    let slot = self.s.flat_global_slot(addr, *ty)?;
                     let e = self.s.globals.flat.get(slot).is_some_and(|g| g.is_some());
                     mem::write_bool(at(*a), e);
                 }
                 Op::BorrowGlobal { a, ty, mutable } => {
                     let addr = AccountAddress(mem::read(at(*a)));
-                    let slot = self.s.flat_global_slot(addr, ty)?;
+                    let slot = self.s.flat_global_slot(addr, *ty)?;
                     let g = match self.s.globals.flat.get(slot) {
                         Some(Some(v)) => Addr::of_value(v),
                         _ => return Err(Box::new(VmError::missing_resource(&addr, false))),
@@ -958,7 +958,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
                 Op::MoveFrom { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
-                    let slot = self.s.flat_global_slot(addr, ty)?;
+                    let slot = self.s.flat_global_slot(addr, *ty)?;
                     let v = self
                         .s
                         .globals
@@ -971,7 +971,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
                 Op::MoveTo { s, v, ty, l } => {
                     let addr = AccountAddress(mem::read(mem::read_addr(at(*s))));
-                    let slot = self.s.flat_global_slot(addr, ty)?;
+                    let slot = self.s.flat_global_slot(addr, *ty)?;
                     if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
                         mem::drop_value(l, at(*v));
                         return Err(Box::new(VmError::resource_exists(&addr)));

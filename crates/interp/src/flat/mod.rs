@@ -17,7 +17,8 @@ use crate::loader::LoadedModule;
 use movejit_runtime::flat::{FlatLayout, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
-    AccountAddress, FunctionId, Layout, ModuleId, NativeFunction, StatusCode, Type, VmError, VmResult,
+    AccountAddress, FunctionId, Layout, ModuleId, NativeFunction, StatusCode, Type, TypeId, TypeTable, VmError,
+    VmResult,
 };
 use prepare::{CallSite, Prepared};
 use std::collections::HashMap;
@@ -432,14 +433,25 @@ impl<'e> Session<'e, '_> {
     }
 
     /// The slot of resource `ty` at `address` in the flat global cache,
-    /// loading it from the resolver on first use.
-    pub(crate) fn flat_global_slot(&mut self, address: AccountAddress, ty: &Type) -> VmResult<usize> {
-        if let Some(s) = self.globals.index.get(&(address, ty.clone())) {
-            return Ok(*s as usize);
+    /// loading it from the resolver on first use (the structural type is
+    /// looked up only then).
+    #[inline]
+    pub(crate) fn flat_global_slot(&mut self, address: AccountAddress, ty: TypeId) -> VmResult<usize> {
+        match self.globals.find(&address, ty) {
+            Some(s) => Ok(s),
+            None => self.load_flat_global(address, ty),
         }
-        let value = match self.resolver.get_resource(&address, ty) {
+    }
+
+    /// [`Self::flat_global_slot`] on first use (out of line: the hot path
+    /// stays a few instructions).
+    #[cold]
+    #[inline(never)]
+    fn load_flat_global(&mut self, address: AccountAddress, ty: TypeId) -> VmResult<usize> {
+        let t = TypeTable::shared().get(ty)?;
+        let value = match self.resolver.get_resource(&address, &t) {
             Some(bytes) => {
-                let l = self.flat_layout(ty)?;
+                let l = self.global_layout(ty)?;
                 Some(
                     movejit_runtime::flat::bcs::deserialize(&bytes, l)
                         .map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_RESOURCE))?,
@@ -450,13 +462,25 @@ impl<'e> Session<'e, '_> {
         let slot = self.globals.meta.len();
         self.globals.meta.push(crate::engine::GlobalMeta {
             address,
-            ty: ty.clone(),
+            id: ty,
+            ty: t,
             existed: value.is_some(),
             dirty: false,
         });
         self.globals.flat.push(value);
-        self.globals.index.insert((address, ty.clone()), slot as u32);
+        self.globals.index.insert((address, ty), slot as u32);
         Ok(slot)
+    }
+
+    /// The flat layout of resource type `ty` (cached by id).
+    pub(crate) fn global_layout(&mut self, ty: TypeId) -> VmResult<Arc<FlatLayout>> {
+        if let Some(l) = self.globals.layouts.get(&ty) {
+            return Ok(l.clone());
+        }
+        let t = TypeTable::shared().get(ty)?;
+        let l = self.flat_layout(&t)?;
+        self.globals.layouts.insert(ty, l.clone());
+        Ok(l)
     }
 
     /// A deep copy of the flat global cache (to restore after a failed call).

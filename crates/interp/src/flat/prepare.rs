@@ -18,7 +18,7 @@ use movejit_format::{
 };
 use movejit_runtime::arith::{BinOp, CastTo, CmpOp};
 use movejit_runtime::flat::{FlatLayout, FlatValue, FrameLayout, Shape};
-use movejit_runtime::{StatusCode, Type, VmError, VmResult};
+use movejit_runtime::{StatusCode, Type, TypeId, TypeTable, VmError, VmResult};
 use std::sync::Arc;
 
 type L = Arc<FlatLayout>;
@@ -337,23 +337,25 @@ pub(crate) enum Op {
         j: u32,
         e: L,
     },
+    /// Global-storage instructions name their resource type by its
+    /// interned id (the session's global cache is keyed by it).
     Exists {
         a: u32,
-        ty: Box<Type>,
+        ty: TypeId,
     },
     BorrowGlobal {
         a: u32,
-        ty: Box<Type>,
+        ty: TypeId,
         mutable: bool,
     },
     MoveFrom {
         a: u32,
-        ty: Box<Type>,
+        ty: TypeId,
     },
     MoveTo {
         s: u32,
         v: u32,
-        ty: Box<Type>,
+        ty: TypeId,
         l: L,
     },
     PackClosure(Box<ClosureSite>),
@@ -474,6 +476,12 @@ impl Preparer<'_, '_, '_> {
         }
         Ok(())
     }
+}
+
+/// The engine-wide id of a resource type (looked up by structure here,
+/// once per instance, never when the instruction runs).
+fn intern(t: &Type) -> VmResult<TypeId> {
+    TypeTable::shared().intern(t)
 }
 
 fn pop(st: &mut Vec<Type>) -> VmResult<Type> {
@@ -940,7 +948,7 @@ impl Preparer<'_, '_, '_> {
                 let ty = self.global_ty(instr)?;
                 pop(st)?;
                 st.push(Type::Bool);
-                Op::Exists { a: top(0), ty: Box::new(ty) }
+                Op::Exists { a: top(0), ty: intern(&ty)? }
             }
             B::MutBorrowGlobal(_)
             | B::ImmBorrowGlobal(_)
@@ -955,21 +963,22 @@ impl Preparer<'_, '_, '_> {
                     Type::Reference(Box::new(ty.clone()))
                 });
                 self.layout(&ty)?;
-                Op::BorrowGlobal { a: top(0), ty: Box::new(ty), mutable }
+                Op::BorrowGlobal { a: top(0), ty: intern(&ty)?, mutable }
             }
             B::MoveFrom(_) | B::MoveFromGeneric(_) => {
                 let ty = self.global_ty(instr)?;
                 pop(st)?;
+                let id = intern(&ty)?;
                 st.push(ty.clone());
                 self.layout(&ty)?;
-                Op::MoveFrom { a: top(0), ty: Box::new(ty) }
+                Op::MoveFrom { a: top(0), ty: id }
             }
             B::MoveTo(_) | B::MoveToGeneric(_) => {
                 let ty = self.global_ty(instr)?;
                 pop(st)?;
                 pop(st)?;
                 let l = self.layout(&ty)?;
-                Op::MoveTo { s: top(1), v: top(0), ty: Box::new(ty), l }
+                Op::MoveTo { s: top(1), v: top(0), ty: intern(&ty)?, l }
             }
             B::VecPack(sig, n) => {
                 let e = self.inst(*sig)?.into_iter().next().ok_or_else(|| inv("vector element type"))?;

@@ -13,7 +13,7 @@ use movejit_runtime::compiled::{
 };
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::{mem, Addr};
-use movejit_runtime::{AccountAddress, ModuleId, Type, VmError, VmResult};
+use movejit_runtime::{AccountAddress, ModuleId, TypeId, VmError, VmResult};
 use movejit_runtime::{FunctionId, GasMeter};
 use std::sync::Arc;
 
@@ -32,12 +32,12 @@ impl ModuleSource for Session<'_, '_> {
 }
 
 impl GlobalStore for Session<'_, '_> {
-    fn exists(&mut self, address: AccountAddress, ty: &Type) -> VmResult<bool> {
+    fn exists(&mut self, address: AccountAddress, ty: TypeId) -> VmResult<bool> {
         let slot = self.flat_global_slot(address, ty)?;
         Ok(self.globals.flat.get(slot).is_some_and(|g| g.is_some()))
     }
 
-    fn borrow(&mut self, address: AccountAddress, ty: &Type, mutable: bool) -> VmResult<Addr> {
+    fn borrow(&mut self, address: AccountAddress, ty: TypeId, mutable: bool) -> VmResult<Addr> {
         let slot = self.flat_global_slot(address, ty)?;
         let g = match self.globals.flat.get(slot) {
             Some(Some(v)) => Addr::of_value(v),
@@ -49,7 +49,7 @@ impl GlobalStore for Session<'_, '_> {
         Ok(g)
     }
 
-    fn move_from(&mut self, address: AccountAddress, ty: &Type, dst: Addr) -> VmResult<()> {
+    fn move_from(&mut self, address: AccountAddress, ty: TypeId, dst: Addr) -> VmResult<()> {
         let slot = self.flat_global_slot(address, ty)?;
         let v = self
             .globals
@@ -62,9 +62,9 @@ impl GlobalStore for Session<'_, '_> {
         Ok(())
     }
 
-    fn move_to(&mut self, address: AccountAddress, ty: &Type, src: Addr) -> VmResult<()> {
+    fn move_to(&mut self, address: AccountAddress, ty: TypeId, src: Addr) -> VmResult<()> {
         let slot = self.flat_global_slot(address, ty)?;
-        let l = self.flat_layout(ty)?;
+        let l = self.global_layout(ty)?;
         if self.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
             mem::drop_value(&l, src);
             return Err(VmError::resource_exists(&address));

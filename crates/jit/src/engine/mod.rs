@@ -143,9 +143,6 @@ pub struct JitEngine {
     /// Native call sites compiled code names by index.
     pub(crate) native_sites: Vec<NativeSite>,
     native_keys: HashMap<InstanceKey, u64>,
-    /// Resource types global-storage shims know by number.
-    pub(crate) global_types: Vec<RType>,
-    global_numbers: HashMap<RType, u64>,
     pub(crate) executor: Option<crate::exec::Executor>,
     /// Closure sites and the compiled closure targets (`engine/closures.rs`).
     closures: closures::ClosureState,
@@ -215,8 +212,6 @@ impl JitEngine {
             consts: ConstPool::default(),
             native_sites: Vec::new(),
             native_keys: HashMap::new(),
-            global_types: Vec::new(),
-            global_numbers: HashMap::new(),
             executor: None,
             closures: Default::default(),
             interp_sites: Default::default(),
@@ -375,8 +370,6 @@ impl JitEngine {
             natives: &self.config.natives,
             native_sites: &mut self.native_sites,
             native_keys: &mut self.native_keys,
-            global_types: &mut self.global_types,
-            global_numbers: &mut self.global_numbers,
             session_host: self.config.session_host,
             limits: type_limits(&self.config.limits),
             callees: Vec::new(),
@@ -647,8 +640,6 @@ struct Declarer<'e> {
     natives: &'e NativeRegistry,
     native_sites: &'e mut Vec<NativeSite>,
     native_keys: &'e mut HashMap<InstanceKey, u64>,
-    global_types: &'e mut Vec<RType>,
-    global_numbers: &'e mut HashMap<RType, u64>,
     session_host: bool,
     limits: TypeLimits,
     callees: Vec<InstanceKey>,
@@ -836,17 +827,16 @@ impl LowerEnv for Declarer<'_> {
         self.closure_call_site(spec)
     }
 
+    /// The resource type's engine-wide interned id (`movejit_runtime::intern`).
     fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
         if !self.session_host {
             return Err(CompileError::Unsupported(format!("global storage ({ty}) outside an interpreter session")));
         }
-        if let Some(n) = self.global_numbers.get(ty) {
-            return Ok(*n);
-        }
-        let n = self.global_types.len() as u64;
-        self.global_types.push(ty.clone());
-        self.global_numbers.insert(ty.clone(), n);
-        Ok(n)
+        // The process-wide table: every session and engine agrees on the id.
+        movejit_runtime::TypeTable::shared()
+            .intern(ty)
+            .map(movejit_runtime::TypeId::to_u64)
+            .map_err(|e| CompileError::Unsupported(format!("global storage ({ty}): {e}")))
     }
 }
 

@@ -23,7 +23,7 @@
 //!
 //! Runs by many threads at once: [`SharedEngine`] (`exec/shared.rs`) keeps
 //! a `JitEngine` behind a lock only compiling takes; its runs read
-//! snapshots of the engine's native sites and resource types and each take
+//! snapshots of the engine's native sites and each take
 //! an execution stack of their own from a pool.
 
 #![allow(unsafe_code)]
@@ -44,7 +44,6 @@ use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::shims::{NativeHost, NativeSite};
 use movejit_runtime::flat::{bcs as flat_bcs, ExecContext, FlatLayout, FlatValue, Shape};
 use movejit_runtime::natives::TypeInfo;
-use movejit_runtime::Type as RType;
 use std::sync::Arc;
 
 const HELPER_MARGIN: u64 = 1 << 20;
@@ -325,7 +324,7 @@ impl JitEngine {
             self.executor = Some(Executor::start(self.config.stack_size)?);
         }
         let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
-        let tables = Tables { config: &self.config, sites: &self.native_sites, global_types: &self.global_types };
+        let tables = Tables { config: &self.config, sites: &self.native_sites };
         let (out, missed) = run_session_entry(&tables, executor, e, args, rets, state, host, natives)?;
         if missed {
             // The slots were consumed: the run cannot be redone here. It
@@ -353,17 +352,16 @@ impl JitEngine {
         }
         let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
         let own_types = self.types();
-        let tables = Tables { config: &self.config, sites: &self.native_sites, global_types: &self.global_types };
+        let tables = Tables { config: &self.config, sites: &self.native_sites };
         run_on(&tables, executor, Some(&own_types), entry, args, rets, ctx, session)
     }
 }
 
 /// What a run reads from its engine besides the code: limits and cost
-/// table, native call sites, resource types of the global-storage shims.
+/// table, native call sites.
 struct Tables<'a> {
     config: &'a JitConfig,
     sites: &'a [NativeSite],
-    global_types: &'a [RType],
 }
 
 /// The context a run starts with: the inherited depth, stack base and gas,
@@ -484,7 +482,6 @@ fn run_on(
             session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
             unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
         },
-        global_types: tables.global_types,
         session: session_ptr,
     };
     ctx.host = &mut host as *mut Host<'_> as u64;

@@ -2,15 +2,16 @@
 //!
 //! [`SharedEngine`] puts a [`JitEngine`] behind a lock that only compiling
 //! (and preparing closure arguments) takes. What a run reads from the
-//! engine — native call sites and global-storage resource types, both
-//! append-only — is copied into [`RunTables`] after each compile; a run
+//! engine — native call sites, append-only — is copied into [`RunTables`]
+//! after each compile (resource types are interned engine-wide ids, in
+//! the code itself: `movejit_runtime::intern`); a run
 //! takes the current tables (an `Arc`, no lock held while it runs) and an
 //! execution stack of its own from the engine's pool (one per run in
 //! progress, reused, unmapped with the engine). A [`SharedEntry`] holds
 //! the engine, so code stays mapped while any handle to it lives.
 //!
-//! Sites and types compiled after a run took its tables are absent from
-//! them: the shims check every index (`get`), and a run only reaches code
+//! Sites compiled after a run took its tables are absent from them: the
+//! shims check every index (`get`), and a run only reaches code
 //! compiled before it started (its callees, and closure targets compiled
 //! with their packers or before the run).
 
@@ -21,15 +22,13 @@ use crate::engine::{InstanceKey, JitConfig, JitEngine};
 use movejit_runtime::compiled::{SeamSlot, SessionHost};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::shims::NativeSite;
-use movejit_runtime::Type as RType;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-/// Native call sites and global resource types of an engine as of its
-/// last compile (see the module doc).
+/// Native call sites of an engine as of its last compile (see the module
+/// doc).
 #[derive(Default)]
 pub struct RunTables {
     sites: Vec<NativeSite>,
-    global_types: Vec<RType>,
 }
 
 fn copy_site(s: &NativeSite) -> NativeSite {
@@ -37,22 +36,18 @@ fn copy_site(s: &NativeSite) -> NativeSite {
 }
 
 impl JitEngine {
-    /// Brings `tables` up to date: appends the sites and types added since
-    /// (in place when no run holds the tables, else into a copy).
+    /// Brings `tables` up to date: appends the sites added since (in place
+    /// when no run holds the tables, else into a copy).
     fn refresh_run_tables(&self, tables: &mut Arc<RunTables>) {
-        let (sites, types) = (&self.native_sites, &self.global_types);
-        if tables.sites.len() == sites.len() && tables.global_types.len() == types.len() {
+        let sites = &self.native_sites;
+        if tables.sites.len() == sites.len() {
             return;
         }
         if Arc::get_mut(tables).is_none() {
-            *tables = Arc::new(RunTables {
-                sites: tables.sites.iter().map(copy_site).collect(),
-                global_types: tables.global_types.clone(),
-            });
+            *tables = Arc::new(RunTables { sites: tables.sites.iter().map(copy_site).collect() });
         }
         if let Some(t) = Arc::get_mut(tables) {
             t.sites.extend(sites.get(t.sites.len()..).unwrap_or_default().iter().map(copy_site));
-            t.global_types.extend_from_slice(types.get(t.global_types.len()..).unwrap_or_default());
         }
     }
 }
@@ -165,7 +160,7 @@ impl SharedEntry {
             engine.with(|jit| jit.compile_closure_args(&slots))??;
         }
         let tables = engine.tables.read().map(|t| t.clone()).map_err(|_| ExecError::Thread("run tables".into()))?;
-        let view = Tables { config: &engine.config, sites: &tables.sites, global_types: &tables.global_types };
+        let view = Tables { config: &engine.config, sites: &tables.sites };
         let stack = engine.take_stack()?;
         let r = run_session_entry(&view, &stack, &self.entry, args, rets, state, host, natives);
         engine.give_stack(stack);

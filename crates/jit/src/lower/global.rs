@@ -3,8 +3,9 @@
 //! calls of the runtime's global-storage shims
 //! (`movejit_runtime::flat::host`), which reach the interpreter session's
 //! flat global cache with the interpreter's semantics and statuses. The
-//! resource type travels as a number the engine assigns
-//! ([`LowerEnv::global_type`]); addresses are spilled to a 32-byte slot.
+//! resource type travels as an immediate, its engine-wide interned id
+//! ([`LowerEnv::global_type`], `movejit_runtime::intern`), which the shims
+//! hand to the session as it is; addresses are spilled to a 32-byte slot.
 //! Resources may hold function values: a closure read from storage whose
 //! target compiled code does not have runs on the session's interpreter
 //! when called (`closure_shims::call_closure`).

@@ -1,0 +1,153 @@
+//! Interned types: every fully instantiated type the executors meet gets a
+//! dense 32-bit [`TypeId`] in one append-only table ([`TypeTable::shared`]).
+//! Runtime paths (global storage, the resource types compiled code passes
+//! to the shims as immediates) work on ids; a lookup by structure happens
+//! only where a type is first met (preparing or compiling a function, the
+//! API boundary), and the structural type comes back only at the
+//! boundaries (storage reads, change sets, error messages).
+//!
+//! The table is process-wide, so every engine of the process (the
+//! interpreter's and each generation of compiled code) agrees on the ids
+//! without handing a table around: an id names a structural type, which
+//! means the same thing in every engine. It only grows, by one entry per
+//! distinct type ever interned; it is read-mostly (a read lock per lookup
+//! by structure, none on the paths that hold ids).
+
+use crate::error::{VmError, VmResult};
+use crate::fxhash::FxHashMap;
+use crate::types::Type;
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// A fully instantiated type, by its index in [`TypeTable::shared`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TypeId(pub u32);
+
+impl TypeId {
+    /// The id as the immediate compiled code passes.
+    pub fn to_u64(self) -> u64 {
+        self.0 as u64
+    }
+
+    /// The id compiled code passed (`None` when it cannot be one).
+    pub fn from_u64(v: u64) -> Option<TypeId> {
+        u32::try_from(v).ok().map(TypeId)
+    }
+}
+
+/// Types by id and ids by type (module doc).
+#[derive(Default)]
+pub struct TypeTable {
+    inner: RwLock<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    ids: FxHashMap<Arc<Type>, TypeId>,
+    types: Vec<Arc<Type>>,
+}
+
+impl TypeTable {
+    /// The process-wide table (module doc).
+    pub fn shared() -> &'static TypeTable {
+        static TABLE: OnceLock<TypeTable> = OnceLock::new();
+        TABLE.get_or_init(TypeTable::default)
+    }
+
+    /// The id of `t`, adding it when new.
+    pub fn intern(&self, t: &Type) -> VmResult<TypeId> {
+        if let Some(id) = self.lookup(t) {
+            return Ok(id);
+        }
+        // A panic elsewhere while holding the lock cannot leave the table
+        // half-updated (an insert is two pushes of owned values), so a
+        // poisoned lock is still used.
+        let mut e = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(id) = e.ids.get(t) {
+            return Ok(*id);
+        }
+        let id = TypeId(u32::try_from(e.types.len()).map_err(|_| VmError::invariant("type table full"))?);
+        let t = Arc::new(t.clone());
+        e.types.push(t.clone());
+        e.ids.insert(t, id);
+        Ok(id)
+    }
+
+    /// The id of `t` when it was interned.
+    pub fn lookup(&self, t: &Type) -> Option<TypeId> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner()).ids.get(t).copied()
+    }
+
+    /// The type of `id`.
+    pub fn get(&self, id: TypeId) -> VmResult<Arc<Type>> {
+        let e = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        e.types.get(id.0 as usize).cloned().ok_or_else(|| VmError::invariant(format!("type id {} unknown", id.0)))
+    }
+
+    /// How many types are interned.
+    pub fn len(&self) -> usize {
+        self.inner.read().unwrap_or_else(|p| p.into_inner()).types.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::DatatypeId;
+    use movejit_format::AccountAddress;
+
+    fn resource(name: &str, args: Vec<Type>) -> Type {
+        let id = DatatypeId { address: AccountAddress::from_u64(0xb0), module: "m".into(), name: name.into() };
+        Type::Datatype(Arc::new(id), args)
+    }
+
+    #[test]
+    fn ids_are_stable_dense_and_round_trip() {
+        let table = TypeTable::default();
+        let cases = [
+            resource("R", vec![]),
+            resource("R", vec![Type::U64]),
+            resource("R", vec![Type::Vector(Box::new(Type::U8))]),
+            resource("S", vec![]),
+            Type::U64,
+        ];
+        let ids: Vec<TypeId> = cases.iter().map(|t| table.intern(t).unwrap()).collect();
+        assert_eq!(ids, (0..cases.len() as u32).map(TypeId).collect::<Vec<_>>());
+        for (t, id) in cases.iter().zip(&ids) {
+            assert_eq!(table.intern(t).unwrap(), *id, "{t}");
+            assert_eq!(table.lookup(t), Some(*id), "{t}");
+            assert_eq!(*table.get(*id).unwrap(), *t);
+        }
+        assert_eq!(table.len(), cases.len());
+        assert_eq!(table.lookup(&Type::U8), None);
+        assert!(table.get(TypeId(cases.len() as u32)).is_err());
+    }
+
+    #[test]
+    fn threads_agree_on_ids() {
+        let table = Arc::new(TypeTable::default());
+        let types: Vec<Type> = (0..64).map(|i| resource(&format!("R{i}"), vec![])).collect();
+        let runs: Vec<Vec<TypeId>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|k| {
+                    let (table, types) = (table.clone(), &types);
+                    s.spawn(move || {
+                        let mut ids = vec![TypeId(0); types.len()];
+                        // Each thread interns in its own order.
+                        for j in 0..types.len() {
+                            let i = (j * (2 * k + 1)) % types.len();
+                            ids[i] = table.intern(&types[i]).unwrap();
+                        }
+                        ids
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(runs.windows(2).all(|w| w[0] == w[1]));
+        assert_eq!(table.len(), types.len());
+    }
+}
