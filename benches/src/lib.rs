@@ -6,7 +6,9 @@
 //!   `.mv` files or `.masm` text assembled at load time), and the
 //!   [`bundled`] suite compiled into the binary.
 //! * [`executor`]: the one place that knows how each executor is driven
-//!   (prepare modules + function, run once, return BCS returns).
+//!   (prepare modules + function, run once in a new session finished
+//!   into a change set, the span a node pays and the one timed; return BCS
+//!   returns).
 //! * [`measure`]: warm-up, timed calls, result checks, median / min / max.
 //! * [`native`]: native Rust controls of the shared benchmarks (same
 //!   algorithm, same inputs, checked arithmetic like Move's).

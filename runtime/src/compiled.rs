@@ -78,6 +78,16 @@ pub trait ModuleSource {
         let _ = id;
         None
     }
+
+    /// A number naming exactly the modules this source holds (ids and
+    /// contents), when it holds one of the engine's warm module sets
+    /// unchanged: sources with the same number hold the same modules, and
+    /// no number is reused while the process runs, so what follows from the
+    /// modules alone (link hashes) may be memoized by it. `None`: no such
+    /// promise.
+    fn module_set_id(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The session's global-storage cache over flat values, with the

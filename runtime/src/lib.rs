@@ -41,6 +41,6 @@ pub use layout::Layout;
 pub use limits::Limits;
 pub use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
 pub use natives::{NativeContext, NativeFunction, NativeRegistry, NativeResult};
-pub use storage::{ChangeSet, InMemoryStorage, ModuleId, Resolver, WriteOp};
+pub use storage::{module_hash, ChangeSet, InMemoryStorage, ModuleHash, ModuleId, Resolver, StoredModule, WriteOp};
 pub use types::{DatatypeId, Type};
 pub use values::{ClosureValue, FunctionId, Memory, RefRoot, Reference, Value};

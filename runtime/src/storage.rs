@@ -29,10 +29,28 @@ impl std::fmt::Display for ModuleId {
     }
 }
 
+/// The content hash of a module's bytes (SHA-256): what the engine's caches
+/// of loaded and compiled code are keyed by.
+pub type ModuleHash = [u8; 32];
+
+/// SHA-256 of `bytes`, as [`Resolver::module_hash`] answers it.
+pub fn module_hash(bytes: &[u8]) -> ModuleHash {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
 /// Read access to published modules and resources.
 pub trait Resolver: Sync {
     /// The bytes of a published module.
     fn get_module(&self, id: &ModuleId) -> Option<Arc<[u8]>>;
+    /// The [`module_hash`] of the bytes [`Resolver::get_module`] returns for
+    /// `id` (`None` when it returns none). A session checks its warm modules
+    /// against it, so it must change whenever the bytes do. Stores should
+    /// take it once, when a module is published (as [`InMemoryStorage`]
+    /// does): the default hashes the bytes at every call.
+    fn module_hash(&self, id: &ModuleId) -> Option<ModuleHash> {
+        self.get_module(id).map(|b| module_hash(&b))
+    }
     /// The BCS bytes of a resource of type `ty` (a struct type) at `address`.
     fn get_resource(&self, address: &AccountAddress, ty: &Type) -> Option<Vec<u8>>;
 }
@@ -51,16 +69,36 @@ pub struct ChangeSet {
     pub resources: BTreeMap<(AccountAddress, Type), WriteOp>,
 }
 
+/// A published module's bytes and their hash, taken once when published.
+#[derive(Clone, Debug)]
+pub struct StoredModule {
+    bytes: Arc<[u8]>,
+    hash: ModuleHash,
+}
+
+impl StoredModule {
+    pub fn new(bytes: Arc<[u8]>) -> Self {
+        let hash = module_hash(&bytes);
+        StoredModule { bytes, hash }
+    }
+    pub fn bytes(&self) -> &Arc<[u8]> {
+        &self.bytes
+    }
+    pub fn hash(&self) -> ModuleHash {
+        self.hash
+    }
+}
+
 /// A simple in-memory store: modules and resources, and applying change sets.
 #[derive(Clone, Debug, Default)]
 pub struct InMemoryStorage {
-    pub modules: BTreeMap<ModuleId, Arc<[u8]>>,
+    pub modules: BTreeMap<ModuleId, StoredModule>,
     pub resources: BTreeMap<(AccountAddress, Type), Vec<u8>>,
 }
 
 impl InMemoryStorage {
     pub fn publish(&mut self, id: ModuleId, bytes: Vec<u8>) {
-        self.modules.insert(id, bytes.into());
+        self.modules.insert(id, StoredModule::new(bytes.into()));
     }
     pub fn apply(&mut self, cs: &ChangeSet) {
         for (k, op) in &cs.resources {
@@ -78,7 +116,10 @@ impl InMemoryStorage {
 
 impl Resolver for InMemoryStorage {
     fn get_module(&self, id: &ModuleId) -> Option<Arc<[u8]>> {
-        self.modules.get(id).cloned()
+        self.modules.get(id).map(|m| m.bytes.clone())
+    }
+    fn module_hash(&self, id: &ModuleId) -> Option<ModuleHash> {
+        self.modules.get(id).map(|m| m.hash)
     }
     fn get_resource(&self, address: &AccountAddress, ty: &Type) -> Option<Vec<u8>> {
         self.resources.get(&(*address, ty.clone())).cloned()

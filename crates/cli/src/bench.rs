@@ -3,6 +3,8 @@
 //! reference figures, optionally write JSON (a stable contract, see
 //! [`json_row`]). Exit 0 when every executed benchmark returned its expected
 //! bytes, 1 when one did not (or could not be loaded), 2 on bad arguments.
+//! A call is timed as a node pays for it: a new session over the warm
+//! engine, the call, and finishing the session into a change set.
 //!
 //! Loading, executors and measuring live in movejit-benches (shared with the
 //! criterion benches); this module is the command line and the report.

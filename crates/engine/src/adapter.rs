@@ -17,7 +17,7 @@ use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::Shape;
 use movejit_runtime::{ErrorLocation, ModuleId, Type, VmError};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// The engine's compiled code: one [`CodeCache`] per metering mode, shared
@@ -25,6 +25,7 @@ use std::time::Duration;
 pub struct JitFactory {
     metered: Arc<CodeCache>,
     unmetered: Arc<CodeCache>,
+    links: Arc<SharedLinks>,
     /// Calls interpreted before compiling (0 for executor `Jit`).
     threshold: u32,
     eager: bool,
@@ -49,6 +50,7 @@ impl JitFactory {
         JitFactory {
             metered: Arc::new(CodeCache::new(metered, o.clone())),
             unmetered: Arc::new(CodeCache::new(base, o.clone())),
+            links: Arc::default(),
             threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
             eager: o.eager,
         }
@@ -67,6 +69,7 @@ impl CompiledCodeFactory for JitFactory {
         Box::new(JitSession {
             metered: self.metered.clone(),
             unmetered: self.unmetered.clone(),
+            links: self.links.clone(),
             threshold: self.threshold,
             eager: self.eager,
             hashes: HashMap::new(),
@@ -88,12 +91,23 @@ struct Hot {
     hash: Option<Hash>,
     /// The code, or `None` when it does not compile.
     code: Option<Arc<Ready>>,
+    /// Counted (compiled and ran, or not compilable) in the session's
+    /// stats; `false` for code [`CompiledCode::compile`] found before any
+    /// call ran it.
+    counted: bool,
 }
+
+/// Link hashes shared by the sessions of one engine: by warm module set
+/// number ([`ModuleSource::module_set_id`]), (content hash, link hash) per
+/// module, so a session over a warm set hashes no links. Grows by one set
+/// per module version loaded (as the engine's module cache does).
+type SharedLinks = RwLock<HashMap<u64, HashMap<ModuleId, (Hash, Hash)>>>;
 
 /// The JIT side of one interpreter session.
 pub struct JitSession {
     metered: Arc<CodeCache>,
     unmetered: Arc<CodeCache>,
+    links: Arc<SharedLinks>,
     threshold: u32,
     eager: bool,
     /// Content and link hash per module, as this session sees it.
@@ -144,6 +158,14 @@ impl JitSession {
                 return Some(*l);
             }
         }
+        let set = src.module_set_id();
+        if let Some(set) = set {
+            let shared = self.links.read().ok().and_then(|m| m.get(&set).and_then(|s| s.get(id)).copied());
+            if let Some((h, l)) = shared.filter(|(h, _)| *h == own) {
+                self.hashes.insert(id.clone(), (h, l));
+                return Some(l);
+            }
+        }
         let m = src.module(id)?;
         let mut deps = Vec::new();
         if depth < MAX_LINK_DEPTH {
@@ -155,6 +177,9 @@ impl JitSession {
         }
         let l = link_hash(&own, &mut deps);
         self.hashes.insert(id.clone(), (own, l));
+        if let (Some(set), Ok(mut shared)) = (set, self.links.write()) {
+            shared.entry(set).or_default().insert(id.clone(), (own, l));
+        }
         Some(l)
     }
 
@@ -345,12 +370,15 @@ impl CompiledCode for JitSession {
         let metered = state.gas_left.is_some();
         let hash = host.module_hash(module);
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
-        // Fast path: an instance this session knows, run from where the
-        // session keeps it (no reference count touched: threads share it).
+        // Fast path: an instance this session knows (and counted), run from
+        // where the session keeps it (no reference count touched: threads
+        // share it).
         let mut ran_not = false;
         match self.hot.get(module).and_then(|v| {
             v.iter()
-                .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                .find(|h| {
+                    h.counted && h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args
+                })
                 .map(|h| h.code.as_deref())
         }) {
             Some(None) => return CompiledCall::NotCompiled,
@@ -369,16 +397,16 @@ impl CompiledCode for JitSession {
         let known = self.hot.get(module).and_then(|v| {
             v.iter()
                 .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
-                .map(|h| h.code.clone())
+                .map(|h| (h.code.clone(), h.counted))
         });
-        let first = known.is_none();
+        let first = !matches!(known, Some((_, true)));
         let ready = match known {
-            Some(Some(r)) => r,
-            Some(None) => return CompiledCall::NotCompiled,
+            Some((Some(r), _)) => r,
+            Some((None, _)) => return CompiledCall::NotCompiled,
             None => match self.obtain(&*host, module, fdef, ty_args, metered, self.threshold) {
                 Ok(r) => r,
                 Err(Some(_)) => {
-                    let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: None };
+                    let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: None, counted: true };
                     self.hot.entry(module.clone()).or_default().push(hot);
                     return self.not_compiled(module, fdef, ty_args);
                 }
@@ -395,8 +423,21 @@ impl CompiledCode for JitSession {
         };
         if first {
             self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
-            let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready.clone()) };
-            self.hot.entry(module.clone()).or_default().push(hot);
+            let hots = self.hot.entry(module.clone()).or_default();
+            match hots
+                .iter_mut()
+                .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+            {
+                Some(h) => h.counted = true,
+                None => hots.push(Hot {
+                    fdef,
+                    type_args: ty_args.to_vec(),
+                    metered,
+                    hash,
+                    code: Some(ready.clone()),
+                    counted: true,
+                }),
+            }
         }
         Self::finished(&*host, &ready, &out, state.gas_left)
     }
@@ -409,8 +450,26 @@ impl CompiledCode for JitSession {
         ty_args: &[Type],
     ) -> Result<(), String> {
         // Both variants: the gas meter of the coming call decides which runs.
+        // Found code is kept for the call (one look-up of the engine's cache
+        // per variant and session).
+        let hash = modules.module_hash(module);
         for metered in [false, true] {
-            self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?;
+            let known = self.hot.get(module).is_some_and(|v| {
+                v.iter().any(|h| {
+                    h.fdef == fdef
+                        && h.metered == metered
+                        && h.hash == hash
+                        && h.type_args[..] == *ty_args
+                        && h.code.is_some()
+                })
+            });
+            if known {
+                continue;
+            }
+            let ready =
+                self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?;
+            let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready), counted: false };
+            self.hot.entry(module.clone()).or_default().push(hot);
         }
         Ok(())
     }

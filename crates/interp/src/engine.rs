@@ -13,12 +13,11 @@ use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats
 use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
-    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleId, NativeRegistry, Resolver,
-    StatusCode, Type, TypeId, TypeTable, Value, VmError, VmResult, WriteOp,
+    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId,
+    NativeRegistry, Resolver, StatusCode, Type, TypeId, TypeTable, Value, VmError, VmResult, WriteOp,
 };
-use sha2::Digest;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Message prefix of the `FEATURE_NOT_ENABLED` error of executor `Jit` when
 /// the called function (or something it reaches) cannot be compiled.
@@ -140,7 +139,11 @@ impl EngineConfig {
 /// use one engine; decoded and verified modules are cached by content.
 pub struct Engine {
     pub(crate) config: EngineConfig,
-    cache: Mutex<HashMap<[u8; 32], Arc<LoadedModule>>>,
+    cache: Mutex<HashMap<ModuleHash, Arc<LoadedModule>>>,
+    /// The warm module cache: by module id, the module as last loaded with
+    /// its transitive dependencies. A session takes the whole set at once
+    /// when its store has the same version (content hash) of every member.
+    warm: RwLock<FxHashMap<ModuleId, Arc<ModuleSet>>>,
     /// Compiled code for the `Jit` / `Auto` executors.
     compiled: Option<Arc<dyn CompiledCodeFactory>>,
     /// Prepared function instances (flat interpreter), by (module, function
@@ -158,7 +161,14 @@ impl Engine {
     }
     fn build(config: EngineConfig, compiled: Option<Arc<dyn CompiledCodeFactory>>) -> Self {
         let meter_template = GasMeter::new(config.costs.clone(), 0);
-        Engine { config, cache: Mutex::new(HashMap::new()), compiled, prepared: Default::default(), meter_template }
+        Engine {
+            config,
+            cache: Mutex::new(HashMap::new()),
+            warm: RwLock::default(),
+            compiled,
+            prepared: Default::default(),
+            meter_template,
+        }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
     /// `factory` (one [`CompiledCode`] per session).
@@ -173,8 +183,9 @@ impl Engine {
         Session {
             engine: self,
             resolver,
-            modules: HashMap::new(),
-            module_hashes: HashMap::new(),
+            modules: Arc::default(),
+            module_hashes: Arc::default(),
+            module_set_id: None,
             call_cache: FxHashMap::default(),
             inst_cache: FxHashMap::default(),
             globals: Globals::default(),
@@ -255,10 +266,15 @@ pub(crate) type TypeArgs = Arc<Vec<Type>>;
 pub struct Session<'e, 'r> {
     pub(crate) engine: &'e Engine,
     pub(crate) resolver: &'r dyn Resolver,
-    pub(crate) modules: HashMap<ModuleId, Arc<LoadedModule>>,
+    /// Shared with the engine's warm module cache until the session loads
+    /// a module the warm set it took lacks (copy on write).
+    pub(crate) modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
     /// SHA-256 of the bytes each loaded module came from (compiled code is
     /// cached by module content).
-    pub(crate) module_hashes: HashMap<ModuleId, [u8; 32]>,
+    pub(crate) module_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+    /// The number of the warm set `modules` is, while the session has
+    /// loaded nothing else ([`ModuleSource::module_set_id`]).
+    pub(crate) module_set_id: Option<u64>,
     /// (calling module, function handle) → (callee module, definition index).
     pub(crate) call_cache: FxHashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
     /// Type arguments of generic instantiations: (module, instantiation
@@ -279,8 +295,25 @@ pub struct Session<'e, 'r> {
     pub(crate) flat: FlatSession<'e>,
 }
 
-/// The session's loaded modules and their hashes, for compiling callees.
-pub(crate) struct LoadedModules<'a>(pub &'a HashMap<ModuleId, Arc<LoadedModule>>, pub &'a HashMap<ModuleId, [u8; 32]>);
+/// A module loaded with its transitive dependencies, as the warm module
+/// cache hands it to sessions.
+pub(crate) struct ModuleSet {
+    /// Unique while the process runs ([`ModuleSource::module_set_id`]).
+    id: u64,
+    /// Every member with the content hash it was loaded from: the set is
+    /// valid for a store that has these versions of all of them.
+    members: Vec<(ModuleId, ModuleHash)>,
+    modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
+    hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+}
+
+/// The session's loaded modules, their hashes and warm set number, for
+/// compiling callees.
+pub(crate) struct LoadedModules<'a>(
+    pub &'a FxHashMap<ModuleId, Arc<LoadedModule>>,
+    pub &'a FxHashMap<ModuleId, [u8; 32]>,
+    pub Option<u64>,
+);
 
 impl ModuleSource for LoadedModules<'_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
@@ -289,6 +322,10 @@ impl ModuleSource for LoadedModules<'_> {
 
     fn module_hash(&self, id: &ModuleId) -> Option<[u8; 32]> {
         self.1.get(id).copied()
+    }
+
+    fn module_set_id(&self) -> Option<u64> {
+        self.2
     }
 }
 
@@ -323,8 +360,69 @@ impl<'e, 'r> Session<'e, 'r> {
 
     /// Loads (decodes, links, verifies) a module and its dependencies.
     pub fn load_module(&mut self, id: &ModuleId) -> VmResult<Arc<LoadedModule>> {
+        if let Some(m) = self.modules.get(id) {
+            return Ok(m.clone());
+        }
+        if let Some(m) = self.load_warm(id) {
+            return Ok(m);
+        }
         let mut visiting = Vec::new();
-        self.load_rec(id, &mut visiting)
+        let m = self.load_rec(id, &mut visiting)?;
+        self.remember_warm(id);
+        Ok(m)
+    }
+
+    /// `id` and its dependencies from the engine's warm module cache, when
+    /// the session's store has the version of every member the set was
+    /// loaded from (then loading them anew would give the same modules):
+    /// one look-up of the store per member, no hashing, one shared lock.
+    fn load_warm(&mut self, id: &ModuleId) -> Option<Arc<LoadedModule>> {
+        let set = self.engine.warm.read().ok()?.get(id).cloned()?;
+        if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
+            return None;
+        }
+        if self.modules.is_empty() {
+            self.modules = set.modules.clone();
+            self.module_hashes = set.hashes.clone();
+            self.module_set_id = Some(set.id);
+        } else {
+            self.module_set_id = None;
+            // Modules this session loaded already came from the same store.
+            let modules = Arc::make_mut(&mut self.modules);
+            let hashes = Arc::make_mut(&mut self.module_hashes);
+            for (mid, h) in &set.members {
+                if let Some(m) = set.modules.get(mid) {
+                    modules.entry(mid.clone()).or_insert_with(|| m.clone());
+                    hashes.entry(mid.clone()).or_insert(*h);
+                }
+            }
+        }
+        set.modules.get(id).cloned()
+    }
+
+    /// Records `id`, just loaded, and its dependencies as a warm set.
+    fn remember_warm(&self, id: &ModuleId) {
+        let mut members: Vec<(ModuleId, ModuleHash)> = Vec::new();
+        let mut modules = FxHashMap::default();
+        let mut todo = vec![id.clone()];
+        while let Some(mid) = todo.pop() {
+            if modules.contains_key(&mid) {
+                continue;
+            }
+            let (Some(m), Some(h)) = (self.modules.get(&mid), self.module_hashes.get(&mid)) else {
+                return;
+            };
+            todo.extend(m.module.immediate_dependencies().into_iter().map(|(a, n)| ModuleId::new(a, &n)));
+            members.push((mid.clone(), *h));
+            modules.insert(mid, m.clone());
+        }
+        let hashes = members.iter().cloned().collect();
+        static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let set = Arc::new(ModuleSet { id: set_id, members, modules: Arc::new(modules), hashes: Arc::new(hashes) });
+        if let Ok(mut warm) = self.engine.warm.write() {
+            warm.insert(id.clone(), set);
+        }
     }
 
     fn load_rec(&mut self, id: &ModuleId, visiting: &mut Vec<ModuleId>) -> VmResult<Arc<LoadedModule>> {
@@ -338,7 +436,7 @@ impl<'e, 'r> Session<'e, 'r> {
             .resolver
             .get_module(id)
             .ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR).with_message(format!("module {id} not found")))?;
-        let key: [u8; 32] = sha2::Sha256::digest(&bytes).into();
+        let key = self.resolver.module_hash(id).unwrap_or_else(|| movejit_runtime::module_hash(&bytes));
         let cached = self.engine.cache.lock().map(|c| c.get(&key).cloned()).unwrap_or(None);
         visiting.push(id.clone());
         let loaded = match cached {
@@ -393,8 +491,9 @@ impl<'e, 'r> Session<'e, 'r> {
             }
         };
         visiting.pop();
-        self.modules.insert(id.clone(), loaded.clone());
-        self.module_hashes.insert(id.clone(), key);
+        self.module_set_id = None;
+        Arc::make_mut(&mut self.modules).insert(id.clone(), loaded.clone());
+        Arc::make_mut(&mut self.module_hashes).insert(id.clone(), key);
         Ok(loaded)
     }
 
@@ -683,12 +782,13 @@ impl<'e, 'r> Session<'e, 'r> {
         let module = script_as_module(script);
         let loaded = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
         let id = loaded.id.clone();
-        self.modules.insert(id.clone(), loaded);
+        self.module_set_id = None;
+        Arc::make_mut(&mut self.modules).insert(id.clone(), loaded);
         // Every script is module `0x0::<SELF>`: its bytes tell them apart.
-        self.module_hashes.insert(id.clone(), sha2::Sha256::digest(bytes).into());
+        Arc::make_mut(&mut self.module_hashes).insert(id.clone(), movejit_runtime::module_hash(bytes));
         let r = self.execute_function(&id, "main", ty_args, args, gas);
-        self.modules.remove(&id);
-        self.module_hashes.remove(&id);
+        Arc::make_mut(&mut self.modules).remove(&id);
+        Arc::make_mut(&mut self.module_hashes).remove(&id);
         r
     }
 
@@ -758,7 +858,14 @@ impl<'e, 'r> Session<'e, 'r> {
         if params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        let mut arg_values = Vec::with_capacity(args.len());
+        // The call's memory budget (nested runs share it); flat arguments
+        // count.
+        let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
+        // Each argument is decoded once, into the values of the interpreter
+        // that runs the call.
+        let flat = self.engine.config.interpreter == InterpreterKind::Flat;
+        let mut arg_values = Vec::with_capacity(if flat { 0 } else { args.len() });
+        let mut flat_args = Vec::with_capacity(if flat { args.len() } else { 0 });
         for (t, bytes) in params.iter().zip(args) {
             let inner = match t {
                 Type::Reference(t) | Type::MutableReference(t) => t,
@@ -770,21 +877,24 @@ impl<'e, 'r> Session<'e, 'r> {
                 return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED)
                     .with_message(format!("argument of type {inner} nests too deep")));
             }
+            // The serialized layout (and its limits) decide what deserializes.
             let l = self.layout_of(inner).map_err(|_| VmError::bad_argument())?;
-            let v = if self.flavour() == StatusFlavour::Aptos {
-                bcs::deserialize_arg(bytes, &l)
+            let aptos = self.flavour() == StatusFlavour::Aptos;
+            if flat {
+                let l = self.flat_layout(inner).map_err(|_| VmError::bad_argument())?;
+                let v = if aptos { flat_bcs::deserialize_arg(bytes, l) } else { flat_bcs::deserialize(bytes, l) };
+                flat_args.push(v.map_err(|_| VmError::bad_argument())?);
             } else {
-                bcs::deserialize(bytes, &l)
-            };
-            let v = v.map_err(|_| VmError::bad_argument())?;
-            arg_values.push(v);
+                let v = if aptos { bcs::deserialize_arg(bytes, &l) } else { bcs::deserialize(bytes, &l) };
+                arg_values.push(v.map_err(|_| VmError::bad_argument())?);
+            }
         }
         // A native entry function has no bytecode to compile: it runs as
         // native code under every executor.
         let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
         if self.engine.config.executor == ExecutorKind::Jit && !native_entry {
             // Everything must run compiled: refuse before running anything.
-            let modules = LoadedModules(&self.modules, &self.module_hashes);
+            let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
             let r = match self.compiled.as_mut() {
                 Some(c) => c.compile(&modules, &m.id, def, ty_args),
                 None => Err("no JIT attached to this engine".to_string()),
@@ -794,10 +904,8 @@ impl<'e, 'r> Session<'e, 'r> {
                     .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
             }
         }
-        // The call's memory budget (nested runs share it).
-        let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
-        if self.engine.config.interpreter == InterpreterKind::Flat {
-            return self.execute_flat(m, def, ty_args, &params, &returns, args, gas);
+        if flat {
+            return self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
         }
         let mut interp = Interpreter::new(self, gas);
         let (ret_values, mem) = interp.run_entry(m.clone(), def, ty_args.to_vec(), &params, arg_values)?;
@@ -841,7 +949,8 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok(out)
     }
 
-    /// The flat interpreter's `execute_function` (arguments checked above).
+    /// The flat interpreter's `execute_function` (arguments checked and
+    /// decoded above).
     #[allow(clippy::too_many_arguments)]
     fn execute_flat(
         &mut self,
@@ -850,26 +959,13 @@ impl<'e, 'r> Session<'e, 'r> {
         ty_args: &[Type],
         params: &[Type],
         returns: &[Type],
-        args: &[Vec<u8>],
+        arg_values: Vec<FlatValue>,
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
         let inner = |t: &Type| match t {
             Type::Reference(t) | Type::MutableReference(t) => (**t).clone(),
             t => t.clone(),
         };
-        let mut arg_values = Vec::with_capacity(args.len());
-        for (t, bytes) in params.iter().zip(args) {
-            let it = inner(t);
-            // The serialized layout (and its limits) decide what deserializes.
-            self.layout_of(&it).map_err(|_| VmError::bad_argument())?;
-            let l = self.flat_layout(&it).map_err(|_| VmError::bad_argument())?;
-            let v = if self.flavour() == StatusFlavour::Aptos {
-                flat_bcs::deserialize_arg(bytes, l)
-            } else {
-                flat_bcs::deserialize(bytes, l)
-            };
-            arg_values.push(v.map_err(|_| VmError::bad_argument())?);
-        }
         let saved_meta: Vec<_> = self.globals.meta.iter().map(|g| (g.existed, g.dirty)).collect();
         let saved_values = self.flat_globals_snapshot();
         let mut interp = FlatInterp::new(self, gas);

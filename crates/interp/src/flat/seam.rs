@@ -25,6 +25,10 @@ impl ModuleSource for Session<'_, '_> {
     fn module_hash(&self, id: &ModuleId) -> Option<[u8; 32]> {
         self.module_hashes.get(id).copied()
     }
+
+    fn module_set_id(&self) -> Option<u64> {
+        self.module_set_id
+    }
 }
 
 impl GlobalStore for Session<'_, '_> {

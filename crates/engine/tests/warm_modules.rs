@@ -1,0 +1,69 @@
+//! The engine's warm module cache on every executor: sessions over stores
+//! holding other versions of a module (or lacking one) never run a stale
+//! version, and a warm load fails exactly as a cold one.
+
+use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind, InterpreterKind};
+use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
+
+const EXECUTORS: &[(ExecutorKind, InterpreterKind)] = &[
+    (ExecutorKind::Interpreter, InterpreterKind::Flat),
+    (ExecutorKind::Interpreter, InterpreterKind::Tree),
+    (ExecutorKind::Jit, InterpreterKind::Flat),
+    (ExecutorKind::Auto, InterpreterKind::Flat),
+];
+
+fn publish(st: &mut InMemoryStorage, src: &str) {
+    let m = match movejit_masm::assemble(src) {
+        Ok(movejit_masm::Assembled::Module(m)) => m,
+        other => panic!("assemble: {:?}", other.err()),
+    };
+    st.publish(ModuleId::new(*m.address(), m.name()), movejit_format::serialize_module(&m));
+}
+
+const USER: &str = "version 7\nmodule 0xcafe::user\nuse 0xcafe::dep\n    fun g(): u64\npublic fun f(): u64\n    call dep::g\n    ld_u64 1\n    add\n    ret\n";
+
+/// `dep::g` returns `v` (when given); `user::f` returns `dep::g() + 1` (the
+/// same bytes whatever `dep` holds).
+fn store(v: Option<u64>) -> InMemoryStorage {
+    let mut st = InMemoryStorage::default();
+    if let Some(v) = v {
+        publish(&mut st, &format!("version 7\nmodule 0xcafe::dep\npublic fun g(): u64\n    ld_u64 {v}\n    ret\n"));
+    }
+    publish(&mut st, USER);
+    st
+}
+
+fn call(engine: &Engine, st: &InMemoryStorage, module: &str, f: &str) -> Result<u64, StatusCode> {
+    let id = ModuleId::new(AccountAddress::from_u64(0xcafe), module);
+    let mut s = engine.new_session(st);
+    let r = s.execute_function(&id, f, &[], &[], &mut GasMeter::unmetered()).map_err(|e| e.status)?;
+    s.finish().map_err(|e| e.status)?;
+    Ok(u64::from_le_bytes(r.returns[0].clone().try_into().expect("u64")))
+}
+
+#[test]
+fn warm_sessions_see_their_own_store() {
+    let (v1, v2, none) = (store(Some(10)), store(Some(20)), store(None));
+    for &(executor, interpreter) in EXECUTORS {
+        let config = EngineConfig { executor, interpreter, ..EngineConfig::aptos() };
+        let engine = new_engine(config.clone());
+        let cold = |st: &InMemoryStorage| call(&new_engine(config.clone()), st, "user", "f");
+        let what = format!("{executor:?}/{interpreter:?}");
+        for round in 0..3 {
+            // (store, module, function, expected) in an order that makes
+            // every warm set meet a store with another version of a member.
+            let table: &[(&InMemoryStorage, &str, &str, Result<u64, StatusCode>)] = &[
+                (&v1, "user", "f", Ok(11)),
+                (&v2, "user", "f", Ok(21)),
+                (&v1, "dep", "g", Ok(10)),
+                (&none, "user", "f", cold(&none)),
+                (&v2, "dep", "g", Ok(20)),
+                (&v1, "user", "f", Ok(11)),
+            ];
+            for (st, module, f, expected) in table {
+                assert_eq!(call(&engine, st, module, f), *expected, "{what}, round {round}: {module}::{f}");
+            }
+        }
+        assert_eq!(cold(&none), Err(StatusCode::LINKER_ERROR), "{what}");
+    }
+}
