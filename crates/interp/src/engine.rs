@@ -858,6 +858,23 @@ impl<'e, 'r> Session<'e, 'r> {
         if params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
+        // A native entry function has no bytecode to compile: it runs as
+        // native code under every executor. Compiling comes before the
+        // call's memory budget opens: what the code keeps alive (constants)
+        // is not the call's.
+        let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
+        if self.engine.config.executor == ExecutorKind::Jit && !native_entry {
+            // Everything must run compiled: refuse before running anything.
+            let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
+            let r = match self.compiled.as_mut() {
+                Some(c) => c.compile(&modules, &m.id, def, ty_args),
+                None => Err("no JIT attached to this engine".to_string()),
+            };
+            if let Err(why) = r {
+                return Err(VmError::new(StatusCode::FEATURE_NOT_ENABLED)
+                    .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
+            }
+        }
         // The call's memory budget (nested runs share it); flat arguments
         // count.
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
@@ -887,21 +904,6 @@ impl<'e, 'r> Session<'e, 'r> {
             } else {
                 let v = if aptos { bcs::deserialize_arg(bytes, &l) } else { bcs::deserialize(bytes, &l) };
                 arg_values.push(v.map_err(|_| VmError::bad_argument())?);
-            }
-        }
-        // A native entry function has no bytecode to compile: it runs as
-        // native code under every executor.
-        let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
-        if self.engine.config.executor == ExecutorKind::Jit && !native_entry {
-            // Everything must run compiled: refuse before running anything.
-            let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
-            let r = match self.compiled.as_mut() {
-                Some(c) => c.compile(&modules, &m.id, def, ty_args),
-                None => Err("no JIT attached to this engine".to_string()),
-            };
-            if let Err(why) = r {
-                return Err(VmError::new(StatusCode::FEATURE_NOT_ENABLED)
-                    .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
             }
         }
         if flat {
