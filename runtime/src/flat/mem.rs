@@ -341,3 +341,41 @@ impl Addr {
         self.ptr()
     }
 }
+
+#[cfg(test)]
+mod frame_stack_tests {
+    use super::*;
+
+    /// Each push returns an 8-aligned frame that is zero even where an
+    /// earlier (popped) frame wrote, and fits inside one chunk.
+    #[test]
+    fn frames_are_aligned_zeroed_and_chunk_local() {
+        // (frame sizes pushed in order, expected chunk count afterwards)
+        let cases: &[(&[u32], usize)] = &[
+            (&[8], 1),
+            (&[4096], 1),
+            (&[4096, 1], 2),
+            (&[3000, 3000, 3000], 2),
+            (&[CHUNK as u32 + 1], 1),
+            (&[1; 2000], 3), // 16000 bytes: chunks of 4, 8 and 16 KiB
+        ];
+        for &(sizes, chunks) in cases {
+            let mut stack = FrameStack::default();
+            for round in 0..2 {
+                let mut marks = Vec::new();
+                for &size in sizes {
+                    let (addr, mark) = stack.push(size);
+                    assert_eq!(addr.0 % 8, 0, "{sizes:?}");
+                    let rounded = (size as usize).div_ceil(8) * 8;
+                    let buf = &mut stack.chunks[stack.chunk];
+                    let frame = &mut buf.bytes_mut()[stack.top - rounded..stack.top];
+                    assert!(frame.iter().all(|&b| b == 0), "{sizes:?} round {round}");
+                    frame.fill(0xAB);
+                    marks.push(mark);
+                }
+                assert_eq!(stack.chunks.len(), chunks, "{} frames", sizes.len());
+                stack.pop(marks[0]);
+            }
+        }
+    }
+}
