@@ -198,8 +198,8 @@ pub(crate) struct FlatSession<'e> {
     /// (module, definition) → the function, for calls compiled code hands
     /// to the interpreter.
     pub entered: crate::fxhash::FxHashMap<(usize, u16), ClosureTarget>,
-    /// The frame stack of the last nested run, kept for the next (its first
-    /// chunk is 256 KiB: allocating one per call dominated short calls).
+    /// The frame stack of the last nested run, kept for the next (its chunks
+    /// grow to 256 KiB: allocating them per call dominated short calls).
     pub nested_stack: Option<movejit_runtime::flat::mem::FrameStack>,
 }
 

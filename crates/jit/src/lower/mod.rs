@@ -159,7 +159,8 @@ pub trait LowerEnv {
         let _ = spec;
         Err(unsupported("closures"))
     }
-    /// The number the global-storage shims know resource type `ty` by
+    /// The interned type id (`movejit_runtime::intern::TypeId`) the
+    /// global-storage shims know resource type `ty` by, as an immediate
     /// (`lower/global.rs`); engines without session storage refuse.
     fn global_type(&mut self, ty: &RType) -> CompileResult<u64> {
         Err(unsupported(format!("global storage ({ty})")))
