@@ -31,6 +31,71 @@
 //! `Auto`), or for a whole module at once (`eager`); functions over the
 //! size limits, or met once the compile budget is spent, are interpreted.
 //! Code is unmapped when the engine and every session holding some drop.
+//!
+//! # A node-style loop
+//!
+//! Publish a package through a session (it is verified there), then run a
+//! stream of entry calls, each in a session of its own over the same
+//! storage, applying each change set before the next. `examples/node_loop.rs`
+//! does the same with a ledger and compares the executors.
+//!
+//! ```
+//! use movejit_engine::{new_engine, AccountAddress, CostTable, EngineConfig, ExecutorKind, GasMeter};
+//! use movejit_engine::{InMemoryStorage, ModuleId};
+//!
+//! let src = "version 7
+//! module 0xcafe::counter
+//! struct C has key
+//!   n: u64
+//!
+//! entry public fun start(s: &signer)
+//!     move_loc s
+//!     ld_u64 0
+//!     pack C
+//!     move_to C
+//!     ret
+//!
+//! entry public fun bump(a: address) acquires C
+//!     copy_loc a
+//!     borrow_global C
+//!     borrow_field C, n
+//!     read_ref
+//!     ld_u64 1
+//!     add
+//!     move_loc a
+//!     mut_borrow_global C
+//!     mut_borrow_field C, n
+//!     write_ref
+//!     ret
+//! ";
+//! let Ok(movejit_masm::Assembled::Module(module)) = movejit_masm::assemble(src) else { panic!("assembles") };
+//! let cafe = AccountAddress::from_u64(0xcafe);
+//!
+//! let engine = new_engine(EngineConfig { executor: ExecutorKind::Auto, ..EngineConfig::aptos() });
+//! let mut storage = InMemoryStorage::default();
+//!
+//! // Publish: verify and link in a session, then write the modules.
+//! let mut session = engine.new_session(&storage);
+//! let published = session.publish_bundle(&[movejit_format::serialize_module(&module)], cafe).unwrap();
+//! session.finish().unwrap();
+//! for (id, bytes) in published {
+//!     storage.publish(id, bytes);
+//! }
+//!
+//! // A stream of transactions, each a session whose change set is applied.
+//! let counter = ModuleId::new(cafe, "counter");
+//! let gas = GasMeter::new(CostTable::default(), 0); // built once; a fresh budget per call
+//! let signer = [&[0u8][..], &cafe.0].concat(); // an account's own signer: variant 0, then the address
+//! let calls = [("start", signer)].into_iter().chain((0..10).map(|_| ("bump", cafe.0.to_vec())));
+//! for (function, arg) in calls {
+//!     let mut session = engine.new_session(&storage);
+//!     session.execute_function(&counter, function, &[], &[arg], &mut gas.with_budget(10_000)).unwrap();
+//!     let changes = session.finish().unwrap();
+//!     storage.apply(&changes);
+//! }
+//! let (key, value) = storage.resources.iter().next().unwrap();
+//! assert_eq!((key.0, value.as_slice()), (cafe, &10u64.to_le_bytes()[..]));
+//! ```
 
 #![forbid(unsafe_code)]
 
@@ -41,6 +106,10 @@ pub use adapter::{JitFactory, JitSession};
 pub use cache::{CacheStats, MAX_GENERATIONS};
 pub use movejit_interp::{Engine, EngineConfig, ExecutorKind, InterpreterKind, JitOptions, JIT_NOT_COMPILED};
 pub use movejit_runtime::compiled::CompiledStats;
+pub use movejit_runtime::{
+    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, InMemoryStorage, ModuleId, Resolver, StatusCode,
+    Type, VmError, VmResult, WriteOp,
+};
 
 use std::sync::Arc;
 
