@@ -1,6 +1,9 @@
 //! Gas: a meter charging a cost table given as data (a static cost per
 //! instruction kind plus per-byte costs for size-dependent work).
 
+pub mod aptos_v50;
+pub mod schedule;
+
 use crate::error::{VmError, VmResult};
 use movejit_format::{Opcode, StatusCode};
 use std::collections::HashMap;
