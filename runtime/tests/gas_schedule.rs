@@ -76,3 +76,15 @@ fn trace_fixed_charges_match_the_opcode_table() {
     }
     assert!(checked.len() > 60, "only {} fixed charges were checked", checked.len());
 }
+
+/// The transaction limits the gas README states, read from the schedule.
+#[test]
+fn transaction_limits_resolve() {
+    use movejit_runtime::gas::algebra::TransactionLimits;
+    let l = TransactionLimits::from_schedule(&Schedule::aptos_v50()).expect("every limit is in the schedule");
+    assert_eq!(
+        (l.scaling_factor, l.max_execution_gas, l.memory_quota, l.max_gas_units),
+        (1_000_000, 9_200_000_000, 10_000_000, 20_000_000)
+    );
+    assert_eq!(l.to_internal(2), 2_000_000);
+}
