@@ -1,6 +1,7 @@
 //! Gas: a meter charging a cost table given as data (a static cost per
 //! instruction kind plus per-byte costs for size-dependent work).
 
+pub mod abstract_size;
 pub mod algebra;
 pub mod aptos_v50;
 pub mod schedule;

@@ -1,0 +1,255 @@
+//! Aptos's abstract value sizes (`misc.abs_val.*`), measured over flat
+//! values. Copying, reading and comparing values is priced per abstract
+//! unit, and the memory quota counts them too, so both executors measure
+//! values here.
+//!
+//! The rules follow how Aptos's VM represents values (its `ValueView`):
+//! - a primitive costs its own parameter (`u64`, `address`, …);
+//! - a struct costs `struct` plus its fields; an enum value is a struct
+//!   whose first field is its `u16` tag; a signer is an enum value (variant
+//!   0, the master signer) holding an address;
+//! - a vector of primitives is packed: `vector` plus `per_<elem>_packed`
+//!   per element; any other vector costs `vector` plus each element;
+//! - a closure costs `closure` plus its captured values;
+//! - a reference costs `reference` (what it points to is not counted),
+//!   except in the *dereferenced* size Move's `==` uses, which is the size
+//!   of the referenced value.
+//!
+//! A layout without vectors or closures has a size that does not depend on
+//! the value ([`AbstractSizes::fixed`]): callers compute it once.
+
+use super::schedule::{MissingParameter, Schedule};
+use crate::flat::layout::{FlatLayout, Shape};
+use crate::flat::raw;
+
+/// The `misc.abs_val.*` parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AbstractSizes {
+    /// One value of each primitive kind, indexed by [`Primitive`].
+    unit: [u64; Primitive::COUNT],
+    /// One element of a packed vector, indexed by [`Primitive`].
+    packed: [u64; Primitive::COUNT],
+    struct_: u64,
+    closure: u64,
+    vector: u64,
+    reference: u64,
+}
+
+/// The kinds Aptos packs in vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Primitive {
+    Bool,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    U256,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    I256,
+    Address,
+}
+
+impl Primitive {
+    const COUNT: usize = 14;
+    const ALL: [(Primitive, &'static str); Primitive::COUNT] = [
+        (Primitive::Bool, "bool"),
+        (Primitive::U8, "u8"),
+        (Primitive::U16, "u16"),
+        (Primitive::U32, "u32"),
+        (Primitive::U64, "u64"),
+        (Primitive::U128, "u128"),
+        (Primitive::U256, "u256"),
+        (Primitive::I8, "i8"),
+        (Primitive::I16, "i16"),
+        (Primitive::I32, "i32"),
+        (Primitive::I64, "i64"),
+        (Primitive::I128, "i128"),
+        (Primitive::I256, "i256"),
+        (Primitive::Address, "address"),
+    ];
+
+    fn of(shape: &Shape) -> Option<Primitive> {
+        Some(match shape {
+            Shape::Bool => Primitive::Bool,
+            Shape::U8 => Primitive::U8,
+            Shape::U16 => Primitive::U16,
+            Shape::U32 => Primitive::U32,
+            Shape::U64 => Primitive::U64,
+            Shape::U128 => Primitive::U128,
+            Shape::U256 => Primitive::U256,
+            Shape::I8 => Primitive::I8,
+            Shape::I16 => Primitive::I16,
+            Shape::I32 => Primitive::I32,
+            Shape::I64 => Primitive::I64,
+            Shape::I128 => Primitive::I128,
+            Shape::I256 => Primitive::I256,
+            Shape::Address => Primitive::Address,
+            _ => return None,
+        })
+    }
+}
+
+impl AbstractSizes {
+    pub fn from_schedule(s: &Schedule) -> Result<Self, MissingParameter> {
+        let mut unit = [0; Primitive::COUNT];
+        let mut packed = [0; Primitive::COUNT];
+        for (p, name) in Primitive::ALL {
+            unit[p as usize] = s.get(&format!("misc.abs_val.{name}"))?;
+            packed[p as usize] = s.get(&format!("misc.abs_val.per_{name}_packed"))?;
+        }
+        Ok(AbstractSizes {
+            unit,
+            packed,
+            struct_: s.get("misc.abs_val.struct")?,
+            closure: s.get("misc.abs_val.closure")?,
+            vector: s.get("misc.abs_val.vector")?,
+            reference: s.get("misc.abs_val.reference")?,
+        })
+    }
+
+    /// The size of every value of layout `l`, when it does not depend on
+    /// the value (no vector or closure inside).
+    pub fn fixed(&self, l: &FlatLayout) -> Option<u64> {
+        if let Some(p) = Primitive::of(&l.shape) {
+            return Some(self.unit[p as usize]);
+        }
+        match &l.shape {
+            Shape::Signer => Some(self.signer()),
+            Shape::Struct(fs) => fs.iter().try_fold(self.struct_, |acc, f| Some(acc + self.fixed(&f.layout)?)),
+            Shape::Enum(vs) => {
+                // Fixed only when every variant has the same size.
+                let mut sizes = vs.iter().map(|fs| {
+                    fs.iter().try_fold(self.struct_ + self.unit[Primitive::U16 as usize], |acc, f| {
+                        Some(acc + self.fixed(&f.layout)?)
+                    })
+                });
+                let first = sizes.next().unwrap_or(Some(self.struct_ + self.unit[Primitive::U16 as usize]))?;
+                sizes.all(|s| s == Some(first)).then_some(first)
+            }
+            Shape::Reference(_) => Some(self.reference),
+            _ => None,
+        }
+    }
+
+    /// The abstract size of the value of layout `l` held in `bytes`.
+    pub fn value(&self, l: &FlatLayout, bytes: &[u8]) -> u64 {
+        if let Some(p) = Primitive::of(&l.shape) {
+            return self.unit[p as usize];
+        }
+        match &l.shape {
+            Shape::Signer => self.signer(),
+            Shape::Vector(e) => {
+                let len = raw::vec_len(bytes);
+                match Primitive::of(&e.shape) {
+                    Some(p) => self.vector.saturating_add(self.packed[p as usize].saturating_mul(len)),
+                    None => match self.fixed(e) {
+                        Some(each) => self.vector.saturating_add(each.saturating_mul(len)),
+                        None => raw::vec_data(bytes, e.size)
+                            .chunks_exact(e.size as usize)
+                            .fold(self.vector, |acc, x| acc.saturating_add(self.value(e, x))),
+                    },
+                }
+            }
+            Shape::Struct(fs) => fs.iter().fold(self.struct_, |acc, f| acc.saturating_add(self.field(f, bytes))),
+            Shape::Enum(vs) => {
+                let tagged = self.struct_ + self.unit[Primitive::U16 as usize];
+                let fields = crate::flat::value::variant(vs, bytes).unwrap_or(&[]);
+                fields.iter().fold(tagged, |acc, f| acc.saturating_add(self.field(f, bytes)))
+            }
+            Shape::Reference(_) => self.reference,
+            Shape::Closure => raw::closure_ref(bytes).map_or(self.closure, |c| {
+                c.captured.iter().fold(self.closure, |acc, v| acc.saturating_add(self.value(v.layout(), v.bytes())))
+            }),
+            _ => unreachable!("primitives are measured above"),
+        }
+    }
+
+    /// The size Move's `==` and `!=` are priced by: a reference counts as
+    /// the value it points to.
+    pub fn dereferenced(&self, l: &FlatLayout, bytes: &[u8]) -> u64 {
+        match &l.shape {
+            Shape::Reference(t) => self.value(t, raw::deref(bytes, t.size)),
+            _ => self.value(l, bytes),
+        }
+    }
+
+    fn signer(&self) -> u64 {
+        self.struct_ + self.unit[Primitive::U16 as usize] + self.unit[Primitive::Address as usize]
+    }
+
+    fn field(&self, f: &crate::flat::layout::Field, bytes: &[u8]) -> u64 {
+        let start = f.offset as usize;
+        self.value(&f.layout, &bytes[start..start + f.layout.size as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flat::bcs::deserialize;
+    use crate::layout::Layout;
+    use std::sync::Arc;
+
+    fn sizes() -> AbstractSizes {
+        AbstractSizes::from_schedule(&Schedule::aptos_v50()).expect("the built-in schedule has every size")
+    }
+
+    fn uleb(n: usize) -> Vec<u8> {
+        let (mut out, mut n) = (Vec::new(), n);
+        loop {
+            let b = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(b);
+                return out;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    /// (layout, BCS of a value, expected size, expected fixed size)
+    #[test]
+    fn sizes_follow_aptos_value_shapes() {
+        use Layout::*;
+        let vec_u64 = |n: usize| [uleb(n), vec![0; 8 * n]].concat();
+        let cases: Vec<(Layout, Vec<u8>, u64, Option<u64>)> = vec![
+            (U64, vec![0; 8], 40, Some(40)),
+            (Bool, vec![1], 40, Some(40)),
+            (Address, vec![0; 32], 40, Some(40)),
+            (Signer, vec![0; 32], 120, Some(120)),
+            (Struct(vec![U8, U256]), vec![0; 33], 120, Some(120)),
+            // Packed vectors: `vector` + 8 per u64, 1 per u8, 32 per address.
+            (Vector(Box::new(U64)), vec_u64(0), 40, None),
+            (Vector(Box::new(U64)), vec_u64(3), 64, None),
+            (Vector(Box::new(U8)), [uleb(5), vec![7; 5]].concat(), 45, None),
+            (Vector(Box::new(Address)), [uleb(2), vec![0; 64]].concat(), 104, None),
+            // Other vectors count every element in full.
+            (Vector(Box::new(Struct(vec![U64]))), [uleb(2), vec![0; 16]].concat(), 40 + 2 * 80, None),
+            (Vector(Box::new(Vector(Box::new(U8)))), [uleb(2), uleb(1), vec![9], uleb(0)].concat(), 40 + 41 + 40, None),
+            (Vector(Box::new(Signer)), [uleb(1), vec![0; 32]].concat(), 40 + 120, None),
+            // An enum value: a struct whose first field is its u16 tag.
+            (Enum(vec![vec![], vec![U64, U64]]), vec![0], 80, None),
+            (Enum(vec![vec![], vec![U64, U64]]), [vec![1], vec![0; 16]].concat(), 160, None),
+            (Enum(vec![vec![U8], vec![Bool]]), vec![1, 1], 120, Some(120)),
+        ];
+        let s = sizes();
+        for (i, (layout, bcs, expected, fixed)) in cases.into_iter().enumerate() {
+            let flat = Arc::new(FlatLayout::from_layout(&layout, 64).unwrap());
+            let v = deserialize(&bcs, flat.clone()).unwrap_or_else(|e| panic!("case {i}: {e:?}"));
+            assert_eq!(s.value(&flat, v.bytes()), expected, "case {i}: {layout:?}");
+            assert_eq!(s.fixed(&flat), fixed, "case {i}: {layout:?}");
+            if let Some(f) = fixed {
+                assert_eq!(f, expected, "case {i}: fixed and measured agree");
+            }
+            let r = FlatLayout::reference(flat.clone());
+            let slot = (v.as_ptr() as usize).to_le_bytes();
+            assert_eq!(s.value(&r, &slot), 40, "case {i}: a reference");
+            assert_eq!(s.dereferenced(&r, &slot), expected, "case {i}: dereferenced");
+        }
+    }
+}
