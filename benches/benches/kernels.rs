@@ -107,7 +107,8 @@ fn side_by_side(all: &mut [Prepared2], rounds: usize) {
                 let d = checked_call(prepared.as_mut(), &p.program.expect, &p.bench.name).as_nanos() as u64;
                 match ex {
                     Executor::Interp => interp.push(d),
-                    Executor::Jit => jit.push(d),
+                    // Only the two of Executor::ALL are prepared here.
+                    Executor::Jit | Executor::Auto => jit.push(d),
                 }
             }
             if let Some(k) = &p.bench.native_rust_kernel {

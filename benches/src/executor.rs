@@ -21,21 +21,27 @@ use std::time::Instant;
 pub enum Executor {
     Interp,
     Jit,
+    /// Interpreted until hot, then compiled (`ExecutorKind::Auto`).
+    Auto,
 }
 
 impl Executor {
+    /// The two executors the kernel benches compare.
     pub const ALL: [Executor; 2] = [Executor::Interp, Executor::Jit];
+    /// Every executor choice (`--engine` of `movejit bench`).
+    pub const WITH_AUTO: [Executor; 3] = [Executor::Interp, Executor::Jit, Executor::Auto];
 
     /// The name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {
             Executor::Interp => "interp",
             Executor::Jit => "jit",
+            Executor::Auto => "auto",
         }
     }
 
     pub fn from_name(s: &str) -> Option<Executor> {
-        Executor::ALL.into_iter().find(|e| e.name() == s)
+        Executor::WITH_AUTO.into_iter().find(|e| e.name() == s)
     }
 
     /// The engine's executor choice.
@@ -43,6 +49,7 @@ impl Executor {
         match self {
             Executor::Interp => ExecutorKind::Interpreter,
             Executor::Jit => ExecutorKind::Jit,
+            Executor::Auto => ExecutorKind::Auto,
         }
     }
 }

@@ -13,6 +13,8 @@
 //! * [`native`]: native Rust controls of the shared benchmarks (same
 //!   algorithm, same inputs, checked arithmetic like Move's).
 //! * [`compile_cost`]: JIT compile time of every function of a corpus.
+//! * [`stream`]: transaction streams (`streams.jsonl`): short transactions
+//!   in sessions over one storage and one engine, as a node runs them.
 //!
 //! Assumes nothing about a manifest: malformed lines, paths, hex or modules
 //! are reported as errors naming the benchmark, never a panic.
@@ -25,6 +27,7 @@ pub mod executor;
 pub mod manifest;
 pub mod measure;
 pub mod native;
+pub mod stream;
 
 use std::path::PathBuf;
 

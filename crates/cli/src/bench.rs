@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use movejit_benches::executor::{prepare, Executor, Metering, PrepareError};
 use movejit_benches::manifest::{Benchmark, Case, Suite};
 use movejit_benches::measure::{measure, Stats};
+use movejit_benches::stream::{load_streams, Stream, StreamRun};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ use std::process::ExitCode;
 pub enum EngineName {
     Interp,
     Jit,
+    Auto,
 }
 
 impl EngineName {
@@ -28,6 +30,7 @@ impl EngineName {
         match self {
             EngineName::Interp => Executor::Interp,
             EngineName::Jit => Executor::Jit,
+            EngineName::Auto => Executor::Auto,
         }
     }
 }
@@ -42,8 +45,9 @@ pub enum Size {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Suite folders, each holding a benchmarks.jsonl (default: the bundled
-    /// example suite).
+    /// Suite folders, each holding a benchmarks.jsonl (calls) and/or a
+    /// streams.jsonl (transaction streams) (default: the bundled example
+    /// suite).
     suites: Vec<PathBuf>,
     /// Executors to measure, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "interp,jit")]
@@ -82,6 +86,7 @@ struct BenchResult<'a> {
 
 pub fn run(args: Args) -> ExitCode {
     let mut suites = Vec::new();
+    let mut streams: Vec<(String, Stream)> = Vec::new();
     if args.suites.is_empty() {
         match Suite::bundled() {
             Ok(s) => suites.push(s),
@@ -89,9 +94,16 @@ pub fn run(args: Args) -> ExitCode {
         }
     }
     for dir in &args.suites {
-        match Suite::load(dir) {
-            Ok(s) => suites.push(s),
-            Err(e) => return usage_error(&e.to_string()),
+        let has_calls = dir.join("benchmarks.jsonl").exists();
+        if has_calls || !dir.join("streams.jsonl").exists() {
+            match Suite::load(dir) {
+                Ok(s) => suites.push(s),
+                Err(e) => return usage_error(&e.to_string()),
+            }
+        }
+        match load_streams(dir) {
+            Ok(found) => streams.extend(found.into_iter().map(|s| (dir.display().to_string(), s))),
+            Err(e) => return usage_error(&e),
         }
     }
     let mut executors: Vec<Executor> = Vec::new();
@@ -102,15 +114,18 @@ pub fn run(args: Args) -> ExitCode {
     }
     let iters = args.iters as usize;
     let selected = |b: &Benchmark| args.filter.is_empty() || args.filter.iter().any(|f| b.name.contains(f.as_str()));
+    streams.retain(|(_, s)| args.filter.is_empty() || args.filter.iter().any(|f| s.spec.name.contains(f.as_str())));
     let total_calls: usize = suites.iter().map(|s| s.benchmarks.iter().filter(|b| selected(b)).count()).sum::<usize>()
         * executors.len()
         * (iters + 1);
-    if total_calls == 0 {
+    let total_transactions: u64 =
+        streams.iter().map(|(_, s)| s.spec.transactions).sum::<u64>() * executors.len() as u64;
+    if total_calls == 0 && streams.is_empty() {
         return usage_error("no benchmark selected (check the suites and --filter)");
     }
-    let bar = ProgressBar::new(total_calls as u64);
+    let bar = ProgressBar::new(total_calls as u64 + total_transactions);
     bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} calls  {msg}")
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} calls and transactions  {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
@@ -136,6 +151,35 @@ pub fn run(args: Args) -> ExitCode {
         }
         for line in summary_lines(&results) {
             say(&bar, line);
+        }
+    }
+    let mut last_folder = None;
+    for (folder, stream) in &streams {
+        if last_folder != Some(folder) {
+            say(&bar, format!("streams of {folder}"));
+            say(&bar, stream_header());
+            last_folder = Some(folder);
+        }
+        // The first executor's final state is the one the others must reach.
+        let mut reference: Option<(Executor, u64)> = None;
+        for &ex in &executors {
+            bar.set_message(format!("stream {} on {}", stream.spec.name, ex.name()));
+            let mut run = stream.run(ex, &stream_config(stream), || bar.inc(1));
+            match reference {
+                Some((first, digest)) if run.correct && run.state_digest != digest => {
+                    run.correct = false;
+                    run.failure = Some(format!("ends in another state than on {}", first.name()));
+                }
+                None if run.correct => reference = Some((ex, run.state_digest)),
+                _ => {}
+            }
+            bar.inc(stream.spec.transactions.saturating_sub(run.tx_ns.len() as u64));
+            say(&bar, stream_line(stream, &run));
+            if !run.correct {
+                failed += 1;
+                say(&bar, format!("    {}: FAILED: {}", ex.name(), run.failure.as_deref().unwrap_or("?")));
+            }
+            json_rows.push(stream_json(stream, &run));
         }
     }
     bar.finish_and_clear();
@@ -231,8 +275,8 @@ fn run_benchmark<'a>(
     out
 }
 
-/// One object of the `--json` contract:
-/// `{"name", "engine": "interp"|"jit", "correct", "median_ns", "min_ns",
+/// One object of the `--json` contract for a call benchmark:
+/// `{"name", "kind": "call", "engine": "interp"|"jit"|"auto", "correct", "median_ns", "min_ns",
 /// "max_ns", "compile_ns": n|null, "reference": {"aptos_vm_ns",
 /// "sui_vm_ns", "native_ns"} (n|null each)}`. The times are null only for a
 /// benchmark that could not be run at all (then `correct` is false).
@@ -240,6 +284,7 @@ fn json_row(r: &BenchResult<'_>, row: &Row) -> Value {
     let n = |x: Option<f64>| x.map(|v| v.round() as u64);
     json!({
         "name": r.bench.name,
+        "kind": "call",
         "engine": row.executor.name(),
         "correct": row.correct,
         "median_ns": row.stats.map(|s| s.median_ns),
@@ -350,6 +395,14 @@ fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
         }
     }
     let mut out = vec![line];
+    if let Some(row) = row_of(r, Executor::Auto).filter(|row| row.correct) {
+        let vs = |reference: Option<f64>, what: &str| match (reference, good_median(r, Executor::Auto)) {
+            (Some(x), Some(a)) => format!(", {} over {what}", speedup(x, a)),
+            _ => String::new(),
+        };
+        let stats = row.stats.as_ref().map(spread).unwrap_or_else(|| "-".into());
+        out.push(format!("    auto: {stats} ms{}{}", vs(interp, "interp"), vs(aptos, "the Aptos VM")));
+    }
     for (ex, why) in &r.not_yet {
         out.push(format!("    {}: not yet ({why})", ex.name()));
     }
@@ -368,7 +421,7 @@ fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
     let speedups = |ex: Executor| -> Vec<f64> {
         results.iter().filter_map(|r| Some(r.case.aptos_vm_exec_ns_median? / good_median(r, ex)?)).collect()
     };
-    for ex in [Executor::Interp, Executor::Jit] {
+    for ex in Executor::WITH_AUTO {
         let ran = results.iter().filter(|r| row_of(r, ex).is_some()).count();
         let ok = results.iter().filter(|r| row_of(r, ex).is_some_and(|row| row.correct)).count();
         let not_yet = results.iter().filter(|r| r.not_yet.iter().any(|(e, _)| *e == ex)).count();
@@ -389,4 +442,79 @@ fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
     }
     out.push(String::new());
     out
+}
+
+// ---- streams ----
+
+/// The engine configuration of a stream: Aptos, with the framework natives
+/// registered as a node registers them.
+fn stream_config(_stream: &Stream) -> movejit_engine::EngineConfig {
+    movejit_engine::EngineConfig {
+        natives: movejit_aptos_natives::aptos_registry(),
+        ..movejit_engine::EngineConfig::aptos()
+    }
+}
+
+const STREAM_COLS: [(&str, usize); 8] = [
+    ("stream", 18),
+    ("engine", 6),
+    ("transactions", 12),
+    ("tx/s", 10),
+    ("first tx ms", 11),
+    ("p50 tx us", 10),
+    ("p99 tx us", 10),
+    ("compile ms", 10),
+];
+
+fn stream_header() -> String {
+    let mut s = String::new();
+    for (i, (name, w)) in STREAM_COLS.iter().enumerate() {
+        if i == 0 {
+            s.push_str(&format!("{name:<w$}"));
+        } else {
+            s.push_str(&format!(" {name:>w$}"));
+        }
+    }
+    s
+}
+
+fn stream_line(stream: &Stream, run: &StreamRun) -> String {
+    let us = |ns: Option<u64>| ns.map_or("-".to_string(), |n| format!("{:.1}", n as f64 / 1e3));
+    let cells = [
+        stream.spec.name.clone(),
+        run.executor.name().to_string(),
+        run.tx_ns.len().to_string(),
+        if run.correct { format!("{:.0}", run.tx_per_s()) } else { "FAILED".to_string() },
+        run.tx_ns.first().map_or("-".to_string(), |&n| ms(n)),
+        us(run.quantile_ns(0.5)),
+        us(run.quantile_ns(0.99)),
+        run.compile_ns.map_or("-".to_string(), ms),
+    ];
+    let mut line = String::new();
+    for (i, (c, (_, w))) in cells.iter().zip(STREAM_COLS).enumerate() {
+        if i == 0 {
+            line.push_str(&format!("{c:<w$}"));
+        } else {
+            line.push_str(&format!(" {c:>w$}"));
+        }
+    }
+    line
+}
+
+/// One object of the `--json` contract for a stream:
+/// `{"name", "kind": "stream", "engine", "correct", "transactions",
+/// "tx_per_s", "first_tx_ns", "p50_tx_ns", "p99_tx_ns", "compile_ns"}`.
+fn stream_json(stream: &Stream, run: &StreamRun) -> Value {
+    json!({
+        "name": stream.spec.name,
+        "kind": "stream",
+        "engine": run.executor.name(),
+        "correct": run.correct,
+        "transactions": run.tx_ns.len(),
+        "tx_per_s": run.tx_per_s(),
+        "first_tx_ns": run.tx_ns.first(),
+        "p50_tx_ns": run.quantile_ns(0.5),
+        "p99_tx_ns": run.quantile_ns(0.99),
+        "compile_ns": run.compile_ns,
+    })
 }
