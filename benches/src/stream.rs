@@ -20,14 +20,16 @@
 //! - `modules`: published into storage before anything runs, in order; a
 //!   path is relative to the suite folder, or to the shared reference folder
 //!   with `shared:`; a folder stands for every `.mv` file below it.
-//! - `genesis`: transactions run first on an engine of their own (not
-//!   timed); `init_modules: true` also runs each published module's
-//!   `init_module` first.
+//!   `packages`: the same, published after them; their `init_module` runs.
+//! - `genesis`, then the packages' `init_module`, then `setup`: untimed
+//!   transactions on an engine of their own (`repeat: N` runs one N times,
+//!   `i` counting).
 //! - `transaction`: the template of every timed transaction; an argument is
 //!   `TYPE:EXPR` with `i` the transaction's number (from 0):
 //!   `u8|u16|u32|u64|u128:EXPR`, `bool:EXPR` (non-zero is true),
-//!   `address:0xHEX[+EXPR]`, `signer:0xHEX[+EXPR]`; EXPR has `+ - * / %`,
-//!   parentheses, decimal numbers and `i`.
+//!   `address:0xHEX[+EXPR]`, `signer:0xHEX[+EXPR]`,
+//!   `vector<u8>|vector<u64>:EXPR,EXPR,...`, `bcs:HEX` (fixed bytes); EXPR
+//!   has `+ - * / %`, parentheses, decimal numbers and `i`.
 //! - `expect` (on any transaction): `executed` (default), `aborted` or `any`.
 //! - `checks`: read-only calls after the stream; their BCS returns must be
 //!   as given (`returns`), and join the final state: the stream is
@@ -51,10 +53,15 @@ pub struct StreamSpec {
     /// The account that sends every transaction.
     pub sender: String,
     pub modules: Vec<String>,
+    /// Modules published after `modules` whose `init_module` runs at
+    /// genesis, after the `genesis` transactions.
     #[serde(default)]
-    pub init_modules: bool,
+    pub packages: Vec<String>,
     #[serde(default)]
     pub genesis: Vec<TxSpec>,
+    /// Transactions after the packages' `init_module` (not timed either).
+    #[serde(default)]
+    pub setup: Vec<TxSpec>,
     pub transaction: TxSpec,
     pub transactions: u64,
     #[serde(default)]
@@ -70,6 +77,13 @@ pub struct TxSpec {
     pub args: Vec<String>,
     #[serde(default)]
     pub expect: Expect,
+    /// Genesis and setup only: run this many times (`i` counts them).
+    #[serde(default = "once")]
+    pub repeat: u64,
+}
+
+fn once() -> u64 {
+    1
 }
 
 /// How a transaction must end.
@@ -98,7 +112,10 @@ pub struct Stream {
     pub spec: StreamSpec,
     sender: AccountAddress,
     modules: Vec<(CompiledModule, Vec<u8>)>,
+    /// How many of `modules` are packages (at its end).
+    packages: usize,
     genesis: Vec<Tx>,
+    setup: Vec<Tx>,
     transaction: Tx,
     checks: Vec<Check>,
 }
@@ -111,6 +128,7 @@ struct Tx {
     type_args: Vec<Type>,
     args: Vec<Arg>,
     expect: Expect,
+    repeat: u64,
 }
 
 /// What one stream did on one executor.
@@ -161,12 +179,16 @@ impl Stream {
     fn new(dir: &Path, spec: StreamSpec) -> Result<Stream, String> {
         let sender = AccountAddress::parse(&spec.sender).ok_or_else(|| format!("bad sender `{}`", spec.sender))?;
         let mut modules = Vec::new();
-        for rel in &spec.modules {
+        for rel in spec.modules.iter().chain(&spec.packages) {
             for file in module_files(&resolve(dir, rel)?)? {
                 let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
                 let m = decode_module(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
                 modules.push((m, bytes));
             }
+        }
+        let mut packages = 0;
+        for rel in &spec.packages {
+            packages += module_files(&resolve(dir, rel)?)?.len();
         }
         let checks = spec
             .checks
@@ -181,7 +203,9 @@ impl Stream {
         Ok(Stream {
             sender,
             modules,
+            packages,
             genesis: spec.genesis.iter().map(Tx::parse).collect::<Result<_, _>>()?,
+            setup: spec.setup.iter().map(Tx::parse).collect::<Result<_, _>>()?,
             transaction: Tx::parse(&spec.transaction)?,
             checks,
             spec,
@@ -196,13 +220,19 @@ impl Stream {
         }
         let genesis_engine = movejit_engine::new_engine(config.clone());
         let mut host = Host::new(genesis_engine, storage, self.sender);
-        if self.spec.init_modules {
-            let ms: Vec<CompiledModule> = self.modules.iter().map(|(m, _)| m.clone()).collect();
-            host.init_modules(&ms).map_err(|e| format!("genesis: init_module: {}", describe(&e)))?;
-        }
-        for (k, tx) in self.genesis.iter().enumerate() {
-            tx.run(&mut host, k as u64).map_err(|e| format!("genesis transaction {k}: {e}"))?;
-        }
+        let run_all = |host: &mut Host, txs: &[Tx], what: &str| -> Result<(), String> {
+            for (k, tx) in txs.iter().enumerate() {
+                for i in 0..tx.repeat {
+                    tx.run(host, i).map_err(|e| format!("{what} transaction {k} (#{i}): {e}"))?;
+                }
+            }
+            Ok(())
+        };
+        run_all(&mut host, &self.genesis, "genesis")?;
+        let packages: Vec<CompiledModule> =
+            self.modules[self.modules.len() - self.packages..].iter().map(|(m, _)| m.clone()).collect();
+        host.init_modules(&packages).map_err(|e| format!("init_module: {}", describe(&e)))?;
+        run_all(&mut host, &self.setup, "setup")?;
         Ok(host)
     }
 
@@ -278,7 +308,13 @@ impl Tx {
             .iter()
             .map(|t| Type::parse_tag(t).ok_or_else(|| format!("bad type argument `{t}`")))
             .collect::<Result<_, _>>()?;
-        Ok(Tx { function: function(&spec.function)?, type_args, args: parse_args(&spec.args)?, expect: spec.expect })
+        Ok(Tx {
+            function: function(&spec.function)?,
+            type_args,
+            args: parse_args(&spec.args)?,
+            expect: spec.expect,
+            repeat: spec.repeat,
+        })
     }
 
     /// Transaction number `i`: whether it ended as expected.
@@ -348,9 +384,23 @@ fn module_files(p: &Path) -> Result<Vec<PathBuf>, String> {
 /// A templated argument.
 #[derive(Clone, Debug, PartialEq)]
 enum Arg {
-    Int { bytes: usize, expr: Expr },
+    Int {
+        bytes: usize,
+        expr: Expr,
+    },
     Bool(Expr),
-    Address { base: AccountAddress, offset: Option<Expr>, signer: bool },
+    Address {
+        base: AccountAddress,
+        offset: Option<Expr>,
+        signer: bool,
+    },
+    /// A vector of `bytes`-wide integers.
+    Vector {
+        bytes: usize,
+        elems: Vec<Expr>,
+    },
+    /// Fixed BCS bytes.
+    Raw(Vec<u8>),
 }
 
 impl Arg {
@@ -368,6 +418,14 @@ impl Arg {
                 out.extend_from_slice(&a);
                 out
             }
+            Arg::Vector { bytes, elems } => {
+                let mut out = uleb128(elems.len());
+                for e in elems {
+                    out.extend_from_slice(&e.eval(i).to_le_bytes()[..*bytes]);
+                }
+                out
+            }
+            Arg::Raw(b) => b.clone(),
         }
     }
 }
@@ -379,7 +437,18 @@ fn parse_args(args: &[String]) -> Result<Vec<Arg>, String> {
 fn parse_arg(s: &str) -> Result<Arg, String> {
     let (ty, value) = s.split_once(':').ok_or("not TYPE:VALUE")?;
     let int = |bytes| Ok(Arg::Int { bytes, expr: Expr::parse(value)? });
+    let vector = |bytes| {
+        let elems = if value.trim().is_empty() {
+            vec![]
+        } else {
+            value.split(',').map(Expr::parse).collect::<Result<_, _>>()?
+        };
+        Ok(Arg::Vector { bytes, elems })
+    };
     match ty {
+        "vector<u8>" => vector(1),
+        "vector<u64>" => vector(8),
+        "bcs" => hex::decode(value.trim()).map(Arg::Raw).map_err(|e| e.to_string()),
         "u8" => int(1),
         "u16" => int(2),
         "u32" => int(4),
@@ -395,6 +464,19 @@ fn parse_arg(s: &str) -> Result<Arg, String> {
             Ok(Arg::Address { base, offset, signer: ty == "signer" })
         }
         _ => Err(format!("unknown type `{ty}`")),
+    }
+}
+
+fn uleb128(mut n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            return out;
+        }
+        out.push(b | 0x80);
     }
 }
 
@@ -505,12 +587,17 @@ mod tests {
             ("u64:i / 0", 4, 0u64.to_le_bytes().to_vec()),
             ("address:0x10 + i % 4", 6, addr(0x12)),
             ("signer:0xb0", 9, [vec![0], addr(0xb0)].concat()),
+            ("vector<u64>:i, 7", 2, [vec![2], 2u64.to_le_bytes().to_vec(), 7u64.to_le_bytes().to_vec()].concat()),
+            ("vector<u8>:", 2, vec![0]),
+            ("bcs:0a0b", 5, vec![10, 11]),
         ];
         for (text, i, expected) in cases {
             let arg = parse_arg(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(arg.bcs(i), expected, "{text} at {i}");
         }
-        for bad in ["u64", "u64:", "u64:i +", "u64:(i", "u64:j", "u7:1", "address:zz", "u64:1)"] {
+        for bad in
+            ["u64", "u64:", "u64:i +", "u64:(i", "u64:j", "u7:1", "address:zz", "u64:1)", "bcs:0g", "vector<u8>:1,"]
+        {
             assert!(parse_arg(bad).is_err(), "{bad} should not parse");
         }
     }

@@ -456,7 +456,7 @@ fn stream_config(_stream: &Stream) -> movejit_engine::EngineConfig {
 }
 
 const STREAM_COLS: [(&str, usize); 8] = [
-    ("stream", 18),
+    ("stream", 20),
     ("engine", 6),
     ("transactions", 12),
     ("tx/s", 10),
