@@ -419,7 +419,8 @@ impl Arg {
                 out
             }
             Arg::Vector { bytes, elems } => {
-                let mut out = uleb128(elems.len());
+                let mut out = Vec::new();
+                movejit_runtime::bcs::write_uleb(&mut out, elems.len() as u64);
                 for e in elems {
                     out.extend_from_slice(&e.eval(i).to_le_bytes()[..*bytes]);
                 }
@@ -464,19 +465,6 @@ fn parse_arg(s: &str) -> Result<Arg, String> {
             Ok(Arg::Address { base, offset, signer: ty == "signer" })
         }
         _ => Err(format!("unknown type `{ty}`")),
-    }
-}
-
-fn uleb128(mut n: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let b = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(b);
-            return out;
-        }
-        out.push(b | 0x80);
     }
 }
 

@@ -115,6 +115,10 @@ impl Host {
     /// One transaction: a session of its own calling `f`; on success its
     /// change set (and any package it asked to publish) is applied, on
     /// failure nothing is. Returns the call's BCS return values.
+    ///
+    /// Not yet: when the call succeeds but the package it asked to publish
+    /// fails to, the natives' host state it changed (tables, events) stays
+    /// (Aptos discards it with the transaction); its change set is dropped.
     pub fn execute(
         &mut self,
         f: &FunctionRef,

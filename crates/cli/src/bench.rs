@@ -312,17 +312,24 @@ const COLS: [(&str, usize); 8] = [
     ("jit/Aptos", 10),
 ];
 
-fn header() -> String {
-    let mut s = String::new();
-    for (i, (name, w)) in COLS.iter().enumerate() {
+/// One table line: the first cell left-aligned, the others right-aligned,
+/// each in its column's width.
+fn columns<S: AsRef<str>>(cells: &[S], widths: &[(&str, usize)]) -> String {
+    let mut line = String::new();
+    for (i, (c, (_, w))) in cells.iter().zip(widths).enumerate() {
+        let (c, w) = (c.as_ref(), *w);
         if i == 0 {
-            s.push_str(&format!("{name:<w$}"));
+            line.push_str(&format!("{c:<w$}"));
         } else {
-            s.push_str(&format!(" {name:>w$}"));
+            line.push_str(&format!(" {c:>w$}"));
         }
     }
-    s.push_str("\n  (x/y columns: speedup of x over y; >1 means x is faster)");
-    s
+    line
+}
+
+fn header() -> String {
+    let names: Vec<&str> = COLS.iter().map(|(n, _)| *n).collect();
+    columns(&names, &COLS) + "\n  (x/y columns: speedup of x over y; >1 means x is faster)"
 }
 
 fn ms(ns: u64) -> String {
@@ -386,15 +393,7 @@ fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
         ratio(aptos, interp),
         ratio(aptos, jit),
     ];
-    let mut line = String::new();
-    for (i, (c, (_, w))) in cells.iter().zip(COLS).enumerate() {
-        if i == 0 {
-            line.push_str(&format!("{c:<w$}"));
-        } else {
-            line.push_str(&format!(" {c:>w$}"));
-        }
-    }
-    let mut out = vec![line];
+    let mut out = vec![columns(&cells, &COLS)];
     if let Some(row) = row_of(r, Executor::Auto).filter(|row| row.correct) {
         let vs = |reference: Option<f64>, what: &str| match (reference, good_median(r, Executor::Auto)) {
             (Some(x), Some(a)) => format!(", {} over {what}", speedup(x, a)),
@@ -467,15 +466,8 @@ const STREAM_COLS: [(&str, usize); 8] = [
 ];
 
 fn stream_header() -> String {
-    let mut s = String::new();
-    for (i, (name, w)) in STREAM_COLS.iter().enumerate() {
-        if i == 0 {
-            s.push_str(&format!("{name:<w$}"));
-        } else {
-            s.push_str(&format!(" {name:>w$}"));
-        }
-    }
-    s
+    let names: Vec<&str> = STREAM_COLS.iter().map(|(n, _)| *n).collect();
+    columns(&names, &STREAM_COLS)
 }
 
 fn stream_line(stream: &Stream, run: &StreamRun) -> String {
@@ -490,15 +482,7 @@ fn stream_line(stream: &Stream, run: &StreamRun) -> String {
         us(run.quantile_ns(0.99)),
         run.compile_ns.map_or("-".to_string(), ms),
     ];
-    let mut line = String::new();
-    for (i, (c, (_, w))) in cells.iter().zip(STREAM_COLS).enumerate() {
-        if i == 0 {
-            line.push_str(&format!("{c:<w$}"));
-        } else {
-            line.push_str(&format!(" {c:>w$}"));
-        }
-    }
-    line
+    columns(&cells, &STREAM_COLS)
 }
 
 /// One object of the `--json` contract for a stream:

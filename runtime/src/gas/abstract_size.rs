@@ -200,16 +200,9 @@ mod tests {
     }
 
     fn uleb(n: usize) -> Vec<u8> {
-        let (mut out, mut n) = (Vec::new(), n);
-        loop {
-            let b = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(b);
-                return out;
-            }
-            out.push(b | 0x80);
-        }
+        let mut out = Vec::new();
+        crate::bcs::write_uleb(&mut out, n as u64);
+        out
     }
 
     /// (layout, BCS of a value, expected size, expected fixed size)
