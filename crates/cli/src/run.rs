@@ -2,6 +2,8 @@
 //! the outcome (status, abort code and location, returns, `&mut` results,
 //! gas). Exit 0 whenever the call ran, whatever its status; non-zero when it
 //! could not be run (bad path or argument, load or verification failure).
+//! Metered by default (the unit schedule's maximum balance), so a runaway
+//! program ends with `OUT_OF_GAS`; `--unmetered` opts out.
 //!
 //! Everything after reading the files ([`Runner::run`] on a [`Request`])
 //! and the `--json` object ([`Ran::json`], [`Failure::json`]) is library
@@ -26,6 +28,16 @@ pub enum EngineChoice {
     Interp,
     Jit,
     Auto,
+}
+
+/// Gas schedules `movejit run` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GasScheduleChoice {
+    /// Aptos's production schedule (not wired into the executors yet).
+    Aptos,
+    /// 1 per instruction, 20 per call or global operation, 5 per vector or
+    /// pack instruction (for tests).
+    Unit,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -54,9 +66,20 @@ pub struct Args {
     /// Arguments as BCS hex, one per parameter (instead of --args).
     #[arg(long, num_args = 1.., conflicts_with = "args")]
     bcs_args: Vec<String>,
-    /// Gas budget (unmetered when absent).
-    #[arg(long)]
+    /// The gas schedule (today only `unit`; `aptos` is not wired into the
+    /// executors yet).
+    #[arg(long, value_enum)]
+    gas_schedule: Option<GasScheduleChoice>,
+    /// Balance in the schedule's external units (default: the schedule's
+    /// maximum).
+    #[arg(long, value_name = "UNITS", conflicts_with_all = ["gas", "unmetered"])]
+    max_gas: Option<u64>,
+    /// Balance in internal gas units.
+    #[arg(long, conflicts_with = "unmetered")]
     gas: Option<u64>,
+    /// Run without gas metering (then a runaway program never ends).
+    #[arg(long)]
+    unmetered: bool,
     /// Executor: the interpreter, the JIT (fails when the function or
     /// anything it reaches cannot be compiled), or both (compiled where
     /// possible).
@@ -156,6 +179,22 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
+/// The call's balance in internal units (`None`: unmetered). Metered is
+/// the default, so a runaway program ends with `OUT_OF_GAS`.
+fn gas_budget(args: &Args) -> Result<Option<u64>, Failure> {
+    if args.gas_schedule == Some(GasScheduleChoice::Aptos) {
+        return Err(usage(
+            "USAGE_ERROR",
+            "--gas-schedule aptos: not yet (Aptos's schedule is not wired into the executors)",
+        ));
+    }
+    if args.unmetered {
+        return Ok(None);
+    }
+    // The unit schedule has no separate external unit.
+    Ok(Some(args.gas.or(args.max_gas).unwrap_or(movejit_interp::runtime::gas::UNIT_MAX_GAS)))
+}
+
 fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
     let script = match &args.script {
         Some(p) => Some(std::fs::read(p).map_err(|e| usage("PATH_ERROR", format!("{}: {e}", p.display())))?),
@@ -184,7 +223,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         type_args: args.type_args.clone(),
         args: args.args.clone(),
         bcs_args: args.bcs_args.clone(),
-        gas: args.gas,
+        gas: gas_budget(&args)?,
         flavour: args.flavour,
     };
     let jit = JitOptions {

@@ -11,6 +11,11 @@ use movejit_format::{Opcode, StatusCode};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// The default balance under the unit schedule ([`CostTable::default`]),
+/// which has no separate external unit: large enough for any benchmark, small
+/// enough that a runaway loop ends in seconds.
+pub const UNIT_MAX_GAS: u64 = 1_000_000_000;
+
 /// Costs in internal gas units.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CostTable {

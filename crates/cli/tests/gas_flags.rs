@@ -1,0 +1,118 @@
+//! `movejit run` meters by default (a runaway loop ends with `OUT_OF_GAS`),
+//! and its gas flags mean the same on every executor: `--max-gas` (the
+//! schedule's external units), `--gas` (internal units), `--unmetered`,
+//! `--gas-schedule` (only `unit` so far).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const SOURCE: &str = "version 7
+module 0xcafe::spin
+public fun spin(): u64
+    local i: u64
+    ld_u64 0
+    st_loc i
+L0: move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+
+public fun count(n: u64): u64
+    local i: u64
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L1
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: move_loc i
+    ret
+";
+
+fn movejit(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_movejit")).args(args).output().expect("runs movejit");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The module, assembled into a folder of this test's own.
+fn module() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("movejit-gas-flags-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let src = dir.join("spin.masm");
+    std::fs::write(&src, SOURCE).expect("write source");
+    let (code, out, err) = movejit(&["asm", src.to_str().expect("path"), "-o", dir.to_str().expect("path")]);
+    assert_eq!(code, Some(0), "asm: {out}{err}");
+    dir.join("spin.mv")
+}
+
+#[test]
+fn gas_flags_mean_the_same_on_every_executor() {
+    let mv = module();
+    let mv = mv.to_str().expect("path");
+    // (function, argument, flags, expected exit code, status, gas used: exact, or None for "some")
+    type Case<'a> = (&'a str, &'a str, &'a [&'a str], i32, &'a str, Option<u64>);
+    let cases: &[Case] = &[
+        ("spin", "", &["--max-gas", "1000"], 0, "OUT_OF_GAS", Some(1000)),
+        ("spin", "", &["--gas", "500"], 0, "OUT_OF_GAS", Some(500)),
+        // Metered by default: a terminating call reports what it used.
+        ("count", "100", &[], 0, "EXECUTED", None),
+        ("count", "100", &["--unmetered"], 0, "EXECUTED", Some(0)),
+        ("count", "100", &["--gas-schedule", "unit"], 0, "EXECUTED", None),
+        ("count", "100", &["--gas-schedule", "aptos"], 1, "USAGE_ERROR", Some(0)),
+    ];
+    let mut wrong = Vec::new();
+    for engine in ["interp", "jit", "auto"] {
+        // Gas used by `count` with no schedule named, and under `unit`.
+        let (mut default_used, mut unit_used) = (None, None);
+        for &(f, arg, flags, exit, status, gas) in cases {
+            let function = format!("0xcafe::spin::{f}");
+            let mut args = vec!["run", "--json", "--engine", engine, mv, "--function", &function];
+            if !arg.is_empty() {
+                args.extend_from_slice(&["--args", arg]);
+            }
+            args.extend_from_slice(flags);
+            let (code, out, err) = movejit(&args);
+            let v: serde_json::Value = match serde_json::from_str(out.lines().last().unwrap_or_default()) {
+                Ok(v) => v,
+                Err(e) => {
+                    wrong.push(format!("{engine} {f} {flags:?}: {e}: {out}{err}"));
+                    continue;
+                }
+            };
+            let used = v["gas_used"].as_u64().unwrap_or(u64::MAX);
+            let gas_ok = match gas {
+                Some(g) => used == g,
+                None => used > 0 && used < u64::MAX,
+            };
+            if code != Some(exit) || v["status"] != status || !gas_ok {
+                wrong.push(format!("{engine} {f} {flags:?}: exit {code:?}, {} gas {used}", v["status"]));
+            }
+            match (f, flags) {
+                ("count", []) => default_used = Some(used),
+                ("count", ["--gas-schedule", "unit"]) => unit_used = Some(used),
+                _ => {}
+            }
+        }
+        // The unit schedule is the default (until Aptos's is wired).
+        assert_eq!(default_used, unit_used, "{engine}");
+        assert!(default_used.is_some(), "{engine}");
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // Flags that contradict each other are refused by the parser.
+    for flags in [&["--unmetered", "--gas", "5"][..], &["--max-gas", "5", "--gas", "5"]] {
+        let mut args = vec!["run", mv, "--function", "0xcafe::spin::spin"];
+        args.extend_from_slice(flags);
+        let (code, _, _) = movejit(&args);
+        assert_eq!(code, Some(2), "{flags:?}");
+    }
+}
