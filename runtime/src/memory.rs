@@ -72,6 +72,18 @@ pub fn release(bytes: u64) {
     USED.with(|u| u.set(u.get().saturating_sub(bytes)));
 }
 
+/// Runs `f` outside the budget of the call in force: what it allocates and
+/// keeps (compiled code's constants, caches shared by later calls) is not
+/// the call's and is never charged to it, whichever tier compiles when.
+/// (Such memory is freed, and released, only when its owner is dropped.)
+pub fn outside_budget<R>(f: impl FnOnce() -> R) -> R {
+    let (used, ceiling) = (used(), CEILING.with(|c| c.replace(u64::MAX)));
+    let r = f();
+    USED.with(|u| u.set(used));
+    CEILING.with(|c| c.set(ceiling));
+    r
+}
+
 /// A budget in force on this thread until dropped.
 #[must_use = "the budget ends when the scope is dropped"]
 #[derive(Debug)]
@@ -107,6 +119,21 @@ impl Drop for MemoryScope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_outside_the_budget_is_not_charged() {
+        let scope = MemoryScope::enter(100);
+        let before = used();
+        let kept = outside_budget(|| {
+            // Allowed past the call's budget, and not counted after.
+            charge(1_000).expect("no budget applies here");
+            1_000
+        });
+        assert_eq!((kept, used()), (1_000, before));
+        assert!(charge(100).is_ok() && charge(1).is_err(), "the call's budget is intact");
+        release(100);
+        drop(scope);
+    }
 
     #[test]
     fn scope_bounds_growth_and_nests() {

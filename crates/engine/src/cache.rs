@@ -348,7 +348,11 @@ impl State {
         let num = g.names.get(module).map(|(_, n)| *n).ok_or_else(|| format!("module {module} not loaded"))?;
         let key = InstanceKey { module: num, fdef, type_args: type_args.to_vec() };
         let start = Instant::now();
-        let r = g.gen.engine.with(|jit| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| jit.compile(&key))));
+        // Code (and the constants it keeps) belongs to the cache, not to the
+        // call that happened to trigger the compile.
+        let r = movejit_runtime::memory::outside_budget(|| {
+            g.gen.engine.with(|jit| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| jit.compile(&key))))
+        });
         let took = start.elapsed();
         self.stats.compile_time += took;
         self.stats.compiles += 1;

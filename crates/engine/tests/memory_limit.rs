@@ -6,7 +6,7 @@
 
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
 use movejit_interp::runtime::flat::live_allocations;
-use movejit_interp::runtime::{memory, AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
+use movejit_interp::runtime::{memory, AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 
 /// The budget of every run here.
 const LIMIT: u64 = 1 << 20;
@@ -193,20 +193,25 @@ fn storage() -> InMemoryStorage {
 /// and code offset.
 type Outcome = Result<Vec<Vec<u8>>, (StatusCode, Option<(String, u64)>)>;
 
-fn run(st: &InMemoryStorage, kind: ExecutorKind, interpreter: InterpreterKind, f: &str, args: &[u64]) -> Outcome {
+/// Runs `f(args)` metered (a budget no case reaches): its outcome and the
+/// gas it used, which every executor must agree on, failure point included.
+fn run(
+    st: &InMemoryStorage,
+    kind: ExecutorKind,
+    interpreter: InterpreterKind,
+    f: &str,
+    args: &[u64],
+) -> (Outcome, u64) {
     let mut config = EngineConfig { executor: kind, interpreter, ..EngineConfig::aptos() };
     config.limits.max_memory = LIMIT;
     let engine = new_engine(config);
     let mut session = engine.new_session(st);
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.to_le_bytes().to_vec()).collect();
-    let r = session.execute_function(
-        &ModuleId::new(AccountAddress::from_u64(0xcafe), "mem"),
-        f,
-        &[],
-        &args,
-        &mut GasMeter::unmetered(),
-    );
-    r.map(|o| o.returns).map_err(|e| (e.status, e.location.map(|l| (l.function_name, l.code_offset as u64))))
+    let mut gas = GasMeter::new(CostTable::default(), u64::MAX / 2);
+    let r = session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "mem"), f, &[], &args, &mut gas);
+    let outcome =
+        r.map(|o| o.returns).map_err(|e| (e.status, e.location.map(|l| (l.function_name, l.code_offset as u64))));
+    (outcome, gas.used())
 }
 
 const EXECUTORS: [ExecutorKind; 3] = [ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto];
@@ -214,7 +219,7 @@ const EXECUTORS: [ExecutorKind; 3] = [ExecutorKind::Interpreter, ExecutorKind::J
 /// Runs `f(args)` on every executor (flat interpreter): all must agree, free
 /// everything they allocated and give back every byte they charged.
 fn on_all(st: &InMemoryStorage, f: &str, args: &[u64]) -> Outcome {
-    let mut first: Option<Outcome> = None;
+    let mut first: Option<(Outcome, u64)> = None;
     for kind in EXECUTORS {
         let (blocks, bytes) = (live_allocations(), memory::used());
         let r = run(st, kind, InterpreterKind::Flat, f, args);
@@ -222,10 +227,10 @@ fn on_all(st: &InMemoryStorage, f: &str, args: &[u64]) -> Outcome {
         assert_eq!(memory::used(), bytes, "{f}{args:?} on {kind:?}: charged bytes not given back");
         match &first {
             None => first = Some(r),
-            Some(want) => assert_eq!(&r, want, "{f}{args:?}: {kind:?} differs from the interpreter"),
+            Some(want) => assert_eq!(&r, want, "{f}{args:?}: {kind:?} differs from the interpreter (outcome, gas)"),
         }
     }
-    first.expect("ran")
+    first.expect("ran").0
 }
 
 fn exceeded_at(f: &str, offset: u64) -> Outcome {
@@ -302,7 +307,7 @@ fn tree_interpreter_has_the_budget_too() {
         ("native_big", &[64], &[6]),
     ];
     for (f, args, allowed) in cases {
-        match run(&st, ExecutorKind::Interpreter, InterpreterKind::Tree, f, args) {
+        match run(&st, ExecutorKind::Interpreter, InterpreterKind::Tree, f, args).0 {
             Err((StatusCode::MEMORY_LIMIT_EXCEEDED, Some((g, off)))) if g == f && allowed.contains(&off) => {}
             r => panic!("{f}: {r:?}"),
         }
