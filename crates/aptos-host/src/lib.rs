@@ -80,6 +80,11 @@ impl Host {
     pub fn extensions(&self) -> &NativeExtensions {
         &self.ext
     }
+    /// The natives' host state, to change between transactions (e.g. the
+    /// randomness a block provides).
+    pub fn extensions_mut(&mut self) -> &mut NativeExtensions {
+        &mut self.ext
+    }
 
     /// Runs `init_module` of every module of `modules` that has one, each
     /// as a transaction signed by its module's address, in an order where

@@ -14,13 +14,11 @@
 
 mod common;
 
-use common::{engine, shared, split, INTERPRETERS};
-use movejit_aptos_natives::{
-    run_transaction, take_publish_request, EventLog, Randomness, TransactionContext, UserTransaction,
-};
+use common::{engine, shared, INTERPRETERS};
+use movejit_aptos_host::{FunctionRef, Host};
+use movejit_aptos_natives::{EventLog, Randomness};
 use movejit_format::decode_module;
-use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
-use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
+use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError};
 use movejit_interp::InterpreterKind;
 use std::path::Path;
 
@@ -89,17 +87,15 @@ fn bytes_arg_u64(v: &[u64]) -> Vec<u8> {
     out
 }
 
-/// A host running one package's transactions.
+/// A host running one package's transactions: the framework published as
+/// genesis state, the package's `init_module`s run, then transactions over
+/// one engine ([`Host`]).
 struct Chain {
     kind: InterpreterKind,
-    storage: InMemoryStorage,
-    ext: NativeExtensions,
-    txns: u64,
+    host: Host,
 }
 
 impl Chain {
-    /// The framework plus `packages` (folders of aptos-workloads), with every
-    /// `init_module` run by the module's publisher, on interpreter `kind`.
     fn new(kind: InterpreterKind, packages: &[&str]) -> (Chain, Vec<Expect>) {
         let mut storage = InMemoryStorage::default();
         let publish = |dir: &Path, storage: &mut InMemoryStorage| -> Vec<movejit_format::CompiledModule> {
@@ -119,148 +115,59 @@ impl Chain {
         for p in packages {
             modules.extend(publish(&shared().join("corpus/aptos-workloads").join(p), &mut storage));
         }
-        let mut chain = Chain { kind, storage, ext: NativeExtensions::new(), txns: 0 };
-        // The one piece of genesis state the workloads read: the on-chain clock.
+        let host = Host::new(engine(kind), storage, AccountAddress::from_u64(USER));
+        let mut chain = Chain { kind, host };
         let clock = chain.run("0x1::timestamp::set_time_has_started", vec![signer(1)]);
         assert_eq!(clock, Expect::Executed, "genesis: timestamp");
-        // ... and the accounts the transactions come from.
         for a in [PUBLISHER, CAFE, USER, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76] {
             let r = chain.run("0x1::account::create_account_if_does_not_exist", vec![address_arg(a)]);
             assert_eq!(r, Expect::Executed, "genesis: account {a:#x}");
         }
-        // init_module in dependency order (a module before those using it).
-        let mut done: Vec<ModuleId> = vec![];
-        let mut inits = vec![];
-        while done.len() < modules.len() {
-            let before = done.len();
-            for m in &modules {
-                let id = ModuleId::new(*m.address(), m.name());
-                if done.contains(&id) {
-                    continue;
-                }
-                let local_deps_done = m.immediate_dependencies().iter().all(|(a, n)| {
-                    let d = ModuleId::new(*a, n);
-                    !modules.iter().any(|o| ModuleId::new(*o.address(), o.name()) == d) || done.contains(&d)
-                });
-                if !local_deps_done {
-                    continue;
-                }
-                let has_init = m.function_defs.iter().any(|f| {
-                    m.function_handles
-                        .get(f.function.idx())
-                        .and_then(|h| m.identifiers.get(h.name.idx()))
-                        .is_some_and(|n| n == "init_module")
-                });
-                if has_init {
-                    let mut a = vec![0u8];
-                    a.extend_from_slice(&m.address().0);
-                    let f = format!("{}::{}::init_module", m.address().to_hex_short(), m.name());
-                    inits.push(chain.run(&f, vec![a]));
-                }
-                done.push(id);
-            }
-            assert!(done.len() > before, "module dependency cycle");
-        }
-        (chain, inits)
+        let inits = chain.host.init_modules(&modules).map_or_else(|e| outcome(&e), |()| Expect::Executed);
+        (chain, vec![inits])
     }
 
-    /// One transaction: its status.
     fn run(&mut self, function: &str, args: Vec<Vec<u8>>) -> Expect {
-        self.ext.remove::<Randomness>();
+        self.host.extensions_mut().remove::<Randomness>();
         self.txn(function, args)
     }
 
-    /// A transaction of a `#[randomness]` entry function, which Aptos runs
-    /// unbiasable.
     fn run_unbiasable(&mut self, function: &str, args: Vec<Vec<u8>>) -> Expect {
-        self.ext.insert(Randomness::unbiasable());
+        self.host.extensions_mut().insert(Randomness::unbiasable());
         self.txn(function, args)
     }
 
     fn txn(&mut self, function: &str, args: Vec<Vec<u8>>) -> Expect {
-        self.txns += 1;
-        let mut hash = [0u8; 32];
-        hash[..8].copy_from_slice(&self.txns.to_le_bytes());
-        let user = UserTransaction {
-            sender: AccountAddress::from_u64(USER),
-            secondary_signers: vec![],
-            gas_payer: AccountAddress::from_u64(USER),
-            max_gas_amount: 2_000_000,
-            gas_unit_price: 100,
-            chain_id: 4,
-            timestamp_us: 1_000_000 * self.txns,
-            transaction_index: self.txns as u32,
-            // The workloads do not read their payload.
-            entry_function_payload: None,
-            multisig_payload: None,
-            is_encrypted: false,
-        };
-        self.ext.insert(TransactionContext::new(hash, 4, Some(user)));
-        let engine = engine(self.kind);
-        let (module, name) = split(function);
-        let storage = &self.storage;
-        let r = run_transaction(&mut self.ext, || {
-            let mut session = engine.new_session(storage);
-            let mut gas = GasMeter::unmetered();
-            session.execute_function(&module, name, &[], &args, &mut gas)?;
-            session.finish()
-        });
-        // A publish request is carried out after the transaction, as the
-        // Aptos adapter does: a bundle that fails to publish fails the
-        // transaction.
-        let r = r.and_then(|cs| match take_publish_request(&mut self.ext) {
-            None => Ok((cs, vec![])),
-            Some(req) => {
-                let mut session = engine.new_session(&self.storage);
-                let modules = session.publish_bundle(&req.bundle, req.destination)?;
-                let names: std::collections::BTreeSet<String> =
-                    modules.iter().map(|(id, _)| id.name.to_string()).collect();
-                if names != req.expected_modules {
-                    return Err(movejit_interp::runtime::VmError::new(StatusCode::CONSTRAINT_NOT_SATISFIED));
-                }
-                Ok((cs, modules))
-            }
-        });
-        match r {
-            Ok((cs, modules)) => {
-                self.storage.apply(&cs);
-                for (id, bytes) in modules {
-                    self.storage.publish(id, bytes);
-                }
-                Expect::Executed
-            }
+        let f = FunctionRef::parse(function).expect("ADDRESS::module::function");
+        match self.host.execute(&f, &[], &args, &mut GasMeter::unmetered()) {
+            Ok(_) => Expect::Executed,
             Err(e) => {
                 eprintln!("{function}: {} {:?} at {:?}", e.status.name(), e.sub_status, e.location);
-                if e.status == StatusCode::ABORTED {
-                    Expect::Aborted(e.sub_status.unwrap_or(u64::MAX))
-                } else {
-                    Expect::Status(e.status)
-                }
+                outcome(&e)
             }
         }
     }
 
     /// A read-only call (not a transaction): its BCS returns.
     fn view(&mut self, function: &str, ty_args: &[&str], args: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-        let engine = engine(self.kind);
-        let (module, name) = split(function);
+        let f = FunctionRef::parse(function).expect("ADDRESS::module::function");
         let ty: Vec<Type> = ty_args.iter().map(|t| Type::parse_tag(t).expect("type tag")).collect();
-        let storage = &self.storage;
-        with_extensions(&mut self.ext, || {
-            let mut session = engine.new_session(storage);
-            for t in &ty {
-                session.load_type(t).expect("type loads");
-            }
-            let mut gas = GasMeter::unmetered();
-            session.execute_function(&module, name, &ty, &args, &mut gas).map(|r| r.returns)
-        })
-        .unwrap_or_else(|e| panic!("{function}: {e:?}"))
+        self.host.view(&f, &ty, &args).unwrap_or_else(|e| panic!("{function}: {e:?}"))
     }
 
     fn events(&self) -> Vec<(String, Vec<u8>)> {
-        self.ext
+        self.host
+            .extensions()
             .get::<EventLog>()
             .map_or(vec![], |l| l.events.iter().map(|e| (e.ty.to_string(), e.data.clone())).collect())
+    }
+}
+
+fn outcome(e: &VmError) -> Expect {
+    if e.status == StatusCode::ABORTED {
+        Expect::Aborted(e.sub_status.unwrap_or(u64::MAX))
+    } else {
+        Expect::Status(e.status)
     }
 }
 
