@@ -1185,20 +1185,6 @@ fn fh_of(instr: &Bytecode) -> Option<&movejit_format::FieldHandleIndex> {
     }
 }
 
-fn successors(instr: &Bytecode, pc: usize, len: usize, jump_tables: &[movejit_format::VariantJumpTable]) -> Vec<usize> {
-    use Bytecode as B;
-    match instr {
-        B::Ret | B::Abort | B::AbortMsg => vec![],
-        B::Branch(t) => vec![*t as usize],
-        B::BrTrue(t) | B::BrFalse(t) => vec![*t as usize, pc + 1],
-        B::VariantSwitch(jt) => {
-            jump_tables.get(jt.idx()).map(|t| t.jump_table.iter().map(|x| *x as usize).collect()).unwrap_or_default()
-        }
-        _ if pc + 1 < len => vec![pc + 1],
-        _ => vec![],
-    }
-}
-
 /// Prepares `def` of `m` for `ty_args`.
 pub(crate) fn prepare(
     s: &Session<'_, '_>,
@@ -1244,7 +1230,7 @@ pub(crate) fn prepare(
                 max_size[d] = max_size[d].max(l.size);
             }
         }
-        for succ in successors(instr, pc, n, &code.jump_tables) {
+        for succ in movejit_format::cfg::successors(code, pc) {
             if succ < n && states[succ].is_none() {
                 states[succ] = Some(st.clone());
                 work.push(succ);
