@@ -28,6 +28,7 @@ pub mod layout;
 pub mod limits;
 pub mod memory;
 pub mod natives;
+pub mod resolve;
 pub mod scalar;
 pub mod storage;
 pub mod types;
