@@ -12,8 +12,8 @@ use crate::storage::ModuleId;
 use crate::types::{DatatypeId, Type};
 use crate::{VmError, VmResult};
 use movejit_format::{
-    CompiledModule, FieldDefinition, SignatureIndex, SignatureToken, StatusCode, StructFieldInformation,
-    StructHandleIndex,
+    CompiledModule, FieldDefinition, FunctionHandleIndex, ModuleHandleIndex, SignatureIndex, SignatureToken,
+    StatusCode, StructFieldInformation, StructHandleIndex,
 };
 use std::sync::Arc;
 
@@ -44,6 +44,22 @@ pub fn datatype_id(m: &CompiledModule, h: StructHandleIndex) -> VmResult<Arc<Dat
         module: m.identifiers.get(mh.name.idx()).ok_or_else(bad)?.as_str().into(),
         name: m.identifiers.get(sh.name.idx()).ok_or_else(bad)?.as_str().into(),
     }))
+}
+
+/// The module a module handle of `m` names.
+pub fn module_id(m: &CompiledModule, h: ModuleHandleIndex) -> VmResult<ModuleId> {
+    let mh = m.module_handles.get(h.idx()).ok_or_else(|| VmError::invariant("module handle"))?;
+    let address = *m.address_identifiers.get(mh.address.idx()).ok_or_else(|| VmError::invariant("address"))?;
+    let name = m.identifiers.get(mh.name.idx()).ok_or_else(|| VmError::invariant("identifier"))?;
+    Ok(ModuleId::new(address, name))
+}
+
+/// The module and the name of the function a function handle of `m` calls.
+pub fn function_target(m: &CompiledModule, h: FunctionHandleIndex) -> VmResult<(ModuleId, &str)> {
+    let fh = m.function_handles.get(h.idx()).ok_or_else(|| VmError::invariant("function handle"))?;
+    let module = module_id(m, fh.module)?;
+    let name = m.identifiers.get(fh.name.idx()).ok_or_else(|| VmError::invariant("identifier"))?;
+    Ok((module, name))
 }
 
 /// The datatype of every struct handle of `m`, by handle index.

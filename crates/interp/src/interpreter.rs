@@ -281,12 +281,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         if let Some(t) = self.s.call_cache.get(&key) {
             return Ok(t.clone());
         }
-        let h = m.module.function_handles.get(fh.idx()).ok_or_else(|| invariant("function handle"))?;
-        let mh = m.module.module_handles.get(h.module.idx()).ok_or_else(|| invariant("module handle"))?;
-        let addr = *m.module.address_identifiers.get(mh.address.idx()).ok_or_else(|| invariant("address"))?;
-        let mname = m.module.identifiers.get(mh.name.idx()).ok_or_else(|| invariant("identifier"))?;
-        let fname = m.module.identifiers.get(h.name.idx()).ok_or_else(|| invariant("identifier"))?;
-        let target = self.s.resolve_function(&movejit_runtime::ModuleId::new(addr, mname), fname)?;
+        let (module, name) = movejit_runtime::resolve::function_target(&m.module, fh)?;
+        let target = self.s.resolve_function(&module, name)?;
         self.s.call_cache.insert(key, target.clone());
         Ok(target)
     }

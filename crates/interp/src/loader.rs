@@ -47,10 +47,8 @@ impl LoadedModule {
     /// (calling one is `MISSING_DEPENDENCY`).
     pub fn new(module: CompiledModule, natives: &NativeRegistry) -> VmResult<Self> {
         let bad = || VmError::invariant("module index out of bounds");
-        let self_h = module.module_handles.get(module.self_module_handle_idx.idx()).ok_or_else(bad)?;
-        let address = *module.address_identifiers.get(self_h.address.idx()).ok_or_else(bad)?;
-        let name = module.identifiers.get(self_h.name.idx()).ok_or_else(bad)?.clone();
-        let id = ModuleId::new(address, &name);
+        let id = resolve::module_id(&module, module.self_module_handle_idx)?;
+        let address = id.address;
         let handle_ids = resolve::handle_datatype_ids(&module)?;
         let mut datatypes = HashMap::new();
         for (i, d) in module.struct_defs.iter().enumerate() {
@@ -75,7 +73,7 @@ impl LoadedModule {
                 locals: f.code.as_ref().map(|c| count(c.locals)).unwrap_or(0),
                 is_native: f.is_native(),
             });
-            bound.push(if f.is_native() { natives.get(&address, &name, fname) } else { None });
+            bound.push(if f.is_native() { natives.get(&address, &id.name, fname) } else { None });
         }
         Ok(LoadedModule { id, module, handle_ids, datatypes, functions, natives: bound, fn_info })
     }
