@@ -8,6 +8,7 @@
 //! runtime's integer helpers), reports them from these functions.
 
 use crate::error::{TrapResult, VmError};
+use crate::scalar::ScalarKind;
 use crate::values::Value;
 use ethnum::{I256 as BigI, U256 as BigU};
 
@@ -226,23 +227,6 @@ pub fn negate(a: Value) -> TrapResult<Value> {
     })
 }
 
-/// The target of a cast instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CastTo {
-    U8,
-    U16,
-    U32,
-    U64,
-    U128,
-    U256,
-    I8,
-    I16,
-    I32,
-    I64,
-    I128,
-    I256,
-}
-
 /// Every integer as an I256-plus-sign wide form: (is_negative, magnitude-or-value).
 /// U256 values above BigI::MAX are kept as unsigned.
 enum Wide {
@@ -271,7 +255,7 @@ fn widen(v: &Value) -> TrapResult<Wide> {
 
 /// The error of casting `v` out of `to`'s range: the VM's Rust type names,
 /// 256-bit targets (and a `u256` source cast to `i256`) spelled as paths.
-fn cast_error(v: &Value, to: CastTo) -> VmError {
+fn cast_error(v: &Value, to: ScalarKind) -> VmError {
     use Value::*;
     let (from, value) = match v {
         U8(x) => ("u8", x.to_string()),
@@ -279,7 +263,7 @@ fn cast_error(v: &Value, to: CastTo) -> VmError {
         U32(x) => ("u32", x.to_string()),
         U64(x) => ("u64", x.to_string()),
         U128(x) => ("u128", x.to_string()),
-        U256(x) if to == CastTo::I256 => ("int256::U256", x.to_string()),
+        U256(x) if to == ScalarKind::I256 => ("int256::U256", x.to_string()),
         U256(x) => ("U256", x.to_string()),
         I8(x) => ("i8", x.to_string()),
         I16(x) => ("i16", x.to_string()),
@@ -290,24 +274,25 @@ fn cast_error(v: &Value, to: CastTo) -> VmError {
         v => return VmError::invariant(format!("cast of {v:?}")),
     };
     let to = match to {
-        CastTo::U8 => "u8",
-        CastTo::U16 => "u16",
-        CastTo::U32 => "u32",
-        CastTo::U64 => "u64",
-        CastTo::U128 => "u128",
-        CastTo::U256 => "int256::U256",
-        CastTo::I8 => "i8",
-        CastTo::I16 => "i16",
-        CastTo::I32 => "i32",
-        CastTo::I64 => "i64",
-        CastTo::I128 => "i128",
-        CastTo::I256 => "int256::I256",
+        ScalarKind::U8 => "u8",
+        ScalarKind::U16 => "u16",
+        ScalarKind::U32 => "u32",
+        ScalarKind::U64 => "u64",
+        ScalarKind::U128 => "u128",
+        ScalarKind::U256 => "int256::U256",
+        ScalarKind::I8 => "i8",
+        ScalarKind::I16 => "i16",
+        ScalarKind::I32 => "i32",
+        ScalarKind::I64 => "i64",
+        ScalarKind::I128 => "i128",
+        ScalarKind::I256 => "int256::I256",
+        ScalarKind::Bool | ScalarKind::Address => return VmError::invariant(format!("cast to {to:?}")),
     };
     VmError::arithmetic(format!("Cannot cast {from}({value}) to {to}"))
 }
 
 /// Casts an integer; values out of the target's range are an error.
-pub fn cast(v: Value, to: CastTo) -> TrapResult<Value> {
+pub fn cast(v: Value, to: ScalarKind) -> TrapResult<Value> {
     let w = widen(&v)?;
     let err = || cast_error(&v, to);
     macro_rules! to_unsigned {
@@ -339,24 +324,25 @@ pub fn cast(v: Value, to: CastTo) -> TrapResult<Value> {
         };
     }
     let r = match to {
-        CastTo::U8 => to_unsigned!(u8, Value::U8),
-        CastTo::U16 => to_unsigned!(u16, Value::U16),
-        CastTo::U32 => to_unsigned!(u32, Value::U32),
-        CastTo::U64 => to_unsigned!(u64, Value::U64),
-        CastTo::U128 => to_unsigned!(u128, Value::U128),
-        CastTo::U256 => match w {
+        ScalarKind::U8 => to_unsigned!(u8, Value::U8),
+        ScalarKind::U16 => to_unsigned!(u16, Value::U16),
+        ScalarKind::U32 => to_unsigned!(u32, Value::U32),
+        ScalarKind::U64 => to_unsigned!(u64, Value::U64),
+        ScalarKind::U128 => to_unsigned!(u128, Value::U128),
+        ScalarKind::U256 => match w {
             Wide::U(x) => Some(Value::U256(x)),
             Wide::I(x) => (x >= BigI::ZERO).then(|| Value::U256(x.as_u256())),
         },
-        CastTo::I8 => to_signed!(i8, Value::I8),
-        CastTo::I16 => to_signed!(i16, Value::I16),
-        CastTo::I32 => to_signed!(i32, Value::I32),
-        CastTo::I64 => to_signed!(i64, Value::I64),
-        CastTo::I128 => to_signed!(i128, Value::I128),
-        CastTo::I256 => match w {
+        ScalarKind::I8 => to_signed!(i8, Value::I8),
+        ScalarKind::I16 => to_signed!(i16, Value::I16),
+        ScalarKind::I32 => to_signed!(i32, Value::I32),
+        ScalarKind::I64 => to_signed!(i64, Value::I64),
+        ScalarKind::I128 => to_signed!(i128, Value::I128),
+        ScalarKind::I256 => match w {
             Wide::U(x) => (x <= BigI::MAX.as_u256()).then(|| Value::I256(x.as_i256())),
             Wide::I(x) => Some(Value::I256(x)),
         },
+        ScalarKind::Bool | ScalarKind::Address => None,
     };
     r.ok_or_else(|| Box::new(err()))
 }
@@ -377,9 +363,9 @@ mod tests {
         assert_eq!(binop(BinOp::Div, Value::I8(-7), Value::I8(2)).ok(), Some(Value::I8(-3)));
         assert_eq!(shift(true, Value::U8(0x81), Value::U8(1)).ok(), Some(Value::U8(2)));
         assert!(shift(true, Value::U8(1), Value::U8(8)).is_err());
-        assert!(cast(Value::I8(-1), CastTo::U256).is_err());
-        assert!(cast(Value::U256(BigU::MAX), CastTo::I256).is_err());
-        assert_eq!(cast(Value::I64(-5), CastTo::I8).ok(), Some(Value::I8(-5)));
+        assert!(cast(Value::I8(-1), ScalarKind::U256).is_err());
+        assert!(cast(Value::U256(BigU::MAX), ScalarKind::I256).is_err());
+        assert_eq!(cast(Value::I64(-5), ScalarKind::I8).ok(), Some(Value::I8(-5)));
         assert!(negate(Value::I16(i16::MIN)).is_err());
     }
 }

@@ -17,9 +17,11 @@
 //! own targets, so a republished module never reaches old code through an
 //! index.
 
+use crate::fxhash::FxHashMap;
 use crate::values::FunctionId;
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, OnceLock};
+use std::borrow::Borrow;
+use std::hash::Hash;
+use std::sync::{LazyLock, OnceLock, RwLock};
 
 /// A function name, interned (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,33 +83,89 @@ impl<T> OnceSlots<T> {
     }
 }
 
-/// The process's function names by index and back.
-#[derive(Default)]
-struct FunctionTable {
-    names: OnceSlots<FunctionId>,
-    /// Written only under this lock (interning is rare: once per function
-    /// a loader or a deserialized closure names).
-    indices: Mutex<HashMap<FunctionId, FunctionIndex>>,
+/// Keys by dense 32-bit index and back, append-only: an index, once
+/// given, names its key for as long as the interner lives. Reading a key by
+/// index takes no lock ([`OnceSlots`]); finding a key's index takes a read
+/// lock, adding one the write lock. Function names and runtime types are
+/// interned with it.
+pub struct Interner<K> {
+    keys: OnceSlots<K>,
+    indices: RwLock<FxHashMap<K, u32>>,
 }
 
-static TABLE: LazyLock<FunctionTable> = LazyLock::new(FunctionTable::default);
+impl<K> Default for Interner<K> {
+    fn default() -> Self {
+        Interner { keys: OnceSlots::default(), indices: RwLock::default() }
+    }
+}
+
+impl<K: Eq + Hash + Clone> Interner<K> {
+    /// The one index never given: it names no key.
+    pub const NONE: u32 = u32::MAX;
+
+    /// The index of `key`, adding `make()` (equal to `key`) when new;
+    /// `None` once every index below [`Interner::NONE`] is taken.
+    pub fn intern<Q>(&self, key: &Q, make: impl FnOnce() -> K) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if let Some(i) = self.lookup(key) {
+            return Some(i);
+        }
+        // A poisoned lock still holds a consistent map: the slot is
+        // written before the map names it, each in one step.
+        let mut indices = self.indices.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = indices.get(key) {
+            return Some(*i);
+        }
+        let i = u32::try_from(indices.len()).ok().filter(|i| *i < Self::NONE)?;
+        let key = make();
+        if !self.keys.set(i, key.clone()) {
+            return None;
+        }
+        indices.insert(key, i);
+        Some(i)
+    }
+
+    /// The index of `key` when it was interned.
+    pub fn lookup<Q>(&self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.indices.read().unwrap_or_else(|p| p.into_inner()).get(key).copied()
+    }
+
+    /// The key behind index `i`.
+    #[inline]
+    pub fn get(&self, i: u32) -> Option<&K> {
+        self.keys.get(i)
+    }
+
+    /// How many keys are interned.
+    pub fn len(&self) -> usize {
+        self.indices.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The process's function names by index and back.
+static TABLE: LazyLock<Interner<FunctionId>> = LazyLock::new(Interner::default);
 
 /// The index of `f`, assigned on first use.
 pub fn intern(f: &FunctionId) -> FunctionIndex {
-    // A poisoned lock still holds a consistent map (inserts are single steps).
-    let mut indices = TABLE.indices.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = indices.get(f) {
-        return *i;
-    }
-    let i = FunctionIndex(indices.len() as u32);
-    TABLE.names.set(i.0, f.clone());
-    indices.insert(f.clone(), i);
-    i
+    // Only after 2^32 - 1 names (far more than memory holds) is the table
+    // full; the index then names no function, so calls through it fail.
+    FunctionIndex(TABLE.intern(f, || f.clone()).unwrap_or(Interner::<FunctionId>::NONE))
 }
 
 /// The name behind an index [`intern`] returned.
 pub fn name(i: FunctionIndex) -> Option<&'static FunctionId> {
-    TABLE.names.get(i.0)
+    TABLE.get(i.0)
 }
 
 #[cfg(test)]

@@ -11,12 +11,12 @@
 //! without handing a table around: an id names a structural type, which
 //! means the same thing in every engine. It only grows, by one entry per
 //! distinct type ever interned; it is read-mostly (a read lock per lookup
-//! by structure, none on the paths that hold ids).
+//! by structure, none by id: [`Interner`]).
 
 use crate::error::{VmError, VmResult};
-use crate::fxhash::FxHashMap;
+use crate::functions::Interner;
 use crate::types::Type;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 
 /// A fully instantiated type, by its index in [`TypeTable::shared`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,13 +37,7 @@ impl TypeId {
 /// Types by id and ids by type (module doc).
 #[derive(Default)]
 pub struct TypeTable {
-    inner: RwLock<Entries>,
-}
-
-#[derive(Default)]
-struct Entries {
-    ids: FxHashMap<Arc<Type>, TypeId>,
-    types: Vec<Arc<Type>>,
+    inner: Interner<Arc<Type>>,
 }
 
 impl TypeTable {
@@ -55,41 +49,26 @@ impl TypeTable {
 
     /// The id of `t`, adding it when new.
     pub fn intern(&self, t: &Type) -> VmResult<TypeId> {
-        if let Some(id) = self.lookup(t) {
-            return Ok(id);
-        }
-        // A panic elsewhere while holding the lock cannot leave the table
-        // half-updated (an insert is two pushes of owned values), so a
-        // poisoned lock is still used.
-        let mut e = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(id) = e.ids.get(t) {
-            return Ok(*id);
-        }
-        let id = TypeId(u32::try_from(e.types.len()).map_err(|_| VmError::invariant("type table full"))?);
-        let t = Arc::new(t.clone());
-        e.types.push(t.clone());
-        e.ids.insert(t, id);
-        Ok(id)
+        self.inner.intern(t, || Arc::new(t.clone())).map(TypeId).ok_or_else(|| VmError::invariant("type table full"))
     }
 
     /// The id of `t` when it was interned.
     pub fn lookup(&self, t: &Type) -> Option<TypeId> {
-        self.inner.read().unwrap_or_else(|p| p.into_inner()).ids.get(t).copied()
+        self.inner.lookup(t).map(TypeId)
     }
 
     /// The type of `id`.
     pub fn get(&self, id: TypeId) -> VmResult<Arc<Type>> {
-        let e = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        e.types.get(id.0 as usize).cloned().ok_or_else(|| VmError::invariant(format!("type id {} unknown", id.0)))
+        self.inner.get(id.0).cloned().ok_or_else(|| VmError::invariant(format!("type id {} unknown", id.0)))
     }
 
     /// How many types are interned.
     pub fn len(&self) -> usize {
-        self.inner.read().unwrap_or_else(|p| p.into_inner()).types.len()
+        self.inner.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.inner.is_empty()
     }
 }
 

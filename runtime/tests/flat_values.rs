@@ -6,11 +6,12 @@
 
 #![allow(unsafe_code)]
 
-use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
+use movejit_runtime::arith::{self, BinOp, CmpOp};
 use movejit_runtime::error::vec_err;
 use movejit_runtime::ethnum::{I256, U256};
 use movejit_runtime::flat::{self, shims, ExecContext, FlatLayout, FlatValue, Shape};
 use movejit_runtime::helpers::{HelperId, Kind, HELPERS};
+use movejit_runtime::ScalarKind;
 use movejit_runtime::{bcs, AccountAddress, Layout, Limits, StatusCode, Value};
 use std::sync::Arc;
 
@@ -480,20 +481,7 @@ fn integer_shims_agree_with_arith() {
     let ctxp: *mut ExecContext = &mut ctx;
     let ops = [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Mod, BinOp::BitOr, BinOp::BitAnd, BinOp::Xor];
     let cmps = [CmpOp::Lt, CmpOp::Gt, CmpOp::Le, CmpOp::Ge];
-    let casts = [
-        CastTo::U8,
-        CastTo::U16,
-        CastTo::U32,
-        CastTo::U64,
-        CastTo::U128,
-        CastTo::U256,
-        CastTo::I8,
-        CastTo::I16,
-        CastTo::I32,
-        CastTo::I64,
-        CastTo::I128,
-        CastTo::I256,
-    ];
+    let casts = ScalarKind::INTEGERS;
     let (mut checked, mut errors) = (0, 0);
     for _ in 0..iters(300) {
         for (k, l) in int_kinds() {

@@ -4,7 +4,7 @@
 #![forbid(unsafe_code)]
 
 use crate::case::Case;
-use crate::gen::ty::{Int, Sc};
+use crate::gen::ty::{Int, IntGen, Sc};
 use crate::rng::Rng;
 use movejit_format::{CompiledModule, SignatureToken as T, StatusFlavour, Visibility};
 use movejit_runtime::bcs::write_uleb;
@@ -24,18 +24,7 @@ pub fn value_bcs(tok: &T, ty_args: &[usize], flavour: StatusFlavour, rng: &mut R
     let int = |i: Int, rng: &mut Rng, out: &mut Vec<u8>| out.extend(i.bcs(i.edge_value(rng)));
     match tok {
         T::Bool => out.push(rng.below(2) as u8),
-        T::U8 => int(Int::U8, rng, out),
-        T::U16 => int(Int::U16, rng, out),
-        T::U32 => int(Int::U32, rng, out),
-        T::U64 => int(Int::U64, rng, out),
-        T::U128 => int(Int::U128, rng, out),
-        T::U256 => int(Int::U256, rng, out),
-        T::I8 => int(Int::I8, rng, out),
-        T::I16 => int(Int::I16, rng, out),
-        T::I32 => int(Int::I32, rng, out),
-        T::I64 => int(Int::I64, rng, out),
-        T::I128 => int(Int::I128, rng, out),
-        T::I256 => int(Int::I256, rng, out),
+        t if Int::of_token(t).is_some_and(Int::is_integer) => int(Int::of_token(t)?, rng, out),
         T::Address => out.extend(address(rng)),
         T::Signer => {
             // Aptos passes a signer as its enum (variant 0, Master).

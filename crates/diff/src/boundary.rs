@@ -16,7 +16,7 @@
 use crate::case::Case;
 use crate::exec::{Executor, Prepared, RunError};
 use crate::gen::single::{IntOp, Operand};
-use crate::gen::ty::{Int, Sc, SHIFT_EDGES};
+use crate::gen::ty::{Int, IntGen, Sc, SHIFT_EDGES};
 use crate::gen::{assemble_units, verify_all, Expect};
 use crate::outcome::Outcome;
 use ethnum::I256;
@@ -130,7 +130,7 @@ fn calls(f: &Func) -> Vec<Vec<I256>> {
 pub fn run(types: &[Int], exhaustive: bool) -> Report {
     let mut report = Report::default();
     for &t in types {
-        for op in IntOp::all(t, &Int::ALL) {
+        for op in IntOp::all(t, &Int::INTEGERS) {
             run_instruction(op, t, exhaustive, &mut report);
         }
     }

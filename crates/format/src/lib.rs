@@ -25,6 +25,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cfg;
 pub mod error;
 pub mod model;
 pub mod opcodes;

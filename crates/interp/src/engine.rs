@@ -6,12 +6,14 @@ use crate::flat::exec::FlatInterp;
 use crate::flat::{FlatSession, PreparedTable};
 use crate::fxhash::FxHashMap;
 use crate::interpreter::Interpreter;
-use crate::loader::{DatatypeDef, LoadedModule};
+use crate::loader::LoadedModule;
 use movejit_format::{decode_module, AbilitySet, StatusFlavour, StructFieldInformation};
 use movejit_runtime::bcs;
 use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
 use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
+use movejit_runtime::resolve::{self, DatatypeFields, DatatypeSource, LayoutLimits};
+use movejit_runtime::DatatypeId;
 use movejit_runtime::{
     AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId,
     NativeRegistry, Resolver, StatusCode, Type, TypeId, TypeTable, Value, VmError, VmResult, WriteOp,
@@ -1157,12 +1159,14 @@ impl<'e, 'r> Session<'e, 'r> {
         if let Some(d) = self.depth_cache.get(t) {
             return Ok(*d);
         }
-        self.type_value_depth_rec(t, 1)
+        resolve::value_depth(self, t, self.engine.config.limits.max_value_depth)
     }
 
     /// A layout without the layout-node budget (flat values of any size).
     pub(crate) fn layout_unbounded(&self, t: &Type) -> VmResult<Layout> {
-        self.layout_rec(t, 1, &mut 0, false)
+        // Flat layouts of any verified type are built (values are bounded
+        // by the value-depth checks); the bound only stops runaway nesting.
+        resolve::layout(self, t, LayoutLimits { max_depth: crate::flat::MAX_FLAT_DEPTH, max_nodes: None })
     }
 
     /// The value depth of a type (a primitive is 1; a struct 1 + its deepest field).
@@ -1170,113 +1174,25 @@ impl<'e, 'r> Session<'e, 'r> {
         if let Some(d) = self.depth_cache.get(t) {
             return Ok(*d);
         }
-        let d = self.type_value_depth_rec(t, 1)?;
+        let d = resolve::value_depth(self, t, self.engine.config.limits.max_value_depth)?;
         self.depth_cache.insert(t.clone(), d);
         Ok(d)
     }
+}
 
-    fn type_value_depth_rec(&self, t: &Type, level: usize) -> VmResult<usize> {
-        // Types deeper than any allowed value need not be measured exactly.
-        let cap = self.engine.config.limits.max_value_depth + 1;
-        if level > cap {
-            return Ok(cap);
-        }
-        Ok(match t {
-            Type::Vector(e) | Type::Reference(e) | Type::MutableReference(e) => {
-                1 + self.type_value_depth_rec(e, level + 1)?
-            }
-            Type::Datatype(id, args) => {
-                let mid = ModuleId { address: id.address, name: id.module.clone() };
-                let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
-                let def =
-                    m.datatypes.get(&*id.name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
-                let field_lists: Vec<&[movejit_format::FieldDefinition]> = match def {
-                    DatatypeDef::Struct(i) => match m.module.struct_defs.get(*i as usize).map(|d| &d.field_information)
-                    {
-                        Some(StructFieldInformation::Declared(f)) => vec![f.as_slice()],
-                        Some(StructFieldInformation::DeclaredVariants(vs)) => {
-                            vs.iter().map(|v| v.fields.as_slice()).collect()
-                        }
-                        _ => vec![],
-                    },
-                    DatatypeDef::SuiEnum(i) => m
-                        .module
-                        .enum_defs
-                        .get(*i as usize)
-                        .map(|e| e.variants.iter().map(|v| v.fields.as_slice()).collect())
-                        .unwrap_or_default(),
-                };
-                let mut max = 0;
-                for fs in field_lists {
-                    for f in fs {
-                        let ft = m.to_type(&f.signature, args)?;
-                        max = max.max(self.type_value_depth_rec(&ft, level + 1)?);
-                    }
-                }
-                1 + max
-            }
-            _ => 1,
-        })
-    }
-
-    fn layout_rec(&self, t: &Type, depth: usize, nodes: &mut usize, bounded: bool) -> VmResult<Layout> {
-        *nodes = nodes.saturating_add(1);
-        if bounded && self.engine.config.limits.max_layout_nodes.is_some_and(|max| *nodes > max) {
-            return Err(VmError::new(StatusCode::VM_MAX_TYPE_NODES_REACHED));
-        }
-        // Flat layouts of any verified type are built (values are bounded
-        // by the value-depth checks); the bound only stops runaway nesting.
-        let max_depth = if bounded { self.engine.config.limits.max_type_depth } else { crate::flat::MAX_FLAT_DEPTH };
-        if depth > max_depth {
-            return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
-        }
-        Ok(match t {
-            Type::Vector(e) => Layout::Vector(Box::new(self.layout_rec(e, depth + 1, nodes, bounded)?)),
-            Type::Function(..) => Layout::Function,
-            Type::Datatype(id, args) => {
-                let mid = ModuleId { address: id.address, name: id.module.clone() };
-                let m = self
-                    .modules
-                    .get(&mid)
-                    .ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR).with_message(format!("{mid} not loaded")))?;
-                let def = m
-                    .datatypes
-                    .get(&*id.name)
-                    .ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE).with_message(format!("{t}")))?;
-                let mut fields = |fs: &[movejit_format::FieldDefinition]| -> VmResult<Vec<Layout>> {
-                    fs.iter()
-                        .map(|f| self.layout_rec(&m.to_type(&f.signature, args)?, depth + 1, nodes, bounded))
-                        .collect()
-                };
-                match def {
-                    DatatypeDef::Struct(i) => {
-                        let sd =
-                            m.module.struct_defs.get(*i as usize).ok_or_else(|| VmError::invariant("struct def"))?;
-                        match &sd.field_information {
-                            StructFieldInformation::Native => return Err(VmError::invariant("native struct")),
-                            StructFieldInformation::Declared(fs) => Layout::Struct(fields(fs)?),
-                            StructFieldInformation::DeclaredVariants(vs) => {
-                                Layout::Enum(vs.iter().map(|v| fields(&v.fields)).collect::<VmResult<_>>()?)
-                            }
-                        }
-                    }
-                    DatatypeDef::SuiEnum(i) => {
-                        let ed = m.module.enum_defs.get(*i as usize).ok_or_else(|| VmError::invariant("enum def"))?;
-                        Layout::Enum(ed.variants.iter().map(|v| fields(&v.fields)).collect::<VmResult<_>>()?)
-                    }
-                }
-            }
-            Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => {
-                return Err(VmError::invariant(format!("no layout for {t}")))
-            }
-            primitive => Layout::primitive(primitive).ok_or_else(|| VmError::invariant("no primitive form"))?,
-        })
+impl DatatypeSource for Session<'_, '_> {
+    fn datatype_fields(&self, id: &DatatypeId, args: &[Type]) -> VmResult<Option<DatatypeFields>> {
+        let mid = ModuleId { address: id.address, name: id.module.clone() };
+        let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
+        let def = m.datatypes.get(&*id.name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
+        m.field_types(*def, args)
     }
 }
 
 impl TypeInfo for Session<'_, '_> {
     fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
-        self.layout_rec(ty, 1, &mut 0, true)
+        let limits = &self.engine.config.limits;
+        resolve::layout(self, ty, LayoutLimits { max_depth: limits.max_type_depth, max_nodes: limits.max_layout_nodes })
     }
     /// Loaded resources answer from the call's memory (the flat
     /// interpreter's: the session's flat globals), others from storage.

@@ -9,11 +9,12 @@
 use crate::engine::Session;
 use crate::loader::LoadedModule;
 use movejit_format::{Bytecode, CodeUnit, SignatureToken};
-use movejit_runtime::arith::{self, BinOp, CastTo, CmpOp};
+use movejit_runtime::arith::{self, BinOp, CmpOp};
 use movejit_runtime::error::vec_err;
 use movejit_runtime::error::TrapResult;
 use movejit_runtime::natives::{NativeContext, TypeInfo};
 use movejit_runtime::values::values_equal;
+use movejit_runtime::ScalarKind;
 use movejit_runtime::{
     ClosureValue, ErrorLocation, FunctionId, GasMeter, Memory, RefRoot, Reference, StatusCode, Type, Value, VmError,
     VmResult,
@@ -280,12 +281,8 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
         if let Some(t) = self.s.call_cache.get(&key) {
             return Ok(t.clone());
         }
-        let h = m.module.function_handles.get(fh.idx()).ok_or_else(|| invariant("function handle"))?;
-        let mh = m.module.module_handles.get(h.module.idx()).ok_or_else(|| invariant("module handle"))?;
-        let addr = *m.module.address_identifiers.get(mh.address.idx()).ok_or_else(|| invariant("address"))?;
-        let mname = m.module.identifiers.get(mh.name.idx()).ok_or_else(|| invariant("identifier"))?;
-        let fname = m.module.identifiers.get(h.name.idx()).ok_or_else(|| invariant("identifier"))?;
-        let target = self.s.resolve_function(&movejit_runtime::ModuleId::new(addr, mname), fname)?;
+        let (module, name) = movejit_runtime::resolve::function_target(&m.module, fh)?;
+        let target = self.s.resolve_function(&module, name)?;
         self.s.call_cache.insert(key, target.clone());
         Ok(target)
     }
@@ -735,18 +732,21 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
                     let r = arith::shift(matches!(instr, B::Shl), a, n)?;
                     self.push(r)?;
                 }
-                B::CastU8 => self.cast(CastTo::U8)?,
-                B::CastU16 => self.cast(CastTo::U16)?,
-                B::CastU32 => self.cast(CastTo::U32)?,
-                B::CastU64 => self.cast(CastTo::U64)?,
-                B::CastU128 => self.cast(CastTo::U128)?,
-                B::CastU256 => self.cast(CastTo::U256)?,
-                B::CastI8 => self.cast(CastTo::I8)?,
-                B::CastI16 => self.cast(CastTo::I16)?,
-                B::CastI32 => self.cast(CastTo::I32)?,
-                B::CastI64 => self.cast(CastTo::I64)?,
-                B::CastI128 => self.cast(CastTo::I128)?,
-                B::CastI256 => self.cast(CastTo::I256)?,
+                B::CastU8
+                | B::CastU16
+                | B::CastU32
+                | B::CastU64
+                | B::CastU128
+                | B::CastU256
+                | B::CastI8
+                | B::CastI16
+                | B::CastI32
+                | B::CastI64
+                | B::CastI128
+                | B::CastI256 => {
+                    let to = ScalarKind::cast_target(instr).ok_or_else(|| invariant("cast target"))?;
+                    self.cast(to)?
+                }
                 B::Negate => {
                     let a = self.pop()?;
                     let r = arith::negate(a)?;
@@ -1010,7 +1010,7 @@ impl<'a, 'e, 'r> Interpreter<'a, 'e, 'r> {
     }
 
     #[inline]
-    fn cast(&mut self, to: CastTo) -> TrapResult<()> {
+    fn cast(&mut self, to: ScalarKind) -> TrapResult<()> {
         let a = self.pop()?;
         let r = arith::cast(a, to)?;
         self.push(r)

@@ -6,18 +6,12 @@
 use movejit_format::{
     CompiledModule, FunctionAttribute, SignatureToken, StructFieldInformation, StructHandleIndex, Visibility,
 };
+use movejit_runtime::resolve::{self, DatatypeFields};
 use movejit_runtime::{DatatypeId, ModuleId, NativeFunction, NativeRegistry, Type, VmError, VmResult};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Where a datatype is defined inside its module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DatatypeDef {
-    /// Index into `struct_defs` (Aptos enums included).
-    Struct(u16),
-    /// Index into `enum_defs` (Sui).
-    SuiEnum(u16),
-}
+pub use movejit_runtime::resolve::DatatypeDef;
 
 /// What a call needs to know about a function definition, precomputed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,19 +47,9 @@ impl LoadedModule {
     /// (calling one is `MISSING_DEPENDENCY`).
     pub fn new(module: CompiledModule, natives: &NativeRegistry) -> VmResult<Self> {
         let bad = || VmError::invariant("module index out of bounds");
-        let self_h = module.module_handles.get(module.self_module_handle_idx.idx()).ok_or_else(bad)?;
-        let address = *module.address_identifiers.get(self_h.address.idx()).ok_or_else(bad)?;
-        let name = module.identifiers.get(self_h.name.idx()).ok_or_else(bad)?.clone();
-        let id = ModuleId::new(address, &name);
-        let mut handle_ids = Vec::with_capacity(module.struct_handles.len());
-        for h in &module.struct_handles {
-            let mh = module.module_handles.get(h.module.idx()).ok_or_else(bad)?;
-            handle_ids.push(Arc::new(DatatypeId {
-                address: *module.address_identifiers.get(mh.address.idx()).ok_or_else(bad)?,
-                module: module.identifiers.get(mh.name.idx()).ok_or_else(bad)?.as_str().into(),
-                name: module.identifiers.get(h.name.idx()).ok_or_else(bad)?.as_str().into(),
-            }));
-        }
+        let id = resolve::module_id(&module, module.self_module_handle_idx)?;
+        let address = id.address;
+        let handle_ids = resolve::handle_datatype_ids(&module)?;
         let mut datatypes = HashMap::new();
         for (i, d) in module.struct_defs.iter().enumerate() {
             let h = handle_ids.get(d.struct_handle.idx()).ok_or_else(bad)?;
@@ -89,7 +73,7 @@ impl LoadedModule {
                 locals: f.code.as_ref().map(|c| count(c.locals)).unwrap_or(0),
                 is_native: f.is_native(),
             });
-            bound.push(if f.is_native() { natives.get(&address, &name, fname) } else { None });
+            bound.push(if f.is_native() { natives.get(&address, &id.name, fname) } else { None });
         }
         Ok(LoadedModule { id, module, handle_ids, datatypes, functions, natives: bound, fn_info })
     }
@@ -122,32 +106,17 @@ impl LoadedModule {
 
     /// The runtime type of a signature token, type parameters taken from `ty_args`.
     pub fn to_type(&self, tok: &SignatureToken, ty_args: &[Type]) -> VmResult<Type> {
-        use SignatureToken as S;
-        Ok(match tok {
-            S::Vector(t) => Type::Vector(Box::new(self.to_type(t, ty_args)?)),
-            S::Reference(t) => Type::Reference(Box::new(self.to_type(t, ty_args)?)),
-            S::MutableReference(t) => Type::MutableReference(Box::new(self.to_type(t, ty_args)?)),
-            S::Struct(h) => Type::Datatype(self.datatype_id(*h)?, Vec::new()),
-            S::StructInstantiation(h, args) => Type::Datatype(
-                self.datatype_id(*h)?,
-                args.iter().map(|a| self.to_type(a, ty_args)).collect::<VmResult<_>>()?,
-            ),
-            S::Function(p, r, ab) => Type::Function(
-                p.iter().map(|a| self.to_type(a, ty_args)).collect::<VmResult<_>>()?,
-                r.iter().map(|a| self.to_type(a, ty_args)).collect::<VmResult<_>>()?,
-                *ab,
-            ),
-            S::TypeParameter(i) => {
-                ty_args.get(*i as usize).cloned().ok_or_else(|| VmError::invariant("type parameter out of range"))?
-            }
-            primitive => Type::primitive(primitive).ok_or_else(|| VmError::invariant("no primitive form"))?,
-        })
+        resolve::token_type(tok, ty_args, &|h| self.datatype_id(h))
     }
 
     /// The types of signature `idx`.
     pub fn sig_types(&self, idx: movejit_format::SignatureIndex, ty_args: &[Type]) -> VmResult<Vec<Type>> {
-        let sig = self.module.signatures.get(idx.idx()).ok_or_else(|| VmError::invariant("signature out of bounds"))?;
-        sig.0.iter().map(|t| self.to_type(t, ty_args)).collect()
+        resolve::signature_types(&self.module, idx, ty_args, &|h| self.datatype_id(h))
+    }
+
+    /// The instantiated field types of datatype `def` (`None`: native).
+    pub fn field_types(&self, def: DatatypeDef, ty_args: &[Type]) -> VmResult<Option<DatatypeFields>> {
+        resolve::field_types(&self.module, def, ty_args, &|h| self.datatype_id(h))
     }
 
     /// Field counts of a struct definition (`None` for enums / natives).

@@ -9,7 +9,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::kind::Kind;
+use crate::kind::{Kind, KindIr};
 use cranelift_codegen::ir::Type;
 use movejit_runtime::flat::{FlatLayout, Shape};
 use std::sync::Arc;

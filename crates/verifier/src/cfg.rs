@@ -2,7 +2,7 @@
 //! depth-first traversal order and the back edges it finds (Move's
 //! definition: an edge to a block whose exploration is still in progress).
 
-use movejit_format::{Bytecode, CodeUnit};
+use movejit_format::{cfg, CodeUnit};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) type BlockId = u16;
@@ -23,54 +23,15 @@ pub(crate) struct Cfg {
     loop_heads: BTreeMap<BlockId, BTreeSet<BlockId>>,
 }
 
-/// Successor offsets of the instruction at `pc`, ascending.
-pub(crate) fn successors(pc: u16, code: &CodeUnit) -> Vec<u16> {
-    let instr = &code.code[pc as usize];
-    let mut v: Vec<u16> = Vec::new();
-    if let Some(t) = instr.branch_target() {
-        v.push(t);
-    }
-    if let Bytecode::VariantSwitch(j) = instr {
-        if let Some(jt) = code.jump_tables.get(j.idx()) {
-            v.extend(jt.jump_table.iter().copied());
-        }
-    }
-    let next = pc as usize + 1;
-    if next < code.code.len() && !instr.is_unconditional_branch() && !v.contains(&(next as u16)) {
-        v.push(next as u16);
-    }
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
 impl Cfg {
     /// Builds the graph; the code must be non-empty and bounds-checked.
     pub fn new(code: &CodeUnit) -> Cfg {
-        let len = code.code.len();
-        let mut starts = BTreeSet::new();
-        starts.insert(0u16);
-        for (pc, instr) in code.code.iter().enumerate() {
-            if let Some(t) = instr.branch_target() {
-                starts.insert(t);
-            }
-            if let Bytecode::VariantSwitch(j) = instr {
-                if let Some(jt) = code.jump_tables.get(j.idx()) {
-                    starts.extend(jt.jump_table.iter().copied());
-                }
-            }
-            if instr.is_branch() && pc + 1 < len {
-                starts.insert(pc as u16 + 1);
-            }
-        }
-        let starts: Vec<u16> = starts.into_iter().filter(|s| (*s as usize) < len).collect();
+        // Offsets are u16, as branch targets are.
         let mut blocks = BTreeMap::new();
-        for (i, s) in starts.iter().enumerate() {
-            let end = match starts.get(i + 1) {
-                Some(n) => n - 1,
-                None => (len - 1) as u16,
-            };
-            blocks.insert(*s, Block { start: *s, end, successors: successors(end, code) });
+        for (start, end) in cfg::basic_blocks(code) {
+            let (start, last) = (start as u16, (end - 1) as u16);
+            let successors = cfg::successors(code, end - 1).into_iter().map(|s| s as u16).collect();
+            blocks.insert(start, Block { start, end: last, successors });
         }
 
         // Depth-first exploration from the entry, as Move does it.

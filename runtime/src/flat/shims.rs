@@ -17,8 +17,9 @@ use super::context::ExecContext;
 use super::layout::FlatLayout;
 use super::raw::{slice, slice_mut};
 use super::{value, vec};
-use crate::arith::{self, BinOp, CastTo, CmpOp};
+use crate::arith::{self, BinOp, CmpOp};
 use crate::error::{VmError, VmResult};
+use crate::scalar::ScalarKind;
 use crate::values::Value;
 use ethnum::{I256, U256};
 
@@ -180,33 +181,27 @@ pub unsafe fn serialize_at(l: &FlatLayout, p: *const u8) -> VmResult<Vec<u8>> {
 
 // ---- integers: (ctx, dst, operands..., code) over flat integer slots ----
 
-/// Integer kind codes (low nibble of `code`), shared with the JIT's `Kind`.
+/// Integer kind codes (low nibble of `code`): [`ScalarKind`] codes, as
+/// constants so that they can be matched on.
 pub mod kind {
-    pub const U8: u8 = 1;
-    pub const U16: u8 = 2;
-    pub const U32: u8 = 3;
-    pub const U64: u8 = 4;
-    pub const U128: u8 = 5;
-    pub const U256: u8 = 6;
-    pub const I8: u8 = 7;
-    pub const I16: u8 = 8;
-    pub const I32: u8 = 9;
-    pub const I64: u8 = 10;
-    pub const I128: u8 = 11;
-    pub const I256: u8 = 12;
+    use crate::scalar::ScalarKind;
+    pub const U8: u8 = ScalarKind::U8.code();
+    pub const U16: u8 = ScalarKind::U16.code();
+    pub const U32: u8 = ScalarKind::U32.code();
+    pub const U64: u8 = ScalarKind::U64.code();
+    pub const U128: u8 = ScalarKind::U128.code();
+    pub const U256: u8 = ScalarKind::U256.code();
+    pub const I8: u8 = ScalarKind::I8.code();
+    pub const I16: u8 = ScalarKind::I16.code();
+    pub const I32: u8 = ScalarKind::I32.code();
+    pub const I64: u8 = ScalarKind::I64.code();
+    pub const I128: u8 = ScalarKind::I128.code();
+    pub const I256: u8 = ScalarKind::I256.code();
 }
 
 /// Width in bytes of an integer kind code.
 pub fn kind_width(k: u8) -> Option<usize> {
-    Some(match k {
-        kind::U8 | kind::I8 => 1,
-        kind::U16 | kind::I16 => 2,
-        kind::U32 | kind::I32 => 4,
-        kind::U64 | kind::I64 => 8,
-        kind::U128 | kind::I128 => 16,
-        kind::U256 | kind::I256 => 32,
-        _ => return None,
-    })
+    ScalarKind::integer_from_code(k).map(ScalarKind::bytes)
 }
 
 /// The integer of kind `k` in `b` (its flat, little-endian bytes).
@@ -452,20 +447,8 @@ pub unsafe extern "C" fn int_shift(ctx: *mut ExecContext, dst: *mut u8, a: *cons
 
 /// `code` = source kind | target kind << 4.
 pub unsafe extern "C" fn int_cast(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, code: u8) -> u32 {
-    let to = match code >> 4 {
-        kind::U8 => CastTo::U8,
-        kind::U16 => CastTo::U16,
-        kind::U32 => CastTo::U32,
-        kind::U64 => CastTo::U64,
-        kind::U128 => CastTo::U128,
-        kind::U256 => CastTo::U256,
-        kind::I8 => CastTo::I8,
-        kind::I16 => CastTo::I16,
-        kind::I32 => CastTo::I32,
-        kind::I64 => CastTo::I64,
-        kind::I128 => CastTo::I128,
-        kind::I256 => CastTo::I256,
-        _ => return status(ctx, Err(bad_code())),
+    let Some(to) = ScalarKind::integer_from_code(code >> 4) else {
+        return status(ctx, Err(bad_code()));
     };
     // SAFETY: shim contract.
     let r = (|| unsafe { result(arith::cast(operand(code & 0xf, a)?, to).map_err(|e| *e), dst) })();

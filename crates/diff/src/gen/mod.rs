@@ -12,7 +12,7 @@ use movejit_format::{AccountAddress, CompiledModule, StatusFlavour};
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
 use movejit_runtime::Type;
 pub use program::{Expect, Features, Program};
-use ty::{Int, Sc};
+use ty::Sc;
 
 /// Why a generated program could not be run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,20 +26,7 @@ pub enum Rejected {
 fn sc_type(s: Sc) -> Type {
     match s {
         Sc::Bool => Type::Bool,
-        Sc::Int(i) => match i {
-            Int::U8 => Type::U8,
-            Int::U16 => Type::U16,
-            Int::U32 => Type::U32,
-            Int::U64 => Type::U64,
-            Int::U128 => Type::U128,
-            Int::U256 => Type::U256,
-            Int::I8 => Type::I8,
-            Int::I16 => Type::I16,
-            Int::I32 => Type::I32,
-            Int::I64 => Type::I64,
-            Int::I128 => Type::I128,
-            Int::I256 => Type::I256,
-        },
+        Sc::Int(i) => i.to_type(),
     }
 }
 

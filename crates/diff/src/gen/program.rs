@@ -13,7 +13,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::ty::{Int, Sc};
+use super::ty::{Int, IntGen, Sc};
 use crate::rng::Rng;
 use std::fmt::Write as _;
 

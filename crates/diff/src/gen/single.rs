@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use super::program::{Expect, Program, ADDRESS, MODULE};
-use super::ty::{shift_amount, Int, Sc, SHIFT_EDGES};
+use super::ty::{shift_amount, Int, IntGen, Sc, SHIFT_EDGES};
 use crate::rng::Rng;
 use ethnum::I256;
 

@@ -5,22 +5,9 @@
 use crate::rng::Rng;
 use ethnum::{I256, U256};
 
-/// An integer type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Int {
-    U8,
-    U16,
-    U32,
-    U64,
-    U128,
-    U256,
-    I8,
-    I16,
-    I32,
-    I64,
-    I128,
-    I256,
-}
+/// An integer type: the runtime's scalar kinds ([`Int::INTEGERS`]); what
+/// the generators need of one is [`IntGen`].
+pub use movejit_runtime::ScalarKind as Int;
 
 /// The bit widths of Move's integer types.
 pub const WIDTHS: [u32; 6] = [8, 16, 32, 64, 128, 256];
@@ -42,36 +29,34 @@ pub fn shift_amount(rng: &mut Rng, bits: u32) -> u8 {
     }
 }
 
-impl Int {
-    pub const ALL: [Int; 12] = [
-        Int::U8,
-        Int::U16,
-        Int::U32,
-        Int::U64,
-        Int::U128,
-        Int::U256,
-        Int::I8,
-        Int::I16,
-        Int::I32,
-        Int::I64,
-        Int::I128,
-        Int::I256,
-    ];
+/// The generators' view of an integer type.
+pub trait IntGen: Sized {
+    fn signed(self) -> bool;
+    fn name(self) -> &'static str;
+    fn since_version(self) -> u32;
+    fn available(version: u32, sui: bool) -> Vec<Int>;
+    /// `raw`'s low bits read as this type (named before it became a trait method).
+    #[allow(clippy::wrong_self_convention)]
+    fn from_bits(self, raw: U256) -> I256;
+    fn edges(self) -> Vec<I256>;
+    fn key_edges(self) -> Vec<I256>;
+    fn probes(self) -> Vec<I256>;
+    fn edge_at_width(self, rng: &mut Rng, w: u32) -> I256;
+    fn edges_with(self, at: impl Fn(u32) -> (&'static [i64], &'static [i64])) -> Vec<I256>;
+    fn order_key(self, v: I256) -> U256;
+    fn edge_value(self, rng: &mut Rng) -> I256;
+    fn contains(self, v: I256) -> bool;
+    fn contains_unsigned(self, v: U256) -> bool;
+    fn range(self) -> (I256, I256);
+    fn text(self, v: I256) -> String;
+    fn bcs(self, v: I256) -> Vec<u8>;
+}
 
-    pub fn bits(self) -> u32 {
-        match self {
-            Int::U8 | Int::I8 => 8,
-            Int::U16 | Int::I16 => 16,
-            Int::U32 | Int::I32 => 32,
-            Int::U64 | Int::I64 => 64,
-            Int::U128 | Int::I128 => 128,
-            Int::U256 | Int::I256 => 256,
-        }
+impl IntGen for Int {
+    fn signed(self) -> bool {
+        self.is_signed()
     }
-    pub fn signed(self) -> bool {
-        matches!(self, Int::I8 | Int::I16 | Int::I32 | Int::I64 | Int::I128 | Int::I256)
-    }
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Int::U8 => "u8",
             Int::U16 => "u16",
@@ -85,10 +70,12 @@ impl Int {
             Int::I64 => "i64",
             Int::I128 => "i128",
             Int::I256 => "i256",
+            Int::Bool => "bool",
+            Int::Address => "address",
         }
     }
     /// The bytecode version that has this type (u16/u32/u256: 6, signed: 9).
-    pub fn since_version(self) -> u32 {
+    fn since_version(self) -> u32 {
         match self {
             Int::U8 | Int::U64 | Int::U128 => 5,
             Int::U16 | Int::U32 | Int::U256 => 6,
@@ -96,14 +83,14 @@ impl Int {
         }
     }
     /// The types a unit of `version` (and flavour) may use.
-    pub fn available(version: u32, sui: bool) -> Vec<Int> {
-        Int::ALL.into_iter().filter(|i| i.since_version() <= version && !(sui && i.signed())).collect()
+    fn available(version: u32, sui: bool) -> Vec<Int> {
+        Int::INTEGERS.into_iter().filter(|i| i.since_version() <= version && !(sui && i.signed())).collect()
     }
 
     /// The value of the low `bits()` bits of `raw` in this type, in the
     /// representation of [`Int::range`] (signed types sign-extend; u256
     /// keeps its bits).
-    pub fn from_bits(self, raw: U256) -> I256 {
+    fn from_bits(self, raw: U256) -> I256 {
         let bits = self.bits();
         let raw = if bits == 256 { raw } else { raw & ((U256::ONE << bits) - 1) };
         if self.signed() && bits < 256 && raw >= (U256::ONE << (bits - 1)) {
@@ -122,7 +109,7 @@ impl Int {
     /// and distinct; the one source of the edges the generators and the
     /// boundary table use ([`Int::key_edges`] and [`Int::probes`] are
     /// subsets of it).
-    pub fn edges(self) -> Vec<I256> {
+    fn edges(self) -> Vec<I256> {
         self.edges_with(|_| (&[-2, -1, 0, 1], &[-2, -1, 0, 1]))
     }
 
@@ -130,14 +117,14 @@ impl Int {
     /// own width, and 2^(w-1) - {0, 1}, 2^w - {0, 1} (and negations) at
     /// each narrower width (the MAX and MIN of every narrower type and the
     /// first values past them).
-    pub fn key_edges(self) -> Vec<I256> {
+    fn key_edges(self) -> Vec<I256> {
         let own = self.bits();
         self.edges_with(move |w| if w == own { (&[-2, -1, 0, 1], &[-2, -1, 0, 1]) } else { (&[-1, 0], &[-1, 0]) })
     }
 
     /// A few values to pair with every constant: 0..3 and the edges of
     /// this type's own width (MIN, MIN+1, MAX, -1, 2^(bits-1) as bits...).
-    pub fn probes(self) -> Vec<I256> {
+    fn probes(self) -> Vec<I256> {
         let own = self.bits();
         self.edges_with(move |w| if w == own { (&[-1, 0], &[-1, 0]) } else { (&[], &[]) })
     }
@@ -145,7 +132,7 @@ impl Int {
     /// One of the edges at width `w` alone (the MIN and MAX of the `w`-bit
     /// types and their neighbours, in this type): what a cast to a `w`-bit
     /// type must get exactly right.
-    pub fn edge_at_width(self, rng: &mut Rng, w: u32) -> I256 {
+    fn edge_at_width(self, rng: &mut Rng, w: u32) -> I256 {
         let e = self.edges_with(move |x| if x == w { (&[-2, -1, 0, 1], &[-2, -1, 0, 1]) } else { (&[], &[]) });
         e[rng.below(e.len())]
     }
@@ -180,7 +167,7 @@ impl Int {
 
     /// An interesting value as signed 256-bit (always in range): mostly one
     /// of [`Int::edges`], else small, 2^k±1 for any k, or any value.
-    pub fn edge_value(self, rng: &mut Rng) -> I256 {
+    fn edge_value(self, rng: &mut Rng) -> I256 {
         let bits = self.bits();
         match rng.below(10) {
             0..=5 => {
@@ -205,7 +192,7 @@ impl Int {
 
     /// Whether the mathematical value `v` is in this type's range (for
     /// u256, `v` is a value, not bits: negative values are out).
-    pub fn contains(self, v: I256) -> bool {
+    fn contains(self, v: I256) -> bool {
         if v < I256::ZERO {
             let (min, _) = self.range();
             self.signed() && v >= min
@@ -215,14 +202,14 @@ impl Int {
     }
 
     /// Whether the non-negative value `v` is in this type's range.
-    pub fn contains_unsigned(self, v: U256) -> bool {
+    fn contains_unsigned(self, v: U256) -> bool {
         let bits = self.bits() - u32::from(self.signed());
         bits == 256 || v < (U256::ONE << bits)
     }
 
     /// (MIN, MAX) as signed 256-bit; u256's MAX does not fit and is
     /// represented by -1 (all ones), see [`Int::bcs`].
-    pub fn range(self) -> (I256, I256) {
+    fn range(self) -> (I256, I256) {
         let bits = self.bits();
         match (self.signed(), bits) {
             (true, 256) => (I256::MIN, I256::MAX),
@@ -233,7 +220,7 @@ impl Int {
     }
 
     /// The value as `.masm` text (u256 values are the two's complement bits).
-    pub fn text(self, v: I256) -> String {
+    fn text(self, v: I256) -> String {
         if self == Int::U256 {
             v.as_u256().to_string()
         } else {
@@ -242,7 +229,7 @@ impl Int {
     }
 
     /// BCS (little-endian, width bytes).
-    pub fn bcs(self, v: I256) -> Vec<u8> {
+    fn bcs(self, v: I256) -> Vec<u8> {
         v.to_le_bytes()[..(self.bits() / 8) as usize].to_vec()
     }
 }
@@ -280,7 +267,7 @@ mod tests {
 
     #[test]
     fn edges_are_in_range_and_cover_narrower_types() {
-        for t in Int::ALL {
+        for t in Int::INTEGERS {
             let e = t.edges();
             let (min, max) = t.range();
             assert!(e.iter().all(|v| *v >= min && *v <= max), "{t:?}");
@@ -315,7 +302,7 @@ mod tests {
 
     #[test]
     fn table_sets_are_nested_and_keep_the_f1_values() {
-        for t in Int::ALL {
+        for t in Int::INTEGERS {
             let (e, k, p) = (t.edges(), t.key_edges(), t.probes());
             assert!(k.iter().all(|v| e.contains(v)) && p.iter().all(|v| k.contains(v)), "{t:?}");
         }

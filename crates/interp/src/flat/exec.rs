@@ -185,6 +185,8 @@ fn load(k: Kind, a: Addr) -> Value {
         Kind::I64 => Value::I64(i64::from_le_bytes(mem::read(a))),
         Kind::I128 => Value::I128(i128::from_le_bytes(mem::read(a))),
         Kind::I256 => Value::I256(I256::from_le_bytes(mem::read(a))),
+        Kind::Bool => Value::Bool(mem::read_bool(a)),
+        Kind::Address => Value::Address(AccountAddress(mem::read(a))),
     }
 }
 
@@ -740,6 +742,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         Kind::I64 => int_bin!(i64, 8, *op, a, b),
                         Kind::I128 => int_bin!(i128, 16, *op, a, b),
                         Kind::I256 => int_bin!(I256, 32, *op, a, b),
+                        // Never prepared: the shared arithmetic reports it.
+                        Kind::Bool | Kind::Address => None,
                     };
                     if done.is_none() {
                         // The shared arithmetic reports the error.
@@ -773,6 +777,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         Kind::I64 => int_cmp!(i64, 8, *op, a, b),
                         Kind::I128 => int_cmp!(i128, 16, *op, a, b),
                         Kind::I256 => int_cmp!(I256, 32, *op, a, b),
+                        Kind::Bool | Kind::Address => return Err(inv("comparison of a non-integer")),
                     };
                     mem::write_bool(a, r);
                 }

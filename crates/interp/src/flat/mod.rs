@@ -446,12 +446,8 @@ impl<'e> Session<'e, '_> {
             return Ok(t.clone());
         }
         let m = &p.module;
-        let fh = m.module.function_handles.get(h.idx()).ok_or_else(|| VmError::invariant("function handle"))?;
-        let mh = m.module.module_handles.get(fh.module.idx()).ok_or_else(|| VmError::invariant("module handle"))?;
-        let addr = *m.module.address_identifiers.get(mh.address.idx()).ok_or_else(|| VmError::invariant("address"))?;
-        let mname = m.module.identifiers.get(mh.name.idx()).ok_or_else(|| VmError::invariant("identifier"))?.clone();
-        let fname = m.module.identifiers.get(fh.name.idx()).ok_or_else(|| VmError::invariant("identifier"))?.clone();
-        let t = self.resolve_function(&movejit_runtime::ModuleId::new(addr, &mname), &fname)?;
+        let (module, name) = movejit_runtime::resolve::function_target(&m.module, h)?;
+        let t = self.resolve_function(&module, name)?;
         self.flat.closures.insert(key, t.clone());
         Ok(t)
     }

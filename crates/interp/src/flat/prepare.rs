@@ -16,48 +16,17 @@ use movejit_format::{
     AbilitySet, Bytecode, FunctionHandleIndex, Opcode, SignatureIndex, SignatureToken, StructDefinitionIndex,
     StructFieldInformation,
 };
-use movejit_runtime::arith::{BinOp, CastTo, CmpOp};
+use movejit_runtime::arith::{BinOp, CmpOp};
 use movejit_runtime::flat::{FlatLayout, FlatValue, FrameLayout, Shape};
+pub(crate) use movejit_runtime::ScalarKind as Kind;
 use movejit_runtime::{StatusCode, Type, TypeId, TypeTable, VmError, VmResult};
 use std::sync::Arc;
 
 type L = Arc<FlatLayout>;
 
-/// Integer kinds (the operand type of arithmetic).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    U8,
-    U16,
-    U32,
-    U64,
-    U128,
-    U256,
-    I8,
-    I16,
-    I32,
-    I64,
-    I128,
-    I256,
-}
-
-impl Kind {
-    fn of(t: &Type) -> VmResult<Kind> {
-        Ok(match t {
-            Type::U8 => Kind::U8,
-            Type::U16 => Kind::U16,
-            Type::U32 => Kind::U32,
-            Type::U64 => Kind::U64,
-            Type::U128 => Kind::U128,
-            Type::U256 => Kind::U256,
-            Type::I8 => Kind::I8,
-            Type::I16 => Kind::I16,
-            Type::I32 => Kind::I32,
-            Type::I64 => Kind::I64,
-            Type::I128 => Kind::I128,
-            Type::I256 => Kind::I256,
-            t => return Err(VmError::invariant(format!("integer operation on {t}"))),
-        })
-    }
+/// The integer kind of an arithmetic operand's type.
+fn int_kind(t: &Type) -> VmResult<Kind> {
+    Kind::integer_of(t).ok_or_else(|| VmError::invariant(format!("integer operation on {t}")))
 }
 
 /// A call's operands in the caller's frame.
@@ -256,7 +225,7 @@ pub(crate) enum Op {
     },
     Cast {
         from: Kind,
-        to: CastTo,
+        to: Kind,
         a: u32,
     },
     Negate {
@@ -844,7 +813,7 @@ impl Preparer<'_, '_, '_> {
             B::Add | B::Sub | B::Mul | B::Mod | B::Div | B::BitOr | B::BitAnd | B::Xor => {
                 pop(st)?;
                 let t = st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?;
-                let k = Kind::of(t)?;
+                let k = int_kind(t)?;
                 let op = match instr {
                     B::Add => BinOp::Add,
                     B::Sub => BinOp::Sub,
@@ -864,7 +833,7 @@ impl Preparer<'_, '_, '_> {
             }
             B::Lt | B::Gt | B::Le | B::Ge => {
                 pop(st)?;
-                let k = Kind::of(&pop(st)?)?;
+                let k = int_kind(&pop(st)?)?;
                 st.push(Type::Bool);
                 let op = match instr {
                     B::Lt => CmpOp::Lt,
@@ -898,7 +867,7 @@ impl Preparer<'_, '_, '_> {
             B::Not => Op::Not { a: top(0) },
             B::Shl | B::Shr => {
                 pop(st)?;
-                let k = Kind::of(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?;
+                let k = int_kind(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?;
                 Op::Shift { left: matches!(instr, B::Shl), k, a: top(1), b: top(0) }
             }
             B::CastU8
@@ -913,26 +882,13 @@ impl Preparer<'_, '_, '_> {
             | B::CastI64
             | B::CastI128
             | B::CastI256 => {
-                let from = Kind::of(&pop(st)?)?;
-                let (to, t) = match instr {
-                    B::CastU8 => (CastTo::U8, Type::U8),
-                    B::CastU16 => (CastTo::U16, Type::U16),
-                    B::CastU32 => (CastTo::U32, Type::U32),
-                    B::CastU64 => (CastTo::U64, Type::U64),
-                    B::CastU128 => (CastTo::U128, Type::U128),
-                    B::CastU256 => (CastTo::U256, Type::U256),
-                    B::CastI8 => (CastTo::I8, Type::I8),
-                    B::CastI16 => (CastTo::I16, Type::I16),
-                    B::CastI32 => (CastTo::I32, Type::I32),
-                    B::CastI64 => (CastTo::I64, Type::I64),
-                    B::CastI128 => (CastTo::I128, Type::I128),
-                    _ => (CastTo::I256, Type::I256),
-                };
-                st.push(t);
+                let from = int_kind(&pop(st)?)?;
+                let to = Kind::cast_target(instr).ok_or_else(|| VmError::invariant("cast target"))?;
+                st.push(to.to_type());
                 Op::Cast { from, to, a: top(0) }
             }
             B::Negate => Op::Negate {
-                k: Kind::of(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?,
+                k: int_kind(st.last().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))?)?,
                 a: top(0),
             },
             B::Abort => {
@@ -1229,20 +1185,6 @@ fn fh_of(instr: &Bytecode) -> Option<&movejit_format::FieldHandleIndex> {
     }
 }
 
-fn successors(instr: &Bytecode, pc: usize, len: usize, jump_tables: &[movejit_format::VariantJumpTable]) -> Vec<usize> {
-    use Bytecode as B;
-    match instr {
-        B::Ret | B::Abort | B::AbortMsg => vec![],
-        B::Branch(t) => vec![*t as usize],
-        B::BrTrue(t) | B::BrFalse(t) => vec![*t as usize, pc + 1],
-        B::VariantSwitch(jt) => {
-            jump_tables.get(jt.idx()).map(|t| t.jump_table.iter().map(|x| *x as usize).collect()).unwrap_or_default()
-        }
-        _ if pc + 1 < len => vec![pc + 1],
-        _ => vec![],
-    }
-}
-
 /// Prepares `def` of `m` for `ty_args`.
 pub(crate) fn prepare(
     s: &Session<'_, '_>,
@@ -1288,7 +1230,7 @@ pub(crate) fn prepare(
                 max_size[d] = max_size[d].max(l.size);
             }
         }
-        for succ in successors(instr, pc, n, &code.jump_tables) {
+        for succ in movejit_format::cfg::successors(code, pc) {
             if succ < n && states[succ].is_none() {
                 states[succ] = Some(st.clone());
                 work.push(succ);

@@ -27,6 +27,7 @@ use super::{codegen, JitEngine};
 use crate::engine::InstanceKey;
 use crate::error::{CompileError, CompileResult};
 use crate::helpers::{status, HelperId};
+use crate::kind::KindIr;
 use crate::lower::{move_signature, return_failure, LowerEnv};
 use crate::ty::Ty;
 use cranelift_codegen::ir::condcodes::IntCC;

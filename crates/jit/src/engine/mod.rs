@@ -23,6 +23,7 @@ use crate::error::{CompileError, CompileResult};
 use crate::exec::ConstPool;
 use crate::gas::CostTable;
 use crate::helpers::{self, HelperId};
+use crate::kind::KindIr;
 use crate::lower::{lower_function, move_signature, return_failure, sig_tys, CalleeRef, LowerEnv, Target, CTX_STATUS};
 use crate::ty::Ty;
 use crate::types::{TypeLimits, Types};

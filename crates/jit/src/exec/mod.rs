@@ -171,7 +171,7 @@ impl JitEngine {
         let mut flat = Vec::with_capacity(args.len());
         for (bytes, t) in args.iter().zip(&params) {
             let l = match t {
-                Ty::S(k) => self.layout_of(&kind_type(*k))?,
+                Ty::S(k) => self.layout_of(&k.to_type())?,
                 Ty::M(l) | Ty::R(l) => l.clone(),
             };
             match flat_bcs::deserialize_arg(bytes, l) {
@@ -227,7 +227,7 @@ impl JitEngine {
         let mut ret_vals = Vec::with_capacity(rets.len());
         for t in &rets {
             let l = match t {
-                Ty::S(k) => self.layout_of(&kind_type(*k))?,
+                Ty::S(k) => self.layout_of(&k.to_type())?,
                 Ty::M(l) => l.clone(),
                 Ty::R(_) => {
                     return Err(ExecError::Compile(CompileError::Unsupported(
@@ -527,28 +527,6 @@ fn failure(ctx: &ExecContext, gas_left: Option<u64>) -> FlatOutcome {
         refs: Vec::new(),
         gas_left,
         interpreted: ctx.interpreted_error.as_deref().cloned(),
-    }
-}
-
-/// The runtime type of a scalar kind.
-fn kind_type(k: crate::kind::Kind) -> movejit_runtime::Type {
-    use crate::kind::Kind as K;
-    use movejit_runtime::Type as T;
-    match k {
-        K::Bool => T::Bool,
-        K::U8 => T::U8,
-        K::U16 => T::U16,
-        K::U32 => T::U32,
-        K::U64 => T::U64,
-        K::U128 => T::U128,
-        K::U256 => T::U256,
-        K::I8 => T::I8,
-        K::I16 => T::I16,
-        K::I32 => T::I32,
-        K::I64 => T::I64,
-        K::I128 => T::I128,
-        K::I256 => T::I256,
-        K::Address => T::Address,
     }
 }
 

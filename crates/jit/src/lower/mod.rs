@@ -41,7 +41,7 @@ use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
 use crate::gas::{instr_cost, segments, CostTable};
 use crate::helpers::{op, status, HelperId};
-use crate::kind::Kind;
+use crate::kind::{Kind, KindIr};
 use crate::ty::Ty;
 use crate::types::{datatype_id, sig_types, to_type};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -1048,13 +1048,8 @@ impl Lowerer<'_, '_> {
     fn helper_binop(&mut self, opc: u8, k: Kind, a: Val, b: Val, offset: usize) -> CompileResult<Val> {
         self.spill(&a, 0);
         self.spill(&b, 32);
-        let args = [
-            self.ctx,
-            self.slot_addr(64),
-            self.slot_addr(0),
-            self.slot_addr(32),
-            self.code_const(k.code() as u8 | opc << 4),
-        ];
+        let args =
+            [self.ctx, self.slot_addr(64), self.slot_addr(0), self.slot_addr(32), self.code_const(k.code() | opc << 4)];
         self.call_status(HelperId::int_binop(), &args, offset)?;
         Ok(self.reload(k, 64))
     }
@@ -1420,7 +1415,7 @@ impl Lowerer<'_, '_> {
             B::LdI256(x) => self.push_const(Kind::I256, &x.to_le_bytes(), i),
             B::LdConst(idx) => {
                 let c = m.constant_pool.get(idx.idx()).ok_or_else(|| malformed("constant index out of range"))?;
-                if let Some(k) = Kind::of(&c.type_) {
+                if let Some(k) = Kind::of_token(&c.type_) {
                     if c.data.len() != k.bytes() || (k == Kind::Bool && c.data[0] > 1) {
                         return Err(malformed("constant bytes do not match its type"));
                     }
@@ -1780,7 +1775,7 @@ impl Lowerer<'_, '_> {
                         self.slot_addr(64),
                         self.slot_addr(0),
                         self.slot_addr(32),
-                        self.code_const(ka.code() as u8 | opc << 4),
+                        self.code_const(ka.code() | opc << 4),
                     ];
                     self.call_status(HelperId::int_cmp(), &args, i)?;
                     self.b.ins().stack_load(self.ptr, types::I8, self.scratch, 64)
@@ -1802,19 +1797,14 @@ impl Lowerer<'_, '_> {
                 } else if k.is_wide() {
                     self.spill(&a, 0);
                     let dir = if matches!(ins, B::Shl) { op::SHL } else { op::SHR };
-                    let args = [
-                        self.ctx,
-                        self.slot_addr(64),
-                        self.slot_addr(0),
-                        amt,
-                        self.code_const(k.code() as u8 | dir << 4),
-                    ];
+                    let args =
+                        [self.ctx, self.slot_addr(64), self.slot_addr(0), amt, self.code_const(k.code() | dir << 4)];
                     self.call_status(HelperId::int_shift(), &args, i)?;
                     self.reload(k, 64)
                 } else {
                     let over = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, amt, k.bits() as i64);
                     let dir = if matches!(ins, B::Shl) { op::SHL } else { op::SHR };
-                    self.arith_fail_if(over, i, Redo::Shift(k.code() as u8 | dir << 4, a, amt))?;
+                    self.arith_fail_if(over, i, Redo::Shift(k.code() | dir << 4, a, amt))?;
                     let x = a.one()?;
                     let n = if k == Kind::U128 { self.b.ins().uextend(types::I64, amt) } else { amt };
                     Val::One(if matches!(ins, B::Shl) { self.b.ins().ishl(x, n) } else { self.b.ins().ushr(x, n) })
@@ -1833,23 +1823,10 @@ impl Lowerer<'_, '_> {
             | B::CastI64
             | B::CastI128
             | B::CastI256 => {
-                let dst = match ins {
-                    B::CastU8 => Kind::U8,
-                    B::CastU16 => Kind::U16,
-                    B::CastU32 => Kind::U32,
-                    B::CastU64 => Kind::U64,
-                    B::CastU128 => Kind::U128,
-                    B::CastU256 => Kind::U256,
-                    B::CastI8 => Kind::I8,
-                    B::CastI16 => Kind::I16,
-                    B::CastI32 => Kind::I32,
-                    B::CastI64 => Kind::I64,
-                    B::CastI128 => Kind::I128,
-                    _ => Kind::I256,
-                };
+                let dst = Kind::cast_target(&ins).ok_or_else(|| malformed("cast target"))?;
                 let (t, a) = self.pop()?;
                 let src = t.kind().filter(|k| k.is_integer()).ok_or_else(|| malformed("cast of a non-integer"))?;
-                let redo = Redo::Cast(src.code() as u8 | (dst.code() as u8) << 4, a);
+                let redo = Redo::Cast(src.code() | dst.code() << 4, a);
                 let fast = if src.is_wide() || dst.is_wide() { self.wide_cast(src, dst, &a, i, redo)? } else { None };
                 let r = if let Some(v) = fast {
                     v
@@ -1859,7 +1836,7 @@ impl Lowerer<'_, '_> {
                         self.ctx,
                         self.slot_addr(64),
                         self.slot_addr(0),
-                        self.code_const(src.code() as u8 | (dst.code() as u8) << 4),
+                        self.code_const(src.code() | dst.code() << 4),
                     ];
                     self.call_status(HelperId::int_cast(), &args, i)?;
                     self.reload(dst, 64)
@@ -1874,14 +1851,14 @@ impl Lowerer<'_, '_> {
                     t.kind().filter(|k| k.is_signed()).ok_or_else(|| malformed("negate of a non-signed-integer"))?;
                 let r = if k.is_wide() {
                     self.spill(&a, 0);
-                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(k.code() as u8)];
+                    let args = [self.ctx, self.slot_addr(64), self.slot_addr(0), self.code_const(k.code())];
                     self.call_status(HelperId::int_negate(), &args, i)?;
                     self.reload(k, 64)
                 } else {
                     let x = a.one()?;
                     let min = self.iconst_ty(k.ir_type(), k.min_bits());
                     let is_min = self.b.ins().icmp(IntCC::Equal, x, min);
-                    self.arith_fail_if(is_min, i, Redo::Negate(k.code() as u8, a))?;
+                    self.arith_fail_if(is_min, i, Redo::Negate(k.code(), a))?;
                     Val::One(self.b.ins().ineg(x))
                 };
                 self.push(Ty::S(k), r, i);
@@ -2175,7 +2152,7 @@ impl Lowerer<'_, '_> {
         }
         let (x, y) = (a.one()?, b.one()?);
         let s = k.is_signed();
-        let redo = Redo::Bin(k.code() as u8 | opc << 4, a, b);
+        let redo = Redo::Bin(k.code() | opc << 4, a, b);
         let r = match opc {
             op::ADD | op::SUB | op::MUL => {
                 let (r, of) = match (opc, s) {

@@ -41,7 +41,7 @@ impl Lowerer<'_, '_> {
             (lo, hi, self.b.ins().bor(b1, b2))
         };
         let opc = if add { op::ADD } else { op::SUB };
-        let code = Kind::U256.code() as u8 | opc << 4;
+        let code = Kind::U256.code() | opc << 4;
         self.arith_fail_if(of, i, Redo::Bin(code, *a, *b))?;
         Ok(self.join_halves(lo, hi))
     }
