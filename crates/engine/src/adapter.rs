@@ -15,9 +15,10 @@ use movejit_runtime::compiled::{
 use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::Shape;
+use movejit_runtime::fxhash::{FxHashMap, FxHasher};
 use movejit_runtime::{ErrorLocation, ModuleId, Type, VmError};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 /// The engine's compiled code: one [`CodeCache`] per metering mode, shared
@@ -26,9 +27,25 @@ pub struct JitFactory {
     metered: Arc<CodeCache>,
     unmetered: Arc<CodeCache>,
     links: Arc<SharedLinks>,
+    entries: Arc<SharedEntries>,
     /// Calls interpreted before compiling (0 for executor `Jit`).
     threshold: u32,
     eager: bool,
+}
+
+/// Entry functions found compiled (both variants), by warm module set
+/// ([`ModuleSource::module_set_id`]): a session over a set the engine has
+/// seen finds its entry's code with one look-up, no link hashes and no
+/// code-cache lock. Weak: code the cache evicted is looked up anew.
+type FxHashSet<T> = HashSet<T, std::hash::BuildHasherDefault<FxHasher>>;
+
+type SharedEntries = RwLock<FxHashMap<u64, FxHashMap<ModuleId, Vec<EntryCode>>>>;
+
+/// The unmetered and metered code of one entry instance.
+struct EntryCode {
+    fdef: u16,
+    type_args: Vec<Type>,
+    code: [Weak<Ready>; 2],
 }
 
 impl JitFactory {
@@ -51,6 +68,7 @@ impl JitFactory {
             metered: Arc::new(CodeCache::new(metered, o.clone())),
             unmetered: Arc::new(CodeCache::new(base, o.clone())),
             links: Arc::default(),
+            entries: Arc::default(),
             threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
             eager: o.eager,
         }
@@ -70,12 +88,13 @@ impl CompiledCodeFactory for JitFactory {
             metered: self.metered.clone(),
             unmetered: self.unmetered.clone(),
             links: self.links.clone(),
+            entries: self.entries.clone(),
             threshold: self.threshold,
             eager: self.eager,
-            hashes: HashMap::new(),
-            compiled_ran: HashSet::new(),
-            interpreted: HashSet::new(),
-            hot: HashMap::new(),
+            hashes: FxHashMap::default(),
+            compiled_ran: FxHashSet::default(),
+            interpreted: FxHashSet::default(),
+            hot: FxHashMap::default(),
             stats: CompiledStats::default(),
         })
     }
@@ -108,15 +127,16 @@ pub struct JitSession {
     metered: Arc<CodeCache>,
     unmetered: Arc<CodeCache>,
     links: Arc<SharedLinks>,
+    entries: Arc<SharedEntries>,
     threshold: u32,
     eager: bool,
     /// Content and link hash per module, as this session sees it.
-    hashes: HashMap<ModuleId, (Hash, Hash)>,
-    compiled_ran: HashSet<(ModuleId, u16, Vec<Type>)>,
-    interpreted: HashSet<(ModuleId, u16, Vec<Type>)>,
+    hashes: FxHashMap<ModuleId, (Hash, Hash)>,
+    compiled_ran: FxHashSet<(ModuleId, u16, Vec<Type>)>,
+    interpreted: FxHashSet<(ModuleId, u16, Vec<Type>)>,
     /// Per-call fast path: module → instances found compiled or not
     /// compilable, found without allocating.
-    hot: HashMap<ModuleId, Vec<Hot>>,
+    hot: FxHashMap<ModuleId, Vec<Hot>>,
     stats: CompiledStats,
 }
 
@@ -131,6 +151,14 @@ impl JitSession {
         } else {
             self.unmetered.clone()
         }
+    }
+
+    /// Both variants of an entry's code, found by an earlier session over
+    /// warm set `set` and still in the cache.
+    fn shared_entry(&self, set: u64, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Option<[Arc<Ready>; 2]> {
+        let entries = self.entries.read().ok()?;
+        let e = entries.get(&set)?.get(module)?.iter().find(|e| e.fdef == fdef && e.type_args[..] == *ty_args)?;
+        Some([e.code[0].upgrade()?, e.code[1].upgrade()?])
     }
 
     fn not_compiled(&mut self, id: &ModuleId, fdef: u16, ty_args: &[Type]) -> CompiledCall {
@@ -451,25 +479,39 @@ impl CompiledCode for JitSession {
     ) -> Result<(), String> {
         // Both variants: the gas meter of the coming call decides which runs.
         // Found code is kept for the call (one look-up of the engine's cache
-        // per variant and session).
+        // per variant and session, or none over a warm set seen before).
         let hash = modules.module_hash(module);
-        for metered in [false, true] {
-            let known = self.hot.get(module).is_some_and(|v| {
-                v.iter().any(|h| {
-                    h.fdef == fdef
-                        && h.metered == metered
-                        && h.hash == hash
-                        && h.type_args[..] == *ty_args
-                        && h.code.is_some()
-                })
+        let set = modules.module_set_id();
+        let shared = set.and_then(|set| self.shared_entry(set, module, fdef, ty_args));
+        let mut found: [Option<Arc<Ready>>; 2] = [None, None];
+        for (metered, slot) in [false, true].into_iter().zip(&mut found) {
+            let known = self.hot.get(module).and_then(|v| {
+                v.iter()
+                    .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                    .and_then(|h| h.code.clone())
             });
-            if known {
+            if known.is_some() {
+                *slot = known;
                 continue;
             }
-            let ready =
-                self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?;
+            let ready = match shared.as_ref().map(|s| s[usize::from(metered)].clone()) {
+                Some(r) => r,
+                None => {
+                    self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?
+                }
+            };
+            *slot = Some(ready.clone());
             let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready), counted: false };
             self.hot.entry(module.clone()).or_default().push(hot);
+        }
+        if let (Some(set), None, [Some(u), Some(m)]) = (set, shared, &found) {
+            if let Ok(mut entries) = self.entries.write() {
+                let v = entries.entry(set).or_default().entry(module.clone()).or_default();
+                if !v.iter().any(|e| e.fdef == fdef && e.type_args[..] == *ty_args) {
+                    let code = [Arc::downgrade(u), Arc::downgrade(m)];
+                    v.push(EntryCode { fdef, type_args: ty_args.to_vec(), code });
+                }
+            }
         }
         Ok(())
     }

@@ -153,6 +153,52 @@ pub struct Engine {
     /// A meter over `config.costs`, built once: the meters of nested runs
     /// (compiled code calling interpreted code) share its table.
     pub(crate) meter_template: GasMeter,
+    /// Entry functions whose checks passed, per warm module set.
+    entries: EntryPlans,
+    /// Flat layouts per warm module set: a type's layout depends only on
+    /// the modules its session has, so sessions over one set share them.
+    pub(crate) set_layouts: RwLock<FxHashMap<u64, FxHashMap<Type, Arc<movejit_runtime::flat::FlatLayout>>>>,
+}
+
+/// What calling an entry function needs once its checks passed (type
+/// arguments, signature, argument depths and layouts): all of it follows
+/// from the session's modules and the type arguments, so a session over a
+/// warm module set reuses the plan of an earlier session over the same set
+/// and only decodes its arguments.
+pub(crate) struct EntryPlan {
+    module: Arc<LoadedModule>,
+    def: u16,
+    params: Vec<Type>,
+    returns: Vec<Type>,
+    /// The flat layout each argument decodes into (a reference's target's).
+    arg_layouts: Vec<Arc<movejit_runtime::flat::FlatLayout>>,
+}
+
+/// The engine's entry plans: append-only while it lives, so a session
+/// borrows a plan for `'e` without touching a reference count.
+#[derive(Default)]
+struct EntryPlans {
+    plans: boxcar::Vec<EntryPlan>,
+    /// (warm set, module by address, definition) → (type arguments, plan).
+    by_key: RwLock<FxHashMap<(u64, usize, u16), Vec<(Vec<Type>, usize)>>>,
+}
+
+impl EntryPlans {
+    fn find(&self, key: &(u64, usize, u16), ty_args: &[Type]) -> Option<&EntryPlan> {
+        let by_key = self.by_key.read().ok()?;
+        let i = by_key.get(key)?.iter().find(|(t, _)| t[..] == *ty_args)?.1;
+        self.plans.get(i)
+    }
+
+    fn add(&self, key: (u64, usize, u16), ty_args: &[Type], plan: EntryPlan) {
+        if let Ok(mut by_key) = self.by_key.write() {
+            let v = by_key.entry(key).or_default();
+            if !v.iter().any(|(t, _)| t[..] == *ty_args) {
+                let i = self.plans.push(plan);
+                v.push((ty_args.to_vec(), i));
+            }
+        }
+    }
 }
 
 impl Engine {
@@ -168,6 +214,8 @@ impl Engine {
             compiled,
             prepared: Default::default(),
             meter_template,
+            entries: EntryPlans::default(),
+            set_layouts: RwLock::default(),
         }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
@@ -852,29 +900,16 @@ impl<'e, 'r> Session<'e, 'r> {
         args: &[Vec<u8>],
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
+        if let Some(plan) = self.entry_plan(module, name, ty_args) {
+            return self.execute_planned(plan, name, ty_args, args, gas);
+        }
         let (m, def, fh) = self.resolve_instantiation(module, name, ty_args)?;
         let params = m.sig_types(fh.parameters, ty_args)?;
         let returns = m.sig_types(fh.return_, ty_args)?;
         if params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        // A native entry function has no bytecode to compile: it runs as
-        // native code under every executor. Compiling comes before the
-        // call's memory budget opens: what the code keeps alive (constants)
-        // is not the call's.
-        let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
-        if self.engine.config.executor == ExecutorKind::Jit && !native_entry {
-            // Everything must run compiled: refuse before running anything.
-            let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
-            let r = match self.compiled.as_mut() {
-                Some(c) => c.compile(&modules, &m.id, def, ty_args),
-                None => Err("no JIT attached to this engine".to_string()),
-            };
-            if let Err(why) = r {
-                return Err(VmError::new(StatusCode::FEATURE_NOT_ENABLED)
-                    .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
-            }
-        }
+        self.check_compiles(&m, def, name, ty_args)?;
         // The call's memory budget (nested runs share it); flat arguments
         // count.
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
@@ -883,6 +918,7 @@ impl<'e, 'r> Session<'e, 'r> {
         let flat = self.engine.config.interpreter == InterpreterKind::Flat;
         let mut arg_values = Vec::with_capacity(if flat { 0 } else { args.len() });
         let mut flat_args = Vec::with_capacity(if flat { args.len() } else { 0 });
+        let mut arg_layouts = Vec::with_capacity(if flat { args.len() } else { 0 });
         for (t, bytes) in params.iter().zip(args) {
             let inner = match t {
                 Type::Reference(t) | Type::MutableReference(t) => t,
@@ -899,6 +935,7 @@ impl<'e, 'r> Session<'e, 'r> {
             let aptos = self.flavour() == StatusFlavour::Aptos;
             if flat {
                 let l = self.flat_layout(inner).map_err(|_| VmError::bad_argument())?;
+                arg_layouts.push(l.clone());
                 let v = if aptos { flat_bcs::deserialize_arg(bytes, l) } else { flat_bcs::deserialize(bytes, l) };
                 flat_args.push(v.map_err(|_| VmError::bad_argument())?);
             } else {
@@ -907,6 +944,15 @@ impl<'e, 'r> Session<'e, 'r> {
             }
         }
         if flat {
+            // Every check passed: later sessions over the same warm module
+            // set skip them (checked against the set the session has now:
+            // loading the type arguments may have added modules).
+            if let Some(set) = self.module_set_id {
+                let key = (set, Arc::as_ptr(&m) as usize, def);
+                let plan =
+                    EntryPlan { module: m.clone(), def, params: params.clone(), returns: returns.clone(), arg_layouts };
+                self.engine.entries.add(key, ty_args, plan);
+            }
             return self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
         }
         let mut interp = Interpreter::new(self, gas);
@@ -949,6 +995,72 @@ impl<'e, 'r> Session<'e, 'r> {
         }
         self.globals.values = mem.globals;
         Ok(out)
+    }
+
+    /// The plan of entry function `module::name<ty_args>` when an earlier
+    /// session over the same warm module set made one (flat interpreter).
+    fn entry_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
+        if self.engine.config.interpreter != InterpreterKind::Flat {
+            return None;
+        }
+        // Only a module already loaded or in a warm set: loading anew (and
+        // its errors) is the full path's.
+        if !self.modules.contains_key(module) {
+            self.load_warm(module)?;
+        }
+        let set = self.module_set_id?;
+        let m = self.modules.get(module)?;
+        let def = *m.functions.get(name)?;
+        self.engine.entries.find(&(set, Arc::as_ptr(m) as usize, def), ty_args)
+    }
+
+    /// `execute_function` over a plan: what is left of the full path
+    /// (argument count, the JIT's compile, decoding, the call) in its order.
+    fn execute_planned(
+        &mut self,
+        plan: &'e EntryPlan,
+        name: &str,
+        ty_args: &[Type],
+        args: &[Vec<u8>],
+        gas: &mut GasMeter,
+    ) -> Result<ExecutionResult, VmError> {
+        if plan.params.len() != args.len() {
+            return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
+        }
+        self.check_compiles(&plan.module, plan.def, name, ty_args)?;
+        let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
+        let aptos = self.flavour() == StatusFlavour::Aptos;
+        let mut flat_args = Vec::with_capacity(args.len());
+        for (l, bytes) in plan.arg_layouts.iter().zip(args) {
+            let v = if aptos {
+                flat_bcs::deserialize_arg(bytes, l.clone())
+            } else {
+                flat_bcs::deserialize(bytes, l.clone())
+            };
+            flat_args.push(v.map_err(|_| VmError::bad_argument())?);
+        }
+        self.execute_flat(plan.module.clone(), plan.def, ty_args, &plan.params, &plan.returns, flat_args, gas)
+    }
+
+    /// Executor `Jit`: the function and everything it reaches must compile
+    /// (refused before anything runs). A native entry function has no
+    /// bytecode to compile: it runs as native code under every executor.
+    /// Compiling comes before the call's memory budget opens: what the code
+    /// keeps alive (constants) is not the call's.
+    fn check_compiles(&mut self, m: &Arc<LoadedModule>, def: u16, name: &str, ty_args: &[Type]) -> VmResult<()> {
+        let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
+        if self.engine.config.executor != ExecutorKind::Jit || native_entry {
+            return Ok(());
+        }
+        let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
+        let r = match self.compiled.as_mut() {
+            Some(c) => c.compile(&modules, &m.id, def, ty_args),
+            None => Err("no JIT attached to this engine".to_string()),
+        };
+        r.map_err(|why| {
+            VmError::new(StatusCode::FEATURE_NOT_ENABLED)
+                .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id))
+        })
     }
 
     /// The flat interpreter's `execute_function` (arguments checked and

@@ -223,6 +223,13 @@ struct Args<'x> {
     mutable: &'x [bool],
 }
 
+thread_local! {
+    /// The frame stack of this thread's last finished entry run, kept for
+    /// the next one: allocating a chunk per short call and freeing it cost
+    /// more than many such calls (each frame is zeroed when pushed).
+    static SPARE_STACK: std::cell::Cell<Option<FrameStack>> = const { std::cell::Cell::new(None) };
+}
+
 impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     pub(crate) fn new(s: &'a mut Session<'e, 'r>, gas: &'a mut GasMeter) -> Self {
         let limits = &s.engine.config.limits;
@@ -248,6 +255,28 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// `&`/`&mut` parameters the referenced value, which the call borrows).
     /// Returns the results and the (possibly mutated) argument values.
     pub(crate) fn run_entry(
+        &mut self,
+        m: Arc<LoadedModule>,
+        def: u16,
+        ty_args: Vec<Type>,
+        params: &[Type],
+        args: Vec<FlatValue>,
+        returns: &[Type],
+    ) -> VmResult<(Vec<FlatValue>, Vec<FlatValue>)> {
+        if self.frames.is_empty() {
+            if let Some(st) = SPARE_STACK.take() {
+                self.stack = st;
+            }
+        }
+        let r = self.run_entry_on_stack(m, def, ty_args, params, args, returns);
+        // Every frame is gone (returned or unwound): keep the memory.
+        if self.frames.is_empty() {
+            SPARE_STACK.set(Some(std::mem::take(&mut self.stack)));
+        }
+        r
+    }
+
+    fn run_entry_on_stack(
         &mut self,
         m: Arc<LoadedModule>,
         def: u16,
