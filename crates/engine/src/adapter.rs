@@ -24,13 +24,28 @@ use std::time::Duration;
 /// The engine's compiled code: one [`CodeCache`] per metering mode, shared
 /// by every [`JitSession`] it makes.
 pub struct JitFactory {
-    metered: Arc<CodeCache>,
-    unmetered: Arc<CodeCache>,
-    links: Arc<SharedLinks>,
-    entries: Arc<SharedEntries>,
+    shared: Arc<Shared>,
     /// Calls interpreted before compiling (0 for executor `Jit`).
     threshold: u32,
     eager: bool,
+}
+
+/// What the factory's sessions share (one reference count per session).
+struct Shared {
+    metered: CodeCache,
+    unmetered: CodeCache,
+    links: SharedLinks,
+    entries: SharedEntries,
+}
+
+impl Shared {
+    fn cache(&self, metered: bool) -> &CodeCache {
+        if metered {
+            &self.metered
+        } else {
+            &self.unmetered
+        }
+    }
 }
 
 /// Entry functions found compiled (both variants), by warm module set
@@ -65,10 +80,12 @@ impl JitFactory {
         };
         let metered = JitConfig { cost: Some(config.costs.clone()), ..base.clone() };
         JitFactory {
-            metered: Arc::new(CodeCache::new(metered, o.clone())),
-            unmetered: Arc::new(CodeCache::new(base, o.clone())),
-            links: Arc::default(),
-            entries: Arc::default(),
+            shared: Arc::new(Shared {
+                metered: CodeCache::new(metered, o.clone()),
+                unmetered: CodeCache::new(base, o.clone()),
+                links: SharedLinks::default(),
+                entries: SharedEntries::default(),
+            }),
             threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
             eager: o.eager,
         }
@@ -76,8 +93,8 @@ impl JitFactory {
 
     /// Counters of both caches together.
     pub fn stats(&self) -> CacheStats {
-        let mut s = self.metered.stats();
-        s.add(&self.unmetered.stats());
+        let mut s = self.shared.metered.stats();
+        s.add(&self.shared.unmetered.stats());
         s
     }
 }
@@ -85,14 +102,10 @@ impl JitFactory {
 impl CompiledCodeFactory for JitFactory {
     fn new_session(&self) -> Box<dyn CompiledCode> {
         Box::new(JitSession {
-            metered: self.metered.clone(),
-            unmetered: self.unmetered.clone(),
-            links: self.links.clone(),
-            entries: self.entries.clone(),
+            shared: self.shared.clone(),
             threshold: self.threshold,
             eager: self.eager,
             hashes: FxHashMap::default(),
-            compiled_ran: FxHashSet::default(),
             interpreted: FxHashSet::default(),
             hot: FxHashMap::default(),
             stats: CompiledStats::default(),
@@ -124,15 +137,11 @@ type SharedLinks = RwLock<HashMap<u64, HashMap<ModuleId, (Hash, Hash)>>>;
 
 /// The JIT side of one interpreter session.
 pub struct JitSession {
-    metered: Arc<CodeCache>,
-    unmetered: Arc<CodeCache>,
-    links: Arc<SharedLinks>,
-    entries: Arc<SharedEntries>,
+    shared: Arc<Shared>,
     threshold: u32,
     eager: bool,
     /// Content and link hash per module, as this session sees it.
     hashes: FxHashMap<ModuleId, (Hash, Hash)>,
-    compiled_ran: FxHashSet<(ModuleId, u16, Vec<Type>)>,
     interpreted: FxHashSet<(ModuleId, u16, Vec<Type>)>,
     /// Per-call fast path: module → instances found compiled or not
     /// compilable, found without allocating.
@@ -145,20 +154,25 @@ pub struct JitSession {
 const MAX_LINK_DEPTH: usize = 512;
 
 impl JitSession {
-    fn cache(&self, metered: bool) -> Arc<CodeCache> {
-        if metered {
-            self.metered.clone()
-        } else {
-            self.unmetered.clone()
-        }
-    }
-
     /// Both variants of an entry's code, found by an earlier session over
     /// warm set `set` and still in the cache.
     fn shared_entry(&self, set: u64, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Option<[Arc<Ready>; 2]> {
-        let entries = self.entries.read().ok()?;
+        let entries = self.shared.entries.read().ok()?;
         let e = entries.get(&set)?.get(module)?.iter().find(|e| e.fdef == fdef && e.type_args[..] == *ty_args)?;
         Some([e.code[0].upgrade()?, e.code[1].upgrade()?])
+    }
+
+    /// How many instances ran compiled in this session: those whose known
+    /// entry was counted with code (once per instance, whatever the
+    /// variants and module versions that ran).
+    fn compiled_ran(&self) -> usize {
+        let mut ran: FxHashSet<(&ModuleId, u16, &[Type])> = FxHashSet::default();
+        for (m, hots) in &self.hot {
+            for h in hots.iter().filter(|h| h.counted && h.code.is_some()) {
+                ran.insert((m, h.fdef, &h.type_args));
+            }
+        }
+        ran.len()
     }
 
     fn not_compiled(&mut self, id: &ModuleId, fdef: u16, ty_args: &[Type]) -> CompiledCall {
@@ -188,7 +202,7 @@ impl JitSession {
         }
         let set = src.module_set_id();
         if let Some(set) = set {
-            let shared = self.links.read().ok().and_then(|m| m.get(&set).and_then(|s| s.get(id)).copied());
+            let shared = self.shared.links.read().ok().and_then(|m| m.get(&set).and_then(|s| s.get(id)).copied());
             if let Some((h, l)) = shared.filter(|(h, _)| *h == own) {
                 self.hashes.insert(id.clone(), (h, l));
                 return Some(l);
@@ -205,7 +219,7 @@ impl JitSession {
         }
         let l = link_hash(&own, &mut deps);
         self.hashes.insert(id.clone(), (own, l));
-        if let (Some(set), Ok(mut shared)) = (set, self.links.write()) {
+        if let (Some(set), Ok(mut shared)) = (set, self.shared.links.write()) {
             shared.entry(set).or_default().insert(id.clone(), (own, l));
         }
         Some(l)
@@ -263,7 +277,8 @@ impl JitSession {
     ) -> Result<Arc<Ready>, Option<String>> {
         let (key, named) =
             self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
-        let cache = self.cache(metered);
+        let shared = self.shared.clone();
+        let cache = shared.cache(metered);
         match cache.lookup(&key, threshold) {
             Lookup::Ready(r) => return Ok(r),
             Lookup::Never(why) => return Err(Some(why)),
@@ -322,7 +337,7 @@ impl JitSession {
         }
         let roots: Vec<ModuleId> = found.into_iter().map(|(f, _)| f.module).collect();
         let modules = self.module_set(host, &roots);
-        self.cache(metered).admit(&ready.gen, host, &modules)
+        self.shared.cache(metered).admit(&ready.gen, host, &modules)
     }
 
     /// The answer for a compiled run that started with `gas_in`.
@@ -450,7 +465,6 @@ impl CompiledCode for JitSession {
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
         if first {
-            self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
             let hots = self.hot.entry(module.clone()).or_default();
             match hots
                 .iter_mut()
@@ -505,7 +519,7 @@ impl CompiledCode for JitSession {
             self.hot.entry(module.clone()).or_default().push(hot);
         }
         if let (Some(set), None, [Some(u), Some(m)]) = (set, shared, &found) {
-            if let Ok(mut entries) = self.entries.write() {
+            if let Ok(mut entries) = self.shared.entries.write() {
                 let v = entries.entry(set).or_default().entry(module.clone()).or_default();
                 if !v.iter().any(|e| e.fdef == fdef && e.type_args[..] == *ty_args) {
                     let code = [Arc::downgrade(u), Arc::downgrade(m)];
@@ -518,7 +532,7 @@ impl CompiledCode for JitSession {
 
     fn stats(&self) -> CompiledStats {
         CompiledStats {
-            compiled_functions: self.compiled_ran.len(),
+            compiled_functions: self.compiled_ran(),
             interpreted_functions: self.interpreted.len(),
             ..self.stats.clone()
         }

@@ -425,7 +425,8 @@ impl<'e, 'r> Session<'e, 'r> {
     /// loaded from (then loading them anew would give the same modules):
     /// one look-up of the store per member, no hashing, one shared lock.
     fn load_warm(&mut self, id: &ModuleId) -> Option<Arc<LoadedModule>> {
-        let set = self.engine.warm.read().ok()?.get(id).cloned()?;
+        let warm = self.engine.warm.read().ok()?;
+        let set = warm.get(id)?;
         if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
             return None;
         }

@@ -264,7 +264,25 @@ fn primitive_flat_layout(t: &Type) -> Option<Arc<FlatLayout>> {
         Type::Signer,
     ];
     static LAYOUTS: std::sync::OnceLock<Vec<Option<Arc<FlatLayout>>>> = std::sync::OnceLock::new();
-    let i = PRIMITIVES.iter().position(|p| p == t)?;
+    // (The position in PRIMITIVES.)
+    let i = match t {
+        Type::Bool => 0,
+        Type::U8 => 1,
+        Type::U16 => 2,
+        Type::U32 => 3,
+        Type::U64 => 4,
+        Type::U128 => 5,
+        Type::U256 => 6,
+        Type::I8 => 7,
+        Type::I16 => 8,
+        Type::I32 => 9,
+        Type::I64 => 10,
+        Type::I128 => 11,
+        Type::I256 => 12,
+        Type::Address => 13,
+        Type::Signer => 14,
+        _ => return None,
+    };
     let layouts = LAYOUTS.get_or_init(|| {
         PRIMITIVES
             .iter()
