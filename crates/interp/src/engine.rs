@@ -158,7 +158,22 @@ pub struct Engine {
     /// Flat layouts per warm module set: a type's layout depends only on
     /// the modules its session has, so sessions over one set share them.
     pub(crate) set_layouts: RwLock<FxHashMap<u64, FxHashMap<Type, Arc<movejit_runtime::flat::FlatLayout>>>>,
+    /// Flat layouts of the primitive types (`flat::primitive_flat_layouts`).
+    pub(crate) primitive_layouts: Vec<Option<Arc<movejit_runtime::flat::FlatLayout>>>,
+    /// Frame stacks of finished entry runs, kept for the next ones:
+    /// allocating a chunk per short call and freeing it cost more than many
+    /// such calls (each frame is zeroed when pushed). At most
+    /// [`SPARE_STACKS`] are kept.
+    pub(crate) spare_stacks: Mutex<Vec<movejit_runtime::flat::mem::FrameStack>>,
+    /// Empty module and hash maps a new session starts with (shared, not
+    /// allocated per session; the first module it loads copies them).
+    no_modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
+    no_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
 }
+
+/// Frame stacks an engine keeps (one per thread running calls at once is
+/// enough).
+pub(crate) const SPARE_STACKS: usize = 16;
 
 /// What calling an entry function needs once its checks passed (type
 /// arguments, signature, argument depths and layouts): all of it follows
@@ -216,6 +231,10 @@ impl Engine {
             meter_template,
             entries: EntryPlans::default(),
             set_layouts: RwLock::default(),
+            primitive_layouts: crate::flat::primitive_flat_layouts(),
+            spare_stacks: Mutex::default(),
+            no_modules: Arc::default(),
+            no_hashes: Arc::default(),
         }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
@@ -231,8 +250,8 @@ impl Engine {
         Session {
             engine: self,
             resolver,
-            modules: Arc::default(),
-            module_hashes: Arc::default(),
+            modules: self.no_modules.clone(),
+            module_hashes: self.no_hashes.clone(),
             module_set_id: None,
             call_cache: FxHashMap::default(),
             inst_cache: FxHashMap::default(),
@@ -271,6 +290,8 @@ pub(crate) struct GlobalMeta {
     pub ty: Arc<Type>,
     pub existed: bool,
     pub dirty: bool,
+    /// In the running call's journal ([`Globals::changing`]).
+    pub journaled: bool,
 }
 
 /// The session's cache of global resources, keyed by (address, interned
@@ -288,6 +309,13 @@ pub(crate) struct Globals {
     /// skips hashing the 36-byte key. Hints are checked against `meta`, so
     /// a stale one (after a failed call truncated the slots) only misses.
     hints: [u32; GLOBAL_HINTS],
+    /// The running flat call's undo journal: each slot that existed when
+    /// the call began and that it changed, as it was before (value and
+    /// `dirty`), copied at the first change. A failed call restores these
+    /// and drops the slots it loaded; nothing is copied up front.
+    journal: Vec<(u32, Option<FlatValue>, bool)>,
+    /// Slots that existed when the running flat call began (0 outside one).
+    call_start: usize,
 }
 
 const GLOBAL_HINTS: usize = 16;
@@ -304,6 +332,53 @@ impl Globals {
         let s = *self.index.get(&(*address, ty))?;
         self.hints[h] = s;
         Some(s as usize)
+    }
+
+    /// The running call is about to change slot `s` (a mutable borrow, a
+    /// move out or in; the slot exists): journals it on its first change,
+    /// then marks it written.
+    #[inline]
+    pub fn changing(&mut self, s: usize) {
+        let Some(meta) = self.meta.get_mut(s) else { return };
+        if s < self.call_start && !meta.journaled {
+            meta.journaled = true;
+            let value = self.flat.get(s).and_then(|v| v.as_ref().map(FlatValue::copy));
+            self.journal.push((s as u32, value, meta.dirty));
+        }
+        meta.dirty = true;
+    }
+
+    /// A flat call begins: what it changes from now on is journaled.
+    pub(crate) fn begin_call(&mut self) {
+        self.end_call();
+        self.call_start = self.meta.len();
+    }
+
+    /// The running call succeeded: its changes stay.
+    pub(crate) fn end_call(&mut self) {
+        for (s, _, _) in self.journal.drain(..) {
+            if let Some(m) = self.meta.get_mut(s as usize) {
+                m.journaled = false;
+            }
+        }
+        self.call_start = 0;
+    }
+
+    /// The running call failed: it changes nothing.
+    pub(crate) fn roll_back(&mut self) {
+        for (s, value, dirty) in std::mem::take(&mut self.journal) {
+            let s = s as usize;
+            if let (Some(m), Some(v)) = (self.meta.get_mut(s), self.flat.get_mut(s)) {
+                *v = value;
+                m.dirty = dirty;
+                m.journaled = false;
+            }
+        }
+        let n = self.call_start;
+        self.meta.truncate(n);
+        self.flat.truncate(n);
+        self.index.retain(|_, slot| (*slot as usize) < n);
+        self.call_start = 0;
     }
 }
 
@@ -1081,24 +1156,18 @@ impl<'e, 'r> Session<'e, 'r> {
             Type::Reference(t) | Type::MutableReference(t) => (**t).clone(),
             t => t.clone(),
         };
-        let saved_meta: Vec<_> = self.globals.meta.iter().map(|g| (g.existed, g.dirty)).collect();
-        let saved_values = self.flat_globals_snapshot();
+        self.globals.begin_call();
         let mut interp = FlatInterp::new(self, gas);
         let r = interp.run_entry(m, def, ty_args.to_vec(), params, arg_values, returns);
         drop(interp);
         let (rets, roots) = match r {
-            Ok(x) => x,
+            Ok(x) => {
+                self.globals.end_call();
+                x
+            }
             Err(e) => {
                 // A failed call changes nothing.
-                self.globals.flat = saved_values;
-                self.globals.meta.truncate(saved_meta.len());
-                for (g, (existed, dirty)) in self.globals.meta.iter_mut().zip(saved_meta) {
-                    g.existed = existed;
-                    g.dirty = dirty;
-                }
-                let n = self.globals.meta.len();
-                self.globals.flat.truncate(n);
-                self.globals.index.retain(|_, slot| (*slot as usize) < n);
+                self.globals.roll_back();
                 return Err(e);
             }
         };
@@ -1201,7 +1270,14 @@ impl<'e, 'r> Session<'e, 'r> {
         };
         let slot = self.globals.meta.len() as u32;
         let ty = Arc::new(ty.clone());
-        self.globals.meta.push(GlobalMeta { address, id, ty, existed: value.is_some(), dirty: false });
+        self.globals.meta.push(GlobalMeta {
+            address,
+            id,
+            ty,
+            existed: value.is_some(),
+            dirty: false,
+            journaled: false,
+        });
         values.push(value);
         self.globals.index.insert((address, id), slot);
         Ok(slot)

@@ -15,7 +15,7 @@ mod seam;
 use crate::engine::Session;
 use crate::fxhash::FxHashMap;
 use crate::loader::LoadedModule;
-use movejit_runtime::flat::{FlatLayout, FlatValue};
+use movejit_runtime::flat::FlatLayout;
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
     AccountAddress, FunctionId, FunctionIndex, Layout, ModuleId, NativeFunction, StatusCode, Type, TypeId, TypeTable,
@@ -243,29 +243,29 @@ impl FlatSession<'_> {
     }
 }
 
-/// The flat layout of a primitive type (no module decides it: built once
-/// per process, found without hashing the type).
-fn primitive_flat_layout(t: &Type) -> Option<Arc<FlatLayout>> {
-    const PRIMITIVES: [Type; 15] = [
-        Type::Bool,
-        Type::U8,
-        Type::U16,
-        Type::U32,
-        Type::U64,
-        Type::U128,
-        Type::U256,
-        Type::I8,
-        Type::I16,
-        Type::I32,
-        Type::I64,
-        Type::I128,
-        Type::I256,
-        Type::Address,
-        Type::Signer,
-    ];
-    static LAYOUTS: std::sync::OnceLock<Vec<Option<Arc<FlatLayout>>>> = std::sync::OnceLock::new();
-    // (The position in PRIMITIVES.)
-    let i = match t {
+/// The primitive types, in the order of [`primitive_index`].
+const PRIMITIVES: [Type; 15] = [
+    Type::Bool,
+    Type::U8,
+    Type::U16,
+    Type::U32,
+    Type::U64,
+    Type::U128,
+    Type::U256,
+    Type::I8,
+    Type::I16,
+    Type::I32,
+    Type::I64,
+    Type::I128,
+    Type::I256,
+    Type::Address,
+    Type::Signer,
+];
+
+/// The position of a primitive type in [`PRIMITIVES`] (found without
+/// hashing the type).
+fn primitive_index(t: &Type) -> Option<usize> {
+    Some(match t {
         Type::Bool => 0,
         Type::U8 => 1,
         Type::U16 => 2,
@@ -282,14 +282,16 @@ fn primitive_flat_layout(t: &Type) -> Option<Arc<FlatLayout>> {
         Type::Address => 13,
         Type::Signer => 14,
         _ => return None,
-    };
-    let layouts = LAYOUTS.get_or_init(|| {
-        PRIMITIVES
-            .iter()
-            .map(|p| Layout::primitive(p).and_then(|l| FlatLayout::from_layout(&l, MAX_FLAT_DEPTH).ok()).map(Arc::new))
-            .collect()
-    });
-    layouts.get(i)?.clone()
+    })
+}
+
+/// The flat layouts of the primitive types, by [`primitive_index`] (no
+/// module decides them: an engine builds them once).
+pub(crate) fn primitive_flat_layouts() -> Vec<Option<Arc<FlatLayout>>> {
+    PRIMITIVES
+        .iter()
+        .map(|p| Layout::primitive(p).and_then(|l| FlatLayout::from_layout(&l, MAX_FLAT_DEPTH).ok()).map(Arc::new))
+        .collect()
 }
 
 /// Layouts for the flat interpreter: the session's datatypes without the
@@ -322,7 +324,7 @@ impl<'e> FlatSession<'e> {
 impl<'e> Session<'e, '_> {
     /// The flat layout of `t` (cached by the session).
     pub(crate) fn flat_layout(&self, t: &Type) -> VmResult<Arc<FlatLayout>> {
-        if let Some(l) = primitive_flat_layout(t) {
+        if let Some(l) = primitive_index(t).and_then(|i| self.engine.primitive_layouts.get(i)?.clone()) {
             return Ok(l);
         }
         if let Some(l) = self.flat.layouts.borrow().get(t) {
@@ -603,6 +605,7 @@ impl<'e> Session<'e, '_> {
             ty: t,
             existed: value.is_some(),
             dirty: false,
+            journaled: false,
         });
         self.globals.flat.push(value);
         self.globals.index.insert((address, ty), slot as u32);
@@ -618,10 +621,5 @@ impl<'e> Session<'e, '_> {
         let l = self.flat_layout(&t)?;
         self.globals.layouts.insert(ty, l.clone());
         Ok(l)
-    }
-
-    /// A deep copy of the flat global cache (to restore after a failed call).
-    pub(crate) fn flat_globals_snapshot(&self) -> Vec<Option<FlatValue>> {
-        self.globals.flat.iter().map(|g| g.as_ref().map(FlatValue::copy)).collect()
     }
 }
