@@ -194,9 +194,13 @@ pub(crate) struct EntryPlan {
 #[derive(Default)]
 struct EntryPlans {
     plans: boxcar::Vec<EntryPlan>,
-    /// (warm set, module by address, definition) → (type arguments, plan).
-    by_key: RwLock<FxHashMap<(u64, usize, u16), Vec<(Vec<Type>, usize)>>>,
+    by_key: BySet,
 }
+
+/// Entries of an engine-wide table per warm module set: (set, module by
+/// the address of its loaded form, function definition) → (type
+/// arguments, index of the entry).
+pub(crate) type BySet = RwLock<FxHashMap<(u64, usize, u16), Vec<(Vec<Type>, usize)>>>;
 
 impl EntryPlans {
     fn find(&self, key: &(u64, usize, u16), ty_args: &[Type]) -> Option<&EntryPlan> {

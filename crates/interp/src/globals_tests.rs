@@ -105,7 +105,8 @@ fn a_failed_call_is_undone_from_its_journal() {
     use Change::*;
     // (slot before the call: value, dirty; the call's change; whether the
     // call fails; the slot after: value, dirty)
-    let cases: &[((Option<u64>, bool), Change, bool, (Option<u64>, bool))] = &[
+    type Slot = (Option<u64>, bool);
+    let cases: &[(Slot, Change, bool, Slot)] = &[
         ((Some(1), false), Keep, true, (Some(1), false)),
         ((Some(1), false), Write(2), true, (Some(1), false)),
         ((Some(1), false), Write(2), false, (Some(2), true)),

@@ -71,11 +71,14 @@ pub(crate) struct PreparedTable {
     /// Instances by warm module set: (set, module, definition) → (type
     /// arguments, instance). Sessions over one set have the same modules,
     /// hence the same links: they skip computing and comparing them.
-    by_set: RwLock<FxHashMap<(u64, usize, u16), Vec<(Vec<Type>, usize)>>>,
+    by_set: crate::engine::BySet,
     /// Call sites resolved by warm module set: (set, prepared function,
     /// pc) → the function the site names (no name look-ups per session).
-    sites_by_set: RwLock<FxHashMap<(u64, usize, u32), (Arc<LoadedModule>, u16)>>,
+    sites_by_set: SitesBySet,
 }
+
+/// (warm set, prepared function, pc) → the function its call site names.
+type SitesBySet = RwLock<FxHashMap<(u64, usize, u32), (Arc<LoadedModule>, u16)>>;
 
 impl PreparedTable {
     /// The instance of `key` prepared against `links`, if any.
