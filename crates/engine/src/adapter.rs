@@ -175,6 +175,17 @@ impl JitSession {
         ran.len()
     }
 
+    /// Records a known instance of `module` (its id copied only for the
+    /// session's first instance of the module).
+    fn add_hot(&mut self, module: &ModuleId, hot: Hot) {
+        match self.hot.get_mut(module) {
+            Some(v) => v.push(hot),
+            None => {
+                self.hot.insert(module.clone(), vec![hot]);
+            }
+        }
+    }
+
     fn not_compiled(&mut self, id: &ModuleId, fdef: u16, ty_args: &[Type]) -> CompiledCall {
         self.interpreted.insert((id.clone(), fdef, ty_args.to_vec()));
         CompiledCall::NotCompiled
@@ -450,7 +461,7 @@ impl CompiledCode for JitSession {
                 Ok(r) => r,
                 Err(Some(_)) => {
                     let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: None, counted: true };
-                    self.hot.entry(module.clone()).or_default().push(hot);
+                    self.add_hot(module, hot);
                     return self.not_compiled(module, fdef, ty_args);
                 }
                 Err(None) => return self.not_compiled(module, fdef, ty_args),
@@ -465,20 +476,16 @@ impl CompiledCode for JitSession {
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
         if first {
-            let hots = self.hot.entry(module.clone()).or_default();
-            match hots
-                .iter_mut()
-                .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
-            {
+            let known = self.hot.get_mut(module).and_then(|hots| {
+                hots.iter_mut()
+                    .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+            });
+            match known {
                 Some(h) => h.counted = true,
-                None => hots.push(Hot {
-                    fdef,
-                    type_args: ty_args.to_vec(),
-                    metered,
-                    hash,
-                    code: Some(ready.clone()),
-                    counted: true,
-                }),
+                None => {
+                    let code = Some(ready.clone());
+                    self.add_hot(module, Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code, counted: true })
+                }
             }
         }
         Self::finished(&*host, &ready, &out, state.gas_left)
@@ -496,29 +503,37 @@ impl CompiledCode for JitSession {
         // per variant and session, or none over a warm set seen before).
         let hash = modules.module_hash(module);
         let set = modules.module_set_id();
-        let shared = set.and_then(|set| self.shared_entry(set, module, fdef, ty_args));
+        // Found by an earlier session over the same warm set: taken as is
+        // (no copies kept to record it again).
+        let mut shared =
+            set.and_then(|set| self.shared_entry(set, module, fdef, ty_args)).map(|[u, m]| [Some(u), Some(m)]);
+        let recording = set.is_some() && shared.is_none();
         let mut found: [Option<Arc<Ready>>; 2] = [None, None];
         for (metered, slot) in [false, true].into_iter().zip(&mut found) {
             let known = self.hot.get(module).and_then(|v| {
                 v.iter()
                     .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
-                    .and_then(|h| h.code.clone())
+                    .and_then(|h| h.code.as_ref())
             });
-            if known.is_some() {
-                *slot = known;
+            if let Some(r) = known {
+                if recording {
+                    *slot = Some(r.clone());
+                }
                 continue;
             }
-            let ready = match shared.as_ref().map(|s| s[usize::from(metered)].clone()) {
+            let ready = match shared.as_mut().and_then(|s| s[usize::from(metered)].take()) {
                 Some(r) => r,
                 None => {
                     self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?
                 }
             };
-            *slot = Some(ready.clone());
+            if recording {
+                *slot = Some(ready.clone());
+            }
             let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready), counted: false };
-            self.hot.entry(module.clone()).or_default().push(hot);
+            self.add_hot(module, hot);
         }
-        if let (Some(set), None, [Some(u), Some(m)]) = (set, shared, &found) {
+        if let (true, Some(set), [Some(u), Some(m)]) = (recording, set, &found) {
             if let Ok(mut entries) = self.shared.entries.write() {
                 let v = entries.entry(set).or_default().entry(module.clone()).or_default();
                 if !v.iter().any(|e| e.fdef == fdef && e.type_args[..] == *ty_args) {
