@@ -15,20 +15,52 @@ use movejit_runtime::compiled::{
 use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::Shape;
+use movejit_runtime::fxhash::{FxHashMap, FxHasher};
 use movejit_runtime::{ErrorLocation, ModuleId, Type, VmError};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 /// The engine's compiled code: one [`CodeCache`] per metering mode, shared
 /// by every [`JitSession`] it makes.
 pub struct JitFactory {
-    metered: Arc<CodeCache>,
-    unmetered: Arc<CodeCache>,
-    links: Arc<SharedLinks>,
+    shared: Arc<Shared>,
     /// Calls interpreted before compiling (0 for executor `Jit`).
     threshold: u32,
     eager: bool,
+}
+
+/// What the factory's sessions share (one reference count per session).
+struct Shared {
+    metered: CodeCache,
+    unmetered: CodeCache,
+    links: SharedLinks,
+    entries: SharedEntries,
+}
+
+impl Shared {
+    fn cache(&self, metered: bool) -> &CodeCache {
+        if metered {
+            &self.metered
+        } else {
+            &self.unmetered
+        }
+    }
+}
+
+/// Entry functions found compiled (both variants), by warm module set
+/// ([`ModuleSource::module_set_id`]): a session over a set the engine has
+/// seen finds its entry's code with one look-up, no link hashes and no
+/// code-cache lock. Weak: code the cache evicted is looked up anew.
+type FxHashSet<T> = HashSet<T, std::hash::BuildHasherDefault<FxHasher>>;
+
+type SharedEntries = RwLock<FxHashMap<u64, FxHashMap<ModuleId, Vec<EntryCode>>>>;
+
+/// The unmetered and metered code of one entry instance.
+struct EntryCode {
+    fdef: u16,
+    type_args: Vec<Type>,
+    code: [Weak<Ready>; 2],
 }
 
 impl JitFactory {
@@ -48,9 +80,12 @@ impl JitFactory {
         };
         let metered = JitConfig { cost: Some(config.costs.clone()), ..base.clone() };
         JitFactory {
-            metered: Arc::new(CodeCache::new(metered, o.clone())),
-            unmetered: Arc::new(CodeCache::new(base, o.clone())),
-            links: Arc::default(),
+            shared: Arc::new(Shared {
+                metered: CodeCache::new(metered, o.clone()),
+                unmetered: CodeCache::new(base, o.clone()),
+                links: SharedLinks::default(),
+                entries: SharedEntries::default(),
+            }),
             threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
             eager: o.eager,
         }
@@ -58,8 +93,8 @@ impl JitFactory {
 
     /// Counters of both caches together.
     pub fn stats(&self) -> CacheStats {
-        let mut s = self.metered.stats();
-        s.add(&self.unmetered.stats());
+        let mut s = self.shared.metered.stats();
+        s.add(&self.shared.unmetered.stats());
         s
     }
 }
@@ -67,15 +102,12 @@ impl JitFactory {
 impl CompiledCodeFactory for JitFactory {
     fn new_session(&self) -> Box<dyn CompiledCode> {
         Box::new(JitSession {
-            metered: self.metered.clone(),
-            unmetered: self.unmetered.clone(),
-            links: self.links.clone(),
+            shared: self.shared.clone(),
             threshold: self.threshold,
             eager: self.eager,
-            hashes: HashMap::new(),
-            compiled_ran: HashSet::new(),
-            interpreted: HashSet::new(),
-            hot: HashMap::new(),
+            hashes: FxHashMap::default(),
+            interpreted: FxHashSet::default(),
+            hot: FxHashMap::default(),
             stats: CompiledStats::default(),
         })
     }
@@ -105,18 +137,15 @@ type SharedLinks = RwLock<HashMap<u64, HashMap<ModuleId, (Hash, Hash)>>>;
 
 /// The JIT side of one interpreter session.
 pub struct JitSession {
-    metered: Arc<CodeCache>,
-    unmetered: Arc<CodeCache>,
-    links: Arc<SharedLinks>,
+    shared: Arc<Shared>,
     threshold: u32,
     eager: bool,
     /// Content and link hash per module, as this session sees it.
-    hashes: HashMap<ModuleId, (Hash, Hash)>,
-    compiled_ran: HashSet<(ModuleId, u16, Vec<Type>)>,
-    interpreted: HashSet<(ModuleId, u16, Vec<Type>)>,
+    hashes: FxHashMap<ModuleId, (Hash, Hash)>,
+    interpreted: FxHashSet<(ModuleId, u16, Vec<Type>)>,
     /// Per-call fast path: module → instances found compiled or not
     /// compilable, found without allocating.
-    hot: HashMap<ModuleId, Vec<Hot>>,
+    hot: FxHashMap<ModuleId, Vec<Hot>>,
     stats: CompiledStats,
 }
 
@@ -125,11 +154,35 @@ pub struct JitSession {
 const MAX_LINK_DEPTH: usize = 512;
 
 impl JitSession {
-    fn cache(&self, metered: bool) -> Arc<CodeCache> {
-        if metered {
-            self.metered.clone()
-        } else {
-            self.unmetered.clone()
+    /// Both variants of an entry's code, found by an earlier session over
+    /// warm set `set` and still in the cache.
+    fn shared_entry(&self, set: u64, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Option<[Arc<Ready>; 2]> {
+        let entries = self.shared.entries.read().ok()?;
+        let e = entries.get(&set)?.get(module)?.iter().find(|e| e.fdef == fdef && e.type_args[..] == *ty_args)?;
+        Some([e.code[0].upgrade()?, e.code[1].upgrade()?])
+    }
+
+    /// How many instances ran compiled in this session: those whose known
+    /// entry was counted with code (once per instance, whatever the
+    /// variants and module versions that ran).
+    fn compiled_ran(&self) -> usize {
+        let mut ran: FxHashSet<(&ModuleId, u16, &[Type])> = FxHashSet::default();
+        for (m, hots) in &self.hot {
+            for h in hots.iter().filter(|h| h.counted && h.code.is_some()) {
+                ran.insert((m, h.fdef, &h.type_args));
+            }
+        }
+        ran.len()
+    }
+
+    /// Records a known instance of `module` (its id copied only for the
+    /// session's first instance of the module).
+    fn add_hot(&mut self, module: &ModuleId, hot: Hot) {
+        match self.hot.get_mut(module) {
+            Some(v) => v.push(hot),
+            None => {
+                self.hot.insert(module.clone(), vec![hot]);
+            }
         }
     }
 
@@ -160,7 +213,7 @@ impl JitSession {
         }
         let set = src.module_set_id();
         if let Some(set) = set {
-            let shared = self.links.read().ok().and_then(|m| m.get(&set).and_then(|s| s.get(id)).copied());
+            let shared = self.shared.links.read().ok().and_then(|m| m.get(&set).and_then(|s| s.get(id)).copied());
             if let Some((h, l)) = shared.filter(|(h, _)| *h == own) {
                 self.hashes.insert(id.clone(), (h, l));
                 return Some(l);
@@ -177,7 +230,7 @@ impl JitSession {
         }
         let l = link_hash(&own, &mut deps);
         self.hashes.insert(id.clone(), (own, l));
-        if let (Some(set), Ok(mut shared)) = (set, self.links.write()) {
+        if let (Some(set), Ok(mut shared)) = (set, self.shared.links.write()) {
             shared.entry(set).or_default().insert(id.clone(), (own, l));
         }
         Some(l)
@@ -235,7 +288,8 @@ impl JitSession {
     ) -> Result<Arc<Ready>, Option<String>> {
         let (key, named) =
             self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
-        let cache = self.cache(metered);
+        let shared = self.shared.clone();
+        let cache = shared.cache(metered);
         match cache.lookup(&key, threshold) {
             Lookup::Ready(r) => return Ok(r),
             Lookup::Never(why) => return Err(Some(why)),
@@ -294,7 +348,7 @@ impl JitSession {
         }
         let roots: Vec<ModuleId> = found.into_iter().map(|(f, _)| f.module).collect();
         let modules = self.module_set(host, &roots);
-        self.cache(metered).admit(&ready.gen, host, &modules)
+        self.shared.cache(metered).admit(&ready.gen, host, &modules)
     }
 
     /// The answer for a compiled run that started with `gas_in`.
@@ -407,7 +461,7 @@ impl CompiledCode for JitSession {
                 Ok(r) => r,
                 Err(Some(_)) => {
                     let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: None, counted: true };
-                    self.hot.entry(module.clone()).or_default().push(hot);
+                    self.add_hot(module, hot);
                     return self.not_compiled(module, fdef, ty_args);
                 }
                 Err(None) => return self.not_compiled(module, fdef, ty_args),
@@ -422,21 +476,16 @@ impl CompiledCode for JitSession {
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
         if first {
-            self.compiled_ran.insert((module.clone(), fdef, ty_args.to_vec()));
-            let hots = self.hot.entry(module.clone()).or_default();
-            match hots
-                .iter_mut()
-                .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
-            {
+            let known = self.hot.get_mut(module).and_then(|hots| {
+                hots.iter_mut()
+                    .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+            });
+            match known {
                 Some(h) => h.counted = true,
-                None => hots.push(Hot {
-                    fdef,
-                    type_args: ty_args.to_vec(),
-                    metered,
-                    hash,
-                    code: Some(ready.clone()),
-                    counted: true,
-                }),
+                None => {
+                    let code = Some(ready.clone());
+                    self.add_hot(module, Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code, counted: true })
+                }
             }
         }
         Self::finished(&*host, &ready, &out, state.gas_left)
@@ -451,32 +500,54 @@ impl CompiledCode for JitSession {
     ) -> Result<(), String> {
         // Both variants: the gas meter of the coming call decides which runs.
         // Found code is kept for the call (one look-up of the engine's cache
-        // per variant and session).
+        // per variant and session, or none over a warm set seen before).
         let hash = modules.module_hash(module);
-        for metered in [false, true] {
-            let known = self.hot.get(module).is_some_and(|v| {
-                v.iter().any(|h| {
-                    h.fdef == fdef
-                        && h.metered == metered
-                        && h.hash == hash
-                        && h.type_args[..] == *ty_args
-                        && h.code.is_some()
-                })
+        let set = modules.module_set_id();
+        // Found by an earlier session over the same warm set: taken as is
+        // (no copies kept to record it again).
+        let mut shared =
+            set.and_then(|set| self.shared_entry(set, module, fdef, ty_args)).map(|[u, m]| [Some(u), Some(m)]);
+        let recording = set.is_some() && shared.is_none();
+        let mut found: [Option<Arc<Ready>>; 2] = [None, None];
+        for (metered, slot) in [false, true].into_iter().zip(&mut found) {
+            let known = self.hot.get(module).and_then(|v| {
+                v.iter()
+                    .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                    .and_then(|h| h.code.as_ref())
             });
-            if known {
+            if let Some(r) = known {
+                if recording {
+                    *slot = Some(r.clone());
+                }
                 continue;
             }
-            let ready =
-                self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?;
+            let ready = match shared.as_mut().and_then(|s| s[usize::from(metered)].take()) {
+                Some(r) => r,
+                None => {
+                    self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?
+                }
+            };
+            if recording {
+                *slot = Some(ready.clone());
+            }
             let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready), counted: false };
-            self.hot.entry(module.clone()).or_default().push(hot);
+            self.add_hot(module, hot);
+        }
+        if let (true, Some(set), [Some(u), Some(m)]) = (recording, set, &found) {
+            if let Ok(mut entries) = self.shared.entries.write() {
+                let v = entries.entry(set).or_default().entry(module.clone()).or_default();
+                if !v.iter().any(|e| e.fdef == fdef && e.type_args[..] == *ty_args) {
+                    let code = [Arc::downgrade(u), Arc::downgrade(m)];
+                    v.push(EntryCode { fdef, type_args: ty_args.to_vec(), code });
+                }
+            }
         }
         Ok(())
     }
 
     fn stats(&self) -> CompiledStats {
         CompiledStats {
-            compiled_functions: self.compiled_ran.len(),
+            compiled_functions: self.compiled_ran(),
             interpreted_functions: self.interpreted.len(),
             ..self.stats.clone()
         }

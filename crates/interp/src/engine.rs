@@ -155,6 +155,71 @@ pub struct Engine {
     /// A meter over `config.costs`, built once: the meters of nested runs
     /// (compiled code calling interpreted code) share its table.
     pub(crate) meter_template: GasMeter,
+    /// Entry functions whose checks passed, per warm module set.
+    entries: EntryPlans,
+    /// Flat layouts per warm module set: a type's layout depends only on
+    /// the modules its session has, so sessions over one set share them.
+    pub(crate) set_layouts: RwLock<FxHashMap<u64, FxHashMap<Type, Arc<movejit_runtime::flat::FlatLayout>>>>,
+    /// Flat layouts of the primitive types (`flat::primitive_flat_layouts`).
+    pub(crate) primitive_layouts: Vec<Option<Arc<movejit_runtime::flat::FlatLayout>>>,
+    /// Frame stacks of finished entry runs, kept for the next ones:
+    /// allocating a chunk per short call and freeing it cost more than many
+    /// such calls (each frame is zeroed when pushed). At most
+    /// [`SPARE_STACKS`] are kept.
+    pub(crate) spare_stacks: Mutex<Vec<movejit_runtime::flat::mem::FrameStack>>,
+    /// Empty module and hash maps a new session starts with (shared, not
+    /// allocated per session; the first module it loads copies them).
+    no_modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
+    no_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+}
+
+/// Frame stacks an engine keeps (one per thread running calls at once is
+/// enough).
+pub(crate) const SPARE_STACKS: usize = 16;
+
+/// What calling an entry function needs once its checks passed (type
+/// arguments, signature, argument depths and layouts): all of it follows
+/// from the session's modules and the type arguments, so a session over a
+/// warm module set reuses the plan of an earlier session over the same set
+/// and only decodes its arguments.
+pub(crate) struct EntryPlan {
+    module: Arc<LoadedModule>,
+    def: u16,
+    params: Vec<Type>,
+    returns: Vec<Type>,
+    /// The flat layout each argument decodes into (a reference's target's).
+    arg_layouts: Vec<Arc<movejit_runtime::flat::FlatLayout>>,
+}
+
+/// The engine's entry plans: append-only while it lives, so a session
+/// borrows a plan for `'e` without touching a reference count.
+#[derive(Default)]
+struct EntryPlans {
+    plans: boxcar::Vec<EntryPlan>,
+    by_key: BySet,
+}
+
+/// Entries of an engine-wide table per warm module set: (set, module by
+/// the address of its loaded form, function definition) → (type
+/// arguments, index of the entry).
+pub(crate) type BySet = RwLock<FxHashMap<(u64, usize, u16), Vec<(Vec<Type>, usize)>>>;
+
+impl EntryPlans {
+    fn find(&self, key: &(u64, usize, u16), ty_args: &[Type]) -> Option<&EntryPlan> {
+        let by_key = self.by_key.read().ok()?;
+        let i = by_key.get(key)?.iter().find(|(t, _)| t[..] == *ty_args)?.1;
+        self.plans.get(i)
+    }
+
+    fn add(&self, key: (u64, usize, u16), ty_args: &[Type], plan: EntryPlan) {
+        if let Ok(mut by_key) = self.by_key.write() {
+            let v = by_key.entry(key).or_default();
+            if !v.iter().any(|(t, _)| t[..] == *ty_args) {
+                let i = self.plans.push(plan);
+                v.push((ty_args.to_vec(), i));
+            }
+        }
+    }
 }
 
 impl Engine {
@@ -170,6 +235,12 @@ impl Engine {
             compiled,
             prepared: Default::default(),
             meter_template,
+            entries: EntryPlans::default(),
+            set_layouts: RwLock::default(),
+            primitive_layouts: crate::flat::primitive_flat_layouts(),
+            spare_stacks: Mutex::default(),
+            no_modules: Arc::default(),
+            no_hashes: Arc::default(),
         }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
@@ -185,8 +256,8 @@ impl Engine {
         Session {
             engine: self,
             resolver,
-            modules: Arc::default(),
-            module_hashes: Arc::default(),
+            modules: self.no_modules.clone(),
+            module_hashes: self.no_hashes.clone(),
             module_set_id: None,
             call_cache: FxHashMap::default(),
             inst_cache: FxHashMap::default(),
@@ -225,6 +296,8 @@ pub(crate) struct GlobalMeta {
     pub ty: Arc<Type>,
     pub existed: bool,
     pub dirty: bool,
+    /// In the running call's journal ([`Globals::changing`]).
+    pub journaled: bool,
 }
 
 /// The session's cache of global resources, keyed by (address, interned
@@ -242,6 +315,13 @@ pub(crate) struct Globals {
     /// skips hashing the 36-byte key. Hints are checked against `meta`, so
     /// a stale one (after a failed call truncated the slots) only misses.
     hints: [u32; GLOBAL_HINTS],
+    /// The running flat call's undo journal: each slot that existed when
+    /// the call began and that it changed, as it was before (value and
+    /// `dirty`), copied at the first change. A failed call restores these
+    /// and drops the slots it loaded; nothing is copied up front.
+    journal: Vec<(u32, Option<FlatValue>, bool)>,
+    /// Slots that existed when the running flat call began (0 outside one).
+    call_start: usize,
 }
 
 const GLOBAL_HINTS: usize = 16;
@@ -258,6 +338,53 @@ impl Globals {
         let s = *self.index.get(&(*address, ty))?;
         self.hints[h] = s;
         Some(s as usize)
+    }
+
+    /// The running call is about to change slot `s` (a mutable borrow, a
+    /// move out or in; the slot exists): journals it on its first change,
+    /// then marks it written.
+    #[inline]
+    pub fn changing(&mut self, s: usize) {
+        let Some(meta) = self.meta.get_mut(s) else { return };
+        if s < self.call_start && !meta.journaled {
+            meta.journaled = true;
+            let value = self.flat.get(s).and_then(|v| v.as_ref().map(FlatValue::copy));
+            self.journal.push((s as u32, value, meta.dirty));
+        }
+        meta.dirty = true;
+    }
+
+    /// A flat call begins: what it changes from now on is journaled.
+    pub(crate) fn begin_call(&mut self) {
+        self.end_call();
+        self.call_start = self.meta.len();
+    }
+
+    /// The running call succeeded: its changes stay.
+    pub(crate) fn end_call(&mut self) {
+        for (s, _, _) in self.journal.drain(..) {
+            if let Some(m) = self.meta.get_mut(s as usize) {
+                m.journaled = false;
+            }
+        }
+        self.call_start = 0;
+    }
+
+    /// The running call failed: it changes nothing.
+    pub(crate) fn roll_back(&mut self) {
+        for (s, value, dirty) in std::mem::take(&mut self.journal) {
+            let s = s as usize;
+            if let (Some(m), Some(v)) = (self.meta.get_mut(s), self.flat.get_mut(s)) {
+                *v = value;
+                m.dirty = dirty;
+                m.journaled = false;
+            }
+        }
+        let n = self.call_start;
+        self.meta.truncate(n);
+        self.flat.truncate(n);
+        self.index.retain(|_, slot| (*slot as usize) < n);
+        self.call_start = 0;
     }
 }
 
@@ -379,7 +506,8 @@ impl<'e, 'r> Session<'e, 'r> {
     /// loaded from (then loading them anew would give the same modules):
     /// one look-up of the store per member, no hashing, one shared lock.
     fn load_warm(&mut self, id: &ModuleId) -> Option<Arc<LoadedModule>> {
-        let set = self.engine.warm.read().ok()?.get(id).cloned()?;
+        let warm = self.engine.warm.read().ok()?;
+        let set = warm.get(id)?;
         if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
             return None;
         }
@@ -854,29 +982,16 @@ impl<'e, 'r> Session<'e, 'r> {
         args: &[Vec<u8>],
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
+        if let Some(plan) = self.entry_plan(module, name, ty_args) {
+            return self.execute_planned(plan, name, ty_args, args, gas);
+        }
         let (m, def, fh) = self.resolve_instantiation(module, name, ty_args)?;
         let params = m.sig_types(fh.parameters, ty_args)?;
         let returns = m.sig_types(fh.return_, ty_args)?;
         if params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        // A native entry function has no bytecode to compile: it runs as
-        // native code under every executor. Compiling comes before the
-        // call's memory budget opens: what the code keeps alive (constants)
-        // is not the call's.
-        let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
-        if self.engine.config.executor == ExecutorKind::Jit && !native_entry {
-            // Everything must run compiled: refuse before running anything.
-            let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
-            let r = match self.compiled.as_mut() {
-                Some(c) => c.compile(&modules, &m.id, def, ty_args),
-                None => Err("no JIT attached to this engine".to_string()),
-            };
-            if let Err(why) = r {
-                return Err(VmError::new(StatusCode::FEATURE_NOT_ENABLED)
-                    .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id)));
-            }
-        }
+        self.check_compiles(&m, def, name, ty_args)?;
         // The call's memory budget (nested runs share it); flat arguments
         // count.
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
@@ -885,6 +1000,7 @@ impl<'e, 'r> Session<'e, 'r> {
         let flat = self.engine.config.interpreter == InterpreterKind::Flat;
         let mut arg_values = Vec::with_capacity(if flat { 0 } else { args.len() });
         let mut flat_args = Vec::with_capacity(if flat { args.len() } else { 0 });
+        let mut arg_layouts = Vec::with_capacity(if flat { args.len() } else { 0 });
         for (t, bytes) in params.iter().zip(args) {
             let inner = match t {
                 Type::Reference(t) | Type::MutableReference(t) => t,
@@ -901,6 +1017,7 @@ impl<'e, 'r> Session<'e, 'r> {
             let aptos = self.flavour() == StatusFlavour::Aptos;
             if flat {
                 let l = self.flat_layout(inner).map_err(|_| VmError::bad_argument())?;
+                arg_layouts.push(l.clone());
                 let v = if aptos { flat_bcs::deserialize_arg(bytes, l) } else { flat_bcs::deserialize(bytes, l) };
                 flat_args.push(v.map_err(|_| VmError::bad_argument())?);
             } else {
@@ -909,6 +1026,15 @@ impl<'e, 'r> Session<'e, 'r> {
             }
         }
         if flat {
+            // Every check passed: later sessions over the same warm module
+            // set skip them (checked against the set the session has now:
+            // loading the type arguments may have added modules).
+            if let Some(set) = self.module_set_id {
+                let key = (set, Arc::as_ptr(&m) as usize, def);
+                let plan =
+                    EntryPlan { module: m.clone(), def, params: params.clone(), returns: returns.clone(), arg_layouts };
+                self.engine.entries.add(key, ty_args, plan);
+            }
             return self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
         }
         let mut interp = Interpreter::new(self, gas);
@@ -953,6 +1079,72 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok(out)
     }
 
+    /// The plan of entry function `module::name<ty_args>` when an earlier
+    /// session over the same warm module set made one (flat interpreter).
+    fn entry_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
+        if self.engine.config.interpreter != InterpreterKind::Flat {
+            return None;
+        }
+        // Only a module already loaded or in a warm set: loading anew (and
+        // its errors) is the full path's.
+        if !self.modules.contains_key(module) {
+            self.load_warm(module)?;
+        }
+        let set = self.module_set_id?;
+        let m = self.modules.get(module)?;
+        let def = *m.functions.get(name)?;
+        self.engine.entries.find(&(set, Arc::as_ptr(m) as usize, def), ty_args)
+    }
+
+    /// `execute_function` over a plan: what is left of the full path
+    /// (argument count, the JIT's compile, decoding, the call) in its order.
+    fn execute_planned(
+        &mut self,
+        plan: &'e EntryPlan,
+        name: &str,
+        ty_args: &[Type],
+        args: &[Vec<u8>],
+        gas: &mut GasMeter,
+    ) -> Result<ExecutionResult, VmError> {
+        if plan.params.len() != args.len() {
+            return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
+        }
+        self.check_compiles(&plan.module, plan.def, name, ty_args)?;
+        let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
+        let aptos = self.flavour() == StatusFlavour::Aptos;
+        let mut flat_args = Vec::with_capacity(args.len());
+        for (l, bytes) in plan.arg_layouts.iter().zip(args) {
+            let v = if aptos {
+                flat_bcs::deserialize_arg(bytes, l.clone())
+            } else {
+                flat_bcs::deserialize(bytes, l.clone())
+            };
+            flat_args.push(v.map_err(|_| VmError::bad_argument())?);
+        }
+        self.execute_flat(plan.module.clone(), plan.def, ty_args, &plan.params, &plan.returns, flat_args, gas)
+    }
+
+    /// Executor `Jit`: the function and everything it reaches must compile
+    /// (refused before anything runs). A native entry function has no
+    /// bytecode to compile: it runs as native code under every executor.
+    /// Compiling comes before the call's memory budget opens: what the code
+    /// keeps alive (constants) is not the call's.
+    fn check_compiles(&mut self, m: &Arc<LoadedModule>, def: u16, name: &str, ty_args: &[Type]) -> VmResult<()> {
+        let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
+        if self.engine.config.executor != ExecutorKind::Jit || native_entry {
+            return Ok(());
+        }
+        let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
+        let r = match self.compiled.as_mut() {
+            Some(c) => c.compile(&modules, &m.id, def, ty_args),
+            None => Err("no JIT attached to this engine".to_string()),
+        };
+        r.map_err(|why| {
+            VmError::new(StatusCode::FEATURE_NOT_ENABLED)
+                .with_message(format!("{JIT_NOT_COMPILED}{}::{name}: {why}", m.id))
+        })
+    }
+
     /// The flat interpreter's `execute_function` (arguments checked and
     /// decoded above).
     #[allow(clippy::too_many_arguments)]
@@ -970,24 +1162,18 @@ impl<'e, 'r> Session<'e, 'r> {
             Type::Reference(t) | Type::MutableReference(t) => (**t).clone(),
             t => t.clone(),
         };
-        let saved_meta: Vec<_> = self.globals.meta.iter().map(|g| (g.existed, g.dirty)).collect();
-        let saved_values = self.flat_globals_snapshot();
+        self.globals.begin_call();
         let mut interp = FlatInterp::new(self, gas);
         let r = interp.run_entry(m, def, ty_args.to_vec(), params, arg_values, returns);
         drop(interp);
         let (rets, roots) = match r {
-            Ok(x) => x,
+            Ok(x) => {
+                self.globals.end_call();
+                x
+            }
             Err(e) => {
                 // A failed call changes nothing.
-                self.globals.flat = saved_values;
-                self.globals.meta.truncate(saved_meta.len());
-                for (g, (existed, dirty)) in self.globals.meta.iter_mut().zip(saved_meta) {
-                    g.existed = existed;
-                    g.dirty = dirty;
-                }
-                let n = self.globals.meta.len();
-                self.globals.flat.truncate(n);
-                self.globals.index.retain(|_, slot| (*slot as usize) < n);
+                self.globals.roll_back();
                 return Err(e);
             }
         };
@@ -1090,7 +1276,14 @@ impl<'e, 'r> Session<'e, 'r> {
         };
         let slot = self.globals.meta.len() as u32;
         let ty = Arc::new(ty.clone());
-        self.globals.meta.push(GlobalMeta { address, id, ty, existed: value.is_some(), dirty: false });
+        self.globals.meta.push(GlobalMeta {
+            address,
+            id,
+            ty,
+            existed: value.is_some(),
+            dirty: false,
+            journaled: false,
+        });
         values.push(value);
         self.globals.index.insert((address, id), slot);
         Ok(slot)

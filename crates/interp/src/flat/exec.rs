@@ -258,6 +258,34 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         args: Vec<FlatValue>,
         returns: &[Type],
     ) -> VmResult<(Vec<FlatValue>, Vec<FlatValue>)> {
+        // A frame stack the engine kept (`Engine::spare_stacks`).
+        let spares = &self.s.engine.spare_stacks;
+        if self.frames.is_empty() {
+            if let Some(st) = spares.lock().ok().and_then(|mut s| s.pop()) {
+                self.stack = st;
+            }
+        }
+        let r = self.run_entry_on_stack(m, def, ty_args, params, args, returns);
+        // Every frame is gone (returned or unwound): keep the memory.
+        if self.frames.is_empty() {
+            if let Ok(mut s) = spares.lock() {
+                if s.len() < crate::engine::SPARE_STACKS {
+                    s.push(std::mem::take(&mut self.stack));
+                }
+            }
+        }
+        r
+    }
+
+    fn run_entry_on_stack(
+        &mut self,
+        m: Arc<LoadedModule>,
+        def: u16,
+        ty_args: Vec<Type>,
+        params: &[Type],
+        args: Vec<FlatValue>,
+        returns: &[Type],
+    ) -> VmResult<(Vec<FlatValue>, Vec<FlatValue>)> {
         // Argument slots: values themselves, or a reference slot pointing at
         // the argument value.
         let mut slots: Vec<FlatValue> = Vec::with_capacity(args.len());
@@ -965,21 +993,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         _ => return Err(Box::new(VmError::missing_resource(&addr, false))),
                     };
                     if *mutable {
-                        self.s.globals.meta[slot].dirty = true;
+                        self.s.globals.changing(slot);
                     }
                     mem::write_addr(at(*a), g);
                 }
                 Op::MoveFrom { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
-                    let v = self
-                        .s
-                        .globals
-                        .flat
-                        .get_mut(slot)
-                        .and_then(|g| g.take())
-                        .ok_or_else(|| VmError::missing_resource(&addr, true))?;
-                    self.s.globals.meta[slot].dirty = true;
+                    if !self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
+                        return Err(Box::new(VmError::missing_resource(&addr, true)));
+                    }
+                    self.s.globals.changing(slot);
+                    let v = self.s.globals.flat[slot].take().ok_or_else(|| VmError::invariant("global slot"))?;
                     mem::move_in(v, at(*a));
                 }
                 Op::MoveTo { s, v, ty, l } => {
@@ -989,8 +1014,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         mem::drop_value(l, at(*v));
                         return Err(Box::new(VmError::resource_exists(&addr)));
                     }
+                    self.s.globals.changing(slot);
                     self.s.globals.flat[slot] = Some(mem::move_out(l, at(*v)));
-                    self.s.globals.meta[slot].dirty = true;
                 }
                 Op::PackClosure(site) => {
                     let t = self.s.pack_target(p, *pc, site.handle)?;

@@ -13,8 +13,9 @@ pub(crate) mod prepare;
 mod seam;
 
 use crate::engine::Session;
+use crate::fxhash::FxHashMap;
 use crate::loader::LoadedModule;
-use movejit_runtime::flat::{FlatLayout, FlatValue};
+use movejit_runtime::flat::FlatLayout;
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
     AccountAddress, FunctionId, FunctionIndex, Layout, ModuleId, NativeFunction, StatusCode, Type, TypeId, TypeTable,
@@ -67,22 +68,49 @@ pub(crate) struct PreparedTable {
     prepared_by_key: RwLock<HashMap<PreparedKey, Vec<usize>>>,
     /// Native callees by (module, definition).
     natives_by_key: RwLock<HashMap<(usize, u16), usize>>,
+    /// Instances by warm module set: (set, module, definition) → (type
+    /// arguments, instance). Sessions over one set have the same modules,
+    /// hence the same links: they skip computing and comparing them.
+    by_set: crate::engine::BySet,
+    /// Call sites resolved by warm module set: (set, prepared function,
+    /// pc) → the function the site names (no name look-ups per session).
+    sites_by_set: SitesBySet,
 }
+
+/// (warm set, prepared function, pc) → the function its call site names.
+type SitesBySet = RwLock<FxHashMap<(u64, usize, u32), (Arc<LoadedModule>, u16)>>;
 
 impl PreparedTable {
     /// The instance of `key` prepared against `links`, if any.
-    fn find(&self, key: &PreparedKey, links: &[(ModuleId, usize)]) -> Option<&Prepared> {
+    fn find(&self, key: &PreparedKey, links: &[(ModuleId, usize)]) -> Option<usize> {
         let by_key = self.prepared_by_key.read().ok()?;
-        by_key.get(key)?.iter().filter_map(|&i| self.prepared.get(i)).find(|p| p.links == links)
+        by_key.get(key)?.iter().copied().find(|&i| self.prepared.get(i).is_some_and(|p| p.links == links))
     }
 
     /// Adds `p` (prepared for `key`); the entry stays while the engine lives.
-    fn add(&self, key: PreparedKey, p: Prepared) -> &Prepared {
+    fn add(&self, key: PreparedKey, p: Prepared) -> usize {
         let i = self.prepared.push(p);
         if let Ok(mut by_key) = self.prepared_by_key.write() {
             by_key.entry(key).or_default().push(i);
         }
-        &self.prepared[i]
+        i
+    }
+
+    /// The instance of `module::def<ty_args>` a session over warm set `set` found.
+    fn find_in_set(&self, key: &(u64, usize, u16), ty_args: &[Type]) -> Option<&Prepared> {
+        let by_set = self.by_set.read().ok()?;
+        let i = by_set.get(key)?.iter().find(|(t, _)| t[..] == *ty_args)?.1;
+        self.prepared.get(i)
+    }
+
+    /// Records `p` (an entry of this table) for sessions over warm set `key.0`.
+    fn remember_in_set(&self, key: (u64, usize, u16), ty_args: &[Type], i: usize) {
+        if let Ok(mut by_set) = self.by_set.write() {
+            let v = by_set.entry(key).or_default();
+            if !v.iter().any(|(t, _)| t[..] == *ty_args) {
+                v.push((ty_args.to_vec(), i));
+            }
+        }
     }
 
     /// The callee of native definition `def` of `m`.
@@ -218,6 +246,57 @@ impl FlatSession<'_> {
     }
 }
 
+/// The primitive types, in the order of [`primitive_index`].
+const PRIMITIVES: [Type; 15] = [
+    Type::Bool,
+    Type::U8,
+    Type::U16,
+    Type::U32,
+    Type::U64,
+    Type::U128,
+    Type::U256,
+    Type::I8,
+    Type::I16,
+    Type::I32,
+    Type::I64,
+    Type::I128,
+    Type::I256,
+    Type::Address,
+    Type::Signer,
+];
+
+/// The position of a primitive type in [`PRIMITIVES`] (found without
+/// hashing the type).
+fn primitive_index(t: &Type) -> Option<usize> {
+    Some(match t {
+        Type::Bool => 0,
+        Type::U8 => 1,
+        Type::U16 => 2,
+        Type::U32 => 3,
+        Type::U64 => 4,
+        Type::U128 => 5,
+        Type::U256 => 6,
+        Type::I8 => 7,
+        Type::I16 => 8,
+        Type::I32 => 9,
+        Type::I64 => 10,
+        Type::I128 => 11,
+        Type::I256 => 12,
+        Type::Address => 13,
+        Type::Signer => 14,
+        _ => return None,
+    })
+}
+
+/// The flat layouts of the primitive types, by [`primitive_index`] (no
+/// module decides them: an engine builds them once).
+pub(crate) fn primitive_flat_layouts() -> Vec<Option<Arc<FlatLayout>>> {
+    PRIMITIVES
+        .iter()
+        .map(|p| Layout::primitive(p).and_then(|l| FlatLayout::from_layout(&l, MAX_FLAT_DEPTH).ok()).map(Arc::new))
+        .collect()
+}
+
 /// Layouts for the flat interpreter: the session's datatypes without the
 /// layout-node budget (that budget bounds serialized layouts, not values).
 struct Unbounded<'a, 'e, 'r>(&'a Session<'e, 'r>);
@@ -248,13 +327,32 @@ impl<'e> FlatSession<'e> {
 impl<'e> Session<'e, '_> {
     /// The flat layout of `t` (cached by the session).
     pub(crate) fn flat_layout(&self, t: &Type) -> VmResult<Arc<FlatLayout>> {
+        if let Some(l) = primitive_index(t).and_then(|i| self.engine.primitive_layouts.get(i)?.clone()) {
+            return Ok(l);
+        }
         if let Some(l) = self.flat.layouts.borrow().get(t) {
             return Ok(l.clone());
         }
-        let l = Arc::new(match t {
-            Type::Reference(inner) | Type::MutableReference(inner) => FlatLayout::reference(self.flat_layout(inner)?),
-            t => FlatLayout::from_layout(&Unbounded(self).layout_of(t)?, MAX_FLAT_DEPTH)?,
+        let set = self.module_set_id;
+        let shared = set.and_then(|set| {
+            let layouts = self.engine.set_layouts.read().ok()?;
+            layouts.get(&set)?.get(t).cloned()
         });
+        let l = match shared {
+            Some(l) => l,
+            None => {
+                let l = Arc::new(match t {
+                    Type::Reference(inner) | Type::MutableReference(inner) => {
+                        FlatLayout::reference(self.flat_layout(inner)?)
+                    }
+                    t => FlatLayout::from_layout(&Unbounded(self).layout_of(t)?, MAX_FLAT_DEPTH)?,
+                });
+                if let (Some(set), Ok(mut layouts)) = (set, self.engine.set_layouts.write()) {
+                    layouts.entry(set).or_default().insert(t.clone(), l.clone());
+                }
+                l
+            }
+        };
         self.flat.layouts.borrow_mut().insert(t.clone(), l.clone());
         Ok(l)
     }
@@ -324,14 +422,25 @@ impl<'e> Session<'e, '_> {
         if let Some(c) = self.flat.callees.get(&key).and_then(|v| v.iter().find(|(t, _)| *t == *ty_args)) {
             return Ok(c.1);
         }
-        let links = self.links_of(m, &ty_args)?;
-        let ekey = (key.0, def, (*ty_args).clone());
-        let targs = (*ty_args).clone();
         let table = &self.engine.prepared;
-        let p = match table.find(&ekey, &links) {
+        let known = self.module_set_id.and_then(|set| table.find_in_set(&(set, key.0, def), &ty_args));
+        let p = match known {
             Some(p) => p,
-            None => table.add(ekey, prepare::prepare(self, m, def, ty_args, links)?),
+            None => {
+                let links = self.links_of(m, &ty_args)?;
+                let ekey = (key.0, def, (*ty_args).clone());
+                let i = match table.find(&ekey, &links) {
+                    Some(i) => i,
+                    None => table.add(ekey, prepare::prepare(self, m, def, ty_args.clone(), links)?),
+                };
+                // (The set as it is now: the links may have loaded modules.)
+                if let Some(set) = self.module_set_id {
+                    table.remember_in_set((set, key.0, def), &ty_args, i);
+                }
+                &table.prepared[i]
+            }
         };
+        let targs = (*ty_args).clone();
         let c = Callee::Move(self.flat.instance(p));
         self.flat.callees.entry(key).or_default().push((targs, c));
         Ok(c)
@@ -445,9 +554,18 @@ impl<'e> Session<'e, '_> {
         if let Some(t) = self.flat.closures.get(&key) {
             return Ok(t.clone());
         }
+        let sites = &self.engine.prepared.sites_by_set;
+        let shared = self.module_set_id.and_then(|set| sites.read().ok()?.get(&(set, key.0, key.1)).cloned());
+        if let Some(t) = shared {
+            self.flat.closures.insert(key, t.clone());
+            return Ok(t);
+        }
         let m = &p.module;
         let (module, name) = movejit_runtime::resolve::function_target(&m.module, h)?;
         let t = self.resolve_function(&module, name)?;
+        if let (Some(set), Ok(mut sites)) = (self.module_set_id, self.engine.prepared.sites_by_set.write()) {
+            sites.insert((set, key.0, key.1), t.clone());
+        }
         self.flat.closures.insert(key, t.clone());
         Ok(t)
     }
@@ -486,6 +604,7 @@ impl<'e> Session<'e, '_> {
             ty: t,
             existed: value.is_some(),
             dirty: false,
+            journaled: false,
         });
         self.globals.flat.push(value);
         self.globals.index.insert((address, ty), slot as u32);
@@ -501,10 +620,5 @@ impl<'e> Session<'e, '_> {
         let l = self.flat_layout(&t)?;
         self.globals.layouts.insert(ty, l.clone());
         Ok(l)
-    }
-
-    /// A deep copy of the flat global cache (to restore after a failed call).
-    pub(crate) fn flat_globals_snapshot(&self) -> Vec<Option<FlatValue>> {
-        self.globals.flat.iter().map(|g| g.as_ref().map(FlatValue::copy)).collect()
     }
 }

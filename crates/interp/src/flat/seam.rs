@@ -44,20 +44,18 @@ impl GlobalStore for Session<'_, '_> {
             _ => return Err(VmError::missing_resource(&address, false)),
         };
         if mutable {
-            self.globals.meta[slot].dirty = true;
+            self.globals.changing(slot);
         }
         Ok(g)
     }
 
     fn move_from(&mut self, address: AccountAddress, ty: TypeId, dst: Addr) -> VmResult<()> {
         let slot = self.flat_global_slot(address, ty)?;
-        let v = self
-            .globals
-            .flat
-            .get_mut(slot)
-            .and_then(|g| g.take())
-            .ok_or_else(|| VmError::missing_resource(&address, true))?;
-        self.globals.meta[slot].dirty = true;
+        if !self.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
+            return Err(VmError::missing_resource(&address, true));
+        }
+        self.globals.changing(slot);
+        let v = self.globals.flat[slot].take().ok_or_else(|| VmError::invariant("global slot"))?;
         mem::move_in(v, dst);
         Ok(())
     }
@@ -69,8 +67,8 @@ impl GlobalStore for Session<'_, '_> {
             mem::drop_value(&l, src);
             return Err(VmError::resource_exists(&address));
         }
+        self.globals.changing(slot);
         self.globals.flat[slot] = Some(mem::move_out(&l, src));
-        self.globals.meta[slot].dirty = true;
         Ok(())
     }
 }
