@@ -11,8 +11,9 @@
 //! The code generator describes each site once ([`PackSite`], [`CallSite`],
 //! kept alive by the engine as long as its code) and passes its address.
 //! A call looks its target up in the engine's [`ClosureTable`] by function
-//! index and type arguments (a non-generic target: one indexed read, no
-//! lock, hash or reference count): a compiled Move function is entered through its
+//! index and type arguments (no lock, hash or reference count: one
+//! indexed read for a non-generic target, a scan of the function's compiled
+//! instances for a generic one): a compiled Move function is entered through its
 //! entry trampoline (the JIT's `extern "C" fn(ctx, args, rets) -> u32`), a
 //! native through [`super::shims::call_native`]. A target the table does not
 //! hold (a closure read from storage or returned by a native, a target
@@ -45,7 +46,7 @@ use crate::types::Type;
 use crate::values::FunctionId;
 use movejit_format::StatusCode;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 /// The status word (Aptos numbering space, unused by Aptos) a closure call
 /// records when its target is not in the table: not a Move error, the
@@ -94,9 +95,6 @@ pub struct Target {
     pub rets: Vec<Arc<FlatLayout>>,
 }
 
-/// A function index with type arguments.
-type Instance = (FunctionIndex, Vec<Type>);
-
 /// Captured values a fast entry takes, at most.
 pub const FAST_CAPTURES: usize = 4;
 /// Bytes per captured value in [`closure_fast`]'s scratch (the widest
@@ -137,8 +135,10 @@ fn abi_keys(ls: &[Arc<FlatLayout>]) -> Vec<AbiKey> {
 pub struct ClosureTable {
     /// Non-generic targets: written once, read without locking.
     plain: OnceSlots<Target>,
-    /// Generic instances.
-    generic: RwLock<HashMap<Instance, Arc<Target>>>,
+    /// Generic instances by function index, each list append-only and
+    /// read without locking, hashing or reference counts (a scan of the
+    /// function's instances compiled so far).
+    generic: OnceSlots<OnceSlots<(Vec<Type>, Target)>>,
     /// Fast entries of non-generic Move targets (written once, read
     /// without locking).
     fast: OnceSlots<FastTarget>,
@@ -147,30 +147,14 @@ pub struct ClosureTable {
     misses: Mutex<Vec<(FunctionIndex, Vec<Type>)>>,
 }
 
-/// A target found in the table.
-pub enum Found<'a> {
-    Plain(&'a Target),
-    Generic(Arc<Target>),
-}
-
-impl std::ops::Deref for Found<'_> {
-    type Target = Target;
-    fn deref(&self) -> &Target {
-        match self {
-            Found::Plain(t) => t,
-            Found::Generic(t) => t,
-        }
-    }
-}
-
 impl ClosureTable {
     #[inline]
-    pub fn get(&self, f: FunctionIndex, type_args: &[Type]) -> Option<Found<'_>> {
+    pub fn get(&self, f: FunctionIndex, type_args: &[Type]) -> Option<&Target> {
         if type_args.is_empty() {
-            return self.plain.get(f.as_u32()).map(Found::Plain);
+            return self.plain.get(f.as_u32());
         }
-        let t = self.generic.read().ok()?;
-        t.get(&(f, type_args.to_vec())).cloned().map(Found::Generic)
+        let instances = self.generic.get(f.as_u32())?;
+        (0..).map_while(|i| instances.get(i)).find(|(a, _)| a == type_args).map(|(_, t)| t)
     }
 
     pub fn contains(&self, f: FunctionIndex, type_args: &[Type]) -> bool {
@@ -182,8 +166,23 @@ impl ClosureTable {
     pub fn insert(&self, f: FunctionIndex, type_args: Vec<Type>, target: Target) {
         if type_args.is_empty() {
             self.plain.set(f.as_u32(), target);
-        } else if let Ok(mut t) = self.generic.write() {
-            t.entry((f, type_args)).or_insert_with(|| Arc::new(target));
+            return;
+        }
+        if self.generic.get(f.as_u32()).is_none() {
+            self.generic.set(f.as_u32(), OnceSlots::default());
+        }
+        let Some(instances) = self.generic.get(f.as_u32()) else { return };
+        // The engine is the only writer (between runs): the first free
+        // slot, unless the instance is there already.
+        for i in 0.. {
+            match instances.get(i) {
+                Some((a, _)) if *a == type_args => return,
+                Some(_) => continue,
+                None => {
+                    instances.set(i, (type_args, target));
+                    return;
+                }
+            }
         }
     }
 
@@ -453,7 +452,6 @@ pub unsafe extern "C" fn call_closure(
         &mut heap
     };
     let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
-    let t: &Target = &t;
     let mut shape_ok = t.params.len() == total && t.rets.len() == site.rets.len();
     let (mut cap, mut prov) = (c.captured.iter(), provided.iter().zip(&site.provided));
     for (i, (slot, want)) in all.iter_mut().zip(&t.params).enumerate() {
