@@ -82,9 +82,12 @@ impl GlobalHints {
     /// The value's address when this execution borrowed resource `ty` at
     /// `address` (mutably, when `mutable`).
     #[inline(always)]
-    fn find(&self, ty: u64, address: &AddressWords, mutable: bool) -> Option<usize> {
-        let e = &self.entries[Self::at(ty, address)];
-        (e.key == ty.wrapping_add(1) && e.address == *address && (e.written || !mutable)).then_some(e.value)
+    fn find(&self, ty: u64, address: AddressWords, mutable: bool) -> Option<usize> {
+        let e = &self.entries[Self::at(ty, &address)];
+        // Word by word, from registers: an array compare would spill the
+        // words and reload them wider, which stalls store forwarding.
+        let differ = (0..4).fold(0, |d, i| d | (e.address[i] ^ address[i]));
+        (e.key == ty.wrapping_add(1) && differ == 0 && (e.written || !mutable)).then_some(e.value)
     }
 
     fn insert(&mut self, ty: u64, address: AddressWords, value: usize, mutable: bool) {
@@ -194,7 +197,7 @@ fn status(c: &mut ExecContext, r: VmResult<()>) -> u32 {
 pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u8 {
     let words = [a0, a1, a2, a3];
     // SAFETY: shim contract; the borrow ends here.
-    if unsafe { hints(ctx) }.is_some_and(|h| h.find(ty, &words, false).is_some()) {
+    if unsafe { hints(ctx) }.is_some_and(|h| h.find(ty, words, false).is_some()) {
         return 1;
     }
     // SAFETY: shim contract.
@@ -218,7 +221,7 @@ pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, a0: u64
     let (ty, mutable) = (code >> 1, code & 1 == 1);
     let words = [a0, a1, a2, a3];
     // SAFETY: shim contract; the borrow ends here.
-    if let Some(v) = unsafe { hints(ctx) }.and_then(|h| h.find(ty, &words, mutable)) {
+    if let Some(v) = unsafe { hints(ctx) }.and_then(|h| h.find(ty, words, mutable)) {
         return v as u64;
     }
     // SAFETY: shim contract.
