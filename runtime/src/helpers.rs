@@ -147,10 +147,11 @@ helper_table! {
     /// Global storage (`crate::flat::host`): `ty` is the resource's type number.
     global_move_to(ctx: *mut ExecContext, ty: u64, signer: *const u8, src: *mut u8) -> u32 = crate::flat::host::global_move_to;
     global_move_from(ctx: *mut ExecContext, ty: u64, addr: *const u8, dst: *mut u8) -> u32 = crate::flat::host::global_move_from;
-    /// `code = type number << 1 | mutable`; the reference is written to `out`.
-    global_borrow(ctx: *mut ExecContext, code: u64, addr: *const u8, out: *mut u8) -> u32 = crate::flat::host::global_borrow;
-    /// 0 or 1, or [`status::EXISTS_FAILED`].
-    global_exists(ctx: *mut ExecContext, ty: u64, addr: *const u8) -> u8 = crate::flat::host::global_exists;
+    /// `code = type number << 1 | mutable`; the address as its four words
+    /// (memory order). Returns the reference (a `u64`), 0 when it failed.
+    global_borrow(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u64 = crate::flat::host::global_borrow;
+    /// The address as its four words. 0 or 1, or [`status::EXISTS_FAILED`].
+    global_exists(ctx: *mut ExecContext, ty: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u8 = crate::flat::host::global_exists;
     /// A registry native at `site`: pointers to the argument slots (a
     /// reference argument's slot holds its target's address), then the result slots.
     call_native(ctx: *mut ExecContext, site: u64, slots: *const *mut u8) -> u32 = crate::flat::shims::call_native;
@@ -159,6 +160,10 @@ helper_table! {
     /// Calls the closure at `closure` (consumed): pointers to the provided
     /// argument slots, then the result slots (`flat::closure_shims`).
     call_closure(ctx: *mut ExecContext, site: *const CallSite, closure: *mut u8, slots: *const *mut u8) -> u32 = crate::flat::closure_shims::call_closure;
+    /// The adapter of the closure at `closure` (left in place) when the
+    /// site may call it directly, its captured values copied to `caps`; 0
+    /// otherwise (a `u64` result; `flat::closure_shims`).
+    closure_fast(ctx: *mut ExecContext, site: *const CallSite, closure: *const u8, caps: *mut u8) -> u64 = crate::flat::closure_shims::closure_fast;
     /// Packs a closure from the captured slots into `dst`.
     pack_closure(ctx: *mut ExecContext, site: *const PackSite, captured: *const *mut u8, dst: *mut u8) -> u32 = crate::flat::closure_shims::pack_closure;
     /// A callee compiled code runs on the session's interpreter: pointers to

@@ -327,7 +327,8 @@ fn metered_closure_calls_match_the_interpreter() {
 /// skip parameters, a native as the target (taking a reference), a generic
 /// target, closures called from a local twice (the copy the call consumes
 /// is elided: captured vectors are copied per call), recursion through a
-/// closure down to `CALL_STACK_OVERFLOW`, an abort in a target called
+/// closure down to `CALL_STACK_OVERFLOW` (through the shim and through the
+/// fast path of a closure left in its local), an abort in a target called
 /// through a closure.
 const MASKS: &str = "
 version 8
@@ -457,6 +458,56 @@ rec: pack_closure deep, 0
     add
     ret
 
+public fun mask_101_borrowed(a: u64, b: u8, c: u64): u64
+    local f: |u8|u64 has copy + drop
+    move_loc a
+    move_loc c
+    pack_closure f3, 5
+    st_loc f
+    copy_loc b
+    copy_loc f
+    call_closure <|u8|u64>
+    move_loc b
+    copy_loc f
+    call_closure <|u8|u64>
+    add
+    ret
+
+public fun mask_010_borrowed(a: u64, b: u8, c: u64): u64
+    local f: |u64, u64|u64 has copy + drop
+    move_loc b
+    pack_closure f3, 2
+    st_loc f
+    copy_loc a
+    copy_loc c
+    copy_loc f
+    call_closure <|u64, u64|u64>
+    move_loc a
+    move_loc c
+    copy_loc f
+    call_closure <|u64, u64|u64>
+    add
+    ret
+
+public fun deep_borrowed(n: u64): u64
+    local f: |u64|u64 has copy + drop
+    copy_loc n
+    ld_u64 0
+    eq
+    br_false rec
+    ld_u64 0
+    ret
+rec: pack_closure deep_borrowed, 0
+    st_loc f
+    move_loc n
+    ld_u64 1
+    sub
+    copy_loc f
+    call_closure <|u64|u64>
+    ld_u64 1
+    add
+    ret
+
 public fun aborts_inside(x: u64): u64
     local f: |u64|u64
     pack_closure check, 0
@@ -512,6 +563,12 @@ fn hand_written_closures_match_the_interpreter() {
         ("native_len_twice", vec![u64s(&[5, 6, 7])], StatusCode::EXECUTED, Some(b(6))),
         ("deep", vec![b(500)], StatusCode::EXECUTED, Some(b(500))),
         ("deep", vec![b(5000)], StatusCode::CALL_STACK_OVERFLOW, None),
+        // Borrowed sites: the fast path into compiled code (closure_fast).
+        ("mask_101_borrowed", vec![b(1), vec![2], b(3)], StatusCode::EXECUTED, Some(b(246))),
+        ("mask_101_borrowed", vec![b(u64::MAX), vec![0], b(0)], StatusCode::ARITHMETIC_ERROR, None),
+        ("mask_010_borrowed", vec![b(4), vec![5], b(6)], StatusCode::EXECUTED, Some(b(912))),
+        ("deep_borrowed", vec![b(500)], StatusCode::EXECUTED, Some(b(500))),
+        ("deep_borrowed", vec![b(5000)], StatusCode::CALL_STACK_OVERFLOW, None),
         ("aborts_inside", vec![b(12)], StatusCode::EXECUTED, Some(b(12))),
         ("aborts_inside", vec![b(13)], StatusCode::ABORTED, None),
     ];

@@ -11,8 +11,9 @@
 //! The code generator describes each site once ([`PackSite`], [`CallSite`],
 //! kept alive by the engine as long as its code) and passes its address.
 //! A call looks its target up in the engine's [`ClosureTable`] by function
-//! index and type arguments (a non-generic target: one indexed read, no
-//! lock, hash or reference count): a compiled Move function is entered through its
+//! index and type arguments (no lock, hash or reference count: one
+//! indexed read for a non-generic target, a scan of the function's compiled
+//! instances for a generic one): a compiled Move function is entered through its
 //! entry trampoline (the JIT's `extern "C" fn(ctx, args, rets) -> u32`), a
 //! native through [`super::shims::call_native`]. A target the table does not
 //! hold (a closure read from storage or returned by a native, a target
@@ -45,7 +46,7 @@ use crate::types::Type;
 use crate::values::FunctionId;
 use movejit_format::StatusCode;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 /// The status word (Aptos numbering space, unused by Aptos) a closure call
 /// records when its target is not in the table: not a Move error, the
@@ -94,8 +95,38 @@ pub struct Target {
     pub rets: Vec<Arc<FlatLayout>>,
 }
 
-/// A function index with type arguments.
-type Instance = (FunctionIndex, Vec<Type>);
+/// Captured values a fast entry takes, at most.
+pub const FAST_CAPTURES: usize = 4;
+/// Bytes per captured value in [`closure_fast`]'s scratch (the widest
+/// scalar).
+pub const FAST_CAPTURE_STRIDE: usize = 32;
+
+/// The fast way into a non-generic compiled Move target packed with one
+/// capture mask (jit-abi.md 1.3): an adapter with the calling convention of
+/// a compiled function over the closure's own parameters (those not
+/// captured), plus a pointer to the captured scalars after the context.
+/// Compiled `CallClosure` sites of the same [`class`](ClosureTable::class_of)
+/// call it directly ([`closure_fast`]).
+#[derive(Debug)]
+pub struct FastTarget {
+    /// `extern fn(ctx, captured, provided lanes.., result slots..)`.
+    pub adapter: usize,
+    pub mask: u64,
+    pub class: u32,
+    /// Layouts of the captured values, in order: scalars, at most
+    /// [`FAST_CAPTURES`].
+    pub captured: Vec<Arc<FlatLayout>>,
+}
+
+/// What a [`FastTarget`] and a call site must agree on for the site to call
+/// the adapter: per parameter then per result, the layout's shape kind,
+/// size, alignment and whether it owns heap memory.
+type ClassKey = (Vec<AbiKey>, Vec<AbiKey>);
+type AbiKey = (std::mem::Discriminant<Shape>, u32, u32, bool);
+
+fn abi_keys(ls: &[Arc<FlatLayout>]) -> Vec<AbiKey> {
+    ls.iter().map(|l| (std::mem::discriminant(&l.shape), l.size, l.align, l.owns_heap)).collect()
+}
 
 /// The closure targets an engine has compiled, by function index and type
 /// arguments. Written by the engine between runs, read by `call_closure`
@@ -104,35 +135,26 @@ type Instance = (FunctionIndex, Vec<Type>);
 pub struct ClosureTable {
     /// Non-generic targets: written once, read without locking.
     plain: OnceSlots<Target>,
-    /// Generic instances.
-    generic: RwLock<HashMap<Instance, Arc<Target>>>,
+    /// Generic instances by function index, each list append-only and
+    /// read without locking, hashing or reference counts (a scan of the
+    /// function's instances compiled so far).
+    generic: OnceSlots<OnceSlots<(Vec<Type>, Target)>>,
+    /// Fast entries of non-generic Move targets (written once, read
+    /// without locking).
+    fast: OnceSlots<FastTarget>,
+    /// Signature classes, numbered as the engine compiles (never per call).
+    classes: Mutex<HashMap<ClassKey, u32>>,
     misses: Mutex<Vec<(FunctionIndex, Vec<Type>)>>,
-}
-
-/// A target found in the table.
-pub enum Found<'a> {
-    Plain(&'a Target),
-    Generic(Arc<Target>),
-}
-
-impl std::ops::Deref for Found<'_> {
-    type Target = Target;
-    fn deref(&self) -> &Target {
-        match self {
-            Found::Plain(t) => t,
-            Found::Generic(t) => t,
-        }
-    }
 }
 
 impl ClosureTable {
     #[inline]
-    pub fn get(&self, f: FunctionIndex, type_args: &[Type]) -> Option<Found<'_>> {
+    pub fn get(&self, f: FunctionIndex, type_args: &[Type]) -> Option<&Target> {
         if type_args.is_empty() {
-            return self.plain.get(f.as_u32()).map(Found::Plain);
+            return self.plain.get(f.as_u32());
         }
-        let t = self.generic.read().ok()?;
-        t.get(&(f, type_args.to_vec())).cloned().map(Found::Generic)
+        let instances = self.generic.get(f.as_u32())?;
+        (0..).map_while(|i| instances.get(i)).find(|(a, _)| a == type_args).map(|(_, t)| t)
     }
 
     pub fn contains(&self, f: FunctionIndex, type_args: &[Type]) -> bool {
@@ -144,9 +166,44 @@ impl ClosureTable {
     pub fn insert(&self, f: FunctionIndex, type_args: Vec<Type>, target: Target) {
         if type_args.is_empty() {
             self.plain.set(f.as_u32(), target);
-        } else if let Ok(mut t) = self.generic.write() {
-            t.entry((f, type_args)).or_insert_with(|| Arc::new(target));
+            return;
         }
+        if self.generic.get(f.as_u32()).is_none() {
+            self.generic.set(f.as_u32(), OnceSlots::default());
+        }
+        let Some(instances) = self.generic.get(f.as_u32()) else { return };
+        // The engine is the only writer (between runs): the first free
+        // slot, unless the instance is there already.
+        for i in 0.. {
+            match instances.get(i) {
+                Some((a, _)) if *a == type_args => return,
+                Some(_) => continue,
+                None => {
+                    instances.set(i, (type_args, target));
+                    return;
+                }
+            }
+        }
+    }
+
+    pub fn has_fast(&self, f: FunctionIndex) -> bool {
+        self.fast.get(f.as_u32()).is_some()
+    }
+
+    /// Publishes the fast entry of non-generic target `f` (the first one
+    /// stays).
+    pub fn insert_fast(&self, f: FunctionIndex, target: FastTarget) {
+        self.fast.set(f.as_u32(), target);
+    }
+
+    /// The number of the signature class of a function type (its own
+    /// parameters and results): equal numbers, same calling convention and
+    /// layouts as far as [`call_closure`] checks them.
+    pub fn class_of(&self, params: &[Arc<FlatLayout>], rets: &[Arc<FlatLayout>]) -> u32 {
+        let key: ClassKey = (abi_keys(params), abi_keys(rets));
+        let mut classes = self.classes.lock().unwrap_or_else(|e| e.into_inner());
+        let n = classes.len() as u32;
+        *classes.entry(key).or_insert(n)
     }
 
     /// Targets calls found missing since the last call.
@@ -167,6 +224,9 @@ impl ClosureTable {
 #[derive(Debug)]
 pub struct CallSite {
     pub table: Arc<ClosureTable>,
+    /// The signature class of the called function type
+    /// ([`ClosureTable::class_of`]).
+    pub class: u32,
     /// Layouts of the provided (not captured) arguments, in order (a
     /// reference layout for `&` / `&mut`).
     pub provided: Vec<Arc<FlatLayout>>,
@@ -209,6 +269,69 @@ pub unsafe extern "C" fn pack_closure(
     };
     mem::put_closure(Addr::from_raw(dst), c);
     0
+}
+
+/// `CallClosure`'s fast path at a site whose closure operand stays in its
+/// slot (`CallSite::borrowed`): when the closure at `closure` names a
+/// non-generic target with a [`FastTarget`] for its mask and the site's
+/// class, copies its captured values into `caps` ([`FAST_CAPTURES`] slots
+/// of [`FAST_CAPTURE_STRIDE`] bytes) and returns the adapter's address;
+/// else 0 (the site then calls [`call_closure`]). Changes nothing else:
+/// the site does the depth check and the frame charge, as for a direct
+/// call.
+pub unsafe extern "C" fn closure_fast(
+    _ctx: *mut ExecContext,
+    site: *const CallSite,
+    closure: *const u8,
+    caps: *mut u8,
+) -> u64 {
+    // SAFETY: shim contract: a live site; `closure` is a function-value
+    // slot.
+    let site = unsafe { &*site };
+    let Some(c) = mem::closure(Addr::from_raw(closure.cast_mut())) else { return 0 };
+    if !c.type_args.is_empty() {
+        return 0;
+    }
+    let Some(t) = site.table.fast.get(c.function.as_u32()) else { return 0 };
+    if t.mask != c.mask || t.class != site.class || t.captured.len() != c.captured.len() {
+        return 0;
+    }
+    for (k, (v, want)) in c.captured.iter().zip(&t.captured).enumerate() {
+        if !fits(want, v.layout()) || v.layout().owns_heap {
+            return 0;
+        }
+        // SAFETY: shim contract: `caps` holds `FAST_CAPTURES` slots of
+        // `FAST_CAPTURE_STRIDE` bytes (`k` is below `t.captured.len()`,
+        // at most `FAST_CAPTURES`); the value's buffer holds its size.
+        let copied = unsafe { copy_scalar(v.as_ptr(), caps.add(k * FAST_CAPTURE_STRIDE), v.layout().size) };
+        if !copied {
+            return 0;
+        }
+    }
+    t.adapter as u64
+}
+
+/// Copies a scalar of `size` bytes (a fixed-size move each: no `memcpy`
+/// call on the hot path); `false` for a size no scalar has.
+///
+/// # Safety
+/// `src` holds `size` readable bytes; `dst` has room for
+/// [`FAST_CAPTURE_STRIDE`] bytes; they do not overlap.
+#[inline(always)]
+unsafe fn copy_scalar(src: *const u8, dst: *mut u8, size: u32) -> bool {
+    // SAFETY: caller's contract, for each size.
+    unsafe {
+        match size {
+            1 => std::ptr::copy_nonoverlapping(src, dst, 1),
+            2 => std::ptr::copy_nonoverlapping(src, dst, 2),
+            4 => std::ptr::copy_nonoverlapping(src, dst, 4),
+            8 => std::ptr::copy_nonoverlapping(src, dst, 8),
+            16 => std::ptr::copy_nonoverlapping(src, dst, 16),
+            32 => std::ptr::copy_nonoverlapping(src, dst, 32),
+            _ => return false,
+        }
+    }
+    true
 }
 
 fn is_ref(l: &FlatLayout) -> bool {
@@ -329,7 +452,6 @@ pub unsafe extern "C" fn call_closure(
         &mut heap
     };
     let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
-    let t: &Target = &t;
     let mut shape_ok = t.params.len() == total && t.rets.len() == site.rets.len();
     let (mut cap, mut prov) = (c.captured.iter(), provided.iter().zip(&site.provided));
     for (i, (slot, want)) in all.iter_mut().zip(&t.params).enumerate() {
@@ -534,6 +656,8 @@ unsafe fn interpret(ctx: *mut ExecContext, call: InterpretedCall<'_>, metered: b
     // code is suspended below); the nested run borrows the natives' state
     // the host holds for this execution, and nothing else of the host.
     let out = unsafe { &mut *session }.interpret(&mut host.native.session, InterpretedCall { state, ..call });
+    // The interpreter may have moved resources compiled code had borrowed.
+    host.storage_may_have_changed();
     if metered {
         if let Some(g) = out.gas_left {
             cx.gas_left = g;

@@ -7,8 +7,14 @@
 //! type by its interned id ([`crate::intern`]), which the shims hand to the
 //! session as they are: no structural type on this path.
 //!
+//! `exists` and `borrow_global` take the address as its four 8-byte words
+//! (compiled code holds it in registers), and answer a resource this
+//! execution already borrowed from [`GlobalHints`], in the [`Host`], without
+//! reaching the session: no dynamic call, no copy of the address through
+//! memory on the hit path.
+//!
 //! Shim contract as in [`super::shims`]; in addition `ctx.host` is 0 or
-//! points to a live [`Host`], and address arguments point to the 32 bytes
+//! points to a live [`Host`], and address pointers point to the 32 bytes
 //! of an account address (for `global_move_to`: the signer's first 32
 //! bytes, which are its address).
 
@@ -32,6 +38,86 @@ pub struct Host<'a> {
     /// The interpreter session, when compiled code runs inside one (global
     /// storage; also behind `native.types`, see [`SessionTypes`]).
     pub session: Option<*mut (dyn SessionHost + 'a)>,
+    /// Resources this execution borrowed (see [`GlobalHints`]).
+    pub globals: GlobalHints,
+}
+
+/// An account address as compiled code holds it: four 8-byte words, in
+/// memory order.
+type AddressWords = [u64; 4];
+
+/// Resources compiled code borrowed during one execution, direct-mapped by
+/// (type id, address): the address of the live value and whether the
+/// session has marked it written. A hit answers `exists` (true) and
+/// `borrow_global` exactly as the session would: the value stays at that
+/// address until it moves out of storage (its buffer is on the heap), and
+/// `borrow_global_mut` hits only once the session has marked it written.
+/// Emptied whenever storage may have changed under it: `move_from`,
+/// `move_to`, and every run of the session's interpreter
+/// ([`Host::storage_may_have_changed`]); a failed execution is undone by
+/// the session and its host dropped.
+#[derive(Debug, Default)]
+pub struct GlobalHints {
+    entries: [GlobalHint; GLOBAL_HINTS],
+}
+
+const GLOBAL_HINTS: usize = 8;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct GlobalHint {
+    /// The resource's type id plus one (0: an empty entry).
+    key: u64,
+    address: AddressWords,
+    value: usize,
+    /// The session has marked the resource written.
+    written: bool,
+}
+
+impl GlobalHints {
+    #[inline(always)]
+    fn at(ty: u64, address: &AddressWords) -> usize {
+        ((ty ^ address[3] >> 56) as usize) % GLOBAL_HINTS
+    }
+
+    /// The value's address when this execution borrowed resource `ty` at
+    /// `address` (mutably, when `mutable`).
+    #[inline(always)]
+    fn find(&self, ty: u64, address: AddressWords, mutable: bool) -> Option<usize> {
+        let e = &self.entries[Self::at(ty, &address)];
+        // Word by word, from registers: an array compare would spill the
+        // words and reload them wider, which stalls store forwarding.
+        let differ = (0..4).fold(0, |d, i| d | (e.address[i] ^ address[i]));
+        (e.key == ty.wrapping_add(1) && differ == 0 && (e.written || !mutable)).then_some(e.value)
+    }
+
+    fn insert(&mut self, ty: u64, address: AddressWords, value: usize, mutable: bool) {
+        let e = &mut self.entries[Self::at(ty, &address)];
+        let written = mutable || (e.key == ty.wrapping_add(1) && e.address == address && e.written);
+        *e = GlobalHint { key: ty.wrapping_add(1), address, value, written };
+    }
+
+    fn clear(&mut self) {
+        self.entries = Default::default();
+    }
+}
+
+impl Host<'_> {
+    /// Forgets every resource address [`GlobalHints`] holds (storage may
+    /// have changed behind compiled code's back).
+    pub fn storage_may_have_changed(&mut self) {
+        self.globals.clear();
+    }
+}
+
+/// The hints of the execution behind `ctx`.
+///
+/// # Safety
+/// Shim contract (module doc); no other borrow of the host is active.
+#[inline(always)]
+unsafe fn hints<'a>(ctx: *mut ExecContext) -> Option<&'a mut GlobalHints> {
+    // SAFETY: caller's contract: `ctx` is live; `host` is 0 or a live `Host`.
+    let host = unsafe { (ctx.as_ref()?.host as *mut Host<'a>).as_mut() }?;
+    Some(&mut host.globals)
 }
 
 /// [`TypeInfo`] of the session behind a raw pointer, for `NativeHost::types`:
@@ -90,6 +176,15 @@ unsafe fn address(a: *const u8) -> AccountAddress {
     AccountAddress(out)
 }
 
+/// The account address whose memory words are `w`.
+fn address_of_words(w: &AddressWords) -> AccountAddress {
+    let mut out = [0u8; 32];
+    for (chunk, word) in out.chunks_exact_mut(8).zip(w) {
+        chunk.copy_from_slice(&word.to_ne_bytes());
+    }
+    AccountAddress(out)
+}
+
 fn status(c: &mut ExecContext, r: VmResult<()>) -> u32 {
     match r {
         Ok(()) => 0,
@@ -97,15 +192,20 @@ fn status(c: &mut ExecContext, r: VmResult<()>) -> u32 {
     }
 }
 
-/// `exists<T>(addr)`: 0 or 1, or 2 when it failed (error recorded).
-pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, addr: *const u8) -> u8 {
+/// `exists<T>(addr)`, the address as its words: 0 or 1, or 2 when it
+/// failed (error recorded).
+pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u8 {
+    let words = [a0, a1, a2, a3];
+    // SAFETY: shim contract; the borrow ends here.
+    if unsafe { hints(ctx) }.is_some_and(|h| h.find(ty, words, false).is_some()) {
+        return 1;
+    }
     // SAFETY: shim contract.
     let (c, s, t) = match unsafe { globals(ctx, ty) } {
         Ok(x) => x,
         Err(_) => return crate::helpers::status::EXISTS_FAILED,
     };
-    // SAFETY: shim contract.
-    match s.exists(unsafe { address(addr) }, t) {
+    match s.exists(address_of_words(&words), t) {
         Ok(e) => e as u8,
         Err(e) => {
             c.fail(&e);
@@ -114,23 +214,43 @@ pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, addr: *co
     }
 }
 
-/// `borrow_global<T>(addr)`; `code` = type id << 1 | mutable. Writes
-/// the resource's address to `out`.
-pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, addr: *const u8, out: *mut u8) -> u32 {
+/// `borrow_global<T>(addr)`; `code` = type id << 1 | mutable; the address
+/// as its words. Returns the resource's address, or 0 when it failed
+/// (error recorded).
+pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u64 {
+    let (ty, mutable) = (code >> 1, code & 1 == 1);
+    let words = [a0, a1, a2, a3];
+    // SAFETY: shim contract; the borrow ends here.
+    if let Some(v) = unsafe { hints(ctx) }.and_then(|h| h.find(ty, words, mutable)) {
+        return v as u64;
+    }
     // SAFETY: shim contract.
-    let (c, s, t) = match unsafe { globals(ctx, code >> 1) } {
+    let (c, s, t) = match unsafe { globals(ctx, ty) } {
         Ok(x) => x,
-        Err(st) => return st,
+        Err(_) => return 0,
     };
-    // SAFETY: shim contract.
-    let r = s.borrow(unsafe { address(addr) }, t, code & 1 == 1).map(|a| {
-        super::mem::write_addr(Addr::from_raw(out), a);
-    });
-    status(c, r)
+    match s.borrow(address_of_words(&words), t, mutable) {
+        Ok(a) => {
+            let v = a.to_raw() as usize;
+            // SAFETY: shim contract; `c` and `s` are not used again.
+            if let Some(h) = unsafe { hints(ctx) } {
+                h.insert(ty, words, v, mutable);
+            }
+            v as u64
+        }
+        Err(e) => {
+            c.fail(&e);
+            0
+        }
+    }
 }
 
 /// `move_from<T>(addr)` into the slot `dst`.
 pub unsafe extern "C" fn global_move_from(ctx: *mut ExecContext, ty: u64, addr: *const u8, dst: *mut u8) -> u32 {
+    // SAFETY: shim contract; the borrow ends here.
+    if let Some(h) = unsafe { hints(ctx) } {
+        h.clear();
+    }
     // SAFETY: shim contract.
     let (c, s, t) = match unsafe { globals(ctx, ty) } {
         Ok(x) => x,
@@ -144,6 +264,10 @@ pub unsafe extern "C" fn global_move_from(ctx: *mut ExecContext, ty: u64, addr: 
 /// `move_to<T>(signer, value)`: the value in `src` (consumed, also on
 /// failure) to the signer's address.
 pub unsafe extern "C" fn global_move_to(ctx: *mut ExecContext, ty: u64, signer: *const u8, src: *mut u8) -> u32 {
+    // SAFETY: shim contract; the borrow ends here.
+    if let Some(h) = unsafe { hints(ctx) } {
+        h.clear();
+    }
     // SAFETY: shim contract.
     let (c, s, t) = match unsafe { globals(ctx, ty) } {
         Ok(x) => x,

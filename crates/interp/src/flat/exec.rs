@@ -22,6 +22,9 @@ type L = Arc<FlatLayout>;
 /// allocating.
 const SCRATCH_BYTES: usize = 256;
 
+/// Arguments a closure call passes without allocating.
+const INLINE_CLOSURE_ARGS: usize = 8;
+
 /// 8-aligned scratch for those copies.
 #[repr(C, align(8))]
 struct Scratch([u8; SCRATCH_BYTES]);
@@ -1110,13 +1113,29 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         if (0..total).filter(|i| captured_at(*i)).count() != c.captured.len() {
             return Err(inv("closure mask does not fit the arguments"));
         }
-        let mut slots: Vec<Slot<'_>> = Vec::with_capacity(total);
-        for i in 0..total {
+        // The callee's argument slots: on the stack unless there are many
+        // (no allocation per call). Every entry is written below; the
+        // initial one only fills the array.
+        let fill = c.captured.first().map(FlatValue::layout).or_else(|| provided.first().map(|(_, l)| l));
+        let mut inline: [Slot<'_>; INLINE_CLOSURE_ARGS];
+        let mut heap: Vec<Slot<'_>>;
+        let slots: &mut [Slot<'_>] = match fill {
+            None => &mut [],
+            Some(f) if total <= INLINE_CLOSURE_ARGS => {
+                inline = [(base, f); INLINE_CLOSURE_ARGS];
+                &mut inline[..total]
+            }
+            Some(f) => {
+                heap = vec![(base, f); total];
+                &mut heap
+            }
+        };
+        for (i, slot) in slots.iter_mut().enumerate() {
             if captured_at(i) {
                 let v = captured.next().ok_or_else(|| inv("closure mask does not fit the arguments"))?;
                 let l = v.layout();
                 if owned.is_some() {
-                    slots.push((Addr::of_value(v), l));
+                    *slot = (Addr::of_value(v), l);
                     continue;
                 }
                 let at = used.div_ceil(l.align.max(1) as usize) * l.align.max(1) as usize;
@@ -1125,18 +1144,19 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     mem::copy_unchecked(l, Addr::of_value(v), dst);
                     used = at + l.size as usize;
                     copies += 1;
-                    slots.push((dst, l));
+                    *slot = (dst, l);
                 } else {
                     let copy = v.copy();
-                    slots.push((Addr::of_value(&copy), l));
+                    *slot = (Addr::of_value(&copy), l);
                     spilled.push(copy);
                 }
             } else {
                 let (o, l) = prov.next().ok_or_else(|| inv("closure mask does not fit the arguments"))?;
-                slots.push((base.add(*o), l));
+                *slot = (base.add(*o), l);
             }
         }
-        let args = Args { slots: &slots, mutable: &mutable };
+        let slots: &[Slot<'_>] = slots;
+        let args = Args { slots, mutable: &mutable };
         let r = self.call(&callee, args, rets, sbase, height_after, &c.type_args);
         if r.is_err() {
             // Each is in place or dropped: dropping frees the rest (the
@@ -1146,7 +1166,6 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 mem::drop_value(l, *a);
             }
         }
-        drop(slots);
         if r.is_ok() {
             // Captured values (or their copies) were moved into the callee
             // (or consumed by the native).

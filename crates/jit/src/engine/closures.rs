@@ -29,7 +29,7 @@ use super::{find_function, Declarer, InstanceKey, JitEngine, State};
 use crate::error::{CompileError, CompileResult};
 use crate::lower::closure::{CallSpec, PackInfo};
 use movejit_format::{AbilitySet, FunctionAttribute, FunctionHandleIndex, Visibility};
-use movejit_runtime::flat::closure_shims::{self, CallSite, ClosureTable, PackSite, Target, TargetCode};
+use movejit_runtime::flat::closure_shims::{self, CallSite, ClosureTable, FastTarget, PackSite, Target, TargetCode};
 use movejit_runtime::flat::{Addr, FlatLayout};
 use movejit_runtime::functions::{self, FunctionIndex};
 use movejit_runtime::{FunctionId, ModuleId, Type as RType};
@@ -45,6 +45,9 @@ pub(super) fn refuse_closure_results(rets: &[Arc<FlatLayout>]) -> CompileResult<
     Ok(())
 }
 
+/// Parameter or result layouts.
+type Layouts = Vec<Arc<FlatLayout>>;
+
 /// Closure sites and targets of one engine.
 #[derive(Default)]
 pub(crate) struct ClosureState {
@@ -56,6 +59,9 @@ pub(crate) struct ClosureState {
     calls: Vec<Box<CallSite>>,
     /// Move targets named by code compiled since the last publication.
     pending: Vec<InstanceKey>,
+    /// Non-generic Move targets packed with these masks, capturing only
+    /// scalars: they get a fast entry once published.
+    fast_pending: Vec<(InstanceKey, u64)>,
 }
 
 fn bad(what: &str) -> CompileError {
@@ -163,6 +169,10 @@ impl Declarer<'_> {
             .is_some_and(|d| d.code.is_some())
         {
             self.callees.push(key.clone());
+            let scalars = captured.iter().all(|l| crate::ty::kind_of_layout(l).is_some());
+            if key.type_args.is_empty() && scalars && captured.len() <= closure_shims::FAST_CAPTURES {
+                self.closures.fast_pending.push((key.clone(), mask));
+            }
         }
         let site =
             Box::new(PackSite { function, type_args: key.type_args, mask, captured: captured.clone(), serializable });
@@ -174,6 +184,7 @@ impl Declarer<'_> {
     pub(super) fn closure_call_site(&mut self, spec: CallSpec) -> CompileResult<u64> {
         let site = Box::new(CallSite {
             table: self.closures.table.clone(),
+            class: self.closures.table.class_of(&spec.provided, &spec.rets),
             provided: spec.provided,
             rets: spec.rets,
             held: spec.held,
@@ -195,11 +206,60 @@ impl JitEngine {
         while let Some(key) = self.closures.pending.pop() {
             let _ = self.publish_target(&key);
         }
+        // A target is published once its call graph compiled (maybe by
+        // an enclosing call of this function): until then it stays
+        // pending. One that does not compile never gets a fast entry: its
+        // closures take `call_closure`.
+        let mut waiting = Vec::new();
+        while let Some((key, mask)) = self.closures.fast_pending.pop() {
+            if let Ok(false) = self.publish_fast(&key, mask) {
+                waiting.push((key, mask));
+            }
+        }
+        self.closures.fast_pending.append(&mut waiting);
     }
 
-    fn publish_target(&mut self, key: &InstanceKey) -> CompileResult<()> {
-        // The trampoline, after the instance and its callees compiled.
-        let entry = self.entry_address(key)?;
+    /// Gives the published non-generic Move target `key` a fast entry for
+    /// closures packed with `mask` (the first mask published stays).
+    /// `false` when the target is not published yet.
+    fn publish_fast(&mut self, key: &InstanceKey, mask: u64) -> CompileResult<bool> {
+        let (function, params, rets) = self.target_layouts(key)?;
+        let table = self.closures.table.clone();
+        let published = table.get(function, &[]).is_some_and(|t| matches!(t.code, TargetCode::Move(_)));
+        if !published {
+            return Ok(false);
+        }
+        if !key.type_args.is_empty() || table.has_fast(function) {
+            return Ok(true);
+        }
+        let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
+        let (mut captured, mut provided) = (Vec::new(), Vec::new());
+        for (i, l) in params.into_iter().enumerate() {
+            if captured_at(i) {
+                captured.push(l);
+            } else {
+                provided.push(l);
+            }
+        }
+        let scalars = captured.iter().all(|l| crate::ty::kind_of_layout(l).is_some());
+        if !scalars || captured.len() > closure_shims::FAST_CAPTURES {
+            return Ok(true);
+        }
+        let (func, tys, rtys) = {
+            let i = self.instances.get(key).ok_or_else(|| bad("instance"))?;
+            (i.func, i.params.clone(), i.rets.clone())
+        };
+        let id = self.define_closure_adapter(func, &tys, &rtys, mask)?;
+        self.jit_mut().finalize_definitions().map_err(|e| CompileError::Codegen(e.to_string()))?;
+        let adapter = self.jit_mut().get_finalized_function(id) as usize;
+        let class = table.class_of(&provided, &rets);
+        table.insert_fast(function, FastTarget { adapter, mask, class, captured });
+        Ok(true)
+    }
+
+    /// The function index of instance `key` and its parameter and result
+    /// layouts.
+    fn target_layouts(&self, key: &InstanceKey) -> CompileResult<(FunctionIndex, Layouts, Layouts)> {
         let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
         let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
         let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
@@ -211,7 +271,13 @@ impl JitEngine {
         let params = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
         let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
         let layouts = |ts: &[RType]| ts.iter().map(|t| self.layout_of(t)).collect::<CompileResult<Vec<_>>>();
-        let (params, rets) = (layouts(&params)?, layouts(&rets)?);
+        Ok((id, layouts(&params)?, layouts(&rets)?))
+    }
+
+    fn publish_target(&mut self, key: &InstanceKey) -> CompileResult<()> {
+        // The trampoline, after the instance and its callees compiled.
+        let entry = self.entry_address(key)?;
+        let (id, params, rets) = self.target_layouts(key)?;
         let code = TargetCode::Move(entry);
         self.closures.table.insert(id, key.type_args.clone(), Target { code, params, rets });
         Ok(())

@@ -587,6 +587,73 @@ impl JitEngine {
     }
 }
 
+impl JitEngine {
+    /// A closure adapter of compiled function `callee` (parameters
+    /// `params`, results `rets`) for closures packed with capture `mask`:
+    /// the signature of a compiled function over the parameters not
+    /// captured, with a pointer to the captured scalars after the context
+    /// (`closure_shims::FAST_CAPTURE_STRIDE` bytes each, in order). It
+    /// loads them into their places among the arguments and calls `callee`.
+    /// Every captured parameter must be a scalar.
+    pub(super) fn define_closure_adapter(
+        &mut self,
+        callee: FuncId,
+        params: &[Ty],
+        rets: &[Ty],
+        mask: u64,
+    ) -> CompileResult<FuncId> {
+        use movejit_runtime::flat::closure_shims::FAST_CAPTURE_STRIDE;
+        let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
+        let provided: Vec<Ty> =
+            params.iter().enumerate().filter(|(i, _)| !captured_at(*i)).map(|(_, t)| t.clone()).collect();
+        let ptr = self.ptr;
+        let mut sig = move_signature(self.call_conv, ptr, &provided, rets);
+        sig.params.insert(1, AbiParam::new(ptr));
+        self.symbols += 1;
+        let name = format!("movejit_closure_entry_{}", self.symbols);
+        let id = self.jit_mut().declare_function(&name, Linkage::Local, &sig).map_err(codegen)?;
+        let mut func = Function::with_name_signature(UserFuncName::user(1, id.as_u32()), sig);
+        let fref = self.jit_mut().declare_func_in_func(callee, &mut func);
+        let isa_cfg = self.frontend;
+        {
+            let mut b = FunctionBuilder::new(&mut func, &mut self.fctx);
+            let blk = b.create_block();
+            b.append_block_params_for_function_params(blk);
+            b.switch_to_block(blk);
+            b.seal_block(blk);
+            let p = b.block_params(blk).to_vec();
+            let (ctx, caps) = (p[0], p[1]);
+            let vmem = MemFlagsData::new().with_notrap();
+            let mut lanes = vec![ctx];
+            let (mut at, mut k) = (2, 0);
+            for (i, t) in params.iter().enumerate() {
+                if captured_at(i) {
+                    let Ty::S(kind) = t else {
+                        return Err(CompileError::Malformed("closure adapter: captured value not a scalar".into()));
+                    };
+                    for (l, ty) in kind.lanes().iter().enumerate() {
+                        let off = (k * FAST_CAPTURE_STRIDE + 8 * l) as i32;
+                        lanes.push(b.ins().load(*ty, vmem, caps, off));
+                    }
+                    k += 1;
+                } else {
+                    let n = t.lanes(ptr).len();
+                    lanes.extend_from_slice(p.get(at..at + n).ok_or_else(|| codegen("closure adapter arity"))?);
+                    at += n;
+                }
+            }
+            lanes.extend_from_slice(&p[at..]);
+            let call = b.ins().call(fref, &lanes);
+            let res = b.inst_results(call).to_vec();
+            b.ins().return_(&res);
+            b.finalize(isa_cfg);
+        }
+        let mut ctx = Context::for_function(func);
+        self.define(id, &mut ctx)?;
+        Ok(id)
+    }
+}
+
 /// Type limits of the JIT's flat layouts: the nesting bound the flat
 /// interpreter uses too (`flat::MAX_FLAT_DEPTH`), whose memory compiled code
 /// shares. As there, flat layouts of any verified type are built (no

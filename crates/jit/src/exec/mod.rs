@@ -483,6 +483,7 @@ fn run_on(
             unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
         },
         session: session_ptr,
+        globals: Default::default(),
     };
     ctx.host = &mut host as *mut Host<'_> as u64;
     let job = Job {

@@ -22,15 +22,15 @@
 
 #![forbid(unsafe_code)]
 
-use super::{malformed, Lowerer, Val};
+use super::{malformed, off, Lowerer, Val};
 use crate::error::CompileResult;
 use crate::helpers::HelperId;
 use crate::ty::Ty;
 use crate::types::to_type;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder};
-use movejit_format::{Bytecode, FunctionHandleIndex, SignatureIndex, SignatureToken};
-use movejit_runtime::flat::closure_shims::{CALLEE_FAILED, FAILED_HERE};
+use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, Value};
+use movejit_format::{Bytecode, FunctionHandleIndex, SignatureIndex, SignatureToken, StatusCode};
+use movejit_runtime::flat::closure_shims::{CALLEE_FAILED, FAILED_HERE, FAST_CAPTURES, FAST_CAPTURE_STRIDE};
 use movejit_runtime::flat::{FlatLayout, Shape};
 use movejit_runtime::Type as RType;
 use std::sync::Arc;
@@ -132,14 +132,10 @@ impl Lowerer<'_, '_> {
         }
         let split = self.stack.len() - provided.len();
         let args = self.stack.split_off(split);
-        let n = provided.len() + ret_layouts.len();
-        let table = self.new_slot(8 * n.max(1) as u32, 8);
-        for (k, ((t, v), l)) in args.iter().zip(&provided).enumerate() {
+        for ((t, _), l) in args.iter().zip(&provided) {
             if !t.compatible(&Ty::of(l)) {
                 return Err(malformed(format!("closure argument of the wrong type: {t:?}")));
             }
-            let p = self.operand_pointer(t, v)?;
-            self.b.ins().stack_store(self.ptr, p, table, 8 * k as i32);
         }
         let mut outs = Vec::with_capacity(ret_layouts.len());
         for (j, l) in ret_layouts.iter().enumerate() {
@@ -150,14 +146,13 @@ impl Lowerer<'_, '_> {
                     self.b.ins().stack_addr(self.ptr, s, 0)
                 }
             };
-            self.b.ins().stack_store(self.ptr, a, table, 8 * (provided.len() + j) as i32);
             outs.push(a);
         }
         let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
         let borrowed = i > 0 && matches!(self.code[i - 1], Bytecode::CopyLoc(l) if self.closure_copy_elided(l, i - 1));
         let metered = self.target.cost.is_some();
         let spec = CallSpec {
-            provided,
+            provided: provided.clone(),
             rets: ret_layouts.clone(),
             held: split as u64,
             per_frame,
@@ -167,6 +162,19 @@ impl Lowerer<'_, '_> {
         };
         let site = self.env.call_site(spec)?;
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
+        let merge = self.b.create_block();
+        if borrowed {
+            self.call_closure_fast(sitev, closure, &args, &provided, &ret_layouts, &outs, split, merge, i)?;
+        }
+        let n = provided.len() + ret_layouts.len();
+        let table = self.new_slot(8 * n.max(1) as u32, 8);
+        for (k, (t, v)) in args.iter().enumerate() {
+            let p = self.operand_pointer(t, v)?;
+            self.b.ins().stack_store(self.ptr, p, table, 8 * k as i32);
+        }
+        for (j, a) in outs.iter().enumerate() {
+            self.b.ins().stack_store(self.ptr, *a, table, 8 * (provided.len() + j) as i32);
+        }
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);
         let st = self.call_helper(HelperId::call_closure(), &[self.ctx, sitev, closure, tp])?;
         // The shim recorded an error of this instruction (depth, gas, a
@@ -177,10 +185,9 @@ impl Lowerer<'_, '_> {
         // The callee failed and recorded its own location: pass it on.
         debug_assert_eq!(CALLEE_FAILED, 2);
         let failed = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
-        let cont = self.b.create_block();
-        self.b.ins().brif(failed, self.propagate, &[], cont, &[]);
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
+        self.b.ins().brif(failed, self.propagate, &[], merge, &[]);
+        self.b.switch_to_block(merge);
+        self.b.seal_block(merge);
         let mut vals = Vec::with_capacity(outs.len());
         for (l, a) in ret_layouts.iter().zip(outs) {
             let t = Ty::of(l);
@@ -194,6 +201,96 @@ impl Lowerer<'_, '_> {
         // A native target pushes its results like any instruction; a Move
         // callee's pushes were checked as it ran, so these never fire then.
         self.push_all(vals, i);
+        Ok(())
+    }
+
+    /// The fast path of a `CallClosure` whose closure stays in its slot:
+    /// the `closure_fast` helper finds the target's adapter (and copies the
+    /// captured values to scratch), and the call goes straight into
+    /// compiled code with the checks and charges of a direct call (depth,
+    /// then the frame); results land in `outs` and control in `merge`. Leaves
+    /// the builder in the slow path's block (the adapter was not found).
+    #[allow(clippy::too_many_arguments)]
+    fn call_closure_fast(
+        &mut self,
+        sitev: Value,
+        closure: Value,
+        args: &[(Ty, Val)],
+        provided: &[Arc<FlatLayout>],
+        rets: &[Arc<FlatLayout>],
+        outs: &[Value],
+        held: usize,
+        merge: Block,
+        i: usize,
+    ) -> CompileResult<()> {
+        let caps_slot = self.new_slot((FAST_CAPTURES * FAST_CAPTURE_STRIDE) as u32, 8);
+        let caps = self.b.ins().stack_addr(self.ptr, caps_slot, 0);
+        let adapter = self.call_helper(HelperId::closure_fast(), &[self.ctx, sitev, closure, caps])?;
+        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(adapter, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        self.b.seal_block(fast);
+
+        let ptys: Vec<Ty> = provided.iter().map(Ty::of).collect();
+        let rtys: Vec<Ty> = rets.iter().map(Ty::of).collect();
+        let mut sig = super::move_signature(self.b.func.signature.call_conv, self.ptr, &ptys, &rtys);
+        sig.params.insert(1, AbiParam::new(self.ptr));
+        let sigref = self.b.import_signature(sig);
+        let mut lanes = vec![self.ctx, caps];
+        for (_, v) in args {
+            lanes.extend(v.lanes());
+        }
+        for (t, a) in rtys.iter().zip(outs) {
+            if matches!(t, Ty::M(_)) {
+                lanes.push(*a);
+            }
+        }
+        // As a direct call: the depth check, then the frame's charge.
+        let (depth, max) = self.depth.zip(self.max_depth).ok_or_else(|| malformed("no prologue"))?;
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
+        self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i);
+        if let Some(cost) = self.target.cost {
+            self.charge_dynamic(cost.per_frame, i);
+        }
+        let d1 = self.b.ins().iadd_imm_s(depth, 1);
+        self.store_ctx(d1, off::DEPTH);
+        let base = self.base.ok_or_else(|| malformed("no prologue"))?;
+        if held > 0 {
+            let nb = self.b.ins().iadd_imm_s(base, held as i64);
+            self.store_ctx(nb, off::STACK_BASE);
+        }
+        self.gas_out();
+        let call = self.b.ins().call_indirect(sigref, adapter, &lanes);
+        let results = self.b.inst_results(call).to_vec();
+        let cont = self.b.create_block();
+        self.b.ins().brif(results[0], self.propagate, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        self.gas_in();
+        self.store_ctx(depth, off::DEPTH);
+        if held > 0 {
+            self.store_ctx(base, off::STACK_BASE);
+        }
+        let mut at = 1;
+        for (t, a) in rtys.iter().zip(outs) {
+            match t {
+                Ty::M(_) => {}
+                Ty::S(k) => {
+                    let n = t.lanes(self.ptr).len();
+                    let v = Val::from_lanes(t, &results[at..at + n]);
+                    self.store_scalar(*k, &v, *a, 0);
+                    at += n;
+                }
+                Ty::R(_) => {
+                    self.b.ins().store(Self::mem(), results[at], *a, 0);
+                    at += 1;
+                }
+            }
+        }
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
         Ok(())
     }
 

@@ -5,7 +5,9 @@
 //! flat global cache with the interpreter's semantics and statuses. The
 //! resource type travels as an immediate, its engine-wide interned id
 //! ([`LowerEnv::global_type`], `movejit_runtime::intern`), which the shims
-//! hand to the session as it is; addresses are spilled to a 32-byte slot.
+//! hand to the session as it is. `Exists` and the borrows pass the address
+//! as its four words (no spill: the shim's hit path compares registers);
+//! `MoveFrom` / `MoveTo` spill it to a 32-byte slot.
 //! Resources may hold function values: a closure read from storage whose
 //! target compiled code does not have runs on the session's interpreter
 //! when called (`closure_shims::call_closure`).
@@ -44,6 +46,16 @@ impl Lowerer<'_, '_> {
         Ok(a)
     }
 
+    /// Pops an address as its four words.
+    fn pop_address_words(&mut self) -> CompileResult<Vec<Value>> {
+        let v = self.pop_kind(Kind::Address)?;
+        let words = v.lanes();
+        if words.len() != 4 {
+            return Err(malformed("address lanes"));
+        }
+        Ok(words)
+    }
+
     /// Lowers global-storage instruction `ins` at offset `i`.
     pub(super) fn lower_global(&mut self, ins: &Bytecode, i: usize) -> CompileResult<()> {
         use Bytecode as B;
@@ -52,9 +64,9 @@ impl Lowerer<'_, '_> {
         let l = self.env.layout(&t)?;
         match ins {
             B::Exists(_) | B::ExistsGeneric(_) => {
-                let a = self.pop_address_slot()?;
+                let a = self.pop_address_words()?;
                 let idv = self.b.ins().iconst(types::I64, id as i64);
-                let r = self.call_helper(HelperId::global_exists(), &[self.ctx, idv, a])?;
+                let r = self.call_helper(HelperId::global_exists(), &[self.ctx, idv, a[0], a[1], a[2], a[3]])?;
                 let bad = self.b.ins().icmp_imm_u(IntCC::Equal, r, status::EXISTS_FAILED as i64);
                 let refund = self.refund_at(i);
                 self.fail_if_with(bad, i, refund, |lw| lw.b.ins().iconst(types::I32, 0));
@@ -65,12 +77,13 @@ impl Lowerer<'_, '_> {
             | B::MutBorrowGlobal(_)
             | B::MutBorrowGlobalGeneric(_) => {
                 let mutable = matches!(ins, B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_));
-                let a = self.pop_address_slot()?;
-                let out = self.new_slot(8, 8);
-                let outp = self.b.ins().stack_addr(self.ptr, out, 0);
+                let a = self.pop_address_words()?;
                 let code = self.b.ins().iconst(types::I64, (id << 1 | mutable as u64) as i64);
-                self.call_status(HelperId::global_borrow(), &[self.ctx, code, a, outp], i)?;
-                let p = self.b.ins().stack_load(self.ptr, self.ptr, out, 0);
+                let p = self.call_helper(HelperId::global_borrow(), &[self.ctx, code, a[0], a[1], a[2], a[3]])?;
+                // 0: the shim recorded the error.
+                let bad = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
+                let refund = self.refund_at(i);
+                self.fail_if_with(bad, i, refund, |lw| lw.b.ins().iconst(types::I32, 0));
                 self.push(Ty::R(l), Val::One(p), i);
             }
             B::MoveFrom(_) | B::MoveFromGeneric(_) => {
