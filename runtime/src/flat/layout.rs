@@ -58,6 +58,30 @@ pub enum Shape {
     Closure,
 }
 
+impl Shape {
+    /// The scalar kind of a scalar shape (booleans, integers, addresses).
+    pub fn scalar(&self) -> Option<crate::scalar::ScalarKind> {
+        use crate::scalar::ScalarKind as K;
+        Some(match self {
+            Shape::Bool => K::Bool,
+            Shape::U8 => K::U8,
+            Shape::U16 => K::U16,
+            Shape::U32 => K::U32,
+            Shape::U64 => K::U64,
+            Shape::U128 => K::U128,
+            Shape::U256 => K::U256,
+            Shape::I8 => K::I8,
+            Shape::I16 => K::I16,
+            Shape::I32 => K::I32,
+            Shape::I64 => K::I64,
+            Shape::I128 => K::I128,
+            Shape::I256 => K::I256,
+            Shape::Address => K::Address,
+            _ => return None,
+        })
+    }
+}
+
 /// Nesting bound of the flat layouts both executors build (far above any
 /// type a value can have: values are bounded by the value-depth checks;
 /// this only stops runaway nesting).

@@ -21,86 +21,29 @@
 use super::schedule::{MissingParameter, Schedule};
 use crate::flat::layout::{FlatLayout, Shape};
 use crate::flat::raw;
+use crate::scalar::ScalarKind;
 
 /// The `misc.abs_val.*` parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AbstractSizes {
-    /// One value of each primitive kind, indexed by [`Primitive`].
-    unit: [u64; Primitive::COUNT],
-    /// One element of a packed vector, indexed by [`Primitive`].
-    packed: [u64; Primitive::COUNT],
+    /// One value of each scalar kind, indexed by its code.
+    unit: [u64; ScalarKind::ALL.len()],
+    /// One element of a packed vector (Aptos packs every scalar kind).
+    packed: [u64; ScalarKind::ALL.len()],
     struct_: u64,
     closure: u64,
     vector: u64,
     reference: u64,
 }
 
-/// The kinds Aptos packs in vectors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Primitive {
-    Bool,
-    U8,
-    U16,
-    U32,
-    U64,
-    U128,
-    U256,
-    I8,
-    I16,
-    I32,
-    I64,
-    I128,
-    I256,
-    Address,
-}
-
-impl Primitive {
-    const COUNT: usize = 14;
-    const ALL: [(Primitive, &'static str); Primitive::COUNT] = [
-        (Primitive::Bool, "bool"),
-        (Primitive::U8, "u8"),
-        (Primitive::U16, "u16"),
-        (Primitive::U32, "u32"),
-        (Primitive::U64, "u64"),
-        (Primitive::U128, "u128"),
-        (Primitive::U256, "u256"),
-        (Primitive::I8, "i8"),
-        (Primitive::I16, "i16"),
-        (Primitive::I32, "i32"),
-        (Primitive::I64, "i64"),
-        (Primitive::I128, "i128"),
-        (Primitive::I256, "i256"),
-        (Primitive::Address, "address"),
-    ];
-
-    fn of(shape: &Shape) -> Option<Primitive> {
-        Some(match shape {
-            Shape::Bool => Primitive::Bool,
-            Shape::U8 => Primitive::U8,
-            Shape::U16 => Primitive::U16,
-            Shape::U32 => Primitive::U32,
-            Shape::U64 => Primitive::U64,
-            Shape::U128 => Primitive::U128,
-            Shape::U256 => Primitive::U256,
-            Shape::I8 => Primitive::I8,
-            Shape::I16 => Primitive::I16,
-            Shape::I32 => Primitive::I32,
-            Shape::I64 => Primitive::I64,
-            Shape::I128 => Primitive::I128,
-            Shape::I256 => Primitive::I256,
-            Shape::Address => Primitive::Address,
-            _ => return None,
-        })
-    }
-}
-
 impl AbstractSizes {
     pub fn from_schedule(s: &Schedule) -> Result<Self, MissingParameter> {
-        let mut unit = [0; Primitive::COUNT];
-        let mut packed = [0; Primitive::COUNT];
-        for (p, name) in Primitive::ALL {
-            unit[p as usize] = s.get(&format!("misc.abs_val.{name}"))?;
-            packed[p as usize] = s.get(&format!("misc.abs_val.per_{name}_packed"))?;
+        let mut unit = [0; ScalarKind::ALL.len()];
+        let mut packed = [0; ScalarKind::ALL.len()];
+        for k in ScalarKind::ALL {
+            let name = k.to_type().to_string();
+            unit[k as usize] = s.get(&format!("misc.abs_val.{name}"))?;
+            packed[k as usize] = s.get(&format!("misc.abs_val.per_{name}_packed"))?;
         }
         Ok(AbstractSizes {
             unit,
@@ -115,7 +58,7 @@ impl AbstractSizes {
     /// The size of every value of layout `l`, when it does not depend on
     /// the value (no vector or closure inside).
     pub fn fixed(&self, l: &FlatLayout) -> Option<u64> {
-        if let Some(p) = Primitive::of(&l.shape) {
+        if let Some(p) = l.shape.scalar() {
             return Some(self.unit[p as usize]);
         }
         match &l.shape {
@@ -124,11 +67,11 @@ impl AbstractSizes {
             Shape::Enum(vs) => {
                 // Fixed only when every variant has the same size.
                 let mut sizes = vs.iter().map(|fs| {
-                    fs.iter().try_fold(self.struct_ + self.unit[Primitive::U16 as usize], |acc, f| {
+                    fs.iter().try_fold(self.struct_ + self.unit[ScalarKind::U16 as usize], |acc, f| {
                         Some(acc + self.fixed(&f.layout)?)
                     })
                 });
-                let first = sizes.next().unwrap_or(Some(self.struct_ + self.unit[Primitive::U16 as usize]))?;
+                let first = sizes.next().unwrap_or(Some(self.struct_ + self.unit[ScalarKind::U16 as usize]))?;
                 sizes.all(|s| s == Some(first)).then_some(first)
             }
             Shape::Reference(_) => Some(self.reference),
@@ -138,14 +81,14 @@ impl AbstractSizes {
 
     /// The abstract size of the value of layout `l` held in `bytes`.
     pub fn value(&self, l: &FlatLayout, bytes: &[u8]) -> u64 {
-        if let Some(p) = Primitive::of(&l.shape) {
+        if let Some(p) = l.shape.scalar() {
             return self.unit[p as usize];
         }
         match &l.shape {
             Shape::Signer => self.signer(),
             Shape::Vector(e) => {
                 let len = raw::vec_len(bytes);
-                match Primitive::of(&e.shape) {
+                match e.shape.scalar() {
                     Some(p) => self.vector.saturating_add(self.packed[p as usize].saturating_mul(len)),
                     None => match self.fixed(e) {
                         Some(each) => self.vector.saturating_add(each.saturating_mul(len)),
@@ -157,7 +100,7 @@ impl AbstractSizes {
             }
             Shape::Struct(fs) => fs.iter().fold(self.struct_, |acc, f| acc.saturating_add(self.field(f, bytes))),
             Shape::Enum(vs) => {
-                let tagged = self.struct_ + self.unit[Primitive::U16 as usize];
+                let tagged = self.struct_ + self.unit[ScalarKind::U16 as usize];
                 let fields = crate::flat::value::variant(vs, bytes).unwrap_or(&[]);
                 fields.iter().fold(tagged, |acc, f| acc.saturating_add(self.field(f, bytes)))
             }
@@ -179,7 +122,7 @@ impl AbstractSizes {
     }
 
     fn signer(&self) -> u64 {
-        self.struct_ + self.unit[Primitive::U16 as usize] + self.unit[Primitive::Address as usize]
+        self.struct_ + self.unit[ScalarKind::U16 as usize] + self.unit[ScalarKind::Address as usize]
     }
 
     fn field(&self, f: &crate::flat::layout::Field, bytes: &[u8]) -> u64 {
