@@ -497,3 +497,12 @@ fn hash_natives_match_the_standard_vectors() {
         assert_eq!(r, vec![Value::from_bytes(&hex::decode(want).expect("hex"))], "{f}({input:?})");
     }
 }
+
+#[test]
+fn ported_natives_have_a_flat_form() {
+    let r = movejit_aptos_natives::aptos_registry();
+    let one = movejit_runtime::AccountAddress::from_u64(1);
+    for (m, f) in [("table", "borrow_box"), ("table", "add_box"), ("signer", "borrow_address"), ("hash", "sha3_256")] {
+        assert!(r.get(&one, m, f).expect("registered").flat().is_some(), "{m}::{f} has a flat form");
+    }
+}

@@ -24,6 +24,7 @@ pub mod frame;
 pub mod host;
 pub mod layout;
 pub mod mem;
+pub mod native_abi;
 pub mod native_bridge;
 pub mod raw;
 pub mod shims;

@@ -9,6 +9,7 @@
 use super::closure::{to_layout, FlatClosure};
 use super::layout::{FlatLayout, Shape};
 use super::mem::{self, Addr};
+use super::native_abi::FlatCall;
 use super::raw;
 use super::value::{variant, FlatValue};
 use crate::error::{VmError, VmResult};
@@ -185,7 +186,7 @@ pub fn value_at(l: &FlatLayout, a: Addr) -> VmResult<Value> {
 
 /// Writes `v` into the slot `a` (holding no live value). On error the slot
 /// holds a valid partial value.
-pub fn put_value(v: &Value, l: &Arc<FlatLayout>, a: Addr) -> VmResult<()> {
+pub fn put_value(v: &Value, l: &FlatLayout, a: Addr) -> VmResult<()> {
     let slot = mem::bytes_mut(a, l.size);
     slot.fill(0);
     from_value(v, l, slot)
@@ -193,9 +194,9 @@ pub fn put_value(v: &Value, l: &Arc<FlatLayout>, a: Addr) -> VmResult<()> {
 
 /// One argument of a native call: its slot and layout (a reference layout
 /// for `&`/`&mut` parameters), and whether it is a `&mut`.
-#[derive(Clone, Debug)]
-pub struct NativeArg {
-    pub layout: Arc<FlatLayout>,
+#[derive(Clone, Copy, Debug)]
+pub struct NativeArg<'a> {
+    pub layout: &'a FlatLayout,
     pub slot: Addr,
     pub mutable: bool,
 }
@@ -214,7 +215,9 @@ pub struct NativeSession {
 /// Calls `native` with flat arguments; writes its results into `rets`
 /// (slots holding no live value; they may overlap the argument slots,
 /// which are consumed first). On error each value argument is in place or
-/// dropped, and the result slots own nothing.
+/// dropped, and the result slots own nothing. A native with a flat form
+/// runs on the slots ([`super::native_abi`]); the others go through tree
+/// values.
 #[allow(clippy::too_many_arguments)]
 pub fn call_native(
     native: &NativeFunction,
@@ -222,13 +225,18 @@ pub fn call_native(
     gas: &mut GasMeter,
     types: &dyn TypeInfo,
     ty_args: &[Type],
-    args: &[NativeArg],
-    rets: &[(Addr, Arc<FlatLayout>)],
+    args: &[NativeArg<'_>],
+    rets: &[(Addr, &FlatLayout)],
 ) -> VmResult<()> {
+    if let Some(flat) = native.flat() {
+        let mut call = FlatCall::new(NativeContext { mem: &mut ns.mem, gas, types }, ty_args, args, rets);
+        let r = flat(&mut call);
+        return call.finish(r);
+    }
     ns.mem.locals.clear();
     let mut values = Vec::with_capacity(args.len());
     // (target layout, target address) of each reference argument, by root.
-    let mut roots: Vec<(Arc<FlatLayout>, Addr)> = Vec::new();
+    let mut roots: Vec<(&Arc<FlatLayout>, Addr)> = Vec::new();
     // (local index in `memory`, target layout, target address) of `&mut` args.
     let mut write_back = Vec::new();
     for a in args {
@@ -237,15 +245,15 @@ pub fn call_native(
                 let target = mem::read_addr(a.slot);
                 let idx = ns.mem.locals.len() as u32;
                 ns.mem.locals.push(value_at(t, target)?);
-                roots.push((t.clone(), target));
+                roots.push((t, target));
                 if a.mutable {
-                    write_back.push((idx as usize, t.clone(), target));
+                    write_back.push((idx as usize, t, target));
                 }
                 values.push(Value::Ref(Reference::new(RefRoot::Local(idx))));
             }
             _ => {
-                values.push(value_at(&a.layout, a.slot)?);
-                mem::drop_value(&a.layout, a.slot);
+                values.push(value_at(a.layout, a.slot)?);
+                mem::drop_value(a.layout, a.slot);
             }
         }
     }
@@ -255,8 +263,8 @@ pub fn call_native(
     };
     for (idx, t, target) in write_back {
         let v = ns.mem.locals.get(idx).ok_or_else(|| VmError::invariant("native argument root"))?;
-        mem::drop_value(&t, target);
-        put_value(v, &t, target)?;
+        mem::drop_value(t, target);
+        put_value(v, t, target)?;
     }
     if results.len() != rets.len() {
         return Err(VmError::invariant("native returned a different number of values"));
@@ -278,9 +286,9 @@ pub fn call_native(
 /// Writes one native result into its slot `a` (holding no live value).
 fn put_result(
     ns: &mut NativeSession,
-    roots: &[(Arc<FlatLayout>, Addr)],
+    roots: &[(&Arc<FlatLayout>, Addr)],
     v: &Value,
-    l: &Arc<FlatLayout>,
+    l: &FlatLayout,
     a: Addr,
 ) -> VmResult<()> {
     match (v, &l.shape) {
@@ -290,7 +298,8 @@ fn put_result(
         (Value::Ref(r), Shape::Reference(t)) => {
             let (tl, ta) = match r.root {
                 RefRoot::Local(i) => {
-                    roots.get(i as usize).cloned().ok_or_else(|| VmError::invariant("native reference root"))?
+                    let (tl, ta) = roots.get(i as usize).ok_or_else(|| VmError::invariant("native reference root"))?;
+                    (Arc::clone(tl), *ta)
                 }
                 RefRoot::Native(i) => {
                     let fv = ns.mem.native.flat(i, r.path.as_slice().is_empty().then_some(t))?;

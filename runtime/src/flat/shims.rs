@@ -552,14 +552,14 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
     let n = s.params.len() + s.rets.len();
     // SAFETY: shim contract: `slots` holds `n` pointers to live slots.
     let ptrs = unsafe { std::slice::from_raw_parts(slots, n) };
-    let args: Vec<NativeArg> = s
+    let args: Vec<NativeArg<'_>> = s
         .params
         .iter()
         .zip(ptrs)
-        .map(|((l, mutable), p)| NativeArg { layout: l.clone(), slot: Addr::from_raw(*p), mutable: *mutable })
+        .map(|((l, mutable), p)| NativeArg { layout: l, slot: Addr::from_raw(*p), mutable: *mutable })
         .collect();
-    let rets: Vec<(Addr, std::sync::Arc<FlatLayout>)> =
-        s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), l.clone())).collect();
+    let rets: Vec<(Addr, &FlatLayout)> =
+        s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), &**l)).collect();
     let mut metered;
     let gas = match host.cost {
         Some(t) => {

@@ -509,9 +509,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     .slots
                     .iter()
                     .zip(args.mutable)
-                    .map(|((a, l), m)| NativeArg { layout: (*l).clone(), slot: *a, mutable: *m })
+                    .map(|((a, l), m)| NativeArg { layout: l, slot: *a, mutable: *m })
                     .collect();
-                let owned_rets: Vec<(Addr, L)> = rets.iter().map(|(a, l)| (*a, (*l).clone())).collect();
+                let owned_rets: Vec<(Addr, &FlatLayout)> = rets.iter().map(|(a, l)| (*a, &***l)).collect();
                 native_bridge::call_native(
                     f,
                     &mut self.natives,

@@ -1,0 +1,298 @@
+//! The native ABI over flat values (jit-abi.md, "Native ABI"): a ported
+//! native ([`crate::natives::FlatNative`]) reads its arguments and writes
+//! its results in the executor's slots through the typed accessors of
+//! [`FlatCall`], with no tree-value round trip. Both flat executors reach
+//! it through [`super::native_bridge::call_native`], which calls the flat
+//! form when a native has one and the tree bridge otherwise.
+//!
+//! The order is the bridge's: arguments are read first, then consumed
+//! (value arguments dropped) when the first result is written, because
+//! result slots may overlap argument slots. Reads after that fail, and the
+//! borrow checker keeps a borrowed argument (bytes) from living across a
+//! result write.
+
+use super::layout::{FlatLayout, Shape};
+use super::mem::{self, Addr};
+use super::native_bridge::{self, NativeArg};
+use super::raw;
+use crate::error::{VmError, VmResult};
+use crate::natives::NativeContext;
+use crate::types::Type;
+use crate::values::Value;
+use movejit_format::AccountAddress;
+
+/// One call of a flat native: its context (memory for parked values and
+/// extensions, gas, types), type arguments, argument slots and result
+/// slots.
+pub struct FlatCall<'a, 'c> {
+    pub cx: NativeContext<'c>,
+    pub ty_args: &'a [Type],
+    args: &'a [NativeArg<'a>],
+    rets: &'a [(Addr, &'a FlatLayout)],
+    consumed: bool,
+    /// Bit `i`: result `i` holds a value.
+    written: u64,
+}
+
+fn bad_arg(i: usize) -> VmError {
+    VmError::invariant(format!("native argument {i} does not fit the flat native's signature"))
+}
+
+fn bad_ret(i: usize) -> VmError {
+    VmError::invariant(format!("native result {i} does not fit the flat native's signature"))
+}
+
+impl<'a, 'c> FlatCall<'a, 'c> {
+    pub(crate) fn new(
+        cx: NativeContext<'c>,
+        ty_args: &'a [Type],
+        args: &'a [NativeArg<'a>],
+        rets: &'a [(Addr, &'a FlatLayout)],
+    ) -> Self {
+        FlatCall { cx, ty_args, args, rets, consumed: false, written: 0 }
+    }
+
+    /// Type argument `i`.
+    pub fn ty_arg(&self, i: usize) -> VmResult<&'a Type> {
+        self.ty_args.get(i).ok_or_else(|| VmError::invariant("native: missing type argument"))
+    }
+
+    fn arg(&self, i: usize) -> VmResult<&'a NativeArg<'a>> {
+        if self.consumed {
+            return Err(VmError::invariant("native argument read after its results were written"));
+        }
+        self.args.get(i).ok_or_else(|| VmError::invariant("native: missing argument"))
+    }
+
+    /// The slot and layout of value argument `i`.
+    fn value_arg(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+        let a = self.arg(i)?;
+        match a.layout.shape {
+            Shape::Reference(_) => Err(bad_arg(i)),
+            _ => Ok((a.slot, a.layout)),
+        }
+    }
+
+    pub fn arg_u64(&self, i: usize) -> VmResult<u64> {
+        match self.value_arg(i)? {
+            (a, FlatLayout { shape: Shape::U64, .. }) => Ok(mem::read_u64(a)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    pub fn arg_bool(&self, i: usize) -> VmResult<bool> {
+        match self.value_arg(i)? {
+            (a, FlatLayout { shape: Shape::Bool, .. }) => Ok(mem::read_bool(a)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// Address (or signer) argument `i`.
+    pub fn arg_address(&self, i: usize) -> VmResult<AccountAddress> {
+        match self.value_arg(i)? {
+            (a, FlatLayout { shape: Shape::Address | Shape::Signer, .. }) => Ok(AccountAddress(mem::read::<32>(a))),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The bytes of `vector<u8>` argument `i` (a value, or the vector a
+    /// reference points to).
+    pub fn arg_bytes(&self, i: usize) -> VmResult<&[u8]> {
+        let a = self.arg(i)?;
+        let (a, l) = match &a.layout.shape {
+            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
+            _ => (a.slot, a.layout),
+        };
+        match &l.shape {
+            Shape::Vector(e) if matches!(e.shape, Shape::U8) => Ok(raw::vec_data(mem::bytes(a, 8), 1)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The target of reference argument `i` (`&` or `&mut`) and its layout.
+    pub fn arg_ref(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+        let a = self.arg(i)?;
+        match &a.layout.shape {
+            Shape::Reference(t) => Ok((mem::read_addr(a.slot), &**t)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The target of `&mut` argument `i`: the native may change it in place.
+    pub fn arg_mut_ref(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+        if !self.arg(i)?.mutable {
+            return Err(bad_arg(i));
+        }
+        self.arg_ref(i)
+    }
+
+    /// The address in field `field` of struct argument `i` (a value, or
+    /// the value a reference points to): a `Table`'s handle, an
+    /// `Object`'s inner address.
+    pub fn arg_address_field(&self, i: usize, field: usize) -> VmResult<AccountAddress> {
+        let a = self.arg(i)?;
+        let (a, l) = match &a.layout.shape {
+            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
+            _ => (a.slot, a.layout),
+        };
+        match &l.shape {
+            Shape::Struct(fs) => match fs.get(field) {
+                Some(f) if matches!(f.layout.shape, Shape::Address) => {
+                    Ok(AccountAddress(mem::read::<32>(a.add(f.offset))))
+                }
+                _ => Err(bad_arg(i)),
+            },
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The BCS of argument `i` (a value, or the value a reference points
+    /// to), byte-exact with the tree encoding.
+    pub fn arg_bcs(&self, i: usize) -> VmResult<Vec<u8>> {
+        let a = self.arg(i)?;
+        let (at, l) = match &a.layout.shape {
+            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
+            _ => (a.slot, a.layout),
+        };
+        let mut out = Vec::new();
+        super::bcs::serialize_into(&mut out, l, mem::bytes(at, l.size))?;
+        Ok(out)
+    }
+
+    /// The tree value of value argument `i` (a deep copy; for natives that
+    /// keep values in tree form, e.g. table entries).
+    pub fn arg_tree(&self, i: usize) -> VmResult<Value> {
+        let (a, l) = self.value_arg(i)?;
+        native_bridge::value_at(l, a)
+    }
+
+    /// Drops the value arguments (once); result writes do this first.
+    pub fn consume(&mut self) {
+        if self.consumed {
+            return;
+        }
+        self.consumed = true;
+        for a in self.args {
+            if !matches!(a.layout.shape, Shape::Reference(_)) {
+                mem::drop_value(a.layout, a.slot);
+            }
+        }
+    }
+
+    /// Result slot `i` after consuming the arguments.
+    fn ret(&mut self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+        self.consume();
+        let r = *self
+            .rets
+            .get(i)
+            .filter(|_| i < 64)
+            .ok_or_else(|| VmError::invariant("native returned more values than declared"))?;
+        if self.written & (1 << i) != 0 {
+            return Err(VmError::invariant("native result written twice"));
+        }
+        Ok(r)
+    }
+
+    pub fn ret_u64(&mut self, i: usize, v: u64) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::U64, .. }) => mem::write_u64(a, v),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    pub fn ret_bool(&mut self, i: usize, v: bool) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::Bool, .. }) => mem::write_bool(a, v),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    pub fn ret_address(&mut self, i: usize, v: AccountAddress) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::Address, .. }) => mem::write(a, v.0),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    /// A fresh `vector<u8>` holding `bytes` as result `i`.
+    pub fn ret_bytes(&mut self, i: usize, bytes: &[u8]) -> VmResult<()> {
+        let (a, l) = self.ret(i)?;
+        if !matches!(&l.shape, Shape::Vector(e) if matches!(e.shape, Shape::U8)) {
+            return Err(bad_ret(i));
+        }
+        let slot = mem::bytes_mut(a, 8);
+        slot.fill(0);
+        self.written |= 1 << i;
+        if !bytes.is_empty() {
+            let n = bytes.len() as u64;
+            raw::vec_reserve(slot, n, 1, 1)?;
+            raw::vec_data_mut(slot, 1)[..bytes.len()].copy_from_slice(bytes);
+            raw::vec_set_len(slot, n);
+        }
+        Ok(())
+    }
+
+    /// A reference result `i` to the value at `target` (a place that
+    /// outlives the call: an argument's target or a parked value).
+    pub fn ret_ref(&mut self, i: usize, target: Addr) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::Reference(_), .. }) => mem::write_addr(a, target),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    /// A reference result `i` to the value parked in native slot `slot`
+    /// (`RefRoot::Native`), made flat on first use.
+    pub fn ret_parked_ref(&mut self, i: usize, slot: u32) -> VmResult<()> {
+        let (_, l) = self.ret(i)?;
+        let Shape::Reference(t) = &l.shape else { return Err(bad_ret(i)) };
+        let fv = self.cx.mem.native.flat(slot, Some(t))?;
+        let target = Addr::of_value(fv);
+        self.ret_ref(i, target)
+    }
+
+    /// Result `i` from a tree value (for values natives keep in tree form).
+    pub fn ret_tree(&mut self, i: usize, v: &Value) -> VmResult<()> {
+        let (a, l) = self.ret(i)?;
+        if matches!(l.shape, Shape::Reference(_)) {
+            return Err(bad_ret(i));
+        }
+        // Written (possibly partly) from here on: cleaned up on error.
+        self.written |= 1 << i;
+        let slot = mem::bytes_mut(a, l.size);
+        slot.fill(0);
+        native_bridge::from_value(v, l, slot)
+    }
+
+    /// Finishes the call after the native returned `r`: arguments consumed,
+    /// every result written; on error no result is left (their slots own
+    /// nothing), as the tree bridge leaves them.
+    pub(crate) fn finish(mut self, r: VmResult<()>) -> VmResult<()> {
+        self.consume();
+        let all = if self.rets.len() >= 64 { u64::MAX } else { (1u64 << self.rets.len()) - 1 };
+        let r = r.and_then(|()| {
+            if self.written == all {
+                Ok(())
+            } else {
+                Err(VmError::invariant("native returned a different number of values"))
+            }
+        });
+        if r.is_err() {
+            for (k, (a, l)) in self.rets.iter().enumerate() {
+                if self.written & (1 << k) != 0 {
+                    mem::drop_value(l, *a);
+                    mem::zero(*a, l.size);
+                }
+            }
+        }
+        r
+    }
+}
