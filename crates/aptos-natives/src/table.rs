@@ -14,7 +14,8 @@ use crate::transaction_context::context as txn_context;
 use movejit_runtime::bcs;
 use movejit_runtime::natives::{FlatCall, NativeContext, ParkedHome};
 use movejit_runtime::{AccountAddress, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
-use std::collections::{BTreeMap, BTreeSet};
+use movejit_runtime::fxhash::FxHashMap;
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 /// Abort code of `add` when the key is present: `error::invalid_argument(100)`.
@@ -30,13 +31,17 @@ enum Entry {
     Parked(u32),
 }
 
+/// Table contents by handle, then by key BCS. Hashed (the natives look
+/// entries up per call); [`TableStore::entries`] sorts by key.
+type Contents = FxHashMap<AccountAddress, FxHashMap<Vec<u8>, Entry>>;
+
 /// The tables of a session.
 #[derive(Debug, Default)]
 pub struct TableStore {
     /// Tables created in this session: (handle, key type, value type).
     new_tables: Vec<(AccountAddress, Type, Type)>,
     removed: BTreeSet<AccountAddress>,
-    content: BTreeMap<AccountAddress, BTreeMap<Vec<u8>, Entry>>,
+    content: Contents,
     /// Where this call's parked values return to, and which entry each
     /// parked slot belongs to.
     home: Option<ParkedHome>,
@@ -48,7 +53,7 @@ pub struct TableStore {
 pub struct TableCheckpoint {
     new_tables: Vec<(AccountAddress, Type, Type)>,
     removed: BTreeSet<AccountAddress>,
-    content: BTreeMap<AccountAddress, BTreeMap<Vec<u8>, Entry>>,
+    content: Contents,
 }
 
 impl TableStore {
@@ -92,12 +97,15 @@ impl TableStore {
             Some(t) => t,
             None => return Some(Vec::new()),
         };
-        t.iter()
+        let mut entries: Vec<(Vec<u8>, Value)> = t
+            .iter()
             .map(|(k, e)| match e {
                 Entry::Here(v) => Some((k.clone(), v.clone())),
                 Entry::Parked(_) => None,
             })
-            .collect()
+            .collect::<Option<_>>()?;
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Some(entries)
     }
 
     /// Makes `mem` this store's parking place, first taking back what an

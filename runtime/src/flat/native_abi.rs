@@ -65,7 +65,7 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     }
 
     /// The slot and layout of value argument `i`.
-    fn value_arg(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+    pub fn value_arg(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
         let a = self.arg(i)?;
         match a.layout.shape {
             Shape::Reference(_) => Err(bad_arg(i)),
@@ -130,18 +130,40 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// the value a reference points to): a `Table`'s handle, an
     /// `Object`'s inner address.
     pub fn arg_address_field(&self, i: usize, field: usize) -> VmResult<AccountAddress> {
+        self.arg_address_at(i, &[field])
+    }
+
+    /// The address at field path `path` (indices of nested struct fields)
+    /// of argument `i` (a value, or the value a reference points to): e.g.
+    /// `[0, 0]` of a Sui `UID { id: ID { bytes } }`.
+    pub fn arg_address_at(&self, i: usize, path: &[usize]) -> VmResult<AccountAddress> {
         let a = self.arg(i)?;
-        let (a, l) = match &a.layout.shape {
+        let (mut a, mut l) = match &a.layout.shape {
             Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
             _ => (a.slot, a.layout),
         };
-        match &l.shape {
-            Shape::Struct(fs) => match fs.get(field) {
-                Some(f) if matches!(f.layout.shape, Shape::Address) => {
-                    Ok(AccountAddress(mem::read::<32>(a.add(f.offset))))
+        for &field in path {
+            match &l.shape {
+                Shape::Struct(fs) => {
+                    let f = fs.get(field).ok_or_else(|| bad_arg(i))?;
+                    a = a.add(f.offset);
+                    l = &f.layout;
                 }
-                _ => Err(bad_arg(i)),
-            },
+                _ => return Err(bad_arg(i)),
+            }
+        }
+        match l.shape {
+            Shape::Address => Ok(AccountAddress(mem::read::<32>(a))),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The place of field `field` of the struct reference argument `i`
+    /// points to (`object::borrow_uid`).
+    pub fn arg_ref_field(&self, i: usize, field: usize) -> VmResult<Addr> {
+        let (a, l) = self.arg_ref(i)?;
+        match &l.shape {
+            Shape::Struct(fs) => fs.get(field).map(|f| a.add(f.offset)).ok_or_else(|| bad_arg(i)),
             _ => Err(bad_arg(i)),
         }
     }
@@ -202,6 +224,15 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         Ok(())
     }
 
+    pub fn ret_u128(&mut self, i: usize, v: u128) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::U128, .. }) => mem::write(a, v.to_le_bytes()),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
     pub fn ret_bool(&mut self, i: usize, v: bool) -> VmResult<()> {
         match self.ret(i)? {
             (a, FlatLayout { shape: Shape::Bool, .. }) => mem::write_bool(a, v),
@@ -211,9 +242,11 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         Ok(())
     }
 
+    /// An address result, or a signer of that address (a signer is one
+    /// address at offset 0).
     pub fn ret_address(&mut self, i: usize, v: AccountAddress) -> VmResult<()> {
         match self.ret(i)? {
-            (a, FlatLayout { shape: Shape::Address, .. }) => mem::write(a, v.0),
+            (a, FlatLayout { shape: Shape::Address | Shape::Signer, .. }) => mem::write(a, v.0),
             _ => return Err(bad_ret(i)),
         }
         self.written |= 1 << i;

@@ -14,14 +14,15 @@ use crate::flat::{native_bridge, FlatLayout, FlatValue};
 use crate::values::Value;
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 use std::sync::{Arc, Mutex};
 
 /// Native state by type: one value of each type (a table store, an event
 /// log, the transaction context...).
 #[derive(Default)]
 pub struct NativeExtensions {
-    map: HashMap<TypeId, Box<dyn Any + Send>>,
+    /// Hashed fast: natives look their state up on every call.
+    map: FxHashMap<TypeId, Box<dyn Any + Send>>,
 }
 
 impl std::fmt::Debug for NativeExtensions {
