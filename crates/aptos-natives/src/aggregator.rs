@@ -171,7 +171,9 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             return Err(VmError::invariant("aggregator value above its maximum"));
         }
         match t {
-            Type::U64 => call.ret_u64(0, u64::try_from(value).map_err(|_| VmError::invariant("aggregator: u64 overflow"))?),
+            Type::U64 => {
+                call.ret_u64(0, u64::try_from(value).map_err(|_| VmError::invariant("aggregator: u64 overflow"))?)
+            }
             Type::U128 => call.ret_u128(0, value),
             _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_TYPE)),
         }

@@ -12,9 +12,9 @@
 use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
 use crate::transaction_context::context as txn_context;
 use movejit_runtime::bcs;
+use movejit_runtime::fxhash::FxHashMap;
 use movejit_runtime::natives::{FlatCall, NativeContext, ParkedHome};
 use movejit_runtime::{AccountAddress, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
-use movejit_runtime::fxhash::FxHashMap;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 

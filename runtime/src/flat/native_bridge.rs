@@ -4,7 +4,9 @@
 //! reference arguments become roots of a [`Memory`] passed as
 //! [`Value::Ref`], `&mut` targets are written back after the call, and the
 //! results are converted into flat result slots. The interpreter and
-//! compiled code call natives through this one bridge.
+//! compiled code call natives through this one entry point; a native with a
+//! flat form skips the conversion ([`super::native_abi`]), so the tree path
+//! serves only the natives not ported yet (jit-abi.md, section 6.1).
 
 use super::closure::{to_layout, FlatClosure};
 use super::layout::{FlatLayout, Shape};

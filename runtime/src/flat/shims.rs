@@ -504,6 +504,10 @@ pub struct NativeHost<'a> {
     /// The meter natives see when unmetered (made once: building a cost
     /// table per call would dominate cheap natives).
     pub unmetered: crate::gas::GasMeter,
+    /// The meter natives see when metered: made at the first metered call
+    /// (building one builds a cost table), restarted with the gas left at
+    /// each call.
+    pub metered: Option<crate::gas::GasMeter>,
 }
 
 /// Records the error at `err`: an error compiled code raises whole, known
@@ -560,11 +564,11 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
         .collect();
     let rets: Vec<(Addr, &FlatLayout)> =
         s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), &**l)).collect();
-    let mut metered;
     let gas = match host.cost {
         Some(t) => {
-            metered = crate::gas::GasMeter::new(t.clone(), c.gas_left);
-            &mut metered
+            let m = host.metered.get_or_insert_with(|| crate::gas::GasMeter::new(t.clone(), 0));
+            m.restart(c.gas_left);
+            m
         }
         None => &mut host.unmetered,
     };

@@ -11,10 +11,10 @@
 use super::NativeContext;
 use crate::error::{VmError, VmResult};
 use crate::flat::{native_bridge, FlatLayout, FlatValue};
+use crate::fxhash::FxHashMap;
 use crate::values::Value;
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
-use crate::fxhash::FxHashMap;
 use std::sync::{Arc, Mutex};
 
 /// Native state by type: one value of each type (a table store, an event
