@@ -203,6 +203,39 @@ pub struct NativeArg<'a> {
     pub mutable: bool,
 }
 
+/// Native calls with at most this many arguments (and as many results)
+/// build their slot lists on the stack: no allocation per call.
+const INLINE_NATIVE_SLOTS: usize = 8;
+
+/// The layout of the unused entries of an inline slot list.
+static NO_LAYOUT: FlatLayout =
+    FlatLayout { size: 0, align: 1, owns_heap: false, bytewise_eq: true, shape: Shape::Bool };
+
+/// Runs `f` with the argument and result slot lists of one native call,
+/// collected from `args` and `rets` (on the stack when they are short).
+pub fn with_native_slots<'a, R>(
+    args: impl ExactSizeIterator<Item = NativeArg<'a>>,
+    rets: impl ExactSizeIterator<Item = (Addr, &'a FlatLayout)>,
+    f: impl FnOnce(&[NativeArg<'a>], &[(Addr, &'a FlatLayout)]) -> R,
+) -> R {
+    let (na, nr) = (args.len(), rets.len());
+    if na > INLINE_NATIVE_SLOTS || nr > INLINE_NATIVE_SLOTS {
+        let args: Vec<NativeArg<'a>> = args.collect();
+        let rets: Vec<(Addr, &'a FlatLayout)> = rets.collect();
+        return f(&args, &rets);
+    }
+    let none = Addr::from_raw(std::ptr::null_mut());
+    let mut arg_buf = [NativeArg { layout: &NO_LAYOUT, slot: none, mutable: false }; INLINE_NATIVE_SLOTS];
+    let mut ret_buf = [(none, &NO_LAYOUT); INLINE_NATIVE_SLOTS];
+    for (d, a) in arg_buf.iter_mut().zip(args) {
+        *d = a;
+    }
+    for (d, r) in ret_buf.iter_mut().zip(rets) {
+        *d = r;
+    }
+    f(&arg_buf[..na], &ret_buf[..nr])
+}
+
 /// Native state that lives for one execution: the tree [`Memory`] natives
 /// see (its `native` slots hold the values natives park, e.g. borrowed
 /// table entries, and the call's extensions). A parked value Move code

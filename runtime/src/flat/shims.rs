@@ -556,14 +556,12 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
     let n = s.params.len() + s.rets.len();
     // SAFETY: shim contract: `slots` holds `n` pointers to live slots.
     let ptrs = unsafe { std::slice::from_raw_parts(slots, n) };
-    let args: Vec<NativeArg<'_>> = s
-        .params
-        .iter()
-        .zip(ptrs)
-        .map(|((l, mutable), p)| NativeArg { layout: l, slot: Addr::from_raw(*p), mutable: *mutable })
-        .collect();
-    let rets: Vec<(Addr, &FlatLayout)> =
-        s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), &**l)).collect();
+    let args = s.params.iter().zip(ptrs).map(|((l, mutable), p)| NativeArg {
+        layout: l,
+        slot: Addr::from_raw(*p),
+        mutable: *mutable,
+    });
+    let rets = s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), &**l));
     let gas = match host.cost {
         Some(t) => {
             let m = host.metered.get_or_insert_with(|| crate::gas::GasMeter::new(t.clone(), 0));
@@ -572,7 +570,9 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
         }
         None => &mut host.unmetered,
     };
-    let r = native_bridge::call_native(&s.native, &mut host.session, gas, host.types, &s.ty_args, &args, &rets);
+    let r = native_bridge::with_native_slots(args, rets, |args, rets| {
+        native_bridge::call_native(&s.native, &mut host.session, gas, host.types, &s.ty_args, args, rets)
+    });
     if host.cost.is_some() {
         c.gas_left = c.gas_left.saturating_sub(gas.used());
     }
