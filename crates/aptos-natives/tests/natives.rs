@@ -533,6 +533,14 @@ fn ported_natives_have_a_flat_form() {
         ("string", "internal_sub_string"),
         ("string", "internal_index_of"),
         ("type_name", "get"),
+        ("mem", "swap"),
+        ("aptos_hash", "keccak256"),
+        ("aptos_hash", "sha2_512_internal"),
+        ("aptos_hash", "sha3_512_internal"),
+        ("aptos_hash", "blake2b_256_internal"),
+        ("aptos_hash", "ripemd160_internal"),
+        ("aptos_hash", "sip_hash"),
+        ("debug", "native_print"),
     ];
     for (m, f) in ported {
         assert!(r.get(&one, m, f).expect("registered").flat().is_some(), "{m}::{f} has a flat form");

@@ -288,6 +288,19 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
     for name in ["print", "print_stack_trace"] {
         r.register_flat(a, "debug", name, |_| Ok(()));
     }
+    // Two places of one layout: their bytes trade places (ownership with them).
+    r.register_flat(a, "mem", "swap", |call| {
+        let (x, lx) = call.arg_mut_ref(0)?;
+        let (y, ly) = call.arg_mut_ref(1)?;
+        if !std::ptr::eq(lx, ly) && lx != ly {
+            return Err(VmError::invariant("mem::swap of values of different layouts"));
+        }
+        use crate::flat::mem;
+        let x_bytes = mem::bytes(x, lx.size).to_vec();
+        mem::move_bytes(y, x, lx.size);
+        mem::write_from(y, &x_bytes);
+        Ok(())
+    });
 }
 
 /// Sui's variants of natives whose behaviour differs from Aptos.
