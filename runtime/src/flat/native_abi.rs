@@ -329,3 +329,204 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::native_bridge::{call_native, put_value, to_value, NativeSession};
+    use super::super::{FlatLayout, FlatValue};
+    use super::*;
+    use crate::gas::GasMeter;
+    use crate::layout::Layout;
+    use crate::natives::{NativeFunction, NativeRegistry, TypeInfo};
+    use std::sync::Arc;
+
+    /// Layouts of primitive types and vectors of them (what the tree forms
+    /// under test ask for).
+    struct Primitives;
+    impl TypeInfo for Primitives {
+        fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+            match ty {
+                Type::Vector(e) => Ok(Layout::Vector(Box::new(self.layout_of(e)?))),
+                t => Layout::primitive(t).ok_or_else(|| VmError::invariant("not primitive")),
+            }
+        }
+    }
+
+    fn flat(l: &Layout) -> Arc<FlatLayout> {
+        Arc::new(FlatLayout::from_layout(l, 64).expect("layout"))
+    }
+
+    fn bytes_value(b: &[u8]) -> Value {
+        Value::Vector(b.iter().map(|x| Value::U8(*x)).collect())
+    }
+
+    /// Runs `native` (its flat form, or its tree form through the bridge
+    /// when `tree`) on `args` (value, layout, `Some(mutable)` for a
+    /// reference) with results `rets` (layout, whether a reference to one)
+    /// and returns the results and the referenced arguments afterwards, as
+    /// tree values.
+    fn run(
+        native: &NativeFunction,
+        tree: bool,
+        ty_args: &[Type],
+        args: &[(Value, Layout, Option<bool>)],
+        rets: &[(Layout, bool)],
+    ) -> VmResult<(Vec<Value>, Vec<Value>)> {
+        let tree_only;
+        let native = if tree {
+            let f = native.clone();
+            tree_only = NativeFunction::new(move |cx, ty, a| (*f)(cx, ty, a));
+            &tree_only
+        } else {
+            native
+        };
+        let mut held: Vec<FlatValue> = args
+            .iter()
+            .map(|(v, l, _)| {
+                let fl = flat(l);
+                let fv = FlatValue::zeroed(fl.clone());
+                put_value(v, &fl, Addr::of_value(&fv)).expect("argument");
+                fv
+            })
+            .collect();
+        let ref_layouts: Vec<Arc<FlatLayout>> =
+            held.iter().map(|fv| Arc::new(FlatLayout::reference(fv.layout().clone()))).collect();
+        // A reference argument's slot holds its target's address.
+        let mut ref_slots: Vec<[u8; 8]> = held.iter().map(|fv| (fv.as_ptr() as usize as u64).to_le_bytes()).collect();
+        let ref_addrs: Vec<Addr> = ref_slots.iter_mut().map(|s| Addr::of_scratch(s)).collect();
+        let nargs: Vec<NativeArg<'_>> = args
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, r))| match r {
+                Some(m) => NativeArg { layout: &ref_layouts[i], slot: ref_addrs[i], mutable: *m },
+                None => NativeArg { layout: held[i].layout(), slot: Addr::of_value(&held[i]), mutable: false },
+            })
+            .collect();
+        let ret_layouts: Vec<Arc<FlatLayout>> = rets
+            .iter()
+            .map(|(l, is_ref)| if *is_ref { Arc::new(FlatLayout::reference(flat(l))) } else { flat(l) })
+            .collect();
+        let out: Vec<FlatValue> = ret_layouts.iter().map(|l| FlatValue::zeroed(l.clone())).collect();
+        let nrets: Vec<(Addr, &FlatLayout)> =
+            out.iter().zip(&ret_layouts).map(|(v, l)| (Addr::of_value(v), &**l)).collect();
+        let mut ns = NativeSession::default();
+        let mut gas = GasMeter::unmetered();
+        let r = call_native(native, &mut ns, &mut gas, &Primitives, ty_args, &nargs, &nrets);
+        // Value arguments were consumed: their slots own nothing now.
+        for ((_, _, r), fv) in args.iter().zip(&mut held) {
+            if r.is_none() {
+                fv.bytes_mut().fill(0);
+            }
+        }
+        r?;
+        let results = out
+            .iter()
+            .zip(&ret_layouts)
+            .map(|(v, l)| match &l.shape {
+                Shape::Reference(t) => native_bridge::value_at(t, mem::read_addr(Addr::of_value(v))),
+                _ => to_value(l, v.bytes()),
+            })
+            .collect::<VmResult<_>>()?;
+        let after = args
+            .iter()
+            .zip(&held)
+            .filter(|((_, _, r), _)| r.is_some())
+            .map(|(_, fv)| to_value(fv.layout(), fv.bytes()))
+            .collect::<VmResult<_>>()?;
+        Ok((results, after))
+    }
+
+    /// Each ported stdlib native gives the same results, argument values
+    /// and errors on its flat form as on its tree form.
+    #[test]
+    fn flat_forms_agree_with_tree_forms() {
+        let r = NativeRegistry::with_stdlib();
+        let one = AccountAddress::from_u64(1);
+        let bytes = Layout::Vector(Box::new(Layout::U8));
+        let words = Layout::Vector(Box::new(Layout::U64));
+        let words_value = |xs: &[u64]| Value::Vector(xs.iter().map(|x| Value::U64(*x)).collect());
+        #[allow(clippy::type_complexity)]
+        let cases: Vec<(&str, &str, Vec<Type>, Vec<(Value, Layout, Option<bool>)>, Vec<(Layout, bool)>)> = vec![
+            (
+                "hash",
+                "sha3_256",
+                vec![],
+                vec![(bytes_value(b"abc"), bytes.clone(), None)],
+                vec![(bytes.clone(), false)],
+            ),
+            ("hash", "sha2_256", vec![], vec![(bytes_value(b""), bytes.clone(), None)], vec![(bytes.clone(), false)]),
+            (
+                "bcs",
+                "to_bytes",
+                vec![Type::Vector(Box::new(Type::U64))],
+                vec![(words_value(&[1, 2]), words.clone(), Some(false))],
+                vec![(bytes.clone(), false)],
+            ),
+            (
+                "string",
+                "internal_sub_string",
+                vec![],
+                vec![
+                    (bytes_value(b"hello"), bytes.clone(), Some(false)),
+                    (Value::U64(1), Layout::U64, None),
+                    (Value::U64(3), Layout::U64, None),
+                ],
+                vec![(bytes.clone(), false)],
+            ),
+            (
+                "string",
+                "internal_sub_string",
+                vec![],
+                vec![
+                    (bytes_value(b"hello"), bytes.clone(), Some(false)),
+                    (Value::U64(4), Layout::U64, None),
+                    (Value::U64(9), Layout::U64, None),
+                ],
+                vec![(bytes.clone(), false)],
+            ),
+            (
+                "string",
+                "internal_index_of",
+                vec![],
+                vec![
+                    (bytes_value(b"hello"), bytes.clone(), Some(false)),
+                    (bytes_value(b"ll"), bytes.clone(), Some(false)),
+                ],
+                vec![(Layout::U64, false)],
+            ),
+            (
+                "string",
+                "internal_check_utf8",
+                vec![],
+                vec![(bytes_value(&[0xff, 0x41]), bytes.clone(), Some(false))],
+                vec![(Layout::Bool, false)],
+            ),
+            (
+                "mem",
+                "swap",
+                vec![],
+                vec![
+                    (words_value(&[1, 2, 3]), words.clone(), Some(true)),
+                    (words_value(&[9]), words.clone(), Some(true)),
+                ],
+                vec![],
+            ),
+            (
+                "signer",
+                "borrow_address",
+                vec![],
+                vec![(Value::signer(AccountAddress::from_u64(7)), Layout::Signer, Some(false))],
+                vec![(Layout::Address, true)],
+            ),
+        ];
+        let live = super::super::live_allocations();
+        for (m, f, ty, args, rets) in cases {
+            let native = r.get(&one, m, f).expect("registered");
+            assert!(native.flat().is_some(), "{m}::{f} is ported");
+            let flat_run = run(&native, false, &ty, &args, &rets).map_err(|e| e.to_string());
+            let tree_run = run(&native, true, &ty, &args, &rets).map_err(|e| e.to_string());
+            assert_eq!(flat_run, tree_run, "{m}::{f}");
+        }
+        assert_eq!(super::super::live_allocations(), live, "no flat value leaks");
+    }
+}
