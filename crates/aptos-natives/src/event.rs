@@ -2,6 +2,7 @@
 //! recorded as type + BCS in the session's [`EventLog`].
 
 use crate::args::{pop, pop_u64, ty_arg, Args, Registrar};
+use movejit_runtime::natives::FlatCall;
 use movejit_runtime::{bcs, StatusCode, Type, Value, VmError};
 
 /// One emitted event.
@@ -50,6 +51,41 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             Ok(vec![])
         })
     });
+}
+
+/// The flat forms (same checks, errors and charges as above).
+pub(crate) fn register_flat(r: &mut Registrar<'_>) {
+    r.add_flat("event", "write_module_event_to_store", |call| {
+        let t = call.ty_arg(0)?.clone();
+        if !matches!(t, Type::Datatype(..)) {
+            return Err(VmError::new(StatusCode::INTERNAL_TYPE_ERROR).with_message(format!("event type {t}")));
+        }
+        let data = flat_serialize(call, 0)?;
+        call.cx.with_extensions(|ext, _| {
+            ext.get_or_default::<EventLog>().events.push(EmittedEvent { handle: None, ty: t, data });
+            Ok(())
+        })
+    });
+    r.add_flat("event", "write_to_event_store", |call| {
+        let guid = call.arg_bytes(0)?.to_vec();
+        let seq = call.arg_u64(1)?;
+        let t = call.ty_arg(0)?.clone();
+        let data = flat_serialize(call, 2)?;
+        if guid.len() != 40 {
+            return Err(VmError::new(StatusCode::EVENT_KEY_MISMATCH));
+        }
+        call.cx.with_extensions(|ext, _| {
+            ext.get_or_default::<EventLog>().events.push(EmittedEvent { handle: Some((guid, seq)), ty: t, data });
+            Ok(())
+        })
+    });
+}
+
+/// The BCS of argument `i` (the event), charged per byte.
+fn flat_serialize(call: &mut FlatCall<'_, '_>, i: usize) -> movejit_runtime::VmResult<Vec<u8>> {
+    let data = call.arg_bcs(i).map_err(|_| VmError::invariant("cannot serialize event"))?;
+    call.cx.gas.charge_native(data.len())?;
+    Ok(data)
 }
 
 fn serialize(cx: &mut movejit_runtime::NativeContext<'_>, t: &Type, msg: &Value) -> movejit_runtime::VmResult<Vec<u8>> {

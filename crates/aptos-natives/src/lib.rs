@@ -89,6 +89,7 @@ pub fn register(registry: &mut NativeRegistry) {
     table::register(r);
     object::register(r);
     event::register(r);
+    event::register_flat(r);
     type_info::register(r);
     transaction_context::register(r);
     account::register(r);

@@ -71,6 +71,12 @@ fn digest_native<D: sha2::Digest>(r: &mut Registrar<'_>, name: &str) {
         cx.gas.charge_native(bytes.len())?;
         Ok(vec![Value::from_bytes(&D::digest(&bytes))])
     });
+    r.add_flat("aptos_hash", name, |call| {
+        let bytes = call.arg_bytes(0)?;
+        let (n, digest) = (bytes.len(), D::digest(bytes));
+        call.cx.gas.charge_native(n)?;
+        call.ret_bytes(0, &digest)
+    });
 }
 
 pub(crate) fn register(r: &mut Registrar<'_>) {
@@ -89,6 +95,16 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         h.write(&bytes);
         Ok(vec![Value::U64(h.finish())])
     });
+    r.add_flat("aptos_hash", "sip_hash", |call| {
+        let bytes = call.arg_bytes(0)?;
+        let n = bytes.len();
+        let mut h = siphasher::sip::SipHasher::new();
+        h.write(bytes);
+        let digest = h.finish();
+        call.cx.gas.charge_native(n)?;
+        call.ret_u64(0, digest)
+    });
+    r.add_flat("debug", "native_print", |_| Ok(()));
     r.add("util", "from_bytes", |cx, ty, mut args: Args| {
         let bytes = pop(&mut args)?.to_bytes()?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;

@@ -22,4 +22,16 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         pre.extend_from_slice(&derive_from.0);
         Ok(vec![Value::Address(derive_address(&pre, DERIVE_OBJECT_ADDRESS_FROM_OBJECT))])
     });
+    r.add_flat("object", "exists_at", |call| {
+        call.cx.gas.charge_native(0)?;
+        let address = call.arg_address(0)?;
+        let exists = call.cx.resource_exists(address, call.ty_arg(0)?)?;
+        call.ret_bool(0, exists)
+    });
+    r.add_flat("object", "create_user_derived_object_address_impl", |call| {
+        call.cx.gas.charge_native(0)?;
+        let mut pre = call.arg_address(0)?.0.to_vec();
+        pre.extend_from_slice(&call.arg_address(1)?.0);
+        call.ret_address(0, derive_address(&pre, DERIVE_OBJECT_ADDRESS_FROM_OBJECT))
+    });
 }

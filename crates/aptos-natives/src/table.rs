@@ -12,9 +12,10 @@
 use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
 use crate::transaction_context::context as txn_context;
 use movejit_runtime::bcs;
-use movejit_runtime::natives::{NativeContext, ParkedHome};
+use movejit_runtime::fxhash::FxHashMap;
+use movejit_runtime::natives::{FlatCall, NativeContext, ParkedHome};
 use movejit_runtime::{AccountAddress, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 /// Abort code of `add` when the key is present: `error::invalid_argument(100)`.
@@ -30,13 +31,17 @@ enum Entry {
     Parked(u32),
 }
 
+/// Table contents by handle, then by key BCS. Hashed (the natives look
+/// entries up per call); [`TableStore::entries`] sorts by key.
+type Contents = FxHashMap<AccountAddress, FxHashMap<Vec<u8>, Entry>>;
+
 /// The tables of a session.
 #[derive(Debug, Default)]
 pub struct TableStore {
     /// Tables created in this session: (handle, key type, value type).
     new_tables: Vec<(AccountAddress, Type, Type)>,
     removed: BTreeSet<AccountAddress>,
-    content: BTreeMap<AccountAddress, BTreeMap<Vec<u8>, Entry>>,
+    content: Contents,
     /// Where this call's parked values return to, and which entry each
     /// parked slot belongs to.
     home: Option<ParkedHome>,
@@ -48,7 +53,7 @@ pub struct TableStore {
 pub struct TableCheckpoint {
     new_tables: Vec<(AccountAddress, Type, Type)>,
     removed: BTreeSet<AccountAddress>,
-    content: BTreeMap<AccountAddress, BTreeMap<Vec<u8>, Entry>>,
+    content: Contents,
 }
 
 impl TableStore {
@@ -92,12 +97,15 @@ impl TableStore {
             Some(t) => t,
             None => return Some(Vec::new()),
         };
-        t.iter()
+        let mut entries: Vec<(Vec<u8>, Value)> = t
+            .iter()
             .map(|(k, e)| match e {
                 Entry::Here(v) => Some((k.clone(), v.clone())),
                 Entry::Parked(_) => None,
             })
-            .collect()
+            .collect::<Option<_>>()?;
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Some(entries)
     }
 
     /// Makes `mem` this store's parking place, first taking back what an
@@ -174,8 +182,28 @@ fn table_and_key(
     Ok((handle, k))
 }
 
+/// The flat form of [`table_and_key`]: argument 0 is the `&Table`,
+/// argument 1 the key.
+fn flat_table_and_key(call: &mut FlatCall<'_, '_>) -> VmResult<(AccountAddress, Vec<u8>)> {
+    let handle = call.arg_address_field(0, 0)?;
+    call.ty_arg(0)?;
+    let k = call.arg_bcs(1).map_err(|_| extension_error("cannot serialize table key"))?;
+    call.cx.gas.charge_native(k.len())?;
+    Ok((handle, k))
+}
+
 /// A reference to the entry's value, parking it first.
 fn borrow(cx: &mut NativeContext<'_>, store: &mut TableStore, handle: AccountAddress, key: Vec<u8>) -> VmResult<Value> {
+    Ok(Value::Ref(Reference::new(RefRoot::Native(borrow_slot(cx, store, handle, key)?))))
+}
+
+/// The parked slot of the entry's value, parking it first.
+fn borrow_slot(
+    cx: &mut NativeContext<'_>,
+    store: &mut TableStore,
+    handle: AccountAddress,
+    key: Vec<u8>,
+) -> VmResult<u32> {
     let table = store.content.get_mut(&handle).ok_or_else(|| VmError::abort(NOT_FOUND))?;
     let slot = match table.get_mut(&key) {
         None => return Err(VmError::abort(NOT_FOUND)),
@@ -190,7 +218,7 @@ fn borrow(cx: &mut NativeContext<'_>, store: &mut TableStore, handle: AccountAdd
             s
         }
     };
-    Ok(Value::Ref(Reference::new(RefRoot::Native(slot))))
+    Ok(slot)
 }
 
 fn with_store<R>(
@@ -287,4 +315,65 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_native(0)?;
         Ok(vec![])
     });
+    register_flat(r);
+}
+
+/// The flat forms of the table natives (same order of checks, errors and
+/// charges as the tree forms above). Entries stay in tree form in the
+/// store: `add_box` converts the value once, `borrow_box` parks it and
+/// hands out a reference into its flat form.
+fn register_flat(r: &mut Registrar<'_>) {
+    let m = "table";
+    r.add_flat(m, "add_box", |call| {
+        let (handle, k) = flat_table_and_key(call)?;
+        let value = call.arg_tree(2)?;
+        with_store(&mut call.cx, |store, _| {
+            let table = store.content.entry(handle).or_default();
+            if table.contains_key(&k) {
+                return Err(VmError::abort(ALREADY_EXISTS));
+            }
+            table.insert(k, Entry::Here(value));
+            Ok(())
+        })
+    });
+    for name in ["borrow_box", "borrow_box_mut"] {
+        r.add_flat(m, name, |call| {
+            let (handle, k) = flat_table_and_key(call)?;
+            let slot = with_store(&mut call.cx, |store, cx| borrow_slot(cx, store, handle, k))?;
+            call.ret_parked_ref(0, slot)
+        });
+    }
+    r.add_flat(m, "contains_box", |call| {
+        let (handle, k) = flat_table_and_key(call)?;
+        let found =
+            with_store(&mut call.cx, |store, _| Ok(store.content.get(&handle).is_some_and(|t| t.contains_key(&k))))?;
+        call.ret_bool(0, found)
+    });
+    r.add_flat(m, "remove_box", |call| {
+        let (handle, k) = flat_table_and_key(call)?;
+        let v = with_store(&mut call.cx, |store, cx| {
+            let entry =
+                store.content.get_mut(&handle).and_then(|t| t.remove(&k)).ok_or_else(|| VmError::abort(NOT_FOUND))?;
+            match entry {
+                Entry::Here(v) => Ok(v),
+                Entry::Parked(s) => {
+                    if let Some(p) = store.parked.get_mut(s as usize) {
+                        *p = None;
+                    }
+                    cx.mem.native.take(s)
+                }
+            }
+        })?;
+        call.ret_tree(0, &v)
+    });
+    r.add_flat(m, "destroy_empty_box", |call| {
+        call.cx.gas.charge_native(0)?;
+        let handle = call.arg_address_field(0, 0)?;
+        with_store(&mut call.cx, |store, _| {
+            store.content.remove(&handle);
+            store.removed.insert(handle);
+            Ok(())
+        })
+    });
+    r.add_flat(m, "drop_unchecked_box", |call| call.cx.gas.charge_native(0));
 }

@@ -58,4 +58,26 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_native(name.len())?;
         Ok(vec![crate::args::string_value(&name)])
     });
+    // Flat forms: no arguments, results built as above.
+    r.add_flat("type_info", "type_of", |call| {
+        let t = call.ty_arg(0)?;
+        call.cx.gas.charge_native(canonical(t).len())?;
+        match t {
+            Type::Datatype(id, args) => {
+                let name = format!("{}{}", id.name, type_args(args));
+                let v = Value::Struct(vec![
+                    Value::Address(id.address),
+                    Value::from_bytes(id.module.as_bytes()),
+                    Value::from_bytes(name.as_bytes()),
+                ]);
+                call.ret_tree(0, &v)
+            }
+            _ => Err(VmError::abort(NFE_EXPECTED_STRUCT_TYPE_TAG)),
+        }
+    });
+    r.add_flat("type_info", "type_name", |call| {
+        let name = canonical(call.ty_arg(0)?);
+        call.cx.gas.charge_native(name.len())?;
+        call.ret_tree(0, &crate::args::string_value(&name))
+    });
 }

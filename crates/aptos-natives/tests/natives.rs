@@ -497,3 +497,56 @@ fn hash_natives_match_the_standard_vectors() {
         assert_eq!(r, vec![Value::from_bytes(&hex::decode(want).expect("hex"))], "{f}({input:?})");
     }
 }
+
+/// The natives ported to the flat native ABI (jit-abi.md, "Native ABI"):
+/// each has a flat form, which the flat executors call instead of the tree
+/// bridge. The conformance suites check that both forms agree.
+#[test]
+fn ported_natives_have_a_flat_form() {
+    let r = movejit_aptos_natives::aptos_registry();
+    let one = movejit_runtime::AccountAddress::from_u64(1);
+    let ported = [
+        ("table", "add_box"),
+        ("table", "borrow_box"),
+        ("table", "borrow_box_mut"),
+        ("table", "contains_box"),
+        ("table", "remove_box"),
+        ("table", "destroy_empty_box"),
+        ("table", "drop_unchecked_box"),
+        ("event", "write_module_event_to_store"),
+        ("event", "write_to_event_store"),
+        ("object", "exists_at"),
+        ("object", "create_user_derived_object_address_impl"),
+        ("create_signer", "create_signer"),
+        ("type_info", "type_of"),
+        ("type_info", "type_name"),
+        ("aggregator_v2", "try_add"),
+        ("aggregator_v2", "try_sub"),
+        ("aggregator_v2", "is_at_least_impl"),
+        ("aggregator_v2", "read"),
+        ("bcs", "to_bytes"),
+        ("hash", "sha2_256"),
+        ("hash", "sha3_256"),
+        ("signer", "borrow_address"),
+        ("string", "internal_check_utf8"),
+        ("string", "internal_is_char_boundary"),
+        ("string", "internal_sub_string"),
+        ("string", "internal_index_of"),
+        ("type_name", "get"),
+        ("mem", "swap"),
+        ("aptos_hash", "keccak256"),
+        ("aptos_hash", "sha2_512_internal"),
+        ("aptos_hash", "sha3_512_internal"),
+        ("aptos_hash", "blake2b_256_internal"),
+        ("aptos_hash", "ripemd160_internal"),
+        ("aptos_hash", "sip_hash"),
+        ("debug", "native_print"),
+    ];
+    for (m, f) in ported {
+        assert!(r.get(&one, m, f).expect("registered").flat().is_some(), "{m}::{f} has a flat form");
+    }
+    // What still goes through the tree bridge (`--nocapture` lists it).
+    for name in r.tree_only() {
+        println!("tree-only: {name}");
+    }
+}

@@ -4,8 +4,8 @@
 use crate::args::{invariant, object_id, pop, pop_address, ty_arg, Args, Registrar};
 use crate::children::Lookup;
 use crate::object_runtime::ObjectRuntime;
-use movejit_runtime::natives::NativeContext;
-use movejit_runtime::{bcs, AccountAddress, Type, Value, VmError, VmResult};
+use movejit_runtime::natives::{FlatCall, NativeContext};
+use movejit_runtime::{bcs, AccountAddress, RefRoot, Type, Value, VmError, VmResult};
 
 /// No child with that id under that parent.
 pub const E_KEY_DOES_NOT_EXIST: u64 = 1;
@@ -57,7 +57,85 @@ fn found(l: Lookup<Value>) -> VmResult<Vec<Value>> {
     }
 }
 
+/// A found child as a flat result: a parked child's reference, or the
+/// child's value.
+fn flat_found(call: &mut FlatCall<'_, '_>, l: Lookup<Value>) -> VmResult<()> {
+    match l {
+        Lookup::Found(Value::Ref(r)) => match (r.root, r.path.as_slice()) {
+            (RefRoot::Native(slot), []) => call.ret_parked_ref(0, slot),
+            _ => Err(VmError::invariant("dynamic field: reference form")),
+        },
+        Lookup::Found(v) => call.ret_tree(0, &v),
+        Lookup::Missing => Err(VmError::abort(E_KEY_DOES_NOT_EXIST)),
+        Lookup::WrongType => Err(VmError::abort(E_FIELD_TYPE_MISMATCH)),
+    }
+}
+
+/// The flat forms (same checks, errors and charges as in [`register`]).
+fn register_flat(r: &mut Registrar<'_>) {
+    let m = "dynamic_field";
+    r.add_flat(m, "hash_type_and_key", |call| {
+        let parent = call.arg_address(0)?;
+        let k_ty = call.ty_arg(0)?;
+        let Ok(tag) = crate::type_tag::type_tag_bcs(k_ty) else {
+            return Err(VmError::abort(E_BCS_SERIALIZATION_FAILURE));
+        };
+        let Ok(k) = call.arg_bcs(1) else {
+            return Err(VmError::abort(E_BCS_SERIALIZATION_FAILURE));
+        };
+        call.cx.gas.charge_native(k.len() + tag.len())?;
+        call.ret_address(0, derive_dynamic_field_id(parent, &tag, &k))
+    });
+    r.add_flat(m, "add_child_object", |call| {
+        let parent = call.arg_address(0)?;
+        let t = match call.ty_arg(0)? {
+            t @ Type::Datatype(..) => t.clone(),
+            t => return Err(invariant(format!("child type {t} is not a struct"))),
+        };
+        let child = call.arg_tree(1)?;
+        let id = object_id(&child)?;
+        call.cx.gas.charge_native(0)?;
+        with_children(&mut call.cx, true, |store, _| store.add(parent, id, t, child))
+    });
+    for name in ["borrow_child_object", "borrow_child_object_mut"] {
+        r.add_flat(m, name, |call| {
+            let id = call.arg_address(1)?;
+            let parent = call.arg_address_at(0, &[0, 0])?;
+            let t = call.ty_arg(0)?.clone();
+            call.cx.gas.charge_native(0)?;
+            let l = with_children(&mut call.cx, true, |store, cx| store.borrow(cx, parent, id, &t))?;
+            flat_found(call, l)
+        });
+    }
+    r.add_flat(m, "remove_child_object", |call| {
+        let id = call.arg_address(1)?;
+        let parent = call.arg_address(0)?;
+        let t = call.ty_arg(0)?.clone();
+        call.cx.gas.charge_native(0)?;
+        let l = with_children(&mut call.cx, true, |store, cx| store.remove(cx, parent, id, &t))?;
+        flat_found(call, l)
+    });
+    r.add_flat(m, "has_child_object", |call| {
+        let (parent, id) = (call.arg_address(0)?, call.arg_address(1)?);
+        call.cx.gas.charge_native(0)?;
+        let found = with_children(&mut call.cx, true, |store, _| Ok(store.contains(parent, id, None)))?;
+        call.ret_bool(0, found)
+    });
+    r.add_flat(m, "has_child_object_with_ty", |call| {
+        let (parent, id) = (call.arg_address(0)?, call.arg_address(1)?);
+        let t = call.ty_arg(0)?.clone();
+        call.cx.gas.charge_native(0)?;
+        let found = with_children(&mut call.cx, true, |store, _| Ok(store.contains(parent, id, Some(&t))))?;
+        call.ret_bool(0, found)
+    });
+}
+
 pub(crate) fn register(r: &mut Registrar<'_>) {
+    register_tree(r);
+    register_flat(r);
+}
+
+fn register_tree(r: &mut Registrar<'_>) {
     let m = "dynamic_field";
     r.add(m, "hash_type_and_key", |cx, ty, mut args: Args| {
         let key = pop(&mut args)?;

@@ -4,7 +4,7 @@
 
 use crate::args::{invariant, object_id, pop, pop_address, pop_u64, ty_arg, Args, Registrar};
 use crate::object_runtime::{ObjectRuntime, Owner, TransferResult};
-use movejit_runtime::natives::NativeContext;
+use movejit_runtime::natives::{FlatCall, NativeContext};
 use movejit_runtime::{bcs, Type, Value, VmError, VmResult};
 
 /// `share_object` of an object that is neither new nor already shared.
@@ -33,7 +33,62 @@ fn transfer(cx: &mut NativeContext<'_>, ty: &[Type], obj: Value, owner: Owner) -
     runtime(cx, |rt| rt.transfer(id, owner, t, obj))
 }
 
+/// The flat forms (same checks, errors and charges as in [`register`]).
+fn register_flat(r: &mut Registrar<'_>) {
+    r.add_flat("object", "record_new_uid", |call| {
+        call.cx.gas.charge_native(0)?;
+        let id = call.arg_address(0)?;
+        runtime(&mut call.cx, |rt| rt.new_id(id))
+    });
+    r.add_flat("object", "delete_impl", |call| {
+        call.cx.gas.charge_native(0)?;
+        let id = call.arg_address(0)?;
+        runtime(&mut call.cx, |rt| rt.delete_id(id))
+    });
+    r.add_flat("object", "borrow_uid", |call| {
+        call.cx.gas.charge_native(0)?;
+        let uid = call.arg_ref_field(0, 0)?;
+        call.ret_ref(0, uid)
+    });
+    r.add_flat("transfer", "transfer_impl", |call| {
+        call.cx.gas.charge_native(0)?;
+        let recipient = call.arg_address(1)?;
+        let obj = call.arg_tree(0)?;
+        flat_transfer(call, obj, Owner::AddressOwner(recipient)).map(drop)
+    });
+    r.add_flat("transfer", "freeze_object_impl", |call| {
+        call.cx.gas.charge_native(0)?;
+        let obj = call.arg_tree(0)?;
+        flat_transfer(call, obj, Owner::Immutable).map(drop)
+    });
+    r.add_flat("transfer", "share_object_impl", |call| {
+        call.cx.gas.charge_native(0)?;
+        let obj = call.arg_tree(0)?;
+        match flat_transfer(call, obj, Owner::Shared)? {
+            TransferResult::New | TransferResult::SameOwner => Ok(()),
+            TransferResult::OwnerChanged => Err(VmError::abort(E_SHARED_NON_NEW_OBJECT)),
+        }
+    });
+    r.add_flat("event", "emit", |call| {
+        let t = struct_type(call.ty_args)?;
+        let data = call.arg_bcs(0).map_err(|_| VmError::invariant("cannot serialize event"))?;
+        call.cx.gas.charge_native(data.len())?;
+        runtime(&mut call.cx, |rt| rt.emit_event(t, data))
+    });
+}
+
+fn flat_transfer(call: &mut FlatCall<'_, '_>, obj: Value, owner: Owner) -> VmResult<TransferResult> {
+    let t = struct_type(call.ty_args)?;
+    let id = object_id(&obj)?;
+    runtime(&mut call.cx, |rt| rt.transfer(id, owner, t, obj))
+}
+
 pub(crate) fn register(r: &mut Registrar<'_>) {
+    register_tree(r);
+    register_flat(r);
+}
+
+fn register_tree(r: &mut Registrar<'_>) {
     r.add("object", "record_new_uid", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
         let id = pop_address(&mut args)?;

@@ -469,3 +469,37 @@ fn sui_table_lifecycle() {
     assert!(run.effects.new_ids.is_empty() && run.effects.deleted_ids.is_empty(), "{:?}", run.effects);
     assert!(run.children.is_empty());
 }
+
+/// The Sui natives ported to the flat native ABI (jit-abi.md, "Native
+/// ABI"): each has a flat form the flat executors call instead of the tree
+/// bridge.
+#[test]
+fn ported_natives_have_a_flat_form() {
+    let r = movejit_sui_natives::sui_registry();
+    let sui = movejit_sui_natives::SUI_FRAMEWORK;
+    let ported = [
+        ("dynamic_field", "hash_type_and_key"),
+        ("dynamic_field", "add_child_object"),
+        ("dynamic_field", "borrow_child_object"),
+        ("dynamic_field", "borrow_child_object_mut"),
+        ("dynamic_field", "remove_child_object"),
+        ("dynamic_field", "has_child_object"),
+        ("dynamic_field", "has_child_object_with_ty"),
+        ("object", "record_new_uid"),
+        ("object", "delete_impl"),
+        ("object", "borrow_uid"),
+        ("transfer", "transfer_impl"),
+        ("transfer", "freeze_object_impl"),
+        ("transfer", "share_object_impl"),
+        ("event", "emit"),
+    ];
+    for (m, f) in ported {
+        assert!(r.get(&sui, m, f).expect("registered").flat().is_some(), "{m}::{f} has a flat form");
+    }
+    // Sui's own type_name natives replace the stdlib's: tree only.
+    let one = movejit_runtime::AccountAddress::from_u64(1);
+    assert!(r.get(&one, "type_name", "get").expect("registered").flat().is_none());
+    for name in r.tree_only() {
+        println!("tree-only: {name}");
+    }
+}

@@ -14,7 +14,8 @@
 //! Both the flat interpreter and compiled code run on this representation:
 //! closures are boxed [`FlatClosure`]s (pack/call shims in
 //! [`closure_shims`]), global storage is reached through [`host`], and
-//! natives (over tree values) through [`native_bridge`].
+//! natives through [`native_bridge`] (flat forms over the slots,
+//! [`native_abi`]; tree-only natives over tree values).
 
 pub mod bcs;
 pub mod closure;
@@ -24,6 +25,7 @@ pub mod frame;
 pub mod host;
 pub mod layout;
 pub mod mem;
+pub mod native_abi;
 pub mod native_bridge;
 pub mod raw;
 pub mod shims;

@@ -4,11 +4,14 @@
 //! reference arguments become roots of a [`Memory`] passed as
 //! [`Value::Ref`], `&mut` targets are written back after the call, and the
 //! results are converted into flat result slots. The interpreter and
-//! compiled code call natives through this one bridge.
+//! compiled code call natives through this one entry point; a native with a
+//! flat form skips the conversion ([`super::native_abi`]), so the tree path
+//! serves only the natives not ported yet (jit-abi.md, section 6.1).
 
 use super::closure::{to_layout, FlatClosure};
 use super::layout::{FlatLayout, Shape};
 use super::mem::{self, Addr};
+use super::native_abi::FlatCall;
 use super::raw;
 use super::value::{variant, FlatValue};
 use crate::error::{VmError, VmResult};
@@ -185,7 +188,7 @@ pub fn value_at(l: &FlatLayout, a: Addr) -> VmResult<Value> {
 
 /// Writes `v` into the slot `a` (holding no live value). On error the slot
 /// holds a valid partial value.
-pub fn put_value(v: &Value, l: &Arc<FlatLayout>, a: Addr) -> VmResult<()> {
+pub fn put_value(v: &Value, l: &FlatLayout, a: Addr) -> VmResult<()> {
     let slot = mem::bytes_mut(a, l.size);
     slot.fill(0);
     from_value(v, l, slot)
@@ -193,11 +196,44 @@ pub fn put_value(v: &Value, l: &Arc<FlatLayout>, a: Addr) -> VmResult<()> {
 
 /// One argument of a native call: its slot and layout (a reference layout
 /// for `&`/`&mut` parameters), and whether it is a `&mut`.
-#[derive(Clone, Debug)]
-pub struct NativeArg {
-    pub layout: Arc<FlatLayout>,
+#[derive(Clone, Copy, Debug)]
+pub struct NativeArg<'a> {
+    pub layout: &'a FlatLayout,
     pub slot: Addr,
     pub mutable: bool,
+}
+
+/// Native calls with at most this many arguments (and as many results)
+/// build their slot lists on the stack: no allocation per call.
+const INLINE_NATIVE_SLOTS: usize = 8;
+
+/// The layout of the unused entries of an inline slot list.
+static NO_LAYOUT: FlatLayout =
+    FlatLayout { size: 0, align: 1, owns_heap: false, bytewise_eq: true, shape: Shape::Bool };
+
+/// Runs `f` with the argument and result slot lists of one native call,
+/// collected from `args` and `rets` (on the stack when they are short).
+pub fn with_native_slots<'a, R>(
+    args: impl ExactSizeIterator<Item = NativeArg<'a>>,
+    rets: impl ExactSizeIterator<Item = (Addr, &'a FlatLayout)>,
+    f: impl FnOnce(&[NativeArg<'a>], &[(Addr, &'a FlatLayout)]) -> R,
+) -> R {
+    let (na, nr) = (args.len(), rets.len());
+    if na > INLINE_NATIVE_SLOTS || nr > INLINE_NATIVE_SLOTS {
+        let args: Vec<NativeArg<'a>> = args.collect();
+        let rets: Vec<(Addr, &'a FlatLayout)> = rets.collect();
+        return f(&args, &rets);
+    }
+    let none = Addr::from_raw(std::ptr::null_mut());
+    let mut arg_buf = [NativeArg { layout: &NO_LAYOUT, slot: none, mutable: false }; INLINE_NATIVE_SLOTS];
+    let mut ret_buf = [(none, &NO_LAYOUT); INLINE_NATIVE_SLOTS];
+    for (d, a) in arg_buf.iter_mut().zip(args) {
+        *d = a;
+    }
+    for (d, r) in ret_buf.iter_mut().zip(rets) {
+        *d = r;
+    }
+    f(&arg_buf[..na], &ret_buf[..nr])
 }
 
 /// Native state that lives for one execution: the tree [`Memory`] natives
@@ -214,7 +250,9 @@ pub struct NativeSession {
 /// Calls `native` with flat arguments; writes its results into `rets`
 /// (slots holding no live value; they may overlap the argument slots,
 /// which are consumed first). On error each value argument is in place or
-/// dropped, and the result slots own nothing.
+/// dropped, and the result slots own nothing. A native with a flat form
+/// runs on the slots ([`super::native_abi`]); the others go through tree
+/// values.
 #[allow(clippy::too_many_arguments)]
 pub fn call_native(
     native: &NativeFunction,
@@ -222,13 +260,18 @@ pub fn call_native(
     gas: &mut GasMeter,
     types: &dyn TypeInfo,
     ty_args: &[Type],
-    args: &[NativeArg],
-    rets: &[(Addr, Arc<FlatLayout>)],
+    args: &[NativeArg<'_>],
+    rets: &[(Addr, &FlatLayout)],
 ) -> VmResult<()> {
+    if let Some(flat) = native.flat() {
+        let mut call = FlatCall::new(NativeContext { mem: &mut ns.mem, gas, types }, ty_args, args, rets);
+        let r = flat(&mut call);
+        return call.finish(r);
+    }
     ns.mem.locals.clear();
     let mut values = Vec::with_capacity(args.len());
     // (target layout, target address) of each reference argument, by root.
-    let mut roots: Vec<(Arc<FlatLayout>, Addr)> = Vec::new();
+    let mut roots: Vec<(&Arc<FlatLayout>, Addr)> = Vec::new();
     // (local index in `memory`, target layout, target address) of `&mut` args.
     let mut write_back = Vec::new();
     for a in args {
@@ -237,15 +280,15 @@ pub fn call_native(
                 let target = mem::read_addr(a.slot);
                 let idx = ns.mem.locals.len() as u32;
                 ns.mem.locals.push(value_at(t, target)?);
-                roots.push((t.clone(), target));
+                roots.push((t, target));
                 if a.mutable {
-                    write_back.push((idx as usize, t.clone(), target));
+                    write_back.push((idx as usize, t, target));
                 }
                 values.push(Value::Ref(Reference::new(RefRoot::Local(idx))));
             }
             _ => {
-                values.push(value_at(&a.layout, a.slot)?);
-                mem::drop_value(&a.layout, a.slot);
+                values.push(value_at(a.layout, a.slot)?);
+                mem::drop_value(a.layout, a.slot);
             }
         }
     }
@@ -255,8 +298,8 @@ pub fn call_native(
     };
     for (idx, t, target) in write_back {
         let v = ns.mem.locals.get(idx).ok_or_else(|| VmError::invariant("native argument root"))?;
-        mem::drop_value(&t, target);
-        put_value(v, &t, target)?;
+        mem::drop_value(t, target);
+        put_value(v, t, target)?;
     }
     if results.len() != rets.len() {
         return Err(VmError::invariant("native returned a different number of values"));
@@ -278,9 +321,9 @@ pub fn call_native(
 /// Writes one native result into its slot `a` (holding no live value).
 fn put_result(
     ns: &mut NativeSession,
-    roots: &[(Arc<FlatLayout>, Addr)],
+    roots: &[(&Arc<FlatLayout>, Addr)],
     v: &Value,
-    l: &Arc<FlatLayout>,
+    l: &FlatLayout,
     a: Addr,
 ) -> VmResult<()> {
     match (v, &l.shape) {
@@ -290,7 +333,8 @@ fn put_result(
         (Value::Ref(r), Shape::Reference(t)) => {
             let (tl, ta) = match r.root {
                 RefRoot::Local(i) => {
-                    roots.get(i as usize).cloned().ok_or_else(|| VmError::invariant("native reference root"))?
+                    let (tl, ta) = roots.get(i as usize).ok_or_else(|| VmError::invariant("native reference root"))?;
+                    (Arc::clone(tl), *ta)
                 }
                 RefRoot::Native(i) => {
                     let fv = ns.mem.native.flat(i, r.path.as_slice().is_empty().then_some(t))?;

@@ -487,6 +487,10 @@ pub struct NativeHost<'a> {
     /// The meter natives see when unmetered (made once: building a cost
     /// table per call would dominate cheap natives).
     pub unmetered: crate::gas::GasMeter,
+    /// The meter natives see when metered: made at the first metered call
+    /// (building one builds a cost table), restarted with the gas left at
+    /// each call.
+    pub metered: Option<crate::gas::GasMeter>,
 }
 
 /// Records the error at `err`: an error compiled code raises whole, known
@@ -535,23 +539,23 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
     let n = s.params.len() + s.rets.len();
     // SAFETY: shim contract: `slots` holds `n` pointers to live slots.
     let ptrs = unsafe { std::slice::from_raw_parts(slots, n) };
-    let args: Vec<NativeArg> = s
-        .params
-        .iter()
-        .zip(ptrs)
-        .map(|((l, mutable), p)| NativeArg { layout: l.clone(), slot: Addr::from_raw(*p), mutable: *mutable })
-        .collect();
-    let rets: Vec<(Addr, std::sync::Arc<FlatLayout>)> =
-        s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), l.clone())).collect();
-    let mut metered;
+    let args = s.params.iter().zip(ptrs).map(|((l, mutable), p)| NativeArg {
+        layout: l,
+        slot: Addr::from_raw(*p),
+        mutable: *mutable,
+    });
+    let rets = s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), &**l));
     let gas = match host.cost {
         Some(t) => {
-            metered = crate::gas::GasMeter::new(t.clone(), c.gas_left);
-            &mut metered
+            let m = host.metered.get_or_insert_with(|| crate::gas::GasMeter::new(t.clone(), 0));
+            m.restart(c.gas_left);
+            m
         }
         None => &mut host.unmetered,
     };
-    let r = native_bridge::call_native(&s.native, &mut host.session, gas, host.types, &s.ty_args, &args, &rets);
+    let r = native_bridge::with_native_slots(args, rets, |args, rets| {
+        native_bridge::call_native(&s.native, &mut host.session, gas, host.types, &s.ty_args, args, rets)
+    });
     if host.cost.is_some() {
         c.gas_left = c.gas_left.saturating_sub(gas.used());
     }

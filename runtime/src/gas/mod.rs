@@ -72,6 +72,12 @@ impl GasMeter {
         let instr = Opcode::ALL.iter().map(|op| table.instr.get(op).copied().unwrap_or(table.default_instr)).collect();
         GasMeter { table: Arc::new(table), instr, budget: Some(budget), used: 0 }
     }
+    /// This meter, metered, with `budget` units and nothing used (a meter
+    /// reused per call: no table is rebuilt).
+    pub fn restart(&mut self, budget: u64) {
+        self.budget = Some(budget);
+        self.used = 0;
+    }
     /// A fresh meter with `budget` units over this meter's cost table
     /// (shared, not rebuilt: for meters made per call).
     pub fn with_budget(&self, budget: u64) -> Self {

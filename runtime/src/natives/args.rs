@@ -5,7 +5,6 @@
 
 use super::{NativeContext, NativeFunction, NativeRegistry, NativeResult};
 use crate::{AccountAddress, Type, Value, VmError, VmResult};
-use std::sync::Arc;
 
 /// A native's value arguments, in Move order.
 pub type Args = Vec<Value>;
@@ -23,8 +22,17 @@ impl Registrar<'_> {
         function: &str,
         f: impl Fn(&mut NativeContext<'_>, &[Type], Args) -> VmResult<NativeResult> + Send + Sync + 'static,
     ) {
-        let f: NativeFunction = Arc::new(f);
-        self.registry.register(self.address, module, function, f);
+        self.registry.register(self.address, module, function, NativeFunction::new(f));
+    }
+    /// Gives the native `module::function` (added before) its flat form.
+    pub fn add_flat(
+        &mut self,
+        module: &str,
+        function: &str,
+        f: impl Fn(&mut super::FlatCall<'_, '_>) -> VmResult<()> + Send + Sync + 'static,
+    ) {
+        let added = self.registry.register_flat(self.address, module, function, f);
+        debug_assert!(added, "flat form of an unregistered native {module}::{function}");
     }
 }
 

@@ -11,17 +11,18 @@
 use super::NativeContext;
 use crate::error::{VmError, VmResult};
 use crate::flat::{native_bridge, FlatLayout, FlatValue};
+use crate::fxhash::FxHashMap;
 use crate::values::Value;
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Native state by type: one value of each type (a table store, an event
 /// log, the transaction context...).
 #[derive(Default)]
 pub struct NativeExtensions {
-    map: HashMap<TypeId, Box<dyn Any + Send>>,
+    /// Hashed fast: natives look their state up on every call.
+    map: FxHashMap<TypeId, Box<dyn Any + Send>>,
 }
 
 impl std::fmt::Debug for NativeExtensions {

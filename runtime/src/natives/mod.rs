@@ -13,6 +13,7 @@ pub mod args;
 mod extensions;
 mod stdlib;
 
+pub use crate::flat::native_abi::FlatCall;
 pub use extensions::{with_extensions, NativeExtensions, NativeSlots, ParkedHome};
 pub use stdlib::{sha2_256, sha3_256};
 
@@ -77,9 +78,56 @@ impl NativeContext<'_> {
 /// What a native returns: its return values (errors and aborts are `Err`).
 pub type NativeResult = Vec<Value>;
 
-/// A native: type arguments and arguments (references as [`Value::Ref`]).
-pub type NativeFunction =
-    Arc<dyn Fn(&mut NativeContext<'_>, &[Type], Vec<Value>) -> VmResult<NativeResult> + Send + Sync>;
+/// A native over tree values: type arguments and arguments (references as
+/// [`Value::Ref`]).
+pub type TreeNative = dyn Fn(&mut NativeContext<'_>, &[Type], Vec<Value>) -> VmResult<NativeResult> + Send + Sync;
+
+/// A native over flat values: reads its arguments and writes its results
+/// in the executor's slots through [`FlatCall`]'s typed accessors (see
+/// `jit-abi.md`, "Native ABI").
+pub type FlatNative = dyn Fn(&mut FlatCall<'_, '_>) -> VmResult<()> + Send + Sync;
+
+/// A registered native: its tree form (what the tree interpreter and the
+/// native bridge call) and, once ported, its flat form, which both flat
+/// executors call instead of the bridge. The two forms have the same
+/// semantics, errors and gas. Calling a `NativeFunction` calls the tree
+/// form.
+#[derive(Clone)]
+pub struct NativeFunction {
+    tree: Arc<TreeNative>,
+    flat: Option<Arc<FlatNative>>,
+}
+
+impl NativeFunction {
+    /// A native with only a tree form.
+    pub fn new(
+        f: impl Fn(&mut NativeContext<'_>, &[Type], Vec<Value>) -> VmResult<NativeResult> + Send + Sync + 'static,
+    ) -> Self {
+        NativeFunction { tree: Arc::new(f), flat: None }
+    }
+    /// The same native with flat form `f`.
+    pub fn with_flat(mut self, f: impl Fn(&mut FlatCall<'_, '_>) -> VmResult<()> + Send + Sync + 'static) -> Self {
+        self.flat = Some(Arc::new(f));
+        self
+    }
+    /// The flat form, once ported.
+    pub fn flat(&self) -> Option<&FlatNative> {
+        self.flat.as_deref()
+    }
+}
+
+impl std::ops::Deref for NativeFunction {
+    type Target = TreeNative;
+    fn deref(&self) -> &TreeNative {
+        &*self.tree
+    }
+}
+
+impl std::fmt::Debug for NativeFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.flat.is_some() { "NativeFunction(tree, flat)" } else { "NativeFunction(tree)" })
+    }
+}
 
 /// Natives by (address, module, function).
 #[derive(Clone, Default)]
@@ -101,6 +149,7 @@ impl NativeRegistry {
     pub fn with_stdlib() -> Self {
         let mut r = NativeRegistry::default();
         stdlib::register_all(&mut r, AccountAddress::from_u64(1));
+        stdlib::register_flat_all(&mut r, AccountAddress::from_u64(1));
         r
     }
     /// The Move stdlib natives at `0x1` with Sui's semantics where they
@@ -113,6 +162,35 @@ impl NativeRegistry {
     /// Adds or replaces a native.
     pub fn register(&mut self, address: AccountAddress, module: &str, function: &str, f: NativeFunction) {
         self.map.insert((address, module.to_string(), function.to_string()), f);
+    }
+    /// Gives the registered native `module::function` at `address` its
+    /// flat form; false (nothing changed) when there is no such native.
+    pub fn register_flat(
+        &mut self,
+        address: AccountAddress,
+        module: &str,
+        function: &str,
+        f: impl Fn(&mut FlatCall<'_, '_>) -> VmResult<()> + Send + Sync + 'static,
+    ) -> bool {
+        match self.map.get_mut(&(address, module.to_string(), function.to_string())) {
+            Some(n) => {
+                n.flat = Some(Arc::new(f));
+                true
+            }
+            None => false,
+        }
+    }
+    /// The natives without a flat form, as `address::module::function`
+    /// (sorted): the ones still called through the tree bridge.
+    pub fn tree_only(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .map
+            .iter()
+            .filter(|(_, n)| n.flat.is_none())
+            .map(|((a, m, f), _)| format!("{}::{m}::{f}", a.to_hex_short()))
+            .collect();
+        v.sort();
+        v
     }
     pub fn get(&self, address: &AccountAddress, module: &str, function: &str) -> Option<NativeFunction> {
         self.map.get(&(*address, module.to_string(), function.to_string())).cloned()

@@ -7,7 +7,6 @@ use crate::types::Type;
 use crate::values::{compare_values, Value};
 use movejit_format::AccountAddress;
 use sha2::Digest;
-use std::sync::Arc;
 
 type Args = Vec<Value>;
 
@@ -22,8 +21,7 @@ fn reg(
     f: &str,
     func: impl Fn(&mut NativeContext<'_>, &[Type], Args) -> VmResult<NativeResult> + Send + Sync + 'static,
 ) {
-    let func: NativeFunction = Arc::new(func);
-    r.register(a, m, f, func);
+    r.register(a, m, f, NativeFunction::new(func));
 }
 
 fn idx(v: Value) -> VmResult<usize> {
@@ -228,6 +226,80 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
             std::cmp::Ordering::Greater => 2,
         };
         Ok(vec![Value::Variant(tag, vec![])])
+    });
+}
+
+/// The flat forms of the stdlib natives (same checks, errors and charges
+/// as the tree forms in [`register_all`]).
+pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
+    for name in ["to_bytes", "serialize"] {
+        r.register_flat(a, "bcs", name, |call| {
+            call.ty_arg(0).map_err(|_| VmError::invariant("to_bytes without type"))?;
+            let bytes = call.arg_bcs(0).map_err(|_| VmError::abort(0x1C5))?;
+            call.cx.gas.charge_native(bytes.len())?;
+            call.ret_bytes(0, &bytes)
+        });
+    }
+    for (name, hash) in [("sha2_256", sha2_256 as fn(&[u8]) -> [u8; 32]), ("sha3_256", sha3_256)] {
+        r.register_flat(a, "hash", name, move |call| {
+            let data = call.arg_bytes(0)?;
+            let n = data.len();
+            let digest = hash(data);
+            call.cx.gas.charge_native(n)?;
+            call.ret_bytes(0, &digest)
+        });
+    }
+    // A signer is one address at offset 0: the reference is the signer's.
+    r.register_flat(a, "signer", "borrow_address", |call| {
+        let (target, _) = call.arg_ref(0)?;
+        call.ret_ref(0, target)
+    });
+    r.register_flat(a, "string", "internal_check_utf8", |call| {
+        let ok = std::str::from_utf8(call.arg_bytes(0)?).is_ok();
+        call.ret_bool(0, ok)
+    });
+    r.register_flat(a, "string", "internal_is_char_boundary", |call| {
+        let b = call.arg_bytes(0)?;
+        let i = usize::try_from(call.arg_u64(1)?).unwrap_or(usize::MAX);
+        let ok = i == 0 || i == b.len() || (i < b.len() && (b[i] as i8) >= -0x40);
+        call.ret_bool(0, ok)
+    });
+    r.register_flat(a, "string", "internal_sub_string", |call| {
+        let b = call.arg_bytes(0)?;
+        let i = usize::try_from(call.arg_u64(1)?).unwrap_or(usize::MAX);
+        let j = usize::try_from(call.arg_u64(2)?).unwrap_or(usize::MAX);
+        if i > j || j > b.len() {
+            return Err(VmError::invariant("sub_string out of range"));
+        }
+        let sub = b[i..j].to_vec();
+        call.ret_bytes(0, &sub)
+    });
+    r.register_flat(a, "string", "internal_index_of", |call| {
+        let s = call.arg_bytes(0)?;
+        let p = call.arg_bytes(1)?;
+        let pos = if p.is_empty() { 0 } else { s.windows(p.len()).position(|w| w == p).unwrap_or(s.len()) };
+        call.ret_u64(0, pos as u64)
+    });
+    r.register_flat(a, "type_name", "get", |call| {
+        let t = call.ty_arg(0).map_err(|_| VmError::invariant("type_name::get without type"))?;
+        let name = t.type_name();
+        call.ret_tree(0, &Value::Struct(vec![Value::Struct(vec![Value::from_bytes(name.as_bytes())])]))
+    });
+    for name in ["print", "print_stack_trace"] {
+        r.register_flat(a, "debug", name, |_| Ok(()));
+    }
+    // Two places of one layout: their bytes trade places (ownership with them).
+    r.register_flat(a, "mem", "swap", |call| {
+        let (x, lx) = call.arg_mut_ref(0)?;
+        let (y, ly) = call.arg_mut_ref(1)?;
+        if !std::ptr::eq(lx, ly) && lx != ly {
+            return Err(VmError::invariant("mem::swap of values of different layouts"));
+        }
+        use crate::flat::mem;
+        let x_bytes = mem::bytes(x, lx.size).to_vec();
+        mem::move_bytes(y, x, lx.size);
+        mem::write_from(y, &x_bytes);
+        Ok(())
     });
 }
 

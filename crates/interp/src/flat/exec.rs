@@ -538,22 +538,15 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     self.check_push(rets, sbase, height_after)?;
                     return Ok(false);
                 }
-                let nargs: Vec<NativeArg> = args
-                    .slots
-                    .iter()
-                    .zip(args.mutable)
-                    .map(|((a, l), m)| NativeArg { layout: (*l).clone(), slot: *a, mutable: *m })
-                    .collect();
-                let owned_rets: Vec<(Addr, L)> = rets.iter().map(|(a, l)| (*a, (*l).clone())).collect();
-                native_bridge::call_native(
-                    f,
-                    &mut self.natives,
-                    self.gas,
-                    &*self.s,
-                    native_ty_args,
-                    &nargs,
-                    &owned_rets,
-                )?;
+                let nargs = args.slots.iter().zip(args.mutable).map(|((a, l), m)| NativeArg {
+                    layout: l,
+                    slot: *a,
+                    mutable: *m,
+                });
+                let nrets = rets.iter().map(|(a, l)| (*a, &***l));
+                native_bridge::with_native_slots(nargs, nrets, |nargs, nrets| {
+                    native_bridge::call_native(f, &mut self.natives, self.gas, &*self.s, native_ty_args, nargs, nrets)
+                })?;
                 self.check_push(rets, sbase, height_after)?;
                 Ok(false)
             }

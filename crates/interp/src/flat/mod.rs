@@ -4,7 +4,8 @@
 //! ([`prepare`]: stack types, frame layout, ops with resolved offsets and
 //! layouts) and run by a plain loop ([`exec`]) over frames on a stack that
 //! never moves, references being addresses. Natives are reached through
-//! the tree-value bridge (`movejit_runtime::flat::native_bridge`); compiled
+//! `movejit_runtime::flat::native_bridge::call_native` (a ported native's
+//! flat form on the slots, else the tree-value bridge); compiled
 //! code through the seam (`movejit_runtime::compiled`), which hands it this
 //! interpreter's own slots.
 

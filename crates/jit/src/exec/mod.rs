@@ -481,6 +481,7 @@ fn run_on(
             cost: tables.config.cost.as_ref(),
             session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
             unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
+            metered: None,
         },
         session: session_ptr,
         globals: Default::default(),

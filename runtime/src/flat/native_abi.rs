@@ -1,0 +1,532 @@
+//! The native ABI over flat values (jit-abi.md, "Native ABI"): a ported
+//! native ([`crate::natives::FlatNative`]) reads its arguments and writes
+//! its results in the executor's slots through the typed accessors of
+//! [`FlatCall`], with no tree-value round trip. Both flat executors reach
+//! it through [`super::native_bridge::call_native`], which calls the flat
+//! form when a native has one and the tree bridge otherwise.
+//!
+//! The order is the bridge's: arguments are read first, then consumed
+//! (value arguments dropped) when the first result is written, because
+//! result slots may overlap argument slots. Reads after that fail, and the
+//! borrow checker keeps a borrowed argument (bytes) from living across a
+//! result write.
+
+use super::layout::{FlatLayout, Shape};
+use super::mem::{self, Addr};
+use super::native_bridge::{self, NativeArg};
+use super::raw;
+use crate::error::{VmError, VmResult};
+use crate::natives::NativeContext;
+use crate::types::Type;
+use crate::values::Value;
+use movejit_format::AccountAddress;
+
+/// One call of a flat native: its context (memory for parked values and
+/// extensions, gas, types), type arguments, argument slots and result
+/// slots.
+pub struct FlatCall<'a, 'c> {
+    pub cx: NativeContext<'c>,
+    pub ty_args: &'a [Type],
+    args: &'a [NativeArg<'a>],
+    rets: &'a [(Addr, &'a FlatLayout)],
+    consumed: bool,
+    /// Bit `i`: result `i` holds a value.
+    written: u64,
+}
+
+fn bad_arg(i: usize) -> VmError {
+    VmError::invariant(format!("native argument {i} does not fit the flat native's signature"))
+}
+
+fn bad_ret(i: usize) -> VmError {
+    VmError::invariant(format!("native result {i} does not fit the flat native's signature"))
+}
+
+impl<'a, 'c> FlatCall<'a, 'c> {
+    pub(crate) fn new(
+        cx: NativeContext<'c>,
+        ty_args: &'a [Type],
+        args: &'a [NativeArg<'a>],
+        rets: &'a [(Addr, &'a FlatLayout)],
+    ) -> Self {
+        FlatCall { cx, ty_args, args, rets, consumed: false, written: 0 }
+    }
+
+    /// Type argument `i`.
+    pub fn ty_arg(&self, i: usize) -> VmResult<&'a Type> {
+        self.ty_args.get(i).ok_or_else(|| VmError::invariant("native: missing type argument"))
+    }
+
+    fn arg(&self, i: usize) -> VmResult<&'a NativeArg<'a>> {
+        if self.consumed {
+            return Err(VmError::invariant("native argument read after its results were written"));
+        }
+        self.args.get(i).ok_or_else(|| VmError::invariant("native: missing argument"))
+    }
+
+    /// The slot and layout of value argument `i`.
+    pub fn value_arg(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+        let a = self.arg(i)?;
+        match a.layout.shape {
+            Shape::Reference(_) => Err(bad_arg(i)),
+            _ => Ok((a.slot, a.layout)),
+        }
+    }
+
+    pub fn arg_u64(&self, i: usize) -> VmResult<u64> {
+        match self.value_arg(i)? {
+            (a, FlatLayout { shape: Shape::U64, .. }) => Ok(mem::read_u64(a)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    pub fn arg_bool(&self, i: usize) -> VmResult<bool> {
+        match self.value_arg(i)? {
+            (a, FlatLayout { shape: Shape::Bool, .. }) => Ok(mem::read_bool(a)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// Address (or signer) argument `i`.
+    pub fn arg_address(&self, i: usize) -> VmResult<AccountAddress> {
+        match self.value_arg(i)? {
+            (a, FlatLayout { shape: Shape::Address | Shape::Signer, .. }) => Ok(AccountAddress(mem::read::<32>(a))),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The bytes of `vector<u8>` argument `i` (a value, or the vector a
+    /// reference points to).
+    pub fn arg_bytes(&self, i: usize) -> VmResult<&[u8]> {
+        let a = self.arg(i)?;
+        let (a, l) = match &a.layout.shape {
+            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
+            _ => (a.slot, a.layout),
+        };
+        match &l.shape {
+            Shape::Vector(e) if matches!(e.shape, Shape::U8) => Ok(raw::vec_data(mem::bytes(a, 8), 1)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The target of reference argument `i` (`&` or `&mut`) and its layout.
+    pub fn arg_ref(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+        let a = self.arg(i)?;
+        match &a.layout.shape {
+            Shape::Reference(t) => Ok((mem::read_addr(a.slot), &**t)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The target of `&mut` argument `i`: the native may change it in place.
+    pub fn arg_mut_ref(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+        if !self.arg(i)?.mutable {
+            return Err(bad_arg(i));
+        }
+        self.arg_ref(i)
+    }
+
+    /// The address in field `field` of struct argument `i` (a value, or
+    /// the value a reference points to): a `Table`'s handle, an
+    /// `Object`'s inner address.
+    pub fn arg_address_field(&self, i: usize, field: usize) -> VmResult<AccountAddress> {
+        self.arg_address_at(i, &[field])
+    }
+
+    /// The address at field path `path` (indices of nested struct fields)
+    /// of argument `i` (a value, or the value a reference points to): e.g.
+    /// `[0, 0]` of a Sui `UID { id: ID { bytes } }`.
+    pub fn arg_address_at(&self, i: usize, path: &[usize]) -> VmResult<AccountAddress> {
+        let a = self.arg(i)?;
+        let (mut a, mut l) = match &a.layout.shape {
+            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
+            _ => (a.slot, a.layout),
+        };
+        for &field in path {
+            match &l.shape {
+                Shape::Struct(fs) => {
+                    let f = fs.get(field).ok_or_else(|| bad_arg(i))?;
+                    a = a.add(f.offset);
+                    l = &f.layout;
+                }
+                _ => return Err(bad_arg(i)),
+            }
+        }
+        match l.shape {
+            Shape::Address => Ok(AccountAddress(mem::read::<32>(a))),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The place of field `field` of the struct reference argument `i`
+    /// points to (`object::borrow_uid`).
+    pub fn arg_ref_field(&self, i: usize, field: usize) -> VmResult<Addr> {
+        let (a, l) = self.arg_ref(i)?;
+        match &l.shape {
+            Shape::Struct(fs) => fs.get(field).map(|f| a.add(f.offset)).ok_or_else(|| bad_arg(i)),
+            _ => Err(bad_arg(i)),
+        }
+    }
+
+    /// The BCS of argument `i` (a value, or the value a reference points
+    /// to), byte-exact with the tree encoding.
+    pub fn arg_bcs(&self, i: usize) -> VmResult<Vec<u8>> {
+        let a = self.arg(i)?;
+        let (at, l) = match &a.layout.shape {
+            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
+            _ => (a.slot, a.layout),
+        };
+        let mut out = Vec::new();
+        super::bcs::serialize_into(&mut out, l, mem::bytes(at, l.size))?;
+        Ok(out)
+    }
+
+    /// The tree value of value argument `i` (a deep copy; for natives that
+    /// keep values in tree form, e.g. table entries).
+    pub fn arg_tree(&self, i: usize) -> VmResult<Value> {
+        let (a, l) = self.value_arg(i)?;
+        native_bridge::value_at(l, a)
+    }
+
+    /// Drops the value arguments (once); result writes do this first.
+    pub fn consume(&mut self) {
+        if self.consumed {
+            return;
+        }
+        self.consumed = true;
+        for a in self.args {
+            if !matches!(a.layout.shape, Shape::Reference(_)) {
+                mem::drop_value(a.layout, a.slot);
+            }
+        }
+    }
+
+    /// Result slot `i` after consuming the arguments.
+    fn ret(&mut self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
+        self.consume();
+        let r = *self
+            .rets
+            .get(i)
+            .filter(|_| i < 64)
+            .ok_or_else(|| VmError::invariant("native returned more values than declared"))?;
+        if self.written & (1 << i) != 0 {
+            return Err(VmError::invariant("native result written twice"));
+        }
+        Ok(r)
+    }
+
+    pub fn ret_u64(&mut self, i: usize, v: u64) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::U64, .. }) => mem::write_u64(a, v),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    pub fn ret_u128(&mut self, i: usize, v: u128) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::U128, .. }) => mem::write(a, v.to_le_bytes()),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    pub fn ret_bool(&mut self, i: usize, v: bool) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::Bool, .. }) => mem::write_bool(a, v),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    /// An address result, or a signer of that address (a signer is one
+    /// address at offset 0).
+    pub fn ret_address(&mut self, i: usize, v: AccountAddress) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::Address | Shape::Signer, .. }) => mem::write(a, v.0),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    /// A fresh `vector<u8>` holding `bytes` as result `i`.
+    pub fn ret_bytes(&mut self, i: usize, bytes: &[u8]) -> VmResult<()> {
+        let (a, l) = self.ret(i)?;
+        if !matches!(&l.shape, Shape::Vector(e) if matches!(e.shape, Shape::U8)) {
+            return Err(bad_ret(i));
+        }
+        let slot = mem::bytes_mut(a, 8);
+        slot.fill(0);
+        self.written |= 1 << i;
+        if !bytes.is_empty() {
+            let n = bytes.len() as u64;
+            raw::vec_reserve(slot, n, 1, 1)?;
+            raw::vec_data_mut(slot, 1)[..bytes.len()].copy_from_slice(bytes);
+            raw::vec_set_len(slot, n);
+        }
+        Ok(())
+    }
+
+    /// A reference result `i` to the value at `target` (a place that
+    /// outlives the call: an argument's target or a parked value).
+    pub fn ret_ref(&mut self, i: usize, target: Addr) -> VmResult<()> {
+        match self.ret(i)? {
+            (a, FlatLayout { shape: Shape::Reference(_), .. }) => mem::write_addr(a, target),
+            _ => return Err(bad_ret(i)),
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
+    /// A reference result `i` to the value parked in native slot `slot`
+    /// (`RefRoot::Native`), made flat on first use.
+    pub fn ret_parked_ref(&mut self, i: usize, slot: u32) -> VmResult<()> {
+        let (_, l) = self.ret(i)?;
+        let Shape::Reference(t) = &l.shape else { return Err(bad_ret(i)) };
+        let fv = self.cx.mem.native.flat(slot, Some(t))?;
+        let target = Addr::of_value(fv);
+        self.ret_ref(i, target)
+    }
+
+    /// Result `i` from a tree value (for values natives keep in tree form).
+    pub fn ret_tree(&mut self, i: usize, v: &Value) -> VmResult<()> {
+        let (a, l) = self.ret(i)?;
+        if matches!(l.shape, Shape::Reference(_)) {
+            return Err(bad_ret(i));
+        }
+        // Written (possibly partly) from here on: cleaned up on error.
+        self.written |= 1 << i;
+        let slot = mem::bytes_mut(a, l.size);
+        slot.fill(0);
+        native_bridge::from_value(v, l, slot)
+    }
+
+    /// Finishes the call after the native returned `r`: arguments consumed,
+    /// every result written; on error no result is left (their slots own
+    /// nothing), as the tree bridge leaves them.
+    pub(crate) fn finish(mut self, r: VmResult<()>) -> VmResult<()> {
+        self.consume();
+        let all = if self.rets.len() >= 64 { u64::MAX } else { (1u64 << self.rets.len()) - 1 };
+        let r = r.and_then(|()| {
+            if self.written == all {
+                Ok(())
+            } else {
+                Err(VmError::invariant("native returned a different number of values"))
+            }
+        });
+        if r.is_err() {
+            for (k, (a, l)) in self.rets.iter().enumerate() {
+                if self.written & (1 << k) != 0 {
+                    mem::drop_value(l, *a);
+                    mem::zero(*a, l.size);
+                }
+            }
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::native_bridge::{call_native, put_value, to_value, NativeSession};
+    use super::super::{FlatLayout, FlatValue};
+    use super::*;
+    use crate::gas::GasMeter;
+    use crate::layout::Layout;
+    use crate::natives::{NativeFunction, NativeRegistry, TypeInfo};
+    use std::sync::Arc;
+
+    /// Layouts of primitive types and vectors of them (what the tree forms
+    /// under test ask for).
+    struct Primitives;
+    impl TypeInfo for Primitives {
+        fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+            match ty {
+                Type::Vector(e) => Ok(Layout::Vector(Box::new(self.layout_of(e)?))),
+                t => Layout::primitive(t).ok_or_else(|| VmError::invariant("not primitive")),
+            }
+        }
+    }
+
+    fn flat(l: &Layout) -> Arc<FlatLayout> {
+        Arc::new(FlatLayout::from_layout(l, 64).expect("layout"))
+    }
+
+    fn bytes_value(b: &[u8]) -> Value {
+        Value::Vector(b.iter().map(|x| Value::U8(*x)).collect())
+    }
+
+    /// Runs `native` (its flat form, or its tree form through the bridge
+    /// when `tree`) on `args` (value, layout, `Some(mutable)` for a
+    /// reference) with results `rets` (layout, whether a reference to one)
+    /// and returns the results and the referenced arguments afterwards, as
+    /// tree values.
+    fn run(
+        native: &NativeFunction,
+        tree: bool,
+        ty_args: &[Type],
+        args: &[(Value, Layout, Option<bool>)],
+        rets: &[(Layout, bool)],
+    ) -> VmResult<(Vec<Value>, Vec<Value>)> {
+        let tree_only;
+        let native = if tree {
+            let f = native.clone();
+            tree_only = NativeFunction::new(move |cx, ty, a| (*f)(cx, ty, a));
+            &tree_only
+        } else {
+            native
+        };
+        let mut held: Vec<FlatValue> = args
+            .iter()
+            .map(|(v, l, _)| {
+                let fl = flat(l);
+                let fv = FlatValue::zeroed(fl.clone());
+                put_value(v, &fl, Addr::of_value(&fv)).expect("argument");
+                fv
+            })
+            .collect();
+        let ref_layouts: Vec<Arc<FlatLayout>> =
+            held.iter().map(|fv| Arc::new(FlatLayout::reference(fv.layout().clone()))).collect();
+        // A reference argument's slot holds its target's address.
+        let mut ref_slots: Vec<[u8; 8]> = held.iter().map(|fv| (fv.as_ptr() as usize as u64).to_le_bytes()).collect();
+        let ref_addrs: Vec<Addr> = ref_slots.iter_mut().map(|s| Addr::of_scratch(s)).collect();
+        let nargs: Vec<NativeArg<'_>> = args
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, r))| match r {
+                Some(m) => NativeArg { layout: &ref_layouts[i], slot: ref_addrs[i], mutable: *m },
+                None => NativeArg { layout: held[i].layout(), slot: Addr::of_value(&held[i]), mutable: false },
+            })
+            .collect();
+        let ret_layouts: Vec<Arc<FlatLayout>> = rets
+            .iter()
+            .map(|(l, is_ref)| if *is_ref { Arc::new(FlatLayout::reference(flat(l))) } else { flat(l) })
+            .collect();
+        let out: Vec<FlatValue> = ret_layouts.iter().map(|l| FlatValue::zeroed(l.clone())).collect();
+        let nrets: Vec<(Addr, &FlatLayout)> =
+            out.iter().zip(&ret_layouts).map(|(v, l)| (Addr::of_value(v), &**l)).collect();
+        let mut ns = NativeSession::default();
+        let mut gas = GasMeter::unmetered();
+        let r = call_native(native, &mut ns, &mut gas, &Primitives, ty_args, &nargs, &nrets);
+        // Value arguments were consumed: their slots own nothing now.
+        for ((_, _, r), fv) in args.iter().zip(&mut held) {
+            if r.is_none() {
+                fv.bytes_mut().fill(0);
+            }
+        }
+        r?;
+        let results = out
+            .iter()
+            .zip(&ret_layouts)
+            .map(|(v, l)| match &l.shape {
+                Shape::Reference(t) => native_bridge::value_at(t, mem::read_addr(Addr::of_value(v))),
+                _ => to_value(l, v.bytes()),
+            })
+            .collect::<VmResult<_>>()?;
+        let after = args
+            .iter()
+            .zip(&held)
+            .filter(|((_, _, r), _)| r.is_some())
+            .map(|(_, fv)| to_value(fv.layout(), fv.bytes()))
+            .collect::<VmResult<_>>()?;
+        Ok((results, after))
+    }
+
+    /// Each ported stdlib native gives the same results, argument values
+    /// and errors on its flat form as on its tree form.
+    #[test]
+    fn flat_forms_agree_with_tree_forms() {
+        let r = NativeRegistry::with_stdlib();
+        let one = AccountAddress::from_u64(1);
+        let bytes = Layout::Vector(Box::new(Layout::U8));
+        let words = Layout::Vector(Box::new(Layout::U64));
+        let words_value = |xs: &[u64]| Value::Vector(xs.iter().map(|x| Value::U64(*x)).collect());
+        #[allow(clippy::type_complexity)]
+        let cases: Vec<(&str, &str, Vec<Type>, Vec<(Value, Layout, Option<bool>)>, Vec<(Layout, bool)>)> = vec![
+            (
+                "hash",
+                "sha3_256",
+                vec![],
+                vec![(bytes_value(b"abc"), bytes.clone(), None)],
+                vec![(bytes.clone(), false)],
+            ),
+            ("hash", "sha2_256", vec![], vec![(bytes_value(b""), bytes.clone(), None)], vec![(bytes.clone(), false)]),
+            (
+                "bcs",
+                "to_bytes",
+                vec![Type::Vector(Box::new(Type::U64))],
+                vec![(words_value(&[1, 2]), words.clone(), Some(false))],
+                vec![(bytes.clone(), false)],
+            ),
+            (
+                "string",
+                "internal_sub_string",
+                vec![],
+                vec![
+                    (bytes_value(b"hello"), bytes.clone(), Some(false)),
+                    (Value::U64(1), Layout::U64, None),
+                    (Value::U64(3), Layout::U64, None),
+                ],
+                vec![(bytes.clone(), false)],
+            ),
+            (
+                "string",
+                "internal_sub_string",
+                vec![],
+                vec![
+                    (bytes_value(b"hello"), bytes.clone(), Some(false)),
+                    (Value::U64(4), Layout::U64, None),
+                    (Value::U64(9), Layout::U64, None),
+                ],
+                vec![(bytes.clone(), false)],
+            ),
+            (
+                "string",
+                "internal_index_of",
+                vec![],
+                vec![
+                    (bytes_value(b"hello"), bytes.clone(), Some(false)),
+                    (bytes_value(b"ll"), bytes.clone(), Some(false)),
+                ],
+                vec![(Layout::U64, false)],
+            ),
+            (
+                "string",
+                "internal_check_utf8",
+                vec![],
+                vec![(bytes_value(&[0xff, 0x41]), bytes.clone(), Some(false))],
+                vec![(Layout::Bool, false)],
+            ),
+            (
+                "mem",
+                "swap",
+                vec![],
+                vec![
+                    (words_value(&[1, 2, 3]), words.clone(), Some(true)),
+                    (words_value(&[9]), words.clone(), Some(true)),
+                ],
+                vec![],
+            ),
+            (
+                "signer",
+                "borrow_address",
+                vec![],
+                vec![(Value::signer(AccountAddress::from_u64(7)), Layout::Signer, Some(false))],
+                vec![(Layout::Address, true)],
+            ),
+        ];
+        let live = super::super::live_allocations();
+        for (m, f, ty, args, rets) in cases {
+            let native = r.get(&one, m, f).expect("registered");
+            assert!(native.flat().is_some(), "{m}::{f} is ported");
+            let flat_run = run(&native, false, &ty, &args, &rets).map_err(|e| e.to_string());
+            let tree_run = run(&native, true, &ty, &args, &rets).map_err(|e| e.to_string());
+            assert_eq!(flat_run, tree_run, "{m}::{f}");
+        }
+        assert_eq!(super::super::live_allocations(), live, "no flat value leaks");
+    }
+}
