@@ -3,8 +3,10 @@
 //! schedule's external units), `--gas` (internal units), `--unmetered`,
 //! `--gas-schedule` (only `unit` so far).
 
+mod common;
+
+use common::movejit;
 use std::path::PathBuf;
-use std::process::Command;
 
 const SOURCE: &str = "version 7
 module 0xcafe::spin
@@ -34,15 +36,6 @@ L0: copy_loc i
 L1: move_loc i
     ret
 ";
-
-fn movejit(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_movejit")).args(args).output().expect("runs movejit");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// The module, assembled into a folder of this test's own.
 fn module() -> PathBuf {

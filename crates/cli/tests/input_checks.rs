@@ -2,16 +2,17 @@
 //! every executor: malformed or ill-formed type arguments, a module given
 //! twice, an incompatible upgrade given to `verify`.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 fn shared() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
 fn movejit(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_movejit")).args(args).output().expect("runs movejit");
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    let (code, stdout, _) = common::movejit(args);
+    (code, stdout)
 }
 
 /// The `status` of `movejit run --json`.

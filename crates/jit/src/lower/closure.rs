@@ -22,14 +22,14 @@
 
 #![forbid(unsafe_code)]
 
-use super::{malformed, off, Lowerer, Val};
+use super::{malformed, Lowerer, Val};
 use crate::error::CompileResult;
 use crate::helpers::HelperId;
 use crate::ty::Ty;
 use crate::types::to_type;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, Value};
-use movejit_format::{Bytecode, FunctionHandleIndex, SignatureIndex, SignatureToken, StatusCode};
+use movejit_format::{Bytecode, FunctionHandleIndex, SignatureIndex, SignatureToken};
 use movejit_runtime::flat::closure_shims::{CALLEE_FAILED, FAILED_HERE, FAST_CAPTURES, FAST_CAPTURE_STRIDE};
 use movejit_runtime::flat::{FlatLayout, Shape};
 use movejit_runtime::Type as RType;
@@ -247,31 +247,7 @@ impl Lowerer<'_, '_> {
             }
         }
         // As a direct call: the depth check, then the frame's charge.
-        let (depth, max) = self.depth.zip(self.max_depth).ok_or_else(|| malformed("no prologue"))?;
-        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
-        self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i);
-        if let Some(cost) = self.target.cost {
-            self.charge_dynamic(cost.per_frame, i);
-        }
-        let d1 = self.b.ins().iadd_imm_s(depth, 1);
-        self.store_ctx(d1, off::DEPTH);
-        let base = self.base.ok_or_else(|| malformed("no prologue"))?;
-        if held > 0 {
-            let nb = self.b.ins().iadd_imm_s(base, held as i64);
-            self.store_ctx(nb, off::STACK_BASE);
-        }
-        self.gas_out();
-        let call = self.b.ins().call_indirect(sigref, adapter, &lanes);
-        let results = self.b.inst_results(call).to_vec();
-        let cont = self.b.create_block();
-        self.b.ins().brif(results[0], self.propagate, &[], cont, &[]);
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
-        self.gas_in();
-        self.store_ctx(depth, off::DEPTH);
-        if held > 0 {
-            self.store_ctx(base, off::STACK_BASE);
-        }
+        let results = self.compiled_call(i, held as i64, |b| b.ins().call_indirect(sigref, adapter, &lanes))?;
         let mut at = 1;
         for (t, a) in rtys.iter().zip(outs) {
             match t {

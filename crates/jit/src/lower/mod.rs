@@ -1999,33 +1999,7 @@ impl Lowerer<'_, '_> {
             }
         }
         let held = self.stack.len() as i64;
-        // Depth: the interpreter fails the call that would make frame
-        // `max_depth + 1`, at the call instruction.
-        let (depth, max) = self.depth.zip(self.max_depth).ok_or_else(|| malformed("no prologue"))?;
-        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
-        self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i);
-        if let Some(cost) = self.target.cost {
-            self.charge_dynamic(cost.per_frame, i);
-        }
-        let d1 = self.b.ins().iadd_imm_s(depth, 1);
-        self.store_ctx(d1, off::DEPTH);
-        let base = self.base.ok_or_else(|| malformed("no prologue"))?;
-        if held > 0 {
-            let nb = self.b.ins().iadd_imm_s(base, held);
-            self.store_ctx(nb, off::STACK_BASE);
-        }
-        self.gas_out();
-        let call = self.b.ins().call(func, &lanes);
-        let results = self.b.inst_results(call).to_vec();
-        let cont = self.b.create_block();
-        self.b.ins().brif(results[0], self.propagate, &[], cont, &[]);
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
-        self.gas_in();
-        self.store_ctx(depth, off::DEPTH);
-        if held > 0 {
-            self.store_ctx(base, off::STACK_BASE);
-        }
+        let results = self.compiled_call(i, held, |b| b.ins().call(func, &lanes))?;
         let mut at = 1;
         let mut mi = 0;
         for t in &callee.rets {
@@ -2280,3 +2254,46 @@ pub fn sig_tys(
 
 #[allow(dead_code)]
 fn _sig_token_unused(_: &SignatureToken) {}
+
+impl Lowerer<'_, '_> {
+    /// A call of compiled code at instruction `i`, `held` operand-stack
+    /// bytes below it, as every call site makes it: the depth check (the
+    /// interpreter fails the call that would make frame `max_depth + 1`, at
+    /// the call instruction), the frame's gas charge, depth + 1 and the
+    /// stack base past `held` for the callee, the call `emit` issues, a
+    /// failure propagated, then depth and stack base restored. Returns the
+    /// call's results (the status word first).
+    fn compiled_call(
+        &mut self,
+        i: usize,
+        held: i64,
+        emit: impl FnOnce(&mut FunctionBuilder<'_>) -> cranelift_codegen::ir::Inst,
+    ) -> CompileResult<Vec<Value>> {
+        let (depth, max) = self.depth.zip(self.max_depth).ok_or_else(|| malformed("no prologue"))?;
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
+        self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i);
+        if let Some(cost) = self.target.cost {
+            self.charge_dynamic(cost.per_frame, i);
+        }
+        let d1 = self.b.ins().iadd_imm_s(depth, 1);
+        self.store_ctx(d1, off::DEPTH);
+        let base = self.base.ok_or_else(|| malformed("no prologue"))?;
+        if held > 0 {
+            let nb = self.b.ins().iadd_imm_s(base, held);
+            self.store_ctx(nb, off::STACK_BASE);
+        }
+        self.gas_out();
+        let call = emit(&mut self.b);
+        let results = self.b.inst_results(call).to_vec();
+        let cont = self.b.create_block();
+        self.b.ins().brif(results[0], self.propagate, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        self.gas_in();
+        self.store_ctx(depth, off::DEPTH);
+        if held > 0 {
+            self.store_ctx(base, off::STACK_BASE);
+        }
+        Ok(results)
+    }
+}
