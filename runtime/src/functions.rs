@@ -156,6 +156,11 @@ impl<K: Eq + Hash + Clone> Interner<K> {
 /// The process's function names by index and back.
 static TABLE: LazyLock<Interner<FunctionId>> = LazyLock::new(Interner::default);
 
+/// The table itself: to count or size it (the `id_tables` bench).
+pub fn table() -> &'static Interner<FunctionId> {
+    &TABLE
+}
+
 /// The index of `f`, assigned on first use.
 pub fn intern(f: &FunctionId) -> FunctionIndex {
     // Only after 2^32 - 1 names (far more than memory holds) is the table
