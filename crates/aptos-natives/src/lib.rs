@@ -69,7 +69,7 @@ pub use event::{EmittedEvent, EventLog};
 pub use misc::{Randomness, StateStorageUsage};
 pub use ristretto255::RistrettoPoints;
 pub use string_utils::{native_format, native_format_list};
-pub use table::{TableCheckpoint, TableStore, ALREADY_EXISTS, NOT_FOUND};
+pub use table::{TableStore, ALREADY_EXISTS, NOT_FOUND};
 pub use transaction_context::{EntryFunctionPayload, MultisigPayload, TransactionContext, UserTransaction};
 
 use movejit_runtime::natives::{with_extensions, NativeExtensions};
@@ -125,15 +125,20 @@ pub fn aptos_registry() -> NativeRegistry {
 /// when a session starts; no point value outlives its transaction).
 pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result<R, VmError>) -> Result<R, VmError> {
     ext.remove::<RistrettoPoints>();
-    let tables = ext.get_mut::<TableStore>().map(|t| t.checkpoint());
+    // `Some(undoable)` when the store existed before the transaction.
+    let tables = ext.get_mut::<TableStore>().map(|t| t.begin_transaction());
     let events = ext.get::<EventLog>().map(|l| l.events.len());
     let aggregators = ext.get::<AggregatorV1Store>().cloned();
     let r = with_extensions(ext, f);
-    if r.is_err() {
+    if r.is_ok() {
+        if let Some(t) = ext.get_mut::<TableStore>() {
+            t.commit();
+        }
+    } else {
         match tables {
-            Some(Some(c)) => ext.get_or_default::<TableStore>().restore(c),
+            Some(true) => ext.get_or_default::<TableStore>().rollback(),
             // Entries still parked before the call: nothing safe to go back to.
-            Some(None) => {}
+            Some(false) => {}
             None => {
                 ext.remove::<TableStore>();
             }

@@ -46,39 +46,91 @@ pub struct TableStore {
     /// parked slot belongs to.
     home: Option<ParkedHome>,
     parked: Vec<Option<(AccountAddress, Vec<u8>)>>,
+    /// What the running transaction changed, to undo it on failure.
+    undo: Option<Undo>,
 }
 
-/// The contents of a [`TableStore`] at some point, to go back to.
-#[derive(Clone, Debug)]
-pub struct TableCheckpoint {
-    new_tables: Vec<(AccountAddress, Type, Type)>,
-    removed: BTreeSet<AccountAddress>,
-    content: Contents,
+/// The state a transaction found, for what it changed only: going back
+/// costs what the transaction touched, not what the store holds.
+#[derive(Debug, Default)]
+struct Undo {
+    new_tables: usize,
+    /// Handles the transaction added to `removed`.
+    removed: Vec<AccountAddress>,
+    /// Each changed entry's first state (`None`: absent).
+    entries: FxHashMap<(AccountAddress, Vec<u8>), Option<Entry>>,
+    /// Tables destroyed, with their contents then, in order.
+    dropped: Vec<(AccountAddress, FxHashMap<Vec<u8>, Entry>)>,
+}
+
+/// Notes `old` as the state of entry `(handle, key)` unless the running
+/// transaction (if any) changed it before.
+fn note_entry(undo: &mut Option<Undo>, handle: AccountAddress, key: &[u8], old: Option<&Entry>) {
+    if let Some(u) = undo {
+        u.entries.entry((handle, key.to_vec())).or_insert_with(|| old.cloned());
+    }
 }
 
 impl TableStore {
-    /// The current contents (taking back values an ended call parked);
-    /// `None` while a call still has entries parked.
-    pub fn checkpoint(&mut self) -> Option<TableCheckpoint> {
+    /// Starts a transaction whose changes [`TableStore::rollback`] undoes
+    /// (taking back values an ended call parked first); `false`, and no
+    /// undo, while a call still has entries parked.
+    pub fn begin_transaction(&mut self) -> bool {
         self.fold_back();
-        if self.content.values().flat_map(|t| t.values()).any(|e| matches!(e, Entry::Parked(_))) {
-            return None;
-        }
-        Some(TableCheckpoint {
-            new_tables: self.new_tables.clone(),
-            removed: self.removed.clone(),
-            content: self.content.clone(),
-        })
+        let clean = !self.any_parked();
+        self.undo = clean.then(|| Undo { new_tables: self.new_tables.len(), ..Undo::default() });
+        clean
     }
-    /// Goes back to `c` (after the call that changed the store has ended).
-    pub fn restore(&mut self, c: TableCheckpoint) {
-        *self = TableStore {
-            new_tables: c.new_tables,
-            removed: c.removed,
-            content: c.content,
-            home: None,
-            parked: Vec::new(),
-        };
+
+    /// Keeps the running transaction's changes.
+    pub fn commit(&mut self) {
+        self.undo = None;
+    }
+
+    /// Undoes the running transaction's changes (after its call ended).
+    pub fn rollback(&mut self) {
+        self.home = None;
+        self.parked.clear();
+        let Some(u) = self.undo.take() else { return };
+        self.new_tables.truncate(u.new_tables);
+        for h in &u.removed {
+            self.removed.remove(h);
+        }
+        for (h, table) in u.dropped.into_iter().rev() {
+            self.content.insert(h, table);
+        }
+        for ((h, k), old) in u.entries {
+            match old {
+                Some(e) => {
+                    self.content.entry(h).or_default().insert(k, e);
+                }
+                None => {
+                    if let Some(t) = self.content.get_mut(&h) {
+                        t.remove(&k);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether some entry may be parked in a live call's memory. Every
+    /// parked entry has a slot here until its value comes home.
+    fn any_parked(&self) -> bool {
+        self.parked.iter().any(Option::is_some)
+    }
+
+    /// Destroys table `handle` (empty, as Move checked).
+    fn destroy(&mut self, handle: AccountAddress) {
+        let table = self.content.remove(&handle);
+        let newly = self.removed.insert(handle);
+        if let Some(u) = &mut self.undo {
+            if let Some(t) = table {
+                u.dropped.push((handle, t));
+            }
+            if newly {
+                u.removed.push(handle);
+            }
+        }
     }
 
     /// Tables created so far: (handle, key type, value type).
@@ -120,7 +172,7 @@ impl TableStore {
             return Err(VmError::invariant("table: call memory parked by another store"));
         }
         self.fold_back();
-        if self.content.values().flat_map(|t| t.values()).any(|e| matches!(e, Entry::Parked(_))) {
+        if self.any_parked() {
             return Err(VmError::invariant("table: entries still parked in a live call"));
         }
         let home: ParkedHome = Arc::new(Mutex::new(None));
@@ -209,6 +261,8 @@ fn borrow_slot(
         None => return Err(VmError::abort(NOT_FOUND)),
         Some(Entry::Parked(s)) => *s,
         Some(e) => {
+            // The call may change the value in place: keep what it was.
+            note_entry(&mut store.undo, handle, &key, Some(&*e));
             let Entry::Here(v) = std::mem::replace(e, Entry::Parked(u32::MAX)) else {
                 return Err(VmError::invariant("table: entry state"));
             };
@@ -261,6 +315,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             if table.contains_key(&k) {
                 return Err(VmError::abort(ALREADY_EXISTS));
             }
+            note_entry(&mut store.undo, handle, &k, None);
             table.insert(k, Entry::Here(value));
             Ok(vec![])
         })
@@ -289,6 +344,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         with_store(cx, |store, cx| {
             let entry =
                 store.content.get_mut(&handle).and_then(|t| t.remove(&k)).ok_or_else(|| VmError::abort(NOT_FOUND))?;
+            note_entry(&mut store.undo, handle, &k, Some(&entry));
             let v = match entry {
                 Entry::Here(v) => v,
                 Entry::Parked(s) => {
@@ -306,8 +362,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         let t = pop(&mut args)?;
         let handle = handle_of(cx, &t)?;
         with_store(cx, |store, _| {
-            store.content.remove(&handle);
-            store.removed.insert(handle);
+            store.destroy(handle);
             Ok(vec![])
         })
     });
@@ -332,6 +387,7 @@ fn register_flat(r: &mut Registrar<'_>) {
             if table.contains_key(&k) {
                 return Err(VmError::abort(ALREADY_EXISTS));
             }
+            note_entry(&mut store.undo, handle, &k, None);
             table.insert(k, Entry::Here(value));
             Ok(())
         })
@@ -354,6 +410,7 @@ fn register_flat(r: &mut Registrar<'_>) {
         let v = with_store(&mut call.cx, |store, cx| {
             let entry =
                 store.content.get_mut(&handle).and_then(|t| t.remove(&k)).ok_or_else(|| VmError::abort(NOT_FOUND))?;
+            note_entry(&mut store.undo, handle, &k, Some(&entry));
             match entry {
                 Entry::Here(v) => Ok(v),
                 Entry::Parked(s) => {
@@ -370,8 +427,7 @@ fn register_flat(r: &mut Registrar<'_>) {
         call.cx.gas.charge_native(0)?;
         let handle = call.arg_address_field(0, 0)?;
         with_store(&mut call.cx, |store, _| {
-            store.content.remove(&handle);
-            store.removed.insert(handle);
+            store.destroy(handle);
             Ok(())
         })
     });

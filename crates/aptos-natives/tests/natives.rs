@@ -3,7 +3,7 @@
 //! `type_info.move`, abort codes of the table extension, transaction
 //! context and aggregator natives, address-derivation schemes).
 
-use movejit_aptos_natives::{aptos_registry, TableStore, ALREADY_EXISTS, FRAMEWORK, NOT_FOUND};
+use movejit_aptos_natives::{aptos_registry, run_transaction, TableStore, ALREADY_EXISTS, FRAMEWORK, NOT_FOUND};
 use movejit_runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
 use movejit_runtime::{
     AccountAddress, DatatypeId, GasMeter, Layout, Memory, RefRoot, Reference, StatusCode, Type, Value, VmError,
@@ -222,6 +222,69 @@ fn installed_extensions_keep_tables_across_calls() {
     let key = 7u64.to_le_bytes().to_vec();
     assert_eq!(store.entries(handle), Some(vec![(key, boxed(2))]));
     assert_eq!(store.new_tables().len(), 1);
+}
+
+#[test]
+fn failed_transactions_leave_tables_as_they_were() {
+    let box_t = datatype(1, "table", "Box", vec![Type::U64]);
+    let ty = [Type::U64, Type::U64, box_t];
+    let op = |mem: &mut Memory, t: &Value, f: &str, args: Vec<Value>| {
+        let mut a = vec![t.clone()];
+        a.extend(args);
+        call(mem, "table", f, &ty, a).unwrap_or_else(|e| panic!("{f}: {e:?}"))
+    };
+    let new_table = |mem: &mut Memory| {
+        let h = call(mem, "table", "new_table_handle", &ty[..2], vec![]).expect("handle");
+        let Value::Address(h) = h[0] else { panic!("handle {h:?}") };
+        (h, table_ref(mem, h))
+    };
+    let mut ext = NativeExtensions::new();
+    // Transaction 1 commits: a table with keys 1..=3 and an empty table.
+    let (h, empty) = run_transaction(&mut ext, || {
+        let mut mem = Memory::default();
+        let (h, t) = new_table(&mut mem);
+        for k in 1..=3 {
+            op(&mut mem, &t, "add_box", vec![Value::U64(k), boxed(10 * k)]);
+        }
+        Ok((h, new_table(&mut mem).0))
+    })
+    .expect("transaction 1");
+    let key = |k: u64| k.to_le_bytes().to_vec();
+    let committed = vec![(key(1), boxed(10)), (key(2), boxed(20)), (key(3), boxed(30))];
+    // Transaction 2 changes every kind of thing, over two calls, then fails.
+    let failed = run_transaction(&mut ext, || {
+        let mut mem = Memory::default();
+        let t = table_ref(&mut mem, h);
+        op(&mut mem, &t, "add_box", vec![Value::U64(4), boxed(40)]);
+        let r = op(&mut mem, &t, "borrow_box_mut", vec![Value::U64(1)]);
+        let Value::Ref(e) = &r[0] else { panic!("reference") };
+        *mem.get_mut(e).expect("entry") = boxed(11);
+        op(&mut mem, &t, "remove_box", vec![Value::U64(2)]);
+        drop(mem);
+        let mut mem = Memory::default();
+        let t = table_ref(&mut mem, h);
+        op(&mut mem, &t, "add_box", vec![Value::U64(2), boxed(21)]);
+        op(&mut mem, &t, "remove_box", vec![Value::U64(3)]);
+        let e = table_ref(&mut mem, empty);
+        call(&mut mem, "table", "destroy_empty_box", &ty, vec![e]).expect("destroy");
+        new_table(&mut mem);
+        Err::<(), _>(VmError::abort(1))
+    });
+    assert!(failed.is_err());
+    let store = ext.get_mut::<TableStore>().expect("table store");
+    assert_eq!(store.entries(h), Some(committed.clone()), "entries as transaction 1 left them");
+    assert!(store.removed_tables().is_empty(), "the destroyed table is back");
+    assert_eq!(store.new_tables().len(), 2, "the new table is gone");
+    // Transaction 3 commits a change; it stays.
+    run_transaction(&mut ext, || {
+        let mut mem = Memory::default();
+        let t = table_ref(&mut mem, h);
+        op(&mut mem, &t, "remove_box", vec![Value::U64(1)]);
+        Ok(())
+    })
+    .expect("transaction 3");
+    let store = ext.get_mut::<TableStore>().expect("table store");
+    assert_eq!(store.entries(h), Some(committed[1..].to_vec()));
 }
 
 #[test]
