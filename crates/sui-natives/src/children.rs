@@ -41,28 +41,55 @@ pub struct ChildStore {
     home: Option<ParkedHome>,
     /// Which child each parked slot holds.
     parked: Vec<Option<AccountAddress>>,
+    /// The running transaction's changed children as it found them
+    /// (`None`: absent), to undo its changes: going back costs what the
+    /// transaction touched, not what the store holds.
+    undo: Option<BTreeMap<AccountAddress, Option<Child>>>,
 }
 
-/// The children at some point, to go back to.
-#[derive(Clone, Debug)]
-pub struct ChildCheckpoint(BTreeMap<AccountAddress, Child>);
-
 impl ChildStore {
-    /// The current children (taking back what an ended call parked);
-    /// `None` while a live call still has children parked.
-    pub fn checkpoint(&mut self) -> Option<ChildCheckpoint> {
+    /// Starts a transaction whose changes [`ChildStore::rollback`] undoes
+    /// (taking back what an ended call parked first); `false`, and no
+    /// undo, while a live call still has children parked.
+    pub fn begin_transaction(&mut self) -> bool {
         self.fold_back();
-        if self.any_parked() {
-            return None;
-        }
-        Some(ChildCheckpoint(self.children.clone()))
+        let clean = !self.any_parked();
+        self.undo = clean.then(BTreeMap::new);
+        clean
     }
-    pub fn restore(&mut self, c: ChildCheckpoint) {
-        *self = ChildStore { children: c.0, home: None, parked: Vec::new() };
+
+    /// Keeps the running transaction's changes.
+    pub fn commit(&mut self) {
+        self.undo = None;
+    }
+
+    /// Undoes the running transaction's changes (after its call ended).
+    pub fn rollback(&mut self) {
+        self.home = None;
+        self.parked.clear();
+        for (id, old) in self.undo.take().into_iter().flatten() {
+            match old {
+                Some(c) => {
+                    self.children.insert(id, c);
+                }
+                None => {
+                    self.children.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// Notes child `id` as it is, unless the running transaction (if any)
+    /// changed it before.
+    fn note(&mut self, id: AccountAddress) {
+        if let Some(u) = &mut self.undo {
+            u.entry(id).or_insert_with(|| self.children.get(&id).cloned());
+        }
     }
 
     /// Adds a child owned by `parent` (a host loading stored dynamic fields).
     pub fn insert(&mut self, parent: AccountAddress, id: AccountAddress, ty: Type, value: Value) {
+        self.note(id);
         self.children.insert(id, Child { parent, ty, slot: Slot::Here(value) });
     }
 
@@ -79,8 +106,10 @@ impl ChildStore {
             .collect()
     }
 
+    /// Whether some child may be parked in a live call's memory: every
+    /// parked child has a slot here until its value comes home.
     fn any_parked(&self) -> bool {
-        self.children.values().any(|c| matches!(c.slot, Slot::Parked(_)))
+        self.parked.iter().any(Option::is_some)
     }
 
     /// Makes `mem` the parking place, first taking back what an earlier
@@ -132,6 +161,7 @@ impl ChildStore {
         if self.children.contains_key(&id) {
             return Err(crate::args::invariant("duplicate addition of a child object"));
         }
+        self.note(id);
         self.children.insert(id, Child { parent, ty, slot: Slot::Here(value) });
         Ok(())
     }
@@ -157,6 +187,8 @@ impl ChildStore {
         id: AccountAddress,
         ty: &Type,
     ) -> VmResult<Lookup<Value>> {
+        // The call may change the child in place: keep what it was.
+        self.note(id);
         let child = match self.find(parent, id, ty) {
             Lookup::Found(c) => c,
             Lookup::Missing => return Ok(Lookup::Missing),
@@ -190,6 +222,7 @@ impl ChildStore {
             Lookup::Missing => return Ok(Lookup::Missing),
             Lookup::WrongType => return Ok(Lookup::WrongType),
         }
+        self.note(id);
         let child = self.children.remove(&id).ok_or_else(|| VmError::invariant("dynamic field: child vanished"))?;
         let v = match child.slot {
             Slot::Here(v) => v,
@@ -201,5 +234,31 @@ impl ChildStore {
             }
         };
         Ok(Lookup::Found(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rollback_undoes_only_the_running_transaction() {
+        let (parent, a, b) =
+            (AccountAddress::from_u64(1), AccountAddress::from_u64(0xa), AccountAddress::from_u64(0xb));
+        let child = |id, v| (id, parent, Type::U64, Value::U64(v));
+        let mut s = ChildStore::default();
+        s.insert(parent, a, Type::U64, Value::U64(1));
+        // Fails: an addition and a replacement, both undone.
+        assert!(s.begin_transaction());
+        s.add(parent, b, Type::U64, Value::U64(2)).expect("add");
+        s.insert(parent, a, Type::U64, Value::U64(3));
+        s.rollback();
+        assert_eq!(s.entries(), Some(vec![child(a, 1)]));
+        // Commits: kept, and a rollback with no transaction running undoes nothing.
+        assert!(s.begin_transaction());
+        s.add(parent, b, Type::U64, Value::U64(2)).expect("add");
+        s.commit();
+        s.rollback();
+        assert_eq!(s.entries(), Some(vec![child(a, 1), child(b, 2)]));
     }
 }

@@ -48,7 +48,7 @@ mod tx_context;
 mod type_tag;
 
 pub use bls12381::{bls12381_min_pk_verify, bls12381_min_sig_verify};
-pub use children::{ChildCheckpoint, ChildStore};
+pub use children::ChildStore;
 pub use crypto::{ed25519_verify, hmac_sha3_256};
 pub use dynamic_field::{
     derive_dynamic_field_id, E_BCS_SERIALIZATION_FAILURE, E_FIELD_TYPE_MISMATCH, E_KEY_DOES_NOT_EXIST,
@@ -107,7 +107,8 @@ struct Checkpoint {
     transfers: std::collections::BTreeMap<AccountAddress, Transfer>,
     events: usize,
     receivable: std::collections::BTreeMap<(AccountAddress, AccountAddress), Receivable>,
-    children: Option<ChildCheckpoint>,
+    /// Whether the children can be rolled back (none parked before).
+    children: bool,
     ids_created: Option<u64>,
 }
 
@@ -124,11 +125,13 @@ pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result
         transfers: rt.transfers.clone(),
         events: rt.events.len(),
         receivable: rt.receivable.clone(),
-        children: rt.children.checkpoint(),
+        children: rt.children.begin_transaction(),
         ids_created,
     };
     let r = with_extensions(ext, f);
-    if r.is_err() {
+    if r.is_ok() {
+        ext.get_or_default::<ObjectRuntime>().children.commit();
+    } else {
         let rt = ext.get_or_default::<ObjectRuntime>();
         rt.new_ids = saved.new_ids;
         rt.deleted_ids = saved.deleted_ids;
@@ -136,8 +139,8 @@ pub fn run_transaction<R>(ext: &mut NativeExtensions, f: impl FnOnce() -> Result
         rt.events.truncate(saved.events);
         rt.receivable = saved.receivable;
         // Children still parked before the call: nothing safe to go back to.
-        if let Some(c) = saved.children {
-            rt.children.restore(c);
+        if saved.children {
+            rt.children.rollback();
         }
         if let (Some(n), Some(c)) = (saved.ids_created, ext.get_mut::<TransactionContext>()) {
             c.ids_created = n;
