@@ -35,12 +35,25 @@
 //!   as given (`returns`), and join the final state: the stream is
 //!   `correct` when every transaction ended as expected and every check
 //!   holds, and executors must reach the same state (resources and checks).
+//! - `"flavour": "sui"` runs the stream on a Sui host
+//!   ([`movejit_sui_host::SuiHost`]; default `aptos`): objects are inputs,
+//!   named by the transaction that made them (`"save": "NAME"` keeps a
+//!   call's first return value as the object NAME), passed as `object:NAME`
+//!   (written back when the parameter is `&mut`); `ctx` is the
+//!   transaction's `&mut TxContext`; the state executors must agree on is
+//!   the objects and the dynamic-field children. Sui has no `init_module`:
+//!   `packages` is Aptos only.
 
 use crate::executor::Executor;
-use movejit_aptos_host::{FunctionRef, Host};
-use movejit_engine::{new_engine_with_cache, EngineConfig, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
+use movejit_aptos_host::Host;
+use movejit_engine::{
+    new_engine_with_cache, Engine, EngineConfig, FunctionRef, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type,
+    VmError,
+};
 use movejit_format::{decode_module, AccountAddress, CompiledModule};
+use movejit_sui_host::{Input, SuiHost};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -50,6 +63,8 @@ pub struct StreamSpec {
     pub name: String,
     #[serde(default)]
     pub what: String,
+    #[serde(default)]
+    pub flavour: Flavour,
     /// The account that sends every transaction.
     pub sender: String,
     pub modules: Vec<String>,
@@ -80,10 +95,22 @@ pub struct TxSpec {
     /// Genesis and setup only: run this many times (`i` counts them).
     #[serde(default = "once")]
     pub repeat: u64,
+    /// Sui: keep the first return value as the object of this name.
+    #[serde(default)]
+    pub save: Option<String>,
 }
 
 fn once() -> u64 {
     1
+}
+
+/// Which chain's host runs a stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavour {
+    #[default]
+    Aptos,
+    Sui,
 }
 
 /// How a transaction must end.
@@ -99,6 +126,8 @@ pub enum Expect {
 #[derive(Clone, Debug, Deserialize)]
 pub struct CheckSpec {
     pub function: String,
+    #[serde(default)]
+    pub type_args: Vec<String>,
     #[serde(default)]
     pub args: Vec<String>,
     /// BCS hex of each return value; without it, the returns only join
@@ -121,7 +150,12 @@ pub struct Stream {
 }
 
 /// A read-only call after the stream and the BCS returns it must give.
-type Check = (FunctionRef, Vec<Arg>, Option<Vec<Vec<u8>>>);
+struct Check {
+    function: FunctionRef,
+    type_args: Vec<Type>,
+    args: Vec<Arg>,
+    returns: Option<Vec<Vec<u8>>>,
+}
 
 struct Tx {
     function: FunctionRef,
@@ -129,6 +163,97 @@ struct Tx {
     args: Vec<Arg>,
     expect: Expect,
     repeat: u64,
+    save: Option<String>,
+}
+
+/// The chain a stream runs on.
+enum Chain {
+    Aptos(Host),
+    Sui {
+        host: SuiHost,
+        /// Objects by the name a transaction saved them under.
+        names: BTreeMap<String, AccountAddress>,
+    },
+}
+
+impl Chain {
+    fn with_engine(self, engine: Engine) -> Chain {
+        match self {
+            Chain::Aptos(h) => Chain::Aptos(h.with_engine(engine)),
+            Chain::Sui { host, names } => Chain::Sui { host: host.with_engine(engine), names },
+        }
+    }
+
+    /// Calls `f` with `args` for transaction `i`: as a transaction, or
+    /// read-only (`view`).
+    fn call(
+        &mut self,
+        f: &FunctionRef,
+        ty_args: &[Type],
+        args: &[Arg],
+        i: u64,
+        view: bool,
+    ) -> Result<Result<Vec<Vec<u8>>, VmError>, String> {
+        Ok(match self {
+            Chain::Aptos(host) => {
+                let args = args.iter().map(|a| a.bcs(i)).collect::<Result<Vec<_>, _>>()?;
+                if view {
+                    host.view(f, ty_args, &args)
+                } else {
+                    host.execute(f, ty_args, &args, &mut GasMeter::unmetered())
+                }
+            }
+            Chain::Sui { host, names } => {
+                let inputs = args
+                    .iter()
+                    .map(|a| match a {
+                        Arg::Object(n) => {
+                            names.get(n).map(|id| Input::Object(*id)).ok_or_else(|| format!("no object `{n}` saved"))
+                        }
+                        Arg::TxContext => Ok(Input::TxContext),
+                        a => a.bcs(i).map(Input::Pure),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if view {
+                    host.view(f, ty_args, &inputs)
+                } else {
+                    host.execute(f, ty_args, &inputs, &mut GasMeter::unmetered())
+                }
+            }
+        })
+    }
+
+    /// Keeps `returns[0]` as the object `name` (Sui only).
+    fn save(&mut self, name: &str, returns: Vec<Vec<u8>>) -> Result<(), String> {
+        let Chain::Sui { host, names } = self else { return Err("`save` is Sui only".to_string()) };
+        let first = returns.into_iter().next().ok_or("`save`: the call returned nothing")?;
+        let id = host.keep_object(first).map_err(|e| describe(&e))?;
+        names.insert(name.to_string(), id);
+        Ok(())
+    }
+
+    /// FxHash of the chain's state and of the checks' returns: every
+    /// resource (Aptos), or every object and dynamic-field child (Sui).
+    fn digest(&mut self, checks: &[Vec<Vec<u8>>]) -> Result<u64, String> {
+        use std::hash::{Hash, Hasher};
+        let mut h = movejit_runtime::fxhash::FxHasher::default();
+        checks.hash(&mut h);
+        match self {
+            Chain::Aptos(host) => {
+                for ((address, ty), bytes) in &host.storage().resources {
+                    address.0.hash(&mut h);
+                    ty.to_string().hash(&mut h);
+                    bytes.hash(&mut h);
+                }
+            }
+            Chain::Sui { host, .. } => {
+                host.objects().iter().for_each(|(id, bytes)| (id.0, bytes).hash(&mut h));
+                let children = host.children().ok_or("a dynamic-field child is still parked")?;
+                children.iter().for_each(|(id, parent, v)| (id.0, parent.0, v).hash(&mut h));
+            }
+        }
+        Ok(h.finish())
+    }
 }
 
 /// What one stream did on one executor.
@@ -197,7 +322,12 @@ impl Stream {
                 let returns = c.returns.as_ref().map(|r| {
                     r.iter().map(|h| hex::decode(h).map_err(|e| format!("`{h}`: {e}"))).collect::<Result<_, String>>()
                 });
-                Ok((function(&c.function)?, parse_args(&c.args)?, returns.transpose()?))
+                Ok(Check {
+                    function: function(&c.function)?,
+                    type_args: parse_types(&c.type_args)?,
+                    args: parse_args(&c.args)?,
+                    returns: returns.transpose()?,
+                })
             })
             .collect::<Result<_, String>>()?;
         Ok(Stream {
@@ -212,49 +342,68 @@ impl Stream {
         })
     }
 
-    /// A host over the stream's storage after genesis, on `executor`.
-    fn host(&self, config: &EngineConfig) -> Result<Host, String> {
+    /// The engine configuration of the stream's chain, with its natives
+    /// registered as a node registers them.
+    pub fn config(&self) -> EngineConfig {
+        match self.spec.flavour {
+            Flavour::Aptos => {
+                EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() }
+            }
+            Flavour::Sui => EngineConfig { natives: movejit_sui_natives::sui_registry(), ..EngineConfig::sui() },
+        }
+    }
+
+    /// The chain over the stream's storage after genesis and setup.
+    fn chain(&self, config: &EngineConfig) -> Result<Chain, String> {
         let mut storage = InMemoryStorage::default();
         for (m, bytes) in &self.modules {
             storage.publish(ModuleId::new(*m.address(), m.name()), bytes.clone());
         }
         let genesis_engine = movejit_engine::new_engine(config.clone());
-        let mut host = Host::new(genesis_engine, storage, self.sender);
-        let run_all = |host: &mut Host, txs: &[Tx], what: &str| -> Result<(), String> {
+        let mut chain = match self.spec.flavour {
+            Flavour::Aptos => Chain::Aptos(Host::new(genesis_engine, storage, self.sender)),
+            Flavour::Sui if self.packages > 0 => return Err("`packages`: Sui has no init_module".to_string()),
+            Flavour::Sui => {
+                Chain::Sui { host: SuiHost::new(genesis_engine, storage, self.sender), names: BTreeMap::new() }
+            }
+        };
+        let run_all = |chain: &mut Chain, txs: &[Tx], what: &str| -> Result<(), String> {
             for (k, tx) in txs.iter().enumerate() {
                 for i in 0..tx.repeat {
-                    tx.run(host, i).map_err(|e| format!("{what} transaction {k} (#{i}): {e}"))?;
+                    tx.run(chain, i).map_err(|e| format!("{what} transaction {k} (#{i}): {e}"))?;
                 }
             }
             Ok(())
         };
-        run_all(&mut host, &self.genesis, "genesis")?;
-        let packages: Vec<CompiledModule> =
-            self.modules[self.modules.len() - self.packages..].iter().map(|(m, _)| m.clone()).collect();
-        host.init_modules(&packages).map_err(|e| format!("init_module: {}", describe(&e)))?;
-        run_all(&mut host, &self.setup, "setup")?;
-        Ok(host)
+        run_all(&mut chain, &self.genesis, "genesis")?;
+        if let Chain::Aptos(host) = &mut chain {
+            let packages: Vec<CompiledModule> =
+                self.modules[self.modules.len() - self.packages..].iter().map(|(m, _)| m.clone()).collect();
+            host.init_modules(&packages).map_err(|e| format!("init_module: {}", describe(&e)))?;
+        }
+        run_all(&mut chain, &self.setup, "setup")?;
+        Ok(chain)
     }
 
-    /// Runs the stream on `executor` (`config` gives flavour and natives):
-    /// genesis untimed on an engine of its own, then every transaction on a
-    /// fresh engine, each timed from its session's start to its change set
-    /// applied.
+    /// Runs the stream on `executor` (`config` gives flavour and natives:
+    /// [`Stream::config`]): genesis untimed on an engine of its own, then
+    /// every transaction on a fresh engine, each timed from its session's
+    /// start to its effects applied.
     pub fn run(&self, executor: Executor, config: &EngineConfig, mut progress: impl FnMut()) -> StreamRun {
         let mut run =
             StreamRun { executor, correct: false, failure: None, tx_ns: vec![], compile_ns: None, state_digest: 0 };
-        let host = match self.host(config) {
-            Ok(h) => h,
+        let chain = match self.chain(config) {
+            Ok(c) => c,
             Err(e) => {
                 run.failure = Some(e);
                 return run;
             }
         };
         let (engine, factory) = new_engine_with_cache(EngineConfig { executor: executor.kind(), ..config.clone() });
-        let mut host = host.with_engine(engine);
+        let mut chain = chain.with_engine(engine);
         for i in 0..self.spec.transactions {
             let t = Instant::now();
-            let r = self.transaction.run(&mut host, i);
+            let r = self.transaction.run(&mut chain, i);
             run.tx_ns.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
             progress();
             if let Err(e) = r {
@@ -263,71 +412,68 @@ impl Stream {
         }
         run.compile_ns = factory.map(|f| u64::try_from(f.stats().compile_time.as_nanos()).unwrap_or(u64::MAX));
         let mut seen = Vec::new();
-        for (f, args, expected) in &self.checks {
-            let args: Vec<Vec<u8>> = args.iter().map(|a| a.bcs(0)).collect();
-            match host.view(f, &[], &args) {
-                Ok(got) if expected.as_ref().is_none_or(|e| *e == got) => seen.push(got),
-                Ok(got) => {
+        for c in &self.checks {
+            let f = &c.function;
+            match chain.call(f, &c.type_args, &c.args, 0, true) {
+                Ok(Ok(got)) if c.returns.as_ref().is_none_or(|e| *e == got) => seen.push(got),
+                Ok(Ok(got)) => {
                     run.failure.get_or_insert(format!(
                         "check {}::{}: returned {:?}, expected {:?}",
                         f.module.long_string(),
                         f.name,
                         got.iter().map(hex::encode).collect::<Vec<_>>(),
-                        expected.iter().flatten().map(hex::encode).collect::<Vec<_>>()
+                        c.returns.iter().flatten().map(hex::encode).collect::<Vec<_>>()
                     ));
                 }
-                Err(e) => {
+                Ok(Err(e)) => {
                     run.failure.get_or_insert(format!("check {}: {}", f.name, describe(&e)));
+                }
+                Err(e) => {
+                    run.failure.get_or_insert(format!("check {}: {e}", f.name));
                 }
             }
         }
-        run.state_digest = state_digest(host.storage(), &seen);
+        match chain.digest(&seen) {
+            Ok(d) => run.state_digest = d,
+            Err(e) => {
+                run.failure.get_or_insert(e);
+            }
+        }
         run.correct = run.failure.is_none();
         run
     }
 }
 
-/// FxHash of every resource (address, type, bytes), in key order, and of
-/// the checks' returns (what reads the natives' host state, e.g. tables).
-fn state_digest(storage: &InMemoryStorage, checks: &[Vec<Vec<u8>>]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = movejit_runtime::fxhash::FxHasher::default();
-    checks.hash(&mut h);
-    for ((address, ty), bytes) in &storage.resources {
-        address.0.hash(&mut h);
-        ty.to_string().hash(&mut h);
-        bytes.hash(&mut h);
-    }
-    h.finish()
-}
-
 impl Tx {
     fn parse(spec: &TxSpec) -> Result<Tx, String> {
-        let type_args = spec
-            .type_args
-            .iter()
-            .map(|t| Type::parse_tag(t).ok_or_else(|| format!("bad type argument `{t}`")))
-            .collect::<Result<_, _>>()?;
         Ok(Tx {
             function: function(&spec.function)?,
-            type_args,
+            type_args: parse_types(&spec.type_args)?,
             args: parse_args(&spec.args)?,
             expect: spec.expect,
             repeat: spec.repeat,
+            save: spec.save.clone(),
         })
     }
 
     /// Transaction number `i`: whether it ended as expected.
-    fn run(&self, host: &mut Host, i: u64) -> Result<(), String> {
-        let args: Vec<Vec<u8>> = self.args.iter().map(|a| a.bcs(i)).collect();
-        let r = host.execute(&self.function, &self.type_args, &args, &mut GasMeter::unmetered());
+    fn run(&self, chain: &mut Chain, i: u64) -> Result<(), String> {
+        let r = chain.call(&self.function, &self.type_args, &self.args, i, false)?;
         match (self.expect, r) {
-            (Expect::Any, _) | (Expect::Executed, Ok(_)) => Ok(()),
+            (Expect::Executed, Ok(returns)) => match &self.save {
+                Some(name) => chain.save(name, returns),
+                None => Ok(()),
+            },
+            (Expect::Any, _) => Ok(()),
             (Expect::Aborted, Err(e)) if e.status == StatusCode::ABORTED => Ok(()),
             (Expect::Aborted, Ok(_)) => Err("executed, expected an abort".to_string()),
             (_, Err(e)) => Err(describe(&e)),
         }
     }
+}
+
+fn parse_types(types: &[String]) -> Result<Vec<Type>, String> {
+    types.iter().map(|t| Type::parse_tag(t).ok_or_else(|| format!("bad type argument `{t}`"))).collect()
 }
 
 fn function(s: &str) -> Result<FunctionRef, String> {
@@ -401,11 +547,17 @@ enum Arg {
     },
     /// Fixed BCS bytes.
     Raw(Vec<u8>),
+    /// Sui: the object saved under this name.
+    Object(String),
+    /// Sui: the transaction's `&mut TxContext`.
+    TxContext,
 }
 
 impl Arg {
-    fn bcs(&self, i: u64) -> Vec<u8> {
-        match self {
+    /// The argument's BCS for transaction `i` (`Err` for the Sui inputs
+    /// only a Sui host gives).
+    fn bcs(&self, i: u64) -> Result<Vec<u8>, String> {
+        Ok(match self {
             Arg::Int { bytes, expr } => expr.eval(i).to_le_bytes()[..*bytes].to_vec(),
             Arg::Bool(e) => vec![(e.eval(i) != 0) as u8],
             Arg::Address { base, offset, signer } => {
@@ -427,7 +579,8 @@ impl Arg {
                 out
             }
             Arg::Raw(b) => b.clone(),
-        }
+            Arg::Object(_) | Arg::TxContext => return Err("objects and `ctx` are Sui inputs".to_string()),
+        })
     }
 }
 
@@ -436,6 +589,9 @@ fn parse_args(args: &[String]) -> Result<Vec<Arg>, String> {
 }
 
 fn parse_arg(s: &str) -> Result<Arg, String> {
+    if s == "ctx" {
+        return Ok(Arg::TxContext);
+    }
     let (ty, value) = s.split_once(':').ok_or("not TYPE:VALUE")?;
     let int = |bytes| Ok(Arg::Int { bytes, expr: Expr::parse(value)? });
     let vector = |bytes| {
@@ -450,6 +606,7 @@ fn parse_arg(s: &str) -> Result<Arg, String> {
         "vector<u8>" => vector(1),
         "vector<u64>" => vector(8),
         "bcs" => hex::decode(value.trim()).map(Arg::Raw).map_err(|e| e.to_string()),
+        "object" => Ok(Arg::Object(value.trim().to_string())),
         "u8" => int(1),
         "u16" => int(2),
         "u32" => int(4),
@@ -581,7 +738,7 @@ mod tests {
         ];
         for (text, i, expected) in cases {
             let arg = parse_arg(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert_eq!(arg.bcs(i), expected, "{text} at {i}");
+            assert_eq!(arg.bcs(i), Ok(expected), "{text} at {i}");
         }
         for bad in
             ["u64", "u64:", "u64:i +", "u64:(i", "u64:j", "u7:1", "address:zz", "u64:1)", "bcs:0g", "vector<u8>:1,"]

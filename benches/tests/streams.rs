@@ -4,7 +4,6 @@
 
 use movejit_benches::executor::Executor;
 use movejit_benches::stream::load_streams;
-use movejit_engine::EngineConfig;
 use std::path::Path;
 
 #[test]
@@ -12,10 +11,9 @@ fn streams_agree_on_every_executor() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("streams");
     let streams = load_streams(&dir).expect("benches/streams loads");
     assert!(!streams.is_empty(), "benches/streams has streams");
-    let config = EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() };
     for mut stream in streams {
         stream.spec.transactions = stream.spec.transactions.min(40);
-        let runs: Vec<_> = Executor::WITH_AUTO.iter().map(|&ex| stream.run(ex, &config, || {})).collect();
+        let runs: Vec<_> = Executor::WITH_AUTO.iter().map(|&ex| stream.run(ex, &stream.config(), || {})).collect();
         for run in &runs {
             assert!(run.correct, "{} on {}: {:?}", stream.spec.name, run.executor.name(), run.failure);
             assert_eq!(run.tx_ns.len() as u64, stream.spec.transactions);

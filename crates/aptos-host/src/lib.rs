@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 use movejit_aptos_natives::{run_transaction, take_publish_request, TransactionContext, UserTransaction};
+pub use movejit_engine::FunctionRef;
 use movejit_engine::{
     AccountAddress, ChangeSet, Engine, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,
 };
@@ -28,23 +29,6 @@ use movejit_runtime::natives::{with_extensions, NativeExtensions};
 
 /// The chain id transactions carry (Aptos's test chain).
 pub const CHAIN_ID: u8 = 4;
-
-/// A function a transaction calls: `address::module::name`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FunctionRef {
-    pub module: ModuleId,
-    pub name: String,
-}
-
-impl FunctionRef {
-    /// Parses `0xADDR::module::function`.
-    pub fn parse(s: &str) -> Option<FunctionRef> {
-        let mut parts = s.rsplitn(3, "::");
-        let (name, module, address) = (parts.next()?, parts.next()?, parts.next()?);
-        let address = AccountAddress::parse(address)?;
-        Some(FunctionRef { module: ModuleId::new(address, module), name: name.to_string() })
-    }
-}
 
 /// A stream of transactions over one engine and one storage.
 pub struct Host {

@@ -164,7 +164,7 @@ pub fn run(args: Args) -> ExitCode {
         let mut reference: Option<(Executor, u64)> = None;
         for &ex in &executors {
             bar.set_message(format!("stream {} on {}", stream.spec.name, ex.name()));
-            let mut run = stream.run(ex, &stream_config(stream), || bar.inc(1));
+            let mut run = stream.run(ex, &stream.config(), || bar.inc(1));
             match reference {
                 Some((first, digest)) if run.correct && run.state_digest != digest => {
                     run.correct = false;
@@ -444,15 +444,6 @@ fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
 }
 
 // ---- streams ----
-
-/// The engine configuration of a stream: Aptos, with the framework natives
-/// registered as a node registers them.
-fn stream_config(_stream: &Stream) -> movejit_engine::EngineConfig {
-    movejit_engine::EngineConfig {
-        natives: movejit_aptos_natives::aptos_registry(),
-        ..movejit_engine::EngineConfig::aptos()
-    }
-}
 
 const STREAM_COLS: [(&str, usize); 8] = [
     ("stream", 20),

@@ -101,9 +101,11 @@
 
 mod adapter;
 mod cache;
+mod function_ref;
 
 pub use adapter::{JitFactory, JitSession};
 pub use cache::{CacheStats, MAX_GENERATIONS};
+pub use function_ref::FunctionRef;
 pub use movejit_interp::{Engine, EngineConfig, ExecutorKind, InterpreterKind, JitOptions, JIT_NOT_COMPILED};
 pub use movejit_runtime::compiled::CompiledStats;
 pub use movejit_runtime::{
