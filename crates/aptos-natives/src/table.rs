@@ -13,10 +13,9 @@ use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
 use crate::transaction_context::context as txn_context;
 use movejit_runtime::bcs;
 use movejit_runtime::fxhash::FxHashMap;
-use movejit_runtime::natives::{FlatCall, NativeContext, ParkedHome};
+use movejit_runtime::natives::{FlatCall, NativeContext, Parking};
 use movejit_runtime::{AccountAddress, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
 
 /// Abort code of `add` when the key is present: `error::invalid_argument(100)`.
 pub const ALREADY_EXISTS: u64 = (100 << 8) + 7;
@@ -42,10 +41,8 @@ pub struct TableStore {
     new_tables: Vec<(AccountAddress, Type, Type)>,
     removed: BTreeSet<AccountAddress>,
     content: Contents,
-    /// Where this call's parked values return to, and which entry each
-    /// parked slot belongs to.
-    home: Option<ParkedHome>,
-    parked: Vec<Option<(AccountAddress, Vec<u8>)>>,
+    /// Entries parked in the current call's memory: (handle, key).
+    parking: Parking<(AccountAddress, Vec<u8>)>,
     /// What the running transaction changed, to undo it on failure.
     undo: Option<Undo>,
 }
@@ -77,7 +74,7 @@ impl TableStore {
     /// undo, while a call still has entries parked.
     pub fn begin_transaction(&mut self) -> bool {
         self.fold_back();
-        let clean = !self.any_parked();
+        let clean = !self.parking.any_parked();
         self.undo = clean.then(|| Undo { new_tables: self.new_tables.len(), ..Undo::default() });
         clean
     }
@@ -89,8 +86,7 @@ impl TableStore {
 
     /// Undoes the running transaction's changes (after its call ended).
     pub fn rollback(&mut self) {
-        self.home = None;
-        self.parked.clear();
+        self.parking.clear();
         let Some(u) = self.undo.take() else { return };
         self.new_tables.truncate(u.new_tables);
         for h in &u.removed {
@@ -111,12 +107,6 @@ impl TableStore {
                 }
             }
         }
-    }
-
-    /// Whether some entry may be parked in a live call's memory. Every
-    /// parked entry has a slot here until its value comes home.
-    fn any_parked(&self) -> bool {
-        self.parked.iter().any(Option::is_some)
     }
 
     /// Destroys table `handle` (empty, as Move checked).
@@ -163,41 +153,28 @@ impl TableStore {
     /// Makes `mem` this store's parking place, first taking back what an
     /// earlier call's memory parked.
     fn attach(&mut self, mem: &mut Memory) -> VmResult<()> {
-        if let (Some(a), Some(b)) = (&mem.native.home, &self.home) {
-            if Arc::ptr_eq(a, b) {
-                return Ok(());
-            }
-        }
-        if mem.native.home.is_some() {
-            return Err(VmError::invariant("table: call memory parked by another store"));
-        }
-        self.fold_back();
-        if self.any_parked() {
-            return Err(VmError::invariant("table: entries still parked in a live call"));
-        }
-        let home: ParkedHome = Arc::new(Mutex::new(None));
-        mem.native.home = Some(home.clone());
-        self.home = Some(home);
-        Ok(())
+        let content = &mut self.content;
+        self.parking.attach(mem, "table", |(handle, key), slot, value| put_back(content, handle, key, slot, value))
     }
 
     /// Takes back the values an ended call parked.
     fn fold_back(&mut self) {
-        let Some(home) = &self.home else { return };
-        let Some(values) = home.lock().ok().and_then(|mut h| h.take()) else { return };
-        self.home = None;
-        for (slot, (owner, value)) in self.parked.drain(..).zip(values).enumerate() {
-            let Some((handle, key)) = owner else { continue };
-            let Some(table) = self.content.get_mut(&handle) else { continue };
-            if matches!(table.get(&key), Some(Entry::Parked(s)) if *s as usize == slot) {
-                match value {
-                    Some(v) => {
-                        table.insert(key, Entry::Here(v));
-                    }
-                    None => {
-                        table.remove(&key);
-                    }
-                }
+        let content = &mut self.content;
+        self.parking.fold_back(|(handle, key), slot, value| put_back(content, handle, key, slot, value));
+    }
+}
+
+/// Entry `(handle, key)` gets back the value it parked in `slot` (gone when
+/// the value could not come back).
+fn put_back(content: &mut Contents, handle: AccountAddress, key: Vec<u8>, slot: u32, value: Option<Value>) {
+    let Some(table) = content.get_mut(&handle) else { return };
+    if matches!(table.get(&key), Some(Entry::Parked(s)) if *s == slot) {
+        match value {
+            Some(v) => {
+                table.insert(key, Entry::Here(v));
+            }
+            None => {
+                table.remove(&key);
             }
         }
     }
@@ -266,9 +243,8 @@ fn borrow_slot(
             let Entry::Here(v) = std::mem::replace(e, Entry::Parked(u32::MAX)) else {
                 return Err(VmError::invariant("table: entry state"));
             };
-            let s = cx.mem.native.park(v)?;
+            let s = store.parking.park(&mut cx.mem.native, (handle, key), v)?;
             *e = Entry::Parked(s);
-            store.parked.push(Some((handle, key)));
             s
         }
     };
@@ -347,12 +323,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             note_entry(&mut store.undo, handle, &k, Some(&entry));
             let v = match entry {
                 Entry::Here(v) => v,
-                Entry::Parked(s) => {
-                    if let Some(p) = store.parked.get_mut(s as usize) {
-                        *p = None;
-                    }
-                    cx.mem.native.take(s)?
-                }
+                Entry::Parked(s) => store.parking.take(&mut cx.mem.native, s)?,
             };
             Ok(vec![v])
         })
@@ -413,12 +384,7 @@ fn register_flat(r: &mut Registrar<'_>) {
             note_entry(&mut store.undo, handle, &k, Some(&entry));
             match entry {
                 Entry::Here(v) => Ok(v),
-                Entry::Parked(s) => {
-                    if let Some(p) = store.parked.get_mut(s as usize) {
-                        *p = None;
-                    }
-                    cx.mem.native.take(s)
-                }
+                Entry::Parked(s) => store.parking.take(&mut cx.mem.native, s),
             }
         })?;
         call.ret_tree(0, &v)

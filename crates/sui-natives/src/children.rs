@@ -8,10 +8,9 @@
 //! while a reference into a child is alive its parent UID is borrowed, so
 //! nothing can remove the child.
 
-use movejit_runtime::natives::{NativeContext, ParkedHome};
+use movejit_runtime::natives::{NativeContext, Parking};
 use movejit_runtime::{AccountAddress, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug)]
 enum Slot {
@@ -38,9 +37,8 @@ pub(crate) enum Lookup<T> {
 #[derive(Debug, Default)]
 pub struct ChildStore {
     children: BTreeMap<AccountAddress, Child>,
-    home: Option<ParkedHome>,
-    /// Which child each parked slot holds.
-    parked: Vec<Option<AccountAddress>>,
+    /// Children parked in the current call's memory, by id.
+    parking: Parking<AccountAddress>,
     /// The running transaction's changed children as it found them
     /// (`None`: absent), to undo its changes: going back costs what the
     /// transaction touched, not what the store holds.
@@ -53,7 +51,7 @@ impl ChildStore {
     /// undo, while a live call still has children parked.
     pub fn begin_transaction(&mut self) -> bool {
         self.fold_back();
-        let clean = !self.any_parked();
+        let clean = !self.parking.any_parked();
         self.undo = clean.then(BTreeMap::new);
         clean
     }
@@ -65,8 +63,7 @@ impl ChildStore {
 
     /// Undoes the running transaction's changes (after its call ended).
     pub fn rollback(&mut self) {
-        self.home = None;
-        self.parked.clear();
+        self.parking.clear();
         for (id, old) in self.undo.take().into_iter().flatten() {
             match old {
                 Some(c) => {
@@ -106,49 +103,16 @@ impl ChildStore {
             .collect()
     }
 
-    /// Whether some child may be parked in a live call's memory: every
-    /// parked child has a slot here until its value comes home.
-    fn any_parked(&self) -> bool {
-        self.parked.iter().any(Option::is_some)
-    }
-
     /// Makes `mem` the parking place, first taking back what an earlier
     /// call's memory parked.
     pub(crate) fn attach(&mut self, mem: &mut Memory) -> VmResult<()> {
-        if let (Some(a), Some(b)) = (&mem.native.home, &self.home) {
-            if Arc::ptr_eq(a, b) {
-                return Ok(());
-            }
-        }
-        if mem.native.home.is_some() {
-            return Err(VmError::invariant("dynamic field: call memory parked by another store"));
-        }
-        self.fold_back();
-        if self.any_parked() {
-            return Err(VmError::invariant("dynamic field: children still parked in a live call"));
-        }
-        let home: ParkedHome = Arc::new(Mutex::new(None));
-        mem.native.home = Some(home.clone());
-        self.home = Some(home);
-        Ok(())
+        let children = &mut self.children;
+        self.parking.attach(mem, "dynamic field", |id, slot, value| put_back(children, id, slot, value))
     }
 
     fn fold_back(&mut self) {
-        let Some(home) = &self.home else { return };
-        let Some(values) = home.lock().ok().and_then(|mut h| h.take()) else { return };
-        self.home = None;
-        for (slot, (owner, value)) in self.parked.drain(..).zip(values).enumerate() {
-            let Some(id) = owner else { continue };
-            let Some(child) = self.children.get_mut(&id) else { continue };
-            if matches!(child.slot, Slot::Parked(s) if s as usize == slot) {
-                match value {
-                    Some(v) => child.slot = Slot::Here(v),
-                    None => {
-                        self.children.remove(&id);
-                    }
-                }
-            }
-        }
+        let children = &mut self.children;
+        self.parking.fold_back(|id, slot, value| put_back(children, id, slot, value));
     }
 
     pub(crate) fn contains(&self, parent: AccountAddress, id: AccountAddress, ty: Option<&Type>) -> bool {
@@ -166,8 +130,13 @@ impl ChildStore {
         Ok(())
     }
 
-    fn find(&mut self, parent: AccountAddress, id: AccountAddress, ty: &Type) -> Lookup<&mut Child> {
-        match self.children.get_mut(&id) {
+    fn find<'a>(
+        children: &'a mut BTreeMap<AccountAddress, Child>,
+        parent: AccountAddress,
+        id: AccountAddress,
+        ty: &Type,
+    ) -> Lookup<&'a mut Child> {
+        match children.get_mut(&id) {
             Some(c) if c.parent == parent => {
                 if c.ty == *ty {
                     Lookup::Found(c)
@@ -189,7 +158,7 @@ impl ChildStore {
     ) -> VmResult<Lookup<Value>> {
         // The call may change the child in place: keep what it was.
         self.note(id);
-        let child = match self.find(parent, id, ty) {
+        let child = match Self::find(&mut self.children, parent, id, ty) {
             Lookup::Found(c) => c,
             Lookup::Missing => return Ok(Lookup::Missing),
             Lookup::WrongType => return Ok(Lookup::WrongType),
@@ -200,9 +169,8 @@ impl ChildStore {
                 let Slot::Here(v) = std::mem::replace(here, Slot::Parked(u32::MAX)) else {
                     return Err(VmError::invariant("dynamic field: child state"));
                 };
-                let s = cx.mem.native.park(v)?;
+                let s = self.parking.park(&mut cx.mem.native, id, v)?;
                 *here = Slot::Parked(s);
-                self.parked.push(Some(id));
                 s
             }
         };
@@ -217,7 +185,7 @@ impl ChildStore {
         id: AccountAddress,
         ty: &Type,
     ) -> VmResult<Lookup<Value>> {
-        match self.find(parent, id, ty) {
+        match Self::find(&mut self.children, parent, id, ty) {
             Lookup::Found(_) => {}
             Lookup::Missing => return Ok(Lookup::Missing),
             Lookup::WrongType => return Ok(Lookup::WrongType),
@@ -226,14 +194,23 @@ impl ChildStore {
         let child = self.children.remove(&id).ok_or_else(|| VmError::invariant("dynamic field: child vanished"))?;
         let v = match child.slot {
             Slot::Here(v) => v,
-            Slot::Parked(s) => {
-                if let Some(p) = self.parked.get_mut(s as usize) {
-                    *p = None;
-                }
-                cx.mem.native.take(s)?
-            }
+            Slot::Parked(s) => self.parking.take(&mut cx.mem.native, s)?,
         };
         Ok(Lookup::Found(v))
+    }
+}
+
+/// Child `id` gets back the value it parked in `slot` (gone when the value
+/// could not come back).
+fn put_back(children: &mut BTreeMap<AccountAddress, Child>, id: AccountAddress, slot: u32, value: Option<Value>) {
+    let Some(child) = children.get_mut(&id) else { return };
+    if matches!(child.slot, Slot::Parked(s) if s == slot) {
+        match value {
+            Some(v) => child.slot = Slot::Here(v),
+            None => {
+                children.remove(&id);
+            }
+        }
     }
 }
 

@@ -11,10 +11,12 @@
 
 pub mod args;
 mod extensions;
+mod parking;
 mod stdlib;
 
 pub use crate::flat::native_abi::FlatCall;
 pub use extensions::{with_extensions, NativeExtensions, NativeSlots, ParkedHome};
+pub use parking::Parking;
 pub use stdlib::{sha2_256, sha3_256};
 
 use crate::error::VmResult;
