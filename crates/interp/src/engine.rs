@@ -183,12 +183,15 @@ pub(crate) const SPARE_STACKS: usize = 16;
 /// warm module set reuses the plan of an earlier session over the same set
 /// and only decodes its arguments.
 pub(crate) struct EntryPlan {
-    module: Arc<LoadedModule>,
-    def: u16,
-    params: Vec<Type>,
-    returns: Vec<Type>,
+    pub(crate) module: Arc<LoadedModule>,
+    pub(crate) def: u16,
+    pub(crate) params: Vec<Type>,
+    pub(crate) returns: Vec<Type>,
     /// The flat layout each argument decodes into (a reference's target's).
-    arg_layouts: Vec<Arc<movejit_runtime::flat::FlatLayout>>,
+    pub(crate) arg_layouts: Vec<Arc<movejit_runtime::flat::FlatLayout>>,
+    /// Set once a call of the plan succeeded: the direct compiled entry
+    /// path (`flat/direct.rs`).
+    pub(crate) direct: std::sync::OnceLock<crate::flat::direct::DirectEntry>,
 }
 
 /// The engine's entry plans: append-only while it lives, so a session
@@ -1031,8 +1034,14 @@ impl<'e, 'r> Session<'e, 'r> {
             // loading the type arguments may have added modules).
             if let Some(set) = self.module_set_id {
                 let key = (set, Arc::as_ptr(&m) as usize, def);
-                let plan =
-                    EntryPlan { module: m.clone(), def, params: params.clone(), returns: returns.clone(), arg_layouts };
+                let plan = EntryPlan {
+                    module: m.clone(),
+                    def,
+                    params: params.clone(),
+                    returns: returns.clone(),
+                    arg_layouts,
+                    direct: Default::default(),
+                };
                 self.engine.entries.add(key, ty_args, plan);
             }
             return self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
@@ -1121,7 +1130,15 @@ impl<'e, 'r> Session<'e, 'r> {
             };
             flat_args.push(v.map_err(|_| VmError::bad_argument())?);
         }
-        self.execute_flat(plan.module.clone(), plan.def, ty_args, &plan.params, &plan.returns, flat_args, gas)
+        let flat_args = match self.run_direct_entry(plan, ty_args, flat_args, gas) {
+            Ok(done) => return done,
+            Err(args) => args,
+        };
+        let r = self.execute_flat(plan.module.clone(), plan.def, ty_args, &plan.params, &plan.returns, flat_args, gas);
+        if let Ok(done) = &r {
+            self.record_direct_entry(plan, done);
+        }
+        r
     }
 
     /// Executor `Jit`: the function and everything it reaches must compile
