@@ -562,7 +562,8 @@ impl CompiledCode for JitSession {
         }
         let known = |metered: bool| {
             self.hot.get(module).is_some_and(|v| {
-                v.iter().any(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                v.iter()
+                    .any(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
             })
         };
         // Found by an earlier session over the same warm set: the session's
