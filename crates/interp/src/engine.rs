@@ -509,10 +509,19 @@ impl<'e, 'r> Session<'e, 'r> {
     /// loaded from (then loading them anew would give the same modules):
     /// one look-up of the store per member, no hashing, one shared lock.
     fn load_warm(&mut self, id: &ModuleId) -> Option<Arc<LoadedModule>> {
-        let warm = self.engine.warm.read().ok()?;
-        let set = warm.get(id)?;
-        if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
+        if !self.take_warm(id) {
             return None;
+        }
+        self.modules.get(id).cloned()
+    }
+
+    /// [`Session::load_warm`] without handing out the module: `true` when
+    /// the session has `id` from a warm set now.
+    fn take_warm(&mut self, id: &ModuleId) -> bool {
+        let Ok(warm) = self.engine.warm.read() else { return false };
+        let Some(set) = warm.get(id) else { return false };
+        if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
+            return false;
         }
         if self.modules.is_empty() {
             self.modules = set.modules.clone();
@@ -530,7 +539,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 }
             }
         }
-        set.modules.get(id).cloned()
+        set.modules.contains_key(id)
     }
 
     /// Records `id`, just loaded, and its dependencies as a warm set.
@@ -1044,7 +1053,13 @@ impl<'e, 'r> Session<'e, 'r> {
                 };
                 self.engine.entries.add(key, ty_args, plan);
             }
-            return self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
+            let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
+            let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
+            // The next session's call of the plan may take the direct path.
+            if let (Ok(done), Some(plan)) = (&r, key.and_then(|k| self.engine.entries.find(&k, ty_args))) {
+                self.record_direct_entry(plan, done);
+            }
+            return r;
         }
         let mut interp = Interpreter::new(self, gas);
         let (ret_values, mem) = interp.run_entry(m.clone(), def, ty_args.to_vec(), &params, arg_values)?;
@@ -1096,8 +1111,8 @@ impl<'e, 'r> Session<'e, 'r> {
         }
         // Only a module already loaded or in a warm set: loading anew (and
         // its errors) is the full path's.
-        if !self.modules.contains_key(module) {
-            self.load_warm(module)?;
+        if !self.modules.contains_key(module) && !self.take_warm(module) {
+            return None;
         }
         let set = self.module_set_id?;
         let m = self.modules.get(module)?;
