@@ -103,10 +103,13 @@ impl<'e> Session<'e, '_> {
             rets: &seam_rets,
             state: CallState { depth: 1, stack_base: 0, gas_left: None },
         };
+        // The natives' memory of this execution: a returned reference may
+        // point into it, so it goes only once the results are owned (and
+        // before the call's changes are kept or undone, as on the
+        // interpreter's entry).
         let mut natives = NativeSession::default();
         let r = code.call(self, &mut natives, call);
         self.compiled = Some(code);
-        drop(natives);
         let failure = match r {
             // Nothing ran: the interpreter's entry runs it.
             CompiledCall::NotCompiled => {
@@ -133,6 +136,7 @@ impl<'e> Session<'e, '_> {
             // The results were never written: forget, don't drop.
             rets.into_iter().for_each(FlatValue::forget_moved);
             drop(roots);
+            drop(natives);
             // A failed call changes nothing.
             self.globals.roll_back();
             return Ok(Err(e));
@@ -149,10 +153,13 @@ impl<'e> Session<'e, '_> {
         let rets = match rets {
             Ok(rets) => rets,
             Err(e) => {
+                drop(roots);
+                drop(natives);
                 self.globals.roll_back();
                 return Ok(Err(e));
             }
         };
+        drop(natives);
         self.globals.end_call();
         Ok(Self::direct_results(plan, direct, rets, roots, gas))
     }
