@@ -54,10 +54,11 @@ impl Shared {
 /// code-cache lock. Weak: code the cache evicted is looked up anew.
 type FxHashSet<T> = HashSet<T, std::hash::BuildHasherDefault<FxHasher>>;
 
-type SharedEntries = RwLock<FxHashMap<u64, FxHashMap<ModuleId, Vec<EntryCode>>>>;
+type SharedEntries = RwLock<FxHashMap<u64, FxHashMap<ModuleId, Vec<Arc<EntryCode>>>>>;
 
 /// The unmetered and metered code of one entry instance.
 struct EntryCode {
+    module: ModuleId,
     fdef: u16,
     type_args: Vec<Type>,
     code: [Weak<Ready>; 2],
@@ -108,6 +109,7 @@ impl CompiledCodeFactory for JitFactory {
             hashes: FxHashMap::default(),
             interpreted: FxHashSet::default(),
             hot: FxHashMap::default(),
+            warm_entry: None,
             stats: CompiledStats::default(),
         })
     }
@@ -129,6 +131,26 @@ struct Hot {
     counted: bool,
 }
 
+/// The entry instance a session took from [`Shared::entries`] (a warm
+/// set's entry found compiled by an earlier session): kept apart from
+/// `hot` so that a short session records it without allocating.
+struct WarmEntry {
+    entry: Arc<EntryCode>,
+    /// The module's content hash when it was taken (as [`Hot::hash`]).
+    hash: Option<Hash>,
+    /// Unmetered and metered code.
+    code: [Arc<Ready>; 2],
+    /// Ran compiled in this session (counted in its stats).
+    counted: bool,
+}
+
+impl WarmEntry {
+    fn is(&self, module: &ModuleId, fdef: u16, ty_args: &[Type], hash: Option<Hash>) -> bool {
+        let e = &*self.entry;
+        e.fdef == fdef && self.hash == hash && e.module == *module && e.type_args[..] == *ty_args
+    }
+}
+
 /// Link hashes shared by the sessions of one engine: by warm module set
 /// number ([`ModuleSource::module_set_id`]), (content hash, link hash) per
 /// module, so a session over a warm set hashes no links. Grows by one set
@@ -146,6 +168,8 @@ pub struct JitSession {
     /// Per-call fast path: module → instances found compiled or not
     /// compilable, found without allocating.
     hot: FxHashMap<ModuleId, Vec<Hot>>,
+    /// The session's entry, when taken from a warm set (its fast path).
+    warm_entry: Option<WarmEntry>,
     stats: CompiledStats,
 }
 
@@ -156,10 +180,17 @@ const MAX_LINK_DEPTH: usize = 512;
 impl JitSession {
     /// Both variants of an entry's code, found by an earlier session over
     /// warm set `set` and still in the cache.
-    fn shared_entry(&self, set: u64, module: &ModuleId, fdef: u16, ty_args: &[Type]) -> Option<[Arc<Ready>; 2]> {
+    fn shared_entry(
+        &self,
+        set: u64,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+    ) -> Option<(Arc<EntryCode>, [Arc<Ready>; 2])> {
         let entries = self.shared.entries.read().ok()?;
         let e = entries.get(&set)?.get(module)?.iter().find(|e| e.fdef == fdef && e.type_args[..] == *ty_args)?;
-        Some([e.code[0].upgrade()?, e.code[1].upgrade()?])
+        let code = [e.code[0].upgrade()?, e.code[1].upgrade()?];
+        Some((e.clone(), code))
     }
 
     /// How many instances ran compiled in this session: those whose known
@@ -167,6 +198,9 @@ impl JitSession {
     /// variants and module versions that ran).
     fn compiled_ran(&self) -> usize {
         let mut ran: FxHashSet<(&ModuleId, u16, &[Type])> = FxHashSet::default();
+        if let Some(w) = self.warm_entry.as_ref().filter(|w| w.counted) {
+            ran.insert((&w.entry.module, w.entry.fdef, &w.entry.type_args));
+        }
         for (m, hots) in &self.hot {
             for h in hots.iter().filter(|h| h.counted && h.code.is_some()) {
                 ran.insert((m, h.fdef, &h.type_args));
@@ -424,6 +458,20 @@ impl CompiledCode for JitSession {
         let metered = state.gas_left.is_some();
         let hash = host.module_hash(module);
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
+        // Fastest path: the session's entry taken from a warm set.
+        if let Some(w) = self.warm_entry.as_mut().filter(|w| w.is(module, fdef, ty_args, hash)) {
+            let ready = &w.code[usize::from(metered)];
+            if !ready.entry.takes_closures() {
+                return match ready.entry.run(args, rets, nested, host, natives) {
+                    Ok(out) => {
+                        w.counted = true;
+                        Self::finished(&*host, ready, &out, state.gas_left)
+                    }
+                    // Nothing ran: the interpreter can still run it.
+                    Err(_) => self.not_compiled(module, fdef, ty_args),
+                };
+            }
+        }
         // Fast path: an instance this session knows (and counted), run from
         // where the session keeps it (no reference count touched: threads
         // share it).
@@ -448,11 +496,15 @@ impl CompiledCode for JitSession {
             // Nothing ran: the interpreter can still run it.
             return self.not_compiled(module, fdef, ty_args);
         }
-        let known = self.hot.get(module).and_then(|v| {
-            v.iter()
-                .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
-                .map(|h| (h.code.clone(), h.counted))
-        });
+        let warm = self.warm_entry.as_ref().filter(|w| w.is(module, fdef, ty_args, hash));
+        let known = match warm {
+            Some(w) => Some((Some(w.code[usize::from(metered)].clone()), w.counted)),
+            None => self.hot.get(module).and_then(|v| {
+                v.iter()
+                    .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                    .map(|h| (h.code.clone(), h.counted))
+            }),
+        };
         let first = !matches!(known, Some((_, true)));
         let ready = match known {
             Some((Some(r), _)) => r,
@@ -475,7 +527,9 @@ impl CompiledCode for JitSession {
             // Nothing ran: the interpreter can still run it.
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
-        if first {
+        if let Some(w) = self.warm_entry.as_mut().filter(|w| w.is(module, fdef, ty_args, hash)) {
+            w.counted = true;
+        } else if first {
             let known = self.hot.get_mut(module).and_then(|hots| {
                 hots.iter_mut()
                     .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
@@ -503,10 +557,25 @@ impl CompiledCode for JitSession {
         // per variant and session, or none over a warm set seen before).
         let hash = modules.module_hash(module);
         let set = modules.module_set_id();
-        // Found by an earlier session over the same warm set: taken as is
-        // (no copies kept to record it again).
-        let mut shared =
-            set.and_then(|set| self.shared_entry(set, module, fdef, ty_args)).map(|[u, m]| [Some(u), Some(m)]);
+        if self.warm_entry.as_ref().is_some_and(|w| w.is(module, fdef, ty_args, hash)) {
+            return Ok(());
+        }
+        let known = |metered: bool| {
+            self.hot.get(module).is_some_and(|v| {
+                v.iter()
+                    .any(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+            })
+        };
+        // Found by an earlier session over the same warm set: the session's
+        // entry when it is its first (nothing to record again).
+        let mut shared = set.and_then(|set| self.shared_entry(set, module, fdef, ty_args));
+        if self.warm_entry.is_none() && !known(false) && !known(true) {
+            if let Some((entry, code)) = shared.take() {
+                self.warm_entry = Some(WarmEntry { entry, hash, code, counted: false });
+                return Ok(());
+            }
+        }
+        let mut shared = shared.map(|(_, [u, m])| [Some(u), Some(m)]);
         let recording = set.is_some() && shared.is_none();
         let mut found: [Option<Arc<Ready>>; 2] = [None, None];
         for (metered, slot) in [false, true].into_iter().zip(&mut found) {
@@ -538,7 +607,7 @@ impl CompiledCode for JitSession {
                 let v = entries.entry(set).or_default().entry(module.clone()).or_default();
                 if !v.iter().any(|e| e.fdef == fdef && e.type_args[..] == *ty_args) {
                     let code = [Arc::downgrade(u), Arc::downgrade(m)];
-                    v.push(EntryCode { fdef, type_args: ty_args.to_vec(), code });
+                    v.push(Arc::new(EntryCode { module: module.clone(), fdef, type_args: ty_args.to_vec(), code }));
                 }
             }
         }

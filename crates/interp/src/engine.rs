@@ -183,12 +183,15 @@ pub(crate) const SPARE_STACKS: usize = 16;
 /// warm module set reuses the plan of an earlier session over the same set
 /// and only decodes its arguments.
 pub(crate) struct EntryPlan {
-    module: Arc<LoadedModule>,
-    def: u16,
-    params: Vec<Type>,
-    returns: Vec<Type>,
+    pub(crate) module: Arc<LoadedModule>,
+    pub(crate) def: u16,
+    pub(crate) params: Vec<Type>,
+    pub(crate) returns: Vec<Type>,
     /// The flat layout each argument decodes into (a reference's target's).
-    arg_layouts: Vec<Arc<movejit_runtime::flat::FlatLayout>>,
+    pub(crate) arg_layouts: Vec<Arc<movejit_runtime::flat::FlatLayout>>,
+    /// Set once a call of the plan succeeded: the direct compiled entry
+    /// path (`flat/direct.rs`).
+    pub(crate) direct: std::sync::OnceLock<crate::flat::direct::DirectEntry>,
 }
 
 /// The engine's entry plans: append-only while it lives, so a session
@@ -506,10 +509,19 @@ impl<'e, 'r> Session<'e, 'r> {
     /// loaded from (then loading them anew would give the same modules):
     /// one look-up of the store per member, no hashing, one shared lock.
     fn load_warm(&mut self, id: &ModuleId) -> Option<Arc<LoadedModule>> {
-        let warm = self.engine.warm.read().ok()?;
-        let set = warm.get(id)?;
-        if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
+        if !self.take_warm(id) {
             return None;
+        }
+        self.modules.get(id).cloned()
+    }
+
+    /// [`Session::load_warm`] without handing out the module: `true` when
+    /// the session has `id` from a warm set now.
+    fn take_warm(&mut self, id: &ModuleId) -> bool {
+        let Ok(warm) = self.engine.warm.read() else { return false };
+        let Some(set) = warm.get(id) else { return false };
+        if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
+            return false;
         }
         if self.modules.is_empty() {
             self.modules = set.modules.clone();
@@ -527,7 +539,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 }
             }
         }
-        set.modules.get(id).cloned()
+        set.modules.contains_key(id)
     }
 
     /// Records `id`, just loaded, and its dependencies as a warm set.
@@ -1031,11 +1043,23 @@ impl<'e, 'r> Session<'e, 'r> {
             // loading the type arguments may have added modules).
             if let Some(set) = self.module_set_id {
                 let key = (set, Arc::as_ptr(&m) as usize, def);
-                let plan =
-                    EntryPlan { module: m.clone(), def, params: params.clone(), returns: returns.clone(), arg_layouts };
+                let plan = EntryPlan {
+                    module: m.clone(),
+                    def,
+                    params: params.clone(),
+                    returns: returns.clone(),
+                    arg_layouts,
+                    direct: Default::default(),
+                };
                 self.engine.entries.add(key, ty_args, plan);
             }
-            return self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
+            let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
+            let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
+            // The next session's call of the plan may take the direct path.
+            if let (Ok(done), Some(plan)) = (&r, key.and_then(|k| self.engine.entries.find(&k, ty_args))) {
+                self.record_direct_entry(plan, done);
+            }
+            return r;
         }
         let mut interp = Interpreter::new(self, gas);
         let (ret_values, mem) = interp.run_entry(m.clone(), def, ty_args.to_vec(), &params, arg_values)?;
@@ -1087,8 +1111,8 @@ impl<'e, 'r> Session<'e, 'r> {
         }
         // Only a module already loaded or in a warm set: loading anew (and
         // its errors) is the full path's.
-        if !self.modules.contains_key(module) {
-            self.load_warm(module)?;
+        if !self.modules.contains_key(module) && !self.take_warm(module) {
+            return None;
         }
         let set = self.module_set_id?;
         let m = self.modules.get(module)?;
@@ -1121,7 +1145,15 @@ impl<'e, 'r> Session<'e, 'r> {
             };
             flat_args.push(v.map_err(|_| VmError::bad_argument())?);
         }
-        self.execute_flat(plan.module.clone(), plan.def, ty_args, &plan.params, &plan.returns, flat_args, gas)
+        let flat_args = match self.run_direct_entry(plan, ty_args, flat_args, gas) {
+            Ok(done) => return done,
+            Err(args) => args,
+        };
+        let r = self.execute_flat(plan.module.clone(), plan.def, ty_args, &plan.params, &plan.returns, flat_args, gas);
+        if let Ok(done) = &r {
+            self.record_direct_entry(plan, done);
+        }
+        r
     }
 
     /// Executor `Jit`: the function and everything it reaches must compile

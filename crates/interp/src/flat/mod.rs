@@ -9,6 +9,7 @@
 //! code through the seam (`movejit_runtime::compiled`), which hands it this
 //! interpreter's own slots.
 
+pub(crate) mod direct;
 pub(crate) mod exec;
 pub(crate) mod prepare;
 mod seam;
