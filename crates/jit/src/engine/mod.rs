@@ -43,6 +43,7 @@ use movejit_runtime::flat::{FlatLayout, FlatLayouts};
 use movejit_runtime::{Limits, NativeRegistry, Type as RType};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Engine settings.
 #[derive(Clone)]
@@ -96,10 +97,19 @@ impl Default for JitConfig {
     }
 }
 
-/// Default of [`JitConfig::baseline_above`] (bytecode instructions):
-/// where the `long_function` bench shows the baseline tier compiling
-/// faster than the optimizing one.
-pub const BASELINE_ABOVE: usize = 2_000;
+/// Compile time budgeted per bytecode instruction before a function is
+/// lowered ([`JitEngine::compile_until`]): above what the `long_function`
+/// bench measures per instruction on either tier, metered, up to 16,000
+/// instructions (20-85 us on a loaded 2-core machine).
+pub const EST_COMPILE_NS_PER_INSTR: u64 = 100_000;
+
+/// Default of [`JitConfig::baseline_above`] (bytecode instructions): off.
+/// The baseline tier compiles the Aptos framework ~4x faster for ~1.5x the
+/// code, but on long functions its single-pass allocator grows
+/// superlinearly too and is slower than the optimizing tier from ~4,000
+/// instructions (`long_function` bench); which code may be slower is the
+/// embedder's call (`JitOptions::baseline_above`).
+pub const BASELINE_ABOVE: usize = usize::MAX;
 
 /// A Cranelift ISA for the host with `shared` and `tier` flags.
 fn host_isa(shared: &[(&str, &str)], tier: &[(&str, &str)]) -> CompileResult<OwnedTargetIsa> {
@@ -177,6 +187,10 @@ pub struct JitEngine {
     interp_sites: interp_stub::InterpSites,
     /// Machine code bytes defined so far (functions, trampolines, stubs).
     code_bytes: u64,
+    /// Bytecode instructions of the functions compiled so far.
+    code_instructions: u64,
+    /// When the compile under way must be done ([`JitEngine::compile_until`]).
+    deadline: Option<Instant>,
 }
 
 /// Address space reserved per engine for machine code and data (the whole
@@ -246,6 +260,8 @@ impl JitEngine {
             closures: Default::default(),
             interp_sites: Default::default(),
             code_bytes: 0,
+            code_instructions: 0,
+            deadline: None,
         })
     }
 
@@ -318,6 +334,39 @@ impl JitEngine {
     /// functions, entry trampolines and stubs).
     pub fn code_size(&self) -> u64 {
         self.code_bytes
+    }
+
+    /// Bytecode instructions of the functions compiled so far (with
+    /// [`JitEngine::code_size`]: machine-code bytes per instruction).
+    pub fn code_instructions(&self) -> u64 {
+        self.code_instructions
+    }
+
+    /// [`JitEngine::compile`] under a deadline: a function (the root or one
+    /// it calls) whose estimated compile time ([`EST_COMPILE_NS_PER_INSTR`]
+    /// per bytecode instruction) does not fit before `deadline`, or that is
+    /// reached after it, is not compiled (`Unsupported`: inside a session
+    /// it is interpreted). A function whose code generation has started
+    /// finishes (Cranelift cannot be interrupted): the size estimate bounds
+    /// how far past the deadline that goes.
+    pub fn compile_until(&mut self, key: &InstanceKey, deadline: Instant) -> CompileResult<()> {
+        self.deadline = Some(deadline);
+        let r = self.compile(key);
+        self.deadline = None;
+        r
+    }
+
+    /// `Err` when compiling `key` would not fit before the deadline.
+    fn check_deadline(&self, key: &InstanceKey) -> CompileResult<()> {
+        let Some(deadline) = self.deadline else { return Ok(()) };
+        let len = self.code_len(key) as u64;
+        let estimate = Duration::from_nanos(len.saturating_mul(EST_COMPILE_NS_PER_INSTR));
+        if Instant::now() + estimate > deadline {
+            return Err(CompileError::Unsupported(format!(
+                "compile budget: a function of {len} instructions (estimated {estimate:?}) does not fit"
+            )));
+        }
+        Ok(())
     }
 
     /// Defines `id` from `ctx` by the optimizing tier and counts its
@@ -477,12 +526,22 @@ impl JitEngine {
         len > self.config.baseline_above
     }
 
+    /// Bytecode instructions of `key`'s function (0: none or native).
+    fn code_len(&self, key: &InstanceKey) -> usize {
+        self.modules
+            .get(key.module as usize)
+            .and_then(|m| m.function_defs.get(key.fdef as usize))
+            .and_then(|f| f.code.as_ref())
+            .map_or(0, |c| c.code.len())
+    }
+
     /// Lowers and defines every queued instance.
     fn drain_queue(&mut self) {
         while let Some(key) = self.queue.pop() {
             // Cranelift reports most problems as errors but asserts some
             // (unsupported ABI shapes); contain those too.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.check_deadline(&key)?;
                 self.lower_one(&key).and_then(|func| {
                     let id = self.instances[&key].func;
                     let mut ctx = Context::for_function(func);
@@ -495,7 +554,10 @@ impl JitEngine {
             }))
             .unwrap_or_else(|_| Err(CompileError::Codegen("code generator panicked".into())));
             let state = match result {
-                Ok(()) => State::Defined,
+                Ok(()) => {
+                    self.code_instructions += self.code_len(&key) as u64;
+                    State::Defined
+                }
                 Err(e) => {
                     let (id, params, rets) = {
                         let i = &self.instances[&key];
