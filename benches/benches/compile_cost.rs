@@ -10,8 +10,11 @@
 //! with the median total is reported). Under `cargo test --benches` it
 //! compiles one small folder once.
 
-use movejit_benches::compile_cost::{compile_all, load_verified, module_files, quantile, CompileMode, CorpusCompile};
+use movejit_benches::compile_cost::{
+    compile_all_with, load_verified, module_files, quantile, CompileMode, CorpusCompile,
+};
 use movejit_benches::{criterion_filter, shared_dir};
+use movejit_jit::JitConfig;
 use std::time::Instant;
 
 fn ms(ns: u64) -> String {
@@ -76,10 +79,17 @@ fn main() {
     let (modules, rejected) = load_verified(&files);
     let load_ns = t.elapsed().as_nanos() as u64;
     let runs = if benching { 3 } else { 1 };
+    // `MOVEJIT_BASELINE_ABOVE=N`: the tier policy to measure
+    // (`JitConfig::baseline_above`; 0 = everything on the baseline tier).
+    let baseline_above = std::env::var("MOVEJIT_BASELINE_ABOVE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(JitConfig::default().baseline_above);
     for mode in CompileMode::ALL {
         let mut reports: Vec<CorpusCompile> = (0..runs)
             .map(|_| {
-                let mut r = compile_all(modules.clone(), mode).unwrap_or_else(|e| panic!("{e}"));
+                let config = JitConfig { baseline_above, ..mode.config() };
+                let mut r = compile_all_with(modules.clone(), config).unwrap_or_else(|e| panic!("{e}"));
                 r.rejected_modules = rejected.clone();
                 r
             })

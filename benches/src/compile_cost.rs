@@ -169,7 +169,7 @@ impl CompileMode {
         }
     }
 
-    fn config(self) -> JitConfig {
+    pub fn config(self) -> JitConfig {
         let session =
             JitConfig { natives: movejit_aptos_natives::aptos_registry(), session_host: true, ..JitConfig::default() };
         match self {
@@ -183,8 +183,13 @@ impl CompileMode {
 /// Compiles every non-generic, non-native function of `modules` in one
 /// engine configured by `mode`, timing each call.
 pub fn compile_all(modules: Vec<CompiledModule>, mode: CompileMode) -> Result<CorpusCompile, CompileError> {
+    compile_all_with(modules, mode.config())
+}
+
+/// [`compile_all`] with an engine of `config`.
+pub fn compile_all_with(modules: Vec<CompiledModule>, config: JitConfig) -> Result<CorpusCompile, CompileError> {
     let mut report = CorpusCompile { modules: modules.len(), ..CorpusCompile::default() };
-    let mut engine = JitEngine::new(mode.config())?;
+    let mut engine = JitEngine::new(config)?;
     let mut targets = Vec::new();
     for m in modules {
         let mut fns = Vec::new();
@@ -259,4 +264,45 @@ mod tests {
             assert_eq!(error_kind(&e), want);
         }
     }
+}
+
+/// A module `0xcafe::long` whose function `f(): u64` is `ld_u64 0`, then
+/// `pairs` × (`ld_u64 1; add`), then `ret` (issue 16's compile-cost
+/// reproducer: `2 * pairs + 2` straight-line instructions, one overflow
+/// check per `add`).
+pub fn straight_line_module(pairs: usize) -> CompiledModule {
+    let mut src = String::from("module 0xcafe::long\npublic fun f(): u64\n    ld_u64 0\n");
+    for _ in 0..pairs {
+        src.push_str("    ld_u64 1\n    add\n");
+    }
+    src.push_str("    ret\n");
+    match movejit_masm::assemble(&src) {
+        Ok(movejit_masm::Assembled::Module(m)) => m,
+        Ok(_) => panic!("expected a module"),
+        Err(e) => panic!("assemble: {e}"),
+    }
+}
+
+/// One compile of a generated function.
+#[derive(Clone, Debug)]
+pub struct LongCompile {
+    pub instructions: usize,
+    pub ns: u64,
+    pub code_bytes: u64,
+    pub result: Result<(), String>,
+}
+
+/// Compiles `straight_line_module(pairs)`'s function in a fresh engine of
+/// `config`.
+pub fn compile_straight_line(pairs: usize, config: JitConfig) -> Result<LongCompile, CompileError> {
+    let m = straight_line_module(pairs);
+    let instructions = m.function_defs[0].code.as_ref().map_or(0, |c| c.code.len());
+    let mut engine = JitEngine::new(config)?;
+    let module = engine.add_module(m)?;
+    let key = engine.instance_key(module, "f", &[])?;
+    let before = engine.code_size();
+    let t = Instant::now();
+    let result = engine.compile(&key).map_err(|e| e.to_string());
+    let ns = t.elapsed().as_nanos() as u64;
+    Ok(LongCompile { instructions, ns, code_bytes: engine.code_size() - before, result })
 }

@@ -103,9 +103,14 @@ pub struct Args {
     #[arg(long, default_value_t = JitOptions::default().max_ir_insts)]
     jit_max_ir: usize,
     /// Total compile time allowed (milliseconds); once spent, nothing more
-    /// is compiled.
+    /// is compiled, and a function whose estimated compile time does not
+    /// fit in what is left is interpreted.
     #[arg(long)]
     jit_budget_ms: Option<u64>,
+    /// Functions with more bytecode instructions are compiled by the
+    /// baseline tier (quicker compiles, bigger and slower code; 0: all).
+    #[arg(long, default_value_t = JitOptions::default().baseline_above)]
+    jit_baseline_above: usize,
     /// Bytes of value memory the call may hold; beyond it the call fails
     /// with MEMORY_LIMIT_EXCEEDED.
     #[arg(long, value_name = "BYTES", default_value_t = movejit_runtime::limits::DEFAULT_MAX_MEMORY)]
@@ -232,6 +237,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         max_code_len: args.jit_max_code_len,
         max_ir_insts: args.jit_max_ir,
         compile_budget: args.jit_budget_ms.map(std::time::Duration::from_millis),
+        baseline_above: args.jit_baseline_above,
     };
     let mut runner = Runner::new(args.engine, jit).with_memory_limit(args.memory_limit);
     let ran = runner.run(&request)?;
@@ -252,8 +258,18 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         );
         if let Some(c) = runner.cache_stats(ran.flavour) {
             line.push_str(&format!(
-                "; code cache: {} compiled, {} not compiled ({} over size limits, {} over the time budget), {} calls below the threshold, {} code bytes",
-                c.compiled, c.not_compiled, c.over_limit, c.over_budget, c.below_threshold, c.code_bytes
+                "; code cache: {} compiled, {} not compiled ({} over size limits, {} over the time budget), {} calls below the threshold, {} code bytes for {} bytecode instructions ({} bytes per instruction)",
+                c.compiled,
+                c.not_compiled,
+                c.over_limit,
+                c.over_budget,
+                c.below_threshold,
+                c.code_bytes,
+                c.code_instructions,
+                match c.code_instructions {
+                    0 => "-".to_string(),
+                    n => format!("{:.1}", c.code_bytes as f64 / n as f64),
+                }
             ));
         }
         // Keep --json output a single JSON object on stdout.

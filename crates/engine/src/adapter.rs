@@ -77,6 +77,7 @@ impl JitFactory {
             session_host: true,
             max_code_len: o.max_code_len,
             max_ir_insts: o.max_ir_insts,
+            baseline_above: o.baseline_above,
             ..JitConfig::default()
         };
         let metered = JitConfig { cost: Some(config.costs.clone()), ..base.clone() };

@@ -72,6 +72,9 @@ pub struct CacheStats {
     pub compile_time: Duration,
     /// Machine-code bytes of all generations.
     pub code_bytes: u64,
+    /// Bytecode instructions of the functions compiled in all generations
+    /// (`code_bytes / code_instructions`: bytes per instruction).
+    pub code_instructions: u64,
 }
 
 impl CacheStats {
@@ -87,6 +90,7 @@ impl CacheStats {
         self.evicted += o.evicted;
         self.compile_time += o.compile_time;
         self.code_bytes += o.code_bytes;
+        self.code_instructions += o.code_instructions;
     }
 }
 
@@ -243,6 +247,7 @@ impl CodeCache {
         let mut s = st.stats.clone();
         s.generations = st.gens.len();
         s.code_bytes = st.gens.iter().map(|g| g.gen.engine.code_size()).sum();
+        s.code_instructions = st.gens.iter().map(|g| g.gen.engine.code_instructions()).sum();
         s
     }
 }
@@ -255,6 +260,8 @@ impl State {
                 self.stats.not_compiled += 1;
                 if is_limit(why) {
                     self.stats.over_limit += 1;
+                } else if why.contains("compile budget: ") {
+                    self.stats.over_budget += 1;
                 }
             }
         }
@@ -338,20 +345,30 @@ impl State {
         type_args: &[Type],
         spent: &mut Duration,
     ) -> Result<Arc<Ready>, String> {
+        // The budget holds during the compile too: what is left of it is
+        // the compile's deadline (`JitEngine::compile_until`).
+        let mut deadline = None;
         if let Some(budget) = options.compile_budget {
             if self.stats.compile_time >= budget {
                 self.stats.over_budget += 1;
                 return Err(format!("compile budget of {budget:?} spent"));
             }
+            deadline = Some(budget - self.stats.compile_time);
         }
         let g = &mut self.gens[gen];
         let num = g.names.get(module).map(|(_, n)| *n).ok_or_else(|| format!("module {module} not loaded"))?;
         let key = InstanceKey { module: num, fdef, type_args: type_args.to_vec() };
         let start = Instant::now();
+        let deadline = deadline.map(|left| start + left);
         // Code (and the constants it keeps) belongs to the cache, not to the
         // call that happened to trigger the compile.
         let r = movejit_runtime::memory::outside_budget(|| {
-            g.gen.engine.with(|jit| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| jit.compile(&key))))
+            g.gen.engine.with(|jit| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match deadline {
+                    Some(d) => jit.compile_until(&key, d),
+                    None => jit.compile(&key),
+                }))
+            })
         });
         let took = start.elapsed();
         self.stats.compile_time += took;

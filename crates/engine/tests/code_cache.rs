@@ -220,6 +220,12 @@ fn over_limit_functions_and_a_spent_budget_are_interpreted_with_identical_result
         ("bytecode size", JitOptions { max_code_len: 8, ..JitOptions::default() }),
         ("IR size", JitOptions { max_ir_insts: 40, ..JitOptions::default() }),
         ("compile budget", JitOptions { compile_budget: Some(Duration::ZERO), ..JitOptions::default() }),
+        // Left over when the compile starts, too little for any function
+        // (estimated by size): held during the compile.
+        (
+            "budget during the compile",
+            JitOptions { compile_budget: Some(Duration::from_micros(50)), ..JitOptions::default() },
+        ),
     ];
     for name in BENCHES {
         let b = bench(name);
@@ -233,6 +239,10 @@ fn over_limit_functions_and_a_spent_budget_are_interpreted_with_identical_result
             match *what {
                 "compile budget" => {
                     assert_eq!((c.over_budget, c.compiled, c.compiles), (c.not_compiled, 0, 0), "{name}: {c:?}")
+                }
+                "budget during the compile" => {
+                    assert!(c.over_budget > 0 && c.compiled == 0, "{name}: {c:?}");
+                    assert!(c.compile_time < Duration::from_millis(100), "{name}: {c:?}");
                 }
                 _ => assert!(c.over_limit > 0, "{name}, {what}: {c:?}"),
             }

@@ -101,16 +101,30 @@ pub struct JitOptions {
     /// interpreted (checked after lowering, before code generation, the
     /// costly part: bounds the time and memory of one function's compile).
     pub max_ir_insts: usize,
-    /// Compile time the engine may spend in all (Cranelift cannot be
-    /// interrupted: a compile that started finishes; once the total
-    /// reaches the budget, nothing new is compiled and further instances
-    /// are interpreted). `None`: unbounded.
+    /// Compile time the engine may spend in all: once the total reaches
+    /// it, nothing new is compiled and further instances are interpreted.
+    /// It holds during a compile too, per function: a function whose
+    /// estimated compile time (by its size) does not fit in what is left
+    /// is interpreted; Cranelift cannot be interrupted, so one whose code
+    /// generation started finishes. `None`: unbounded.
     pub compile_budget: Option<std::time::Duration>,
+    /// Functions with more bytecode instructions are compiled by the JIT's
+    /// baseline tier (quick code generation, bigger and slower code; see
+    /// `movejit_jit::BASELINE_ABOVE`). 0: every function; `usize::MAX`:
+    /// none (the default).
+    pub baseline_above: usize,
 }
 
 impl Default for JitOptions {
     fn default() -> Self {
-        JitOptions { threshold: 0, eager: false, max_code_len: 1 << 16, max_ir_insts: 1 << 20, compile_budget: None }
+        JitOptions {
+            threshold: 0,
+            eager: false,
+            max_code_len: 1 << 16,
+            max_ir_insts: 1 << 20,
+            compile_budget: None,
+            baseline_above: usize::MAX,
+        }
     }
 }
 

@@ -26,7 +26,7 @@ struct Tally {
 }
 
 /// Runs every case of `programs`; returns per-family tallies.
-fn run_programs(programs: &[&str]) -> BTreeMap<String, Tally> {
+fn run_programs(programs: &[&str], config: &JitConfig) -> BTreeMap<String, Tally> {
     let dir = conformance_dir();
     let text = std::fs::read_to_string(dir.join("cases.jsonl")).expect("cases.jsonl readable");
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
@@ -42,7 +42,7 @@ fn run_programs(programs: &[&str]) -> BTreeMap<String, Tally> {
         let modules: Vec<String> =
             case["modules"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
         let engine = engines.entry(modules.clone()).or_insert_with(|| {
-            let mut e = JitEngine::new(JitConfig::default()).expect("engine");
+            let mut e = JitEngine::new(config.clone()).expect("engine");
             for m in &modules {
                 let bytes = std::fs::read(dir.join(m)).expect("module file");
                 let module = decode_module(&bytes).expect("module decodes");
@@ -126,11 +126,19 @@ fn run_programs(programs: &[&str]) -> BTreeMap<String, Tally> {
 #[test]
 fn scalar_families_match_the_aptos_vm() {
     let programs = ["int_ops", "uint_ops", "casts", "flow", "recursion"];
-    let tallies = run_programs(&programs);
+    // Both code tiers (`JitConfig::baseline_above`).
+    for (tier, baseline_above) in [("optimizing", usize::MAX), ("baseline", 0)] {
+        let config = JitConfig { baseline_above, ..JitConfig::default() };
+        let tallies = run_programs(&programs, &config);
+        check_tallies(tier, &programs, &tallies);
+    }
+}
+
+fn check_tallies(tier: &str, programs: &[&str], tallies: &BTreeMap<String, Tally>) {
     let mut failures = Vec::new();
-    for (program, t) in &tallies {
+    for (program, t) in tallies {
         println!(
-            "{program}: {} passed, {} not compiled (non-scalar values), {} failed",
+            "{tier} tier, {program}: {} passed, {} not compiled (non-scalar values), {} failed",
             t.passed,
             t.not_compiled,
             t.failed.len()
@@ -142,7 +150,7 @@ fn scalar_families_match_the_aptos_vm() {
         assert!(t.passed > 0, "{program}: no case ran");
     }
     assert_eq!(tallies.len(), programs.len(), "every program has cases");
-    assert!(failures.is_empty(), "{} cases differ from the Aptos VM", failures.len());
+    assert!(failures.is_empty(), "{tier} tier: {} cases differ from the Aptos VM", failures.len());
 }
 
 /// Why cases are not compiled, by reason (run with `--ignored --nocapture`).

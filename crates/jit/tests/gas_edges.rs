@@ -183,7 +183,10 @@ struct Setup {
     module: u32,
 }
 
-fn setup() -> Setup {
+/// The code tiers (`JitConfig::baseline_above`): every test runs on each.
+const TIERS: [(&str, usize); 2] = [("optimizing", usize::MAX), ("baseline", 0)];
+
+fn setup(baseline_above: usize) -> Setup {
     let m = match movejit_masm::assemble(SOURCE) {
         Ok(movejit_masm::Assembled::Module(m)) => m,
         Ok(_) => panic!("expected a module"),
@@ -192,7 +195,8 @@ fn setup() -> Setup {
     let mut storage = InMemoryStorage::default();
     storage.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "edges"), serialize_module(&m));
     let mut jit =
-        JitEngine::new(JitConfig { cost: Some(CostTable::default()), ..JitConfig::default() }).expect("engine");
+        JitEngine::new(JitConfig { cost: Some(CostTable::default()), baseline_above, ..JitConfig::default() })
+            .expect("engine");
     let module = jit.add_module(m).expect("module added");
     Setup { interp: Engine::new(EngineConfig::aptos()), storage, jit, module }
 }
@@ -260,7 +264,14 @@ fn u64_vec(xs: &[u64]) -> Vec<u8> {
 
 #[test]
 fn out_of_gas_at_every_instruction_matches_the_interpreter() {
-    let mut s = setup();
+    for (tier, baseline_above) in TIERS {
+        println!("== {tier} tier");
+        out_of_gas_at_every_instruction_matches_the_interpreter_on(baseline_above);
+    }
+}
+
+fn out_of_gas_at_every_instruction_matches_the_interpreter_on(baseline_above: usize) {
+    let mut s = setup(baseline_above);
     // (function, arguments, what a full budget ends with)
     let table: Vec<(&str, Vec<Vec<u8>>, StatusCode)> = vec![
         ("arith", vec![u64_arg(3), u64_arg(4)], StatusCode::EXECUTED),
@@ -305,7 +316,14 @@ fn out_of_gas_at_every_instruction_matches_the_interpreter() {
 
 #[test]
 fn operand_stack_overflow_against_out_of_gas() {
-    let mut s = setup();
+    for (tier, baseline_above) in TIERS {
+        println!("== {tier} tier");
+        operand_stack_overflow_against_out_of_gas_on(baseline_above);
+    }
+}
+
+fn operand_stack_overflow_against_out_of_gas_on(baseline_above: usize) {
+    let mut s = setup(baseline_above);
     let mut bad = Vec::new();
     // Deep enough to overflow the 1,024-value operand stack.
     let args = vec![u64_arg(200)];

@@ -31,17 +31,19 @@ use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{
     types, AbiParam, FuncRef, Function, InstBuilder, MemFlagsData, Signature, Type, UserFuncName,
 };
-use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
+use cranelift_codegen::isa::{CallConv, OwnedTargetIsa, TargetFrontendConfig};
+use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module, ModuleReloc};
 use movejit_format::{AccountAddress, CompiledModule, FunctionHandleIndex, StatusCode, StatusFlavour};
 use movejit_runtime::flat::shims::NativeSite;
 use movejit_runtime::flat::{FlatLayout, FlatLayouts};
 use movejit_runtime::{Limits, NativeRegistry, Type as RType};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Engine settings.
 #[derive(Clone)]
@@ -61,6 +63,12 @@ pub struct JitConfig {
     /// Functions whose lowered IR has more instructions are not compiled
     /// (`Unsupported`, checked before code generation, the costly part).
     pub max_ir_insts: usize,
+    /// Functions with more bytecode instructions are compiled by the
+    /// baseline tier (`opt_level=none`, single-pass register allocation):
+    /// it compiles long functions several times faster, for bigger code
+    /// (issue 16; `cargo bench -p movejit-benches --bench long_function`).
+    /// 0: everything baseline; `usize::MAX`: nothing.
+    pub baseline_above: usize,
     /// Type, value-depth and vector limits (the interpreter's).
     pub limits: Limits,
     /// The natives compiled code may call (the interpreter's registry).
@@ -81,11 +89,36 @@ impl Default for JitConfig {
             stack_size: 256 << 20,
             max_code_len: 1 << 16,
             max_ir_insts: 1 << 20,
+            baseline_above: BASELINE_ABOVE,
             limits: Limits::default(),
             natives: NativeRegistry::with_stdlib(),
             session_host: false,
         }
     }
+}
+
+/// Compile time budgeted per bytecode instruction before a function is
+/// lowered ([`JitEngine::compile_until`]): above what the `long_function`
+/// bench measures per instruction on either tier, metered, up to 16,000
+/// instructions (20-85 us on a loaded 2-core machine).
+pub const EST_COMPILE_NS_PER_INSTR: u64 = 100_000;
+
+/// Default of [`JitConfig::baseline_above`] (bytecode instructions): off.
+/// The baseline tier compiles the Aptos framework ~4x faster for ~1.5x the
+/// code, but on long functions its single-pass allocator grows
+/// superlinearly too and is slower than the optimizing tier from ~4,000
+/// instructions (`long_function` bench); which code may be slower is the
+/// embedder's call (`JitOptions::baseline_above`).
+pub const BASELINE_ABOVE: usize = usize::MAX;
+
+/// A Cranelift ISA for the host with `shared` and `tier` flags.
+fn host_isa(shared: &[(&str, &str)], tier: &[(&str, &str)]) -> CompileResult<OwnedTargetIsa> {
+    let mut flags = settings::builder();
+    for (name, value) in shared.iter().chain(tier) {
+        flags.set(name, value).map_err(codegen)?;
+    }
+    let isa = cranelift_native::builder().map_err(|e| codegen(format!("host machine not supported: {e}")))?;
+    isa.finish(settings::Flags::new(flags)).map_err(codegen)
 }
 
 /// One function instantiation: module number, definition index, type
@@ -128,6 +161,9 @@ pub struct JitEngine {
     modules: Vec<Arc<CompiledModule>>,
     by_name: HashMap<(AccountAddress, String), u32>,
     jit: Option<JITModule>,
+    /// The baseline tier's ISA (the JIT module's own ISA is the optimizing
+    /// tier): same target and ABI flags, quick code generation.
+    baseline: OwnedTargetIsa,
     call_conv: CallConv,
     ptr: Type,
     frontend: TargetFrontendConfig,
@@ -151,6 +187,10 @@ pub struct JitEngine {
     interp_sites: interp_stub::InterpSites,
     /// Machine code bytes defined so far (functions, trampolines, stubs).
     code_bytes: u64,
+    /// Bytecode instructions of the functions compiled so far.
+    code_instructions: u64,
+    /// When the compile under way must be done ([`JitEngine::compile_until`]).
+    deadline: Option<Instant>,
 }
 
 /// Address space reserved per engine for machine code and data (the whole
@@ -165,19 +205,21 @@ fn codegen(e: impl std::fmt::Display) -> CompileError {
 impl JitEngine {
     /// An engine for the host ISA.
     pub fn new(config: JitConfig) -> CompileResult<JitEngine> {
-        let mut builder = JITBuilder::with_flags(
-            // Cranelift's IR verifier takes ~10% of compile time: release
-            // builds skip it, debug builds and tests keep it.
-            &[
-                ("opt_level", "speed"),
-                ("enable_multi_ret_implicit_sret", "true"),
-                ("preserve_frame_pointers", "true"),
-                ("enable_llvm_abi_extensions", "true"),
-                ("enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" }),
-            ],
-            default_libcall_names(),
-        )
-        .map_err(codegen)?;
+        // Cranelift's IR verifier takes ~10% of compile time: release
+        // builds skip it, debug builds and tests keep it. Both tiers share
+        // every flag that shapes the ABI.
+        let shared = [
+            ("enable_multi_ret_implicit_sret", "true"),
+            ("preserve_frame_pointers", "true"),
+            ("enable_llvm_abi_extensions", "true"),
+            ("enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" }),
+            // What `JITBuilder::with_flags` sets: long-range relocations.
+            ("use_colocated_libcalls", "false"),
+            ("is_pic", "false"),
+        ];
+        let optimizing = host_isa(&shared, &[("opt_level", "speed")])?;
+        let baseline = host_isa(&shared, &[("opt_level", "none"), ("regalloc_algorithm", "single_pass")])?;
+        let mut builder = JITBuilder::with_isa(optimizing, default_libcall_names());
         for h in HelperId::all() {
             builder.symbol(helpers::symbol(h), h.entry().shim);
         }
@@ -200,6 +242,7 @@ impl JitEngine {
             modules: Vec::new(),
             by_name: HashMap::new(),
             jit: Some(jit),
+            baseline,
             call_conv,
             ptr,
             frontend,
@@ -217,6 +260,8 @@ impl JitEngine {
             closures: Default::default(),
             interp_sites: Default::default(),
             code_bytes: 0,
+            code_instructions: 0,
+            deadline: None,
         })
     }
 
@@ -291,10 +336,64 @@ impl JitEngine {
         self.code_bytes
     }
 
-    /// Defines `id` from `ctx` and counts its machine code.
+    /// Bytecode instructions of the functions compiled so far (with
+    /// [`JitEngine::code_size`]: machine-code bytes per instruction).
+    pub fn code_instructions(&self) -> u64 {
+        self.code_instructions
+    }
+
+    /// [`JitEngine::compile`] under a deadline: a function (the root or one
+    /// it calls) whose estimated compile time ([`EST_COMPILE_NS_PER_INSTR`]
+    /// per bytecode instruction) does not fit before `deadline`, or that is
+    /// reached after it, is not compiled (`Unsupported`: inside a session
+    /// it is interpreted). A function whose code generation has started
+    /// finishes (Cranelift cannot be interrupted): the size estimate bounds
+    /// how far past the deadline that goes.
+    pub fn compile_until(&mut self, key: &InstanceKey, deadline: Instant) -> CompileResult<()> {
+        self.deadline = Some(deadline);
+        let r = self.compile(key);
+        self.deadline = None;
+        r
+    }
+
+    /// `Err` when compiling `key` would not fit before the deadline.
+    fn check_deadline(&self, key: &InstanceKey) -> CompileResult<()> {
+        let Some(deadline) = self.deadline else { return Ok(()) };
+        let len = self.code_len(key) as u64;
+        let estimate = Duration::from_nanos(len.saturating_mul(EST_COMPILE_NS_PER_INSTR));
+        if Instant::now() + estimate > deadline {
+            return Err(CompileError::Unsupported(format!(
+                "compile budget: a function of {len} instructions (estimated {estimate:?}) does not fit"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Defines `id` from `ctx` by the optimizing tier and counts its
+    /// machine code.
     fn define(&mut self, id: FuncId, ctx: &mut Context) -> CompileResult<()> {
         self.jit_mut().define_function(id, ctx).map_err(|e| codegen(format!("{e:?}")))?;
         self.code_bytes += ctx.compiled_code().map_or(0, |c| c.code_buffer().len() as u64);
+        Ok(())
+    }
+
+    /// Generates `ctx` with the baseline ISA and hands the JIT module the
+    /// bytes and relocations (what `define_function` does with its own ISA).
+    fn define_baseline(&mut self, id: FuncId, ctx: &mut Context) -> CompileResult<()> {
+        let isa = self.baseline.clone();
+        ctx.compile(&*isa, &mut ControlPlane::default()).map_err(|e| codegen(format!("{:?}", e.inner)))?;
+        let code = ctx.compiled_code().ok_or_else(|| codegen("no compiled code"))?;
+        let relocs: Vec<ModuleReloc> =
+            code.buffer.relocs().iter().map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id)).collect();
+        let align = code.buffer.alignment as u64;
+        let bytes = code.code_buffer();
+        let len = bytes.len() as u64;
+        self.jit
+            .as_mut()
+            .expect("JIT module present until drop")
+            .define_function_bytes(id, align, bytes, &relocs)
+            .map_err(|e| codegen(format!("{e:?}")))?;
+        self.code_bytes += len;
         Ok(())
     }
 
@@ -401,6 +500,7 @@ impl JitEngine {
             cost: cost.as_ref(),
             max_code_len: self.config.max_code_len,
             max_abort_message: self.config.limits.max_abort_message,
+            baseline: self.is_baseline(&module, key.fdef),
         };
         let mut fctx = std::mem::take(&mut self.fctx);
         let mut env = self.env();
@@ -420,21 +520,44 @@ impl JitEngine {
         })
     }
 
+    /// Whether function `fdef` of `module` is compiled by the baseline tier.
+    fn is_baseline(&self, module: &CompiledModule, fdef: u16) -> bool {
+        let len = module.function_defs.get(fdef as usize).and_then(|f| f.code.as_ref()).map_or(0, |c| c.code.len());
+        len > self.config.baseline_above
+    }
+
+    /// Bytecode instructions of `key`'s function (0: none or native).
+    fn code_len(&self, key: &InstanceKey) -> usize {
+        self.modules
+            .get(key.module as usize)
+            .and_then(|m| m.function_defs.get(key.fdef as usize))
+            .and_then(|f| f.code.as_ref())
+            .map_or(0, |c| c.code.len())
+    }
+
     /// Lowers and defines every queued instance.
     fn drain_queue(&mut self) {
         while let Some(key) = self.queue.pop() {
             // Cranelift reports most problems as errors but asserts some
             // (unsupported ABI shapes); contain those too.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.check_deadline(&key)?;
                 self.lower_one(&key).and_then(|func| {
                     let id = self.instances[&key].func;
                     let mut ctx = Context::for_function(func);
-                    self.define(id, &mut ctx)
+                    let module = self.modules.get(key.module as usize).cloned();
+                    match module {
+                        Some(m) if self.is_baseline(&m, key.fdef) => self.define_baseline(id, &mut ctx),
+                        _ => self.define(id, &mut ctx),
+                    }
                 })
             }))
             .unwrap_or_else(|_| Err(CompileError::Codegen("code generator panicked".into())));
             let state = match result {
-                Ok(()) => State::Defined,
+                Ok(()) => {
+                    self.code_instructions += self.code_len(&key) as u64;
+                    State::Defined
+                }
                 Err(e) => {
                     let (id, params, rets) = {
                         let i = &self.instances[&key];

@@ -103,6 +103,11 @@ impl SharedEngine {
         self.lock().map(|j| j.code_size()).unwrap_or(0)
     }
 
+    /// Bytecode instructions of the functions the engine has compiled.
+    pub fn code_instructions(&self) -> u64 {
+        self.lock().map(|j| j.code_instructions()).unwrap_or(0)
+    }
+
     /// Execution stacks made so far (the most runs that were in progress
     /// at once).
     pub fn stacks(&self) -> usize {

@@ -223,20 +223,22 @@ impl Lowerer<'_, '_> {
         self.b.seal_block(stub);
         let resolver = self.resolver();
         let firstv = self.b.ins().iconst(types::I64, first as i64);
-        self.b.ins().jump(resolver, &[BlockArg::Value(firstv), BlockArg::Value(gas)]);
+        self.b.ins().stack_store(self.ptr, firstv, self.fail_slot, RESOLVE_FIRST);
+        self.b.ins().stack_store(self.ptr, gas, self.fail_slot, RESOLVE_GAS);
+        self.b.ins().jump(resolver, &[]);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
     }
 
-    /// The function's shared resolver block `(first event, gas on entry)`.
+    /// The function's shared resolver block; its operands (first event,
+    /// gas on entry) are in the fail slot (as the failure path's, and for
+    /// the same reason).
     fn resolver(&mut self) -> Block {
         if let Some(r) = self.gas_resolver {
             return r;
         }
         let r = self.b.create_block();
         self.b.set_cold_block(r);
-        self.b.append_block_param(r, types::I64);
-        self.b.append_block_param(r, types::I64);
         self.gas_resolver = Some(r);
         r
     }
@@ -271,8 +273,8 @@ impl Lowerer<'_, '_> {
         let at = self.env.constant(&layout, &bytes)?;
 
         self.b.switch_to_block(r);
-        let p = self.b.block_params(r).to_vec();
-        let (first, gas) = (p[0], p[1]);
+        let first = self.b.ins().stack_load(self.ptr, types::I64, self.fail_slot, RESOLVE_FIRST);
+        let gas = self.b.ins().stack_load(self.ptr, types::I64, self.fail_slot, RESOLVE_GAS);
         let slot = self.b.ins().iconst(self.ptr, at as i64);
         let hdr = self.b.ins().load(self.ptr, Self::mem(), slot, 0);
         let data = self.b.ins().load(self.ptr, Self::mem(), hdr, 16);
@@ -313,8 +315,7 @@ impl Lowerer<'_, '_> {
         let flags = self.load_ctx(types::I32, off::FLAGS);
         let flags = self.b.ins().band_imm_u(flags, !ExecContext::HAS_SUB_STATUS as i64 & 0xffff_ffff);
         self.store_ctx(flags, off::FLAGS);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.ins().jump(self.fail, &[BlockArg::Value(st), BlockArg::Value(k), BlockArg::Value(zero)]);
+        self.jump_to_fail(st, k, 0);
         Ok(())
     }
 }

@@ -179,6 +179,8 @@ pub struct Target<'a> {
     pub max_code_len: usize,
     /// Bytes an `AbortMsg` message may have.
     pub max_abort_message: usize,
+    /// Lowered for the baseline tier (`JitConfig::baseline_above`).
+    pub baseline: bool,
 }
 
 /// An integer instruction a cold failure site hands back to the runtime's
@@ -293,6 +295,16 @@ pub(crate) fn return_failure(b: &mut FunctionBuilder<'_>, rets: &[Ty], ptr: Type
     b.ins().return_(&vals);
 }
 
+/// Bytes of the failure path's frame slot and its fields.
+const FAIL_SLOT_BYTES: u32 = 16;
+const FAIL_STATUS: i32 = 0;
+const FAIL_OFFSET: i32 = 4;
+const FAIL_REFUND: i32 = 8;
+/// The gas resolver's operands, in the same slot (read before the resolver
+/// jumps to the failure path).
+const RESOLVE_FIRST: i32 = 0;
+const RESOLVE_GAS: i32 = 8;
+
 /// How gas is charged for the instructions being lowered.
 #[derive(Clone)]
 enum Mode {
@@ -364,13 +376,12 @@ pub fn lower_function(
     let params: Vec<Value> = b.block_params(entry)[1..].to_vec();
 
     let metered = target.cost.is_some();
+    // The failure path takes its operands in a frame slot, not as block
+    // parameters: one parameter fed by thousands of sites costs both
+    // register allocators quadratic time (issue 16).
     let fail = b.create_block();
     b.set_cold_block(fail);
-    b.append_block_param(fail, types::I32); // status (0: a helper recorded it)
-    b.append_block_param(fail, types::I32); // code offset
-    if metered {
-        b.append_block_param(fail, types::I64); // gas refund
-    }
+    let fail_slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, FAIL_SLOT_BYTES, 3));
     let fail_early = b.create_block();
     b.set_cold_block(fail_early);
     let propagate = b.create_block();
@@ -403,6 +414,7 @@ pub fn lower_function(
         max_depth: None,
         block_of: HashMap::new(),
         fail,
+        fail_slot,
         fail_early,
         propagate,
         scratch,
@@ -466,6 +478,8 @@ struct Lowerer<'a, 'f> {
     max_depth: Option<Value>,
     block_of: HashMap<usize, Block>,
     fail: Block,
+    /// The failure path's operands (`FAIL_*` offsets).
+    fail_slot: StackSlot,
     fail_early: Block,
     propagate: Block,
     scratch: StackSlot,
@@ -617,9 +631,16 @@ impl Lowerer<'_, '_> {
         // Every way into these paths wrote the gas left to the context.
         self.gas_var = None;
         let rets = self.target.rets.clone();
-        // fail(status, offset[, refund]): record the error and return.
+        // fail (status, offset[, refund] in the fail slot): record the
+        // error and return.
         self.b.switch_to_block(self.fail);
-        let p = self.b.block_params(self.fail).to_vec();
+        let mut p = vec![
+            self.b.ins().stack_load(self.ptr, types::I32, self.fail_slot, FAIL_STATUS),
+            self.b.ins().stack_load(self.ptr, types::I32, self.fail_slot, FAIL_OFFSET),
+        ];
+        if metered {
+            p.push(self.b.ins().stack_load(self.ptr, types::I64, self.fail_slot, FAIL_REFUND));
+        }
         let given = self.b.ins().uextend(types::I64, p[0]);
         let recorded = self.load_ctx(types::I64, off::STATUS);
         let is_given = self.b.ins().icmp_imm_u(IntCC::NotEqual, p[0], 0);
@@ -714,7 +735,13 @@ impl Lowerer<'_, '_> {
     fn fail_if_with(&mut self, cond: Value, offset: usize, refund: u64, status: impl FnOnce(&mut Self) -> Value) {
         let cont = self.b.create_block();
         let site = self.b.create_block();
-        self.b.set_cold_block(site);
+        // The baseline tier keeps each site next to its test: its
+        // single-pass allocator treats everything a later block uses as
+        // live, so sites sunk to the end would keep every operand they
+        // use live across the whole function.
+        if !self.target.baseline {
+            self.b.set_cold_block(site);
+        }
         self.b.ins().brif(cond, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
@@ -723,14 +750,21 @@ impl Lowerer<'_, '_> {
         let st = status(self);
         self.gas_out();
         let offv = self.b.ins().iconst(types::I32, offset as i64);
-        let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
-        if self.target.cost.is_some() {
-            let r = self.b.ins().iconst(types::I64, refund as i64);
-            args.push(BlockArg::Value(r));
-        }
-        self.b.ins().jump(self.fail, &args);
+        self.jump_to_fail(st, offv, refund);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
+    }
+
+    /// Jumps to the failure path with `status` (0: a helper recorded it),
+    /// the code offset and, in metered code, the gas `refund`.
+    fn jump_to_fail(&mut self, status: Value, offset: Value, refund: u64) {
+        self.b.ins().stack_store(self.ptr, status, self.fail_slot, FAIL_STATUS);
+        self.b.ins().stack_store(self.ptr, offset, self.fail_slot, FAIL_OFFSET);
+        if self.target.cost.is_some() {
+            let r = self.b.ins().iconst(types::I64, refund as i64);
+            self.b.ins().stack_store(self.ptr, r, self.fail_slot, FAIL_REFUND);
+        }
+        self.b.ins().jump(self.fail, &[]);
     }
 
     /// Branches to the failure path with `ARITHMETIC_ERROR` when `cond`
@@ -1870,14 +1904,9 @@ impl Lowerer<'_, '_> {
                 self.store_ctx(fl, off::FLAGS);
                 let st = self.b.ins().iconst(types::I32, status_number(StatusCode::ABORTED));
                 let offv = self.b.ins().iconst(types::I32, i as i64);
-                let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
-                if self.target.cost.is_some() {
-                    let refund = self.refund_at(i) as i64;
-                    let r = self.b.ins().iconst(types::I64, refund);
-                    args.push(BlockArg::Value(r));
-                }
                 self.gas_out();
-                self.b.ins().jump(self.fail, &args);
+                let refund = self.refund_at(i);
+                self.jump_to_fail(st, offv, refund);
             }
             B::AbortMsg => {
                 // As the interpreter: the message's bytes are charged, then
@@ -1901,14 +1930,9 @@ impl Lowerer<'_, '_> {
                 self.call_helper(HelperId::abort_msg(), &[self.ctx, code, msg, max])?;
                 let st = self.b.ins().iconst(types::I32, 0);
                 let offv = self.b.ins().iconst(types::I32, i as i64);
-                let mut args = vec![BlockArg::Value(st), BlockArg::Value(offv)];
-                if self.target.cost.is_some() {
-                    let refund = self.refund_at(i) as i64;
-                    let r = self.b.ins().iconst(types::I64, refund);
-                    args.push(BlockArg::Value(r));
-                }
                 self.gas_out();
-                self.b.ins().jump(self.fail, &args);
+                let refund = self.refund_at(i);
+                self.jump_to_fail(st, offv, refund);
             }
             B::Call(h) => self.call(h, Vec::new(), i)?,
             B::CallGeneric(fi) => {
