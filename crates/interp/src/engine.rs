@@ -1232,7 +1232,7 @@ impl TypeInfo for Session<'_, '_> {
     }
     /// Loaded resources answer from the session's globals, others from
     /// storage.
-    fn resource_exists(&self, _mem: &movejit_runtime::Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {
+    fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {
         // A type never interned has no slot in any session.
         let slot = TypeTable::shared().lookup(ty).and_then(|id| self.globals.index.get(&(address, id)));
         match slot {

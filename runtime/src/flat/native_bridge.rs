@@ -248,7 +248,7 @@ pub fn with_native_slots<'a, R>(
 /// table entries, and the call's extensions). A parked value Move code
 /// references lives there as a flat value (made when the reference is
 /// handed out); dropping the session sends the parked values home in tree
-/// form, as dropping the tree interpreter's memory does.
+/// form.
 #[derive(Debug, Default)]
 pub struct NativeSession {
     mem: Memory,
@@ -352,7 +352,6 @@ unsafe fn put_result(
                     let fv = ns.mem.native.flat(i, r.path.as_slice().is_empty().then_some(t))?;
                     (fv.layout().clone(), Addr::of_value(fv))
                 }
-                RefRoot::Global(_) => return Err(VmError::invariant("native returned a reference to a global")),
             };
             mem::write_addr(a, walk(&tl, ta, r.path.as_slice())?);
         }
