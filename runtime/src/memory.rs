@@ -2,8 +2,7 @@
 //!
 //! Accounting happens where value memory is allocated, not per instruction:
 //! flat vector buffers and headers (`flat::raw`, the one place both
-//! executors and every native result allocate them) and the tree
-//! interpreter's vector growth. Freed flat memory is given back, so the
+//! executors and every native result allocate them). Freed flat memory is given back, so the
 //! budget bounds the *live* bytes a call adds, as a host's memory quota
 //! does.
 //!

@@ -1,6 +1,8 @@
 //! Values, references and the memory references point into.
 //!
-//! A reference is a root (a local of a frame, or a global-storage slot) plus
+//! Tree values are what natives not ported to the flat native ABI take and
+//! return (through the native bridge); no executor runs on them. A
+//! reference is a root (a local of the native call, or a parked value) plus
 //! a path of field / element indices. The verifier's reference-safety rules
 //! guarantee the path stays valid while the reference lives, so resolving it
 //! is a plain walk; no interior mutability or aliasing is needed.
@@ -37,11 +39,9 @@ pub struct ClosureValue {
 /// Where a reference starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RefRoot {
-    /// A local: its absolute slot in the locals stack (every frame's locals
-    /// live in one stack, a frame's at a base offset fixed at call time).
+    /// A local: a slot of the call's locals (the native bridge puts each
+    /// reference argument's target in one).
     Local(u32),
-    /// A global-storage slot of the session.
-    Global(u32),
     /// A value a native owns for the call (a table entry), in
     /// [`Memory::native`].
     Native(u32),
@@ -200,38 +200,6 @@ impl Value {
             v => Err(Box::new(VmError::invariant(format!("expected vector<u8>, got {v:?}")))),
         }
     }
-    /// Whether dropping this value frees nothing (no heap parts).
-    #[inline(always)]
-    pub fn is_plain(&self) -> bool {
-        !matches!(self, Value::Vector(_) | Value::Struct(_) | Value::Variant(..) | Value::Closure(_) | Value::Ref(_))
-    }
-
-    /// Drops the value, skipping the drop glue when it owns nothing.
-    #[inline(always)]
-    pub fn discard(self) {
-        if self.is_plain() {
-            // Nothing to free: avoid the out-of-line drop glue on hot paths.
-            std::mem::forget(self);
-        } else {
-            drop(self);
-        }
-    }
-
-    /// A copy of the value (`CopyLoc`, `ReadRef`): plain values without the
-    /// out-of-line `Clone`.
-    #[inline(always)]
-    pub fn copy_value(&self) -> Value {
-        match self {
-            Value::U64(x) => Value::U64(*x),
-            Value::Bool(x) => Value::Bool(*x),
-            Value::U8(x) => Value::U8(*x),
-            Value::U32(x) => Value::U32(*x),
-            Value::U128(x) => Value::U128(*x),
-            Value::U256(x) => Value::U256(*x),
-            v => v.clone(),
-        }
-    }
-
     pub fn signer(a: AccountAddress) -> Value {
         Value::Struct(vec![Value::Address(a)])
     }
@@ -267,13 +235,12 @@ impl Value {
     }
 }
 
-/// Everything a reference can point into: the locals of every frame (one
-/// stack; a frame's locals are the slots from its base) and the
-/// global-storage slots loaded by the session.
+/// Everything a tree reference can point into: the locals of a native call
+/// (its reference arguments' targets, put there by the native bridge) and
+/// the values natives park.
 #[derive(Debug, Default)]
 pub struct Memory {
     pub locals: Vec<Value>,
-    pub globals: Vec<Option<Value>>,
     /// Values natives parked for the call (see `natives::NativeSlots`).
     pub native: crate::natives::NativeSlots,
 }
@@ -284,11 +251,6 @@ impl Memory {
             RefRoot::Local(slot) => {
                 self.locals.get(slot as usize).ok_or_else(|| Box::new(VmError::invariant("dangling local reference")))
             }
-            RefRoot::Global(slot) => self
-                .globals
-                .get(slot as usize)
-                .and_then(|g| g.as_ref())
-                .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
             RefRoot::Native(slot) => {
                 self.native.get(slot).ok_or_else(|| Box::new(VmError::invariant("dangling native reference")))
             }
@@ -300,11 +262,6 @@ impl Memory {
                 .locals
                 .get_mut(slot as usize)
                 .ok_or_else(|| Box::new(VmError::invariant("dangling local reference"))),
-            RefRoot::Global(slot) => self
-                .globals
-                .get_mut(slot as usize)
-                .and_then(|g| g.as_mut())
-                .ok_or_else(|| Box::new(VmError::invariant("dangling global reference"))),
             RefRoot::Native(slot) => {
                 self.native.get_mut(slot).ok_or_else(|| Box::new(VmError::invariant("dangling native reference")))
             }
@@ -333,13 +290,6 @@ impl Memory {
             v => Ok(v),
         }
     }
-}
-
-/// Structural equality as `Eq` computes it (references compare their targets).
-pub fn values_equal(mem: &Memory, a: &Value, b: &Value) -> TrapResult<bool> {
-    let a = mem.deref(a)?;
-    let b = mem.deref(b)?;
-    Ok(a == b)
 }
 
 /// Total order used by `std::cmp::compare`: integers numerically, vectors
@@ -407,7 +357,7 @@ mod tests {
     #[test]
     fn sizes_and_paths() {
         assert!(std::mem::size_of::<Value>() <= 48, "{}", std::mem::size_of::<Value>());
-        let mut r = Reference::new(RefRoot::Global(0));
+        let mut r = Reference::new(RefRoot::Native(0));
         for i in 0..9 {
             r = r.child(i);
         }

@@ -5,7 +5,7 @@
 //! session's [`AggregatorV1Store`].
 
 use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
-use movejit_runtime::flat::{mem, Addr, FlatLayout, Shape};
+use movejit_runtime::flat::Shape;
 use movejit_runtime::natives::{FlatCall, NativeContext};
 use movejit_runtime::{AccountAddress, Type, Value, VmError, VmResult};
 
@@ -110,28 +110,26 @@ fn try_update(
     Ok(vec![Value::Bool(true)])
 }
 
-/// The integer at `a` (layout `l`) of aggregator element type `t`: the
-/// flat form of [`int_of`].
-fn flat_int(t: &Type, a: Addr, l: &FlatLayout, code: u64) -> VmResult<u128> {
+/// The integer at field path `path` of argument `i` (a value, or the value
+/// a reference points to) of aggregator element type `t`: the flat form of
+/// [`int_of`].
+fn flat_int(call: &FlatCall<'_, '_>, t: &Type, i: usize, path: &[usize]) -> VmResult<u128> {
+    let (v, l) = match t {
+        Type::U64 | Type::U128 => call.uint_at(i, path)?,
+        _ => return Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_TYPE)),
+    };
     match (t, &l.shape) {
-        (Type::U64, Shape::U64) => Ok(u64::from_le_bytes(mem::read::<8>(a)) as u128),
-        (Type::U128, Shape::U128) => Ok(u128::from_le_bytes(mem::read::<16>(a))),
-        (Type::U64 | Type::U128, _) => Err(VmError::invariant("aggregator: value of another type")),
-        _ => Err(VmError::abort(code)),
+        (Type::U64, Shape::U64) | (Type::U128, Shape::U128) => Ok(v),
+        _ => Err(VmError::invariant("aggregator: value of another type")),
     }
 }
 
-/// The `value` field's place and layout, and (value, max_value), of the
-/// aggregator reference argument 0 points to: the flat form of [`read`].
-fn flat_read(call: &FlatCall<'_, '_>, t: &Type) -> VmResult<(Addr, (u128, u128))> {
-    let (agg, l) = call.arg_ref(0)?;
+/// (value, max_value) of the aggregator reference argument 0 points to:
+/// the flat form of [`read`].
+fn flat_read(call: &FlatCall<'_, '_>, t: &Type) -> VmResult<(u128, u128)> {
+    let (_, l) = call.arg_ref(0)?;
     match &l.shape {
-        Shape::Struct(fs) if fs.len() == 2 => {
-            let (v, m) = (&fs[0], &fs[1]);
-            let value = flat_int(t, agg.add(v.offset), &v.layout, EUNSUPPORTED_AGGREGATOR_TYPE)?;
-            let max = flat_int(t, agg.add(m.offset), &m.layout, EUNSUPPORTED_AGGREGATOR_TYPE)?;
-            Ok((agg.add(v.offset), (value, max)))
-        }
+        Shape::Struct(fs) if fs.len() == 2 => Ok((flat_int(call, t, 0, &[0])?, flat_int(call, t, 0, &[1])?)),
         _ => Err(VmError::invariant("aggregator: not an aggregator")),
     }
 }
@@ -140,19 +138,15 @@ fn flat_read(call: &FlatCall<'_, '_>, t: &Type) -> VmResult<(Addr, (u128, u128))
 fn flat_try_update(call: &mut FlatCall<'_, '_>, negative: bool, store: bool) -> VmResult<()> {
     call.cx.gas.charge_native(0)?;
     let t = call.ty_arg(0)?;
-    let (ra, rl) = call.value_arg(1)?;
-    let rhs = flat_int(t, ra, rl, EUNSUPPORTED_AGGREGATOR_TYPE)?;
-    let (at, (value, max)) = flat_read(call, t)?;
+    call.value_arg(1)?;
+    let rhs = flat_int(call, t, 1, &[])?;
+    let (value, max) = flat_read(call, t)?;
     let next = if negative { value.checked_sub(rhs) } else { value.checked_add(rhs).filter(|n| *n <= max) };
     let Some(next) = next else { return call.ret_bool(0, false) };
     if store {
-        match t {
-            Type::U64 => {
-                let n = u64::try_from(next).map_err(|_| VmError::invariant("aggregator: u64 overflow"))?;
-                mem::write(at, n.to_le_bytes());
-            }
-            _ => mem::write(at, next.to_le_bytes()),
-        }
+        // The `value` field, in its width (a u64 that overflows is an
+        // invariant violation).
+        call.set_uint_at(0, &[0], next)?;
     }
     call.ret_bool(0, true)
 }
@@ -166,7 +160,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add_flat(m, "read", |call| {
         call.cx.gas.charge_native(0)?;
         let t = call.ty_arg(0)?;
-        let (_, (value, max)) = flat_read(call, t)?;
+        let (value, max) = flat_read(call, t)?;
         if value > max {
             return Err(VmError::invariant("aggregator value above its maximum"));
         }

@@ -1,11 +1,11 @@
 //! The `clob` benchmark of `../shared/bench` (an order book over tables,
 //! objects, fungible assets and events of the real Aptos framework) on the
-//! interpreters with these natives: every size in the manifest must return
+//! executors with these natives: every size in the manifest must return
 //! the checksum the real Aptos VM returned.
 
 mod common;
 
-use common::{run, shared, INTERPRETERS};
+use common::{run, shared, EXECUTORS};
 
 #[test]
 fn clob_returns_the_aptos_vm_checksum_at_every_size() {
@@ -36,7 +36,7 @@ fn clob_returns_the_aptos_vm_checksum_at_every_size() {
                 .map(|h| hex::decode(h.as_str().expect("hex")).expect("hex"))
                 .collect()
         };
-        for kind in INTERPRETERS {
+        for (_, kind) in EXECUTORS {
             match run(kind, &modules, function, &hex_list(&args)) {
                 Ok(returns) => assert_eq!(returns, hex_list(&expected), "clob {args} ({kind:?})"),
                 Err(e) => panic!("clob {args} failed ({kind:?}): {e:?}"),

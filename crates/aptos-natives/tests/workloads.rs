@@ -14,12 +14,12 @@
 
 mod common;
 
-use common::{engine, shared, INTERPRETERS};
+use common::{engine, shared, EXECUTORS};
 use movejit_aptos_host::{FunctionRef, Host};
 use movejit_aptos_natives::{EventLog, Randomness};
+use movejit_engine::ExecutorKind;
 use movejit_format::decode_module;
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError};
-use movejit_interp::InterpreterKind;
 use std::path::Path;
 
 const PUBLISHER: u64 = 0xabcd;
@@ -91,12 +91,12 @@ fn bytes_arg_u64(v: &[u64]) -> Vec<u8> {
 /// genesis state, the package's `init_module`s run, then transactions over
 /// one engine ([`Host`]).
 struct Chain {
-    kind: InterpreterKind,
+    kind: ExecutorKind,
     host: Host,
 }
 
 impl Chain {
-    fn new(kind: InterpreterKind, packages: &[&str]) -> (Chain, Vec<Expect>) {
+    fn new(kind: ExecutorKind, packages: &[&str]) -> (Chain, Vec<Expect>) {
         let mut storage = InMemoryStorage::default();
         let publish = |dir: &Path, storage: &mut InMemoryStorage| -> Vec<movejit_format::CompiledModule> {
             let mut out = vec![];
@@ -188,12 +188,12 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 type Row = (&'static str, Vec<Vec<u8>>, Expect);
 
-/// Runs `rows` in order after publishing `packages`, on each interpreter;
+/// Runs `rows` in order after publishing `packages`, on each executor;
 /// every init_module and every row must end as expected. Returns the chain
-/// of each interpreter for further checks.
+/// of each executor for further checks.
 fn check(packages: &[&str], rows: Vec<Row>) -> Vec<Chain> {
     let mut chains = vec![];
-    for kind in INTERPRETERS {
+    for (_, kind) in EXECUTORS {
         let (mut chain, inits) = Chain::new(kind, packages);
         for (i, s) in inits.iter().enumerate() {
             assert_eq!(*s, Expect::Executed, "{packages:?} ({kind:?}): init_module #{i}");
@@ -410,7 +410,7 @@ fn pictures_and_streams() {
 
 #[test]
 fn dice_roll_needs_unbiasable_randomness() {
-    for kind in INTERPRETERS {
+    for (_, kind) in EXECUTORS {
         let (mut chain, inits) = Chain::new(kind, &["framework_usecases"]);
         assert!(inits.iter().all(|s| *s == Executed), "{inits:?}");
         // A plain call: randomness::next_32_bytes asserts is_unbiasable (abort 1).

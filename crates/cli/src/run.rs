@@ -10,9 +10,7 @@
 //! code, so tests replay calls in-process exactly as the command runs them.
 
 use crate::files::expand_mv_paths;
-use movejit_engine::{
-    engine_label, new_engine_with_cache, CacheStats, CompiledStats, ExecutorKind, InterpreterKind, JitFactory,
-};
+use movejit_engine::{engine_label, new_engine_with_cache, CacheStats, CompiledStats, ExecutorKind, JitFactory};
 use movejit_format::{AccountAddress, Flavour, StatusCode, StatusFlavour};
 use movejit_interp::runtime::fmt::print_value;
 use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
@@ -367,21 +365,13 @@ fn codes(e: &VmError) -> (Option<u64>, Option<u64>) {
 pub struct Runner {
     engine: EngineChoice,
     jit: JitOptions,
-    interpreter: Option<InterpreterKind>,
     memory_limit: Option<u64>,
     engines: HashMap<bool, (Engine, Option<Arc<JitFactory>>)>,
 }
 
 impl Runner {
     pub fn new(engine: EngineChoice, jit: JitOptions) -> Self {
-        Runner { engine, jit, interpreter: None, memory_limit: None, engines: HashMap::new() }
-    }
-
-    /// Runs the interpreter `kind` (default: `MOVEJIT_INTERPRETER`, else
-    /// the flat one; the JIT always runs beside the flat one).
-    pub fn with_interpreter(mut self, kind: InterpreterKind) -> Self {
-        self.interpreter = Some(kind);
-        self
+        Runner { engine, jit, memory_limit: None, engines: HashMap::new() }
     }
 
     /// Bounds the value memory of each call (default: the engine's limit).
@@ -397,8 +387,7 @@ impl Runner {
 
     /// The engine this runner runs `flavour`'s calls on (made at first use).
     pub fn engine(&mut self, flavour: StatusFlavour) -> &Engine {
-        let (choice, jit, interpreter, memory_limit) =
-            (self.engine, self.jit.clone(), self.interpreter, self.memory_limit);
+        let (choice, jit, memory_limit) = (self.engine, self.jit.clone(), self.memory_limit);
         &self
             .engines
             .entry(flavour == StatusFlavour::Sui)
@@ -417,9 +406,6 @@ impl Runner {
                     EngineChoice::Jit => ExecutorKind::Jit,
                     EngineChoice::Auto => ExecutorKind::Auto,
                 };
-                if let Some(k) = interpreter {
-                    config.interpreter = k;
-                }
                 config.jit = jit;
                 if let Some(bytes) = memory_limit {
                     config.limits.max_memory = bytes;

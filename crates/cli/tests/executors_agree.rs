@@ -1,5 +1,5 @@
 //! Every executor gives the same `movejit run --json` object, `engine`
-//! aside: the flat and tree interpreters, `jit` and `auto`, on every Aptos
+//! aside: the interpreter, `jit` and `auto`, on every Aptos
 //! conformance case (through the command's own call path, in-process) and
 //! every Sui conformance task (replayed on the command's engines, each call
 //! rendered by the command's JSON code). Status, sub-status, abort code,
@@ -10,24 +10,15 @@ mod common;
 
 use common::sui::{replay_sui_test, sui_genesis, sui_tests};
 use movejit_cli::run::{before_run_label, EngineChoice, Ran, Request, Runner};
-use movejit_engine::{InterpreterKind, JitOptions};
+use movejit_engine::JitOptions;
 use movejit_format::StatusFlavour;
 use serde_json::Value as Json;
 
-/// The executors compared, the reference (flat interpreter) first.
+/// The executors compared, the reference (the interpreter) first.
 fn runners() -> Vec<(&'static str, EngineChoice, Runner)> {
     let jit = JitOptions::default;
     vec![
-        (
-            "interp",
-            EngineChoice::Interp,
-            Runner::new(EngineChoice::Interp, jit()).with_interpreter(InterpreterKind::Flat),
-        ),
-        (
-            "tree",
-            EngineChoice::Interp,
-            Runner::new(EngineChoice::Interp, jit()).with_interpreter(InterpreterKind::Tree),
-        ),
+        ("interp", EngineChoice::Interp, Runner::new(EngineChoice::Interp, jit())),
         ("jit", EngineChoice::Jit, Runner::new(EngineChoice::Jit, jit())),
         ("auto", EngineChoice::Auto, Runner::new(EngineChoice::Auto, jit())),
     ]

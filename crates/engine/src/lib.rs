@@ -106,7 +106,7 @@ mod function_ref;
 pub use adapter::{JitFactory, JitSession};
 pub use cache::{CacheStats, MAX_GENERATIONS};
 pub use function_ref::FunctionRef;
-pub use movejit_interp::{Engine, EngineConfig, ExecutorKind, InterpreterKind, JitOptions, JIT_NOT_COMPILED};
+pub use movejit_interp::{Engine, EngineConfig, ExecutorKind, JitOptions, JIT_NOT_COMPILED};
 pub use movejit_runtime::compiled::CompiledStats;
 pub use movejit_runtime::{
     AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, InMemoryStorage, ModuleId, Resolver, StatusCode,
@@ -115,9 +115,8 @@ pub use movejit_runtime::{
 
 use std::sync::Arc;
 
-/// An engine running `config.executor`: `Interpreter` alone (the
-/// configured interpreter), or `Jit` / `Auto`: the flat interpreter with the
-/// JIT attached.
+/// An engine running `config.executor`: `Interpreter` alone, or `Jit` /
+/// `Auto`: the interpreter with the JIT attached.
 pub fn new_engine(config: EngineConfig) -> Engine {
     new_engine_with_cache(config).0
 }
@@ -129,7 +128,6 @@ pub fn new_engine_with_cache(config: EngineConfig) -> (Engine, Option<Arc<JitFac
     match config.executor {
         ExecutorKind::Interpreter => (Engine::new(config), None),
         ExecutorKind::Jit | ExecutorKind::Auto => {
-            let config = EngineConfig { interpreter: InterpreterKind::Flat, ..config };
             let factory = Arc::new(JitFactory::new(&config));
             (Engine::with_compiled(config, factory.clone()), Some(factory))
         }

@@ -4,7 +4,7 @@
 //! compiled code and mixed execution; a program that fits the budget
 //! exactly succeeds; a failed run frees everything it held.
 
-use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
+use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 use movejit_interp::runtime::flat::live_allocations;
 use movejit_interp::runtime::{memory, AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 
@@ -195,14 +195,8 @@ type Outcome = Result<Vec<Vec<u8>>, (StatusCode, Option<(String, u64)>)>;
 
 /// Runs `f(args)` metered (a budget no case reaches): its outcome and the
 /// gas it used, which every executor must agree on, failure point included.
-fn run(
-    st: &InMemoryStorage,
-    kind: ExecutorKind,
-    interpreter: InterpreterKind,
-    f: &str,
-    args: &[u64],
-) -> (Outcome, u64) {
-    let mut config = EngineConfig { executor: kind, interpreter, ..EngineConfig::aptos() };
+fn run(st: &InMemoryStorage, kind: ExecutorKind, f: &str, args: &[u64]) -> (Outcome, u64) {
+    let mut config = EngineConfig { executor: kind, ..EngineConfig::aptos() };
     config.limits.max_memory = LIMIT;
     let engine = new_engine(config);
     let mut session = engine.new_session(st);
@@ -216,13 +210,13 @@ fn run(
 
 const EXECUTORS: [ExecutorKind; 3] = [ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto];
 
-/// Runs `f(args)` on every executor (flat interpreter): all must agree, free
+/// Runs `f(args)` on every executor: all must agree, free
 /// everything they allocated and give back every byte they charged.
 fn on_all(st: &InMemoryStorage, f: &str, args: &[u64]) -> Outcome {
     let mut first: Option<(Outcome, u64)> = None;
     for kind in EXECUTORS {
         let (blocks, bytes) = (live_allocations(), memory::used());
-        let r = run(st, kind, InterpreterKind::Flat, f, args);
+        let r = run(st, kind, f, args);
         assert_eq!(live_allocations(), blocks, "{f}{args:?} on {kind:?} leaked");
         assert_eq!(memory::used(), bytes, "{f}{args:?} on {kind:?}: charged bytes not given back");
         match &first {
@@ -285,30 +279,6 @@ fn growth_locations() {
             Err((StatusCode::MEMORY_LIMIT_EXCEEDED, Some((g, off)))) if g == f => {
                 assert!(allowed.contains(&off), "{f} failed at {off}")
             }
-            r => panic!("{f}: {r:?}"),
-        }
-    }
-}
-
-#[test]
-fn tree_interpreter_has_the_budget_too() {
-    // It counts in its own units (value slots, allocations rather than
-    // live bytes): the status and a growing instruction, not the exact
-    // point, match the flat executors.
-    let st = storage();
-    let cases: [(&str, &[u64], &[u64]); 7] = [
-        ("endless", &[], &[4]),
-        ("fill", &[u64::MAX], &[10]),
-        ("nested", &[], &[8, 9]),
-        ("structs", &[], &[9, 10]),
-        ("copy_big", &[(LIMIT - HEADER) / 8 / 8], &[3]),
-        ("native_growth", &[], &[7, 8]),
-        // Results dropped at once: only counting allocations ends this.
-        ("native_big", &[64], &[6]),
-    ];
-    for (f, args, allowed) in cases {
-        match run(&st, ExecutorKind::Interpreter, InterpreterKind::Tree, f, args).0 {
-            Err((StatusCode::MEMORY_LIMIT_EXCEEDED, Some((g, off)))) if g == f && allowed.contains(&off) => {}
             r => panic!("{f}: {r:?}"),
         }
     }

@@ -2,15 +2,10 @@
 //! holding other versions of a module (or lacking one) never run a stale
 //! version, and a warm load fails exactly as a cold one.
 
-use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind, InterpreterKind};
+use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 
-const EXECUTORS: &[(ExecutorKind, InterpreterKind)] = &[
-    (ExecutorKind::Interpreter, InterpreterKind::Flat),
-    (ExecutorKind::Interpreter, InterpreterKind::Tree),
-    (ExecutorKind::Jit, InterpreterKind::Flat),
-    (ExecutorKind::Auto, InterpreterKind::Flat),
-];
+const EXECUTORS: &[ExecutorKind] = &[ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto];
 
 fn publish(st: &mut InMemoryStorage, src: &str) {
     let m = match movejit_masm::assemble(src) {
@@ -44,11 +39,11 @@ fn call(engine: &Engine, st: &InMemoryStorage, module: &str, f: &str) -> Result<
 #[test]
 fn warm_sessions_see_their_own_store() {
     let (v1, v2, none) = (store(Some(10)), store(Some(20)), store(None));
-    for &(executor, interpreter) in EXECUTORS {
-        let config = EngineConfig { executor, interpreter, ..EngineConfig::aptos() };
+    for &executor in EXECUTORS {
+        let config = EngineConfig { executor, ..EngineConfig::aptos() };
         let engine = new_engine(config.clone());
         let cold = |st: &InMemoryStorage| call(&new_engine(config.clone()), st, "user", "f");
-        let what = format!("{executor:?}/{interpreter:?}");
+        let what = format!("{executor:?}");
         for round in 0..3 {
             // (store, module, function, expected) in an order that makes
             // every warm set meet a store with another version of a member.

@@ -5,10 +5,8 @@
 use crate::flat::exec::FlatInterp;
 use crate::flat::{FlatSession, PreparedTable};
 use crate::fxhash::FxHashMap;
-use crate::interpreter::Interpreter;
 use crate::loader::LoadedModule;
 use movejit_format::{decode_module, AbilitySet, StatusFlavour, StructFieldInformation};
-use movejit_runtime::bcs;
 use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
 use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
@@ -16,7 +14,7 @@ use movejit_runtime::resolve::{self, DatatypeFields, DatatypeSource, LayoutLimit
 use movejit_runtime::DatatypeId;
 use movejit_runtime::{
     AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId,
-    NativeRegistry, Resolver, StatusCode, Type, TypeId, TypeTable, Value, VmError, VmResult, WriteOp,
+    NativeRegistry, Resolver, StatusCode, Type, TypeId, TypeTable, VmError, VmResult, WriteOp,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -41,29 +39,6 @@ pub enum ExecutorKind {
     Auto,
 }
 
-/// Which interpreter runs what is interpreted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum InterpreterKind {
-    /// Values as a tree of Rust values, references as root + path (the
-    /// original reference interpreter, kept as a cross-check).
-    Tree,
-    /// The flat representation shared with the JIT (jit-abi.md 1.3–3); the
-    /// default.
-    #[default]
-    Flat,
-}
-
-impl InterpreterKind {
-    /// The default: `MOVEJIT_INTERPRETER=flat|tree` when set, else [`InterpreterKind::default`].
-    pub fn from_env() -> Self {
-        match std::env::var("MOVEJIT_INTERPRETER").as_deref() {
-            Ok("flat") => InterpreterKind::Flat,
-            Ok("tree") => InterpreterKind::Tree,
-            _ => InterpreterKind::default(),
-        }
-    }
-}
-
 /// Everything an engine is built from.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -72,7 +47,6 @@ pub struct EngineConfig {
     pub natives: NativeRegistry,
     pub costs: CostTable,
     pub executor: ExecutorKind,
-    pub interpreter: InterpreterKind,
     /// When the compiled code attached to the engine (executors `Jit` /
     /// `Auto`) compiles; the interpreter ignores it.
     pub jit: JitOptions,
@@ -137,7 +111,6 @@ impl EngineConfig {
             natives: NativeRegistry::with_stdlib(),
             costs: CostTable::default(),
             executor: ExecutorKind::Interpreter,
-            interpreter: InterpreterKind::from_env(),
             jit: JitOptions::default(),
         }
     }
@@ -276,12 +249,8 @@ impl Engine {
             modules: self.no_modules.clone(),
             module_hashes: self.no_hashes.clone(),
             module_set_id: None,
-            call_cache: FxHashMap::default(),
-            inst_cache: FxHashMap::default(),
             globals: Globals::default(),
             depth_cache: FxHashMap::default(),
-            struct_depth_cache: FxHashMap::default(),
-            depth_checked: FxHashMap::default(),
             flat: FlatSession::default(),
             compiled: match self.config.executor {
                 ExecutorKind::Interpreter => None,
@@ -323,8 +292,7 @@ pub(crate) struct GlobalMeta {
 pub(crate) struct Globals {
     pub index: FxHashMap<(AccountAddress, TypeId), u32>,
     pub meta: Vec<GlobalMeta>,
-    pub values: Vec<Option<Value>>,
-    /// The flat interpreter's values (it uses these instead of `values`).
+    /// The resources' values (`None`: absent or moved out).
     pub flat: Vec<Option<FlatValue>>,
     /// Flat layouts of the resource types met, by id.
     pub layouts: FxHashMap<TypeId, Arc<movejit_runtime::flat::FlatLayout>>,
@@ -405,9 +373,6 @@ impl Globals {
     }
 }
 
-/// Shared type arguments of a frame or instantiation.
-pub(crate) type TypeArgs = Arc<Vec<Type>>;
-
 /// A sequence of calls over one resolver.
 pub struct Session<'e, 'r> {
     pub(crate) engine: &'e Engine,
@@ -421,20 +386,9 @@ pub struct Session<'e, 'r> {
     /// The number of the warm set `modules` is, while the session has
     /// loaded nothing else ([`ModuleSource::module_set_id`]).
     pub(crate) module_set_id: Option<u64>,
-    /// (calling module, function handle) → (callee module, definition index).
-    pub(crate) call_cache: FxHashMap<(usize, u16), (Arc<LoadedModule>, u16)>,
-    /// Type arguments of generic instantiations: (module, instantiation
-    /// index, caller's type arguments) → the callee's type arguments. The
-    /// caller's `Arc` is kept in the value so its address stays unique.
-    pub(crate) inst_cache: FxHashMap<(usize, u16, usize), (TypeArgs, TypeArgs)>,
     pub(crate) globals: Globals,
     /// Value depth of types already measured.
     pub(crate) depth_cache: FxHashMap<Type, usize>,
-    /// Pack instructions whose value depth was checked: (module, instruction
-    /// kind | index, caller's type arguments, kept alive in the value).
-    pub(crate) depth_checked: FxHashMap<(usize, u32, usize), Arc<Vec<Type>>>,
-    /// Value depth of non-generic struct definitions, by (module, definition).
-    pub(crate) struct_depth_cache: FxHashMap<(usize, u16), usize>,
     /// Compiled code consulted at calls (executors `Jit` / `Auto`).
     pub(crate) compiled: Option<Box<dyn CompiledCode>>,
     /// Call-site caches and layouts of the flat interpreter.
@@ -1021,12 +975,9 @@ impl<'e, 'r> Session<'e, 'r> {
         // The call's memory budget (nested runs share it); flat arguments
         // count.
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
-        // Each argument is decoded once, into the values of the interpreter
-        // that runs the call.
-        let flat = self.engine.config.interpreter == InterpreterKind::Flat;
-        let mut arg_values = Vec::with_capacity(if flat { 0 } else { args.len() });
-        let mut flat_args = Vec::with_capacity(if flat { args.len() } else { 0 });
-        let mut arg_layouts = Vec::with_capacity(if flat { args.len() } else { 0 });
+        // Each argument is decoded once, straight into flat values.
+        let mut flat_args = Vec::with_capacity(args.len());
+        let mut arg_layouts = Vec::with_capacity(args.len());
         for (t, bytes) in params.iter().zip(args) {
             let inner = match t {
                 Type::Reference(t) | Type::MutableReference(t) => t,
@@ -1038,91 +989,41 @@ impl<'e, 'r> Session<'e, 'r> {
                 return Err(VmError::new(StatusCode::VM_MAX_VALUE_DEPTH_REACHED)
                     .with_message(format!("argument of type {inner} nests too deep")));
             }
-            // The serialized layout (and its limits) decide what deserializes.
-            let l = self.layout_of(inner).map_err(|_| VmError::bad_argument())?;
+            // The serialized layout's limits decide what deserializes.
+            self.layout_of(inner).map_err(|_| VmError::bad_argument())?;
             let aptos = self.flavour() == StatusFlavour::Aptos;
-            if flat {
-                let l = self.flat_layout(inner).map_err(|_| VmError::bad_argument())?;
-                arg_layouts.push(l.clone());
-                let v = if aptos { flat_bcs::deserialize_arg(bytes, l) } else { flat_bcs::deserialize(bytes, l) };
-                flat_args.push(v.map_err(|_| VmError::bad_argument())?);
-            } else {
-                let v = if aptos { bcs::deserialize_arg(bytes, &l) } else { bcs::deserialize(bytes, &l) };
-                arg_values.push(v.map_err(|_| VmError::bad_argument())?);
-            }
+            let l = self.flat_layout(inner).map_err(|_| VmError::bad_argument())?;
+            arg_layouts.push(l.clone());
+            let v = if aptos { flat_bcs::deserialize_arg(bytes, l) } else { flat_bcs::deserialize(bytes, l) };
+            flat_args.push(v.map_err(|_| VmError::bad_argument())?);
         }
-        if flat {
-            // Every check passed: later sessions over the same warm module
-            // set skip them (checked against the set the session has now:
-            // loading the type arguments may have added modules).
-            if let Some(set) = self.module_set_id {
-                let key = (set, Arc::as_ptr(&m) as usize, def);
-                let plan = EntryPlan {
-                    module: m.clone(),
-                    def,
-                    params: params.clone(),
-                    returns: returns.clone(),
-                    arg_layouts,
-                    direct: Default::default(),
-                };
-                self.engine.entries.add(key, ty_args, plan);
-            }
-            let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
-            let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
-            // The next session's call of the plan may take the direct path.
-            if let (Ok(done), Some(plan)) = (&r, key.and_then(|k| self.engine.entries.find(&k, ty_args))) {
-                self.record_direct_entry(plan, done);
-            }
-            return r;
-        }
-        let mut interp = Interpreter::new(self, gas);
-        let (ret_values, mem) = interp.run_entry(m.clone(), def, ty_args.to_vec(), &params, arg_values)?;
-        let mut out = ExecutionResult {
-            returns: Vec::new(),
-            mutrefs: Vec::new(),
-            gas_used: gas.used(),
-            return_layouts: Vec::new(),
-            mutref_layouts: Vec::new(),
-        };
-        for (v, t) in ret_values.iter().zip(&returns) {
-            let inner = match t {
-                Type::Reference(t) | Type::MutableReference(t) => t,
-                t => t,
+        // Every check passed: later sessions over the same warm module
+        // set skip them (checked against the set the session has now:
+        // loading the type arguments may have added modules).
+        if let Some(set) = self.module_set_id {
+            let key = (set, Arc::as_ptr(&m) as usize, def);
+            let plan = EntryPlan {
+                module: m.clone(),
+                def,
+                params: params.clone(),
+                returns: returns.clone(),
+                arg_layouts,
+                direct: Default::default(),
             };
-            let l = self.layout_of(inner).map_err(|e| match self.flavour() {
-                // Sui: "entry point functions cannot have non-serializable return types".
-                StatusFlavour::Sui => VmError::new(StatusCode::VERIFICATION_ERROR).with_message(e.to_string()),
-                StatusFlavour::Aptos => e,
-            })?;
-            let v = mem.deref(v)?;
-            out.return_layouts.push(l.clone());
-            out.returns.push(bcs::serialize(v, &l).map_err(|e| {
-                if e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
-                    e
-                } else {
-                    VmError::invariant("failed to serialize return values")
-                }
-            })?);
+            self.engine.entries.add(key, ty_args, plan);
         }
-        let root = Some(&mem.locals);
-        for (i, t) in params.iter().enumerate() {
-            if let Type::MutableReference(inner) = t {
-                let l = self.layout_of(inner)?;
-                let v = root.and_then(|r| r.get(i)).ok_or_else(|| VmError::invariant("argument frame"))?;
-                out.mutrefs.push((i, bcs::serialize(v, &l)?));
-                out.mutref_layouts.push(l);
-            }
+        let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
+        let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
+        // The next session's call of the plan may take the direct path.
+        if let (Ok(done), Some(plan)) = (&r, key.and_then(|k| self.engine.entries.find(&k, ty_args))) {
+            self.record_direct_entry(plan, done);
         }
-        self.globals.values = mem.globals;
-        Ok(out)
+        r
     }
 
     /// The plan of entry function `module::name<ty_args>` when an earlier
-    /// session over the same warm module set made one (flat interpreter).
+    /// session over the same warm module set made one.
     fn entry_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
-        if self.engine.config.interpreter != InterpreterKind::Flat {
-            return None;
-        }
         // Only a module already loaded or in a warm set: loading anew (and
         // its errors) is the full path's.
         if !self.modules.contains_key(module) && !self.take_warm(module) {
@@ -1261,33 +1162,13 @@ impl<'e, 'r> Session<'e, 'r> {
     /// The resource writes of everything executed so far.
     pub fn finish(self) -> VmResult<ChangeSet> {
         let mut cs = ChangeSet::default();
-        if self.engine.config.interpreter == InterpreterKind::Flat {
-            for (i, meta) in self.globals.meta.iter().enumerate() {
-                if !meta.dirty {
-                    continue;
-                }
-                match self.globals.flat.get(i).and_then(|v| v.as_ref()) {
-                    Some(v) => {
-                        cs.resources
-                            .insert((meta.address, (*meta.ty).clone()), WriteOp::Write(flat_bcs::serialize(v)?));
-                    }
-                    None if meta.existed => {
-                        cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Delete);
-                    }
-                    None => {}
-                }
-            }
-            return Ok(cs);
-        }
         for (i, meta) in self.globals.meta.iter().enumerate() {
             if !meta.dirty {
                 continue;
             }
-            let v = self.globals.values.get(i).and_then(|v| v.as_ref());
-            match v {
+            match self.globals.flat.get(i).and_then(|v| v.as_ref()) {
                 Some(v) => {
-                    let l = self.layout_of(&meta.ty)?;
-                    cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Write(bcs::serialize(v, &l)?));
+                    cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Write(flat_bcs::serialize(v)?));
                 }
                 None if meta.existed => {
                     cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Delete);
@@ -1297,44 +1178,6 @@ impl<'e, 'r> Session<'e, 'r> {
         }
         Ok(cs)
     }
-
-    /// The slot of resource `ty` at `address`, loading it on first use
-    /// (the tree interpreter's; it names resources by structure).
-    pub(crate) fn global_slot(
-        &mut self,
-        address: AccountAddress,
-        ty: &Type,
-        values: &mut Vec<Option<Value>>,
-    ) -> VmResult<u32> {
-        let id = TypeTable::shared().intern(ty)?;
-        if let Some(s) = self.globals.index.get(&(address, id)) {
-            return Ok(*s);
-        }
-        let value = match self.resolver.get_resource(&address, ty) {
-            Some(bytes) => {
-                let l = self.layout_of(ty)?;
-                Some(
-                    bcs::deserialize(&bytes, &l)
-                        .map_err(|_| VmError::new(StatusCode::FAILED_TO_DESERIALIZE_RESOURCE))?,
-                )
-            }
-            None => None,
-        };
-        let slot = self.globals.meta.len() as u32;
-        let ty = Arc::new(ty.clone());
-        self.globals.meta.push(GlobalMeta {
-            address,
-            id,
-            ty,
-            existed: value.is_some(),
-            dirty: false,
-            journaled: false,
-        });
-        values.push(value);
-        self.globals.index.insert((address, id), slot);
-        Ok(slot)
-    }
-
     /// The abilities of a runtime type.
     pub fn abilities_of(&self, t: &Type) -> VmResult<AbilitySet> {
         Ok(match t {
@@ -1433,17 +1276,13 @@ impl TypeInfo for Session<'_, '_> {
         let limits = &self.engine.config.limits;
         resolve::layout(self, ty, LayoutLimits { max_depth: limits.max_type_depth, max_nodes: limits.max_layout_nodes })
     }
-    /// Loaded resources answer from the call's memory (the flat
-    /// interpreter's: the session's flat globals), others from storage.
-    fn resource_exists(&self, mem: &movejit_runtime::Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {
+    /// Loaded resources answer from the session's globals, others from
+    /// storage.
+    fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {
         // A type never interned has no slot in any session.
         let slot = TypeTable::shared().lookup(ty).and_then(|id| self.globals.index.get(&(address, id)));
         match slot {
-            // The flat interpreter keeps loaded resources in the session.
-            Some(&slot) if self.engine.config.interpreter == InterpreterKind::Flat => {
-                Ok(self.globals.flat.get(slot as usize).is_some_and(|v| v.is_some()))
-            }
-            Some(&slot) => Ok(mem.globals.get(slot as usize).is_some_and(|v| v.is_some())),
+            Some(&slot) => Ok(self.globals.flat.get(slot as usize).is_some_and(|v| v.is_some())),
             None => Ok(self.resolver.get_resource(&address, ty).is_some()),
         }
     }

@@ -84,16 +84,13 @@ enum Change {
 }
 
 fn number(n: u64) -> movejit_runtime::flat::FlatValue {
-    use movejit_runtime::flat::{mem, FlatLayout, FlatValue};
+    use movejit_runtime::flat::{bcs, FlatLayout};
     let l = Arc::new(FlatLayout::from_layout(&movejit_runtime::Layout::U64, 8).unwrap());
-    let v = FlatValue::zeroed(l);
-    mem::write_u64(mem::Addr::of_value(&v), n);
-    v
+    bcs::deserialize(&n.to_le_bytes(), l).unwrap()
 }
 
 fn read(g: &Globals, slot: usize) -> Option<u64> {
-    use movejit_runtime::flat::mem;
-    g.flat[slot].as_ref().map(|v| mem::read_u64(mem::Addr::of_value(v)))
+    g.flat[slot].as_ref().map(|v| u64::from_le_bytes(v.bytes()[..8].try_into().unwrap()))
 }
 
 /// A failed call leaves the slots that existed as they were (values and

@@ -3,9 +3,7 @@
 //! bound per native function), and conversion of signature tokens to runtime
 //! types.
 
-use movejit_format::{
-    CompiledModule, FunctionAttribute, SignatureToken, StructFieldInformation, StructHandleIndex, Visibility,
-};
+use movejit_format::{CompiledModule, FunctionAttribute, SignatureToken, StructHandleIndex, Visibility};
 use movejit_runtime::resolve::{self, DatatypeFields};
 use movejit_runtime::{DatatypeId, ModuleId, NativeFunction, NativeRegistry, Type, VmError, VmResult};
 use std::collections::HashMap;
@@ -117,33 +115,5 @@ impl LoadedModule {
     /// The instantiated field types of datatype `def` (`None`: native).
     pub fn field_types(&self, def: DatatypeDef, ty_args: &[Type]) -> VmResult<Option<DatatypeFields>> {
         resolve::field_types(&self.module, def, ty_args, &|h| self.datatype_id(h))
-    }
-
-    /// Field counts of a struct definition (`None` for enums / natives).
-    pub fn struct_field_count(&self, def: usize) -> VmResult<usize> {
-        match self.module.struct_defs.get(def).map(|d| &d.field_information) {
-            Some(StructFieldInformation::Declared(f)) => Ok(f.len()),
-            _ => Err(VmError::invariant("not a plain struct")),
-        }
-    }
-
-    /// Field count of variant `v` of an Aptos enum struct definition.
-    pub fn variant_field_count(&self, def: usize, v: u16) -> VmResult<usize> {
-        match self.module.struct_defs.get(def).map(|d| &d.field_information) {
-            Some(StructFieldInformation::DeclaredVariants(vs)) => {
-                vs.get(v as usize).map(|v| v.fields.len()).ok_or_else(|| VmError::invariant("bad variant"))
-            }
-            _ => Err(VmError::invariant("not an enum")),
-        }
-    }
-
-    /// Field count of variant `v` of a Sui enum definition.
-    pub fn sui_variant_field_count(&self, def: usize, v: u16) -> VmResult<usize> {
-        self.module
-            .enum_defs
-            .get(def)
-            .and_then(|e| e.variants.get(v as usize))
-            .map(|v| v.fields.len())
-            .ok_or_else(|| VmError::invariant("bad variant"))
     }
 }

@@ -5,26 +5,17 @@
 mod common;
 
 use common::*;
-use movejit_interp::{Engine, EngineConfig, InterpreterKind};
+use movejit_interp::{Engine, EngineConfig};
 
 /// Cases the interpreter does not agree with yet, each with the reason.
 const KNOWN_GAPS: &[(&str, &str)] = &[];
 
+/// The whole case table on the interpreter.
 #[test]
-fn aptos_conformance_tree() {
-    conformance(InterpreterKind::Tree);
-}
-
-#[test]
-fn aptos_conformance_flat() {
-    conformance(InterpreterKind::Flat);
-}
-
-/// The whole case table on one interpreter (same expectations for both).
-fn conformance(kind: InterpreterKind) {
+fn aptos_conformance() {
     let cases = load_aptos_cases();
     assert!(cases.len() >= 2000, "expected the full case file, got {}", cases.len());
-    let exec = InterpExecutor(Engine::new(EngineConfig { interpreter: kind, ..EngineConfig::aptos() }));
+    let exec = InterpExecutor(Engine::new(EngineConfig::aptos()));
     let mut tally = Tally::new();
     let mut unexpected = Vec::new();
     let mut fixed = Vec::new();
@@ -53,7 +44,7 @@ fn conformance(kind: InterpreterKind) {
             unexpected.push(format!("{}: {}", case.id, diffs.join("; ")));
         }
     }
-    print_tally(&format!("aptos conformance ({}, {kind:?})", exec.name()), &tally);
+    print_tally(&format!("aptos conformance ({})", exec.name()), &tally);
     if !fixed.is_empty() {
         eprintln!("known gaps that now agree (remove them from KNOWN_GAPS): {fixed:?}");
     }
@@ -81,8 +72,7 @@ const VM_MESSAGE_STATUSES: &[&str] = &[
 #[test]
 fn messages_are_the_real_vms() {
     let cases = load_aptos_cases();
-    let exec =
-        InterpExecutor(Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..EngineConfig::aptos() }));
+    let exec = InterpExecutor(Engine::new(EngineConfig::aptos()));
     let (mut total, mut matched, mut covered, mut covered_matched) = (0, 0, 0, 0);
     let mut bad = Vec::new();
     for case in cases.iter().filter(|c| c.expect["status"] != "EXECUTED") {
@@ -119,15 +109,14 @@ fn executor_comparison_finds_no_difference_between_identical_executors() {
 }
 
 #[test]
-fn flat_interpreter_frees_what_it_allocates() {
-    // Every call on the flat interpreter, successful or not, run a second
+fn interpreter_frees_what_it_allocates() {
+    // Every call on the interpreter, successful or not, run a second
     // time (the first prepares the functions and their constants, which the
     // engine keeps): the heap blocks of flat values must all be freed
     // again, also those still held on the operand stack or in locals of the
     // frames an abort or error unwinds.
     use movejit_interp::runtime::flat::live_allocations;
-    let exec =
-        InterpExecutor(Engine::new(EngineConfig { interpreter: InterpreterKind::Flat, ..EngineConfig::aptos() }));
+    let exec = InterpExecutor(Engine::new(EngineConfig::aptos()));
     let (mut executed, mut failed) = (0, 0);
     let mut leaks = Vec::new();
     for case in load_aptos_cases() {

@@ -8,7 +8,7 @@
 mod common;
 
 use common::sui::{replay_sui_test, strs, sui_genesis, sui_loose, sui_strict, sui_tests, sui_want_offsets};
-use movejit_interp::{Engine, EngineConfig, InterpreterKind};
+use movejit_interp::{Engine, EngineConfig};
 use std::collections::BTreeMap;
 
 /// Tasks (`id#index`) that disagree today (loose), with the reason.
@@ -31,19 +31,10 @@ const STRICT_GAPS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Every task on the interpreter.
 #[test]
-fn sui_conformance_tree() {
-    conformance(InterpreterKind::Tree);
-}
-
-#[test]
-fn sui_conformance_flat() {
-    conformance(InterpreterKind::Flat);
-}
-
-/// Every task on one interpreter (same expectations for both).
-fn conformance(kind: InterpreterKind) {
-    let engine = Engine::new(EngineConfig { interpreter: kind, ..EngineConfig::sui() });
+fn sui_conformance() {
+    let engine = Engine::new(EngineConfig::sui());
     let base = sui_genesis(&engine);
     let mut loose: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut strict: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -98,7 +89,7 @@ fn conformance(kind: InterpreterKind) {
     let sum = |m: &BTreeMap<String, (usize, usize)>| m.values().fold((0, 0), |(a, n), (x, y)| (a + x, n + y));
     let (la, ln) = sum(&loose);
     let (sa, _) = sum(&strict);
-    eprintln!("sui conformance (interpreter {kind:?}): loose {la}/{ln}, strict {sa}/{ln}");
+    eprintln!("sui conformance (interpreter): loose {la}/{ln}, strict {sa}/{ln}");
     for (c, (x, y)) in &loose {
         eprintln!("  {c:<60} loose {x:>4}/{y:<4} strict {:>4}", strict.get(c).map(|s| s.0).unwrap_or(0));
     }

@@ -47,8 +47,7 @@ fn register_flat(r: &mut Registrar<'_>) {
     });
     r.add_flat("object", "borrow_uid", |call| {
         call.cx.gas.charge_native(0)?;
-        let uid = call.arg_ref_field(0, 0)?;
-        call.ret_ref(0, uid)
+        call.ret_arg_ref(0, 0, &[0])
     });
     r.add_flat("transfer", "transfer_impl", |call| {
         call.cx.gas.charge_native(0)?;

@@ -347,10 +347,15 @@ fn fits(a: &Arc<FlatLayout>, b: &Arc<FlatLayout>) -> bool {
 
 /// Drops the provided value arguments of a call that did not happen (the
 /// callee would have owned them).
-fn drop_provided(site: &CallSite, ptrs: &[*mut u8]) {
+///
+/// # Safety
+/// Shim contract: `ptrs` are the call's live argument slots, of the site's
+/// layouts.
+unsafe fn drop_provided(site: &CallSite, ptrs: &[*mut u8]) {
     for (l, p) in site.provided.iter().zip(ptrs) {
         if !is_ref(l) {
-            mem::drop_value(l, Addr::from_raw(*p));
+            // SAFETY: a live value slot of layout `l` (above).
+            unsafe { mem::drop_value(l, Addr::from_raw(*p)) };
         }
     }
 }
@@ -821,8 +826,17 @@ pub fn may_hold_closure(l: &FlatLayout) -> bool {
 
 /// The function and type arguments of every closure in the live value of
 /// layout `l` at `a` (captured values included), for engines that compile
-/// the targets of closures arriving from outside their code.
+/// the targets of closures arriving from outside their code. `a` is a seam
+/// slot's address (`compiled::SeamSlot`): a live slot of `l`, by the seam's
+/// contract, which its safe signature does not yet enforce (jit-abi.md 1.3).
 pub fn closures_in(l: &FlatLayout, a: Addr, out: &mut Vec<(FunctionId, Vec<Type>)>) {
+    // SAFETY: `a` is a live slot of layout `l` (the seam contract, above);
+    // so is every field, element, captured value and target reached below.
+    unsafe { closures_in_slot(l, a, out) }
+}
+
+/// [`closures_in`] below the seam (`flat::mem` contract).
+unsafe fn closures_in_slot(l: &FlatLayout, a: Addr, out: &mut Vec<(FunctionId, Vec<Type>)>) {
     match &l.shape {
         Shape::Closure => {
             if let Some(c) = mem::closure(a) {

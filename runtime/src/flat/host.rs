@@ -27,7 +27,7 @@ use super::shims::NativeHost;
 use crate::compiled::SessionHost;
 use crate::error::{VmError, VmResult};
 use crate::natives::TypeInfo;
-use crate::{AccountAddress, Layout, Memory, Type, TypeId};
+use crate::{AccountAddress, Layout, Type, TypeId};
 use movejit_format::StatusCode;
 
 /// The host of one compiled execution.
@@ -133,9 +133,9 @@ impl TypeInfo for SessionTypes<'_> {
         // native runs.
         unsafe { &*self.0 }.layout_of(ty)
     }
-    fn resource_exists(&self, mem: &Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {
+    fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {
         // SAFETY: as in `layout_of`.
-        unsafe { &*self.0 }.resource_exists(mem, address, ty)
+        unsafe { &*self.0 }.resource_exists(address, ty)
     }
 }
 

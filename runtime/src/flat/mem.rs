@@ -2,18 +2,21 @@
 //! on a stack that never moves, references as plain addresses, and every
 //! value operation (copy, drop, equality, vectors, BCS) at an address.
 //!
-//! The functions are safe to call but rely on the contract the verifier and
-//! the interpreter together keep, exactly the contract compiled code keeps:
-//! an [`Addr`] handed to them points to a live slot of the layout given,
-//! made by this module ([`FrameStack`], [`Addr::of_value`], a vector element
-//! or a field offset below such a slot, or a reference read from such a
-//! slot); a destination slot holds no live value; two addresses of one call
-//! do not overlap unless the function says so. The verifier's reference
-//! safety guarantees a reference never outlives what it points to and that
-//! a `&mut` is never aliased by a live `&`/`&mut`, and type safety that every
-//! slot is read at the layout it was written with.
+//! An [`Addr`] is a plain address, as a raw pointer is: making one (an
+//! offset, a frame, the slot of an owned value, the target read from a
+//! reference slot) is safe, and nothing about it is checked. Every function
+//! here that reads or writes memory through one is therefore an `unsafe fn`
+//! with one contract, exactly the one compiled code keeps: an [`Addr`]
+//! handed to them points to a live slot of the layout given, made by this
+//! module ([`FrameStack`], [`Addr::of_value`], a vector element or a field
+//! offset below such a slot, or a reference read from such a slot); a
+//! destination slot holds no live value; two addresses of one call do not
+//! overlap unless the function says so. Callers meet it through the
+//! verifier: reference safety guarantees a reference never outlives what it
+//! points to and that a `&mut` is never aliased by a live `&`/`&mut`, and
+//! type safety that every slot is read at the layout it was written with.
 
-#![allow(unsafe_code)]
+#![allow(unsafe_code, clippy::missing_safety_doc)]
 
 use super::closure::FlatClosure;
 use super::layout::FlatLayout;
@@ -55,13 +58,13 @@ impl Addr {
 }
 
 #[inline(always)]
-pub(crate) fn bytes<'a>(a: Addr, n: u32) -> &'a [u8] {
+pub(crate) unsafe fn bytes<'a>(a: Addr, n: u32) -> &'a [u8] {
     // SAFETY: module contract: `a` is a live slot of at least `n` bytes.
     unsafe { raw::slice(a.ptr(), n as usize) }
 }
 
 #[inline(always)]
-pub(crate) fn bytes_mut<'a>(a: Addr, n: u32) -> &'a mut [u8] {
+pub(crate) unsafe fn bytes_mut<'a>(a: Addr, n: u32) -> &'a mut [u8] {
     // SAFETY: module contract: `a` is a live slot of at least `n` bytes,
     // not accessed through another address during the call.
     unsafe { raw::slice_mut(a.ptr(), n as usize) }
@@ -69,7 +72,7 @@ pub(crate) fn bytes_mut<'a>(a: Addr, n: u32) -> &'a mut [u8] {
 
 /// `N` bytes at `a`.
 #[inline(always)]
-pub fn read<const N: usize>(a: Addr) -> [u8; N] {
+pub unsafe fn read<const N: usize>(a: Addr) -> [u8; N] {
     // SAFETY: module contract: `a` is a live slot of at least `N` bytes
     // (any alignment: read_unaligned).
     unsafe { a.ptr().cast::<[u8; N]>().read_unaligned() }
@@ -78,43 +81,43 @@ pub fn read<const N: usize>(a: Addr) -> [u8; N] {
 /// Writes `N` bytes at `a` (a plain-bytes slot: scalars, or a slot whose
 /// old contents were moved out).
 #[inline(always)]
-pub fn write<const N: usize>(a: Addr, v: [u8; N]) {
+pub unsafe fn write<const N: usize>(a: Addr, v: [u8; N]) {
     // SAFETY: module contract: `a` is a live slot of at least `N` bytes.
     unsafe { a.ptr().cast::<[u8; N]>().write_unaligned(v) }
 }
 
 #[inline(always)]
-pub fn read_u64(a: Addr) -> u64 {
+pub unsafe fn read_u64(a: Addr) -> u64 {
     u64::from_le_bytes(read(a))
 }
 #[inline(always)]
-pub fn write_u64(a: Addr, v: u64) {
+pub unsafe fn write_u64(a: Addr, v: u64) {
     write(a, v.to_le_bytes())
 }
 #[inline(always)]
-pub fn read_bool(a: Addr) -> bool {
+pub unsafe fn read_bool(a: Addr) -> bool {
     read::<1>(a)[0] != 0
 }
 #[inline(always)]
-pub fn write_bool(a: Addr, v: bool) {
+pub unsafe fn write_bool(a: Addr, v: bool) {
     write(a, [v as u8])
 }
 
 /// The address held by a reference slot.
 #[inline(always)]
-pub fn read_addr(a: Addr) -> Addr {
+pub unsafe fn read_addr(a: Addr) -> Addr {
     Addr(u64::from_le_bytes(read(a)) as usize)
 }
 /// Stores address `v` in the reference slot `a`.
 #[inline(always)]
-pub fn write_addr(a: Addr, v: Addr) {
+pub unsafe fn write_addr(a: Addr, v: Addr) {
     write(a, (v.0 as u64).to_le_bytes())
 }
 
 /// Copies `n` bytes (a move: the source then owns nothing the caller may
 /// drop). The ranges may overlap.
 #[inline(always)]
-pub fn move_bytes(src: Addr, dst: Addr, n: u32) {
+pub unsafe fn move_bytes(src: Addr, dst: Addr, n: u32) {
     // SAFETY: module contract: both are live slots of at least `n` bytes;
     // `copy` allows overlap.
     unsafe { std::ptr::copy(src.ptr(), dst.ptr(), n as usize) }
@@ -122,25 +125,25 @@ pub fn move_bytes(src: Addr, dst: Addr, n: u32) {
 
 /// Zeroes `n` bytes (the slot then holds no live value).
 #[inline(always)]
-pub fn zero(a: Addr, n: u32) {
+pub unsafe fn zero(a: Addr, n: u32) {
     // SAFETY: module contract: a live slot of at least `n` bytes.
     unsafe { std::ptr::write_bytes(a.ptr(), 0, n as usize) }
 }
 
 /// Copies `n` bytes from `a` into `out`.
-pub fn read_into(a: Addr, out: &mut [u8]) {
+pub unsafe fn read_into(a: Addr, out: &mut [u8]) {
     out.copy_from_slice(bytes(a, out.len() as u32));
 }
 
 /// Writes `src` at `a`.
-pub fn write_from(a: Addr, src: &[u8]) {
+pub unsafe fn write_from(a: Addr, src: &[u8]) {
     bytes_mut(a, src.len() as u32).copy_from_slice(src);
 }
 
 /// Deep copy of the value at `src` into `dst` (holding no live value);
 /// `MEMORY_LIMIT_EXCEEDED` (nothing live in `dst`) when the budget is spent.
 #[inline]
-pub fn copy_value(l: &FlatLayout, src: Addr, dst: Addr) -> VmResult<()> {
+pub unsafe fn copy_value(l: &FlatLayout, src: Addr, dst: Addr) -> VmResult<()> {
     if !l.owns_heap {
         move_bytes(src, dst, l.size);
         return Ok(());
@@ -151,7 +154,7 @@ pub fn copy_value(l: &FlatLayout, src: Addr, dst: Addr) -> VmResult<()> {
 /// [`copy_value`] that cannot fail (copies of a closure's captured
 /// values, charged past the budget as `FlatValue::copy`).
 #[inline]
-pub fn copy_unchecked(l: &FlatLayout, src: Addr, dst: Addr) {
+pub unsafe fn copy_unchecked(l: &FlatLayout, src: Addr, dst: Addr) {
     if !l.owns_heap {
         move_bytes(src, dst, l.size);
         return;
@@ -161,33 +164,33 @@ pub fn copy_unchecked(l: &FlatLayout, src: Addr, dst: Addr) {
 
 /// Drops the value at `a` (it then holds no live value).
 #[inline]
-pub fn drop_value(l: &FlatLayout, a: Addr) {
+pub unsafe fn drop_value(l: &FlatLayout, a: Addr) {
     if l.owns_heap {
         value::drop_in_place(l, bytes_mut(a, l.size));
     }
 }
 
 /// Move's `==` of the values at `a` and `b`.
-pub fn equal(l: &FlatLayout, a: Addr, b: Addr) -> bool {
+pub unsafe fn equal(l: &FlatLayout, a: Addr, b: Addr) -> bool {
     value::equal(l, bytes(a, l.size), bytes(b, l.size))
 }
 
 /// A deep copy of the value at `a` as an owned value.
-pub fn to_owned(l: &std::sync::Arc<FlatLayout>, a: Addr) -> VmResult<FlatValue> {
+pub unsafe fn to_owned(l: &std::sync::Arc<FlatLayout>, a: Addr) -> VmResult<FlatValue> {
     let v = FlatValue::zeroed(l.clone());
     copy_value(l, a, Addr::of_value(&v))?;
     Ok(v)
 }
 
 /// Moves `v` into the slot `dst` (holding no live value).
-pub fn move_in(v: FlatValue, dst: Addr) {
+pub unsafe fn move_in(v: FlatValue, dst: Addr) {
     move_bytes(Addr::of_value(&v), dst, v.layout().size);
     v.forget_moved();
 }
 
 /// Moves the value at `src` out into an owned value (the slot then owns
 /// nothing: it is zeroed when it owns heap memory).
-pub fn move_out(l: &std::sync::Arc<FlatLayout>, src: Addr) -> FlatValue {
+pub unsafe fn move_out(l: &std::sync::Arc<FlatLayout>, src: Addr) -> FlatValue {
     let v = FlatValue::zeroed(l.clone());
     move_bytes(src, Addr::of_value(&v), l.size);
     if l.owns_heap {
@@ -197,7 +200,7 @@ pub fn move_out(l: &std::sync::Arc<FlatLayout>, src: Addr) -> FlatValue {
 }
 
 /// BCS of the value at `a`.
-pub fn serialize(l: &FlatLayout, a: Addr) -> VmResult<Vec<u8>> {
+pub unsafe fn serialize(l: &FlatLayout, a: Addr) -> VmResult<Vec<u8>> {
     let mut out = Vec::new();
     fbcs::serialize_into(&mut out, l, bytes(a, l.size))?;
     Ok(out)
@@ -205,70 +208,70 @@ pub fn serialize(l: &FlatLayout, a: Addr) -> VmResult<Vec<u8>> {
 
 /// Reads one value from `r` into the zeroed slot `a`; on error the slot
 /// holds a partial value the caller must drop.
-pub fn deserialize_into(r: &mut Reader<'_>, l: &FlatLayout, a: Addr) -> VmResult<()> {
+pub unsafe fn deserialize_into(r: &mut Reader<'_>, l: &FlatLayout, a: Addr) -> VmResult<()> {
     fbcs::read_into(r, l, bytes_mut(a, l.size), 0)
 }
 
 // ----- closures -----
 
 /// The closure in the function-value slot `a` (`None`: no closure there).
-pub fn closure<'a>(a: Addr) -> Option<&'a FlatClosure> {
+pub unsafe fn closure<'a>(a: Addr) -> Option<&'a FlatClosure> {
     raw::closure_ref(bytes(a, 8))
 }
 
 /// Moves a new closure into the slot `a` (holding no live value).
-pub fn put_closure(a: Addr, c: FlatClosure) {
+pub unsafe fn put_closure(a: Addr, c: FlatClosure) {
     raw::closure_put(bytes_mut(a, 8), std::sync::Arc::new(c));
 }
 
 /// Moves the closure out of slot `a`, leaving it empty. Copies share the
 /// box: `Arc::try_unwrap` tells whether this was the last one (its
 /// captured values can then be moved out).
-pub fn take_closure(a: Addr) -> Option<std::sync::Arc<FlatClosure>> {
+pub unsafe fn take_closure(a: Addr) -> Option<std::sync::Arc<FlatClosure>> {
     raw::closure_take(bytes_mut(a, 8))
 }
 
 // ----- vectors (`e` is the element layout; `v` the vector slot) -----
 
-pub fn vec_len(v: Addr) -> u64 {
+pub unsafe fn vec_len(v: Addr) -> u64 {
     vec::len(bytes(v, 8))
 }
 
 /// `VecPack` of `n` elements laid out contiguously at `src` (moved) into `dst`.
-pub fn vec_pack(e: &FlatLayout, dst: Addr, src: &[u8], n: u64, max_len: u64) -> VmResult<()> {
+pub unsafe fn vec_pack(e: &FlatLayout, dst: Addr, src: &[u8], n: u64, max_len: u64) -> VmResult<()> {
     vec::pack(e, bytes_mut(dst, 8), src, n, max_len)
 }
 
 /// The address of element `i`.
-pub fn vec_borrow(e: &FlatLayout, v: Addr, i: u64) -> VmResult<Addr> {
+pub unsafe fn vec_borrow(e: &FlatLayout, v: Addr, i: u64) -> VmResult<Addr> {
     vec::borrow(e, bytes_mut(v, 8), i).map(|p| Addr(p.expose_provenance()))
 }
 
 /// Moves the element at `elem` to the end of the vector at `v`.
-pub fn vec_push_back(e: &FlatLayout, v: Addr, elem: Addr, max_len: u64) -> VmResult<()> {
+pub unsafe fn vec_push_back(e: &FlatLayout, v: Addr, elem: Addr, max_len: u64) -> VmResult<()> {
     vec::push_back(e, bytes_mut(v, 8), bytes(elem, e.size), max_len)
 }
 
 /// Moves the last element into `dst`.
-pub fn vec_pop_back(e: &FlatLayout, v: Addr, dst: Addr) -> VmResult<()> {
+pub unsafe fn vec_pop_back(e: &FlatLayout, v: Addr, dst: Addr) -> VmResult<()> {
     vec::pop_back(e, bytes_mut(v, 8), bytes_mut(dst, e.size))
 }
 
 /// Moves the `n` elements of the vector at `v` (consumed) to `out`.
-pub fn vec_unpack(e: &FlatLayout, v: Addr, n: u64, out: &mut [u8]) -> VmResult<()> {
+pub unsafe fn vec_unpack(e: &FlatLayout, v: Addr, n: u64, out: &mut [u8]) -> VmResult<()> {
     vec::unpack(e, bytes_mut(v, 8), n, out)
 }
 
-pub fn vec_swap(e: &FlatLayout, v: Addr, i: u64, j: u64) -> VmResult<()> {
+pub unsafe fn vec_swap(e: &FlatLayout, v: Addr, i: u64, j: u64) -> VmResult<()> {
     vec::swap(e, bytes_mut(v, 8), i, j)
 }
 
-pub fn vec_destroy_empty(e: &FlatLayout, v: Addr) -> VmResult<()> {
+pub unsafe fn vec_destroy_empty(e: &FlatLayout, v: Addr) -> VmResult<()> {
     vec::destroy_empty(e, bytes_mut(v, 8))
 }
 
 /// The element bytes of a vector (for natives reading `vector<u8>`).
-pub fn vec_bytes<'a>(e: &FlatLayout, v: Addr) -> &'a [u8] {
+pub unsafe fn vec_bytes<'a>(e: &FlatLayout, v: Addr) -> &'a [u8] {
     raw::vec_data(bytes(v, 8), e.size)
 }
 

@@ -10,6 +10,16 @@
 //! result slots may overlap argument slots. Reads after that fail, and the
 //! borrow checker keeps a borrowed argument (bytes) from living across a
 //! result write.
+//!
+//! The accessors are safe: a `FlatCall` is made only by the executor
+//! (`FlatCall::new`), from argument and result slots that are live and of
+//! the layouts given for the whole call (the `flat::mem` contract), and
+//! they reach no other memory. Natives may see an address (`value_arg`,
+//! `arg_ref`), but reading or writing through one is `unsafe`
+//! (`flat::mem`): no safe accessor takes an address from a native.
+
+// Unsafe: reads and writes of the call's own slots (module doc).
+#![allow(unsafe_code)]
 
 use super::layout::{FlatLayout, Shape};
 use super::mem::{self, Addr};
@@ -43,6 +53,8 @@ fn bad_ret(i: usize) -> VmError {
 }
 
 impl<'a, 'c> FlatCall<'a, 'c> {
+    /// A call over `args` and `rets`: every slot is live, of its layout,
+    /// for the whole call (the module's invariant).
     pub(crate) fn new(
         cx: NativeContext<'c>,
         ty_args: &'a [Type],
@@ -75,14 +87,16 @@ impl<'a, 'c> FlatCall<'a, 'c> {
 
     pub fn arg_u64(&self, i: usize) -> VmResult<u64> {
         match self.value_arg(i)? {
-            (a, FlatLayout { shape: Shape::U64, .. }) => Ok(mem::read_u64(a)),
+            // SAFETY: the call's own live slot, of this layout (module doc).
+            (a, FlatLayout { shape: Shape::U64, .. }) => Ok(unsafe { mem::read_u64(a) }),
             _ => Err(bad_arg(i)),
         }
     }
 
     pub fn arg_bool(&self, i: usize) -> VmResult<bool> {
         match self.value_arg(i)? {
-            (a, FlatLayout { shape: Shape::Bool, .. }) => Ok(mem::read_bool(a)),
+            // SAFETY: as in `arg_u64`.
+            (a, FlatLayout { shape: Shape::Bool, .. }) => Ok(unsafe { mem::read_bool(a) }),
             _ => Err(bad_arg(i)),
         }
     }
@@ -90,7 +104,10 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// Address (or signer) argument `i`.
     pub fn arg_address(&self, i: usize) -> VmResult<AccountAddress> {
         match self.value_arg(i)? {
-            (a, FlatLayout { shape: Shape::Address | Shape::Signer, .. }) => Ok(AccountAddress(mem::read::<32>(a))),
+            (a, FlatLayout { shape: Shape::Address | Shape::Signer, .. }) => {
+                // SAFETY: as in `arg_u64`.
+                Ok(AccountAddress(unsafe { mem::read::<32>(a) }))
+            }
             _ => Err(bad_arg(i)),
         }
     }
@@ -98,22 +115,104 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// The bytes of `vector<u8>` argument `i` (a value, or the vector a
     /// reference points to).
     pub fn arg_bytes(&self, i: usize) -> VmResult<&[u8]> {
-        let a = self.arg(i)?;
-        let (a, l) = match &a.layout.shape {
-            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
-            _ => (a.slot, a.layout),
-        };
+        let (a, l) = self.place(i, &[])?;
         match &l.shape {
-            Shape::Vector(e) if matches!(e.shape, Shape::U8) => Ok(raw::vec_data(mem::bytes(a, 8), 1)),
+            // SAFETY: a live vector slot (`place`); its buffer is not
+            // changed while `self` is borrowed (result writes borrow it
+            // mutably).
+            Shape::Vector(e) if matches!(e.shape, Shape::U8) => Ok(raw::vec_data(unsafe { mem::bytes(a, 8) }, 1)),
             _ => Err(bad_arg(i)),
         }
+    }
+
+    /// Swaps the values `&mut` arguments `i` and `j` point to (of one
+    /// layout; ownership goes with the bytes): `mem::swap`.
+    pub fn swap_mut_args(&mut self, i: usize, j: usize) -> VmResult<()> {
+        let (x, lx) = self.arg_mut_ref(i)?;
+        let (y, ly) = self.arg_mut_ref(j)?;
+        if !std::ptr::eq(lx, ly) && lx != ly {
+            return Err(VmError::invariant("mem::swap of values of different layouts"));
+        }
+        // SAFETY: two live slots of one layout behind `&mut` arguments,
+        // which the verifier keeps from overlapping.
+        unsafe {
+            let x_bytes = mem::bytes(x, lx.size).to_vec();
+            mem::move_bytes(y, x, lx.size);
+            mem::write_from(y, &x_bytes);
+        }
+        Ok(())
+    }
+
+    /// The place at field path `path` (indices of nested struct fields) of
+    /// argument `i`: in the value, or in the value a reference points to.
+    fn place(&self, i: usize, path: &[usize]) -> VmResult<(Addr, &'a FlatLayout)> {
+        let a = self.arg(i)?;
+        let (mut a, mut l) = match &a.layout.shape {
+            // SAFETY: the call's own live reference slot (module doc); its
+            // target is live for the call.
+            Shape::Reference(t) => (unsafe { mem::read_addr(a.slot) }, &**t),
+            _ => (a.slot, a.layout),
+        };
+        for &field in path {
+            match &l.shape {
+                Shape::Struct(fs) => {
+                    let f = fs.get(field).ok_or_else(|| bad_arg(i))?;
+                    a = a.add(f.offset);
+                    l = &f.layout;
+                }
+                _ => return Err(bad_arg(i)),
+            }
+        }
+        Ok((a, l))
+    }
+
+    /// The unsigned integer (u8 to u128) at field path `path` of argument
+    /// `i` (a value, or the value a reference points to), and its layout.
+    pub fn uint_at(&self, i: usize, path: &[usize]) -> VmResult<(u128, &'a FlatLayout)> {
+        let (a, l) = self.place(i, path)?;
+        // SAFETY: a live slot of layout `l` (`place`).
+        let v = unsafe {
+            match l.shape {
+                Shape::U8 => mem::read::<1>(a)[0] as u128,
+                Shape::U16 => u16::from_le_bytes(mem::read(a)) as u128,
+                Shape::U32 => u32::from_le_bytes(mem::read(a)) as u128,
+                Shape::U64 => mem::read_u64(a) as u128,
+                Shape::U128 => u128::from_le_bytes(mem::read(a)),
+                _ => return Err(bad_arg(i)),
+            }
+        };
+        Ok((v, l))
+    }
+
+    /// Sets the unsigned integer (u8 to u128) at field path `path` of the
+    /// value `&mut` argument `i` points to (`v` must fit its width).
+    pub fn set_uint_at(&mut self, i: usize, path: &[usize], v: u128) -> VmResult<()> {
+        if !self.arg(i)?.mutable {
+            return Err(bad_arg(i));
+        }
+        let (a, l) = self.place(i, path)?;
+        let narrow = || VmError::invariant("native: integer does not fit its field");
+        // SAFETY: a live slot of layout `l` (`place`) behind a `&mut`
+        // argument: the native may change it.
+        unsafe {
+            match l.shape {
+                Shape::U8 => mem::write(a, u8::try_from(v).map_err(|_| narrow())?.to_le_bytes()),
+                Shape::U16 => mem::write(a, u16::try_from(v).map_err(|_| narrow())?.to_le_bytes()),
+                Shape::U32 => mem::write(a, u32::try_from(v).map_err(|_| narrow())?.to_le_bytes()),
+                Shape::U64 => mem::write_u64(a, u64::try_from(v).map_err(|_| narrow())?),
+                Shape::U128 => mem::write(a, v.to_le_bytes()),
+                _ => return Err(bad_arg(i)),
+            }
+        }
+        Ok(())
     }
 
     /// The target of reference argument `i` (`&` or `&mut`) and its layout.
     pub fn arg_ref(&self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
         let a = self.arg(i)?;
         match &a.layout.shape {
-            Shape::Reference(t) => Ok((mem::read_addr(a.slot), &**t)),
+            // SAFETY: as in `place`.
+            Shape::Reference(t) => Ok((unsafe { mem::read_addr(a.slot) }, &**t)),
             _ => Err(bad_arg(i)),
         }
     }
@@ -137,33 +236,9 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// of argument `i` (a value, or the value a reference points to): e.g.
     /// `[0, 0]` of a Sui `UID { id: ID { bytes } }`.
     pub fn arg_address_at(&self, i: usize, path: &[usize]) -> VmResult<AccountAddress> {
-        let a = self.arg(i)?;
-        let (mut a, mut l) = match &a.layout.shape {
-            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
-            _ => (a.slot, a.layout),
-        };
-        for &field in path {
-            match &l.shape {
-                Shape::Struct(fs) => {
-                    let f = fs.get(field).ok_or_else(|| bad_arg(i))?;
-                    a = a.add(f.offset);
-                    l = &f.layout;
-                }
-                _ => return Err(bad_arg(i)),
-            }
-        }
-        match l.shape {
-            Shape::Address => Ok(AccountAddress(mem::read::<32>(a))),
-            _ => Err(bad_arg(i)),
-        }
-    }
-
-    /// The place of field `field` of the struct reference argument `i`
-    /// points to (`object::borrow_uid`).
-    pub fn arg_ref_field(&self, i: usize, field: usize) -> VmResult<Addr> {
-        let (a, l) = self.arg_ref(i)?;
-        match &l.shape {
-            Shape::Struct(fs) => fs.get(field).map(|f| a.add(f.offset)).ok_or_else(|| bad_arg(i)),
+        match self.place(i, path)? {
+            // SAFETY: a live slot of this layout (`place`).
+            (a, FlatLayout { shape: Shape::Address, .. }) => Ok(AccountAddress(unsafe { mem::read::<32>(a) })),
             _ => Err(bad_arg(i)),
         }
     }
@@ -171,13 +246,10 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// The BCS of argument `i` (a value, or the value a reference points
     /// to), byte-exact with the tree encoding.
     pub fn arg_bcs(&self, i: usize) -> VmResult<Vec<u8>> {
-        let a = self.arg(i)?;
-        let (at, l) = match &a.layout.shape {
-            Shape::Reference(t) => (mem::read_addr(a.slot), &**t),
-            _ => (a.slot, a.layout),
-        };
+        let (at, l) = self.place(i, &[])?;
         let mut out = Vec::new();
-        super::bcs::serialize_into(&mut out, l, mem::bytes(at, l.size))?;
+        // SAFETY: a live slot of layout `l` (`place`).
+        super::bcs::serialize_into(&mut out, l, unsafe { mem::bytes(at, l.size) })?;
         Ok(out)
     }
 
@@ -185,7 +257,8 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// keep values in tree form, e.g. table entries).
     pub fn arg_tree(&self, i: usize) -> VmResult<Value> {
         let (a, l) = self.value_arg(i)?;
-        native_bridge::value_at(l, a)
+        // SAFETY: the call's own live slot, of layout `l`.
+        unsafe { native_bridge::value_at(l, a) }
     }
 
     /// Drops the value arguments (once); result writes do this first.
@@ -196,7 +269,9 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         self.consumed = true;
         for a in self.args {
             if !matches!(a.layout.shape, Shape::Reference(_)) {
-                mem::drop_value(a.layout, a.slot);
+                // SAFETY: the call's own live value slot, dropped once
+                // (`consumed`); nothing reads it afterwards (`arg`).
+                unsafe { mem::drop_value(a.layout, a.slot) };
             }
         }
     }
@@ -217,7 +292,8 @@ impl<'a, 'c> FlatCall<'a, 'c> {
 
     pub fn ret_u64(&mut self, i: usize, v: u64) -> VmResult<()> {
         match self.ret(i)? {
-            (a, FlatLayout { shape: Shape::U64, .. }) => mem::write_u64(a, v),
+            // SAFETY: the call's own result slot, of this layout (module doc).
+            (a, FlatLayout { shape: Shape::U64, .. }) => unsafe { mem::write_u64(a, v) },
             _ => return Err(bad_ret(i)),
         }
         self.written |= 1 << i;
@@ -226,7 +302,8 @@ impl<'a, 'c> FlatCall<'a, 'c> {
 
     pub fn ret_u128(&mut self, i: usize, v: u128) -> VmResult<()> {
         match self.ret(i)? {
-            (a, FlatLayout { shape: Shape::U128, .. }) => mem::write(a, v.to_le_bytes()),
+            // SAFETY: as in `ret_u64`.
+            (a, FlatLayout { shape: Shape::U128, .. }) => unsafe { mem::write(a, v.to_le_bytes()) },
             _ => return Err(bad_ret(i)),
         }
         self.written |= 1 << i;
@@ -235,7 +312,8 @@ impl<'a, 'c> FlatCall<'a, 'c> {
 
     pub fn ret_bool(&mut self, i: usize, v: bool) -> VmResult<()> {
         match self.ret(i)? {
-            (a, FlatLayout { shape: Shape::Bool, .. }) => mem::write_bool(a, v),
+            // SAFETY: as in `ret_u64`.
+            (a, FlatLayout { shape: Shape::Bool, .. }) => unsafe { mem::write_bool(a, v) },
             _ => return Err(bad_ret(i)),
         }
         self.written |= 1 << i;
@@ -246,7 +324,8 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// address at offset 0).
     pub fn ret_address(&mut self, i: usize, v: AccountAddress) -> VmResult<()> {
         match self.ret(i)? {
-            (a, FlatLayout { shape: Shape::Address | Shape::Signer, .. }) => mem::write(a, v.0),
+            // SAFETY: as in `ret_u64`.
+            (a, FlatLayout { shape: Shape::Address | Shape::Signer, .. }) => unsafe { mem::write(a, v.0) },
             _ => return Err(bad_ret(i)),
         }
         self.written |= 1 << i;
@@ -259,7 +338,8 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         if !matches!(&l.shape, Shape::Vector(e) if matches!(e.shape, Shape::U8)) {
             return Err(bad_ret(i));
         }
-        let slot = mem::bytes_mut(a, 8);
+        // SAFETY: the call's own result slot, a vector's 8 bytes.
+        let slot = unsafe { mem::bytes_mut(a, 8) };
         slot.fill(0);
         self.written |= 1 << i;
         if !bytes.is_empty() {
@@ -271,11 +351,27 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         Ok(())
     }
 
-    /// A reference result `i` to the value at `target` (a place that
-    /// outlives the call: an argument's target or a parked value).
-    pub fn ret_ref(&mut self, i: usize, target: Addr) -> VmResult<()> {
+    /// A reference result `i` to the place at field path `path` of the
+    /// value reference argument `arg` points to (`&[]`: that value):
+    /// `signer::borrow_address`, `object::borrow_uid`.
+    pub fn ret_arg_ref(&mut self, i: usize, arg: usize, path: &[usize]) -> VmResult<()> {
+        if !matches!(self.arg(arg)?.layout.shape, Shape::Reference(_)) {
+            return Err(bad_arg(arg));
+        }
+        let (target, _) = self.place(arg, path)?;
+        // SAFETY: the target of a reference argument outlives the call.
+        unsafe { self.ret_ref(i, target) }
+    }
+
+    /// A reference result `i` to the value at `target`.
+    ///
+    /// # Safety
+    /// `target` is a live slot of the layout the result refers to, and
+    /// outlives the reference (an argument's target or a parked value).
+    unsafe fn ret_ref(&mut self, i: usize, target: Addr) -> VmResult<()> {
         match self.ret(i)? {
-            (a, FlatLayout { shape: Shape::Reference(_), .. }) => mem::write_addr(a, target),
+            // SAFETY: the call's own result slot, a reference.
+            (a, FlatLayout { shape: Shape::Reference(_), .. }) => unsafe { mem::write_addr(a, target) },
             _ => return Err(bad_ret(i)),
         }
         self.written |= 1 << i;
@@ -289,7 +385,9 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         let Shape::Reference(t) = &l.shape else { return Err(bad_ret(i)) };
         let fv = self.cx.mem.native.flat(slot, Some(t))?;
         let target = Addr::of_value(fv);
-        self.ret_ref(i, target)
+        // SAFETY: a parked value lives in the call's memory until the
+        // session ends, at its flat layout.
+        unsafe { self.ret_ref(i, target) }
     }
 
     /// Result `i` from a tree value (for values natives keep in tree form).
@@ -300,7 +398,8 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         }
         // Written (possibly partly) from here on: cleaned up on error.
         self.written |= 1 << i;
-        let slot = mem::bytes_mut(a, l.size);
+        // SAFETY: the call's own result slot, of layout `l`.
+        let slot = unsafe { mem::bytes_mut(a, l.size) };
         slot.fill(0);
         native_bridge::from_value(v, l, slot)
     }
@@ -321,8 +420,11 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         if r.is_err() {
             for (k, (a, l)) in self.rets.iter().enumerate() {
                 if self.written & (1 << k) != 0 {
-                    mem::drop_value(l, *a);
-                    mem::zero(*a, l.size);
+                    // SAFETY: a result slot this call wrote: live, of `l`.
+                    unsafe {
+                        mem::drop_value(l, *a);
+                        mem::zero(*a, l.size);
+                    }
                 }
             }
         }
@@ -385,7 +487,8 @@ mod tests {
             .map(|(v, l, _)| {
                 let fl = flat(l);
                 let fv = FlatValue::zeroed(fl.clone());
-                put_value(v, &fl, Addr::of_value(&fv)).expect("argument");
+                // SAFETY: the zeroed slot of an owned value of layout `fl`.
+                unsafe { put_value(v, &fl, Addr::of_value(&fv)) }.expect("argument");
                 fv
             })
             .collect();
@@ -411,7 +514,9 @@ mod tests {
             out.iter().zip(&ret_layouts).map(|(v, l)| (Addr::of_value(v), &**l)).collect();
         let mut ns = NativeSession::default();
         let mut gas = GasMeter::unmetered();
-        let r = call_native(native, &mut ns, &mut gas, &Primitives, ty_args, &nargs, &nrets);
+        // SAFETY: every slot is an owned value (or scratch reference slot
+        // to one) of its layout, alive until the end of this function.
+        let r = unsafe { call_native(native, &mut ns, &mut gas, &Primitives, ty_args, &nargs, &nrets) };
         // Value arguments were consumed: their slots own nothing now.
         for ((_, _, r), fv) in args.iter().zip(&mut held) {
             if r.is_none() {
@@ -423,7 +528,8 @@ mod tests {
             .iter()
             .zip(&ret_layouts)
             .map(|(v, l)| match &l.shape {
-                Shape::Reference(t) => native_bridge::value_at(t, mem::read_addr(Addr::of_value(v))),
+                // SAFETY: a reference result points into an argument (held).
+                Shape::Reference(t) => unsafe { native_bridge::value_at(t, mem::read_addr(Addr::of_value(v))) },
                 _ => to_value(l, v.bytes()),
             })
             .collect::<VmResult<_>>()?;

@@ -7,6 +7,13 @@
 //! compiled code call natives through this one entry point; a native with a
 //! flat form skips the conversion ([`super::native_abi`]), so the tree path
 //! serves only the natives not ported yet (jit-abi.md, section 6.1).
+//!
+//! The functions that take slot addresses are `unsafe fn` under the
+//! `flat::mem` contract: each [`Addr`] is a live slot of the layout given.
+
+// Unsafe: reads and writes at the slot addresses the executors pass
+// (`flat::mem` contract).
+#![allow(unsafe_code, clippy::missing_safety_doc)]
 
 use super::closure::{to_layout, FlatClosure};
 use super::layout::{FlatLayout, Shape};
@@ -181,14 +188,14 @@ pub fn from_value(v: &Value, l: &FlatLayout, slot: &mut [u8]) -> VmResult<()> {
     Ok(())
 }
 
-/// The tree value of the flat value at `a`.
-pub fn value_at(l: &FlatLayout, a: Addr) -> VmResult<Value> {
+/// The tree value of the flat value at `a` (`flat::mem` contract).
+pub unsafe fn value_at(l: &FlatLayout, a: Addr) -> VmResult<Value> {
     to_value(l, mem::bytes(a, l.size))
 }
 
 /// Writes `v` into the slot `a` (holding no live value). On error the slot
-/// holds a valid partial value.
-pub fn put_value(v: &Value, l: &FlatLayout, a: Addr) -> VmResult<()> {
+/// holds a valid partial value (`flat::mem` contract).
+pub unsafe fn put_value(v: &Value, l: &FlatLayout, a: Addr) -> VmResult<()> {
     let slot = mem::bytes_mut(a, l.size);
     slot.fill(0);
     from_value(v, l, slot)
@@ -241,7 +248,7 @@ pub fn with_native_slots<'a, R>(
 /// table entries, and the call's extensions). A parked value Move code
 /// references lives there as a flat value (made when the reference is
 /// handed out); dropping the session sends the parked values home in tree
-/// form, as dropping the tree interpreter's memory does.
+/// form.
 #[derive(Debug, Default)]
 pub struct NativeSession {
     mem: Memory,
@@ -253,8 +260,12 @@ pub struct NativeSession {
 /// dropped, and the result slots own nothing. A native with a flat form
 /// runs on the slots ([`super::native_abi`]); the others go through tree
 /// values.
+///
+/// # Safety
+/// Every argument and result slot is live, of its layout, for the whole
+/// call (`flat::mem` contract); a reference argument's target too.
 #[allow(clippy::too_many_arguments)]
-pub fn call_native(
+pub unsafe fn call_native(
     native: &NativeFunction,
     ns: &mut NativeSession,
     gas: &mut GasMeter,
@@ -318,8 +329,9 @@ pub fn call_native(
     Ok(())
 }
 
-/// Writes one native result into its slot `a` (holding no live value).
-fn put_result(
+/// Writes one native result into its slot `a` (holding no live value;
+/// `flat::mem` contract, as are the roots).
+unsafe fn put_result(
     ns: &mut NativeSession,
     roots: &[(&Arc<FlatLayout>, Addr)],
     v: &Value,
@@ -340,7 +352,6 @@ fn put_result(
                     let fv = ns.mem.native.flat(i, r.path.as_slice().is_empty().then_some(t))?;
                     (fv.layout().clone(), Addr::of_value(fv))
                 }
-                RefRoot::Global(_) => return Err(VmError::invariant("native returned a reference to a global")),
             };
             mem::write_addr(a, walk(&tl, ta, r.path.as_slice())?);
         }
@@ -349,8 +360,9 @@ fn put_result(
     Ok(())
 }
 
-/// The address of the child at `path` below the value of layout `l` at `a`.
-fn walk(l: &FlatLayout, a: Addr, path: &[u32]) -> VmResult<Addr> {
+/// The address of the child at `path` below the value of layout `l` at `a`
+/// (`flat::mem` contract).
+unsafe fn walk(l: &FlatLayout, a: Addr, path: &[u32]) -> VmResult<Addr> {
     let Some((&i, rest)) = path.split_first() else { return Ok(a) };
     let bad = || VmError::invariant("reference path does not fit the layout");
     match &l.shape {

@@ -34,11 +34,11 @@ pub trait TypeInfo {
     fn layout_of(&self, ty: &Type) -> VmResult<Layout>;
 
     /// Whether resource `ty` exists at `address`, seen from inside the
-    /// running call (`mem` holds the globals it has loaded). Executors that
-    /// give natives no storage access keep this default
+    /// running call (the session's loaded resources, else storage).
+    /// Executors that give natives no storage access keep this default
     /// (`VM_EXTENSION_ERROR`).
-    fn resource_exists(&self, mem: &Memory, address: AccountAddress, ty: &Type) -> VmResult<bool> {
-        let _ = (mem, address);
+    fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {
+        let _ = address;
         Err(crate::VmError::new(movejit_format::StatusCode::VM_EXTENSION_ERROR)
             .with_message(format!("no storage access for natives (exists {ty})")))
     }
@@ -65,7 +65,7 @@ impl NativeContext<'_> {
     }
     /// Whether resource `ty` exists at `address` (see [`TypeInfo::resource_exists`]).
     pub fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {
-        self.types.resource_exists(self.mem, address, ty)
+        self.types.resource_exists(address, ty)
     }
     /// Runs `f` with the session's extensions: the ones the host installed
     /// with [`with_extensions`], else this call's own (fresh per call).
@@ -89,8 +89,7 @@ pub type TreeNative = dyn Fn(&mut NativeContext<'_>, &[Type], Vec<Value>) -> VmR
 /// `jit-abi.md`, "Native ABI").
 pub type FlatNative = dyn Fn(&mut FlatCall<'_, '_>) -> VmResult<()> + Send + Sync;
 
-/// A registered native: its tree form (what the tree interpreter and the
-/// native bridge call) and, once ported, its flat form, which both flat
+/// A registered native: its tree form (what the native bridge calls) and, once ported, its flat form, which both flat
 /// executors call instead of the bridge. The two forms have the same
 /// semantics, errors and gas. Calling a `NativeFunction` calls the tree
 /// form.

@@ -250,10 +250,7 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
         });
     }
     // A signer is one address at offset 0: the reference is the signer's.
-    r.register_flat(a, "signer", "borrow_address", |call| {
-        let (target, _) = call.arg_ref(0)?;
-        call.ret_ref(0, target)
-    });
+    r.register_flat(a, "signer", "borrow_address", |call| call.ret_arg_ref(0, 0, &[]));
     r.register_flat(a, "string", "internal_check_utf8", |call| {
         let ok = std::str::from_utf8(call.arg_bytes(0)?).is_ok();
         call.ret_bool(0, ok)
@@ -289,18 +286,7 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
         r.register_flat(a, "debug", name, |_| Ok(()));
     }
     // Two places of one layout: their bytes trade places (ownership with them).
-    r.register_flat(a, "mem", "swap", |call| {
-        let (x, lx) = call.arg_mut_ref(0)?;
-        let (y, ly) = call.arg_mut_ref(1)?;
-        if !std::ptr::eq(lx, ly) && lx != ly {
-            return Err(VmError::invariant("mem::swap of values of different layouts"));
-        }
-        use crate::flat::mem;
-        let x_bytes = mem::bytes(x, lx.size).to_vec();
-        mem::move_bytes(y, x, lx.size);
-        mem::write_from(y, &x_bytes);
-        Ok(())
-    });
+    r.register_flat(a, "mem", "swap", |call| call.swap_mut_args(0, 1));
 }
 
 /// Sui's variants of natives whose behaviour differs from Aptos.

@@ -1,13 +1,13 @@
 //! Calling functions of the real Aptos framework (`../shared/corpus/aptos`)
-//! through a small wrapper module assembled from `.masm` text, on the tree
-//! interpreter, the flat interpreter and the engine's JIT (`ExecutorKind::Jit`:
-//! a call that does not compile fails with `JIT_NOT_COMPILED`), unmetered and
-//! metered, and checking that all of them agree.
+//! through a small wrapper module assembled from `.masm` text, on every
+//! executor of [`EXECUTORS`] (`ExecutorKind::Jit`: a call that does not
+//! compile fails with `JIT_NOT_COMPILED`), unmetered and metered, and
+//! checking that all of them agree.
 
 #![allow(dead_code)]
 
-use crate::common::{shared, split};
-use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
+use crate::common::{shared, split, EXECUTORS};
+use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 use movejit_format::{decode_module, serialize_module, CompiledModule};
 use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
 use movejit_interp::runtime::{
@@ -15,13 +15,6 @@ use movejit_interp::runtime::{
 };
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
 use std::sync::Arc;
-
-/// The three executors every framework call runs on.
-pub const EXECUTORS: [(&str, ExecutorKind, InterpreterKind); 3] = [
-    ("tree", ExecutorKind::Interpreter, InterpreterKind::Tree),
-    ("flat", ExecutorKind::Interpreter, InterpreterKind::Flat),
-    ("jit", ExecutorKind::Jit, InterpreterKind::Flat),
-];
 
 /// Gas budget of the metered runs (enough for every call the tests make).
 const BUDGET: u64 = 100_000_000;
@@ -87,33 +80,21 @@ impl Framework {
     }
 
     /// Runs `0xADDR::module::function(args)` in a fresh session on one executor.
-    pub fn call(
-        &self,
-        executor: ExecutorKind,
-        interpreter: InterpreterKind,
-        metered: bool,
-        function: &str,
-        args: &[Vec<u8>],
-    ) -> (Outcome, u64) {
-        self.call_with(executor, interpreter, metered, function, args, &NativeExtensions::new)
+    pub fn call(&self, executor: ExecutorKind, metered: bool, function: &str, args: &[Vec<u8>]) -> (Outcome, u64) {
+        self.call_with(executor, metered, function, args, &NativeExtensions::new)
     }
 
     /// [`Framework::call`] with the natives' session state from `ext`.
     pub fn call_with(
         &self,
         executor: ExecutorKind,
-        interpreter: InterpreterKind,
         metered: bool,
         function: &str,
         args: &[Vec<u8>],
         ext: &dyn Fn() -> NativeExtensions,
     ) -> (Outcome, u64) {
-        let config = EngineConfig {
-            natives: movejit_aptos_natives::aptos_registry(),
-            executor,
-            interpreter,
-            ..EngineConfig::aptos()
-        };
+        let config =
+            EngineConfig { natives: movejit_aptos_natives::aptos_registry(), executor, ..EngineConfig::aptos() };
         let engine = new_engine(config);
         let (module, name) = split(function);
         let mut session = engine.new_session(&self.store);
@@ -140,8 +121,8 @@ impl Framework {
         let mut seen: Option<(Outcome, &str)> = None;
         for metered in [false, true] {
             let mut gas_seen: Option<u64> = None;
-            for (label, executor, interpreter) in EXECUTORS {
-                let (outcome, gas) = self.call_with(executor, interpreter, metered, function, args, ext);
+            for (label, executor) in EXECUTORS {
+                let (outcome, gas) = self.call_with(executor, metered, function, args, ext);
                 match &seen {
                     None => seen = Some((outcome, label)),
                     Some((first, first_label)) => {

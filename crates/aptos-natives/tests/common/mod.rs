@@ -1,9 +1,9 @@
-//! Running real modules on the interpreter with the Aptos natives.
+//! Running real modules on every executor with the Aptos natives.
 
 #![allow(dead_code)]
 
+use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
 use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, VmError};
-use movejit_interp::{Engine, EngineConfig, InterpreterKind};
 use std::path::{Path, PathBuf};
 
 /// `../shared` from the workspace root.
@@ -11,16 +11,18 @@ pub fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
-/// Both interpreters: every test here runs on each (the natives see tree
-/// values either way; the flat one reaches them through its native bridge).
-pub const INTERPRETERS: [InterpreterKind; 2] = [InterpreterKind::Flat, InterpreterKind::Tree];
+/// The executors every test here runs on, by label, the reference (the
+/// interpreter) first. `Jit` refuses a call that does not compile
+/// (`JIT_NOT_COMPILED`), so a test passing on it shows the code compiled.
+pub const EXECUTORS: [(&str, ExecutorKind); 3] =
+    [("interp", ExecutorKind::Interpreter), ("jit", ExecutorKind::Jit), ("auto", ExecutorKind::Auto)];
 
 /// An Aptos engine with the stdlib and framework natives, registered as a
-/// host does, on interpreter `kind`.
-pub fn engine(kind: InterpreterKind) -> Engine {
-    Engine::new(EngineConfig {
+/// host does, on executor `kind`.
+pub fn engine(kind: ExecutorKind) -> Engine {
+    new_engine(EngineConfig {
         natives: movejit_aptos_natives::aptos_registry(),
-        interpreter: kind,
+        executor: kind,
         ..EngineConfig::aptos()
     })
 }
@@ -37,13 +39,8 @@ pub fn storage(modules: &[PathBuf]) -> InMemoryStorage {
 }
 
 /// Calls `0xADDR::module::function` with BCS args in a fresh session
-/// (unmetered) on interpreter `kind`: the BCS returns or the VM error.
-pub fn run(
-    kind: InterpreterKind,
-    modules: &[PathBuf],
-    function: &str,
-    args: &[Vec<u8>],
-) -> Result<Vec<Vec<u8>>, VmError> {
+/// (unmetered) on executor `kind`: the BCS returns or the VM error.
+pub fn run(kind: ExecutorKind, modules: &[PathBuf], function: &str, args: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, VmError> {
     let store = storage(modules);
     call(&engine(kind), &store, function, args)
 }

@@ -18,6 +18,11 @@
 //!   of truth;
 //! - the limits let the entry frame and its results be pushed (else the
 //!   interpreter's entry reports it).
+//!
+//! `unsafe` only to copy out returned references (as the interpreter's
+//! entry does).
+
+#![allow(unsafe_code)]
 
 use crate::engine::{EntryPlan, ExecutionResult, ExecutorKind, Session};
 use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
@@ -146,7 +151,10 @@ impl<'e> Session<'e, '_> {
         let rets = rets
             .into_iter()
             .map(|v| match &v.layout().shape {
-                Shape::Reference(t) => mem::to_owned(t, mem::read_addr(mem::Addr::of_value(&v))),
+                // SAFETY: an owned reference slot; verified code returns
+                // references only into its reference arguments (`roots`,
+                // alive) or global storage (the session's).
+                Shape::Reference(t) => unsafe { mem::to_owned(t, mem::read_addr(mem::Addr::of_value(&v))) },
                 _ => Ok(v),
             })
             .collect::<VmResult<Vec<_>>>();

@@ -1,6 +1,18 @@
 //! The flat interpreter loop: prepared ops over frames in a
 //! [`FrameStack`], references as addresses, all memory access through
 //! `movejit_runtime::flat::mem`.
+//!
+//! Unsafe: the loop trusts the verifier, as compiled code does. The
+//! functions that take frame bases or slot addresses are `unsafe fn` under
+//! the `flat::mem` contract: every address is a live slot of the layout the
+//! prepared code gives it (a frame pushed on the [`FrameStack`] and not yet
+//! popped, an owned value's slot, a field or element below one, or the
+//! target a reference slot holds). That holds because the code was verified
+//! (type and reference safety) and prepared against those layouts. The
+//! entry points (`run_entry`, `run_nested`, `unwind`) establish it; each
+//! `unsafe` block says how.
+
+#![allow(unsafe_code)]
 
 use super::prepare::{Kind, Op, Prepared};
 use super::{Callee, Instance, VecNative};
@@ -106,7 +118,7 @@ macro_rules! int_cmp {
 
 /// `a = a op b` on u64 slots (errors as the shared arithmetic reports them).
 #[inline(always)]
-fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
+unsafe fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
     let (x, y) = (mem::read_u64(a), mem::read_u64(b));
     let r = movejit_runtime::checked_int_op!(op, x, y);
     match r {
@@ -117,7 +129,7 @@ fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
 }
 
 /// A `0x1::vector` or `0x1::hash` native on flat memory (see [`VecNative`]).
-fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[Slot<'_>]) -> TrapResult<()> {
+unsafe fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[Slot<'_>]) -> TrapResult<()> {
     let arg = |i: usize| args.slots.get(i).ok_or_else(|| inv("vector native arguments"));
     let ret = |i: usize| rets.get(i).map(|r| r.0).ok_or_else(|| inv("vector native results"));
     match kind {
@@ -174,7 +186,7 @@ fn inv(m: &str) -> Box<VmError> {
     Box::new(VmError::invariant(m))
 }
 
-fn load(k: Kind, a: Addr) -> Value {
+unsafe fn load(k: Kind, a: Addr) -> Value {
     match k {
         Kind::U8 => Value::U8(mem::read::<1>(a)[0]),
         Kind::U16 => Value::U16(u16::from_le_bytes(mem::read(a))),
@@ -193,7 +205,7 @@ fn load(k: Kind, a: Addr) -> Value {
     }
 }
 
-fn store(v: &Value, a: Addr) -> TrapResult<()> {
+unsafe fn store(v: &Value, a: Addr) -> TrapResult<()> {
     match v {
         Value::U8(x) => mem::write(a, [*x]),
         Value::U16(x) => mem::write(a, x.to_le_bytes()),
@@ -299,7 +311,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             if matches!(t, Type::Reference(_) | Type::MutableReference(_)) {
                 let rl = self.s.flat_layout(t)?;
                 let r = FlatValue::zeroed(rl);
-                mem::write_addr(Addr::of_value(&r), Addr::of_value(&v));
+                // SAFETY: `r` is an owned reference slot; `v` (its target)
+                // lives in `roots` until the call is over.
+                unsafe { mem::write_addr(Addr::of_value(&r), Addr::of_value(&v)) };
                 slots.push(r);
                 roots.push(v);
             } else {
@@ -315,14 +329,20 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             self.entry_rets.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
         let ty_args = Arc::new(ty_args);
         let callee = self.s.flat_callee(&m, def, ty_args.clone())?;
-        let r = match self.call(
-            &callee,
-            Args { slots: &borrowed(&arg_slots), mutable: &mutable },
-            &borrowed(&ret_slots),
-            0,
-            ret_slots.len() as u32,
-            &ty_args,
-        ) {
+        // SAFETY: the argument slots are owned values of their layouts (or
+        // reference slots to owned values), the result slots owned zeroed
+        // values of the return layouts, all alive until the call is over;
+        // the callee is verified code prepared against those layouts.
+        let r = match unsafe {
+            self.call(
+                &callee,
+                Args { slots: &borrowed(&arg_slots), mutable: &mutable },
+                &borrowed(&ret_slots),
+                0,
+                ret_slots.len() as u32,
+                &ty_args,
+            )
+        } {
             Ok(pushed) => {
                 // Argument slots were consumed by the call (moved or dropped).
                 for s in slots {
@@ -348,7 +368,11 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 let rets = std::mem::take(&mut self.entry_rets)
                     .into_iter()
                     .map(|v| match &v.layout().shape {
-                        Shape::Reference(t) => mem::to_owned(t, mem::read_addr(Addr::of_value(&v))),
+                        // SAFETY: an owned reference slot; verified code
+                        // returns references only into its reference
+                        // arguments (`roots`, alive) or global storage (the
+                        // session's).
+                        Shape::Reference(t) => unsafe { mem::to_owned(t, mem::read_addr(Addr::of_value(&v))) },
                         _ => Ok(v),
                     })
                     .collect::<VmResult<Vec<_>>>();
@@ -400,7 +424,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         for a in args {
             if matches!(a.layout.shape, Shape::Reference(_)) {
                 let r = FlatValue::zeroed(a.layout.clone());
-                mem::write_addr(Addr::of_value(&r), a.addr);
+                // SAFETY: `r` is an owned reference slot.
+                unsafe { mem::write_addr(Addr::of_value(&r), a.addr) };
                 slots.push((Addr::of_value(&r), a.layout.clone()));
                 ref_slots.push(r);
             } else {
@@ -410,7 +435,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let ret_slots: Vec<(Addr, L)> = rets.iter().map(|s| (s.addr, s.layout.clone())).collect();
         self.nested_rets = Some(ret_slots.iter().map(|(a, l)| (*a, l.size)).collect());
         let started = match u32::try_from(state.stack_base) {
-            Ok(sbase) => self.start_nested(target, &ty_args, entered, &borrowed(&slots), &borrowed(&ret_slots), sbase),
+            // SAFETY: the seam contract: compiled code passes live slots of
+            // their layouts (a reference's target for a reference), alive
+            // until the run is over; `ref_slots` are owned.
+            Ok(sbase) => unsafe {
+                self.start_nested(target, &ty_args, entered, &borrowed(&slots), &borrowed(&ret_slots), sbase)
+            },
             Err(_) => Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW))),
         };
         let r = match started {
@@ -421,7 +451,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 // call consumes them all.
                 for (a, l) in &slots {
                     if !matches!(l.shape, Shape::Reference(_)) {
-                        mem::drop_value(l, *a);
+                        // SAFETY: a live value slot (the seam contract).
+                        unsafe { mem::drop_value(l, *a) };
                     }
                 }
                 Err(e)
@@ -442,7 +473,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// The call of [`run_nested`](Self::run_nested): `true` when a frame
     /// was pushed (then run it).
-    fn start_nested(
+    unsafe fn start_nested(
         &mut self,
         target: &super::ClosureTarget,
         ty_args: &Arc<Vec<Type>>,
@@ -488,13 +519,19 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 };
                 (f.pc, below)
             };
-            for (depth, off, l) in f.inst.p.owned_stack.get(state).map(|s| &s[..]).unwrap_or(&[]) {
-                if *depth < below {
+            // SAFETY: every frame on `frames` is live (pushed on `stack`
+            // by a call, popped only with it), laid out as its prepared
+            // function says; a slot that owns nothing is zero, and
+            // dropping zero is a no-op.
+            unsafe {
+                for (depth, off, l) in f.inst.p.owned_stack.get(state).map(|s| &s[..]).unwrap_or(&[]) {
+                    if *depth < below {
+                        mem::drop_value(l, f.base.add(*off));
+                    }
+                }
+                for (off, l) in &f.inst.p.owned_locals {
                     mem::drop_value(l, f.base.add(*off));
                 }
-            }
-            for (off, l) in &f.inst.p.owned_locals {
-                mem::drop_value(l, f.base.add(*off));
             }
             self.stack.pop(f.mark);
             top = false;
@@ -505,7 +542,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// A callee's results that cannot stay (the stack limit): dropped and
     /// zeroed, so the slots (which may overlap dropped arguments of other
     /// layouts) own nothing when the frame unwinds.
-    fn discard_results(rets: &[Slot<'_>]) {
+    unsafe fn discard_results(rets: &[Slot<'_>]) {
         for (a, l) in rets {
             mem::drop_value(l, *a);
             mem::zero(*a, l.size);
@@ -518,7 +555,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// the call (natives push their results there). On error each argument
     /// is in place or its slot owns nothing, and no result is left (what
     /// `unwind` relies on).
-    fn call(
+    unsafe fn call(
         &mut self,
         callee: &Callee<'e>,
         args: Args<'_>,
@@ -583,8 +620,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
     }
 
-    /// The stack limit after a callee that ran at once wrote `rets`.
-    fn check_push(&self, rets: &[Slot<'_>], sbase: u32, height_after: u32) -> TrapResult<()> {
+    /// The stack limit after a callee that ran at once wrote `rets` (live
+    /// result slots: the module contract).
+    unsafe fn check_push(&self, rets: &[Slot<'_>], sbase: u32, height_after: u32) -> TrapResult<()> {
         if !rets.is_empty() && sbase + height_after > self.max_stack {
             Self::discard_results(rets);
             return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
@@ -597,7 +635,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// as its target address), the call state, the session and the natives'
     /// state of this execution. When it ran, the arguments are consumed and
     /// (on success) the results written; its gas is charged here.
-    fn try_compiled(&mut self, p: &Prepared, args: &Args<'_>, rets: &[Slot<'_>], sbase: u32) -> TrapResult<bool> {
+    unsafe fn try_compiled(
+        &mut self,
+        p: &Prepared,
+        args: &Args<'_>,
+        rets: &[Slot<'_>],
+        sbase: u32,
+    ) -> TrapResult<bool> {
         use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
         let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
         let seam_args: Vec<SeamSlot> = args
@@ -643,7 +687,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     fn run(&mut self) -> TrapResult<()> {
         while let Some(f) = self.frames.last() {
             let (me, base, sbase, mut pc) = (f.inst, f.base, f.sbase, f.pc);
-            if let Err(mut e) = self.exec(me, base, sbase, &mut pc) {
+            // SAFETY: the top frame is live (see `unwind`) and runs verified
+            // code prepared against its layouts.
+            if let Err(mut e) = unsafe { self.exec(me, base, sbase, &mut pc) } {
                 if e.location.is_none() {
                     e.location = Some(location(me.p, pc));
                 }
@@ -659,7 +705,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// Runs the top frame until it calls a Move function or returns.
     #[allow(clippy::too_many_lines)]
-    fn exec(&mut self, me: Instance<'e>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
+    unsafe fn exec(&mut self, me: Instance<'e>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
         let p = me.p;
         let metered = self.gas.is_metered();
         // The stack limit can only be reached when the frame's deepest
@@ -1076,7 +1122,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// Kept out of `exec`: inlined, its scratch buffer and state cost the
     /// instruction loop registers (arith_i64_loop 20% slower).
     #[inline(never)]
-    fn call_closure(
+    unsafe fn call_closure(
         &mut self,
         c: Arc<FlatClosure>,
         provided: &[(u32, L)],
@@ -1172,7 +1218,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// `Ret`: results to the caller's slots (or the entry results), drop
     /// the frame's remaining locals, pop it.
-    fn ret(&mut self, p: &Prepared, base: Addr, pc: usize) -> TrapResult<()> {
+    unsafe fn ret(&mut self, p: &Prepared, base: Addr, pc: usize) -> TrapResult<()> {
         let f = self.frames.pop().ok_or_else(|| inv("return without a frame"))?;
         let srcs = p.ret_slots.get(pc).ok_or_else(|| inv("return slots"))?;
         match self.frames.last_mut() {

@@ -4,6 +4,13 @@
 //! interpreter for the calls compiled code hands back (a nested
 //! [`FlatInterp`] over this session, its own frame stack and a meter with
 //! the gas left).
+//!
+//! Unsafe: `GlobalStore::move_from` / `move_to` write and read the slots
+//! compiled code passes, under the seam's contract (a live slot of the
+//! resource's layout; jit-abi.md 1.3), which the trait's safe signature
+//! does not enforce yet.
+
+#![allow(unsafe_code)]
 
 use super::exec::FlatInterp;
 use super::ClosureTarget;
@@ -56,7 +63,9 @@ impl GlobalStore for Session<'_, '_> {
         }
         self.globals.changing(slot);
         let v = self.globals.flat[slot].take().ok_or_else(|| VmError::invariant("global slot"))?;
-        mem::move_in(v, dst);
+        // SAFETY: the seam contract: `dst` is a live slot of the resource's
+        // layout holding no live value.
+        unsafe { mem::move_in(v, dst) };
         Ok(())
     }
 
@@ -64,11 +73,14 @@ impl GlobalStore for Session<'_, '_> {
         let slot = self.flat_global_slot(address, ty)?;
         let l = self.global_layout(ty)?;
         if self.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
-            mem::drop_value(&l, src);
+            // SAFETY: the seam contract: `src` is a live slot of layout `l`,
+            // which the call consumes.
+            unsafe { mem::drop_value(&l, src) };
             return Err(VmError::resource_exists(&address));
         }
         self.globals.changing(slot);
-        self.globals.flat[slot] = Some(mem::move_out(&l, src));
+        // SAFETY: as above.
+        self.globals.flat[slot] = Some(unsafe { mem::move_out(&l, src) });
         Ok(())
     }
 }

@@ -1,13 +1,13 @@
 //! Calling the real Sui framework (`../shared/corpus/sui`: move-stdlib at
-//! 0x1, sui-framework at 0x2) with the Sui natives, on the tree
-//! interpreter, the flat interpreter and the JIT (a call that does not
-//! compile fails the test), unmetered and metered, and checking that every
+//! 0x1, sui-framework at 0x2) with the Sui natives, on the
+//! interpreter, the JIT (a call that does not compile fails the test) and
+//! `auto`, unmetered and metered, and checking that every
 //! executor ends each call the same way, with the same gas and the same
 //! object effects.
 
 #![allow(dead_code)]
 
-use movejit_engine::{new_engine, EngineConfig, ExecutorKind, InterpreterKind};
+use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 use movejit_interp::runtime::natives::NativeExtensions;
 use movejit_interp::runtime::{
     AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,
@@ -20,11 +20,10 @@ pub fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
-pub const EXECUTORS: [(&str, ExecutorKind, InterpreterKind); 3] = [
-    ("tree", ExecutorKind::Interpreter, InterpreterKind::Tree),
-    ("flat", ExecutorKind::Interpreter, InterpreterKind::Flat),
-    ("jit", ExecutorKind::Jit, InterpreterKind::Flat),
-];
+/// The executors every call runs on, by label, the reference (the
+/// interpreter) first.
+pub const EXECUTORS: [(&str, ExecutorKind); 3] =
+    [("interp", ExecutorKind::Interpreter), ("jit", ExecutorKind::Jit), ("auto", ExecutorKind::Auto)];
 
 const BUDGET: u64 = 100_000_000;
 
@@ -81,13 +80,11 @@ impl Sui {
     pub fn run_on(
         &self,
         executor: ExecutorKind,
-        interpreter: InterpreterKind,
         metered: bool,
         calls: &[Call],
         setup: &dyn Fn(&mut NativeExtensions),
     ) -> Run {
-        let config =
-            EngineConfig { natives: movejit_sui_natives::sui_registry(), executor, interpreter, ..EngineConfig::sui() };
+        let config = EngineConfig { natives: movejit_sui_natives::sui_registry(), executor, ..EngineConfig::sui() };
         let engine = new_engine(config);
         let mut ext = NativeExtensions::new();
         setup(&mut ext);
@@ -120,8 +117,8 @@ impl Sui {
         let mut first: Option<Run> = None;
         for metered in [false, true] {
             let mut gas_seen: Option<Vec<u64>> = None;
-            for (label, executor, interpreter) in EXECUTORS {
-                let run = self.run_on(executor, interpreter, metered, calls, setup);
+            for (label, executor) in EXECUTORS {
+                let run = self.run_on(executor, metered, calls, setup);
                 if metered {
                     match &gas_seen {
                         None => gas_seen = Some(run.gas.clone()),
