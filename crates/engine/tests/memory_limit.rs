@@ -23,6 +23,10 @@ struct S has copy + drop
   a: u64
   b: vector<u64>
 
+struct T has drop
+  b: vector<u64>
+  a: u64
+
 public fun endless()
     local v: vector<u64>
     vec_pack <u64>, 0
@@ -161,6 +165,55 @@ L0: copy_loc n
 L1: move_loc v
     ret
 
+public fun overflow_over_vec(x: u64): T
+    ld_u64 1
+    ld_u64 2
+    vec_pack <u64>, 2
+    ld_u64 18446744073709551615
+    copy_loc x
+    add
+    pack T
+    ret
+
+public fun div_over_vec(x: u64): T
+    ld_u64 1
+    vec_pack <u64>, 1
+    ld_u64 10
+    copy_loc x
+    div
+    pack T
+    ret
+
+public fun native_base(n: u64): T
+    local big: vector<u64>
+    local bytes: vector<u8>
+    copy_loc n
+    call fill_vec
+    st_loc big
+    ld_u64 3
+    vec_pack <u64>, 1
+    borrow_loc big
+    call bcs::to_bytes<vector<u64>>
+    st_loc bytes
+    borrow_loc bytes
+    vec_len <u8>
+    pack T
+    ret
+
+fun vec_len_of(v: vector<u64>): u64
+    borrow_loc v
+    vec_len <u64>
+    ret
+
+public fun call_over_vec(n: u64): T
+    ld_u64 1
+    vec_pack <u64>, 1
+    copy_loc n
+    call fill_vec
+    call vec_len_of
+    pack T
+    ret
+
 public fun native_big(n: u64)
     local big: vector<u64>
     local all: vector<u8>
@@ -196,12 +249,17 @@ type Outcome = Result<Vec<Vec<u8>>, (StatusCode, Option<(String, u64)>)>;
 /// Runs `f(args)` metered (a budget no case reaches): its outcome and the
 /// gas it used, which every executor must agree on, failure point included.
 fn run(st: &InMemoryStorage, kind: ExecutorKind, f: &str, args: &[u64]) -> (Outcome, u64) {
+    run_with(st, kind, f, args, u64::MAX / 2)
+}
+
+/// [`run`] with a gas budget of `budget`.
+fn run_with(st: &InMemoryStorage, kind: ExecutorKind, f: &str, args: &[u64], budget: u64) -> (Outcome, u64) {
     let mut config = EngineConfig { executor: kind, ..EngineConfig::aptos() };
     config.limits.max_memory = LIMIT;
     let engine = new_engine(config);
     let mut session = engine.new_session(st);
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.to_le_bytes().to_vec()).collect();
-    let mut gas = GasMeter::new(CostTable::default(), u64::MAX / 2);
+    let mut gas = GasMeter::new(CostTable::default(), budget);
     let r = session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "mem"), f, &[], &args, &mut gas);
     let outcome =
         r.map(|o| o.returns).map_err(|e| (e.status, e.location.map(|l| (l.function_name, l.code_offset as u64))));
@@ -213,10 +271,15 @@ const EXECUTORS: [ExecutorKind; 3] = [ExecutorKind::Interpreter, ExecutorKind::J
 /// Runs `f(args)` on every executor: all must agree, free
 /// everything they allocated and give back every byte they charged.
 fn on_all(st: &InMemoryStorage, f: &str, args: &[u64]) -> Outcome {
+    on_all_with(st, f, args, u64::MAX / 2)
+}
+
+/// [`on_all`] with a gas budget of `budget`.
+fn on_all_with(st: &InMemoryStorage, f: &str, args: &[u64], budget: u64) -> Outcome {
     let mut first: Option<(Outcome, u64)> = None;
     for kind in EXECUTORS {
         let (blocks, bytes) = (live_allocations(), memory::used());
-        let r = run(st, kind, f, args);
+        let r = run_with(st, kind, f, args, budget);
         assert_eq!(live_allocations(), blocks, "{f}{args:?} on {kind:?} leaked");
         assert_eq!(memory::used(), bytes, "{f}{args:?} on {kind:?}: charged bytes not given back");
         match &first {
@@ -229,6 +292,40 @@ fn on_all(st: &InMemoryStorage, f: &str, args: &[u64]) -> Outcome {
 
 fn exceeded_at(f: &str, offset: u64) -> Outcome {
     Err((StatusCode::MEMORY_LIMIT_EXCEEDED, Some((f.to_string(), offset))))
+}
+
+#[test]
+fn failures_with_owned_values_on_the_operand_stack_free_them() {
+    let st = storage();
+    let t = |b: &[u64], a: u64| {
+        let mut out = vec![b.len() as u8];
+        b.iter().for_each(|x| out.extend(x.to_le_bytes()));
+        out.extend(a.to_le_bytes());
+        Ok(vec![out])
+    };
+    let failed = |f: &str, s, offset| Err((s, Some((f.to_string(), offset))));
+    let cases: &[(&str, &[u64], Outcome)] = &[
+        ("overflow_over_vec", &[0], t(&[1, 2], u64::MAX)),
+        ("overflow_over_vec", &[1], failed("overflow_over_vec", StatusCode::ARITHMETIC_ERROR, 5)),
+        ("div_over_vec", &[5], t(&[1], 2)),
+        ("div_over_vec", &[0], failed("div_over_vec", StatusCode::ARITHMETIC_ERROR, 4)),
+        ("native_base", &[3], t(&[3], 25)),
+        ("call_over_vec", &[3], t(&[1], 3)),
+    ];
+    for (f, args, want) in cases {
+        assert_eq!(&on_all(&st, f, args), want, "{f}{args:?}");
+    }
+    // Out of gas at every point: a native call's own charge (its
+    // arguments are operands then), a call's frame charge (its arguments
+    // are in flight), inside a callee (the caller's operands stay): nothing
+    // leaks, and every executor stops at the same place.
+    for f in ["native_base", "call_over_vec"] {
+        let full = run(&st, ExecutorKind::Interpreter, f, &[3]).1;
+        for budget in 0..full {
+            let got = on_all_with(&st, f, &[3], budget);
+            assert!(matches!(&got, Err((StatusCode::OUT_OF_GAS, _))), "{f} with budget {budget}: {got:?}");
+        }
+    }
 }
 
 #[test]

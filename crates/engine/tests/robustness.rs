@@ -20,20 +20,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// The executors compared, the reference (the interpreter) first.
 const EXECUTORS: [ExecutorKind; 3] = [ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto];
 
-/// Runs that leak today, each with the reason: (function, executor, gas).
-/// Results still agree; only freed memory is missing. A listed run that no
-/// longer leaks is reported so the entry can go.
-const KNOWN_LEAKS: &[(&str, ExecutorKind, u64, &str)] = &[
-    (
-        "0x1::delegation_pool::initialize_delegation_pool",
-        ExecutorKind::Jit,
-        700,
-        "compiled code out of gas at the native call of from_bcs::to_address (offset 1) leaves 2 blocks (its \
-         vector<u8> argument) undropped; the interpreter frees them",
-    ),
-    ("0x1::delegation_pool::initialize_delegation_pool", ExecutorKind::Auto, 700, "as on Jit (the same compiled code)"),
-];
-
 fn arg_for(t: &S, sui: bool) -> Option<Vec<u8>> {
     let t = match t {
         S::Reference(i) | S::MutableReference(i) => i,
@@ -152,12 +138,7 @@ fn corpus_functions_never_panic_and_agree_on_every_executor() {
                         let live = live_allocations();
                         let (_, again) = run(engine, budget);
                         let leaked = live_allocations() - live;
-                        let f = format!("{id}::{name}");
-                        let known = KNOWN_LEAKS.iter().any(|(k, e, g, _)| *k == f && e == executor && *g == budget);
-                        if known && leaked == 0 {
-                            eprintln!("known leak no longer leaks (remove it from KNOWN_LEAKS): {f} on {executor:?}");
-                        }
-                        if (leaked != 0 && !known) || (budget == 200_000 && again != first) {
+                        if leaked != 0 || (budget == 200_000 && again != first) {
                             leaks.push(format!(
                                 "{id}::{name} on {executor:?} (gas {budget}): {leaked} blocks ({again})"
                             ));

@@ -185,7 +185,7 @@ impl Lowerer<'_, '_> {
         // The callee failed and recorded its own location: pass it on.
         debug_assert_eq!(CALLEE_FAILED, 2);
         let failed = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
-        self.b.ins().brif(failed, self.propagate, &[], merge, &[]);
+        self.propagate_if(failed, merge);
         self.b.switch_to_block(merge);
         self.b.seal_block(merge);
         let mut vals = Vec::with_capacity(outs.len());

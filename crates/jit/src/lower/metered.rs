@@ -221,6 +221,9 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(any, stub, &[], cont, &[]);
         self.b.switch_to_block(stub);
         self.b.seal_block(stub);
+        // What the interpreter holds on its operand stack when it runs out
+        // here: the values on it at this test (later pushes never ran).
+        self.drop_operands();
         let resolver = self.resolver();
         let firstv = self.b.ins().iconst(types::I64, first as i64);
         self.b.ins().stack_store(self.ptr, firstv, self.fail_slot, RESOLVE_FIRST);

@@ -405,6 +405,8 @@ pub fn lower_function(
         watermark: 0,
         seg: None,
         untested_failure: None,
+        in_flight: Vec::new(),
+        drop_error: None,
         gas_events: Vec::new(),
         gas_resolver: None,
         gas_var: None,
@@ -437,6 +439,9 @@ pub fn lower_function(
     }
     lw.epilogues(metered)?;
     lw.finish_gas()?;
+    if let Some(e) = lw.drop_error.take() {
+        return Err(e);
+    }
     lw.b.seal_all_blocks();
     lw.b.finalize(frontend);
     Ok(())
@@ -463,6 +468,13 @@ struct Lowerer<'a, 'f> {
     seg: Option<metered::Segment>,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
+    /// Owned values the current instruction has taken off the operand
+    /// stack and not yet handed over (a call's arguments before the call):
+    /// a failure of the instruction drops them, as the interpreter does.
+    in_flight: Vec<(Arc<FlatLayout>, Value)>,
+    /// An error met while lowering a failure site's drops (reported when
+    /// the function is finished).
+    drop_error: Option<CompileError>,
     /// The gas resolver's event table (`lower/metered.rs`).
     gas_events: Vec<u64>,
     /// The shared block resolving where a segment fails.
@@ -688,6 +700,50 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// On a path leaving the function by failure: drops the owned values
+    /// on the operand stack and in flight, which the interpreter's unwind
+    /// drops with its operand stack (the shared failure path drops only the
+    /// locals). A slot of a moved-out value is never on the stack, so
+    /// nothing is dropped twice.
+    fn drop_operands(&mut self) {
+        let mut owned = owned_values(&self.stack);
+        owned.extend(self.in_flight.iter().cloned());
+        // Drops charge no gas: the helper calls leave the gas left where
+        // the failure found it (in the register, or already in the context
+        // when a callee failed).
+        let gas_var = self.gas_var.take();
+        for (l, a) in owned {
+            if let Err(e) = self.drop_value(&l, a) {
+                self.drop_error.get_or_insert(e);
+            }
+        }
+        self.gas_var = gas_var;
+    }
+
+    /// Whether a failure here has owned operands to drop.
+    fn operands_own_heap(&self) -> bool {
+        !self.in_flight.is_empty() || !owned_values(&self.stack).is_empty()
+    }
+
+    /// Branches to the shared propagate path when `failed` (a callee
+    /// failed), through a cold block dropping the caller's owned operands
+    /// when it has any.
+    fn propagate_if(&mut self, failed: Value, cont: Block) {
+        if !self.operands_own_heap() {
+            self.b.ins().brif(failed, self.propagate, &[], cont, &[]);
+            return;
+        }
+        let site = self.b.create_block();
+        if !self.target.baseline {
+            self.b.set_cold_block(site);
+        }
+        self.b.ins().brif(failed, site, &[], cont, &[]);
+        self.b.switch_to_block(site);
+        self.b.seal_block(site);
+        self.drop_operands();
+        self.b.ins().jump(self.propagate, &[]);
+    }
+
     fn error_return(&mut self, rets: &[Ty]) {
         return_failure(&mut self.b, rets, self.ptr);
     }
@@ -748,6 +804,7 @@ impl Lowerer<'_, '_> {
         // Metered code: an earlier out-of-gas or overflow wins (lower/metered.rs).
         self.note_failure_site(offset);
         let st = status(self);
+        self.drop_operands();
         self.gas_out();
         let offv = self.b.ins().iconst(types::I32, offset as i64);
         self.jump_to_fail(st, offv, refund);
@@ -2007,6 +2064,7 @@ impl Lowerer<'_, '_> {
         let func = callee.func.ok_or_else(|| malformed("callee without code"))?;
         let split = self.stack.len() - callee.params.len();
         let args: Vec<(Ty, Val)> = self.stack.split_off(split);
+        self.in_flight = owned_values(&args);
         let mut lanes = vec![self.ctx];
         for ((t, v), want) in args.iter().zip(&callee.params) {
             if !t.compatible(want) {
@@ -2052,6 +2110,11 @@ impl Lowerer<'_, '_> {
     /// `charge_native(0)`), the native charges its own costs, results are
     /// pushed (and checked) like any instruction's.
     fn call_native(&mut self, site: u64, callee: &CalleeRef, i: usize) -> CompileResult<()> {
+        // Charged while the arguments are still operands (a failure drops
+        // them).
+        if let Some(cost) = self.target.cost {
+            self.charge_dynamic(cost.native_base, i);
+        }
         let split = self.stack.len() - callee.params.len();
         let args: Vec<(Ty, Val)> = self.stack.split_off(split);
         let n = callee.params.len() + callee.rets.len();
@@ -2088,9 +2151,6 @@ impl Lowerer<'_, '_> {
             };
             self.b.ins().stack_store(self.ptr, a, table, 8 * (callee.params.len() + j) as i32);
             outs.push(a);
-        }
-        if let Some(cost) = self.target.cost {
-            self.charge_dynamic(cost.native_base, i);
         }
         let sitev = self.b.ins().iconst(types::I64, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);
@@ -2233,6 +2293,17 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// The values of `operands` that own heap memory, with their layouts.
+fn owned_values(operands: &[(Ty, Val)]) -> Vec<(Arc<FlatLayout>, Value)> {
+    operands
+        .iter()
+        .filter_map(|(t, v)| match (t, v) {
+            (Ty::M(l), Val::Mem(a)) if l.owns_heap => Some((l.clone(), *a)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn unreachable_ins<T>() -> CompileResult<T> {
     Err(malformed("unexpected instruction"))
 }
@@ -2307,10 +2378,12 @@ impl Lowerer<'_, '_> {
             self.store_ctx(nb, off::STACK_BASE);
         }
         self.gas_out();
+        // The callee owns its arguments from here on.
+        self.in_flight.clear();
         let call = emit(&mut self.b);
         let results = self.b.inst_results(call).to_vec();
         let cont = self.b.create_block();
-        self.b.ins().brif(results[0], self.propagate, &[], cont, &[]);
+        self.propagate_if(results[0], cont);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
         self.gas_in();
