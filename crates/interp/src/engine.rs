@@ -610,7 +610,9 @@ impl<'e, 'r> Session<'e, 'r> {
                         err
                     },
                 )?;
-                let m = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
+                let mut m = LoadedModule::new(module, &self.engine.config.natives)?;
+                m.size = bytes.len() as u64;
+                let m = Arc::new(m);
                 if &m.id != id {
                     return Err(VmError::new(StatusCode::LINKER_ERROR).with_message("module id mismatch"));
                 }
@@ -649,7 +651,7 @@ impl<'e, 'r> Session<'e, 'r> {
             ids.push(id);
         }
         let mut done: Vec<Arc<LoadedModule>> = Vec::new();
-        for (m, id) in decoded.into_iter().zip(&ids) {
+        for ((m, id), bytes) in decoded.into_iter().zip(&ids).zip(bundle) {
             let mut deps: Vec<Arc<LoadedModule>> = Vec::new();
             let located = |status: StatusCode, msg: String| {
                 let mut e = VmError::new(status).with_message(msg);
@@ -705,7 +707,8 @@ impl<'e, 'r> Session<'e, 'r> {
                 });
                 err
             })?;
-            let loaded = LoadedModule::new(m, &self.engine.config.natives)?;
+            let mut loaded = LoadedModule::new(m, &self.engine.config.natives)?;
+            loaded.size = bytes.len() as u64;
             for (i, f) in loaded.module.function_defs.iter().enumerate() {
                 if f.is_native() && loaded.natives.get(i).is_none_or(|n| n.is_none()) {
                     return Err(located(

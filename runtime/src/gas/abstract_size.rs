@@ -121,6 +121,16 @@ impl AbstractSizes {
         }
     }
 
+    /// [`value`](Self::value) of the value at `a`.
+    pub fn value_at(&self, l: &FlatLayout, a: crate::flat::mem::Addr) -> u64 {
+        self.value(l, crate::flat::mem::bytes(a, l.size))
+    }
+
+    /// [`dereferenced`](Self::dereferenced) of the value at `a`.
+    pub fn dereferenced_at(&self, l: &FlatLayout, a: crate::flat::mem::Addr) -> u64 {
+        self.dereferenced(l, crate::flat::mem::bytes(a, l.size))
+    }
+
     fn signer(&self) -> u64 {
         self.struct_ + self.unit[ScalarKind::U16 as usize] + self.unit[ScalarKind::Address as usize]
     }

@@ -1,12 +1,16 @@
-//! Gas: a meter charging a cost table given as data (a static cost per
-//! instruction kind plus per-byte costs for size-dependent work).
+//! Gas: one meter ([`GasMeter`]) over one of two schedules: the `unit`
+//! placeholder table ([`CostTable`]: a static cost per instruction kind plus
+//! per-byte costs), or Aptos's production schedule ([`aptos::AptosMeter`]:
+//! Move's charge points, priced by named parameters).
 
 pub mod abstract_size;
 pub mod algebra;
+pub mod aptos;
 pub mod aptos_v50;
 pub mod schedule;
 
 use crate::error::{VmError, VmResult};
+use aptos::{AptosMeter, AptosPricing};
 use movejit_format::{Opcode, StatusCode};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -65,40 +69,75 @@ pub struct GasMeter {
     /// `None`: unmetered.
     budget: Option<u64>,
     used: u64,
+    /// Charging the Aptos schedule: the unit table's charges do nothing
+    /// and the executors charge Move's charge points here instead.
+    aptos: Option<Box<AptosMeter>>,
 }
 
 impl GasMeter {
     pub fn new(table: CostTable, budget: u64) -> Self {
         let instr = Opcode::ALL.iter().map(|op| table.instr.get(op).copied().unwrap_or(table.default_instr)).collect();
-        GasMeter { table: Arc::new(table), instr, budget: Some(budget), used: 0 }
+        GasMeter { table: Arc::new(table), instr, budget: Some(budget), used: 0, aptos: None }
+    }
+    /// A meter charging the Aptos schedule `pricing` with a balance of
+    /// `balance` internal units.
+    pub fn aptos(pricing: Arc<AptosPricing>, balance: u64) -> Self {
+        let table = CostTable { instr: HashMap::new(), default_instr: 0, per_byte: 0, native_base: 0, per_frame: 0 };
+        let aptos = Some(Box::new(AptosMeter::new(pricing, balance)));
+        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: Some(balance), used: 0, aptos }
+    }
+    /// The Aptos meter, when this meter charges the Aptos schedule.
+    pub fn aptos_meter(&self) -> Option<&AptosMeter> {
+        self.aptos.as_deref()
+    }
+    pub fn aptos_meter_mut(&mut self) -> Option<&mut AptosMeter> {
+        self.aptos.as_deref_mut()
+    }
+    pub fn is_aptos(&self) -> bool {
+        self.aptos.is_some()
     }
     /// This meter, metered, with `budget` units and nothing used (a meter
     /// reused per call: no table is rebuilt).
     pub fn restart(&mut self, budget: u64) {
         self.budget = Some(budget);
         self.used = 0;
+        if let Some(a) = &mut self.aptos {
+            **a = AptosMeter::new(a.pricing.clone(), budget);
+        }
     }
     /// A fresh meter with `budget` units over this meter's cost table
     /// (shared, not rebuilt: for meters made per call).
     pub fn with_budget(&self, budget: u64) -> Self {
-        GasMeter { table: self.table.clone(), instr: self.instr.clone(), budget: Some(budget), used: 0 }
+        let aptos = self.aptos.as_ref().map(|a| Box::new(AptosMeter::new(a.pricing.clone(), budget)));
+        GasMeter { table: self.table.clone(), instr: self.instr.clone(), budget: Some(budget), used: 0, aptos }
     }
     /// A meter that charges nothing (it builds no cost table).
     pub fn unmetered() -> Self {
         let table = CostTable { instr: HashMap::new(), default_instr: 0, per_byte: 0, native_base: 0, per_frame: 0 };
-        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: None, used: 0 }
+        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: None, used: 0, aptos: None }
     }
+    /// Internal units used (Aptos: execution and I/O).
     pub fn used(&self) -> u64 {
-        self.used
+        match &self.aptos {
+            Some(a) => a.algebra.total_used(),
+            None => self.used,
+        }
     }
     /// Units left; `None` when unmetered.
     pub fn remaining(&self) -> Option<u64> {
-        self.budget.map(|b| b.saturating_sub(self.used))
+        match &self.aptos {
+            Some(a) => Some(a.algebra.balance()),
+            None => self.budget.map(|b| b.saturating_sub(self.used)),
+        }
     }
     pub fn is_metered(&self) -> bool {
         self.budget.is_some()
     }
+    /// `amount` internal units (Aptos: of execution gas).
     pub fn charge(&mut self, amount: u64) -> VmResult<()> {
+        if let Some(a) = &mut self.aptos {
+            return a.charge_execution(amount).map_err(VmError::new);
+        }
         let Some(b) = self.budget else { return Ok(()) };
         let next = self.used.saturating_add(amount);
         if next > b {
@@ -109,27 +148,27 @@ impl GasMeter {
         Ok(())
     }
     pub fn charge_instr(&mut self, op: Opcode) -> VmResult<()> {
-        if self.budget.is_none() {
+        if self.budget.is_none() || self.aptos.is_some() {
             return Ok(());
         }
         let c = self.instr.get(op as usize).copied().unwrap_or(self.table.default_instr);
         self.charge(c)
     }
     pub fn charge_bytes(&mut self, n: usize) -> VmResult<()> {
-        if self.budget.is_none() {
+        if self.budget.is_none() || self.aptos.is_some() {
             return Ok(());
         }
         self.charge(self.table.per_byte.saturating_mul(n as u64))
     }
     pub fn charge_native(&mut self, bytes: usize) -> VmResult<()> {
-        if self.budget.is_none() {
+        if self.budget.is_none() || self.aptos.is_some() {
             return Ok(());
         }
         self.charge(self.table.native_base)?;
         self.charge_bytes(bytes)
     }
     pub fn charge_frame(&mut self) -> VmResult<()> {
-        if self.budget.is_none() {
+        if self.budget.is_none() || self.aptos.is_some() {
             return Ok(());
         }
         self.charge(self.table.per_frame)

@@ -2,17 +2,18 @@
 //! [`FrameStack`], references as addresses, all memory access through
 //! `movejit_runtime::flat::mem`.
 
-use super::prepare::{Kind, Op, Prepared};
+use super::prepare::{GasSite, Kind, Measure, Op, Prepared};
 use super::{Callee, Instance, VecNative};
 use crate::engine::Session;
 use crate::loader::LoadedModule;
-use movejit_format::AccountAddress;
+use movejit_format::{AccountAddress, Bytecode, Opcode};
 use movejit_runtime::arith::{self, BinOp, CmpOp};
 use movejit_runtime::error::TrapResult;
 use movejit_runtime::ethnum::{I256, U256};
 use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
+use movejit_runtime::gas::aptos::{AptosMeter, SiteCounts};
 use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
 use std::sync::Arc;
 
@@ -170,6 +171,54 @@ fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[Slot
     Ok(())
 }
 
+/// Aptos charges an instruction at `pc` before it runs: the types it
+/// builds, then its price (measuring the value it copies, reads or
+/// compares). Calls, global operations and abort messages are charged
+/// where they run (the callee, the resource read, the message's bytes).
+#[inline(never)]
+fn charge_aptos(a: &mut AptosMeter, p: &Prepared, pc: usize, base: Addr) -> TrapResult<()> {
+    let op = p.opcodes[pc];
+    let g: &GasSite = &p.gas[pc];
+    if matches!(op, Opcode::Call | Opcode::CallGeneric | Opcode::CallClosure | Opcode::AbortMsg) {
+        return Ok(());
+    }
+    if g.nodes > 0 {
+        a.charge_create_ty(g.nodes).map_err(VmError::new)?;
+    }
+    if is_global(op) {
+        return Ok(());
+    }
+    let sizes = &a.pricing.sizes;
+    let counts = match &g.measure {
+        Measure::None => g.counts,
+        Measure::Slot(off, l) => SiteCounts { units: sizes.value_at(l, base.add(*off)), ..g.counts },
+        Measure::Ref(off, l) => SiteCounts { units: sizes.value_at(l, mem::read_addr(base.add(*off))), ..g.counts },
+        Measure::Pair(x, y, l) => SiteCounts {
+            units: sizes.dereferenced_at(l, base.add(*x)).saturating_add(sizes.dereferenced_at(l, base.add(*y))),
+            ..g.counts
+        },
+    };
+    a.charge_site(op, counts).map_err(|s| Box::new(VmError::new(s)))
+}
+
+/// Instructions that read a resource (charged after the read, as Aptos does).
+fn is_global(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        ImmBorrowGlobal
+            | ImmBorrowGlobalGeneric
+            | MutBorrowGlobal
+            | MutBorrowGlobalGeneric
+            | Exists
+            | ExistsGeneric
+            | MoveFrom
+            | MoveFromGeneric
+            | MoveTo
+            | MoveToGeneric
+    )
+}
+
 fn inv(m: &str) -> Box<VmError> {
     Box::new(VmError::invariant(m))
 }
@@ -211,6 +260,11 @@ fn store(v: &Value, a: Addr) -> TrapResult<()> {
         v => return Err(inv(&format!("store of {v:?}"))),
     }
     Ok(())
+}
+
+/// The bytecode instruction at `pc` of `p`.
+fn instruction(p: &Prepared, pc: usize) -> Option<&Bytecode> {
+    p.module.module.function_defs.get(p.def as usize)?.code.as_ref()?.code.get(pc)
 }
 
 fn location(p: &Prepared, pc: usize) -> ErrorLocation {
@@ -314,6 +368,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let ret_slots: Vec<(Addr, L)> =
             self.entry_rets.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
         let ty_args = Arc::new(ty_args);
+        if let Some(a) = self.gas.aptos_meter_mut() {
+            a.charge_module(&m.id, m.size).map_err(VmError::new)?;
+        }
         let callee = self.s.flat_callee(&m, def, ty_args.clone())?;
         let r = match self.call(
             &callee,
@@ -556,7 +613,15 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                 }
                 self.gas.charge_frame()?;
-                if self.s.compiled.is_some() {
+                if let Some(a) = self.gas.aptos_meter_mut() {
+                    // A new frame builds its locals' types.
+                    for n in p.local_nodes.iter() {
+                        a.charge_create_ty(*n).map_err(VmError::new)?;
+                    }
+                }
+                // Compiled code charges the unit schedule only (Aptos
+                // calls stay interpreted).
+                if self.s.compiled.is_some() && !self.gas.is_aptos() {
                     match self.try_compiled(p, &args, rets, sbase) {
                         Ok(true) => {
                             self.check_push(rets, sbase, height_after)?;
@@ -662,6 +727,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     fn exec(&mut self, me: Instance<'e>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
         let p = me.p;
         let metered = self.gas.is_metered();
+        let aptos = self.gas.is_aptos();
         // The stack limit can only be reached when the frame's deepest
         // height would pass it.
         let limit_checks = sbase + p.max_height > self.max_stack;
@@ -669,7 +735,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         loop {
             let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
             if metered {
-                self.gas.charge_instr(p.opcodes[*pc])?;
+                match self.gas.aptos_meter_mut() {
+                    Some(a) => charge_aptos(a, p, *pc, base)?,
+                    None => self.gas.charge_instr(p.opcodes[*pc])?,
+                }
             }
             match op {
                 Op::Nop => {}
@@ -729,12 +798,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::BinU64 { op, a, b } => bin_u64(*op, at(*a), at(*b))?,
                 Op::LdBinU64 { op, a, b, v } => {
                     mem::write_u64(at(*b), *v);
-                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
                     bin_u64(*op, at(*a), at(*b))?;
                 }
                 Op::CopyBinU64 { op, a, b, src } => {
                     mem::write::<8>(at(*b), mem::read::<8>(at(*src)));
-                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
                     bin_u64(*op, at(*a), at(*b))?;
                 }
                 Op::CmpBrU64 { op, a, b, t, when } => {
@@ -745,7 +814,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         CmpOp::Le => x <= y,
                         CmpOp::Ge => x >= y,
                     };
-                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
                     if r == *when {
                         *pc = *t as usize;
                         continue;
@@ -834,14 +903,30 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let bytes = mem::vec_bytes(e, v).to_vec();
                     mem::drop_value(l, v);
                     self.gas.charge_bytes(bytes.len())?;
+                    if let Some(a) = self.gas.aptos_meter_mut() {
+                        let counts = SiteCounts { units: bytes.len() as u64, ..SiteCounts::default() };
+                        a.charge_site(Opcode::AbortMsg, counts).map_err(VmError::new)?;
+                    }
                     let max = self.s.engine.config.limits.max_abort_message;
                     return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
                 }
                 Op::Call(site) => {
                     let callee = self.s.flat_site_callee(me, site, *pc)?;
                     let sb = sbase + site.height_below;
+                    if aptos {
+                        let op = p.opcodes[*pc];
+                        let g = &p.gas[*pc];
+                        let counts = SiteCounts { units: site.args.len() as u64, ..g.counts };
+                        let inst = match instruction(p, *pc) {
+                            Some(Bytecode::CallGeneric(fi)) => {
+                                Some((g.nodes, (p as *const Prepared as usize, fi.0 as u64)))
+                            }
+                            _ => None,
+                        };
+                        self.charge_aptos_call(&callee, op, counts, inst)?;
+                    }
                     // Fast path: a Move callee, interpreted (no allocation).
-                    if let (Callee::Move(inst), None) = (callee, &self.s.compiled) {
+                    if let (Callee::Move(inst), None, false) = (callee, &self.s.compiled, aptos) {
                         let q = inst.p;
                         if self.frames.len() >= self.max_depth {
                             return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
@@ -978,12 +1063,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::Exists { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
+                    if aptos {
+                        self.charge_aptos_global(p, *pc, slot)?;
+                    }
                     let e = self.s.globals.flat.get(slot).is_some_and(|g| g.is_some());
                     mem::write_bool(at(*a), e);
                 }
                 Op::BorrowGlobal { a, ty, mutable } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
+                    if aptos {
+                        self.charge_aptos_global(p, *pc, slot)?;
+                    }
                     let g = match self.s.globals.flat.get(slot) {
                         Some(Some(v)) => Addr::of_value(v),
                         _ => return Err(Box::new(VmError::missing_resource(&addr, false))),
@@ -996,6 +1087,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveFrom { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
+                    if aptos {
+                        self.charge_aptos_global(p, *pc, slot)?;
+                    }
                     if !self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
                         return Err(Box::new(VmError::missing_resource(&addr, true)));
                     }
@@ -1006,6 +1100,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveTo { s, v, ty, l } => {
                     let addr = AccountAddress(mem::read(mem::read_addr(at(*s))));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
+                    if aptos {
+                        self.charge_aptos_global(p, *pc, slot)?;
+                    }
                     if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
                         mem::drop_value(l, at(*v));
                         return Err(Box::new(VmError::resource_exists(&addr)));
@@ -1053,6 +1150,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     fn second_of_pair(
         &mut self,
         p: &Prepared,
+        base: Addr,
         pc: &mut usize,
         sbase: u32,
         limit_checks: bool,
@@ -1064,9 +1162,51 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
         *pc += 1;
         if metered {
-            self.gas.charge_instr(p.opcodes[*pc])?;
+            match self.gas.aptos_meter_mut() {
+                Some(a) => charge_aptos(a, p, *pc, base)?,
+                None => self.gas.charge_instr(p.opcodes[*pc])?,
+            }
         }
         Ok(())
+    }
+
+    /// Aptos's charges for calling `callee` with `op`: the caller's first
+    /// resolution of a generic instantiation builds its type arguments
+    /// (`instantiation`: nodes and key), the callee's module is loaded
+    /// once per transaction, then the call's price (arguments, the
+    /// callee's locals; a native has none).
+    fn charge_aptos_call(
+        &mut self,
+        callee: &Callee<'e>,
+        op: Opcode,
+        mut counts: SiteCounts,
+        instantiation: Option<(u64, (usize, u64))>,
+    ) -> TrapResult<()> {
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
+        if let Some((nodes, key)) = instantiation {
+            if a.first_instantiation(key) {
+                a.charge_create_ty(nodes).map_err(VmError::new)?;
+            }
+        }
+        let (module, locals) = match callee {
+            Callee::Move(i) => (&i.p.module, i.p.local_nodes.len()),
+            Callee::Native(n) => (&n.module, 0),
+        };
+        a.charge_module(&module.id, module.size).map_err(VmError::new)?;
+        counts.locals = locals as u64;
+        a.charge_site(op, counts).map_err(|s| Box::new(VmError::new(s)))
+    }
+
+    /// The Aptos charges of a global operation at `pc` on `slot`: the
+    /// resource's first read in the transaction (I/O), then the operation.
+    fn charge_aptos_global(&mut self, p: &Prepared, pc: usize, slot: usize) -> TrapResult<()> {
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
+        let bytes = match self.s.globals.flat.get(slot) {
+            Some(Some(v)) => Some(mem::serialize(v.layout(), Addr::of_value(v))?.len() as u64),
+            _ => None,
+        };
+        a.charge_resource(slot, bytes).map_err(VmError::new)?;
+        a.charge_site(p.opcodes[pc], SiteCounts::default()).map_err(|s| Box::new(VmError::new(s)))
     }
 
     /// `CallClosure`: the captured values and the provided arguments (frame
@@ -1092,6 +1232,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let Some(c) = owned.as_ref().or(shared.as_deref()) else { return Err(inv("closure")) };
         let (callee, mutable) = self.s.closure_callee(c.function, &c.type_args)?;
         let total = provided.len() + c.captured.len();
+        if self.gas.is_aptos() {
+            let counts = SiteCounts { units: total as u64, ..SiteCounts::default() };
+            self.charge_aptos_call(&callee, Opcode::CallClosure, counts, None)?;
+        }
         let mut captured = c.captured.iter();
         let mut prov = provided.iter();
         let mut scratch = Scratch([0; SCRATCH_BYTES]);

@@ -1,0 +1,143 @@
+//! Aptos's production gas, reproduced: every conformance call run under
+//! the v50 schedule at the balances of `../shared/conformance/aptos/gas/`
+//! (full, 2 and 3 external units) must end with the same status, abort
+//! code and location, and use the same execution and I/O gas, as the real
+//! Aptos VM. Cases marked `approx_natives` are priced approximately in the
+//! reference: their status is compared, not their gas.
+//!
+//! While charging is partial, each file asserts a floor of matching cases
+//! (raise it as charges are added) and prints the first differences with
+//! the reference's per-charge breakdown (`trace.jsonl`).
+
+#[path = "../../interp/tests/common/mod.rs"]
+mod common;
+
+use common::*;
+use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
+use movejit_interp::runtime::gas::aptos::AptosPricing;
+use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, Type};
+use serde_json::Value as Json;
+use std::collections::HashMap;
+
+/// What a run is compared on.
+#[derive(Debug, PartialEq, Eq)]
+struct Charged {
+    status: String,
+    abort_code: Option<u64>,
+    location: Option<(String, u16, u16)>,
+    execution_gas_used: u64,
+    io_gas_used: u64,
+}
+
+fn expected(j: &Json) -> Charged {
+    let loc = j["location"].as_str().map(|m| {
+        (m.to_string(), j["function_index"].as_u64().unwrap_or(0) as u16, j["code_offset"].as_u64().unwrap_or(0) as u16)
+    });
+    Charged {
+        status: j["status"].as_str().unwrap_or_default().to_string(),
+        abort_code: j["abort_code"].as_u64(),
+        location: loc,
+        execution_gas_used: j["execution_gas_used"].as_u64().unwrap_or(u64::MAX),
+        io_gas_used: j["io_gas_used"].as_u64().unwrap_or(u64::MAX),
+    }
+}
+
+fn run(engine: &Engine, case: &Case, balance_external: u64) -> Result<Charged, String> {
+    let mut storage = InMemoryStorage::default();
+    for p in &case.modules {
+        let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
+        let m = movejit_format::decode_module(&bytes).map_err(|e| e.to_string())?;
+        storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
+    }
+    let mut parts = case.function.rsplitn(3, "::");
+    let (f, m, a) = (parts.next().ok_or("f")?, parts.next().ok_or("m")?, parts.next().ok_or("a")?);
+    let addr = movejit_format::AccountAddress::parse(a).ok_or("address")?;
+    let tys: Vec<Type> = case.type_args.iter().map(|t| Type::parse_tag(t).ok_or("tag")).collect::<Result<_, _>>()?;
+    let args: Vec<Vec<u8>> =
+        case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    let pricing = AptosPricing::v50();
+    let balance = pricing.limits.to_internal(balance_external);
+    let mut gas = GasMeter::aptos(pricing, balance);
+    let mut session = engine.new_session(&storage);
+    let r = session.execute_function(&ModuleId::new(addr, m), f, &tys, &args, &mut gas);
+    let o = outcome_of(r);
+    let a = gas.aptos_meter().ok_or("not an Aptos meter")?;
+    Ok(Charged {
+        location: if o.status != "EXECUTED" { o.location } else { None },
+        status: o.status,
+        abort_code: o.abort_code,
+        execution_gas_used: a.algebra.execution_used(),
+        io_gas_used: a.algebra.io_used(),
+    })
+}
+
+fn read_jsonl(name: &str) -> HashMap<String, Json> {
+    let path = shared_dir().join("conformance/aptos/gas").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Json>(l).expect("gas json"))
+        .map(|j| (j["id"].as_str().unwrap_or_default().to_string(), j))
+        .collect()
+}
+
+/// The reference's charges of case `id`, one per line.
+fn trace(traces: &HashMap<String, Json>, id: &str) -> String {
+    traces[id]["trace"]
+        .as_array()
+        .map(|t| t.iter().map(|c| format!("    {} ×{} = {}", c["charge"], c["count"], c["gas"])).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .join("\n")
+}
+
+/// Runs every case at `balance` external units against `file`; returns
+/// (cases compared on gas, matching).
+fn check(file: &str, balance: u64, floor: usize) {
+    let cases = load_aptos_cases();
+    let reference = read_jsonl(file);
+    let traces = read_jsonl("trace.jsonl");
+    let engine = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
+    let (mut compared, mut matching, mut status_only) = (0, 0, 0);
+    let mut diffs = Vec::new();
+    for case in &cases {
+        let Some(j) = reference.get(&case.id) else { continue };
+        let want = expected(j);
+        let got = run(&engine, case, balance).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+        if j["approx_natives"].as_bool() == Some(true) {
+            status_only += 1;
+            assert_eq!(got.status, want.status, "{}: status", case.id);
+            continue;
+        }
+        compared += 1;
+        if got == want {
+            matching += 1;
+        } else if diffs.len() < 12 {
+            diffs.push(format!(
+                "{}:\n  got  {got:?}\n  want {want:?}\n  reference charges:\n{}",
+                case.id,
+                trace(&traces, &case.id)
+            ));
+        }
+    }
+    eprintln!("{file}: {matching}/{compared} cases match the reference gas exactly ({status_only} approx_natives: status only)");
+    for d in &diffs {
+        eprintln!("DIFF {d}");
+    }
+    assert!(compared >= 2000, "expected the full case file, compared {compared}");
+    assert!(matching >= floor, "{file}: {matching} cases match, below the floor of {floor}");
+}
+
+#[test]
+fn full_balance_matches_aptos() {
+    check("gas.jsonl", 20_000_000, 0);
+}
+
+#[test]
+fn balance_of_two_units_matches_aptos() {
+    check("gas_budget2.jsonl", 2, 0);
+}
+
+#[test]
+fn balance_of_three_units_matches_aptos() {
+    check("gas_budget3.jsonl", 3, 0);
+}
