@@ -985,6 +985,11 @@ impl<'e, 'r> Session<'e, 'r> {
         args: &[Vec<u8>],
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
+        // Aptos charges loading the entry function's module first (before
+        // its verification and the argument checks).
+        if let (Some(a), Some(bytes)) = (gas.aptos_meter_mut(), self.resolver.get_module(module)) {
+            a.charge_module(module, bytes.len() as u64).map_err(VmError::new)?;
+        }
         if let Some(plan) = self.entry_plan(module, name, ty_args) {
             return self.execute_planned(plan, name, ty_args, args, gas);
         }

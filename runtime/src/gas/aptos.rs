@@ -17,6 +17,8 @@ const READ_PAGE_BYTES: u64 = 4096;
 /// Everything charging needs from one schedule, resolved once.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AptosPricing {
+    /// The parameters by name (natives read theirs here).
+    pub schedule: Schedule,
     pub costs: InstructionCosts,
     pub sizes: AbstractSizes,
     pub limits: TransactionLimits,
@@ -25,6 +27,7 @@ pub struct AptosPricing {
 impl AptosPricing {
     pub fn from_schedule(s: &Schedule) -> Result<Self, MissingParameter> {
         Ok(AptosPricing {
+            schedule: s.clone(),
             costs: InstructionCosts::aptos(s)?,
             sizes: AbstractSizes::from_schedule(s)?,
             limits: TransactionLimits::from_schedule(s)?,
@@ -65,6 +68,15 @@ impl InstructionCosts {
             .saturating_add(u.per_local.saturating_mul(c.locals))
             .saturating_add(u.per_ty_arg.saturating_mul(c.ty_args))
     }
+}
+
+/// Why a native's charge failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NativeCharge {
+    /// Out of gas or over a limit.
+    Status(StatusCode),
+    /// The schedule lacks one of the native's parameters.
+    Missing(MissingParameter),
 }
 
 /// One transaction under the Aptos schedule.
@@ -114,6 +126,17 @@ impl AptosMeter {
     /// transaction (its type arguments are built, and charged, then).
     pub fn first_instantiation(&mut self, key: (usize, u64)) -> bool {
         self.instantiations.insert(key)
+    }
+
+    /// A native's cost: the sum of `parameter × count` over `terms` (its
+    /// formula in Aptos's natives), charged as execution gas.
+    pub fn charge_native(&mut self, terms: &[(&str, u64)]) -> Result<(), NativeCharge> {
+        let mut cost = 0u64;
+        for (name, n) in terms {
+            let per = self.pricing.schedule.get(name).map_err(NativeCharge::Missing)?;
+            cost = cost.saturating_add(per.saturating_mul(*n));
+        }
+        self.algebra.charge_execution(cost).map_err(NativeCharge::Status)
     }
 
     /// Loading module `id` of `size` bytes: once per transaction.

@@ -167,6 +167,16 @@ impl GasMeter {
         self.charge(self.table.native_base)?;
         self.charge_bytes(bytes)
     }
+    /// A native's charge under the Aptos schedule: `parameter × count`
+    /// terms, its formula in Aptos's natives (nothing under `unit`, which
+    /// charges [`charge_native`](Self::charge_native) instead).
+    pub fn charge_aptos_native(&mut self, terms: &[(&str, u64)]) -> VmResult<()> {
+        let Some(a) = &mut self.aptos else { return Ok(()) };
+        a.charge_native(terms).map_err(|e| match e {
+            aptos::NativeCharge::Status(s) => VmError::new(s),
+            aptos::NativeCharge::Missing(m) => VmError::invariant(m.to_string()),
+        })
+    }
     pub fn charge_frame(&mut self) -> VmResult<()> {
         if self.budget.is_none() || self.aptos.is_some() {
             return Ok(());

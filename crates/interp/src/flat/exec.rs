@@ -160,6 +160,8 @@ fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[Slot
             let e = elem_of(l)?;
             let data = mem::vec_bytes(e, *a);
             gas.charge_native(data.len())?;
+            let name = if kind == VecNative::Sha2_256 { "sha2_256" } else { "sha3_256" };
+            gas.charge_aptos_native(&movejit_runtime::natives::hash_terms(name, data.len()))?;
             let digest = match kind {
                 VecNative::Sha2_256 => movejit_runtime::natives::sha2_256(data),
                 _ => movejit_runtime::natives::sha3_256(data),
@@ -182,6 +184,11 @@ fn charge_aptos(a: &mut AptosMeter, p: &Prepared, pc: usize, base: Addr) -> Trap
     if matches!(op, Opcode::Call | Opcode::CallGeneric | Opcode::CallClosure | Opcode::AbortMsg) {
         return Ok(());
     }
+    if op == Opcode::PackClosureGeneric {
+        // Priced first, then its type arguments are built.
+        a.charge_site(op, g.counts).map_err(VmError::new)?;
+        return a.charge_create_ty(g.nodes).map_err(|s| Box::new(VmError::new(s)));
+    }
     if g.nodes > 0 {
         a.charge_create_ty(g.nodes).map_err(VmError::new)?;
     }
@@ -193,6 +200,14 @@ fn charge_aptos(a: &mut AptosMeter, p: &Prepared, pc: usize, base: Addr) -> Trap
         Measure::None => g.counts,
         Measure::Slot(off, l) => SiteCounts { units: sizes.value_at(l, base.add(*off)), ..g.counts },
         Measure::Ref(off, l) => SiteCounts { units: sizes.value_at(l, mem::read_addr(base.add(*off))), ..g.counts },
+        Measure::Variant(off, l) => {
+            let tag = u16::from_le_bytes(mem::read(base.add(*off)));
+            let fields = match &l.shape {
+                Shape::Enum(vs) => vs.get(tag as usize).map_or(0, |fs| fs.len()),
+                _ => 0,
+            };
+            SiteCounts { units: fields as u64 + 1, ..g.counts }
+        }
         Measure::Pair(x, y, l) => SiteCounts {
             units: sizes.dereferenced_at(l, base.add(*x)).saturating_add(sizes.dereferenced_at(l, base.add(*y))),
             ..g.counts
@@ -609,16 +624,17 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             }
             &Callee::Move(callee) => {
                 let p = callee.p;
-                if self.frames.len() >= self.max_depth {
-                    return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
-                }
-                self.gas.charge_frame()?;
                 if let Some(a) = self.gas.aptos_meter_mut() {
-                    // A new frame builds its locals' types.
+                    // A new frame builds its locals' types (before the
+                    // depth check: Aptos makes the frame, then pushes it).
                     for n in p.local_nodes.iter() {
                         a.charge_create_ty(*n).map_err(VmError::new)?;
                     }
                 }
+                if self.frames.len() >= self.max_depth {
+                    return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
+                }
+                self.gas.charge_frame()?;
                 // Compiled code charges the unit schedule only (Aptos
                 // calls stay interpreted).
                 if self.s.compiled.is_some() && !self.gas.is_aptos() {

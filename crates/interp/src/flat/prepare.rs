@@ -388,6 +388,10 @@ pub(crate) enum Measure {
     Ref(u32, L),
     /// Two operands, references dereferenced (`eq`, `neq`).
     Pair(u32, u32, L),
+    /// The fields of the enum value in a frame slot, its tag counted as
+    /// one (`unpack_variant` is priced by the value's variant, before it
+    /// is checked).
+    Variant(u32, L),
 }
 
 pub(crate) struct Preparer<'a, 'e, 'r> {
@@ -568,7 +572,8 @@ impl Preparer<'_, '_, '_> {
                 g.measure = Measure::Pair(sl.at(h - 2), sl.at(h - 1), self.layout(&before[h - 1])?);
             }
             B::Pack(_) | B::PackVariant(_) => g.counts = units((h + 1).saturating_sub(k)),
-            B::Unpack(_) | B::UnpackVariant(_) => g.counts = units((k + 1).saturating_sub(h)),
+            B::Unpack(_) => g.counts = units((k + 1).saturating_sub(h)),
+            B::UnpackVariant(_) => g.measure = Measure::Variant(sl.at(h - 1), self.layout(&before[h - 1])?),
             B::PackGeneric(_) | B::PackVariantGeneric(_) => {
                 let n = (h + 1).saturating_sub(k);
                 g.nodes = nodes(&before[h - n..]) + nodes(&after[k - 1..]);
@@ -578,6 +583,9 @@ impl Preparer<'_, '_, '_> {
                 let n = (k + 1).saturating_sub(h);
                 g.nodes = nodes(&after[k - n..]) + nodes(&before[h - 1..]);
                 g.counts = units(n);
+                if matches!(instr, B::UnpackVariantGeneric(_)) {
+                    g.measure = Measure::Variant(sl.at(h - 1), self.layout(&before[h - 1])?);
+                }
             }
             B::ImmBorrowFieldGeneric(_)
             | B::MutBorrowFieldGeneric(_)
@@ -602,7 +610,12 @@ impl Preparer<'_, '_, '_> {
             | B::VecPushBack(si)
             | B::VecPopBack(si)
             | B::VecSwap(si) => g.nodes = elem_nodes(si)?,
-            B::PackClosure(_, mask) | B::PackClosureGeneric(_, mask) => g.counts = units(mask.captured_count()),
+            B::PackClosure(_, mask) => g.counts = units(mask.captured_count()),
+            B::PackClosureGeneric(fi, mask) => {
+                let inst = self.m.module.function_instantiations.get(fi.idx()).ok_or_else(|| inv("fn inst"))?;
+                g.nodes = nodes(&self.inst(inst.type_parameters)?);
+                g.counts = units(mask.captured_count());
+            }
             B::CallGeneric(fi) => {
                 let inst = self.m.module.function_instantiations.get(fi.idx()).ok_or_else(|| inv("fn inst"))?;
                 let tys = self.inst(inst.type_parameters)?;
