@@ -5,8 +5,7 @@
 //! Aptos VM. Cases marked `approx_natives` are priced approximately in the
 //! reference: their status is compared, not their gas.
 //!
-//! While charging is partial, each file asserts a floor of matching cases
-//! (raise it as charges are added) and prints the first differences with
+//! Every other case must match; the first differences are printed with
 //! the reference's per-charge breakdown (`trace.jsonl`). To look into one
 //! case: `GAS_CASE=<id>`; every difference, one a line: `MOVEJIT_GAS_DIFFS=1`.
 
@@ -91,51 +90,71 @@ fn trace(traces: &HashMap<String, Json>, id: &str) -> String {
         .join("\n")
 }
 
-/// Runs every case at `balance` external units against `file`; returns
-/// (cases compared on gas, matching).
-fn check(file: &str, balance: u64, floor: usize) {
+/// Runs every case at `balance` external units against `file` on every
+/// executor (compiled code charges only the unit schedule so far: `auto`
+/// and `jit` run Aptos-metered calls interpreted, and must agree): at
+/// least `cases_compared` are compared on gas, and all of them match.
+fn check(file: &str, balance: u64, cases_compared: usize) {
     let cases = load_aptos_cases();
     let reference = read_jsonl(file);
     let traces = read_jsonl("trace.jsonl");
-    let engine = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
-    let (mut compared, mut matching, mut status_only) = (0, 0, 0);
-    let mut diffs = Vec::new();
     let only = std::env::var("GAS_CASE").ok();
-    for case in &cases {
-        if only.as_ref().is_some_and(|o| *o != case.id) {
-            continue;
+    for (label, kind) in
+        [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
+    {
+        let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
+        let (mut compared, mut matching, mut status_only, mut not_compiled) = (0, 0, 0, 0);
+        let mut diffs = Vec::new();
+        for case in &cases {
+            if only.as_ref().is_some_and(|o| *o != case.id) {
+                continue;
+            }
+            let Some(j) = reference.get(&case.id) else { continue };
+            let want = expected(j);
+            let got = run(&engine, case, balance).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+            if got.status == "FEATURE_NOT_ENABLED" && want.status != got.status {
+                // The JIT executor refuses what it cannot compile.
+                assert_eq!(label, "jit", "{}: {got:?}", case.id);
+                not_compiled += 1;
+                continue;
+            }
+            if !j["approx_natives"].is_null() {
+                status_only += 1;
+                assert_eq!(got.status, want.status, "{label} {}: status", case.id);
+                continue;
+            }
+            compared += 1;
+            if got == want {
+                matching += 1;
+                continue;
+            }
+            if std::env::var_os("MOVEJIT_GAS_DIFFS").is_some() {
+                let delta = want.execution_gas_used as i128 - got.execution_gas_used as i128;
+                eprintln!("ALL {label} {} {delta} {} {}", case.id, got.status, want.status);
+            }
+            if diffs.len() < 12 {
+                let charges = trace(&traces, &case.id);
+                diffs.push(format!(
+                    "{label} {}:\n  got  {got:?}\n  want {want:?}\n  reference charges:\n{charges}",
+                    case.id
+                ));
+            }
         }
-        let Some(j) = reference.get(&case.id) else { continue };
-        let want = expected(j);
-        let got = run(&engine, case, balance).unwrap_or_else(|e| panic!("{}: {e}", case.id));
-        if !j["approx_natives"].is_null() {
-            status_only += 1;
-            assert_eq!(got.status, want.status, "{}: status", case.id);
-            continue;
+        eprintln!(
+            "{file} on {label}: {matching}/{compared} cases match the reference gas exactly \
+             ({status_only} approx_natives: status only; {not_compiled} not compiled)"
+        );
+        for d in &diffs {
+            eprintln!("DIFF {d}");
         }
-        compared += 1;
-        if got == want {
-            matching += 1;
-            continue;
-        }
-        if std::env::var_os("MOVEJIT_GAS_DIFFS").is_some() {
-            let delta = want.execution_gas_used as i128 - got.execution_gas_used as i128;
-            eprintln!("ALL {} {delta} {} {}", case.id, got.status, want.status);
-        }
-        if diffs.len() < 12 {
-            diffs.push(format!(
-                "{}:\n  got  {got:?}\n  want {want:?}\n  reference charges:\n{}",
-                case.id,
-                trace(&traces, &case.id)
-            ));
-        }
+        let expected_count = if label == "jit" { 0 } else { cases_compared };
+        assert!(
+            only.is_some() || compared >= expected_count,
+            "{label}: expected the full case file, compared {compared}"
+        );
+        assert!(label != "jit" || only.is_some() || compared >= 2000, "the JIT compiled only {compared} cases");
+        assert_eq!(matching, compared, "{file} on {label}: {} cases differ", compared - matching);
     }
-    eprintln!("{file}: {matching}/{compared} cases match the reference gas exactly ({status_only} approx_natives: status only)");
-    for d in &diffs {
-        eprintln!("DIFF {d}");
-    }
-    assert!(only.is_some() || compared >= 2000, "expected the full case file, compared {compared}");
-    assert!(matching >= floor, "{file}: {matching} cases match, below the floor of {floor}");
 }
 
 #[test]
@@ -145,10 +164,10 @@ fn full_balance_matches_aptos() {
 
 #[test]
 fn balance_of_two_units_matches_aptos() {
-    check("gas_budget2.jsonl", 2, 2432);
+    check("gas_budget2.jsonl", 2, 2441);
 }
 
 #[test]
 fn balance_of_three_units_matches_aptos() {
-    check("gas_budget3.jsonl", 3, 2414);
+    check("gas_budget3.jsonl", 3, 2427);
 }

@@ -3,7 +3,7 @@
 //! `movejit_runtime::flat::mem`.
 
 use super::prepare::{GasSite, Kind, Measure, Op, Prepared};
-use super::{Callee, Instance, VecNative};
+use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::Session;
 use crate::loader::LoadedModule;
 use movejit_format::{AccountAddress, Bytecode, Opcode};
@@ -277,6 +277,14 @@ fn store(v: &Value, a: Addr) -> TrapResult<()> {
     Ok(())
 }
 
+/// Drops the location of an error Aptos reports nowhere (marked by an
+/// empty module: see `aptos_load_location`).
+fn unlocated(e: &mut VmError) {
+    if e.location.as_ref().is_some_and(|l| l.module.is_empty()) {
+        e.location = None;
+    }
+}
+
 /// The bytecode instruction at `pc` of `p`.
 fn instruction(p: &Prepared, pc: usize) -> Option<&Bytecode> {
     p.module.module.function_defs.get(p.def as usize)?.code.as_ref()?.code.get(pc)
@@ -426,8 +434,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     .collect::<VmResult<Vec<_>>>();
                 rets.map(|rets| (rets, roots))
             }
-            Err(e) => {
+            Err(mut e) => {
                 self.unwind();
+                unlocated(&mut e);
                 // The results were never written: forget, don't drop.
                 for v in std::mem::take(&mut self.entry_rets) {
                     v.forget_moved();
@@ -499,8 +508,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Err(e)
             }
         };
-        let r = r.map_err(|e| {
+        let r = r.map_err(|mut e| {
             self.unwind();
+            unlocated(&mut e);
             *e
         });
         self.nested_rets = None;
@@ -606,7 +616,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         .ok_or_else(|| VmError::missing_native(&n.module.id, &n.module.function_name(n.def)))?;
                 self.gas.charge_native(0)?;
                 if let Some(kind) = n.fast {
-                    vec_native(kind, self.gas, &args, rets)?;
+                    vec_native(kind, self.gas, &args, rets).map_err(|e| self.native_error(n, e))?;
                     self.check_push(rets, sbase, height_after)?;
                     return Ok(false);
                 }
@@ -618,7 +628,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 let nrets = rets.iter().map(|(a, l)| (*a, &***l));
                 native_bridge::with_native_slots(nargs, nrets, |nargs, nrets| {
                     native_bridge::call_native(f, &mut self.natives, self.gas, &*self.s, native_ty_args, nargs, nrets)
-                })?;
+                })
+                .map_err(|e| self.native_error(n, e))?;
                 self.check_push(rets, sbase, height_after)?;
                 Ok(false)
             }
@@ -627,8 +638,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 if let Some(a) = self.gas.aptos_meter_mut() {
                     // A new frame builds its locals' types (before the
                     // depth check: Aptos makes the frame, then pushes it).
-                    for n in p.local_nodes.iter() {
-                        a.charge_create_ty(*n).map_err(VmError::new)?;
+                    if let Err(s) = p.local_nodes.iter().try_for_each(|n| a.charge_create_ty(*n)) {
+                        return Err(self.at_aptos_load(VmError::new(s)));
                     }
                 }
                 if self.frames.len() >= self.max_depth {
@@ -662,6 +673,22 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Ok(true)
             }
         }
+    }
+
+    /// A native's error: Aptos locates running out of gas in a native at
+    /// the native function itself (offset 0).
+    fn native_error(&self, n: &NativeCallee, e: impl Into<Box<VmError>>) -> Box<VmError> {
+        let mut e = e.into();
+        let gas = matches!(e.status, StatusCode::OUT_OF_GAS | StatusCode::EXECUTION_LIMIT_REACHED);
+        if gas && e.location.is_none() && self.gas.is_aptos() {
+            e.location = Some(ErrorLocation {
+                module: n.module.id.long_string(),
+                function_name: n.module.function_name(n.def),
+                function_index: n.def,
+                code_offset: 0,
+            });
+        }
+        e
     }
 
     /// The stack limit after a callee that ran at once wrote `rets`.
@@ -1186,6 +1213,28 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         Ok(())
     }
 
+    /// Where Aptos reports an error raised while loading a callee or making
+    /// its frame (a dependency charge, the frame's types): at the module of the frame below the caller, with no
+    /// function or offset; nowhere when the caller is the entry function.
+    /// "Nowhere" is marked by an empty module until the execution ends
+    /// ([`unlocated`]).
+    fn aptos_load_location(&self) -> ErrorLocation {
+        let below = self.frames.len().checked_sub(2).and_then(|i| self.frames.get(i));
+        ErrorLocation {
+            module: below.map(|f| f.inst.p.module.id.long_string()).unwrap_or_default(),
+            function_name: String::new(),
+            function_index: 0,
+            code_offset: 0,
+        }
+    }
+
+    /// `e` located as [`aptos_load_location`](Self::aptos_load_location).
+    fn at_aptos_load(&self, e: impl Into<Box<VmError>>) -> Box<VmError> {
+        let mut e = e.into();
+        e.location = Some(self.aptos_load_location());
+        e
+    }
+
     /// Aptos's charges for calling `callee` with `op`: the caller's first
     /// resolution of a generic instantiation builds its type arguments
     /// (`instantiation`: nodes and key), the callee's module is loaded
@@ -1198,17 +1247,20 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         mut counts: SiteCounts,
         instantiation: Option<(u64, (usize, u64))>,
     ) -> TrapResult<()> {
+        let (module, locals) = match callee {
+            Callee::Move(i) => (&i.p.module, i.p.local_nodes.len()),
+            Callee::Native(n) => (&n.module, 0),
+        };
         let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
         if let Some((nodes, key)) = instantiation {
             if a.first_instantiation(key) {
                 a.charge_create_ty(nodes).map_err(VmError::new)?;
             }
         }
-        let (module, locals) = match callee {
-            Callee::Move(i) => (&i.p.module, i.p.local_nodes.len()),
-            Callee::Native(n) => (&n.module, 0),
-        };
-        a.charge_module(&module.id, module.size).map_err(VmError::new)?;
+        if let Err(s) = a.charge_module(&module.id, module.size) {
+            return Err(self.at_aptos_load(VmError::new(s)));
+        }
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
         counts.locals = locals as u64;
         a.charge_site(op, counts).map_err(|s| Box::new(VmError::new(s)))
     }
