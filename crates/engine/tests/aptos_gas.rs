@@ -171,3 +171,50 @@ fn balance_of_two_units_matches_aptos() {
 fn balance_of_three_units_matches_aptos() {
     check("gas_budget3.jsonl", 3, 2427);
 }
+
+/// `bench_gas.jsonl`: the benchmarks (clob aside) at each size, at the
+/// default balance, on the interpreter: the same status at the same
+/// location with the same gas (most pass Aptos's execution limit).
+#[test]
+fn benchmarks_match_aptos() {
+    let dir = shared_dir().join("bench");
+    let reference = read_jsonl("bench_gas.jsonl");
+    let text = std::fs::read_to_string(dir.join("benchmarks.jsonl")).expect("benchmarks.jsonl");
+    let engine = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
+    let (mut compared, mut bad) = (0, Vec::new());
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let b: Json = serde_json::from_str(line).expect("benchmark json");
+        let name = b["name"].as_str().unwrap_or_default();
+        let strs = |v: &Json| -> Vec<String> {
+            v.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
+        };
+        let sizes = std::iter::once(("ref".to_string(), &b))
+            .chain(b["scaling"].as_array().into_iter().flatten().enumerate().map(|(k, s)| (format!("scale{k}"), s)));
+        for (size, s) in sizes {
+            let id = format!("{name}.{size}");
+            let Some(j) = reference.get(&id) else { continue };
+            let case = Case {
+                id: id.clone(),
+                family: "bench".into(),
+                modules: strs(&b["modules"]).iter().map(|m| dir.join(m)).collect(),
+                function: b["function"].as_str().unwrap_or_default().to_string(),
+                type_args: strs(&b["type_args"]),
+                args: strs(&s["args"]),
+                expect: Json::Null,
+                vm_message: None,
+            };
+            let want = expected(j);
+            let got = run(&engine, &case, 20_000_000).unwrap_or_else(|e| panic!("{id}: {e}"));
+            compared += 1;
+            if got != want {
+                bad.push(format!("{id}:\n  got  {got:?}\n  want {want:?}"));
+            }
+        }
+    }
+    for d in &bad {
+        eprintln!("DIFF {d}");
+    }
+    eprintln!("bench_gas.jsonl: {}/{compared} runs match", compared - bad.len());
+    assert!(compared >= 40, "only {compared} benchmark runs found");
+    assert!(bad.is_empty(), "{} benchmark runs differ", bad.len());
+}
