@@ -69,8 +69,9 @@ pub struct GasMeter {
     /// `None`: unmetered.
     budget: Option<u64>,
     used: u64,
-    /// Charging the Aptos schedule: the unit table's charges do nothing
-    /// and the executors charge Move's charge points here instead.
+    /// Charging the Aptos schedule: the unit table is all zeros (its
+    /// charges cost nothing) and the executors charge Move's charge
+    /// points here instead.
     aptos: Option<Box<AptosMeter>>,
 }
 
@@ -84,7 +85,9 @@ impl GasMeter {
     pub fn aptos(pricing: Arc<AptosPricing>, balance: u64) -> Self {
         let table = CostTable { instr: HashMap::new(), default_instr: 0, per_byte: 0, native_base: 0, per_frame: 0 };
         let aptos = Some(Box::new(AptosMeter::new(pricing, balance)));
-        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: Some(balance), used: 0, aptos }
+        // A unit budget of 0: `charge` finds the Aptos meter on its slow
+        // path (the unit schedule's hot path tests nothing more).
+        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: Some(0), used: 0, aptos }
     }
     /// The Aptos meter, when this meter charges the Aptos schedule.
     pub fn aptos_meter(&self) -> Option<&AptosMeter> {
@@ -103,12 +106,14 @@ impl GasMeter {
         self.used = 0;
         if let Some(a) = &mut self.aptos {
             **a = AptosMeter::new(a.pricing.clone(), budget);
+            self.budget = Some(0);
         }
     }
     /// A fresh meter with `budget` units over this meter's cost table
     /// (shared, not rebuilt: for meters made per call).
     pub fn with_budget(&self, budget: u64) -> Self {
         let aptos = self.aptos.as_ref().map(|a| Box::new(AptosMeter::new(a.pricing.clone(), budget)));
+        let budget = if aptos.is_some() { 0 } else { budget };
         GasMeter { table: self.table.clone(), instr: self.instr.clone(), budget: Some(budget), used: 0, aptos }
     }
     /// A meter that charges nothing (it builds no cost table).
@@ -134,34 +139,43 @@ impl GasMeter {
         self.budget.is_some()
     }
     /// `amount` internal units (Aptos: of execution gas).
+    #[inline]
     pub fn charge(&mut self, amount: u64) -> VmResult<()> {
-        if let Some(a) = &mut self.aptos {
-            return a.charge_execution(amount).map_err(VmError::new);
-        }
         let Some(b) = self.budget else { return Ok(()) };
         let next = self.used.saturating_add(amount);
         if next > b {
-            self.used = b;
-            return Err(VmError::new(StatusCode::OUT_OF_GAS));
+            return self.charge_past_budget(amount, b);
         }
         self.used = next;
         Ok(())
     }
+    /// `charge` past the unit budget: out of gas, or an Aptos meter (whose
+    /// unit budget is 0) charging.
+    #[cold]
+    #[inline(never)]
+    fn charge_past_budget(&mut self, amount: u64, budget: u64) -> VmResult<()> {
+        if let Some(a) = &mut self.aptos {
+            return a.charge_execution(amount).map_err(VmError::new);
+        }
+        self.used = budget;
+        Err(VmError::new(StatusCode::OUT_OF_GAS))
+    }
+    #[inline]
     pub fn charge_instr(&mut self, op: Opcode) -> VmResult<()> {
-        if self.budget.is_none() || self.aptos.is_some() {
+        if self.budget.is_none() {
             return Ok(());
         }
         let c = self.instr.get(op as usize).copied().unwrap_or(self.table.default_instr);
         self.charge(c)
     }
     pub fn charge_bytes(&mut self, n: usize) -> VmResult<()> {
-        if self.budget.is_none() || self.aptos.is_some() {
+        if self.budget.is_none() {
             return Ok(());
         }
         self.charge(self.table.per_byte.saturating_mul(n as u64))
     }
     pub fn charge_native(&mut self, bytes: usize) -> VmResult<()> {
-        if self.budget.is_none() || self.aptos.is_some() {
+        if self.budget.is_none() {
             return Ok(());
         }
         self.charge(self.table.native_base)?;
@@ -177,8 +191,9 @@ impl GasMeter {
             aptos::NativeCharge::Missing(m) => VmError::invariant(m.to_string()),
         })
     }
+    #[inline]
     pub fn charge_frame(&mut self) -> VmResult<()> {
-        if self.budget.is_none() || self.aptos.is_some() {
+        if self.budget.is_none() {
             return Ok(());
         }
         self.charge(self.table.per_frame)

@@ -778,9 +778,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         loop {
             let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
             if metered {
-                match self.gas.aptos_meter_mut() {
-                    Some(a) => charge_aptos(a, p, *pc, base)?,
-                    None => self.gas.charge_instr(p.opcodes[*pc])?,
+                if aptos {
+                    if let Some(a) = self.gas.aptos_meter_mut() {
+                        charge_aptos(a, p, *pc, base)?;
+                    }
+                } else {
+                    self.gas.charge_instr(p.opcodes[*pc])?;
                 }
             }
             match op {
