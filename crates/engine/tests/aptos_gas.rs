@@ -218,3 +218,18 @@ fn benchmarks_match_aptos() {
     assert!(compared >= 40, "only {compared} benchmark runs found");
     assert!(bad.is_empty(), "{} benchmark runs differ", bad.len());
 }
+
+/// The tree interpreter charges only the unit schedule: it refuses an
+/// Aptos meter rather than report other gas.
+#[test]
+fn tree_interpreter_refuses_aptos_gas() {
+    let case = load_aptos_cases().into_iter().next().expect("a case");
+    let engine = new_engine(EngineConfig {
+        executor: ExecutorKind::Interpreter,
+        interpreter: movejit_engine::InterpreterKind::Tree,
+        ..EngineConfig::aptos()
+    });
+    let got = run(&engine, &case, 20_000_000).expect("runs");
+    assert_eq!(got.status, "FEATURE_NOT_ENABLED", "{got:?}");
+    assert_eq!((got.execution_gas_used, got.io_gas_used), (0, 0));
+}

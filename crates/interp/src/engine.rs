@@ -985,6 +985,10 @@ impl<'e, 'r> Session<'e, 'r> {
         args: &[Vec<u8>],
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
+        if gas.is_aptos() && self.engine.config.interpreter != InterpreterKind::Flat {
+            return Err(VmError::new(StatusCode::FEATURE_NOT_ENABLED)
+                .with_message("the Aptos gas schedule is charged by the flat interpreter only"));
+        }
         // Aptos charges loading the entry function's module first (before
         // its verification and the argument checks).
         if let (Some(a), Some(bytes)) = (gas.aptos_meter_mut(), self.resolver.get_module(module)) {
