@@ -489,6 +489,28 @@ fn pop(st: &mut Vec<Type>) -> VmResult<Type> {
     st.pop().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))
 }
 
+/// Whether [`Preparer::gas_site`] reads the types on the stack before
+/// `instr` (not only their number).
+fn gas_reads_types(instr: &Bytecode) -> bool {
+    use Bytecode as B;
+    matches!(
+        instr,
+        B::ReadRef
+            | B::Eq
+            | B::Neq
+            | B::PackGeneric(_)
+            | B::PackVariantGeneric(_)
+            | B::UnpackGeneric(_)
+            | B::UnpackVariant(_)
+            | B::UnpackVariantGeneric(_)
+            | B::ImmBorrowFieldGeneric(_)
+            | B::MutBorrowFieldGeneric(_)
+            | B::ImmBorrowVariantFieldGeneric(_)
+            | B::MutBorrowVariantFieldGeneric(_)
+            | B::TestVariantGeneric(_)
+    )
+}
+
 fn deref_ty(t: &Type) -> VmResult<Type> {
     match t {
         Type::Reference(t) | Type::MutableReference(t) => Ok((**t).clone()),
@@ -538,10 +560,13 @@ impl Slots<'_> {
 impl Preparer<'_, '_, '_> {
     /// Applies `instr` to the type stack `st` and builds its op.
     #[allow(clippy::too_many_lines)]
-    /// The Aptos charges of `instr` (type stack `before` and `after` it).
+    /// The Aptos charges of `instr`: `h` values on the type stack before
+    /// it (`before`: that stack, when [`gas_reads_types`] says it is
+    /// needed; empty otherwise), `after` it.
     fn gas_site(
         &self,
         instr: &Bytecode,
+        h: usize,
         before: &[Type],
         after: &[Type],
         locals: &[Type],
@@ -550,7 +575,7 @@ impl Preparer<'_, '_, '_> {
         use Bytecode as B;
         let nodes = |ts: &[Type]| ts.iter().map(Type::num_nodes).sum::<u64>();
         let deref_nodes = |t: Option<&Type>| t.map(|t| deref_ty(t).map_or(0, |t| t.num_nodes())).unwrap_or(0);
-        let (h, k) = (before.len(), after.len());
+        let k = after.len();
         let units = |n: usize| SiteCounts { units: n as u64, ..SiteCounts::default() };
         let elem_nodes = |si: &movejit_format::SignatureIndex| -> VmResult<u64> { Ok(nodes(&self.sig(*si)?)) };
         let mut g = GasSite::default();
@@ -1379,6 +1404,7 @@ pub(crate) fn prepare(
     let mut ret_slots = Vec::with_capacity(n);
     let mut owned_stack = Vec::with_capacity(n);
     let mut gas = Vec::with_capacity(n);
+    let no_types: Vec<Type> = Vec::new();
     for (pc, instr) in code.code.iter().enumerate() {
         let Some(mut st) = states[pc].clone() else {
             gas.push(GasSite::default());
@@ -1402,12 +1428,12 @@ pub(crate) fn prepare(
             Vec::new()
         };
         ret_slots.push(rs);
-        let before_tys = st.clone();
+        let before_tys = if gas_reads_types(instr) { Some(st.clone()) } else { None };
         let op = p.step(instr, &mut st, &locals, &slots, &code.jump_tables).unwrap_or_else(|e| Op::Fail(Box::new(e)));
         gas.push(if matches!(op, Op::Fail(_)) {
             GasSite::default()
         } else {
-            p.gas_site(instr, &before_tys, &st, &locals, &slots)?
+            p.gas_site(instr, before, before_tys.as_ref().unwrap_or(&no_types), &st, &locals, &slots)?
         });
         let after = st.len();
         // Calls to Move functions push nothing in the caller's frame (their
