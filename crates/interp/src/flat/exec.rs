@@ -779,9 +779,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
             if metered {
                 if aptos {
-                    if let Some(a) = self.gas.aptos_meter_mut() {
-                        charge_aptos(a, p, *pc, base)?;
-                    }
+                    self.charge_aptos_at(p, *pc, base)?;
                 } else {
                     self.gas.charge_instr(p.opcodes[*pc])?;
                 }
@@ -960,16 +958,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let callee = self.s.flat_site_callee(me, site, *pc)?;
                     let sb = sbase + site.height_below;
                     if aptos {
-                        let op = p.opcodes[*pc];
-                        let g = &p.gas[*pc];
-                        let counts = SiteCounts { units: site.args.len() as u64, ..g.counts };
-                        let inst = match instruction(p, *pc) {
-                            Some(Bytecode::CallGeneric(fi)) => {
-                                Some((g.nodes, (p as *const Prepared as usize, fi.0 as u64)))
-                            }
-                            _ => None,
-                        };
-                        self.charge_aptos_call(&callee, op, counts, inst)?;
+                        self.charge_aptos_call_site(&callee, p, *pc, site.args.len())?;
                     }
                     // Fast path: a Move callee, interpreted (no allocation).
                     if let (Callee::Move(inst), None, false) = (callee, &self.s.compiled, aptos) {
@@ -1208,9 +1197,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
         *pc += 1;
         if metered {
-            match self.gas.aptos_meter_mut() {
-                Some(a) => charge_aptos(a, p, *pc, base)?,
-                None => self.gas.charge_instr(p.opcodes[*pc])?,
+            if self.gas.is_aptos() {
+                self.charge_aptos_at(p, *pc, base)?;
+            } else {
+                self.gas.charge_instr(p.opcodes[*pc])?;
             }
         }
         Ok(())
@@ -1236,6 +1226,30 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let mut e = e.into();
         e.location = Some(self.aptos_load_location());
         e
+    }
+
+    /// [`charge_aptos`] at `pc` (kept out of the instruction loop).
+    #[cold]
+    #[inline(never)]
+    fn charge_aptos_at(&mut self, p: &Prepared, pc: usize, base: Addr) -> TrapResult<()> {
+        match self.gas.aptos_meter_mut() {
+            Some(a) => charge_aptos(a, p, pc, base),
+            None => Ok(()),
+        }
+    }
+
+    /// The Aptos charges of `Call` / `CallGeneric` at `pc` with `nargs`
+    /// arguments (kept out of the instruction loop).
+    #[cold]
+    #[inline(never)]
+    fn charge_aptos_call_site(&mut self, callee: &Callee<'e>, p: &Prepared, pc: usize, nargs: usize) -> TrapResult<()> {
+        let g = &p.gas[pc];
+        let counts = SiteCounts { units: nargs as u64, ..g.counts };
+        let inst = match instruction(p, pc) {
+            Some(Bytecode::CallGeneric(fi)) => Some((g.nodes, (p as *const Prepared as usize, fi.0 as u64))),
+            _ => None,
+        };
+        self.charge_aptos_call(callee, p.opcodes[pc], counts, inst)
     }
 
     /// Aptos's charges for calling `callee` with `op`: the caller's first
@@ -1270,6 +1284,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// The Aptos charges of a global operation at `pc` on `slot`: the
     /// resource's first read in the transaction (I/O), then the operation.
+    #[cold]
+    #[inline(never)]
     fn charge_aptos_global(&mut self, p: &Prepared, pc: usize, slot: usize) -> TrapResult<()> {
         let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
         let bytes = match self.s.globals.flat.get(slot) {
