@@ -77,6 +77,17 @@ impl Type {
         }
     }
 
+    /// Nodes of the type tree (a primitive is 1): what building it costs
+    /// under Aptos's `instr.subst_ty_per_node`.
+    pub fn num_nodes(&self) -> u64 {
+        match self {
+            Type::Vector(t) | Type::Reference(t) | Type::MutableReference(t) => 1 + t.num_nodes(),
+            Type::Datatype(_, args) => 1 + args.iter().map(Type::num_nodes).sum::<u64>(),
+            Type::Function(p, r, _) => 1 + p.iter().chain(r).map(Type::num_nodes).sum::<u64>(),
+            _ => 1,
+        }
+    }
+
     /// Substitutes type parameters by `args`.
     pub fn subst(&self, args: &[Type]) -> Option<Type> {
         Some(match self {

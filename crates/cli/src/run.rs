@@ -2,7 +2,8 @@
 //! the outcome (status, abort code and location, returns, `&mut` results,
 //! gas). Exit 0 whenever the call ran, whatever its status; non-zero when it
 //! could not be run (bad path or argument, load or verification failure).
-//! Metered by default (the unit schedule's maximum balance), so a runaway
+//! Metered by default (the schedule's maximum balance: Aptos's for
+//! Aptos-flavoured modules, the unit schedule's for Sui), so a runaway
 //! program ends with `OUT_OF_GAS`; `--unmetered` opts out.
 //!
 //! Everything after reading the files ([`Runner::run`] on a [`Request`])
@@ -13,6 +14,7 @@ use crate::files::expand_mv_paths;
 use movejit_engine::{engine_label, new_engine_with_cache, CacheStats, CompiledStats, ExecutorKind, JitFactory};
 use movejit_format::{AccountAddress, Flavour, StatusCode, StatusFlavour};
 use movejit_interp::runtime::fmt::print_value;
+use movejit_interp::runtime::gas::aptos::AptosPricing;
 use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use movejit_interp::{Engine, EngineConfig, ExecutionResult, JitOptions};
 use serde_json::{json, Value as Json};
@@ -31,7 +33,9 @@ pub enum EngineChoice {
 /// Gas schedules `movejit run` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum GasScheduleChoice {
-    /// Aptos's production schedule (not wired into the executors yet).
+    /// Aptos's production schedule (gas feature version 50). Compiled code
+    /// charges only `unit` so far: under `aptos`, `jit` and `auto` run the
+    /// call interpreted.
     Aptos,
     /// 1 per instruction, 20 per call or global operation, 5 per vector or
     /// pack instruction (for tests).
@@ -64,8 +68,8 @@ pub struct Args {
     /// Arguments as BCS hex, one per parameter (instead of --args).
     #[arg(long, num_args = 1.., conflicts_with = "args")]
     bcs_args: Vec<String>,
-    /// The gas schedule (today only `unit`; `aptos` is not wired into the
-    /// executors yet).
+    /// The gas schedule (default: `aptos` for Aptos-flavoured modules,
+    /// `unit` for Sui until Sui's schedule exists).
     #[arg(long, value_enum)]
     gas_schedule: Option<GasScheduleChoice>,
     /// Balance in the schedule's external units (default: the schedule's
@@ -139,6 +143,7 @@ impl Failure {
             "status": self.name.unwrap_or(self.status.name()), "status_code": self.status.number(flavour),
             "sub_status": null, "abort_code": null, "message": self.message,
             "location": null, "returns": [], "mutrefs": [], "gas_used": 0, "engine": engine,
+            "execution_gas_used": 0, "io_gas_used": 0, "gas_used_external": 0, "memory_used": null,
         })
     }
 }
@@ -182,20 +187,98 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// The call's balance in internal units (`None`: unmetered). Metered is
-/// the default, so a runaway program ends with `OUT_OF_GAS`.
-fn gas_budget(args: &Args) -> Result<Option<u64>, Failure> {
-    if args.gas_schedule == Some(GasScheduleChoice::Aptos) {
-        return Err(usage(
-            "USAGE_ERROR",
-            "--gas-schedule aptos: not yet (Aptos's schedule is not wired into the executors)",
-        ));
-    }
+/// The call's gas as the flags ask. Metered is the default, so a runaway
+/// program ends with `OUT_OF_GAS`.
+fn gas_request(args: &Args) -> GasRequest {
     if args.unmetered {
-        return Ok(None);
+        return GasRequest::Unmetered;
     }
-    // The unit schedule has no separate external unit.
-    Ok(Some(args.gas.or(args.max_gas).unwrap_or(movejit_interp::runtime::gas::UNIT_MAX_GAS)))
+    let balance = match (args.gas, args.max_gas) {
+        (Some(g), _) => Balance::Internal(g),
+        (None, Some(u)) => Balance::External(u),
+        (None, None) => Balance::ScheduleMax,
+    };
+    GasRequest::Metered { schedule: args.gas_schedule, balance }
+}
+
+/// How a call is metered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GasRequest {
+    #[default]
+    Unmetered,
+    /// `schedule` (`None`: the flavour's default) with `balance`.
+    Metered { schedule: Option<GasScheduleChoice>, balance: Balance },
+}
+
+/// A call's balance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Balance {
+    /// The schedule's maximum (Aptos: `txn.maximum_number_of_gas_units`).
+    ScheduleMax,
+    /// In the schedule's external units (the unit schedule has none of its
+    /// own: there they are internal units).
+    External(u64),
+    /// In internal units.
+    Internal(u64),
+}
+
+impl GasRequest {
+    /// The meter for a call of `flavour`'s modules.
+    fn meter(self, flavour: StatusFlavour) -> GasMeter {
+        let GasRequest::Metered { schedule, balance } = self else { return GasMeter::unmetered() };
+        let schedule = schedule.unwrap_or(match flavour {
+            StatusFlavour::Aptos => GasScheduleChoice::Aptos,
+            StatusFlavour::Sui => GasScheduleChoice::Unit,
+        });
+        match schedule {
+            GasScheduleChoice::Aptos => {
+                let pricing = AptosPricing::v50();
+                let limits = pricing.limits;
+                let internal = match balance {
+                    Balance::ScheduleMax => limits.to_internal(limits.max_gas_units),
+                    Balance::External(u) => limits.to_internal(u),
+                    Balance::Internal(g) => g,
+                };
+                GasMeter::aptos(pricing, internal)
+            }
+            GasScheduleChoice::Unit => {
+                let internal = match balance {
+                    Balance::ScheduleMax => movejit_interp::runtime::gas::UNIT_MAX_GAS,
+                    Balance::External(g) | Balance::Internal(g) => g,
+                };
+                GasMeter::new(CostTable::default(), internal)
+            }
+        }
+    }
+}
+
+/// What a call used, for `--json` (internal units unless named
+/// otherwise; the unit schedule has no I/O and no external unit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GasUsed {
+    pub total: u64,
+    pub execution: u64,
+    pub io: u64,
+    pub external: u64,
+}
+
+impl GasUsed {
+    /// `used` internal units of the unit schedule.
+    pub fn unit(used: u64) -> Self {
+        GasUsed { total: used, execution: used, io: 0, external: used }
+    }
+
+    fn of(gas: &GasMeter) -> Self {
+        match gas.aptos_meter() {
+            Some(a) => GasUsed {
+                total: gas.used(),
+                execution: a.algebra.execution_used(),
+                io: a.algebra.io_used(),
+                external: a.algebra.total_used_external(),
+            },
+            None => GasUsed::unit(gas.used()),
+        }
+    }
 }
 
 fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
@@ -226,7 +309,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         type_args: args.type_args.clone(),
         args: args.args.clone(),
         bcs_args: args.bcs_args.clone(),
-        gas: gas_budget(&args)?,
+        gas: gas_request(&args),
         flavour: args.flavour,
     };
     let jit = JitOptions {
@@ -243,7 +326,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
     if args.json {
         println!("{}", ran.json());
     } else {
-        report_text(&ran.result, ran.flavour, ran.gas_used);
+        report_text(&ran.result, ran.flavour, ran.gas_used.total);
     }
     if args.stats {
         let s = ran.stats.clone().unwrap_or_default();
@@ -294,7 +377,7 @@ pub struct Request {
     pub args: Vec<String>,
     /// Arguments as BCS hex (used when not empty).
     pub bcs_args: Vec<String>,
-    pub gas: Option<u64>,
+    pub gas: GasRequest,
     pub flavour: Option<FlavourChoice>,
 }
 
@@ -302,7 +385,7 @@ pub struct Request {
 pub struct Ran {
     pub result: Result<ExecutionResult, VmError>,
     pub flavour: StatusFlavour,
-    pub gas_used: u64,
+    pub gas_used: GasUsed,
     /// `interp`, `jit` or `mixed` ([`engine_label`]).
     pub label: &'static str,
     pub stats: Option<CompiledStats>,
@@ -324,15 +407,16 @@ impl Ran {
 
     /// The `--json` object.
     pub fn json(&self) -> Json {
-        let (flavour, gas_used, label) = (self.flavour, self.gas_used, self.label);
-        match &self.result {
+        let (flavour, label) = (self.flavour, self.label);
+        let g = self.gas_used;
+        let mut j = match &self.result {
             Ok(r) => {
                 let returns: Vec<String> = r.returns.iter().map(hex::encode).collect();
                 let mutrefs: Vec<String> = r.mutrefs.iter().map(|(_, b)| hex::encode(b)).collect();
                 json!({
                     "status": "EXECUTED", "status_code": StatusCode::EXECUTED.number(flavour),
                     "sub_status": null, "abort_code": null, "message": null, "location": null,
-                    "returns": returns, "mutrefs": mutrefs, "gas_used": gas_used, "engine": label,
+                    "returns": returns, "mutrefs": mutrefs, "engine": label,
                 })
             }
             Err(e) => {
@@ -343,10 +427,17 @@ impl Ran {
                 json!({
                     "status": e.status.name(), "status_code": e.status.number(flavour),
                     "sub_status": sub_status, "abort_code": abort_code, "message": e.message,
-                    "location": location, "returns": [], "mutrefs": [], "gas_used": gas_used, "engine": label,
+                    "location": location, "returns": [], "mutrefs": [], "engine": label,
                 })
             }
-        }
+        };
+        j["gas_used"] = json!(g.total);
+        j["execution_gas_used"] = json!(g.execution);
+        j["io_gas_used"] = json!(g.io);
+        j["gas_used_external"] = json!(g.external);
+        // Peak memory in abstract units is not tracked yet.
+        j["memory_used"] = Json::Null;
+        j
     }
 }
 
@@ -502,17 +593,14 @@ impl Runner {
                 })
                 .collect::<Result<_, _>>()?
         };
-        let mut gas = match req.gas {
-            Some(b) => GasMeter::new(CostTable::default(), b),
-            None => GasMeter::unmetered(),
-        };
+        let mut gas = req.gas.meter(flavour);
         let result = match &req.script {
             Some(bytes) => session.execute_script(bytes, &ty_args, &call_args, &mut gas),
             None => session.execute_function(&module, fname, &ty_args, &call_args, &mut gas),
         };
         let stats = session.compiled_stats();
         let label = engine_label(stats.as_ref());
-        Ok(Ran { result, flavour, gas_used: gas.used(), label, stats })
+        Ok(Ran { result, flavour, gas_used: GasUsed::of(&gas), label, stats })
     }
 }
 

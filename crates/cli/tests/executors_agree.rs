@@ -9,7 +9,7 @@
 mod common;
 
 use common::sui::{replay_sui_test, sui_genesis, sui_tests};
-use movejit_cli::run::{before_run_label, EngineChoice, Ran, Request, Runner};
+use movejit_cli::run::{before_run_label, EngineChoice, GasUsed, Ran, Request, Runner};
 use movejit_engine::JitOptions;
 use movejit_format::StatusFlavour;
 use serde_json::Value as Json;
@@ -105,7 +105,7 @@ fn sui_tasks_identical_json_on_every_executor() {
                             let ran = Ran {
                                 result: result.clone(),
                                 flavour: StatusFlavour::Sui,
-                                gas_used: *gas_used,
+                                gas_used: GasUsed::unit(*gas_used),
                                 label: "",
                                 stats: None,
                             };

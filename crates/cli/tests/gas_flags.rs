@@ -1,7 +1,8 @@
 //! `movejit run` meters by default (a runaway loop ends with `OUT_OF_GAS`),
 //! and its gas flags mean the same on every executor: `--max-gas` (the
 //! schedule's external units), `--gas` (internal units), `--unmetered`,
-//! `--gas-schedule` (only `unit` so far).
+//! `--gas-schedule` (`aptos`, the default for Aptos-flavoured modules, or
+//! `unit`). `--json` reports the gas in the names outside scripts read.
 
 mod common;
 
@@ -55,18 +56,23 @@ fn gas_flags_mean_the_same_on_every_executor() {
     // (function, argument, flags, expected exit code, status, gas used: exact, or None for "some")
     type Case<'a> = (&'a str, &'a str, &'a [&'a str], i32, &'a str, Option<u64>);
     let cases: &[Case] = &[
-        ("spin", "", &["--max-gas", "1000"], 0, "OUT_OF_GAS", Some(1000)),
+        // Aptos's schedule by default: external units of 1,000,000.
+        ("spin", "", &["--max-gas", "1000"], 0, "OUT_OF_GAS", Some(1_000_000_000)),
         ("spin", "", &["--gas", "500"], 0, "OUT_OF_GAS", Some(500)),
+        // The default balance (20,000,000 units) outlasts the execution
+        // limit (9,200,000,000 internal units): the last charge passes it.
+        ("spin", "", &[], 0, "EXECUTION_LIMIT_REACHED", Some(9_200_001_620)),
+        ("spin", "", &["--gas-schedule", "unit", "--max-gas", "1000"], 0, "OUT_OF_GAS", Some(1000)),
         // Metered by default: a terminating call reports what it used.
         ("count", "100", &[], 0, "EXECUTED", None),
         ("count", "100", &["--unmetered"], 0, "EXECUTED", Some(0)),
         ("count", "100", &["--gas-schedule", "unit"], 0, "EXECUTED", None),
-        ("count", "100", &["--gas-schedule", "aptos"], 1, "USAGE_ERROR", Some(0)),
+        ("count", "100", &["--gas-schedule", "aptos"], 0, "EXECUTED", None),
     ];
     let mut wrong = Vec::new();
     for engine in ["interp", "jit", "auto"] {
-        // Gas used by `count` with no schedule named, and under `unit`.
-        let (mut default_used, mut unit_used) = (None, None);
+        // Gas used by `count` with no schedule named, under `aptos` and `unit`.
+        let (mut default_used, mut aptos_used, mut unit_used) = (None, None, None);
         for &(f, arg, flags, exit, status, gas) in cases {
             let function = format!("0xcafe::spin::{f}");
             let mut args = vec!["run", "--json", "--engine", engine, mv, "--function", &function];
@@ -90,15 +96,27 @@ fn gas_flags_mean_the_same_on_every_executor() {
             if code != Some(exit) || v["status"] != status || !gas_ok {
                 wrong.push(format!("{engine} {f} {flags:?}: exit {code:?}, {} gas {used}", v["status"]));
             }
+            // The parts add up; external units round up (the unit
+            // schedule's are its internal ones).
+            let part = |k: &str| v[k].as_u64().unwrap_or(u64::MAX);
+            let unit = flags.contains(&"unit");
+            let external = if unit { used } else { used.div_ceil(1_000_000) };
+            if part("execution_gas_used").checked_add(part("io_gas_used")) != Some(used)
+                || part("gas_used_external") != external
+                || !v.as_object().is_some_and(|o| o.contains_key("memory_used"))
+            {
+                wrong.push(format!("{engine} {f} {flags:?}: gas fields {v}"));
+            }
             match (f, flags) {
                 ("count", []) => default_used = Some(used),
                 ("count", ["--gas-schedule", "unit"]) => unit_used = Some(used),
+                ("count", ["--gas-schedule", "aptos"]) => aptos_used = Some(used),
                 _ => {}
             }
         }
-        // The unit schedule is the default (until Aptos's is wired).
-        assert_eq!(default_used, unit_used, "{engine}");
-        assert!(default_used.is_some(), "{engine}");
+        // Aptos's schedule is the default for an Aptos-flavoured module.
+        assert_eq!(default_used, aptos_used, "{engine}");
+        assert!(default_used.is_some() && default_used != unit_used, "{engine}");
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     // Flags that contradict each other are refused by the parser.

@@ -590,7 +590,9 @@ impl<'e, 'r> Session<'e, 'r> {
                         err
                     },
                 )?;
-                let m = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
+                let mut m = LoadedModule::new(module, &self.engine.config.natives)?;
+                m.size = bytes.len() as u64;
+                let m = Arc::new(m);
                 if &m.id != id {
                     return Err(VmError::new(StatusCode::LINKER_ERROR).with_message("module id mismatch"));
                 }
@@ -629,7 +631,7 @@ impl<'e, 'r> Session<'e, 'r> {
             ids.push(id);
         }
         let mut done: Vec<Arc<LoadedModule>> = Vec::new();
-        for (m, id) in decoded.into_iter().zip(&ids) {
+        for ((m, id), bytes) in decoded.into_iter().zip(&ids).zip(bundle) {
             let mut deps: Vec<Arc<LoadedModule>> = Vec::new();
             let located = |status: StatusCode, msg: String| {
                 let mut e = VmError::new(status).with_message(msg);
@@ -685,7 +687,8 @@ impl<'e, 'r> Session<'e, 'r> {
                 });
                 err
             })?;
-            let loaded = LoadedModule::new(m, &self.engine.config.natives)?;
+            let mut loaded = LoadedModule::new(m, &self.engine.config.natives)?;
+            loaded.size = bytes.len() as u64;
             for (i, f) in loaded.module.function_defs.iter().enumerate() {
                 if f.is_native() && loaded.natives.get(i).is_none_or(|n| n.is_none()) {
                     return Err(located(
@@ -962,6 +965,11 @@ impl<'e, 'r> Session<'e, 'r> {
         args: &[Vec<u8>],
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
+        // Aptos charges loading the entry function's module first (before
+        // its verification and the argument checks).
+        if let (Some(a), Some(bytes)) = (gas.aptos_meter_mut(), self.resolver.get_module(module)) {
+            a.charge_module(module, bytes.len() as u64).map_err(VmError::new)?;
+        }
         if let Some(plan) = self.entry_plan(module, name, ty_args) {
             return self.execute_planned(plan, name, ty_args, args, gas);
         }

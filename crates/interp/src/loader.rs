@@ -32,6 +32,9 @@ pub struct LoadedModule {
     pub natives: Vec<Option<NativeFunction>>,
     /// Per function definition.
     pub fn_info: Vec<FnInfo>,
+    /// Serialized size in bytes (what loading it costs under Aptos's
+    /// schedule; 0 for a script).
+    pub size: u64,
 }
 
 impl std::fmt::Debug for LoadedModule {
@@ -73,7 +76,7 @@ impl LoadedModule {
             });
             bound.push(if f.is_native() { natives.get(&address, &id.name, fname) } else { None });
         }
-        Ok(LoadedModule { id, module, handle_ids, datatypes, functions, natives: bound, fn_info })
+        Ok(LoadedModule { id, module, handle_ids, datatypes, functions, natives: bound, fn_info, size: 0 })
     }
 
     pub fn function_name(&self, def: u16) -> String {

@@ -121,6 +121,26 @@ impl AbstractSizes {
         }
     }
 
+    /// [`value`](Self::value) of the value at `a`.
+    ///
+    /// # Safety
+    /// `a` holds a live value of layout `l`.
+    #[allow(unsafe_code)]
+    pub unsafe fn value_at(&self, l: &FlatLayout, a: crate::flat::mem::Addr) -> u64 {
+        // SAFETY: the caller's contract.
+        self.value(l, unsafe { crate::flat::mem::bytes(a, l.size) })
+    }
+
+    /// [`dereferenced`](Self::dereferenced) of the value at `a`.
+    ///
+    /// # Safety
+    /// `a` holds a live value of layout `l`.
+    #[allow(unsafe_code)]
+    pub unsafe fn dereferenced_at(&self, l: &FlatLayout, a: crate::flat::mem::Addr) -> u64 {
+        // SAFETY: the caller's contract.
+        self.dereferenced(l, unsafe { crate::flat::mem::bytes(a, l.size) })
+    }
+
     fn signer(&self) -> u64 {
         self.struct_ + self.unit[ScalarKind::U16 as usize] + self.unit[ScalarKind::Address as usize]
     }

@@ -1,12 +1,16 @@
-//! Gas: a meter charging a cost table given as data (a static cost per
-//! instruction kind plus per-byte costs for size-dependent work).
+//! Gas: one meter ([`GasMeter`]) over one of two schedules: the `unit`
+//! placeholder table ([`CostTable`]: a static cost per instruction kind plus
+//! per-byte costs), or Aptos's production schedule ([`aptos::AptosMeter`]:
+//! Move's charge points, priced by named parameters).
 
 pub mod abstract_size;
 pub mod algebra;
+pub mod aptos;
 pub mod aptos_v50;
 pub mod schedule;
 
 use crate::error::{VmError, VmResult};
+use aptos::{AptosMeter, AptosPricing};
 use movejit_format::{Opcode, StatusCode};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -65,49 +69,98 @@ pub struct GasMeter {
     /// `None`: unmetered.
     budget: Option<u64>,
     used: u64,
+    /// Charging the Aptos schedule: the unit table is all zeros (its
+    /// charges cost nothing) and the executors charge Move's charge
+    /// points here instead.
+    aptos: Option<Box<AptosMeter>>,
 }
 
 impl GasMeter {
     pub fn new(table: CostTable, budget: u64) -> Self {
         let instr = Opcode::ALL.iter().map(|op| table.instr.get(op).copied().unwrap_or(table.default_instr)).collect();
-        GasMeter { table: Arc::new(table), instr, budget: Some(budget), used: 0 }
+        GasMeter { table: Arc::new(table), instr, budget: Some(budget), used: 0, aptos: None }
+    }
+    /// A meter charging the Aptos schedule `pricing` with a balance of
+    /// `balance` internal units.
+    pub fn aptos(pricing: Arc<AptosPricing>, balance: u64) -> Self {
+        let table = CostTable { instr: HashMap::new(), default_instr: 0, per_byte: 0, native_base: 0, per_frame: 0 };
+        let aptos = Some(Box::new(AptosMeter::new(pricing, balance)));
+        // A unit budget of 0: `charge` finds the Aptos meter on its slow
+        // path (the unit schedule's hot path tests nothing more).
+        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: Some(0), used: 0, aptos }
+    }
+    /// The Aptos meter, when this meter charges the Aptos schedule.
+    pub fn aptos_meter(&self) -> Option<&AptosMeter> {
+        self.aptos.as_deref()
+    }
+    pub fn aptos_meter_mut(&mut self) -> Option<&mut AptosMeter> {
+        self.aptos.as_deref_mut()
+    }
+    pub fn is_aptos(&self) -> bool {
+        self.aptos.is_some()
     }
     /// This meter, metered, with `budget` units and nothing used (a meter
     /// reused per call: no table is rebuilt).
     pub fn restart(&mut self, budget: u64) {
         self.budget = Some(budget);
         self.used = 0;
+        if let Some(a) = &mut self.aptos {
+            **a = AptosMeter::new(a.pricing.clone(), budget);
+            self.budget = Some(0);
+        }
     }
     /// A fresh meter with `budget` units over this meter's cost table
     /// (shared, not rebuilt: for meters made per call).
     pub fn with_budget(&self, budget: u64) -> Self {
-        GasMeter { table: self.table.clone(), instr: self.instr.clone(), budget: Some(budget), used: 0 }
+        let aptos = self.aptos.as_ref().map(|a| Box::new(AptosMeter::new(a.pricing.clone(), budget)));
+        let budget = if aptos.is_some() { 0 } else { budget };
+        GasMeter { table: self.table.clone(), instr: self.instr.clone(), budget: Some(budget), used: 0, aptos }
     }
     /// A meter that charges nothing (it builds no cost table).
     pub fn unmetered() -> Self {
         let table = CostTable { instr: HashMap::new(), default_instr: 0, per_byte: 0, native_base: 0, per_frame: 0 };
-        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: None, used: 0 }
+        GasMeter { table: Arc::new(table), instr: Arc::new([]), budget: None, used: 0, aptos: None }
     }
+    /// Internal units used (Aptos: execution and I/O).
     pub fn used(&self) -> u64 {
-        self.used
+        match &self.aptos {
+            Some(a) => a.algebra.total_used(),
+            None => self.used,
+        }
     }
     /// Units left; `None` when unmetered.
     pub fn remaining(&self) -> Option<u64> {
-        self.budget.map(|b| b.saturating_sub(self.used))
+        match &self.aptos {
+            Some(a) => Some(a.algebra.balance()),
+            None => self.budget.map(|b| b.saturating_sub(self.used)),
+        }
     }
     pub fn is_metered(&self) -> bool {
         self.budget.is_some()
     }
+    /// `amount` internal units (Aptos: of execution gas).
+    #[inline]
     pub fn charge(&mut self, amount: u64) -> VmResult<()> {
         let Some(b) = self.budget else { return Ok(()) };
         let next = self.used.saturating_add(amount);
         if next > b {
-            self.used = b;
-            return Err(VmError::new(StatusCode::OUT_OF_GAS));
+            return self.charge_past_budget(amount, b);
         }
         self.used = next;
         Ok(())
     }
+    /// `charge` past the unit budget: out of gas, or an Aptos meter (whose
+    /// unit budget is 0) charging.
+    #[cold]
+    #[inline(never)]
+    fn charge_past_budget(&mut self, amount: u64, budget: u64) -> VmResult<()> {
+        if let Some(a) = &mut self.aptos {
+            return a.charge_execution(amount).map_err(VmError::new);
+        }
+        self.used = budget;
+        Err(VmError::new(StatusCode::OUT_OF_GAS))
+    }
+    #[inline]
     pub fn charge_instr(&mut self, op: Opcode) -> VmResult<()> {
         if self.budget.is_none() {
             return Ok(());
@@ -128,6 +181,17 @@ impl GasMeter {
         self.charge(self.table.native_base)?;
         self.charge_bytes(bytes)
     }
+    /// A native's charge under the Aptos schedule: `parameter × count`
+    /// terms, its formula in Aptos's natives (nothing under `unit`, which
+    /// charges [`charge_native`](Self::charge_native) instead).
+    pub fn charge_aptos_native(&mut self, terms: &[(&str, u64)]) -> VmResult<()> {
+        let Some(a) = &mut self.aptos else { return Ok(()) };
+        a.charge_native(terms).map_err(|e| match e {
+            aptos::NativeCharge::Status(s) => VmError::new(s),
+            aptos::NativeCharge::Missing(m) => VmError::invariant(m.to_string()),
+        })
+    }
+    #[inline]
     pub fn charge_frame(&mut self) -> VmResult<()> {
         if self.budget.is_none() {
             return Ok(());

@@ -229,6 +229,14 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
     });
 }
 
+/// Aptos's price of hashing `n` bytes with `0x1::hash::<name>`.
+pub fn hash_terms(name: &str, n: usize) -> [(&'static str, u64); 2] {
+    match name {
+        "sha2_256" => [("move_stdlib.hash.sha2_256.base", 1), ("move_stdlib.hash.sha2_256.per_byte", n as u64)],
+        _ => [("move_stdlib.hash.sha3_256.base", 1), ("move_stdlib.hash.sha3_256.per_byte", n as u64)],
+    }
+}
+
 /// The flat forms of the stdlib natives (same checks, errors and charges
 /// as the tree forms in [`register_all`]).
 pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
@@ -237,6 +245,7 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
             call.ty_arg(0).map_err(|_| VmError::invariant("to_bytes without type"))?;
             let bytes = call.arg_bcs(0).map_err(|_| VmError::abort(0x1C5))?;
             call.cx.gas.charge_native(bytes.len())?;
+            call.cx.gas.charge_aptos_native(&[("move_stdlib.bcs.to_bytes.per_byte_serialized", bytes.len() as u64)])?;
             call.ret_bytes(0, &bytes)
         });
     }
@@ -246,25 +255,40 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
             let n = data.len();
             let digest = hash(data);
             call.cx.gas.charge_native(n)?;
+            call.cx.gas.charge_aptos_native(&hash_terms(name, n))?;
             call.ret_bytes(0, &digest)
         });
     }
     // A signer is one address at offset 0: the reference is the signer's.
-    r.register_flat(a, "signer", "borrow_address", |call| call.ret_arg_ref(0, 0, &[]));
+    r.register_flat(a, "signer", "borrow_address", |call| {
+        call.cx.gas.charge_aptos_native(&[("move_stdlib.signer.borrow_address.base", 1)])?;
+        call.ret_arg_ref(0, 0, &[])
+    });
     r.register_flat(a, "string", "internal_check_utf8", |call| {
+        let n = call.arg_bytes(0)?.len() as u64;
+        call.cx.gas.charge_aptos_native(&[
+            ("move_stdlib.string.check_utf8.base", 1),
+            ("move_stdlib.string.check_utf8.per_byte", n),
+        ])?;
         let ok = std::str::from_utf8(call.arg_bytes(0)?).is_ok();
         call.ret_bool(0, ok)
     });
     r.register_flat(a, "string", "internal_is_char_boundary", |call| {
+        call.cx.gas.charge_aptos_native(&[("move_stdlib.string.is_char_boundary.base", 1)])?;
         let b = call.arg_bytes(0)?;
         let i = usize::try_from(call.arg_u64(1)?).unwrap_or(usize::MAX);
         let ok = i == 0 || i == b.len() || (i < b.len() && (b[i] as i8) >= -0x40);
         call.ret_bool(0, ok)
     });
     r.register_flat(a, "string", "internal_sub_string", |call| {
-        let b = call.arg_bytes(0)?;
         let i = usize::try_from(call.arg_u64(1)?).unwrap_or(usize::MAX);
         let j = usize::try_from(call.arg_u64(2)?).unwrap_or(usize::MAX);
+        // Aptos: the base, then (when `i <= j`) per byte taken.
+        call.cx.gas.charge_aptos_native(&[("move_stdlib.string.sub_string.base", 1)])?;
+        if i <= j {
+            call.cx.gas.charge_aptos_native(&[("move_stdlib.string.sub_string.per_byte", (j - i) as u64)])?;
+        }
+        let b = call.arg_bytes(0)?;
         if i > j || j > b.len() {
             return Err(VmError::invariant("sub_string out of range"));
         }
@@ -275,6 +299,12 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
         let s = call.arg_bytes(0)?;
         let p = call.arg_bytes(1)?;
         let pos = if p.is_empty() { 0 } else { s.windows(p.len()).position(|w| w == p).unwrap_or(s.len()) };
+        let pattern = p.len() as u64;
+        call.cx.gas.charge_aptos_native(&[
+            ("move_stdlib.string.index_of.base", 1),
+            ("move_stdlib.string.index_of.per_byte_pattern", pattern),
+            ("move_stdlib.string.index_of.per_byte_searched", pos as u64),
+        ])?;
         call.ret_u64(0, pos as u64)
     });
     r.register_flat(a, "type_name", "get", |call| {

@@ -14,17 +14,18 @@
 
 #![allow(unsafe_code)]
 
-use super::prepare::{Kind, Op, Prepared};
-use super::{Callee, Instance, VecNative};
+use super::prepare::{GasSite, Kind, Measure, Op, Prepared};
+use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::Session;
 use crate::loader::LoadedModule;
-use movejit_format::AccountAddress;
+use movejit_format::{AccountAddress, Bytecode, Opcode};
 use movejit_runtime::arith::{self, BinOp, CmpOp};
 use movejit_runtime::error::TrapResult;
 use movejit_runtime::ethnum::{I256, U256};
 use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
+use movejit_runtime::gas::aptos::{AptosMeter, SiteCounts};
 use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
 use std::sync::Arc;
 
@@ -171,6 +172,8 @@ unsafe fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets:
             let e = elem_of(l)?;
             let data = mem::vec_bytes(e, *a);
             gas.charge_native(data.len())?;
+            let name = if kind == VecNative::Sha2_256 { "sha2_256" } else { "sha3_256" };
+            gas.charge_aptos_native(&movejit_runtime::natives::hash_terms(name, data.len()))?;
             let digest = match kind {
                 VecNative::Sha2_256 => movejit_runtime::natives::sha2_256(data),
                 _ => movejit_runtime::natives::sha3_256(data),
@@ -180,6 +183,75 @@ unsafe fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets:
         }
     }
     Ok(())
+}
+
+/// Aptos charges an instruction at `pc` before it runs: the types it
+/// builds, then its price (measuring the value it copies, reads or
+/// compares). Calls, global operations and abort messages are charged
+/// where they run (the callee, the resource read, the message's bytes).
+///
+/// # Safety
+/// `base` is the frame of a live call of `p` stopped at `pc` (its slots
+/// hold the values the prepared site measures).
+#[inline(never)]
+unsafe fn charge_aptos(a: &mut AptosMeter, p: &Prepared, pc: usize, base: Addr) -> TrapResult<()> {
+    let op = p.opcodes[pc];
+    let g: &GasSite = &p.gas[pc];
+    if matches!(op, Opcode::Call | Opcode::CallGeneric | Opcode::CallClosure | Opcode::AbortMsg) {
+        return Ok(());
+    }
+    if op == Opcode::PackClosureGeneric {
+        // Priced first, then its type arguments are built.
+        a.charge_site(op, g.counts).map_err(VmError::new)?;
+        return a.charge_create_ty(g.nodes).map_err(|s| Box::new(VmError::new(s)));
+    }
+    if g.nodes > 0 {
+        a.charge_create_ty(g.nodes).map_err(VmError::new)?;
+    }
+    if is_global(op) {
+        return Ok(());
+    }
+    let sizes = &a.pricing.sizes;
+    // SAFETY: the measured slots are the frame's, live at `pc` (the
+    // caller's contract); a reference slot holds a live target.
+    let counts = unsafe {
+        match &g.measure {
+            Measure::None => g.counts,
+            Measure::Slot(off, l) => SiteCounts { units: sizes.value_at(l, base.add(*off)), ..g.counts },
+            Measure::Ref(off, l) => SiteCounts { units: sizes.value_at(l, mem::read_addr(base.add(*off))), ..g.counts },
+            Measure::Variant(off, l) => {
+                let tag = u16::from_le_bytes(mem::read(base.add(*off)));
+                let fields = match &l.shape {
+                    Shape::Enum(vs) => vs.get(tag as usize).map_or(0, |fs| fs.len()),
+                    _ => 0,
+                };
+                SiteCounts { units: fields as u64 + 1, ..g.counts }
+            }
+            Measure::Pair(x, y, l) => SiteCounts {
+                units: sizes.dereferenced_at(l, base.add(*x)).saturating_add(sizes.dereferenced_at(l, base.add(*y))),
+                ..g.counts
+            },
+        }
+    };
+    a.charge_site(op, counts).map_err(|s| Box::new(VmError::new(s)))
+}
+
+/// Instructions that read a resource (charged after the read, as Aptos does).
+fn is_global(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        ImmBorrowGlobal
+            | ImmBorrowGlobalGeneric
+            | MutBorrowGlobal
+            | MutBorrowGlobalGeneric
+            | Exists
+            | ExistsGeneric
+            | MoveFrom
+            | MoveFromGeneric
+            | MoveTo
+            | MoveToGeneric
+    )
 }
 
 fn inv(m: &str) -> Box<VmError> {
@@ -223,6 +295,19 @@ unsafe fn store(v: &Value, a: Addr) -> TrapResult<()> {
         v => return Err(inv(&format!("store of {v:?}"))),
     }
     Ok(())
+}
+
+/// Drops the location of an error Aptos reports nowhere (marked by an
+/// empty module: see `aptos_load_location`).
+fn unlocated(e: &mut VmError) {
+    if e.location.as_ref().is_some_and(|l| l.module.is_empty()) {
+        e.location = None;
+    }
+}
+
+/// The bytecode instruction at `pc` of `p`.
+fn instruction(p: &Prepared, pc: usize) -> Option<&Bytecode> {
+    p.module.module.function_defs.get(p.def as usize)?.code.as_ref()?.code.get(pc)
 }
 
 fn location(p: &Prepared, pc: usize) -> ErrorLocation {
@@ -328,6 +413,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let ret_slots: Vec<(Addr, L)> =
             self.entry_rets.iter().map(|v| (Addr::of_value(v), v.layout().clone())).collect();
         let ty_args = Arc::new(ty_args);
+        if let Some(a) = self.gas.aptos_meter_mut() {
+            a.charge_module(&m.id, m.size).map_err(VmError::new)?;
+        }
         let callee = self.s.flat_callee(&m, def, ty_args.clone())?;
         // SAFETY: the argument slots are owned values of their layouts (or
         // reference slots to owned values), the result slots owned zeroed
@@ -378,8 +466,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     .collect::<VmResult<Vec<_>>>();
                 rets.map(|rets| (rets, roots))
             }
-            Err(e) => {
+            Err(mut e) => {
                 self.unwind();
+                unlocated(&mut e);
                 // The results were never written: forget, don't drop.
                 for v in std::mem::take(&mut self.entry_rets) {
                     v.forget_moved();
@@ -458,8 +547,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Err(e)
             }
         };
-        let r = r.map_err(|e| {
+        let r = r.map_err(|mut e| {
             self.unwind();
+            unlocated(&mut e);
             *e
         });
         self.nested_rets = None;
@@ -571,7 +661,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         .ok_or_else(|| VmError::missing_native(&n.module.id, &n.module.function_name(n.def)))?;
                 self.gas.charge_native(0)?;
                 if let Some(kind) = n.fast {
-                    vec_native(kind, self.gas, &args, rets)?;
+                    vec_native(kind, self.gas, &args, rets).map_err(|e| self.native_error(n, e))?;
                     self.check_push(rets, sbase, height_after)?;
                     return Ok(false);
                 }
@@ -583,17 +673,27 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 let nrets = rets.iter().map(|(a, l)| (*a, &***l));
                 native_bridge::with_native_slots(nargs, nrets, |nargs, nrets| {
                     native_bridge::call_native(f, &mut self.natives, self.gas, &*self.s, native_ty_args, nargs, nrets)
-                })?;
+                })
+                .map_err(|e| self.native_error(n, e))?;
                 self.check_push(rets, sbase, height_after)?;
                 Ok(false)
             }
             &Callee::Move(callee) => {
                 let p = callee.p;
+                if let Some(a) = self.gas.aptos_meter_mut() {
+                    // A new frame builds its locals' types (before the
+                    // depth check: Aptos makes the frame, then pushes it).
+                    if let Err(s) = p.local_nodes.iter().try_for_each(|n| a.charge_create_ty(*n)) {
+                        return Err(self.at_aptos_load(VmError::new(s)));
+                    }
+                }
                 if self.frames.len() >= self.max_depth {
                     return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                 }
                 self.gas.charge_frame()?;
-                if self.s.compiled.is_some() {
+                // Compiled code charges the unit schedule only (Aptos
+                // calls stay interpreted).
+                if self.s.compiled.is_some() && !self.gas.is_aptos() {
                     match self.try_compiled(p, &args, rets, sbase) {
                         Ok(true) => {
                             self.check_push(rets, sbase, height_after)?;
@@ -618,6 +718,22 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Ok(true)
             }
         }
+    }
+
+    /// A native's error: Aptos locates running out of gas in a native at
+    /// the native function itself (offset 0).
+    fn native_error(&self, n: &NativeCallee, e: impl Into<Box<VmError>>) -> Box<VmError> {
+        let mut e = e.into();
+        let gas = matches!(e.status, StatusCode::OUT_OF_GAS | StatusCode::EXECUTION_LIMIT_REACHED);
+        if gas && e.location.is_none() && self.gas.is_aptos() {
+            e.location = Some(ErrorLocation {
+                module: n.module.id.long_string(),
+                function_name: n.module.function_name(n.def),
+                function_index: n.def,
+                code_offset: 0,
+            });
+        }
+        e
     }
 
     /// The stack limit after a callee that ran at once wrote `rets` (live
@@ -708,6 +824,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     unsafe fn exec(&mut self, me: Instance<'e>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
         let p = me.p;
         let metered = self.gas.is_metered();
+        let aptos = self.gas.is_aptos();
         // The stack limit can only be reached when the frame's deepest
         // height would pass it.
         let limit_checks = sbase + p.max_height > self.max_stack;
@@ -715,7 +832,11 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         loop {
             let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
             if metered {
-                self.gas.charge_instr(p.opcodes[*pc])?;
+                if aptos {
+                    self.charge_aptos_at(p, *pc, base)?;
+                } else {
+                    self.gas.charge_instr(p.opcodes[*pc])?;
+                }
             }
             match op {
                 Op::Nop => {}
@@ -775,12 +896,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::BinU64 { op, a, b } => bin_u64(*op, at(*a), at(*b))?,
                 Op::LdBinU64 { op, a, b, v } => {
                     mem::write_u64(at(*b), *v);
-                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
                     bin_u64(*op, at(*a), at(*b))?;
                 }
                 Op::CopyBinU64 { op, a, b, src } => {
                     mem::write::<8>(at(*b), mem::read::<8>(at(*src)));
-                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
                     bin_u64(*op, at(*a), at(*b))?;
                 }
                 Op::CmpBrU64 { op, a, b, t, when } => {
@@ -791,7 +912,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         CmpOp::Le => x <= y,
                         CmpOp::Ge => x >= y,
                     };
-                    self.second_of_pair(p, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
                     if r == *when {
                         *pc = *t as usize;
                         continue;
@@ -880,14 +1001,21 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let bytes = mem::vec_bytes(e, v).to_vec();
                     mem::drop_value(l, v);
                     self.gas.charge_bytes(bytes.len())?;
+                    if let Some(a) = self.gas.aptos_meter_mut() {
+                        let counts = SiteCounts { units: bytes.len() as u64, ..SiteCounts::default() };
+                        a.charge_site(Opcode::AbortMsg, counts).map_err(VmError::new)?;
+                    }
                     let max = self.s.engine.config.limits.max_abort_message;
                     return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
                 }
                 Op::Call(site) => {
                     let callee = self.s.flat_site_callee(me, site, *pc)?;
                     let sb = sbase + site.height_below;
+                    if aptos {
+                        self.charge_aptos_call_site(&callee, p, *pc, site.args.len())?;
+                    }
                     // Fast path: a Move callee, interpreted (no allocation).
-                    if let (Callee::Move(inst), None) = (callee, &self.s.compiled) {
+                    if let (Callee::Move(inst), None, false) = (callee, &self.s.compiled, aptos) {
                         let q = inst.p;
                         if self.frames.len() >= self.max_depth {
                             return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
@@ -1024,12 +1152,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::Exists { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
+                    if aptos {
+                        self.charge_aptos_global(p, *pc, slot)?;
+                    }
                     let e = self.s.globals.flat.get(slot).is_some_and(|g| g.is_some());
                     mem::write_bool(at(*a), e);
                 }
                 Op::BorrowGlobal { a, ty, mutable } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
+                    if aptos {
+                        self.charge_aptos_global(p, *pc, slot)?;
+                    }
                     let g = match self.s.globals.flat.get(slot) {
                         Some(Some(v)) => Addr::of_value(v),
                         _ => return Err(Box::new(VmError::missing_resource(&addr, false))),
@@ -1042,6 +1176,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveFrom { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
+                    if aptos {
+                        self.charge_aptos_global(p, *pc, slot)?;
+                    }
                     if !self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
                         return Err(Box::new(VmError::missing_resource(&addr, true)));
                     }
@@ -1052,6 +1189,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveTo { s, v, ty, l } => {
                     let addr = AccountAddress(mem::read(mem::read_addr(at(*s))));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
+                    if aptos {
+                        self.charge_aptos_global(p, *pc, slot)?;
+                    }
                     if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
                         mem::drop_value(l, at(*v));
                         return Err(Box::new(VmError::resource_exists(&addr)));
@@ -1095,10 +1235,14 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// Moves from the first to the second instruction of a fused pair:
     /// the first's stack check, then the second's gas (errors from here on
     /// are located at the second).
+    ///
+    /// # Safety
+    /// `base` is the running frame of `p` (as [`charge_aptos`]).
     #[inline(always)]
-    fn second_of_pair(
+    unsafe fn second_of_pair(
         &mut self,
         p: &Prepared,
+        base: Addr,
         pc: &mut usize,
         sbase: u32,
         limit_checks: bool,
@@ -1110,9 +1254,109 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
         *pc += 1;
         if metered {
-            self.gas.charge_instr(p.opcodes[*pc])?;
+            if self.gas.is_aptos() {
+                // SAFETY: the caller's contract.
+                unsafe { self.charge_aptos_at(p, *pc, base) }?;
+            } else {
+                self.gas.charge_instr(p.opcodes[*pc])?;
+            }
         }
         Ok(())
+    }
+
+    /// Where Aptos reports an error raised while loading a callee or making
+    /// its frame (a dependency charge, the frame's types): at the module of the frame below the caller, with no
+    /// function or offset; nowhere when the caller is the entry function.
+    /// "Nowhere" is marked by an empty module until the execution ends
+    /// ([`unlocated`]).
+    fn aptos_load_location(&self) -> ErrorLocation {
+        let below = self.frames.len().checked_sub(2).and_then(|i| self.frames.get(i));
+        ErrorLocation {
+            module: below.map(|f| f.inst.p.module.id.long_string()).unwrap_or_default(),
+            function_name: String::new(),
+            function_index: 0,
+            code_offset: 0,
+        }
+    }
+
+    /// `e` located as [`aptos_load_location`](Self::aptos_load_location).
+    fn at_aptos_load(&self, e: impl Into<Box<VmError>>) -> Box<VmError> {
+        let mut e = e.into();
+        e.location = Some(self.aptos_load_location());
+        e
+    }
+
+    /// [`charge_aptos`] at `pc` (kept out of the instruction loop).
+    ///
+    /// # Safety
+    /// As [`charge_aptos`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn charge_aptos_at(&mut self, p: &Prepared, pc: usize, base: Addr) -> TrapResult<()> {
+        match self.gas.aptos_meter_mut() {
+            // SAFETY: the caller's contract.
+            Some(a) => unsafe { charge_aptos(a, p, pc, base) },
+            None => Ok(()),
+        }
+    }
+
+    /// The Aptos charges of `Call` / `CallGeneric` at `pc` with `nargs`
+    /// arguments (kept out of the instruction loop).
+    #[cold]
+    #[inline(never)]
+    fn charge_aptos_call_site(&mut self, callee: &Callee<'e>, p: &Prepared, pc: usize, nargs: usize) -> TrapResult<()> {
+        let g = &p.gas[pc];
+        let counts = SiteCounts { units: nargs as u64, ..g.counts };
+        let inst = match instruction(p, pc) {
+            Some(Bytecode::CallGeneric(fi)) => Some((g.nodes, (p as *const Prepared as usize, fi.0 as u64))),
+            _ => None,
+        };
+        self.charge_aptos_call(callee, p.opcodes[pc], counts, inst)
+    }
+
+    /// Aptos's charges for calling `callee` with `op`: the caller's first
+    /// resolution of a generic instantiation builds its type arguments
+    /// (`instantiation`: nodes and key), the callee's module is loaded
+    /// once per transaction, then the call's price (arguments, the
+    /// callee's locals; a native has none).
+    fn charge_aptos_call(
+        &mut self,
+        callee: &Callee<'e>,
+        op: Opcode,
+        mut counts: SiteCounts,
+        instantiation: Option<(u64, (usize, u64))>,
+    ) -> TrapResult<()> {
+        let (module, locals) = match callee {
+            Callee::Move(i) => (&i.p.module, i.p.local_nodes.len()),
+            Callee::Native(n) => (&n.module, 0),
+        };
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
+        if let Some((nodes, key)) = instantiation {
+            if a.first_instantiation(key) {
+                a.charge_create_ty(nodes).map_err(VmError::new)?;
+            }
+        }
+        if let Err(s) = a.charge_module(&module.id, module.size) {
+            return Err(self.at_aptos_load(VmError::new(s)));
+        }
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
+        counts.locals = locals as u64;
+        a.charge_site(op, counts).map_err(|s| Box::new(VmError::new(s)))
+    }
+
+    /// The Aptos charges of a global operation at `pc` on `slot`: the
+    /// resource's first read in the transaction (I/O), then the operation.
+    #[cold]
+    #[inline(never)]
+    fn charge_aptos_global(&mut self, p: &Prepared, pc: usize, slot: usize) -> TrapResult<()> {
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
+        let bytes = match self.s.globals.flat.get(slot) {
+            // SAFETY: an owned global value of its own layout.
+            Some(Some(v)) => Some(unsafe { mem::serialize(v.layout(), Addr::of_value(v)) }?.len() as u64),
+            _ => None,
+        };
+        a.charge_resource(slot, bytes).map_err(VmError::new)?;
+        a.charge_site(p.opcodes[pc], SiteCounts::default()).map_err(|s| Box::new(VmError::new(s)))
     }
 
     /// `CallClosure`: the captured values and the provided arguments (frame
@@ -1138,6 +1382,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let Some(c) = owned.as_ref().or(shared.as_deref()) else { return Err(inv("closure")) };
         let (callee, mutable) = self.s.closure_callee(c.function, &c.type_args)?;
         let total = provided.len() + c.captured.len();
+        if self.gas.is_aptos() {
+            let counts = SiteCounts { units: total as u64, ..SiteCounts::default() };
+            self.charge_aptos_call(&callee, Opcode::CallClosure, counts, None)?;
+        }
         let mut captured = c.captured.iter();
         let mut prov = provided.iter();
         let mut scratch = Scratch([0; SCRATCH_BYTES]);

@@ -18,6 +18,7 @@ use movejit_format::{
 };
 use movejit_runtime::arith::{BinOp, CmpOp};
 use movejit_runtime::flat::{FlatLayout, FlatValue, FrameLayout, Shape};
+use movejit_runtime::gas::aptos::SiteCounts;
 pub(crate) use movejit_runtime::ScalarKind as Kind;
 use movejit_runtime::{StatusCode, Type, TypeId, TypeTable, VmError, VmResult};
 use std::sync::Arc;
@@ -360,6 +361,37 @@ pub(crate) struct Prepared {
     pub links: Vec<(movejit_runtime::ModuleId, usize)>,
     /// How many `Op::Call`s `ops` has ([`CallSite::index`] counts them).
     pub call_sites: u32,
+    /// What each instruction charges under Aptos's schedule (by pc).
+    pub gas: Vec<GasSite>,
+    /// Type nodes of each local (parameters first): a new frame builds them.
+    pub local_nodes: Box<[u64]>,
+}
+
+/// An instruction's charges under Aptos's schedule that its prepared site
+/// fixes: the counts its formula multiplies, the type nodes it builds
+/// first, and which value a value-sized instruction measures.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GasSite {
+    pub counts: SiteCounts,
+    pub nodes: u64,
+    pub measure: Measure,
+}
+
+/// The value whose abstract size prices an instruction.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Measure {
+    #[default]
+    None,
+    /// The value in a frame slot (`copy_loc`).
+    Slot(u32, L),
+    /// The value a reference in a frame slot points to (`read_ref`).
+    Ref(u32, L),
+    /// Two operands, references dereferenced (`eq`, `neq`).
+    Pair(u32, u32, L),
+    /// The fields of the enum value in a frame slot, its tag counted as
+    /// one (`unpack_variant` is priced by the value's variant, before it
+    /// is checked).
+    Variant(u32, L),
 }
 
 pub(crate) struct Preparer<'a, 'e, 'r> {
@@ -457,6 +489,28 @@ fn pop(st: &mut Vec<Type>) -> VmResult<Type> {
     st.pop().ok_or_else(|| VmError::new(StatusCode::EMPTY_VALUE_STACK))
 }
 
+/// Whether [`Preparer::gas_site`] reads the types on the stack before
+/// `instr` (not only their number).
+fn gas_reads_types(instr: &Bytecode) -> bool {
+    use Bytecode as B;
+    matches!(
+        instr,
+        B::ReadRef
+            | B::Eq
+            | B::Neq
+            | B::PackGeneric(_)
+            | B::PackVariantGeneric(_)
+            | B::UnpackGeneric(_)
+            | B::UnpackVariant(_)
+            | B::UnpackVariantGeneric(_)
+            | B::ImmBorrowFieldGeneric(_)
+            | B::MutBorrowFieldGeneric(_)
+            | B::ImmBorrowVariantFieldGeneric(_)
+            | B::MutBorrowVariantFieldGeneric(_)
+            | B::TestVariantGeneric(_)
+    )
+}
+
 fn deref_ty(t: &Type) -> VmResult<Type> {
     match t {
         Type::Reference(t) | Type::MutableReference(t) => Ok((**t).clone()),
@@ -506,6 +560,98 @@ impl Slots<'_> {
 impl Preparer<'_, '_, '_> {
     /// Applies `instr` to the type stack `st` and builds its op.
     #[allow(clippy::too_many_lines)]
+    /// The Aptos charges of `instr`: `h` values on the type stack before
+    /// it (`before`: that stack, when [`gas_reads_types`] says it is
+    /// needed; empty otherwise), `after` it.
+    fn gas_site(
+        &self,
+        instr: &Bytecode,
+        h: usize,
+        before: &[Type],
+        after: &[Type],
+        locals: &[Type],
+        sl: &Slots<'_>,
+    ) -> VmResult<GasSite> {
+        use Bytecode as B;
+        let nodes = |ts: &[Type]| ts.iter().map(Type::num_nodes).sum::<u64>();
+        let deref_nodes = |t: Option<&Type>| t.map(|t| deref_ty(t).map_or(0, |t| t.num_nodes())).unwrap_or(0);
+        let k = after.len();
+        let units = |n: usize| SiteCounts { units: n as u64, ..SiteCounts::default() };
+        let elem_nodes = |si: &movejit_format::SignatureIndex| -> VmResult<u64> { Ok(nodes(&self.sig(*si)?)) };
+        let mut g = GasSite::default();
+        match instr {
+            B::LdConst(i) => {
+                let c = self.m.module.constant_pool.get(i.idx()).ok_or_else(|| inv("constant"))?;
+                g.nodes = self.m.to_type(&c.type_, &[])?.num_nodes();
+                g.counts = units(c.data.len());
+            }
+            B::CopyLoc(i) => {
+                let t = locals.get(*i as usize).ok_or_else(|| inv("local"))?;
+                g.measure = Measure::Slot(sl.local(*i)?, self.layout(t)?);
+            }
+            B::ReadRef => {
+                let t = deref_ty(before.last().ok_or_else(|| inv("read_ref"))?)?;
+                g.measure = Measure::Ref(sl.at(h - 1), self.layout(&t)?);
+            }
+            B::Eq | B::Neq if h >= 2 => {
+                g.measure = Measure::Pair(sl.at(h - 2), sl.at(h - 1), self.layout(&before[h - 1])?);
+            }
+            B::Pack(_) | B::PackVariant(_) => g.counts = units((h + 1).saturating_sub(k)),
+            B::Unpack(_) => g.counts = units((k + 1).saturating_sub(h)),
+            B::UnpackVariant(_) => g.measure = Measure::Variant(sl.at(h - 1), self.layout(&before[h - 1])?),
+            B::PackGeneric(_) | B::PackVariantGeneric(_) => {
+                let n = (h + 1).saturating_sub(k);
+                g.nodes = nodes(&before[h - n..]) + nodes(&after[k - 1..]);
+                g.counts = units(n);
+            }
+            B::UnpackGeneric(_) | B::UnpackVariantGeneric(_) => {
+                let n = (k + 1).saturating_sub(h);
+                g.nodes = nodes(&after[k - n..]) + nodes(&before[h - 1..]);
+                g.counts = units(n);
+                if matches!(instr, B::UnpackVariantGeneric(_)) {
+                    g.measure = Measure::Variant(sl.at(h - 1), self.layout(&before[h - 1])?);
+                }
+            }
+            B::ImmBorrowFieldGeneric(_)
+            | B::MutBorrowFieldGeneric(_)
+            | B::ImmBorrowVariantFieldGeneric(_)
+            | B::MutBorrowVariantFieldGeneric(_) => g.nodes = deref_nodes(before.last()) + deref_nodes(after.last()),
+            B::TestVariantGeneric(_) => g.nodes = deref_nodes(before.last()),
+            B::ImmBorrowGlobalGeneric(si)
+            | B::MutBorrowGlobalGeneric(si)
+            | B::ExistsGeneric(si)
+            | B::MoveFromGeneric(si)
+            | B::MoveToGeneric(si) => {
+                let (sd, args) = self.generic_struct(*si)?;
+                g.nodes = self.struct_ty(sd, args)?.num_nodes();
+            }
+            B::VecPack(si, n) | B::VecUnpack(si, n) => {
+                g.nodes = elem_nodes(si)?;
+                g.counts = SiteCounts { units: *n, ..SiteCounts::default() };
+            }
+            B::VecLen(si)
+            | B::VecImmBorrow(si)
+            | B::VecMutBorrow(si)
+            | B::VecPushBack(si)
+            | B::VecPopBack(si)
+            | B::VecSwap(si) => g.nodes = elem_nodes(si)?,
+            B::PackClosure(_, mask) => g.counts = units(mask.captured_count()),
+            B::PackClosureGeneric(fi, mask) => {
+                let inst = self.m.module.function_instantiations.get(fi.idx()).ok_or_else(|| inv("fn inst"))?;
+                g.nodes = nodes(&self.inst(inst.type_parameters)?);
+                g.counts = units(mask.captured_count());
+            }
+            B::CallGeneric(fi) => {
+                let inst = self.m.module.function_instantiations.get(fi.idx()).ok_or_else(|| inv("fn inst"))?;
+                let tys = self.inst(inst.type_parameters)?;
+                g.nodes = nodes(&tys);
+                g.counts.ty_args = tys.len() as u64;
+            }
+            _ => {}
+        }
+        Ok(g)
+    }
+
     fn step(
         &self,
         instr: &Bytecode,
@@ -1257,8 +1403,11 @@ pub(crate) fn prepare(
     let mut grows = Vec::with_capacity(n);
     let mut ret_slots = Vec::with_capacity(n);
     let mut owned_stack = Vec::with_capacity(n);
+    let mut gas = Vec::with_capacity(n);
+    let no_types: Vec<Type> = Vec::new();
     for (pc, instr) in code.code.iter().enumerate() {
         let Some(mut st) = states[pc].clone() else {
+            gas.push(GasSite::default());
             ops.push(Op::Fail(Box::new(inv("unreachable instruction"))));
             grows.push(0);
             ret_slots.push(Vec::new());
@@ -1279,7 +1428,13 @@ pub(crate) fn prepare(
             Vec::new()
         };
         ret_slots.push(rs);
+        let before_tys = if gas_reads_types(instr) { Some(st.clone()) } else { None };
         let op = p.step(instr, &mut st, &locals, &slots, &code.jump_tables).unwrap_or_else(|e| Op::Fail(Box::new(e)));
+        gas.push(if matches!(op, Op::Fail(_)) {
+            GasSite::default()
+        } else {
+            p.gas_site(instr, before, before_tys.as_ref().unwrap_or(&no_types), &st, &locals, &slots)?
+        });
         let after = st.len();
         // Calls to Move functions push nothing in the caller's frame (their
         // results arrive at return); natives and everything else push here.
@@ -1312,5 +1467,7 @@ pub(crate) fn prepare(
         ret_slots,
         links,
         call_sites,
+        gas,
+        local_nodes: locals.iter().map(Type::num_nodes).collect(),
     })
 }

@@ -1,0 +1,220 @@
+//! Aptos's production gas, reproduced: every conformance call run under
+//! the v50 schedule at the balances of `../shared/conformance/aptos/gas/`
+//! (full, 2 and 3 external units) must end with the same status, abort
+//! code and location, and use the same execution and I/O gas, as the real
+//! Aptos VM. Cases marked `approx_natives` are priced approximately in the
+//! reference: their status is compared, not their gas.
+//!
+//! Every other case must match; the first differences are printed with
+//! the reference's per-charge breakdown (`trace.jsonl`). To look into one
+//! case: `GAS_CASE=<id>`; every difference, one a line: `MOVEJIT_GAS_DIFFS=1`.
+
+#[path = "../../interp/tests/common/mod.rs"]
+mod common;
+
+use common::*;
+use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
+use movejit_interp::runtime::gas::aptos::AptosPricing;
+use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, Type};
+use serde_json::Value as Json;
+use std::collections::HashMap;
+
+/// What a run is compared on.
+#[derive(Debug, PartialEq, Eq)]
+struct Charged {
+    status: String,
+    abort_code: Option<u64>,
+    location: Option<(String, u16, u16)>,
+    execution_gas_used: u64,
+    io_gas_used: u64,
+}
+
+fn expected(j: &Json) -> Charged {
+    let loc = j["location"].as_str().map(|m| {
+        (m.to_string(), j["function_index"].as_u64().unwrap_or(0) as u16, j["code_offset"].as_u64().unwrap_or(0) as u16)
+    });
+    Charged {
+        status: j["status"].as_str().unwrap_or_default().to_string(),
+        abort_code: j["abort_code"].as_u64(),
+        location: loc,
+        execution_gas_used: j["execution_gas_used"].as_u64().unwrap_or(u64::MAX),
+        io_gas_used: j["io_gas_used"].as_u64().unwrap_or(u64::MAX),
+    }
+}
+
+fn run(engine: &Engine, case: &Case, balance_external: u64) -> Result<Charged, String> {
+    let mut storage = InMemoryStorage::default();
+    for p in &case.modules {
+        let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
+        let m = movejit_format::decode_module(&bytes).map_err(|e| e.to_string())?;
+        storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
+    }
+    let mut parts = case.function.rsplitn(3, "::");
+    let (f, m, a) = (parts.next().ok_or("f")?, parts.next().ok_or("m")?, parts.next().ok_or("a")?);
+    let addr = movejit_format::AccountAddress::parse(a).ok_or("address")?;
+    let tys: Vec<Type> = case.type_args.iter().map(|t| Type::parse_tag(t).ok_or("tag")).collect::<Result<_, _>>()?;
+    let args: Vec<Vec<u8>> =
+        case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    let pricing = AptosPricing::v50();
+    let balance = pricing.limits.to_internal(balance_external);
+    let mut gas = GasMeter::aptos(pricing, balance);
+    let mut session = engine.new_session(&storage);
+    let r = session.execute_function(&ModuleId::new(addr, m), f, &tys, &args, &mut gas);
+    let o = outcome_of(r);
+    let a = gas.aptos_meter().ok_or("not an Aptos meter")?;
+    Ok(Charged {
+        location: if o.status != "EXECUTED" { o.location } else { None },
+        status: o.status,
+        abort_code: o.abort_code,
+        execution_gas_used: a.algebra.execution_used(),
+        io_gas_used: a.algebra.io_used(),
+    })
+}
+
+fn read_jsonl(name: &str) -> HashMap<String, Json> {
+    let path = shared_dir().join("conformance/aptos/gas").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Json>(l).expect("gas json"))
+        .map(|j| (j["id"].as_str().unwrap_or_default().to_string(), j))
+        .collect()
+}
+
+/// The reference's charges of case `id`, one per line.
+fn trace(traces: &HashMap<String, Json>, id: &str) -> String {
+    traces[id]["trace"]
+        .as_array()
+        .map(|t| t.iter().map(|c| format!("    {} ×{} = {}", c["charge"], c["count"], c["gas"])).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .join("\n")
+}
+
+/// Runs every case at `balance` external units against `file` on every
+/// executor (compiled code charges only the unit schedule so far: `auto`
+/// and `jit` run Aptos-metered calls interpreted, and must agree): at
+/// least `cases_compared` are compared on gas, and all of them match.
+fn check(file: &str, balance: u64, cases_compared: usize) {
+    let cases = load_aptos_cases();
+    let reference = read_jsonl(file);
+    let traces = read_jsonl("trace.jsonl");
+    let only = std::env::var("GAS_CASE").ok();
+    for (label, kind) in
+        [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
+    {
+        let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
+        let (mut compared, mut matching, mut status_only, mut not_compiled) = (0, 0, 0, 0);
+        let mut diffs = Vec::new();
+        for case in &cases {
+            if only.as_ref().is_some_and(|o| *o != case.id) {
+                continue;
+            }
+            let Some(j) = reference.get(&case.id) else { continue };
+            let want = expected(j);
+            let got = run(&engine, case, balance).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+            if got.status == "FEATURE_NOT_ENABLED" && want.status != got.status {
+                // The JIT executor refuses what it cannot compile.
+                assert_eq!(label, "jit", "{}: {got:?}", case.id);
+                not_compiled += 1;
+                continue;
+            }
+            if !j["approx_natives"].is_null() {
+                status_only += 1;
+                assert_eq!(got.status, want.status, "{label} {}: status", case.id);
+                continue;
+            }
+            compared += 1;
+            if got == want {
+                matching += 1;
+                continue;
+            }
+            if std::env::var_os("MOVEJIT_GAS_DIFFS").is_some() {
+                let delta = want.execution_gas_used as i128 - got.execution_gas_used as i128;
+                eprintln!("ALL {label} {} {delta} {} {}", case.id, got.status, want.status);
+            }
+            if diffs.len() < 12 {
+                let charges = trace(&traces, &case.id);
+                diffs.push(format!(
+                    "{label} {}:\n  got  {got:?}\n  want {want:?}\n  reference charges:\n{charges}",
+                    case.id
+                ));
+            }
+        }
+        eprintln!(
+            "{file} on {label}: {matching}/{compared} cases match the reference gas exactly \
+             ({status_only} approx_natives: status only; {not_compiled} not compiled)"
+        );
+        for d in &diffs {
+            eprintln!("DIFF {d}");
+        }
+        let expected_count = if label == "jit" { 0 } else { cases_compared };
+        assert!(
+            only.is_some() || compared >= expected_count,
+            "{label}: expected the full case file, compared {compared}"
+        );
+        assert!(label != "jit" || only.is_some() || compared >= 2000, "the JIT compiled only {compared} cases");
+        assert_eq!(matching, compared, "{file} on {label}: {} cases differ", compared - matching);
+    }
+}
+
+#[test]
+fn full_balance_matches_aptos() {
+    check("gas.jsonl", 20_000_000, 2427);
+}
+
+#[test]
+fn balance_of_two_units_matches_aptos() {
+    check("gas_budget2.jsonl", 2, 2441);
+}
+
+#[test]
+fn balance_of_three_units_matches_aptos() {
+    check("gas_budget3.jsonl", 3, 2427);
+}
+
+/// `bench_gas.jsonl`: the benchmarks (clob aside) at each size, at the
+/// default balance, on the interpreter: the same status at the same
+/// location with the same gas (most pass Aptos's execution limit).
+#[test]
+fn benchmarks_match_aptos() {
+    let dir = shared_dir().join("bench");
+    let reference = read_jsonl("bench_gas.jsonl");
+    let text = std::fs::read_to_string(dir.join("benchmarks.jsonl")).expect("benchmarks.jsonl");
+    let engine = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
+    let (mut compared, mut bad) = (0, Vec::new());
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let b: Json = serde_json::from_str(line).expect("benchmark json");
+        let name = b["name"].as_str().unwrap_or_default();
+        let strs = |v: &Json| -> Vec<String> {
+            v.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
+        };
+        let sizes = std::iter::once(("ref".to_string(), &b))
+            .chain(b["scaling"].as_array().into_iter().flatten().enumerate().map(|(k, s)| (format!("scale{k}"), s)));
+        for (size, s) in sizes {
+            let id = format!("{name}.{size}");
+            let Some(j) = reference.get(&id) else { continue };
+            let case = Case {
+                id: id.clone(),
+                family: "bench".into(),
+                modules: strs(&b["modules"]).iter().map(|m| dir.join(m)).collect(),
+                function: b["function"].as_str().unwrap_or_default().to_string(),
+                type_args: strs(&b["type_args"]),
+                args: strs(&s["args"]),
+                expect: Json::Null,
+                vm_message: None,
+            };
+            let want = expected(j);
+            let got = run(&engine, &case, 20_000_000).unwrap_or_else(|e| panic!("{id}: {e}"));
+            compared += 1;
+            if got != want {
+                bad.push(format!("{id}:\n  got  {got:?}\n  want {want:?}"));
+            }
+        }
+    }
+    for d in &bad {
+        eprintln!("DIFF {d}");
+    }
+    eprintln!("bench_gas.jsonl: {}/{compared} runs match", compared - bad.len());
+    assert!(compared >= 40, "only {compared} benchmark runs found");
+    assert!(bad.is_empty(), "{} benchmark runs differ", bad.len());
+}

@@ -1,0 +1,160 @@
+//! The Aptos meter's state for one transaction: the resolved prices of a
+//! schedule ([`AptosPricing`], shared by every call) and what the
+//! transaction has used and loaded ([`AptosMeter`]). [`super::GasMeter`]
+//! holds one when it charges the Aptos schedule.
+
+use super::abstract_size::AbstractSizes;
+use super::algebra::{GasAlgebra, TransactionLimits};
+use super::schedule::{InstructionCosts, MissingParameter, Schedule};
+use crate::storage::ModuleId;
+use movejit_format::{Opcode, StatusCode};
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
+
+/// Aptos rounds each resource read up to whole pages (`IoPricingV4`).
+const READ_PAGE_BYTES: u64 = 4096;
+
+/// Everything charging needs from one schedule, resolved once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AptosPricing {
+    /// The parameters by name (natives read theirs here).
+    pub schedule: Schedule,
+    pub costs: InstructionCosts,
+    pub sizes: AbstractSizes,
+    pub limits: TransactionLimits,
+}
+
+impl AptosPricing {
+    pub fn from_schedule(s: &Schedule) -> Result<Self, MissingParameter> {
+        Ok(AptosPricing {
+            schedule: s.clone(),
+            costs: InstructionCosts::aptos(s)?,
+            sizes: AbstractSizes::from_schedule(s)?,
+            limits: TransactionLimits::from_schedule(s)?,
+        })
+    }
+
+    /// The built-in v50 schedule, resolved once per process.
+    pub fn v50() -> Arc<Self> {
+        static V50: OnceLock<Arc<AptosPricing>> = OnceLock::new();
+        V50.get_or_init(|| {
+            Arc::new(AptosPricing::from_schedule(&Schedule::aptos_v50()).expect("the built-in schedule is complete"))
+        })
+        .clone()
+    }
+}
+
+/// The counts an instruction's formula multiplies by, known once its
+/// function is prepared (or, for value-sized instructions, measured when
+/// it runs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SiteCounts {
+    /// Fields, elements, constant bytes, call arguments or abstract value
+    /// units: whatever the opcode's per-unit parameter prices.
+    pub units: u64,
+    /// Calls only.
+    pub locals: u64,
+    pub ty_args: u64,
+}
+
+impl InstructionCosts {
+    /// What one instruction costs: its base plus its formula's per-unit
+    /// parts. The one place an instruction's price is computed (the
+    /// interpreter per instruction, compiled code per block).
+    pub fn site_cost(&self, op: Opcode, c: SiteCounts) -> u64 {
+        let i = op as usize;
+        let (base, u) = (self.base[i], self.per_unit[i]);
+        base.saturating_add(u.per_unit.saturating_mul(c.units))
+            .saturating_add(u.per_local.saturating_mul(c.locals))
+            .saturating_add(u.per_ty_arg.saturating_mul(c.ty_args))
+    }
+}
+
+/// Why a native's charge failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NativeCharge {
+    /// Out of gas or over a limit.
+    Status(StatusCode),
+    /// The schedule lacks one of the native's parameters.
+    Missing(MissingParameter),
+}
+
+/// One transaction under the Aptos schedule.
+#[derive(Clone, Debug)]
+pub struct AptosMeter {
+    pub pricing: Arc<AptosPricing>,
+    pub algebra: GasAlgebra,
+    /// Modules whose loading was charged in this transaction.
+    modules: HashSet<ModuleId>,
+    /// Resources read in this transaction (by the session's global slot).
+    resources: HashSet<usize>,
+    /// Generic instantiations resolved in this transaction (by caller
+    /// instance and instantiation index): Aptos builds their type
+    /// arguments once per caller.
+    instantiations: HashSet<(usize, u64)>,
+}
+
+impl AptosMeter {
+    pub fn new(pricing: Arc<AptosPricing>, balance: u64) -> Self {
+        let algebra = GasAlgebra::new(pricing.limits, balance);
+        AptosMeter {
+            pricing,
+            algebra,
+            modules: HashSet::new(),
+            resources: HashSet::new(),
+            instantiations: HashSet::new(),
+        }
+    }
+
+    pub fn charge_execution(&mut self, amount: u64) -> Result<(), StatusCode> {
+        self.algebra.charge_execution(amount)
+    }
+
+    /// `op` at a site with counts `c`.
+    pub fn charge_site(&mut self, op: Opcode, c: SiteCounts) -> Result<(), StatusCode> {
+        let cost = self.pricing.costs.site_cost(op, c);
+        self.algebra.charge_execution(cost)
+    }
+
+    /// Building a type of `nodes` nodes (instantiation).
+    pub fn charge_create_ty(&mut self, nodes: u64) -> Result<(), StatusCode> {
+        let cost = self.pricing.costs.subst_ty_per_node.saturating_mul(nodes);
+        self.algebra.charge_execution(cost)
+    }
+
+    /// Whether instantiation `key` is resolved for the first time in this
+    /// transaction (its type arguments are built, and charged, then).
+    pub fn first_instantiation(&mut self, key: (usize, u64)) -> bool {
+        self.instantiations.insert(key)
+    }
+
+    /// A native's cost: the sum of `parameter × count` over `terms` (its
+    /// formula in Aptos's natives), charged as execution gas.
+    pub fn charge_native(&mut self, terms: &[(&str, u64)]) -> Result<(), NativeCharge> {
+        let mut cost = 0u64;
+        for (name, n) in terms {
+            let per = self.pricing.schedule.get(name).map_err(NativeCharge::Missing)?;
+            cost = cost.saturating_add(per.saturating_mul(*n));
+        }
+        self.algebra.charge_execution(cost).map_err(NativeCharge::Status)
+    }
+
+    /// Loading module `id` of `size` bytes: once per transaction.
+    pub fn charge_module(&mut self, id: &ModuleId, size: u64) -> Result<(), StatusCode> {
+        if self.modules.contains(id) {
+            return Ok(());
+        }
+        self.modules.insert(id.clone());
+        self.algebra.charge_dependency(&id.address, size)
+    }
+
+    /// The first access to global slot `slot` in this transaction reads it
+    /// from storage: `bytes` when it exists there (`None` otherwise).
+    pub fn charge_resource(&mut self, slot: usize, bytes: Option<u64>) -> Result<(), StatusCode> {
+        if !self.resources.insert(slot) {
+            return Ok(());
+        }
+        let pages = bytes.map(|b| b.div_ceil(READ_PAGE_BYTES) * READ_PAGE_BYTES);
+        self.algebra.charge_resource_read(pages)
+    }
+}
