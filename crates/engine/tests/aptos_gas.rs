@@ -15,7 +15,7 @@ mod common;
 use common::*;
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
 use movejit_interp::runtime::gas::aptos::AptosPricing;
-use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, Type};
+use movejit_interp::runtime::GasMeter;
 use serde_json::Value as Json;
 use std::collections::HashMap;
 
@@ -43,24 +43,11 @@ fn expected(j: &Json) -> Charged {
 }
 
 fn run(engine: &Engine, case: &Case, balance_external: u64) -> Result<Charged, String> {
-    let mut storage = InMemoryStorage::default();
-    for p in &case.modules {
-        let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
-        let m = movejit_format::decode_module(&bytes).map_err(|e| e.to_string())?;
-        storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
-    }
-    let mut parts = case.function.rsplitn(3, "::");
-    let (f, m, a) = (parts.next().ok_or("f")?, parts.next().ok_or("m")?, parts.next().ok_or("a")?);
-    let addr = movejit_format::AccountAddress::parse(a).ok_or("address")?;
-    let tys: Vec<Type> = case.type_args.iter().map(|t| Type::parse_tag(t).ok_or("tag")).collect::<Result<_, _>>()?;
-    let args: Vec<Vec<u8>> =
-        case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    let call = case.call()?;
     let pricing = AptosPricing::v50();
     let balance = pricing.limits.to_internal(balance_external);
     let mut gas = GasMeter::aptos(pricing, balance);
-    let mut session = engine.new_session(&storage);
-    let r = session.execute_function(&ModuleId::new(addr, m), f, &tys, &args, &mut gas);
-    let o = outcome_of(r);
+    let o = outcome_of(call.run(engine, &mut gas));
     let a = gas.aptos_meter().ok_or("not an Aptos meter")?;
     Ok(Charged {
         location: if o.status != "EXECUTED" { o.location } else { None },

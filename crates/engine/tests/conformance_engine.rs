@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use movejit_engine::{engine_label, new_engine, Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
+use movejit_interp::runtime::{CostTable, GasMeter, StatusCode};
 
 fn engine(kind: ExecutorKind) -> Engine {
     new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() })
@@ -65,21 +65,10 @@ fn auto_and_jit_match_interpreter_and_oracle() {
 
 /// One metered run: (outcome, gas used, engine label).
 fn run_metered(engine: &Engine, case: &Case, budget: u64) -> Result<(Outcome, u64, &'static str), String> {
-    let mut storage = InMemoryStorage::default();
-    for p in &case.modules {
-        let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
-        let m = movejit_format::decode_module(&bytes).map_err(|e| e.to_string())?;
-        storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
-    }
-    let mut parts = case.function.rsplitn(3, "::");
-    let (f, m, a) = (parts.next().ok_or("f")?, parts.next().ok_or("m")?, parts.next().ok_or("a")?);
-    let addr = movejit_format::AccountAddress::parse(a).ok_or("address")?;
-    let tys: Vec<Type> = case.type_args.iter().map(|t| Type::parse_tag(t).ok_or("tag")).collect::<Result<_, _>>()?;
-    let args: Vec<Vec<u8>> =
-        case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
-    let mut session = engine.new_session(&storage);
+    let call = case.call()?;
+    let mut session = engine.new_session(&call.storage);
     let mut gas = GasMeter::new(CostTable::default(), budget);
-    let r = session.execute_function(&ModuleId::new(addr, m), f, &tys, &args, &mut gas);
+    let r = session.execute_function(&call.module, &call.function, &call.ty_args, &call.args, &mut gas);
     let label = engine_label(session.compiled_stats().as_ref());
     Ok((outcome_of(r), gas.used(), label))
 }

@@ -141,31 +141,52 @@ pub fn compare_executors(a: &dyn CaseExecutor, b: &dyn CaseExecutor, cases: &[Ca
     out
 }
 
+/// A case ready to call: its modules published into fresh storage, the
+/// function, its type arguments and BCS arguments.
+pub struct CaseCall {
+    pub storage: InMemoryStorage,
+    pub module: ModuleId,
+    pub function: String,
+    pub ty_args: Vec<Type>,
+    pub args: Vec<Vec<u8>>,
+}
+
+impl Case {
+    /// The case as a call over its own storage.
+    pub fn call(&self) -> Result<CaseCall, String> {
+        let mut storage = InMemoryStorage::default();
+        for p in &self.modules {
+            let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let m = movejit_format::decode_module(&bytes).map_err(|e| format!("{}: {e}", p.display()))?;
+            storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
+        }
+        let mut parts = self.function.rsplitn(3, "::");
+        let fname = parts.next().ok_or("function")?;
+        let mname = parts.next().ok_or("module")?;
+        let addr = parts.next().ok_or("address")?;
+        let addr = movejit_format::AccountAddress::parse(addr).ok_or("address")?;
+        let ty_args = self
+            .type_args
+            .iter()
+            .map(|t| Type::parse_tag(t).ok_or_else(|| format!("type tag {t}")))
+            .collect::<Result<_, _>>()?;
+        let args = self.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+        Ok(CaseCall { storage, module: ModuleId::new(addr, mname), function: fname.to_string(), ty_args, args })
+    }
+}
+
+impl CaseCall {
+    /// Runs the call once in a new session of `engine`, metered by `gas`.
+    pub fn run(&self, engine: &Engine, gas: &mut GasMeter) -> Result<ExecutionResult, VmError> {
+        let mut session = engine.new_session(&self.storage);
+        session.execute_function(&self.module, &self.function, &self.ty_args, &self.args, gas)
+    }
+}
+
 /// Runs a case on the interpreter: publish its modules into fresh storage,
 /// call the function once, unmetered.
 pub fn run_on_interp(engine: &Engine, case: &Case) -> Result<Outcome, String> {
-    let mut storage = InMemoryStorage::default();
-    for p in &case.modules {
-        let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        let m = movejit_format::decode_module(&bytes).map_err(|e| format!("{}: {e}", p.display()))?;
-        storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
-    }
-    let mut parts = case.function.rsplitn(3, "::");
-    let fname = parts.next().ok_or("function")?;
-    let mname = parts.next().ok_or("module")?;
-    let addr = parts.next().ok_or("address")?;
-    let addr = movejit_format::AccountAddress::parse(addr).ok_or("address")?;
-    let ty_args: Vec<Type> = case
-        .type_args
-        .iter()
-        .map(|t| Type::parse_tag(t).ok_or_else(|| format!("type tag {t}")))
-        .collect::<Result<_, _>>()?;
-    let args: Vec<Vec<u8>> =
-        case.args.iter().map(|a| hex::decode(a).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
-    let mut session = engine.new_session(&storage);
-    let mut gas = GasMeter::unmetered();
-    let r = session.execute_function(&ModuleId::new(addr, mname), fname, &ty_args, &args, &mut gas);
-    Ok(outcome_of(r))
+    Ok(outcome_of(case.call()?.run(engine, &mut GasMeter::unmetered())))
 }
 
 /// The differences between an outcome and the case's expectation (empty = agree).
