@@ -83,13 +83,21 @@ pub struct StreamSpec {
     pub checks: Vec<CheckSpec>,
 }
 
+/// A call: `ADDRESS::module::function`, its type arguments and templated
+/// arguments (the fields of transactions and checks alike).
 #[derive(Clone, Debug, Deserialize)]
-pub struct TxSpec {
+pub struct CallSpec {
     pub function: String,
     #[serde(default)]
     pub type_args: Vec<String>,
     #[serde(default)]
     pub args: Vec<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct TxSpec {
+    #[serde(flatten)]
+    pub call: CallSpec,
     #[serde(default)]
     pub expect: Expect,
     /// Genesis and setup only: run this many times (`i` counts them).
@@ -125,11 +133,8 @@ pub enum Expect {
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct CheckSpec {
-    pub function: String,
-    #[serde(default)]
-    pub type_args: Vec<String>,
-    #[serde(default)]
-    pub args: Vec<String>,
+    #[serde(flatten)]
+    pub call: CallSpec,
     /// BCS hex of each return value; without it, the returns only join
     /// the state the executors must agree on.
     #[serde(default)]
@@ -149,18 +154,31 @@ pub struct Stream {
     checks: Vec<Check>,
 }
 
-/// A read-only call after the stream and the BCS returns it must give.
-struct Check {
+/// A call, parsed.
+struct Call {
     function: FunctionRef,
     type_args: Vec<Type>,
     args: Vec<Arg>,
+}
+
+impl Call {
+    fn parse(spec: &CallSpec) -> Result<Call, String> {
+        Ok(Call {
+            function: function(&spec.function)?,
+            type_args: parse_types(&spec.type_args)?,
+            args: parse_args(&spec.args)?,
+        })
+    }
+}
+
+/// A read-only call after the stream and the BCS returns it must give.
+struct Check {
+    call: Call,
     returns: Option<Vec<Vec<u8>>>,
 }
 
 struct Tx {
-    function: FunctionRef,
-    type_args: Vec<Type>,
-    args: Vec<Arg>,
+    call: Call,
     expect: Expect,
     repeat: u64,
     save: Option<String>,
@@ -184,16 +202,10 @@ impl Chain {
         }
     }
 
-    /// Calls `f` with `args` for transaction `i`: as a transaction, or
-    /// read-only (`view`).
-    fn call(
-        &mut self,
-        f: &FunctionRef,
-        ty_args: &[Type],
-        args: &[Arg],
-        i: u64,
-        view: bool,
-    ) -> Result<Result<Vec<Vec<u8>>, VmError>, String> {
+    /// Makes `call` for transaction `i`: as a transaction, or read-only
+    /// (`view`).
+    fn call(&mut self, call: &Call, i: u64, view: bool) -> Result<Result<Vec<Vec<u8>>, VmError>, String> {
+        let (f, ty_args, args) = (&call.function, &call.type_args[..], &call.args[..]);
         Ok(match self {
             Chain::Aptos(host) => {
                 let args = args.iter().map(|a| a.bcs(i)).collect::<Result<Vec<_>, _>>()?;
@@ -322,12 +334,7 @@ impl Stream {
                 let returns = c.returns.as_ref().map(|r| {
                     r.iter().map(|h| hex::decode(h).map_err(|e| format!("`{h}`: {e}"))).collect::<Result<_, String>>()
                 });
-                Ok(Check {
-                    function: function(&c.function)?,
-                    type_args: parse_types(&c.type_args)?,
-                    args: parse_args(&c.args)?,
-                    returns: returns.transpose()?,
-                })
+                Ok(Check { call: Call::parse(&c.call)?, returns: returns.transpose()? })
             })
             .collect::<Result<_, String>>()?;
         Ok(Stream {
@@ -413,8 +420,8 @@ impl Stream {
         run.compile_ns = factory.map(|f| u64::try_from(f.stats().compile_time.as_nanos()).unwrap_or(u64::MAX));
         let mut seen = Vec::new();
         for c in &self.checks {
-            let f = &c.function;
-            match chain.call(f, &c.type_args, &c.args, 0, true) {
+            let f = &c.call.function;
+            match chain.call(&c.call, 0, true) {
                 Ok(Ok(got)) if c.returns.as_ref().is_none_or(|e| *e == got) => seen.push(got),
                 Ok(Ok(got)) => {
                     run.failure.get_or_insert(format!(
@@ -446,19 +453,12 @@ impl Stream {
 
 impl Tx {
     fn parse(spec: &TxSpec) -> Result<Tx, String> {
-        Ok(Tx {
-            function: function(&spec.function)?,
-            type_args: parse_types(&spec.type_args)?,
-            args: parse_args(&spec.args)?,
-            expect: spec.expect,
-            repeat: spec.repeat,
-            save: spec.save.clone(),
-        })
+        Ok(Tx { call: Call::parse(&spec.call)?, expect: spec.expect, repeat: spec.repeat, save: spec.save.clone() })
     }
 
     /// Transaction number `i`: whether it ended as expected.
     fn run(&self, chain: &mut Chain, i: u64) -> Result<(), String> {
-        let r = chain.call(&self.function, &self.type_args, &self.args, i, false)?;
+        let r = chain.call(&self.call, i, false)?;
         match (self.expect, r) {
             (Expect::Executed, Ok(returns)) => match &self.save {
                 Some(name) => chain.save(name, returns),

@@ -186,29 +186,45 @@ pub(crate) struct EntryPlan {
 #[derive(Default)]
 struct EntryPlans {
     plans: boxcar::Vec<EntryPlan>,
-    by_key: BySet,
+    by_key: WarmIndex,
 }
 
-/// Entries of an engine-wide table per warm module set: (set, module by
-/// the address of its loaded form, function definition) → (type
-/// arguments, index of the entry).
-pub(crate) type BySet = RwLock<FxHashMap<(u64, usize, u16), Vec<(Vec<Type>, usize)>>>;
+/// A function instantiation within a warm module set: (set, module by the
+/// address of its loaded form, function definition).
+pub(crate) type WarmKey = (u64, usize, u16);
 
-impl EntryPlans {
-    fn find(&self, key: &(u64, usize, u16), ty_args: &[Type]) -> Option<&EntryPlan> {
-        let by_key = self.by_key.read().ok()?;
-        let i = by_key.get(key)?.iter().find(|(t, _)| t[..] == *ty_args)?.1;
-        self.plans.get(i)
+/// Indices into an engine-wide append-only table, per warm module set:
+/// (`WarmKey`, type arguments) → index of the entry.
+#[derive(Default)]
+pub(crate) struct WarmIndex(RwLock<FxHashMap<WarmKey, Instantiations>>);
+
+/// The type-argument lists of one `WarmKey`, each with its entry's index.
+type Instantiations = Vec<(Vec<Type>, usize)>;
+
+impl WarmIndex {
+    pub(crate) fn find(&self, key: &WarmKey, ty_args: &[Type]) -> Option<usize> {
+        let map = self.0.read().ok()?;
+        Some(map.get(key)?.iter().find(|(t, _)| t[..] == *ty_args)?.1)
     }
 
-    fn add(&self, key: (u64, usize, u16), ty_args: &[Type], plan: EntryPlan) {
-        if let Ok(mut by_key) = self.by_key.write() {
-            let v = by_key.entry(key).or_default();
+    /// Records the index `add()` gives, unless `(key, ty_args)` has one.
+    pub(crate) fn insert_with(&self, key: WarmKey, ty_args: &[Type], add: impl FnOnce() -> usize) {
+        if let Ok(mut map) = self.0.write() {
+            let v = map.entry(key).or_default();
             if !v.iter().any(|(t, _)| t[..] == *ty_args) {
-                let i = self.plans.push(plan);
-                v.push((ty_args.to_vec(), i));
+                v.push((ty_args.to_vec(), add()));
             }
         }
+    }
+}
+
+impl EntryPlans {
+    fn find(&self, key: &WarmKey, ty_args: &[Type]) -> Option<&EntryPlan> {
+        self.plans.get(self.by_key.find(key, ty_args)?)
+    }
+
+    fn add(&self, key: WarmKey, ty_args: &[Type], plan: EntryPlan) {
+        self.by_key.insert_with(key, ty_args, || self.plans.push(plan));
     }
 }
 

@@ -73,7 +73,7 @@ pub(crate) struct PreparedTable {
     /// Instances by warm module set: (set, module, definition) → (type
     /// arguments, instance). Sessions over one set have the same modules,
     /// hence the same links: they skip computing and comparing them.
-    by_set: crate::engine::BySet,
+    by_set: crate::engine::WarmIndex,
     /// Call sites resolved by warm module set: (set, prepared function,
     /// pc) → the function the site names (no name look-ups per session).
     sites_by_set: SitesBySet,
@@ -99,20 +99,13 @@ impl PreparedTable {
     }
 
     /// The instance of `module::def<ty_args>` a session over warm set `set` found.
-    fn find_in_set(&self, key: &(u64, usize, u16), ty_args: &[Type]) -> Option<&Prepared> {
-        let by_set = self.by_set.read().ok()?;
-        let i = by_set.get(key)?.iter().find(|(t, _)| t[..] == *ty_args)?.1;
-        self.prepared.get(i)
+    fn find_in_set(&self, key: &crate::engine::WarmKey, ty_args: &[Type]) -> Option<&Prepared> {
+        self.prepared.get(self.by_set.find(key, ty_args)?)
     }
 
     /// Records `p` (an entry of this table) for sessions over warm set `key.0`.
-    fn remember_in_set(&self, key: (u64, usize, u16), ty_args: &[Type], i: usize) {
-        if let Ok(mut by_set) = self.by_set.write() {
-            let v = by_set.entry(key).or_default();
-            if !v.iter().any(|(t, _)| t[..] == *ty_args) {
-                v.push((ty_args.to_vec(), i));
-            }
-        }
+    fn remember_in_set(&self, key: crate::engine::WarmKey, ty_args: &[Type], i: usize) {
+        self.by_set.insert_with(key, ty_args, || i);
     }
 
     /// The callee of native definition `def` of `m`.
