@@ -260,12 +260,14 @@ pub struct GasUsed {
     pub execution: u64,
     pub io: u64,
     pub external: u64,
+    /// Peak memory in abstract units (Aptos only).
+    pub memory: Option<u64>,
 }
 
 impl GasUsed {
     /// `used` internal units of the unit schedule.
     pub fn unit(used: u64) -> Self {
-        GasUsed { total: used, execution: used, io: 0, external: used }
+        GasUsed { total: used, execution: used, io: 0, external: used, memory: None }
     }
 
     fn of(gas: &GasMeter) -> Self {
@@ -275,6 +277,7 @@ impl GasUsed {
                 execution: a.algebra.execution_used(),
                 io: a.algebra.io_used(),
                 external: a.algebra.total_used_external(),
+                memory: Some(a.memory_used()),
             },
             None => GasUsed::unit(gas.used()),
         }
@@ -435,8 +438,8 @@ impl Ran {
         j["execution_gas_used"] = json!(g.execution);
         j["io_gas_used"] = json!(g.io);
         j["gas_used_external"] = json!(g.external);
-        // Peak memory in abstract units is not tracked yet.
-        j["memory_used"] = Json::Null;
+        // Peak memory in abstract units: null under the unit schedule.
+        j["memory_used"] = json!(g.memory);
         j
     }
 }

@@ -29,6 +29,13 @@ struct Charged {
     io_gas_used: u64,
 }
 
+/// Peak memory of a run, in abstract units (compared apart from gas).
+type MemoryUsed = u64;
+
+fn expected_memory(j: &Json) -> MemoryUsed {
+    j["memory_used"].as_u64().unwrap_or(u64::MAX)
+}
+
 fn expected(j: &Json) -> Charged {
     let loc = j["location"].as_str().map(|m| {
         (m.to_string(), j["function_index"].as_u64().unwrap_or(0) as u16, j["code_offset"].as_u64().unwrap_or(0) as u16)
@@ -42,20 +49,21 @@ fn expected(j: &Json) -> Charged {
     }
 }
 
-fn run(engine: &Engine, case: &Case, balance_external: u64) -> Result<Charged, String> {
+fn run(engine: &Engine, case: &Case, balance_external: u64) -> Result<(Charged, MemoryUsed), String> {
     let call = case.call()?;
     let pricing = AptosPricing::v50();
     let balance = pricing.limits.to_internal(balance_external);
     let mut gas = GasMeter::aptos(pricing, balance);
     let o = outcome_of(call.run(engine, &mut gas));
     let a = gas.aptos_meter().ok_or("not an Aptos meter")?;
-    Ok(Charged {
+    let charged = Charged {
         location: if o.status != "EXECUTED" { o.location } else { None },
         status: o.status,
         abort_code: o.abort_code,
         execution_gas_used: a.algebra.execution_used(),
         io_gas_used: a.algebra.io_used(),
-    })
+    };
+    Ok((charged, a.memory_used()))
 }
 
 fn read_jsonl(name: &str) -> HashMap<String, Json> {
@@ -80,8 +88,9 @@ fn trace(traces: &HashMap<String, Json>, id: &str) -> String {
 /// Runs every case at `balance` external units against `file` on every
 /// executor (compiled code charges only the unit schedule so far: `auto`
 /// and `jit` run Aptos-metered calls interpreted, and must agree): at
-/// least `cases_compared` are compared on gas, and all of them match.
-fn check(file: &str, balance: u64, cases_compared: usize) {
+/// least `cases_compared` are compared on gas, and all of them match; at
+/// least `memory_floor` of them also match on peak memory.
+fn check(file: &str, balance: u64, cases_compared: usize, memory_floor: usize) {
     let cases = load_aptos_cases();
     let reference = read_jsonl(file);
     let traces = read_jsonl("trace.jsonl");
@@ -92,13 +101,14 @@ fn check(file: &str, balance: u64, cases_compared: usize) {
         let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
         let (mut compared, mut matching, mut status_only, mut not_compiled) = (0, 0, 0, 0);
         let mut diffs = Vec::new();
+        let (mut memory_matching, mut memory_diffs) = (0, Vec::new());
         for case in &cases {
             if only.as_ref().is_some_and(|o| *o != case.id) {
                 continue;
             }
             let Some(j) = reference.get(&case.id) else { continue };
             let want = expected(j);
-            let got = run(&engine, case, balance).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+            let (got, memory) = run(&engine, case, balance).unwrap_or_else(|e| panic!("{}: {e}", case.id));
             if got.status == "FEATURE_NOT_ENABLED" && want.status != got.status {
                 // The JIT executor refuses what it cannot compile.
                 assert_eq!(label, "jit", "{}: {got:?}", case.id);
@@ -111,6 +121,12 @@ fn check(file: &str, balance: u64, cases_compared: usize) {
                 continue;
             }
             compared += 1;
+            let want_memory = expected_memory(j);
+            if memory == want_memory {
+                memory_matching += 1;
+            } else if memory_diffs.len() < 12 {
+                memory_diffs.push(format!("{label} {}: memory_used {memory}, want {want_memory}", case.id));
+            }
             if got == want {
                 matching += 1;
                 continue;
@@ -131,8 +147,12 @@ fn check(file: &str, balance: u64, cases_compared: usize) {
             "{file} on {label}: {matching}/{compared} cases match the reference gas exactly \
              ({status_only} approx_natives: status only; {not_compiled} not compiled)"
         );
+        eprintln!("{file} on {label}: {memory_matching}/{compared} cases match the reference memory_used");
         for d in &diffs {
             eprintln!("DIFF {d}");
+        }
+        for d in &memory_diffs {
+            eprintln!("MEMORY DIFF {d}");
         }
         let expected_count = if label == "jit" { 0 } else { cases_compared };
         assert!(
@@ -141,22 +161,27 @@ fn check(file: &str, balance: u64, cases_compared: usize) {
         );
         assert!(label != "jit" || only.is_some() || compared >= 2000, "the JIT compiled only {compared} cases");
         assert_eq!(matching, compared, "{file} on {label}: {} cases differ", compared - matching);
+        let floor = if only.is_some() { compared } else { memory_floor.min(compared) };
+        assert!(
+            memory_matching >= floor,
+            "{file} on {label}: {memory_matching}/{compared} cases match on memory_used (floor {floor})"
+        );
     }
 }
 
 #[test]
 fn full_balance_matches_aptos() {
-    check("gas.jsonl", 20_000_000, 2427);
+    check("gas.jsonl", 20_000_000, 2427, 2427);
 }
 
 #[test]
 fn balance_of_two_units_matches_aptos() {
-    check("gas_budget2.jsonl", 2, 2441);
+    check("gas_budget2.jsonl", 2, 2441, 2441);
 }
 
 #[test]
 fn balance_of_three_units_matches_aptos() {
-    check("gas_budget3.jsonl", 3, 2427);
+    check("gas_budget3.jsonl", 3, 2427, 2427);
 }
 
 /// `bench_gas.jsonl`: the benchmarks (clob aside) at each size, at the
@@ -168,7 +193,7 @@ fn benchmarks_match_aptos() {
     let reference = read_jsonl("bench_gas.jsonl");
     let text = std::fs::read_to_string(dir.join("benchmarks.jsonl")).expect("benchmarks.jsonl");
     let engine = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
-    let (mut compared, mut bad) = (0, Vec::new());
+    let (mut compared, mut bad, mut bad_memory) = (0, Vec::new(), Vec::new());
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let b: Json = serde_json::from_str(line).expect("benchmark json");
         let name = b["name"].as_str().unwrap_or_default();
@@ -191,17 +216,27 @@ fn benchmarks_match_aptos() {
                 vm_message: None,
             };
             let want = expected(j);
-            let got = run(&engine, &case, 20_000_000).unwrap_or_else(|e| panic!("{id}: {e}"));
+            let (got, memory) = run(&engine, &case, 20_000_000).unwrap_or_else(|e| panic!("{id}: {e}"));
             compared += 1;
             if got != want {
                 bad.push(format!("{id}:\n  got  {got:?}\n  want {want:?}"));
+            }
+            let want_memory = expected_memory(j);
+            if memory != want_memory {
+                bad_memory.push(format!("{id}: memory_used {memory}, want {want_memory}"));
             }
         }
     }
     for d in &bad {
         eprintln!("DIFF {d}");
     }
+    for d in &bad_memory {
+        eprintln!("MEMORY DIFF {d}");
+    }
     eprintln!("bench_gas.jsonl: {}/{compared} runs match", compared - bad.len());
+    eprintln!("bench_gas.jsonl: {}/{compared} runs match on memory_used", compared - bad_memory.len());
     assert!(compared >= 40, "only {compared} benchmark runs found");
     assert!(bad.is_empty(), "{} benchmark runs differ", bad.len());
+    // Not all match yet (pathtracer's four runs use less memory here).
+    assert!(bad_memory.len() <= 4, "{} benchmark runs differ on memory_used", bad_memory.len());
 }

@@ -130,6 +130,13 @@ pub unsafe fn zero(a: Addr, n: u32) {
     unsafe { std::ptr::write_bytes(a.ptr(), 0, n as usize) }
 }
 
+/// Whether the `n` bytes at `a` are all zero (a slot of a layout that owns
+/// heap memory holds no live value exactly then).
+pub unsafe fn is_zero(a: Addr, n: u32) -> bool {
+    // SAFETY: module contract: a live slot of at least `n` bytes.
+    unsafe { bytes(a, n) }.iter().all(|b| *b == 0)
+}
+
 /// Copies `n` bytes from `a` into `out`.
 pub unsafe fn read_into(a: Addr, out: &mut [u8]) {
     out.copy_from_slice(bytes(a, out.len() as u32));

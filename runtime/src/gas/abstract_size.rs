@@ -141,6 +141,59 @@ impl AbstractSizes {
         self.dereferenced(l, unsafe { crate::flat::mem::bytes(a, l.size) })
     }
 
+    /// Aptos's *stack* size of a value of layout `l`: its outermost node
+    /// only (a struct, vector, closure or reference counts as one node).
+    pub fn stack(&self, l: &FlatLayout) -> u64 {
+        match l.shape.scalar() {
+            Some(p) => self.unit[p as usize],
+            None => match &l.shape {
+                Shape::Vector(_) => self.vector,
+                Shape::Closure => self.closure,
+                Shape::Reference(_) => self.reference,
+                _ => self.struct_,
+            },
+        }
+    }
+
+    /// Aptos's *heap* size of the value of layout `l` in `bytes`: its size
+    /// less its stack size (what the memory quota counts when a value is
+    /// copied, read, loaded or destroyed).
+    pub fn heap(&self, l: &FlatLayout, bytes: &[u8]) -> u64 {
+        if l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_)) {
+            return 0;
+        }
+        self.value(l, bytes).saturating_sub(self.stack(l))
+    }
+
+    /// [`heap`](Self::heap) of the value at `a`.
+    ///
+    /// # Safety
+    /// `a` holds a live value of layout `l`.
+    #[allow(unsafe_code)]
+    pub unsafe fn heap_at(&self, l: &FlatLayout, a: crate::flat::mem::Addr) -> u64 {
+        // SAFETY: the caller's contract.
+        self.heap(l, unsafe { crate::flat::mem::bytes(a, l.size) })
+    }
+
+    /// Aptos's *packed* size of a vector element of layout `e`: a
+    /// primitive's packed size, otherwise its outermost node.
+    pub fn packed(&self, e: &FlatLayout) -> u64 {
+        match e.shape.scalar() {
+            Some(p) => self.packed[p as usize],
+            None => self.stack(e),
+        }
+    }
+
+    /// The heap size of a vector of `len` elements of scalar kind `k`.
+    pub fn vector_heap(&self, k: ScalarKind, len: u64) -> u64 {
+        self.packed[k as usize].saturating_mul(len)
+    }
+
+    /// The size of an enum value's tag (Aptos counts it as a `u16` field).
+    pub fn variant_tag(&self) -> u64 {
+        self.unit[ScalarKind::U16 as usize]
+    }
+
     fn signer(&self) -> u64 {
         self.struct_ + self.unit[ScalarKind::U16 as usize] + self.unit[ScalarKind::Address as usize]
     }

@@ -164,6 +164,58 @@ impl GasAlgebra {
     }
 }
 
+/// Aptos's memory quota over one transaction, in abstract memory units:
+/// values the VM creates use memory, values it destroys release it. The
+/// rules are those of Aptos's `StandardMemoryAlgebra` at gas feature
+/// versions ≥ 3, with the peak tracked after every use and release:
+///
+/// - a use larger than what is left of the quota ends with
+///   `MEMORY_LIMIT_EXCEEDED`, and nothing is left;
+/// - releases are never checked: what is left may rise above the quota
+///   (values the VM never counted, such as arguments, are released too),
+///   and then the usage counts as 0, the excess offsetting later uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryAlgebra {
+    quota: u64,
+    remaining: u64,
+    peak: u64,
+}
+
+impl MemoryAlgebra {
+    pub fn new(quota: u64) -> Self {
+        MemoryAlgebra { quota, remaining: quota, peak: 0 }
+    }
+
+    pub fn use_memory(&mut self, amount: u64) -> Result<(), StatusCode> {
+        let r = match self.remaining.checked_sub(amount) {
+            Some(rest) => {
+                self.remaining = rest;
+                Ok(())
+            }
+            None => {
+                self.remaining = 0;
+                Err(StatusCode::MEMORY_LIMIT_EXCEEDED)
+            }
+        };
+        self.peak = self.peak.max(self.current());
+        r
+    }
+
+    pub fn release_memory(&mut self, amount: u64) {
+        self.remaining = self.remaining.saturating_add(amount);
+    }
+
+    /// Memory in use now (0 while more was released than used).
+    pub fn current(&self) -> u64 {
+        self.quota.saturating_sub(self.remaining)
+    }
+
+    /// The highest usage so far (what Aptos reports as `memory_used`).
+    pub fn peak(&self) -> u64 {
+        self.peak
+    }
+}
+
 /// Aptos's special addresses: 0x0 to 0xf (`AccountAddress::is_special`).
 pub fn is_special(a: &AccountAddress) -> bool {
     a.0[..31].iter().all(|&b| b == 0) && a.0[31] < 0x10
@@ -236,6 +288,34 @@ mod tests {
             let got = steps.iter().try_for_each(|s| s(&mut g));
             assert_eq!((got, g.execution_used(), g.io_used(), g.balance()), (end, exec, io, left), "case {i}");
             assert_eq!(g.total_used(), g.execution_used() + g.io_used(), "case {i}");
+        }
+    }
+
+    /// (quota, steps: use (+) or release (-), expected end, current, peak)
+    #[test]
+    fn memory_follows_aptos_rules() {
+        type Case = (u64, &'static [i64], Result<(), StatusCode>, u64, u64);
+        let cases: &[Case] = &[
+            (100, &[40, -30, 50], Ok(()), 60, 60),
+            (100, &[40, 20, -60], Ok(()), 0, 60),
+            // Releasing what was never used: usage 0, the excess offsets later uses.
+            (100, &[-50, 30], Ok(()), 0, 0),
+            (100, &[-50, 80], Ok(()), 30, 30),
+            // Past the quota: nothing is left, the peak is the quota.
+            (100, &[60, 50], Err(StatusCode::MEMORY_LIMIT_EXCEEDED), 100, 100),
+            (100, &[100], Ok(()), 100, 100),
+        ];
+        for (i, &(quota, steps, end, current, peak)) in cases.iter().enumerate() {
+            let mut m = MemoryAlgebra::new(quota);
+            let mut got = Ok(());
+            for &step in steps {
+                if step >= 0 {
+                    got = got.and(m.use_memory(step as u64));
+                } else {
+                    m.release_memory(step.unsigned_abs());
+                }
+            }
+            assert_eq!((got, m.current(), m.peak()), (end, current, peak), "case {i}");
         }
     }
 

@@ -4,7 +4,7 @@
 //! holds one when it charges the Aptos schedule.
 
 use super::abstract_size::AbstractSizes;
-use super::algebra::{GasAlgebra, TransactionLimits};
+use super::algebra::{GasAlgebra, MemoryAlgebra, TransactionLimits};
 use super::schedule::{InstructionCosts, MissingParameter, Schedule};
 use crate::storage::ModuleId;
 use movejit_format::{Opcode, StatusCode};
@@ -84,6 +84,13 @@ pub enum NativeCharge {
 pub struct AptosMeter {
     pub pricing: Arc<AptosPricing>,
     pub algebra: GasAlgebra,
+    /// The memory quota (`txn.memory_quota`) and the peak usage.
+    pub memory: MemoryAlgebra,
+    /// Natives leave their arguments' memory in use (Aptos's
+    /// `should_leak_memory_for_native`): set by each generic call, to
+    /// whether its callee is in `0x1::table` or `0x1::event`, and kept
+    /// until the next generic call.
+    leak_native_args: bool,
     /// Modules whose loading was charged in this transaction.
     modules: HashSet<ModuleId>,
     /// Resources read in this transaction (by the session's global slot).
@@ -97,9 +104,12 @@ pub struct AptosMeter {
 impl AptosMeter {
     pub fn new(pricing: Arc<AptosPricing>, balance: u64) -> Self {
         let algebra = GasAlgebra::new(pricing.limits, balance);
+        let memory = MemoryAlgebra::new(pricing.limits.memory_quota);
         AptosMeter {
             pricing,
             algebra,
+            memory,
+            leak_native_args: false,
             modules: HashSet::new(),
             resources: HashSet::new(),
             instantiations: HashSet::new(),
@@ -149,12 +159,50 @@ impl AptosMeter {
     }
 
     /// The first access to global slot `slot` in this transaction reads it
-    /// from storage: `bytes` when it exists there (`None` otherwise).
-    pub fn charge_resource(&mut self, slot: usize, bytes: Option<u64>) -> Result<(), StatusCode> {
+    /// from storage: `bytes` (its size) and `heap` (its heap size,
+    /// [`AbstractSizes::heap`], which it uses in memory) when it exists
+    /// there, `None` otherwise.
+    pub fn charge_resource(&mut self, slot: usize, loaded: Option<(u64, u64)>) -> Result<(), StatusCode> {
         if !self.resources.insert(slot) {
             return Ok(());
         }
-        let pages = bytes.map(|b| b.div_ceil(READ_PAGE_BYTES) * READ_PAGE_BYTES);
+        if let Some((_, heap)) = loaded {
+            self.memory.use_memory(heap)?;
+        }
+        let pages = loaded.map(|(b, _)| b.div_ceil(READ_PAGE_BYTES) * READ_PAGE_BYTES);
         self.algebra.charge_resource_read(pages)
+    }
+
+    /// A value of `amount` abstract units is created (copied, read,
+    /// loaded, packed into a container, returned by a native).
+    pub fn use_memory(&mut self, amount: u64) -> Result<(), StatusCode> {
+        self.memory.use_memory(amount)
+    }
+
+    /// A value of `amount` abstract units is destroyed (popped, compared,
+    /// overwritten, unpacked, left in a returning frame).
+    pub fn release_memory(&mut self, amount: u64) {
+        self.memory.release_memory(amount)
+    }
+
+    /// A generic call of a function of `module`: decides whether the
+    /// natives called from now on release their arguments' memory.
+    pub fn note_generic_call(&mut self, module: &ModuleId) {
+        let core = module.address == movejit_format::AccountAddress::from_u64(1);
+        self.leak_native_args = core && matches!(&*module.name, "table" | "event");
+    }
+
+    /// A native is called with arguments of `heap` heap units in all: they
+    /// are released, unless a native of `0x1::table` or `0x1::event` was
+    /// the last generic call ([`note_generic_call`](Self::note_generic_call)).
+    pub fn release_native_args(&mut self, heap: u64) {
+        if !self.leak_native_args {
+            self.memory.release_memory(heap);
+        }
+    }
+
+    /// Peak memory of the transaction so far, in abstract units.
+    pub fn memory_used(&self) -> u64 {
+        self.memory.peak()
     }
 }

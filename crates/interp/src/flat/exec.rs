@@ -14,7 +14,7 @@
 
 #![allow(unsafe_code)]
 
-use super::prepare::{GasSite, Kind, Measure, Op, Prepared};
+use super::prepare::{GasSite, Kind, Measure, Memory, Op, Prepared};
 use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::Session;
 use crate::loader::LoadedModule;
@@ -202,6 +202,8 @@ unsafe fn charge_aptos(a: &mut AptosMeter, p: &Prepared, pc: usize, base: Addr) 
     }
     if op == Opcode::PackClosureGeneric {
         // Priced first, then its type arguments are built.
+        // SAFETY: the caller's contract.
+        unsafe { charge_memory(a, &g.memory, base) }.map_err(VmError::new)?;
         a.charge_site(op, g.counts).map_err(VmError::new)?;
         return a.charge_create_ty(g.nodes).map_err(|s| Box::new(VmError::new(s)));
     }
@@ -233,7 +235,122 @@ unsafe fn charge_aptos(a: &mut AptosMeter, p: &Prepared, pc: usize, base: Addr) 
             },
         }
     };
-    a.charge_site(op, counts).map_err(|s| Box::new(VmError::new(s)))
+    // Memory first (Aptos's memory-tracking meter wraps the gas meter):
+    // a copied or read value's heap part is used, compared values are
+    // destroyed.
+    match &g.measure {
+        Measure::Slot(_, l) | Measure::Ref(_, l) if matches!(op, Opcode::CopyLoc | Opcode::ReadRef) => {
+            let heap = if heapless(l) { 0 } else { counts.units.saturating_sub(sizes.stack(l)) };
+            a.use_memory(heap).map_err(VmError::new)?;
+        }
+        // SAFETY: both operands are live slots of layout `l`.
+        Measure::Pair(x, y, l) if !heapless(l) => unsafe {
+            let heap = sizes.heap_at(l, base.add(*x)).saturating_add(sizes.heap_at(l, base.add(*y)));
+            a.release_memory(heap);
+        },
+        _ => {}
+    }
+    // SAFETY: the caller's contract.
+    unsafe { charge_memory(a, &g.memory, base) }.map_err(VmError::new)?;
+    a.charge_site(op, counts).map_err(VmError::new)?;
+    if let (Memory::Const, Some(Op::LdConst { v, .. })) = (&g.memory, p.ops.get(pc)) {
+        // Used once the constant is deserialised (after its charge).
+        let heap = a.pricing.sizes.heap(v.layout(), v.bytes());
+        a.use_memory(heap).map_err(VmError::new)?;
+    }
+    Ok(())
+}
+
+/// Aptos's memory for a native's arguments (live argument slots): their
+/// heap parts are released before it runs.
+///
+/// # Safety
+/// The argument slots hold live values of their layouts.
+unsafe fn native_args_memory(a: &mut AptosMeter, args: &Args<'_>) {
+    let sizes = &a.pricing.sizes;
+    // SAFETY: the caller's contract.
+    let heap = args
+        .slots
+        .iter()
+        .filter(|(_, l)| !heapless(l))
+        .fold(0u64, |acc, (at, l)| acc.saturating_add(unsafe { sizes.heap_at(l, *at) }));
+    a.release_native_args(heap);
+}
+
+/// A layout whose values have no heap part (Aptos's heap size is 0).
+fn heapless(l: &FlatLayout) -> bool {
+    l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_))
+}
+
+/// The memory effect `m` of an instruction of the frame at `base` (see
+/// [`Memory`]), before it runs.
+///
+/// # Safety
+/// As [`charge_aptos`].
+unsafe fn charge_memory(a: &mut AptosMeter, m: &Memory, base: Addr) -> Result<(), StatusCode> {
+    let sizes = &a.pricing.sizes;
+    let stacks = |ls: &[L]| ls.iter().fold(0u64, |acc, l| acc.saturating_add(sizes.stack(l)));
+    // SAFETY (every read below): the slots are the frame's, live at `pc`
+    // (the caller's contract); a reference slot holds a live target; a
+    // local that may hold a value and owns heap memory is zero when it
+    // does not.
+    match m {
+        Memory::None | Memory::Const => {}
+        Memory::UseStack(ls) => {
+            let n = stacks(ls);
+            a.use_memory(n)?;
+        }
+        Memory::ReleaseStack(ls) => {
+            let n = stacks(ls);
+            a.release_memory(n);
+        }
+        Memory::ReleaseVariant(off, l) => {
+            let tag = u16::from_le_bytes(unsafe { mem::read(base.add(*off)) });
+            let fields = match &l.shape {
+                Shape::Enum(vs) => vs
+                    .get(tag as usize)
+                    .map_or(0, |fs| fs.iter().fold(0u64, |acc, f| acc.saturating_add(sizes.stack(&f.layout)))),
+                _ => 0,
+            };
+            let n = fields.saturating_add(sizes.variant_tag());
+            a.release_memory(n);
+        }
+        Memory::UsePacked(e, n) => {
+            let total = sizes.packed(e).saturating_mul(*n);
+            a.use_memory(total)?;
+        }
+        Memory::ReleasePacked(e, n) => {
+            let total = sizes.packed(e).saturating_mul(*n);
+            a.release_memory(total);
+        }
+        Memory::PopBack(r, e) => {
+            if unsafe { mem::vec_len(mem::read_addr(base.add(*r))) } > 0 {
+                let n = sizes.packed(e);
+                a.release_memory(n);
+            }
+        }
+        Memory::ReleaseHeap(off, l) if !heapless(l) => {
+            let n = unsafe { sizes.heap_at(l, base.add(*off)) };
+            a.release_memory(n);
+        }
+        Memory::ReleaseHeapRef(r, l) if !heapless(l) => {
+            let n = unsafe { sizes.heap_at(l, mem::read_addr(base.add(*r))) };
+            a.release_memory(n);
+        }
+        Memory::ReleaseHeap(..) | Memory::ReleaseHeapRef(..) => {}
+        Memory::DropFrame(locals) => {
+            let mut n = 0u64;
+            for (off, l) in locals.iter() {
+                let at = base.add(*off);
+                if l.owns_heap && unsafe { mem::is_zero(at, l.size) } {
+                    continue; // moved out
+                }
+                n = n.saturating_add(unsafe { sizes.heap_at(l, at) });
+            }
+            a.release_memory(n);
+        }
+    }
+    Ok(())
 }
 
 /// Instructions that read a resource (charged after the read, as Aptos does).
@@ -660,8 +777,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     n.f.as_ref()
                         .ok_or_else(|| VmError::missing_native(&n.module.id, &n.module.function_name(n.def)))?;
                 self.gas.charge_native(0)?;
+                if let Some(a) = self.gas.aptos_meter_mut() {
+                    native_args_memory(a, &args);
+                }
                 if let Some(kind) = n.fast {
                     vec_native(kind, self.gas, &args, rets).map_err(|e| self.native_error(n, e))?;
+                    self.native_rets_memory(rets)?;
                     self.check_push(rets, sbase, height_after)?;
                     return Ok(false);
                 }
@@ -675,6 +796,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     native_bridge::call_native(f, &mut self.natives, self.gas, &*self.s, native_ty_args, nargs, nrets)
                 })
                 .map_err(|e| self.native_error(n, e))?;
+                self.native_rets_memory(rets)?;
                 self.check_push(rets, sbase, height_after)?;
                 Ok(false)
             }
@@ -718,6 +840,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Ok(true)
             }
         }
+    }
+
+    /// Aptos's memory for a native's results (`rets`, live result slots):
+    /// their heap parts are used.
+    unsafe fn native_rets_memory(&mut self, rets: &[Slot<'_>]) -> TrapResult<()> {
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
+        // SAFETY: the caller's contract.
+        let heap = rets
+            .iter()
+            .filter(|(_, l)| !heapless(l))
+            .fold(0u64, |acc, (at, l)| acc.saturating_add(unsafe { a.pricing.sizes.heap_at(l, *at) }));
+        a.use_memory(heap).map_err(|s| Box::new(VmError::new(s)))
     }
 
     /// A native's error: Aptos locates running out of gas in a native at
@@ -801,11 +935,20 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     }
 
     fn run(&mut self) -> TrapResult<()> {
+        // The meter is fixed for the run: pick the loop once.
+        let (metered, aptos) = (self.gas.is_metered(), self.gas.is_aptos());
         while let Some(f) = self.frames.last() {
             let (me, base, sbase, mut pc) = (f.inst, f.base, f.sbase, f.pc);
             // SAFETY: the top frame is live (see `unwind`) and runs verified
             // code prepared against its layouts.
-            if let Err(mut e) = unsafe { self.exec(me, base, sbase, &mut pc) } {
+            let r = unsafe {
+                match (metered, aptos) {
+                    (false, _) => self.exec::<false, false>(me, base, sbase, &mut pc),
+                    (true, false) => self.exec::<true, false>(me, base, sbase, &mut pc),
+                    (true, true) => self.exec::<true, true>(me, base, sbase, &mut pc),
+                }
+            };
+            if let Err(mut e) = r {
                 if e.location.is_none() {
                     e.location = Some(location(me.p, pc));
                 }
@@ -820,23 +963,30 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     }
 
     /// Runs the top frame until it calls a Move function or returns.
+    /// `METERED`: the meter charges; `APTOS`: it charges the Aptos
+    /// schedule. One instance of the loop per kind of meter, so that
+    /// unmetered runs carry no gas code and unit-metered runs no Aptos
+    /// code (as one loop, the flags and branches cost the hot loop
+    /// registers: sieve 10% slower).
     #[allow(clippy::too_many_lines)]
-    unsafe fn exec(&mut self, me: Instance<'e>, base: Addr, sbase: u32, pc: &mut usize) -> TrapResult<()> {
+    unsafe fn exec<const METERED: bool, const APTOS: bool>(
+        &mut self,
+        me: Instance<'e>,
+        base: Addr,
+        sbase: u32,
+        pc: &mut usize,
+    ) -> TrapResult<()> {
         let p = me.p;
-        let metered = self.gas.is_metered();
-        let aptos = self.gas.is_aptos();
         // The stack limit can only be reached when the frame's deepest
         // height would pass it.
         let limit_checks = sbase + p.max_height > self.max_stack;
         let at = |off: u32| base.add(off);
         loop {
             let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
-            if metered {
-                if aptos {
-                    self.charge_aptos_at(p, *pc, base)?;
-                } else {
-                    self.gas.charge_instr(p.opcodes[*pc])?;
-                }
+            if APTOS {
+                self.charge_aptos_at(p, *pc, base)?;
+            } else if METERED {
+                self.gas.charge_instr(p.opcodes[*pc])?;
             }
             match op {
                 Op::Nop => {}
@@ -896,12 +1046,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::BinU64 { op, a, b } => bin_u64(*op, at(*a), at(*b))?,
                 Op::LdBinU64 { op, a, b, v } => {
                     mem::write_u64(at(*b), *v);
-                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
                     bin_u64(*op, at(*a), at(*b))?;
                 }
                 Op::CopyBinU64 { op, a, b, src } => {
                     mem::write::<8>(at(*b), mem::read::<8>(at(*src)));
-                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
                     bin_u64(*op, at(*a), at(*b))?;
                 }
                 Op::CmpBrU64 { op, a, b, t, when } => {
@@ -912,7 +1062,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         CmpOp::Le => x <= y,
                         CmpOp::Ge => x >= y,
                     };
-                    self.second_of_pair(p, base, pc, sbase, limit_checks, metered)?;
+                    self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
                     if r == *when {
                         *pc = *t as usize;
                         continue;
@@ -1001,9 +1151,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     let bytes = mem::vec_bytes(e, v).to_vec();
                     mem::drop_value(l, v);
                     self.gas.charge_bytes(bytes.len())?;
-                    if let Some(a) = self.gas.aptos_meter_mut() {
-                        let counts = SiteCounts { units: bytes.len() as u64, ..SiteCounts::default() };
-                        a.charge_site(Opcode::AbortMsg, counts).map_err(VmError::new)?;
+                    if APTOS {
+                        self.charge_aptos_abort_msg(bytes.len())?;
                     }
                     let max = self.s.engine.config.limits.max_abort_message;
                     return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
@@ -1011,16 +1160,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::Call(site) => {
                     let callee = self.s.flat_site_callee(me, site, *pc)?;
                     let sb = sbase + site.height_below;
-                    if aptos {
+                    if APTOS {
                         self.charge_aptos_call_site(&callee, p, *pc, site.args.len())?;
                     }
                     // Fast path: a Move callee, interpreted (no allocation).
-                    if let (Callee::Move(inst), None, false) = (callee, &self.s.compiled, aptos) {
+                    if let (Callee::Move(inst), None, false) = (callee, &self.s.compiled, APTOS) {
                         let q = inst.p;
                         if self.frames.len() >= self.max_depth {
                             return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                         }
-                        self.gas.charge_frame()?;
+                        if METERED {
+                            self.gas.charge_frame()?;
+                        }
                         let (nb, mark) = self.stack.push(q.frame_size);
                         for ((src, l), (off, _)) in site.args.iter().zip(&q.params) {
                             mem::move_bytes(at(*src), nb.add(*off), l.size);
@@ -1152,7 +1303,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::Exists { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
-                    if aptos {
+                    if APTOS {
                         self.charge_aptos_global(p, *pc, slot)?;
                     }
                     let e = self.s.globals.flat.get(slot).is_some_and(|g| g.is_some());
@@ -1161,7 +1312,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::BorrowGlobal { a, ty, mutable } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
-                    if aptos {
+                    if APTOS {
                         self.charge_aptos_global(p, *pc, slot)?;
                     }
                     let g = match self.s.globals.flat.get(slot) {
@@ -1176,7 +1327,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveFrom { a, ty } => {
                     let addr = AccountAddress(mem::read(at(*a)));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
-                    if aptos {
+                    if APTOS {
                         self.charge_aptos_global(p, *pc, slot)?;
                     }
                     if !self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
@@ -1189,7 +1340,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::MoveTo { s, v, ty, l } => {
                     let addr = AccountAddress(mem::read(mem::read_addr(at(*s))));
                     let slot = self.s.flat_global_slot(addr, *ty)?;
-                    if aptos {
+                    if APTOS {
                         self.charge_aptos_global(p, *pc, slot)?;
                     }
                     if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
@@ -1239,27 +1390,24 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// # Safety
     /// `base` is the running frame of `p` (as [`charge_aptos`]).
     #[inline(always)]
-    unsafe fn second_of_pair(
+    unsafe fn second_of_pair<const METERED: bool, const APTOS: bool>(
         &mut self,
         p: &Prepared,
         base: Addr,
         pc: &mut usize,
         sbase: u32,
         limit_checks: bool,
-        metered: bool,
     ) -> TrapResult<()> {
         if limit_checks && p.grows[*pc] != 0 && sbase + p.grows[*pc] > self.max_stack {
             self.failed_after = true;
             return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
         }
         *pc += 1;
-        if metered {
-            if self.gas.is_aptos() {
-                // SAFETY: the caller's contract.
-                unsafe { self.charge_aptos_at(p, *pc, base) }?;
-            } else {
-                self.gas.charge_instr(p.opcodes[*pc])?;
-            }
+        if APTOS {
+            // SAFETY: the caller's contract.
+            unsafe { self.charge_aptos_at(p, *pc, base) }?;
+        } else if METERED {
+            self.gas.charge_instr(p.opcodes[*pc])?;
         }
         Ok(())
     }
@@ -1300,6 +1448,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
     }
 
+    /// The Aptos charge of `AbortMsg` with a message of `len` bytes.
+    #[cold]
+    #[inline(never)]
+    fn charge_aptos_abort_msg(&mut self, len: usize) -> TrapResult<()> {
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
+        // The message's heap part (a `vector<u8>` of `len` bytes) is released.
+        let heap = a.pricing.sizes.vector_heap(movejit_runtime::scalar::ScalarKind::U8, len as u64);
+        a.release_memory(heap);
+        let counts = SiteCounts { units: len as u64, ..SiteCounts::default() };
+        a.charge_site(Opcode::AbortMsg, counts).map_err(|s| Box::new(VmError::new(s)))
+    }
+
     /// The Aptos charges of `Call` / `CallGeneric` at `pc` with `nargs`
     /// arguments (kept out of the instruction loop).
     #[cold]
@@ -1336,6 +1496,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 a.charge_create_ty(nodes).map_err(VmError::new)?;
             }
         }
+        if op == Opcode::CallGeneric {
+            a.note_generic_call(&module.id);
+        }
         if let Err(s) = a.charge_module(&module.id, module.size) {
             return Err(self.at_aptos_load(VmError::new(s)));
         }
@@ -1350,12 +1513,15 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     #[inline(never)]
     fn charge_aptos_global(&mut self, p: &Prepared, pc: usize, slot: usize) -> TrapResult<()> {
         let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
-        let bytes = match self.s.globals.flat.get(slot) {
-            // SAFETY: an owned global value of its own layout.
-            Some(Some(v)) => Some(unsafe { mem::serialize(v.layout(), Addr::of_value(v)) }?.len() as u64),
+        let loaded = match self.s.globals.flat.get(slot) {
+            Some(Some(v)) => {
+                // SAFETY: an owned global value of its own layout.
+                let bytes = unsafe { mem::serialize(v.layout(), Addr::of_value(v)) }?.len() as u64;
+                Some((bytes, a.pricing.sizes.heap(v.layout(), v.bytes())))
+            }
             _ => None,
         };
-        a.charge_resource(slot, bytes).map_err(VmError::new)?;
+        a.charge_resource(slot, loaded).map_err(VmError::new)?;
         a.charge_site(p.opcodes[pc], SiteCounts::default()).map_err(|s| Box::new(VmError::new(s)))
     }
 

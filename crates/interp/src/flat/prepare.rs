@@ -375,6 +375,42 @@ pub(crate) struct GasSite {
     pub counts: SiteCounts,
     pub nodes: u64,
     pub measure: Measure,
+    /// What it does to Aptos's memory usage (`copy_loc`, `read_ref` and
+    /// `eq` / `neq` follow from `measure`).
+    pub memory: Memory,
+}
+
+/// The values whose abstract sizes an instruction adds to or takes from
+/// Aptos's memory usage (`MemoryTrackedGasMeter`).
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Memory {
+    #[default]
+    None,
+    /// Uses the stack sizes of values packed into a container (`pack`,
+    /// `pack_closure`).
+    UseStack(Box<[L]>),
+    /// Releases the stack sizes of a struct's fields (`unpack`).
+    ReleaseStack(Box<[L]>),
+    /// Releases the stack sizes of the fields of the enum value in a frame
+    /// slot, its tag included (`unpack_variant`).
+    ReleaseVariant(u32, L),
+    /// Uses (`vec_pack`, `vec_push_back`) or releases (`vec_unpack`) the
+    /// packed size of `n` elements.
+    UsePacked(L, u64),
+    ReleasePacked(L, u64),
+    /// Releases one element's packed size when the vector a reference in a
+    /// frame slot points to is not empty (`vec_pop_back`).
+    PopBack(u32, L),
+    /// Releases the heap size of the value in a frame slot (`pop`).
+    ReleaseHeap(u32, L),
+    /// Releases the heap size of the value a reference in a frame slot
+    /// points to (`write_ref`: the old value).
+    ReleaseHeapRef(u32, L),
+    /// Uses the heap size of the constant the op loads (`ld_const`).
+    Const,
+    /// Releases the heap sizes of the locals that may hold a value when
+    /// the frame returns (`ret`: Aptos's `charge_drop_frame`).
+    DropFrame(Box<[(u32, L)]>),
 }
 
 /// The value whose abstract size prices an instruction.
@@ -496,6 +532,12 @@ fn gas_reads_types(instr: &Bytecode) -> bool {
     matches!(
         instr,
         B::ReadRef
+            | B::Pop
+            | B::WriteRef
+            | B::Pack(_)
+            | B::PackVariant(_)
+            | B::PackClosure(..)
+            | B::PackClosureGeneric(..)
             | B::Eq
             | B::Neq
             | B::PackGeneric(_)
@@ -578,7 +620,7 @@ impl Preparer<'_, '_, '_> {
         let k = after.len();
         let units = |n: usize| SiteCounts { units: n as u64, ..SiteCounts::default() };
         let elem_nodes = |si: &movejit_format::SignatureIndex| -> VmResult<u64> { Ok(nodes(&self.sig(*si)?)) };
-        let mut g = GasSite::default();
+        let mut g = GasSite { memory: self.memory_site(instr, h, before, after, sl)?, ..GasSite::default() };
         match instr {
             B::LdConst(i) => {
                 let c = self.m.module.constant_pool.get(i.idx()).ok_or_else(|| inv("constant"))?;
@@ -650,6 +692,48 @@ impl Preparer<'_, '_, '_> {
             _ => {}
         }
         Ok(g)
+    }
+
+    /// What `instr` does to Aptos's memory usage (see [`Memory`]; `ret`'s
+    /// frame drop is added by `prepare`, which knows the locals' state).
+    fn memory_site(
+        &self,
+        instr: &Bytecode,
+        h: usize,
+        before: &[Type],
+        after: &[Type],
+        sl: &Slots<'_>,
+    ) -> VmResult<Memory> {
+        use Bytecode as B;
+        let layouts = |ts: &[Type]| ts.iter().map(|t| self.layout(t)).collect::<VmResult<Box<[L]>>>();
+        // The top `n` of a type stack.
+        let top = |ts: &'_ [Type], n: usize| -> VmResult<Box<[L]>> {
+            layouts(ts.get(ts.len().checked_sub(n).ok_or_else(|| inv("type stack"))?..).unwrap_or(&[]))
+        };
+        let last = || before.last().ok_or_else(|| inv("type stack"));
+        let at_top = sl.at(h.wrapping_sub(1));
+        let elem = |si: &SignatureIndex| -> VmResult<L> {
+            self.layout(self.inst(*si)?.first().ok_or_else(|| inv("vector element type"))?)
+        };
+        let k = after.len();
+        Ok(match instr {
+            B::Pop => Memory::ReleaseHeap(at_top, self.layout(last()?)?),
+            B::WriteRef => Memory::ReleaseHeapRef(at_top, self.layout(&deref_ty(last()?)?)?),
+            B::Pack(_) | B::PackVariant(_) | B::PackGeneric(_) | B::PackVariantGeneric(_) => {
+                Memory::UseStack(top(before, (h + 1).saturating_sub(k))?)
+            }
+            B::PackClosure(_, mask) | B::PackClosureGeneric(_, mask) => {
+                Memory::UseStack(top(before, mask.captured_count())?)
+            }
+            B::Unpack(_) | B::UnpackGeneric(_) => Memory::ReleaseStack(top(after, (k + 1).saturating_sub(h))?),
+            B::UnpackVariant(_) | B::UnpackVariantGeneric(_) => Memory::ReleaseVariant(at_top, self.layout(last()?)?),
+            B::VecPack(si, n) => Memory::UsePacked(elem(si)?, *n),
+            B::VecUnpack(si, n) => Memory::ReleasePacked(elem(si)?, *n),
+            B::VecPushBack(si) => Memory::UsePacked(elem(si)?, 1),
+            B::VecPopBack(si) => Memory::PopBack(at_top, elem(si)?),
+            B::LdConst(_) => Memory::Const,
+            _ => Memory::None,
+        })
     }
 
     fn step(
@@ -1331,6 +1415,50 @@ fn fh_of(instr: &Bytecode) -> Option<&movejit_format::FieldHandleIndex> {
     }
 }
 
+/// For each instruction of `code`, which locals may hold a value before
+/// it runs (parameters hold one on entry; `move_loc` empties a local,
+/// `st_loc` fills it): what a returning frame drops.
+fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize) -> Vec<Vec<bool>> {
+    let n = code.code.len();
+    let mut held: Vec<Option<Vec<bool>>> = vec![None; n];
+    if n == 0 {
+        return Vec::new();
+    }
+    held[0] = Some((0..locals).map(|i| i < params).collect());
+    let mut work = vec![0usize];
+    while let Some(pc) = work.pop() {
+        let Some(mut h) = held[pc].clone() else { continue };
+        match &code.code[pc] {
+            Bytecode::MoveLoc(i) => h.get_mut(*i as usize).into_iter().for_each(|x| *x = false),
+            Bytecode::StLoc(i) => h.get_mut(*i as usize).into_iter().for_each(|x| *x = true),
+            _ => {}
+        }
+        for succ in movejit_format::cfg::successors(code, pc) {
+            let Some(next) = held.get_mut(succ) else { continue };
+            match next {
+                None => {
+                    *next = Some(h.clone());
+                    work.push(succ);
+                }
+                Some(old) => {
+                    // "May hold": the union over the paths in.
+                    let mut changed = false;
+                    for (o, x) in old.iter_mut().zip(&h) {
+                        if *x && !*o {
+                            *o = true;
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        work.push(succ);
+                    }
+                }
+            }
+        }
+    }
+    held.into_iter().map(Option::unwrap_or_default).collect()
+}
+
 /// Prepares `def` of `m` for `ty_args`.
 pub(crate) fn prepare(
     s: &Session<'_, '_>,
@@ -1384,6 +1512,8 @@ pub(crate) fn prepare(
         }
     }
 
+    let held = locals_held(code, params.len(), locals.len());
+
     // The frame: locals at their natural offsets, then one 8-aligned slot
     // per stack depth, as large as the largest value held at that depth.
     let fl = FrameLayout::new(&local_layouts, &[])?;
@@ -1430,11 +1560,21 @@ pub(crate) fn prepare(
         ret_slots.push(rs);
         let before_tys = if gas_reads_types(instr) { Some(st.clone()) } else { None };
         let op = p.step(instr, &mut st, &locals, &slots, &code.jump_tables).unwrap_or_else(|e| Op::Fail(Box::new(e)));
-        gas.push(if matches!(op, Op::Fail(_)) {
+        let mut site = if matches!(op, Op::Fail(_)) {
             GasSite::default()
         } else {
             p.gas_site(instr, before, before_tys.as_ref().unwrap_or(&no_types), &st, &locals, &slots)?
-        });
+        };
+        if matches!(op, Op::Ret) {
+            // Locals that may hold a value with a heap part.
+            let drops = held[pc].iter().enumerate().filter(|(_, h)| **h).filter_map(|(i, _)| {
+                let l = &local_layouts[i];
+                let heapless = l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_));
+                (!heapless).then(|| (fl.offsets[i], l.clone()))
+            });
+            site.memory = Memory::DropFrame(drops.collect());
+        }
+        gas.push(site);
         let after = st.len();
         // Calls to Move functions push nothing in the caller's frame (their
         // results arrive at return); natives and everything else push here.
