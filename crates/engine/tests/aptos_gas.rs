@@ -1,7 +1,8 @@
 //! Aptos's production gas, reproduced: every conformance call run under
 //! the v50 schedule at the balances of `../shared/conformance/aptos/gas/`
 //! (full, 2 and 3 external units) must end with the same status, abort
-//! code and location, and use the same execution and I/O gas, as the real
+//! code and location, and use the same execution and I/O gas and the same
+//! peak memory (`memory_used`, abstract units), as the real
 //! Aptos VM. Cases marked `approx_natives` are priced approximately in the
 //! reference: their status is compared, not their gas.
 //!
@@ -88,9 +89,9 @@ fn trace(traces: &HashMap<String, Json>, id: &str) -> String {
 /// Runs every case at `balance` external units against `file` on every
 /// executor (compiled code charges only the unit schedule so far: `auto`
 /// and `jit` run Aptos-metered calls interpreted, and must agree): at
-/// least `cases_compared` are compared on gas, and all of them match; at
-/// least `memory_floor` of them also match on peak memory.
-fn check(file: &str, balance: u64, cases_compared: usize, memory_floor: usize) {
+/// least `cases_compared` are compared on gas and on peak memory
+/// (`memory_used`), and all of them match.
+fn check(file: &str, balance: u64, cases_compared: usize) {
     let cases = load_aptos_cases();
     let reference = read_jsonl(file);
     let traces = read_jsonl("trace.jsonl");
@@ -161,27 +162,28 @@ fn check(file: &str, balance: u64, cases_compared: usize, memory_floor: usize) {
         );
         assert!(label != "jit" || only.is_some() || compared >= 2000, "the JIT compiled only {compared} cases");
         assert_eq!(matching, compared, "{file} on {label}: {} cases differ", compared - matching);
-        let floor = if only.is_some() { compared } else { memory_floor.min(compared) };
-        assert!(
-            memory_matching >= floor,
-            "{file} on {label}: {memory_matching}/{compared} cases match on memory_used (floor {floor})"
+        assert_eq!(
+            memory_matching,
+            compared,
+            "{file} on {label}: {} cases differ on memory_used",
+            compared - memory_matching
         );
     }
 }
 
 #[test]
 fn full_balance_matches_aptos() {
-    check("gas.jsonl", 20_000_000, 2427, 2427);
+    check("gas.jsonl", 20_000_000, 2427);
 }
 
 #[test]
 fn balance_of_two_units_matches_aptos() {
-    check("gas_budget2.jsonl", 2, 2441, 2441);
+    check("gas_budget2.jsonl", 2, 2441);
 }
 
 #[test]
 fn balance_of_three_units_matches_aptos() {
-    check("gas_budget3.jsonl", 3, 2427, 2427);
+    check("gas_budget3.jsonl", 3, 2427);
 }
 
 /// `bench_gas.jsonl`: the benchmarks (clob aside) at each size, at the
@@ -237,6 +239,5 @@ fn benchmarks_match_aptos() {
     eprintln!("bench_gas.jsonl: {}/{compared} runs match on memory_used", compared - bad_memory.len());
     assert!(compared >= 40, "only {compared} benchmark runs found");
     assert!(bad.is_empty(), "{} benchmark runs differ", bad.len());
-    // Not all match yet (pathtracer's four runs use less memory here).
-    assert!(bad_memory.len() <= 4, "{} benchmark runs differ on memory_used", bad_memory.len());
+    assert!(bad_memory.is_empty(), "{} benchmark runs differ on memory_used", bad_memory.len());
 }

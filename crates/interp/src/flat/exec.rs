@@ -340,15 +340,19 @@ unsafe fn charge_memory(a: &mut AptosMeter, m: &Memory, base: Addr) -> Result<()
         Memory::ReleaseHeap(..) | Memory::ReleaseHeapRef(..) => {}
         Memory::DropFrame(locals) => {
             let mut n = 0u64;
-            for (off, l) in locals.iter() {
-                let at = base.add(*off);
-                if l.owns_heap && unsafe { mem::is_zero(at, l.size) } {
-                    continue; // moved out
+            for d in locals.iter() {
+                let at = base.add(d.off);
+                let held = match d.held {
+                    Some(h) => (unsafe { mem::read::<1>(base.add(h.flag)) }[0] != 0) != h.param,
+                    None => !(d.l.owns_heap && unsafe { mem::is_zero(at, d.l.size) }),
+                };
+                if held {
+                    n = n.saturating_add(unsafe { sizes.heap_at(&d.l, at) });
                 }
-                n = n.saturating_add(unsafe { sizes.heap_at(l, at) });
             }
             a.release_memory(n);
         }
+        Memory::Track(h, holds) => unsafe { mem::write(base.add(h.flag), [(*holds != h.param) as u8]) },
     }
     Ok(())
 }

@@ -410,7 +410,29 @@ pub(crate) enum Memory {
     Const,
     /// Releases the heap sizes of the locals that may hold a value when
     /// the frame returns (`ret`: Aptos's `charge_drop_frame`).
-    DropFrame(Box<[(u32, L)]>),
+    DropFrame(Box<[FrameDrop]>),
+    /// A tracked local now holds a value (`st_loc`: `true`) or not
+    /// (`move_loc`).
+    Track(Held, bool),
+}
+
+/// A local a returning frame drops, if it holds a value: surely (`held`
+/// is `None`; a local owning heap memory is zero when moved out), or as
+/// its flag says.
+#[derive(Clone, Debug)]
+pub(crate) struct FrameDrop {
+    pub off: u32,
+    pub l: L,
+    pub held: Option<Held>,
+}
+
+/// The flag byte of a local that only may hold a value at a return: it
+/// holds one when the flag differs from `param` (frames start zeroed;
+/// parameters start holding).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Held {
+    pub flag: u32,
+    pub param: bool,
 }
 
 /// The value whose abstract size prices an instruction.
@@ -1415,10 +1437,11 @@ fn fh_of(instr: &Bytecode) -> Option<&movejit_format::FieldHandleIndex> {
     }
 }
 
-/// For each instruction of `code`, which locals may hold a value before
-/// it runs (parameters hold one on entry; `move_loc` empties a local,
-/// `st_loc` fills it): what a returning frame drops.
-fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize) -> Vec<Vec<bool>> {
+/// For each instruction of `code`, which locals may (`may`) or surely
+/// (`!may`) hold a value before it runs (parameters hold one on entry;
+/// `move_loc` empties a local, `st_loc` fills it): what a returning frame
+/// drops.
+fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize, may: bool) -> Vec<Vec<bool>> {
     let n = code.code.len();
     let mut held: Vec<Option<Vec<bool>>> = vec![None; n];
     if n == 0 {
@@ -1441,11 +1464,12 @@ fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize) ->
                     work.push(succ);
                 }
                 Some(old) => {
-                    // "May hold": the union over the paths in.
+                    // The union over the paths in ("may hold") or the
+                    // intersection ("surely holds").
                     let mut changed = false;
                     for (o, x) in old.iter_mut().zip(&h) {
-                        if *x && !*o {
-                            *o = true;
+                        if *o != *x && *o != may {
+                            *o = may;
                             changed = true;
                         }
                     }
@@ -1512,7 +1536,23 @@ pub(crate) fn prepare(
         }
     }
 
-    let held = locals_held(code, params.len(), locals.len());
+    let may_hold = locals_held(code, params.len(), locals.len(), true);
+    let holds = locals_held(code, params.len(), locals.len(), false);
+    // Locals whose value has a heap part but owns no heap memory (so a
+    // moved-out slot is not zero), and that only may hold a value at some
+    // return: under Aptos's meter a flag byte in the frame says whether
+    // they do (see `Held`).
+    let tracked: Vec<usize> = (0..locals.len())
+        .filter(|&i| {
+            let l = &local_layouts[i];
+            let heapless = l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_));
+            !heapless
+                && !l.owns_heap
+                && code.code.iter().enumerate().any(|(pc, b)| {
+                    matches!(b, Bytecode::Ret) && may_hold[pc].get(i) == Some(&true) && holds[pc].get(i) != Some(&true)
+                })
+        })
+        .collect();
 
     // The frame: locals at their natural offsets, then one 8-aligned slot
     // per stack depth, as large as the largest value held at that depth.
@@ -1526,6 +1566,13 @@ pub(crate) fn prepare(
             .filter(|x| *x <= movejit_runtime::flat::layout::MAX_FLAT_SIZE)
             .ok_or_else(|| VmError::new(StatusCode::VM_MAX_TYPE_NODES_REACHED).with_message("frame too large"))?;
     }
+    // The flag bytes of tracked locals, after the operand slots.
+    let mut flags = vec![None; locals.len()];
+    for &i in &tracked {
+        flags[i] = Some(Held { flag: off, param: i < params.len() });
+        off += 1;
+    }
+    off = off.div_ceil(8) * 8;
     let slots = Slots { locals: &fl.offsets, ops: &op_offs };
 
     // Pass 2: the ops.
@@ -1567,12 +1614,19 @@ pub(crate) fn prepare(
         };
         if matches!(op, Op::Ret) {
             // Locals that may hold a value with a heap part.
-            let drops = held[pc].iter().enumerate().filter(|(_, h)| **h).filter_map(|(i, _)| {
+            let drops = may_hold[pc].iter().enumerate().filter(|(_, h)| **h).filter_map(|(i, _)| {
                 let l = &local_layouts[i];
                 let heapless = l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_));
-                (!heapless).then(|| (fl.offsets[i], l.clone()))
+                let surely = holds[pc].get(i) == Some(&true);
+                let held = if surely { None } else { flags[i] };
+                (!heapless).then(|| FrameDrop { off: fl.offsets[i], l: l.clone(), held })
             });
             site.memory = Memory::DropFrame(drops.collect());
+        }
+        if let Bytecode::MoveLoc(i) | Bytecode::StLoc(i) = instr {
+            if let Some(h) = flags.get(*i as usize).copied().flatten() {
+                site.memory = Memory::Track(h, matches!(instr, Bytecode::StLoc(_)));
+            }
         }
         gas.push(site);
         let after = st.len();
