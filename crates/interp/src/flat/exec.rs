@@ -966,14 +966,33 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         Ok(())
     }
 
-    /// Runs the top frame until it calls a Move function or returns.
-    /// `METERED`: the meter charges; `APTOS`: it charges the Aptos
-    /// schedule. One instance of the loop per kind of meter, so that
-    /// unmetered runs carry no gas code and unit-metered runs no Aptos
-    /// code (as one loop, the flags and branches cost the hot loop
-    /// registers: sieve 10% slower).
-    #[allow(clippy::too_many_lines)]
+    /// Runs the top frame until it calls a Move function or returns; `pc`
+    /// is where it stopped. `METERED`: the meter charges; `APTOS`: it
+    /// charges the Aptos schedule. One instance of the loop per kind of
+    /// meter, so that unmetered runs carry no gas code and unit-metered
+    /// runs no Aptos code (as one loop, the flags and branches cost the
+    /// hot loop registers: sieve 10% slower).
     unsafe fn exec<const METERED: bool, const APTOS: bool>(
+        &mut self,
+        me: Instance<'e>,
+        base: Addr,
+        sbase: u32,
+        pc: &mut usize,
+    ) -> TrapResult<()> {
+        // The loop's pc is a local (a register), not the caller's memory:
+        // reloading it per instruction puts a store-to-load round trip on
+        // the dispatch chain.
+        let mut local_pc = *pc;
+        // SAFETY: the caller's contract.
+        let r = unsafe { self.exec_loop::<METERED, APTOS>(me, base, sbase, &mut local_pc) };
+        *pc = local_pc;
+        r
+    }
+
+    /// [`exec`](Self::exec)'s loop.
+    #[allow(clippy::too_many_lines)]
+    #[inline(always)]
+    unsafe fn exec_loop<const METERED: bool, const APTOS: bool>(
         &mut self,
         me: Instance<'e>,
         base: Addr,
