@@ -38,20 +38,64 @@ L1: move_loc i
     ret
 ";
 
-/// The module, assembled into a folder of this test's own.
-fn module() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("movejit-gas-flags-{}", std::process::id()));
+/// A module of its own (the size of `spin`'s module is priced in its gas).
+const HOARD: &str = "version 7
+module 0xcafe::hoard
+public fun hoard(n: u64, copies: u64): u64
+    local v: vector<u64>
+    local all: vector<vector<u64>>
+    local i: u64
+    vec_pack <u64>, 0
+    st_loc v
+    vec_pack <vector<u64>>, 0
+    st_loc all
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L1
+    mut_borrow_loc v
+    copy_loc i
+    vec_push_back <u64>
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: ld_u64 0
+    st_loc i
+L2: copy_loc i
+    copy_loc copies
+    lt
+    br_false L3
+    mut_borrow_loc all
+    copy_loc v
+    vec_push_back <vector<u64>>
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L2
+L3: borrow_loc all
+    vec_len <vector<u64>>
+    ret
+";
+
+/// The module `name` of `source`, assembled into a folder of this test's own.
+fn assembled(name: &str, source: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("movejit-gas-flags-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = dir.join("spin.masm");
-    std::fs::write(&src, SOURCE).expect("write source");
+    let src = dir.join(format!("{name}.masm"));
+    std::fs::write(&src, source).expect("write source");
     let (code, out, err) = movejit(&["asm", src.to_str().expect("path"), "-o", dir.to_str().expect("path")]);
     assert_eq!(code, Some(0), "asm: {out}{err}");
-    dir.join("spin.mv")
+    dir.join(format!("{name}.mv"))
 }
 
 #[test]
 fn gas_flags_mean_the_same_on_every_executor() {
-    let mv = module();
+    let mv = assembled("spin", SOURCE);
     let mv = mv.to_str().expect("path");
     // (function, argument, flags, expected exit code, status, gas used: exact, or None for "some")
     type Case<'a> = (&'a str, &'a str, &'a [&'a str], i32, &'a str, Option<u64>);
@@ -126,4 +170,42 @@ fn gas_flags_mean_the_same_on_every_executor() {
         let (code, _, _) = movejit(&args);
         assert_eq!(code, Some(2), "{flags:?}");
     }
+}
+
+/// Aptos's memory quota (`txn.memory_quota`, 10,000,000 abstract units):
+/// `hoard(n, copies)` fills a `vector<u64>` of `n` elements (8 units each)
+/// and keeps `copies` copies of it (each its elements plus 40 for the
+/// vector in the outer one). Peak memory is reported as `memory_used` (null
+/// under the unit schedule), and passing the quota ends the call with
+/// `MEMORY_LIMIT_EXCEEDED`, the whole quota used.
+#[test]
+fn aptos_memory_is_reported_and_limited() {
+    let mv = assembled("hoard", HOARD);
+    let mv = mv.to_str().expect("path");
+    // (n, copies, flags, status, memory_used)
+    type Case<'a> = (&'a str, &'a str, &'a [&'a str], &'a str, Option<u64>);
+    let cases: &[Case] = &[
+        ("1000", "2", &[], "EXECUTED", Some(8 * 1000 + 2 * (8 * 1000 + 40))),
+        ("10", "0", &[], "EXECUTED", Some(80)),
+        ("100000", "13", &[], "MEMORY_LIMIT_EXCEEDED", Some(10_000_000)),
+        ("1000", "2", &["--gas-schedule", "unit"], "EXECUTED", None),
+    ];
+    let mut wrong = Vec::new();
+    for engine in ["interp", "jit", "auto"] {
+        for &(n, copies, flags, status, memory) in cases {
+            let mut args = vec!["run", mv, "--function", "0xcafe::hoard::hoard", "--engine", engine, "--json"];
+            args.extend_from_slice(&["--args", n, copies]);
+            args.extend_from_slice(flags);
+            let (_, out, err) = movejit(&args);
+            let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+                .unwrap_or_else(|e| panic!("{engine} hoard({n}, {copies}): {e}: {out}{err}"));
+            if v["status"] != status || v["memory_used"].as_u64() != memory {
+                wrong.push(format!(
+                    "{engine} hoard({n}, {copies}) {flags:?}: {} memory_used {}",
+                    v["status"], v["memory_used"]
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
