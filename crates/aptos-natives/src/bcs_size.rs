@@ -52,6 +52,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("bcs", "serialized_size", |cx, ty, mut args: Args| {
         cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_BASE, 1)])?;
         let v = pop(&mut args)?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
         let Ok(bytes) = bcs::serialize(cx.deref(&v)?, &layout) else {
             cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_FAILURE, 1)])?;
@@ -64,6 +65,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("bcs", "constant_serialized_size", |cx, ty, _| {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_BASE, 1)])?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
         cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_PER_TYPE_NODE, visited_nodes(&layout))])?;
         let size = constant_size(&layout).map(Value::U64);

@@ -7,7 +7,8 @@ use movejit_runtime::natives::{FlatCall, NativeContext};
 use movejit_runtime::{bcs, StatusCode, Type, Value, VmError, VmResult};
 
 /// Both kinds of event: a base, and per abstract value unit of the event
-/// (charged first, before the event is checked).
+/// (charged first, before the event is checked), then the modules its
+/// layout loads.
 const WRITE_BASE: P = P::named("aptos_framework.event.write_to_event_store.base");
 const WRITE_PER_UNIT: P = P::named("aptos_framework.event.write_to_event_store.per_abstract_memory_unit");
 
@@ -17,12 +18,15 @@ fn charge_tree(cx: &mut NativeContext<'_>, t: &Type, msg: &Value) -> VmResult<()
     }
     let layout = cx.types.layout_of(t)?;
     let units = cx.gas.abstract_size(&layout, cx.deref(msg)?);
-    cx.gas.charge_aptos_native(&[(WRITE_BASE, 1), (WRITE_PER_UNIT, units)])
+    cx.gas.charge_aptos_native(&[(WRITE_BASE, 1), (WRITE_PER_UNIT, units)])?;
+    cx.charge_layout(t)
 }
 
 fn charge_flat(call: &mut FlatCall<'_, '_>, msg: usize) -> VmResult<()> {
     let units = call.arg_abstract_size(msg)?;
-    call.cx.gas.charge_aptos_native(&[(WRITE_BASE, 1), (WRITE_PER_UNIT, units)])
+    call.cx.gas.charge_aptos_native(&[(WRITE_BASE, 1), (WRITE_PER_UNIT, units)])?;
+    let t = call.ty_arg(0)?;
+    call.cx.charge_layout(t)
 }
 
 /// One emitted event.

@@ -139,6 +139,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add_flat("debug", "native_print", |_| Ok(()));
     r.add("util", "from_bytes", |cx, ty, mut args: Args| {
         let bytes = pop(&mut args)?.to_bytes()?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
         cx.gas.charge_native(bytes.len())?;
         cx.gas.charge_aptos_native(&[(FROM_BYTES.0, 1), (FROM_BYTES.1, bytes.len() as u64)])?;

@@ -18,6 +18,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("object", "exists_at", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(EXISTS_AT, 1)])?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let address = pop_address(&mut args)?;
         let exists = cx.resource_exists(address, ty_arg(ty, 0)?)?;
         Ok(vec![Value::Bool(exists)])
@@ -34,6 +35,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add_flat("object", "exists_at", |call| {
         call.cx.gas.charge_native(0)?;
         call.cx.gas.charge_aptos_native(&[(EXISTS_AT, 1)])?;
+        let t = call.ty_arg(0)?;
+        call.cx.charge_layout(t)?;
         let address = call.arg_address(0)?;
         let exists = call.cx.resource_exists(address, call.ty_arg(0)?)?;
         call.ret_bool(0, exists)

@@ -269,6 +269,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         // Only struct names use `type_tag`, and structs are not formatted here.
         let _type_tag = pop(&mut args)?.as_bool()?;
         let v = pop(&mut args)?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let options = Options { canonicalize, single_line, include_int_type, ..Options::default() };
         let s = format_priced(ty_arg(ty, 0)?, cx.deref(&v)?, &options);
         options.charge(cx.gas)?;

@@ -84,6 +84,9 @@ pub struct TableStore {
     /// Entries the running transaction has accessed (Aptos loads each
     /// once per transaction, and charges for it then).
     accessed: FxHashSet<(AccountAddress, Vec<u8>)>,
+    /// Tables the running transaction has used (their layouts are built,
+    /// under Aptos, once per transaction).
+    opened: FxHashSet<AccountAddress>,
 }
 
 /// The state a transaction found, for what it changed only: going back
@@ -114,6 +117,7 @@ impl TableStore {
     pub fn begin_transaction(&mut self) -> bool {
         self.fold_back();
         self.accessed.clear();
+        self.opened.clear();
         let clean = !self.parking.any_parked();
         self.undo = clean.then(|| Undo { new_tables: self.new_tables.len(), ..Undo::default() });
         clean
@@ -256,6 +260,21 @@ fn key_bytes(cx: &NativeContext<'_>, key_ty: &Type, key: &Value) -> VmResult<Vec
     bcs::serialize(key, &layout).map_err(|_| extension_error("cannot serialize table key"))
 }
 
+/// A table's first use in a transaction builds the layouts of its key
+/// and stored value (`ty`: key, value, box): under Aptos, loading the
+/// modules of their datatypes.
+fn open(cx: &mut NativeContext<'_>, ty: &[Type], handle: AccountAddress) -> VmResult<()> {
+    if !cx.gas.is_aptos() {
+        return Ok(());
+    }
+    let first = cx.with_extensions(|ext, _| Ok(ext.get_or_default::<TableStore>().opened.insert(handle)))?;
+    if first {
+        cx.charge_layout(ty_arg(ty, 0)?)?;
+        cx.charge_layout(ty_arg(ty, 2)?)?;
+    }
+    Ok(())
+}
+
 /// Common start of the keyed natives: (table handle, key bytes), charging
 /// per key byte.
 fn table_and_key(
@@ -265,6 +284,7 @@ fn table_and_key(
     key: &Value,
 ) -> VmResult<(AccountAddress, Vec<u8>)> {
     let handle = handle_of(cx, table_ref)?;
+    open(cx, ty, handle)?;
     let k = key_bytes(cx, ty_arg(ty, 0)?, key)?;
     cx.gas.charge_native(k.len())?;
     Ok((handle, k))
@@ -274,7 +294,8 @@ fn table_and_key(
 /// argument 1 the key.
 fn flat_table_and_key(call: &mut FlatCall<'_, '_>) -> VmResult<(AccountAddress, Vec<u8>)> {
     let handle = call.arg_address_field(0, 0)?;
-    call.ty_arg(0)?;
+    let ty = call.ty_args;
+    open(&mut call.cx, ty, handle)?;
     let k = call.arg_bcs(1).map_err(|_| extension_error("cannot serialize table key"))?;
     call.cx.gas.charge_native(k.len())?;
     Ok((handle, k))
@@ -393,11 +414,12 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         charge_key_and_load(cx.gas, REMOVE_BOX.1, k.len(), load)?;
         Ok(vec![r?])
     });
-    r.add(m, "destroy_empty_box", |cx, _, mut args: Args| {
+    r.add(m, "destroy_empty_box", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(DESTROY_EMPTY_BOX, 1)])?;
         let t = pop(&mut args)?;
         let handle = handle_of(cx, &t)?;
+        open(cx, ty, handle)?;
         with_store(cx, |store, _| {
             store.destroy(handle);
             Ok(vec![])
@@ -469,6 +491,8 @@ fn register_flat(r: &mut Registrar<'_>) {
         call.cx.gas.charge_native(0)?;
         call.cx.gas.charge_aptos_native(&[(DESTROY_EMPTY_BOX, 1)])?;
         let handle = call.arg_address_field(0, 0)?;
+        let ty = call.ty_args;
+        open(&mut call.cx, ty, handle)?;
         with_store(&mut call.cx, |store, _| {
             store.destroy(handle);
             Ok(())

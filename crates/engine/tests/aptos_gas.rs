@@ -236,3 +236,121 @@ fn benchmarks_match_aptos() {
     assert!(compared >= 40, "only {compared} benchmark runs found");
     assert!(bad.is_empty(), "{} benchmark runs differ", bad.len());
 }
+
+/// `0xcafe::dep` and `0xcafe::user` assembled (`user_src` is `user`'s
+/// text), in storage; `dep`'s size.
+fn two_modules(dep_src: &str, user_src: &str) -> (movejit_interp::runtime::InMemoryStorage, u64) {
+    use movejit_interp::runtime::{AccountAddress, InMemoryStorage, ModuleId};
+    let assemble = |src: &str| match movejit_masm::assemble(src) {
+        Ok(movejit_masm::Assembled::Module(m)) => movejit_format::serialize_module(&m),
+        other => panic!("assemble: {:?}", other.err()),
+    };
+    let (dep, user) = (assemble(dep_src), assemble(user_src));
+    let id = |m: &str| ModuleId::new(AccountAddress::from_u64(0xcafe), m);
+    let mut st = InMemoryStorage::default();
+    let dep_size = dep.len() as u64;
+    st.publish(id("dep"), dep);
+    st.publish(id("user"), user);
+    (st, dep_size)
+}
+
+/// The execution gas of `0xcafe::user::<f>()` under the v50 schedule, on
+/// `kind`, in a fresh session (one transaction).
+fn execution_gas(kind: ExecutorKind, st: &movejit_interp::runtime::InMemoryStorage, f: &str) -> u64 {
+    use movejit_interp::runtime::{AccountAddress, ModuleId};
+    let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
+    let mut session = engine.new_session(st);
+    let pricing = AptosPricing::v50();
+    let mut gas = GasMeter::aptos(pricing.clone(), pricing.limits.to_internal(1_000));
+    let user = ModuleId::new(AccountAddress::from_u64(0xcafe), "user");
+    session.execute_function(&user, f, &[], &[], &mut gas).unwrap_or_else(|e| panic!("{f}: {e:?}"));
+    gas.aptos_meter().expect("an Aptos meter").algebra.execution_used()
+}
+
+/// What loading a module of `size` bytes costs (`txn.dependency_per_module`
+/// + `txn.dependency_per_byte` × size).
+fn loading(size: u64) -> u64 {
+    744_600 + 420 * size
+}
+
+/// A resource's layout reaches the datatypes of its fields: reading it
+/// (even `exists` of one that is not there) loads their modules. `R` holds
+/// a `dep::Coin`, `Q` a `u64`; only `exists_r` loads `dep`.
+#[test]
+fn reading_a_resource_loads_the_modules_of_its_layout() {
+    let (st, dep_size) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+struct Coin has store
+  v: u64
+",
+        "version 8
+module 0xcafe::user
+use 0xcafe::dep
+    struct Coin has store
+
+struct R has key
+  c: dep::Coin
+
+struct Q has key
+  c: u64
+
+public fun exists_r(): bool
+    ld_const <address> 0xcafe
+    exists R
+    ret
+
+public fun exists_q(): bool
+    ld_const <address> 0xcafe
+    exists Q
+    ret
+",
+    );
+    for kind in [ExecutorKind::Interpreter, ExecutorKind::Auto, ExecutorKind::Jit] {
+        let (r, q) = (execution_gas(kind, &st, "exists_r"), execution_gas(kind, &st, "exists_q"));
+        assert_eq!(r, q + loading(dep_size), "{kind:?}");
+    }
+}
+
+/// Packing a closure over another module's function loads that module:
+/// Aptos's lazy loader charges its dependency gas then (once per
+/// transaction), even when the closure is never called. `pack_dep` and
+/// `pack_local` run the same instructions; only `pack_dep` loads `dep`.
+#[test]
+fn packing_a_closure_loads_its_module() {
+    let (st, dep_size) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun f(x: u64): u64
+    move_loc x
+    ret
+",
+        "version 8
+module 0xcafe::user
+use 0xcafe::dep
+    fun f(l0: u64): u64
+
+fun g(x: u64): u64
+    move_loc x
+    ret
+
+public fun pack_dep(): u64
+    pack_closure dep::f, 0
+    pop
+    ld_u64 1
+    ret
+
+public fun pack_local(): u64
+    pack_closure g, 0
+    pop
+    ld_u64 1
+    ret
+",
+    );
+    for kind in [ExecutorKind::Interpreter, ExecutorKind::Auto, ExecutorKind::Jit] {
+        let (packed_dep, packed_local) = (execution_gas(kind, &st, "pack_dep"), execution_gas(kind, &st, "pack_local"));
+        assert_eq!(packed_dep, packed_local + loading(dep_size), "{kind:?}");
+    }
+}

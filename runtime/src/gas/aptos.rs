@@ -136,6 +136,11 @@ impl AptosMeter {
         self.algebra.charge_dependency(&id.address, size)
     }
 
+    /// Whether global slot `slot` was read in this transaction.
+    pub fn has_read(&self, slot: usize) -> bool {
+        self.resources.contains(&slot)
+    }
+
     /// The first access to global slot `slot` in this transaction reads it
     /// from storage: `bytes` when it exists there (`None` otherwise).
     pub fn charge_resource(&mut self, slot: usize, bytes: Option<u64>) -> Result<(), StatusCode> {

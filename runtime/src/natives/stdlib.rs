@@ -159,6 +159,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         reg(r, a, "bcs", name, |cx, ty, mut args| {
             let v = arg(&mut args)?;
             let t = ty.first().ok_or_else(|| VmError::invariant("to_bytes without type"))?;
+            cx.charge_layout(t)?;
             let layout = cx.types.layout_of(t)?;
             // Values that cannot be serialized (closures over private
             // functions) abort with NFE_BCS_SERIALIZATION_FAILURE.
@@ -177,6 +178,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         const EFROM_BYTES: u64 = 0x01_0001;
         let bytes = arg(&mut args)?.to_bytes()?;
         let t = ty.first().ok_or_else(|| VmError::invariant("from_bytes without type"))?;
+        cx.charge_layout(t)?;
         let layout = cx.types.layout_of(t)?;
         cx.gas.charge_native(bytes.len())?;
         cx.gas.charge_aptos_native(&[(FROM_BYTES_BASE, 1), (FROM_BYTES_PER_BYTE, bytes.len() as u64)])?;
@@ -319,7 +321,8 @@ fn charge_index_of(gas: &mut crate::gas::GasMeter, pattern: usize, searched: usi
 pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
     for name in ["to_bytes", "serialize"] {
         r.register_flat(a, "bcs", name, |call| {
-            call.ty_arg(0).map_err(|_| VmError::invariant("to_bytes without type"))?;
+            let t = call.ty_arg(0).map_err(|_| VmError::invariant("to_bytes without type"))?;
+            call.cx.charge_layout(t)?;
             let Ok(bytes) = call.arg_bcs(0) else {
                 call.cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_FAILURE, 1)])?;
                 return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
