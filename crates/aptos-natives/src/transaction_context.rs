@@ -154,13 +154,14 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     let m = "transaction_context";
     r.add(m, "get_txn_hash", |cx, _, _| {
         cx.gas.charge_native(32)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.get_txn_hash.base"), 1)])?;
+        cx.gas
+            .charge_aptos_native(&[(const { P::named("aptos_framework.transaction_context.get_txn_hash.base") }, 1)])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::from_bytes(&context(ext).session_hash)]))
     });
     r.add(m, "generate_unique_address", |cx, _, _| {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(
-            P::named("aptos_framework.transaction_context.generate_unique_address.base"),
+            const { P::named("aptos_framework.transaction_context.generate_unique_address.base") },
             1,
         )])?;
         cx.with_extensions(|ext, _| {
@@ -175,7 +176,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add(m, "monotonically_increasing_counter_internal", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(
-            P::named("aptos_framework.transaction_context.monotonically_increasing_counter.base"),
+            const { P::named("aptos_framework.transaction_context.monotonically_increasing_counter.base") },
             1,
         )])?;
         let timestamp_us = crate::args::pop_u64(&mut args)?;
@@ -196,7 +197,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add(m, "monotonically_increasing_counter_internal_for_test_only", |cx, _, _| {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(
-            P::named("aptos_framework.transaction_context.monotonically_increasing_counter.base"),
+            const { P::named("aptos_framework.transaction_context.monotonically_increasing_counter.base") },
             1,
         )])?;
         cx.with_extensions(|ext, _| {
@@ -207,12 +208,15 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
     r.add(m, "sender_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.sender.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(const { P::named("aptos_framework.transaction_context.sender.base") }, 1)])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::Address(user(ext)?.sender)]))
     });
     r.add(m, "secondary_signers_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.secondary_signers.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(
+            const { P::named("aptos_framework.transaction_context.secondary_signers.base") },
+            1,
+        )])?;
         cx.with_extensions(|ext, cx| {
             let signers = &user(ext)?.secondary_signers;
             cx.gas.charge_aptos_native(&[(SECONDARY_SIGNERS_PER_SIGNER, signers.len() as u64)])?;
@@ -221,32 +225,44 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
     r.add(m, "gas_payer_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.fee_payer.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(const { P::named("aptos_framework.transaction_context.fee_payer.base") }, 1)])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::Address(user(ext)?.gas_payer)]))
     });
     r.add(m, "max_gas_amount_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.max_gas_amount.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(
+            const { P::named("aptos_framework.transaction_context.max_gas_amount.base") },
+            1,
+        )])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::U64(user(ext)?.max_gas_amount)]))
     });
     r.add(m, "gas_unit_price_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.gas_unit_price.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(
+            const { P::named("aptos_framework.transaction_context.gas_unit_price.base") },
+            1,
+        )])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::U64(user(ext)?.gas_unit_price)]))
     });
     r.add(m, "chain_id_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.chain_id.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(const { P::named("aptos_framework.transaction_context.chain_id.base") }, 1)])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::U8(user(ext)?.chain_id)]))
     });
     r.add(m, "get_script_hash", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.get_script_hash.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(
+            const { P::named("aptos_framework.transaction_context.get_script_hash.base") },
+            1,
+        )])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::from_bytes(&context(ext).script_hash)]))
     });
     r.add(m, "is_encrypted_txn_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.transaction_context.is_encrypted_txn.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(
+            const { P::named("aptos_framework.transaction_context.is_encrypted_txn.base") },
+            1,
+        )])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::Bool(user(ext)?.is_encrypted)]))
     });
     r.add(m, "entry_function_payload_internal", |cx, _, _| {
@@ -276,7 +292,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
     r.add("type_info", "chain_id_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(P::named("aptos_framework.type_info.chain_id.base"), 1)])?;
+        cx.gas.charge_aptos_native(&[(const { P::named("aptos_framework.type_info.chain_id.base") }, 1)])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::U8(context(ext).chain_id)]))
     });
 }

@@ -682,6 +682,12 @@ fn framework_natives_charge_aptos_gas() {
         ),
         ("bcs", "constant_serialized_size", vec![box_u64], vec![], None, 7350 + 400 * 2),
         ("function_info", "is_identifier", vec![], vec![bytes(b"abc")], None, 5510 + 30 * 3),
+        // Three bytes do not deserialize: the base and one deserialization.
+        ("bls12381", "validate_pubkey_internal", vec![], vec![bytes(&[1, 2, 3])], None, 5510 + 4006840),
+        // No threshold byte to check: the base only.
+        ("multi_ed25519", "public_key_validate_v2_internal", vec![], vec![bytes(&[])], None, 5510),
+        ("ristretto255", "point_identity_internal", vec![], vec![], None, 5510),
+        ("ristretto255", "scalar_from_u64_internal", vec![], vec![Value::U64(5)], None, 6430),
     ];
     for (module, function, ty, args, abort, expected) in rows {
         let (r, used) = call_aptos(&mut Memory::default(), module, function, &ty, args);
