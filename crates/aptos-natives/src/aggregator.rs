@@ -103,6 +103,15 @@ const TRY_ADD: Update = (false, true, V2_TRY_ADD);
 const TRY_SUB: Update = (true, true, V2_TRY_SUB);
 const IS_AT_LEAST: Update = (true, false, V2_IS_AT_LEAST);
 
+/// The largest value of aggregator element type `t`.
+fn unbounded_max(t: &Type) -> VmResult<u128> {
+    match t {
+        Type::U64 => Ok(u64::MAX as u128),
+        Type::U128 => Ok(u128::MAX),
+        _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_TYPE)),
+    }
+}
+
 fn new_aggregator(t: &Type, max: u128) -> VmResult<Vec<Value>> {
     Ok(vec![Value::Struct(vec![
         value_of(t, 0, EUNSUPPORTED_AGGREGATOR_TYPE)?,
@@ -180,6 +189,21 @@ fn flat_try_update(call: &mut FlatCall<'_, '_>, (negative, store, base): Update)
 pub(crate) fn register(r: &mut Registrar<'_>) {
     register_v2(r);
     let m = "aggregator_v2";
+    r.add_flat(m, "create_aggregator", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_CREATE_AGGREGATOR, 1)])?;
+        let t = call.ty_arg(0)?;
+        let max = flat_int(call, t, 0, &[])?;
+        let agg = new_aggregator(t, max)?;
+        call.ret_tree(0, &agg[0])
+    });
+    r.add_flat(m, "create_unbounded_aggregator", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_CREATE_AGGREGATOR, 1)])?;
+        let t = call.ty_arg(0)?;
+        let agg = new_aggregator(t, unbounded_max(t)?)?;
+        call.ret_tree(0, &agg[0])
+    });
     r.add_flat(m, "try_add", |call| flat_try_update(call, TRY_ADD));
     r.add_flat(m, "try_sub", |call| flat_try_update(call, TRY_SUB));
     r.add_flat(m, "is_at_least_impl", |call| flat_try_update(call, IS_AT_LEAST));
@@ -214,12 +238,7 @@ fn register_v2(r: &mut Registrar<'_>) {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(V2_CREATE_AGGREGATOR, 1)])?;
         let t = ty_arg(ty, 0)?;
-        let max = match t {
-            Type::U64 => u64::MAX as u128,
-            Type::U128 => u128::MAX,
-            _ => return Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_TYPE)),
-        };
-        new_aggregator(t, max)
+        new_aggregator(t, unbounded_max(t)?)
     });
     r.add(m, "try_add", |cx, ty, args| try_update(cx, ty, args, TRY_ADD));
     r.add(m, "try_sub", |cx, ty, args| try_update(cx, ty, args, TRY_SUB));

@@ -71,4 +71,28 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         let size = constant_size(&layout).map(Value::U64);
         Ok(vec![crate::args::option_value(cx, &Type::U64, size)?])
     });
+    // Flat forms (same checks, errors and charges).
+    r.add_flat("bcs", "serialized_size", |call| {
+        call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_BASE, 1)])?;
+        let t = call.ty_arg(0)?;
+        call.cx.charge_layout(t)?;
+        let Ok(bytes) = call.arg_bcs(0) else {
+            call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_FAILURE, 1)])?;
+            return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
+        };
+        call.cx.gas.charge_native(bytes.len())?;
+        call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_PER_BYTE, bytes.len() as u64)])?;
+        call.ret_u64(0, bytes.len() as u64)
+    });
+    r.add_flat("bcs", "constant_serialized_size", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_BASE, 1)])?;
+        let t = call.ty_arg(0)?;
+        call.cx.charge_layout(t)?;
+        let layout = call.cx.types.layout_of(t)?;
+        call.cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_PER_TYPE_NODE, visited_nodes(&layout))])?;
+        let size = constant_size(&layout).map(Value::U64);
+        let v = crate::args::option_value(&call.cx, &Type::U64, size)?;
+        call.ret_tree(0, &v)
+    });
 }

@@ -163,6 +163,10 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_aptos_native(&[(LOAD_FUNCTION, 1)])?;
         Ok(vec![])
     });
+    r.add_flat("function_info", "load_function_impl", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(LOAD_FUNCTION, 1)])
+    });
     r.add("randomness", "fetch_and_increment_txn_counter", |cx, _, _| {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(FETCH_AND_INC_COUNTER, 1)])?;

@@ -158,53 +158,26 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             .charge_aptos_native(&[(const { P::named("aptos_framework.transaction_context.get_txn_hash.base") }, 1)])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::from_bytes(&context(ext).session_hash)]))
     });
-    r.add(m, "generate_unique_address", |cx, _, _| {
-        cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(
-            const { P::named("aptos_framework.transaction_context.generate_unique_address.base") },
-            1,
-        )])?;
-        cx.with_extensions(|ext, _| {
-            let c = context(ext);
-            c.auid_counter =
-                c.auid_counter.checked_add(1).ok_or_else(|| VmError::invariant("auid counter overflow"))?;
-            let mut pre = c.session_hash.to_vec();
-            pre.extend_from_slice(&c.auid_counter.to_le_bytes());
-            Ok(vec![Value::Address(derive_address(&pre, DERIVE_AUID))])
-        })
+    r.add(m, "generate_unique_address", |cx, _, _| Ok(vec![Value::Address(unique_address(cx)?)]));
+    r.add_flat(m, "generate_unique_address", |call| {
+        let a = unique_address(&mut call.cx)?;
+        call.ret_address(0, a)
     });
     r.add(m, "monotonically_increasing_counter_internal", |cx, _, mut args: Args| {
-        cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(
-            const { P::named("aptos_framework.transaction_context.monotonically_increasing_counter.base") },
-            1,
-        )])?;
         let timestamp_us = crate::args::pop_u64(&mut args)?;
-        cx.with_extensions(|ext, _| {
-            let c = context(ext);
-            let local = next_local_counter(c)?;
-            let session = c.session_counter as u128;
-            let user =
-                c.user.as_ref().ok_or_else(|| VmError::abort(abort_codes::ETRANSACTION_CONTEXT_NOT_AVAILABLE))?;
-            // Layout: reserved byte (0: block execution) | timestamp | txn index | session | local.
-            let v = ((timestamp_us as u128) << 56)
-                | ((user.transaction_index as u128) << 24)
-                | (session << 16)
-                | local as u128;
-            Ok(vec![Value::U128(v)])
-        })
+        Ok(vec![Value::U128(counter(cx, Some(timestamp_us))?)])
+    });
+    r.add_flat(m, "monotonically_increasing_counter_internal", |call| {
+        let timestamp_us = call.arg_u64(0)?;
+        let v = counter(&mut call.cx, Some(timestamp_us))?;
+        call.ret_u128(0, v)
     });
     r.add(m, "monotonically_increasing_counter_internal_for_test_only", |cx, _, _| {
-        cx.gas.charge_native(0)?;
-        cx.gas.charge_aptos_native(&[(
-            const { P::named("aptos_framework.transaction_context.monotonically_increasing_counter.base") },
-            1,
-        )])?;
-        cx.with_extensions(|ext, _| {
-            let c = context(ext);
-            let local = next_local_counter(c)?;
-            Ok(vec![Value::U128(local as u128)])
-        })
+        Ok(vec![Value::U128(counter(cx, None)?)])
+    });
+    r.add_flat(m, "monotonically_increasing_counter_internal_for_test_only", |call| {
+        let v = counter(&mut call.cx, None)?;
+        call.ret_u128(0, v)
     });
     r.add(m, "sender_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
@@ -295,6 +268,41 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_aptos_native(&[(const { P::named("aptos_framework.type_info.chain_id.base") }, 1)])?;
         cx.with_extensions(|ext, _| Ok(vec![Value::U8(context(ext).chain_id)]))
     });
+}
+
+/// `generate_unique_address` (both forms): the transaction's next AUID.
+fn unique_address(cx: &mut NativeContext<'_>) -> VmResult<AccountAddress> {
+    cx.gas.charge_native(0)?;
+    cx.gas.charge_aptos_native(&[(
+        const { P::named("aptos_framework.transaction_context.generate_unique_address.base") },
+        1,
+    )])?;
+    cx.with_extensions(|ext, _| {
+        let c = context(ext);
+        c.auid_counter = c.auid_counter.checked_add(1).ok_or_else(|| VmError::invariant("auid counter overflow"))?;
+        let mut pre = c.session_hash.to_vec();
+        pre.extend_from_slice(&c.auid_counter.to_le_bytes());
+        Ok(derive_address(&pre, DERIVE_AUID))
+    })
+}
+
+/// `monotonically_increasing_counter_internal(timestamp_us)` (both forms;
+/// `None`: the test-only variant, the local counter alone).
+fn counter(cx: &mut NativeContext<'_>, timestamp_us: Option<u64>) -> VmResult<u128> {
+    cx.gas.charge_native(0)?;
+    cx.gas.charge_aptos_native(&[(
+        const { P::named("aptos_framework.transaction_context.monotonically_increasing_counter.base") },
+        1,
+    )])?;
+    cx.with_extensions(|ext, _| {
+        let c = context(ext);
+        let local = next_local_counter(c)?;
+        let Some(timestamp_us) = timestamp_us else { return Ok(local as u128) };
+        let session = c.session_counter as u128;
+        let user = c.user.as_ref().ok_or_else(|| VmError::abort(abort_codes::ETRANSACTION_CONTEXT_NOT_AVAILABLE))?;
+        // Layout: reserved byte (0: block execution) | timestamp | txn index | session | local.
+        Ok(((timestamp_us as u128) << 56) | ((user.transaction_index as u128) << 24) | (session << 16) | local as u128)
+    })
 }
 
 fn next_local_counter(c: &mut TransactionContext) -> VmResult<u16> {

@@ -604,6 +604,16 @@ fn ported_natives_have_a_flat_form() {
         ("aptos_hash", "ripemd160_internal"),
         ("aptos_hash", "sip_hash"),
         ("debug", "native_print"),
+        ("from_bcs", "from_bytes"),
+        ("bcs", "serialized_size"),
+        ("bcs", "constant_serialized_size"),
+        ("table", "new_table_handle"),
+        ("aggregator_v2", "create_aggregator"),
+        ("aggregator_v2", "create_unbounded_aggregator"),
+        ("function_info", "load_function_impl"),
+        ("transaction_context", "generate_unique_address"),
+        ("transaction_context", "monotonically_increasing_counter_internal"),
+        ("transaction_context", "monotonically_increasing_counter_internal_for_test_only"),
     ];
     for (m, f) in ported {
         assert!(r.get(&one, m, f).expect("registered").flat().is_some(), "{m}::{f} has a flat form");

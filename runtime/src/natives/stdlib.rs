@@ -332,6 +332,17 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
             call.ret_bytes(0, &bytes)
         });
     }
+    r.register_flat(a, "from_bcs", "from_bytes", |call| {
+        const EFROM_BYTES: u64 = 0x01_0001;
+        let t = call.ty_arg(0).map_err(|_| VmError::invariant("from_bytes without type"))?;
+        call.cx.charge_layout(t)?;
+        let layout = call.cx.types.layout_of(t)?;
+        let n = call.arg_bytes(0)?.len();
+        call.cx.gas.charge_native(n)?;
+        call.cx.gas.charge_aptos_native(&[(FROM_BYTES_BASE, 1), (FROM_BYTES_PER_BYTE, n as u64)])?;
+        let v = crate::bcs::deserialize(call.arg_bytes(0)?, &layout).map_err(|_| VmError::abort(EFROM_BYTES))?;
+        call.ret_tree(0, &v)
+    });
     for (name, hash) in [("sha2_256", sha2_256 as fn(&[u8]) -> [u8; 32]), ("sha3_256", sha3_256)] {
         r.register_flat(a, "hash", name, move |call| {
             let data = call.arg_bytes(0)?;
