@@ -1300,15 +1300,8 @@ impl TypeInfo for Session<'_, '_> {
         let limits = &self.engine.config.limits;
         resolve::layout(self, ty, LayoutLimits { max_depth: limits.max_type_depth, max_nodes: limits.max_layout_nodes })
     }
-    fn layout_modules(&self, ty: &Type) -> VmResult<Vec<(ModuleId, u64)>> {
-        let ids = resolve::layout_modules(self, ty)?;
-        Ok(ids
-            .into_iter()
-            .map(|id| {
-                let size = self.modules.get(&id).map_or(0, |m| m.size);
-                (id, size)
-            })
-            .collect())
+    fn layout_modules(&self, ty: &Type) -> VmResult<Arc<[(ModuleId, u64)]>> {
+        self.layout_modules_cached(ty)
     }
     /// Loaded resources answer from the session's globals, others from
     /// storage.

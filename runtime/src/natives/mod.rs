@@ -48,9 +48,9 @@ pub trait TypeInfo {
     /// ([`crate::resolve::layout_modules`]): what Aptos's lazy loader
     /// charges when a layout is built. Executors that do not track module
     /// sizes keep this default (none).
-    fn layout_modules(&self, ty: &Type) -> VmResult<Vec<(ModuleId, u64)>> {
+    fn layout_modules(&self, ty: &Type) -> VmResult<Arc<[(ModuleId, u64)]>> {
         let _ = ty;
-        Ok(Vec::new())
+        Ok(Arc::new([]))
     }
 }
 
@@ -79,9 +79,9 @@ impl NativeContext<'_> {
         if !self.gas.is_aptos() {
             return Ok(());
         }
-        for (id, size) in self.types.layout_modules(ty)? {
+        for (id, size) in self.types.layout_modules(ty)?.iter() {
             if let Some(a) = self.gas.aptos_meter_mut() {
-                a.charge_module(&id, size).map_err(crate::VmError::new)?;
+                a.charge_module(id, *size).map_err(crate::VmError::new)?;
             }
         }
         Ok(())

@@ -1380,9 +1380,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     /// every datatype the layout reaches, before the read.
     fn charge_aptos_layout_modules(&mut self, slot: usize) -> TrapResult<()> {
         let ty = self.s.globals.meta.get(slot).map(|m| m.ty.clone()).ok_or_else(|| inv("global slot"))?;
-        for (id, size) in movejit_runtime::natives::TypeInfo::layout_modules(&*self.s, &ty)? {
+        for (id, size) in self.s.layout_modules_cached(&ty)?.iter() {
             if let Some(a) = self.gas.aptos_meter_mut() {
-                a.charge_module(&id, size).map_err(VmError::new)?;
+                a.charge_module(id, *size).map_err(VmError::new)?;
             }
         }
         Ok(())
