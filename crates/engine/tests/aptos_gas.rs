@@ -354,3 +354,49 @@ public fun pack_local(): u64
         assert_eq!(packed_dep, packed_local + loading(dep_size), "{kind:?}");
     }
 }
+
+/// A storable closure (over a public function) builds its captured
+/// values' layouts when it is packed: capturing a `vector<dep::Coin>`
+/// loads `dep`, capturing a `vector<u64>` loads nothing more.
+#[test]
+fn a_storable_closure_loads_the_modules_of_its_captured_values() {
+    let (st, dep_size) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+struct Coin has copy + drop + store
+  v: u64
+",
+        "version 8
+module 0xcafe::user
+use 0xcafe::dep
+    struct Coin has copy + drop + store
+
+public fun take_coins(v: vector<dep::Coin>): u64
+    ld_u64 1
+    ret
+
+public fun take_u64s(v: vector<u64>): u64
+    ld_u64 1
+    ret
+
+public fun capture_coins(): u64
+    vec_pack <dep::Coin>, 0
+    pack_closure take_coins, 1
+    pop
+    ld_u64 1
+    ret
+
+public fun capture_u64s(): u64
+    vec_pack <u64>, 0
+    pack_closure take_u64s, 1
+    pop
+    ld_u64 1
+    ret
+",
+    );
+    for kind in [ExecutorKind::Interpreter, ExecutorKind::Auto, ExecutorKind::Jit] {
+        let (coins, u64s) = (execution_gas(kind, &st, "capture_coins"), execution_gas(kind, &st, "capture_u64s"));
+        assert_eq!(coins, u64s + loading(dep_size), "{kind:?}");
+    }
+}

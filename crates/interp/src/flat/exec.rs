@@ -1202,7 +1202,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::PackClosure(site) => {
                     let t = self.s.pack_target(p, *pc, site.handle)?;
                     if self.gas.is_aptos() {
-                        self.charge_aptos_pack(&t.module)?;
+                        self.charge_aptos_pack(&t.module, t.serializable.then_some(&site.captured_tys[..]))?;
                     }
                     let captured = site.captured.iter().map(|(o, l)| mem::move_out(l, at(*o))).collect();
                     let c = FlatClosure {
@@ -1349,12 +1349,22 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
 
     /// Packing a closure over a function of `module` loads that module
     /// (Aptos's lazy loader, once per transaction), after the instruction's
-    /// own price; running out of gas there is located at the instruction.
+    /// own price; a storable closure (`captured`: its captured types) then
+    /// builds the captured values' layouts, loading the modules they
+    /// reach. Running out of gas there is located at the instruction.
     #[cold]
     #[inline(never)]
-    fn charge_aptos_pack(&mut self, module: &LoadedModule) -> TrapResult<()> {
+    fn charge_aptos_pack(&mut self, module: &LoadedModule, captured: Option<&[Type]>) -> TrapResult<()> {
         let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
-        a.charge_module(&module.id, module.size).map_err(|s| Box::new(VmError::new(s)))
+        a.charge_module(&module.id, module.size).map_err(VmError::new)?;
+        for t in captured.unwrap_or_default() {
+            for (id, size) in self.s.layout_modules_cached(t)?.iter() {
+                if let Some(a) = self.gas.aptos_meter_mut() {
+                    a.charge_module(id, *size).map_err(VmError::new)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The Aptos charges of a global operation at `pc` on `slot`: the
