@@ -150,6 +150,36 @@ pub trait DatatypeSource {
     fn datatype_fields(&self, id: &DatatypeId, args: &[Type]) -> VmResult<Option<DatatypeFields>>;
 }
 
+/// The modules whose datatypes building `t`'s layout reads, first reach
+/// first: every datatype reached through fields (all variants) and vector
+/// elements. Aptos's lazy loader loads, and charges, each of them when it
+/// builds a layout (type arguments no field uses are not reached).
+pub fn layout_modules<S: DatatypeSource + ?Sized>(src: &S, t: &Type) -> VmResult<Vec<ModuleId>> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![t.clone()];
+    while let Some(t) = todo.pop() {
+        match t {
+            Type::Vector(e) => todo.push(*e),
+            Type::Datatype(ref id, ref args) => {
+                if !seen.insert(t.clone()) {
+                    continue;
+                }
+                let mid = ModuleId { address: id.address, name: id.module.clone() };
+                if !out.contains(&mid) {
+                    out.push(mid);
+                }
+                if let Some(fields) = src.datatype_fields(id, args)? {
+                    // Reversed: the first field is looked at first.
+                    todo.extend(fields.variants.into_iter().flatten().rev());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
 /// The limits a layout is built under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LayoutLimits {

@@ -6,6 +6,7 @@
 
 use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
 use movejit_runtime::flat::Shape;
+use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::natives::{FlatCall, NativeContext};
 use movejit_runtime::{AccountAddress, Type, Value, VmError, VmResult};
 
@@ -78,6 +79,39 @@ fn read(cx: &NativeContext<'_>, t: &Type, agg: &Value) -> VmResult<(u128, u128)>
     }
 }
 
+const V2_CREATE_AGGREGATOR: P = P::named("aptos_framework.aggregator_v2.create_aggregator.base");
+const V2_TRY_ADD: P = P::named("aptos_framework.aggregator_v2.try_add.base");
+const V2_TRY_SUB: P = P::named("aptos_framework.aggregator_v2.try_sub.base");
+const V2_IS_AT_LEAST: P = P::named("aptos_framework.aggregator_v2.is_at_least.base");
+const V2_READ: P = P::named("aptos_framework.aggregator_v2.read.base");
+const V2_SNAPSHOT: P = P::named("aptos_framework.aggregator_v2.snapshot.base");
+const V2_CREATE_SNAPSHOT: P = P::named("aptos_framework.aggregator_v2.create_snapshot.base");
+const V2_CREATE_SNAPSHOT_PER_BYTE: P = P::named("aptos_framework.aggregator_v2.create_snapshot.per_byte");
+const V2_READ_SNAPSHOT: P = P::named("aptos_framework.aggregator_v2.read_snapshot.base");
+const V2_STRING_CONCAT: P = P::named("aptos_framework.aggregator_v2.string_concat.base");
+const V2_STRING_CONCAT_PER_BYTE: P = P::named("aptos_framework.aggregator_v2.string_concat.per_byte");
+const V1_ADD: P = P::named("aptos_framework.aggregator.add.base");
+const V1_SUB: P = P::named("aptos_framework.aggregator.sub.base");
+const V1_READ: P = P::named("aptos_framework.aggregator.read.base");
+const V1_DESTROY: P = P::named("aptos_framework.aggregator.destroy.base");
+const V1_NEW_AGGREGATOR: P = P::named("aptos_framework.aggregator_factory.new_aggregator.base");
+
+/// `try_add`, `try_sub` or `is_at_least_impl`: (subtracts, stores the
+/// result, base price).
+type Update = (bool, bool, P);
+const TRY_ADD: Update = (false, true, V2_TRY_ADD);
+const TRY_SUB: Update = (true, true, V2_TRY_SUB);
+const IS_AT_LEAST: Update = (true, false, V2_IS_AT_LEAST);
+
+/// The largest value of aggregator element type `t`.
+fn unbounded_max(t: &Type) -> VmResult<u128> {
+    match t {
+        Type::U64 => Ok(u64::MAX as u128),
+        Type::U128 => Ok(u128::MAX),
+        _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_TYPE)),
+    }
+}
+
 fn new_aggregator(t: &Type, max: u128) -> VmResult<Vec<Value>> {
     Ok(vec![Value::Struct(vec![
         value_of(t, 0, EUNSUPPORTED_AGGREGATOR_TYPE)?,
@@ -90,10 +124,10 @@ fn try_update(
     cx: &mut NativeContext<'_>,
     ty: &[Type],
     mut args: Args,
-    negative: bool,
-    store: bool,
+    (negative, store, base): Update,
 ) -> VmResult<Vec<Value>> {
     cx.gas.charge_native(0)?;
+    cx.gas.charge_aptos_native(&[(base, 1)])?;
     let t = ty_arg(ty, 0)?;
     let rhs = int_of(t, &pop(&mut args)?, EUNSUPPORTED_AGGREGATOR_TYPE)?;
     let agg = pop(&mut args)?;
@@ -135,8 +169,9 @@ fn flat_read(call: &FlatCall<'_, '_>, t: &Type) -> VmResult<(u128, u128)> {
 }
 
 /// The flat form of [`try_update`].
-fn flat_try_update(call: &mut FlatCall<'_, '_>, negative: bool, store: bool) -> VmResult<()> {
+fn flat_try_update(call: &mut FlatCall<'_, '_>, (negative, store, base): Update) -> VmResult<()> {
     call.cx.gas.charge_native(0)?;
+    call.cx.gas.charge_aptos_native(&[(base, 1)])?;
     let t = call.ty_arg(0)?;
     call.value_arg(1)?;
     let rhs = flat_int(call, t, 1, &[])?;
@@ -154,11 +189,27 @@ fn flat_try_update(call: &mut FlatCall<'_, '_>, negative: bool, store: bool) -> 
 pub(crate) fn register(r: &mut Registrar<'_>) {
     register_v2(r);
     let m = "aggregator_v2";
-    r.add_flat(m, "try_add", |call| flat_try_update(call, false, true));
-    r.add_flat(m, "try_sub", |call| flat_try_update(call, true, true));
-    r.add_flat(m, "is_at_least_impl", |call| flat_try_update(call, true, false));
+    r.add_flat(m, "create_aggregator", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_CREATE_AGGREGATOR, 1)])?;
+        let t = call.ty_arg(0)?;
+        let max = flat_int(call, t, 0, &[])?;
+        let agg = new_aggregator(t, max)?;
+        call.ret_tree(0, &agg[0])
+    });
+    r.add_flat(m, "create_unbounded_aggregator", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_CREATE_AGGREGATOR, 1)])?;
+        let t = call.ty_arg(0)?;
+        let agg = new_aggregator(t, unbounded_max(t)?)?;
+        call.ret_tree(0, &agg[0])
+    });
+    r.add_flat(m, "try_add", |call| flat_try_update(call, TRY_ADD));
+    r.add_flat(m, "try_sub", |call| flat_try_update(call, TRY_SUB));
+    r.add_flat(m, "is_at_least_impl", |call| flat_try_update(call, IS_AT_LEAST));
     r.add_flat(m, "read", |call| {
         call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_READ, 1)])?;
         let t = call.ty_arg(0)?;
         let (value, max) = flat_read(call, t)?;
         if value > max {
@@ -178,25 +229,23 @@ fn register_v2(r: &mut Registrar<'_>) {
     let m = "aggregator_v2";
     r.add(m, "create_aggregator", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V2_CREATE_AGGREGATOR, 1)])?;
         let t = ty_arg(ty, 0)?;
         let max = int_of(t, &pop(&mut args)?, EUNSUPPORTED_AGGREGATOR_TYPE)?;
         new_aggregator(t, max)
     });
     r.add(m, "create_unbounded_aggregator", |cx, ty, _| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V2_CREATE_AGGREGATOR, 1)])?;
         let t = ty_arg(ty, 0)?;
-        let max = match t {
-            Type::U64 => u64::MAX as u128,
-            Type::U128 => u128::MAX,
-            _ => return Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_TYPE)),
-        };
-        new_aggregator(t, max)
+        new_aggregator(t, unbounded_max(t)?)
     });
-    r.add(m, "try_add", |cx, ty, args| try_update(cx, ty, args, false, true));
-    r.add(m, "try_sub", |cx, ty, args| try_update(cx, ty, args, true, true));
-    r.add(m, "is_at_least_impl", |cx, ty, args| try_update(cx, ty, args, true, false));
+    r.add(m, "try_add", |cx, ty, args| try_update(cx, ty, args, TRY_ADD));
+    r.add(m, "try_sub", |cx, ty, args| try_update(cx, ty, args, TRY_SUB));
+    r.add(m, "is_at_least_impl", |cx, ty, args| try_update(cx, ty, args, IS_AT_LEAST));
     r.add(m, "read", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V2_READ, 1)])?;
         let t = ty_arg(ty, 0)?;
         let (value, max) = read(cx, t, &pop(&mut args)?)?;
         if value > max {
@@ -206,12 +255,14 @@ fn register_v2(r: &mut Registrar<'_>) {
     });
     r.add(m, "snapshot", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V2_SNAPSHOT, 1)])?;
         let t = ty_arg(ty, 0)?;
         let (value, _) = read(cx, t, &pop(&mut args)?)?;
         Ok(vec![Value::Struct(vec![value_of(t, value, EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)?])])
     });
     r.add(m, "create_snapshot", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V2_CREATE_SNAPSHOT, 1)])?;
         let t = ty_arg(ty, 0)?;
         let v = pop(&mut args)?;
         match t {
@@ -219,6 +270,7 @@ fn register_v2(r: &mut Registrar<'_>) {
             _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)),
         }
     });
+    // Aptos aborts these before charging anything.
     for f in ["copy_snapshot", "string_concat"] {
         r.add(m, f, |cx, _, _| {
             cx.gas.charge_native(0)?;
@@ -226,8 +278,10 @@ fn register_v2(r: &mut Registrar<'_>) {
         });
     }
     r.add(m, "create_derived_string", |cx, _, mut args: Args| {
+        cx.gas.charge_aptos_native(&[(V2_CREATE_SNAPSHOT, 1)])?;
         let bytes = string_bytes(&pop(&mut args)?)?;
         cx.gas.charge_native(bytes.len())?;
+        cx.gas.charge_aptos_native(&[(V2_CREATE_SNAPSHOT_PER_BYTE, bytes.len() as u64)])?;
         if bytes.len() > DERIVED_STRING_INPUT_MAX_LENGTH {
             return Err(VmError::abort(EINPUT_STRING_LENGTH_TOO_LARGE));
         }
@@ -235,9 +289,12 @@ fn register_v2(r: &mut Registrar<'_>) {
         Ok(vec![derived_string(bytes, width)?])
     });
     r.add(m, "derive_string_concat", |cx, ty, mut args: Args| {
+        cx.gas.charge_aptos_native(&[(V2_STRING_CONCAT, 1)])?;
         let suffix = string_bytes(&pop(&mut args)?)?;
+        cx.gas.charge_aptos_native(&[(V2_STRING_CONCAT_PER_BYTE, suffix.len() as u64)])?;
         let snapshot = pop(&mut args)?;
         let prefix = string_bytes(&pop(&mut args)?)?;
+        cx.gas.charge_aptos_native(&[(V2_STRING_CONCAT_PER_BYTE, prefix.len() as u64)])?;
         cx.gas.charge_native(prefix.len() + suffix.len())?;
         if prefix.len() + suffix.len() > DERIVED_STRING_INPUT_MAX_LENGTH {
             return Err(VmError::abort(EINPUT_STRING_LENGTH_TOO_LARGE));
@@ -260,6 +317,7 @@ fn register_v2(r: &mut Registrar<'_>) {
     });
     r.add(m, "read_derived_string", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V2_READ_SNAPSHOT, 1)])?;
         let s = pop(&mut args)?;
         match cx.deref(&s)? {
             Value::Struct(f) if f.len() == 2 => Ok(vec![f[0].clone()]),
@@ -268,6 +326,7 @@ fn register_v2(r: &mut Registrar<'_>) {
     });
     r.add(m, "read_snapshot", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V2_READ_SNAPSHOT, 1)])?;
         let t = ty_arg(ty, 0)?;
         let s = pop(&mut args)?;
         match (t, cx.deref(&s)?) {
@@ -303,6 +362,7 @@ fn v1_fields(cx: &NativeContext<'_>, agg: &Value) -> VmResult<(AccountAddress, A
 
 fn v1_update(cx: &mut NativeContext<'_>, mut args: Args, add: bool) -> VmResult<Vec<Value>> {
     cx.gas.charge_native(0)?;
+    cx.gas.charge_aptos_native(&[(if add { V1_ADD } else { V1_SUB }, 1)])?;
     let input = match pop(&mut args)? {
         Value::U128(x) => x,
         v => return Err(VmError::invariant(format!("aggregator v1 input {v:?}"))),
@@ -326,6 +386,7 @@ fn v1_update(cx: &mut NativeContext<'_>, mut args: Args, add: bool) -> VmResult<
 pub(crate) fn register_v1(r: &mut Registrar<'_>) {
     r.add("aggregator_factory", "new_aggregator", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V1_NEW_AGGREGATOR, 1)])?;
         let limit = match pop(&mut args)? {
             Value::U128(x) => x,
             v => return Err(VmError::invariant(format!("aggregator limit {v:?}"))),
@@ -359,6 +420,7 @@ pub(crate) fn register_v1(r: &mut Registrar<'_>) {
     r.add("aggregator", "sub", |cx, _, args| v1_update(cx, args, false));
     r.add("aggregator", "read", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V1_READ, 1)])?;
         let (h, k, _) = v1_fields(cx, &pop(&mut args)?)?;
         cx.with_extensions(|ext, _| {
             let v = ext
@@ -372,6 +434,7 @@ pub(crate) fn register_v1(r: &mut Registrar<'_>) {
     });
     r.add("aggregator", "destroy", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(V1_DESTROY, 1)])?;
         let (h, k, _) = v1_fields(cx, &pop(&mut args)?)?;
         cx.with_extensions(|ext, _| {
             ext.get_or_default::<AggregatorV1Store>().values.remove(&(h, k));

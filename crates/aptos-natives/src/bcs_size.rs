@@ -2,7 +2,34 @@
 //! Aptos's move-stdlib that the framework reaches).
 
 use crate::args::{pop, ty_arg, Args, Registrar};
+use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::{bcs, Layout, Type, Value, VmError};
+
+const SERIALIZED_SIZE_BASE: P = P::named("move_stdlib.bcs.serialized_size.base");
+const SERIALIZED_SIZE_PER_BYTE: P = P::named("move_stdlib.bcs.serialized_size.per_byte_serialized");
+const SERIALIZED_SIZE_FAILURE: P = P::named("move_stdlib.bcs.serialized_size.failure");
+const CONSTANT_SIZE_BASE: P = P::named("move_stdlib.bcs.constant_serialized_size.base");
+const CONSTANT_SIZE_PER_TYPE_NODE: P = P::named("move_stdlib.bcs.constant_serialized_size.per_type_node");
+
+/// The layout nodes Aptos visits to find a constant size: each node once,
+/// a struct's fields up to the first without a constant size. (Aptos
+/// counts a struct type met again in the same layout once; here it is
+/// counted in full.)
+fn visited_nodes(l: &Layout) -> u64 {
+    match l {
+        Layout::Struct(fields) => {
+            let mut n = 1;
+            for f in fields {
+                n += visited_nodes(f);
+                if constant_size(f).is_none() {
+                    break;
+                }
+            }
+            n
+        }
+        _ => 1,
+    }
+}
 
 /// `bcs` serialization failure (same code as `bcs::to_bytes`).
 pub const NFE_BCS_SERIALIZATION_FAILURE: u64 = 0x1C5;
@@ -23,17 +50,49 @@ fn constant_size(l: &Layout) -> Option<u64> {
 
 pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("bcs", "serialized_size", |cx, ty, mut args: Args| {
+        cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_BASE, 1)])?;
         let v = pop(&mut args)?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
-        let bytes =
-            bcs::serialize(cx.deref(&v)?, &layout).map_err(|_| VmError::abort(NFE_BCS_SERIALIZATION_FAILURE))?;
+        let Ok(bytes) = bcs::serialize(cx.deref(&v)?, &layout) else {
+            cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_FAILURE, 1)])?;
+            return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
+        };
         cx.gas.charge_native(bytes.len())?;
+        cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_PER_BYTE, bytes.len() as u64)])?;
         Ok(vec![Value::U64(bytes.len() as u64)])
     });
     r.add("bcs", "constant_serialized_size", |cx, ty, _| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_BASE, 1)])?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
+        cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_PER_TYPE_NODE, visited_nodes(&layout))])?;
         let size = constant_size(&layout).map(Value::U64);
         Ok(vec![crate::args::option_value(cx, &Type::U64, size)?])
+    });
+    // Flat forms (same checks, errors and charges).
+    r.add_flat("bcs", "serialized_size", |call| {
+        call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_BASE, 1)])?;
+        let t = call.ty_arg(0)?;
+        call.cx.charge_layout(t)?;
+        let Ok(bytes) = call.arg_bcs(0) else {
+            call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_FAILURE, 1)])?;
+            return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
+        };
+        call.cx.gas.charge_native(bytes.len())?;
+        call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_PER_BYTE, bytes.len() as u64)])?;
+        call.ret_u64(0, bytes.len() as u64)
+    });
+    r.add_flat("bcs", "constant_serialized_size", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_BASE, 1)])?;
+        let t = call.ty_arg(0)?;
+        call.cx.charge_layout(t)?;
+        let layout = call.cx.types.layout_of(t)?;
+        call.cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_PER_TYPE_NODE, visited_nodes(&layout))])?;
+        let size = constant_size(&layout).map(Value::U64);
+        let v = crate::args::option_value(&call.cx, &Type::U64, size)?;
+        call.ret_tree(0, &v)
     });
 }

@@ -23,6 +23,7 @@ use crate::ristretto255::{handle_of, with_points};
 use bulletproofs::{BulletproofGens, PedersenGens, RangeProof};
 use curve25519_dalek_ng::ristretto::CompressedRistretto;
 use merlin::Transcript;
+use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::natives::NativeContext;
 use movejit_runtime::{Value, VmError, VmResult};
 use std::collections::HashMap;
@@ -37,6 +38,48 @@ pub const NFE_INVALID_POINT_VERIFY_RAND_BASE: u64 = 0x0A_0001;
 pub const NFE_INVALID_POINT_VERIFY_VAL_BASE: u64 = 0x0A_0002;
 pub const NFE_INVALID_POINT_VERIFY_BATCH_RAND_BASE: u64 = 0x0A_0003;
 pub const NFE_INVALID_POINT_VERIFY_BATCH_VAL_BASE: u64 = 0x0A_0004;
+
+const BASE: P = P::named("aptos_framework.bulletproofs.base");
+const PER_BYTE_DESERIALIZE: P = P::named("aptos_framework.bulletproofs.per_byte_rangeproof_deserialize");
+const PER_BIT_VERIFY: P = P::named("aptos_framework.bulletproofs.per_bit_rangeproof_verify");
+
+/// A batch verification's price, by (batch size, bits): one parameter
+/// each (`verify.base_batch_<size>_bits_<bits>`); `None` for shapes Aptos
+/// does not support (checked before, so never charged).
+fn batch_price(batch: usize, bits: usize) -> Option<P> {
+    macro_rules! table {
+        ($(($b:literal, $n:literal)),*) => {
+            match (batch, bits) {
+                $(($b, $n) => Some(const { P::named(concat!(
+                    "aptos_framework.bulletproofs.verify.base_batch_", $b, "_bits_", $n
+                )) }),)*
+                _ => None,
+            }
+        };
+    }
+    table!(
+        (1, 8),
+        (1, 16),
+        (1, 32),
+        (1, 64),
+        (2, 8),
+        (2, 16),
+        (2, 32),
+        (2, 64),
+        (4, 8),
+        (4, 16),
+        (4, 32),
+        (4, 64),
+        (8, 8),
+        (8, 16),
+        (8, 32),
+        (8, 64),
+        (16, 8),
+        (16, 16),
+        (16, 32),
+        (16, 64)
+    )
+}
 
 /// Largest range, in bits.
 pub const MAX_RANGE_BITS: usize = 64;
@@ -133,7 +176,10 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         check_bits(c.bits)?;
         let pg = bases(cx, c.val, c.rand, (NFE_INVALID_POINT_VERIFY_RAND_BASE, NFE_INVALID_POINT_VERIFY_VAL_BASE))?;
         cx.gas.charge_native(c.proof.len())?;
+        // Aptos: deserializing the proof, then (once it parses) per bit verified.
+        cx.gas.charge_aptos_native(&[(BASE, 1), (PER_BYTE_DESERIALIZE, c.proof.len() as u64)])?;
         let proof = parse_proof(&c.proof)?;
+        cx.gas.charge_aptos_native(&[(PER_BIT_VERIFY, c.bits as u64)])?;
         let mut t = Transcript::new(interned(&c.dst)?);
         Ok(vec![Value::Bool(proof.verify_single(generators(), &pg, &mut t, &comm, c.bits).is_ok())])
     });
@@ -153,6 +199,9 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
                 (NFE_INVALID_POINT_VERIFY_BATCH_RAND_BASE, NFE_INVALID_POINT_VERIFY_BATCH_VAL_BASE),
             )?;
             cx.gas.charge_native(c.proof.len() + 32 * comms.len())?;
+            if let Some(price) = batch_price(comms.len(), c.bits) {
+                cx.gas.charge_aptos_native(&[(price, 1)])?;
+            }
             let proof = parse_proof(&c.proof)?;
             let mut t = Transcript::new(interned(&c.dst)?);
             Ok(vec![Value::Bool(proof.verify_multiple(generators(), &pg, &mut t, &comms, c.bits).is_ok())])

@@ -4,12 +4,16 @@
 //! [`take_publish_request`].
 
 use crate::args::{pop, pop_address, Args, Registrar};
+use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::natives::NativeExtensions;
 use movejit_runtime::{AccountAddress, StatusCode, Value, VmError, VmResult};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A second request in one transaction: `error::invalid_state(0)`.
 pub const EALREADY_REQUESTED: u64 = 0x03_0000;
+const REQUEST_PUBLISH_BASE: P = P::named("aptos_framework.code.request_publish.base");
+const REQUEST_PUBLISH_PER_BYTE: P = P::named("aptos_framework.code.request_publish.per_byte");
+
 /// The upgrade policy that skips compatibility checks.
 const ARBITRARY_POLICY: u8 = 0;
 
@@ -54,6 +58,7 @@ fn request(
     mut args: Args,
     with_allowed_deps: bool,
 ) -> VmResult<Vec<Value>> {
+    cx.gas.charge_aptos_native(&[(REQUEST_PUBLISH_BASE, 1)])?;
     let policy = match pop(&mut args)? {
         Value::U8(p) => p,
         v => return Err(VmError::invariant(format!("policy {v:?}"))),
@@ -61,6 +66,8 @@ fn request(
     let bundle: Vec<Vec<u8>> =
         pop(&mut args)?.into_vec()?.iter().map(|m| Ok(m.to_bytes()?)).collect::<VmResult<_>>()?;
     let mut bytes: usize = bundle.iter().map(Vec::len).sum();
+    // Aptos prices an allowed dependency's account (32 bytes) once per account.
+    let mut aptos_bytes = bytes;
     let allowed_deps = if with_allowed_deps {
         let mut deps: BTreeMap<AccountAddress, BTreeSet<String>> = BTreeMap::new();
         // AllowedDep { account: address, module_name: String }
@@ -71,6 +78,7 @@ fn request(
             };
             let name = move_string(name)?;
             bytes += name.len() + 32;
+            aptos_bytes += name.len() + if deps.contains_key(a) { 0 } else { 32 };
             deps.entry(*a).or_default().insert(name);
         }
         Some(deps)
@@ -81,10 +89,12 @@ fn request(
     for n in pop(&mut args)?.into_vec()? {
         let s = move_string(&n)?;
         bytes += s.len();
+        aptos_bytes += s.len();
         expected_modules.insert(s);
     }
     let destination = pop_address(&mut args)?;
     cx.gas.charge_native(bytes)?;
+    cx.gas.charge_aptos_native(&[(REQUEST_PUBLISH_PER_BYTE, aptos_bytes as u64)])?;
     let allowed_deps = allowed_deps.map(|mut a| {
         a.entry(destination).or_default().extend(expected_modules.iter().cloned());
         a

@@ -14,7 +14,75 @@
 
 use crate::args::{pop, Args, Registrar};
 use curve25519_dalek_ng::edwards::CompressedEdwardsY;
+use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::{Value, VmResult};
+
+// Aptos prices Ed25519 and MultiEd25519 with the `signature.*` parameters.
+const BASE: P = P::named("aptos_framework.signature.base");
+const PER_PUBKEY_DESERIALIZE: P = P::named("aptos_framework.signature.per_pubkey_deserialize");
+const PER_PUBKEY_SMALL_ORDER_CHECK: P = P::named("aptos_framework.signature.per_pubkey_small_order_check");
+const PER_SIG_DESERIALIZE: P = P::named("aptos_framework.signature.per_sig_deserialize");
+const PER_SIG_STRICT_VERIFY: P = P::named("aptos_framework.signature.per_sig_strict_verify");
+const PER_MSG_HASHING_BASE: P = P::named("aptos_framework.signature.per_msg_hashing_base");
+const PER_MSG_BYTE_HASHING: P = P::named("aptos_framework.signature.per_msg_byte_hashing");
+
+/// A native's Aptos charges, in the order Aptos makes them: (parameter,
+/// count) terms, stopping where Aptos returns early. These natives never
+/// abort after a charge, so charging them together ends the same way.
+type Terms = Vec<(P, u64)>;
+
+/// `ed25519::public_key_validate_internal`: deserializing the key, then
+/// (when it decompresses) the small-order check.
+fn validate_terms(key: &[u8]) -> Terms {
+    let mut t = vec![(BASE, 1), (PER_PUBKEY_DESERIALIZE, 1)];
+    let decompresses =
+        <[u8; PUBLIC_KEY_LENGTH]>::try_from(key).is_ok_and(|b| CompressedEdwardsY(b).decompress().is_some());
+    if decompresses {
+        t.push((PER_PUBKEY_SMALL_ORDER_CHECK, 1));
+    }
+    t
+}
+
+/// `multi_ed25519::public_key_validate[_v2]_internal`: per sub-key checked,
+/// up to and including the first invalid one (`v2`: after a well-formed
+/// threshold; `v1`: at most 32 keys).
+fn multi_validate_terms(key: &[u8], v2: bool) -> Terms {
+    let mut t = vec![(BASE, 1)];
+    let n = key.len() / PUBLIC_KEY_LENGTH;
+    let checked = if v2 { check_and_get_threshold(key, PUBLIC_KEY_LENGTH).is_some() } else { n <= MAX_NUM_OF_KEYS };
+    if checked {
+        let valid = num_valid_sub_keys(key);
+        let looked_at = (valid + 1).min(n) as u64;
+        t.extend([(PER_PUBKEY_DESERIALIZE, looked_at), (PER_PUBKEY_SMALL_ORDER_CHECK, looked_at)]);
+    }
+    t
+}
+
+/// `signature_verify_strict_internal` (`multi`: of MultiEd25519): the key's
+/// and the signature's deserialization, then hashing and verifying per
+/// signature, each only when the step before succeeded.
+fn verify_terms(signature: &[u8], public_key: &[u8], msg: &[u8], multi: bool) -> Terms {
+    let (keys, sigs) = if multi {
+        ((public_key.len() / PUBLIC_KEY_LENGTH) as u64, (signature.len() / SIGNATURE_LENGTH) as u64)
+    } else {
+        (1, 1)
+    };
+    let mut t = vec![(BASE, 1), (PER_PUBKEY_DESERIALIZE, keys)];
+    let key_parses = if multi { multi_public_key_parses(public_key) } else { parse_public_key(public_key).is_some() };
+    if !key_parses {
+        return t;
+    }
+    t.push((PER_SIG_DESERIALIZE, sigs));
+    let sig_parses = if multi { multi_signature_parses(signature) } else { parse_signature(signature).is_some() };
+    if sig_parses {
+        t.extend([
+            (PER_SIG_STRICT_VERIFY, sigs),
+            (PER_MSG_HASHING_BASE, sigs),
+            (PER_MSG_BYTE_HASHING, (msg.len() as u64).saturating_mul(sigs)),
+        ]);
+    }
+    t
+}
 
 pub const PUBLIC_KEY_LENGTH: usize = 32;
 pub const SIGNATURE_LENGTH: usize = 64;
@@ -110,6 +178,24 @@ fn bitmap_bit(bitmap: [u8; BITMAP_NUM_OF_BYTES], i: usize) -> bool {
     bitmap[i / 8] & (0x80 >> (i % 8)) != 0
 }
 
+/// A MultiEd25519 key deserializes: a well-formed threshold, every sub-key
+/// decompresses.
+fn multi_public_key_parses(public_key: &[u8]) -> bool {
+    check_and_get_threshold(public_key, PUBLIC_KEY_LENGTH).is_some()
+        && public_key.chunks_exact(PUBLIC_KEY_LENGTH).all(|k| parse_public_key(k).is_some())
+}
+
+/// A MultiEd25519 signature deserializes: whole signatures (each with a
+/// canonical `s`) and a bitmap with one bit per signature.
+fn multi_signature_parses(signature: &[u8]) -> bool {
+    let k = signature.len() / SIGNATURE_LENGTH;
+    if k == 0 || k > MAX_NUM_OF_KEYS || signature.len() % SIGNATURE_LENGTH != BITMAP_NUM_OF_BYTES {
+        return false;
+    }
+    let ones: u32 = signature[signature.len() - BITMAP_NUM_OF_BYTES..].iter().map(|b| b.count_ones()).sum();
+    ones as usize == k && signature.chunks_exact(SIGNATURE_LENGTH).all(|s| parse_signature(s).is_some())
+}
+
 /// `multi_ed25519::signature_verify_strict_internal`: the signatures
 /// (`64 * k` bytes, then a 4-byte bitmap with `k` bits set) of the keys the
 /// bitmap names, at least `threshold` of them, each verifying strictly.
@@ -148,17 +234,19 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("ed25519", "public_key_validate_internal", |cx, _, mut args: Args| {
         let key = bytes_arg(&mut args)?;
         cx.gas.charge_native(key.len())?;
+        cx.gas.charge_aptos_native(&validate_terms(&key))?;
         Ok(vec![Value::Bool(public_key_is_valid(&key))])
     });
     type Check = fn(&[u8]) -> bool;
-    let validators: [(&str, Check); 2] = [
-        ("public_key_validate_internal", multi_public_key_validate_v1),
-        ("public_key_validate_v2_internal", multi_public_key_validate_v2),
+    let validators: [(&str, Check, bool); 2] = [
+        ("public_key_validate_internal", multi_public_key_validate_v1, false),
+        ("public_key_validate_v2_internal", multi_public_key_validate_v2, true),
     ];
-    for (name, check) in validators {
+    for (name, check, v2) in validators {
         r.add("multi_ed25519", name, move |cx, _, mut args: Args| {
             let key = bytes_arg(&mut args)?;
             cx.gas.charge_native(key.len())?;
+            cx.gas.charge_aptos_native(&multi_validate_terms(&key, v2))?;
             Ok(vec![Value::Bool(check(&key))])
         });
     }
@@ -171,6 +259,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             let key = bytes_arg(&mut args)?;
             let sig = bytes_arg(&mut args)?;
             cx.gas.charge_native(msg.len() + key.len() + sig.len())?;
+            cx.gas.charge_aptos_native(&verify_terms(&sig, &key, &msg, module == "multi_ed25519"))?;
             Ok(vec![Value::Bool(verify(&sig, &key, &msg))])
         });
     }

@@ -2,8 +2,32 @@
 //! recorded as type + BCS in the session's [`EventLog`].
 
 use crate::args::{pop, pop_u64, ty_arg, Args, Registrar};
-use movejit_runtime::natives::FlatCall;
-use movejit_runtime::{bcs, StatusCode, Type, Value, VmError};
+use movejit_runtime::gas::native::NativeParam as P;
+use movejit_runtime::natives::{FlatCall, NativeContext};
+use movejit_runtime::{bcs, StatusCode, Type, Value, VmError, VmResult};
+
+/// Both kinds of event: a base, and per abstract value unit of the event
+/// (charged first, before the event is checked), then the modules its
+/// layout loads.
+const WRITE_BASE: P = P::named("aptos_framework.event.write_to_event_store.base");
+const WRITE_PER_UNIT: P = P::named("aptos_framework.event.write_to_event_store.per_abstract_memory_unit");
+
+fn charge_tree(cx: &mut NativeContext<'_>, t: &Type, msg: &Value) -> VmResult<()> {
+    if !cx.gas.is_aptos() {
+        return Ok(());
+    }
+    let layout = cx.types.layout_of(t)?;
+    let units = cx.gas.abstract_size(&layout, cx.deref(msg)?);
+    cx.gas.charge_aptos_native(&[(WRITE_BASE, 1), (WRITE_PER_UNIT, units)])?;
+    cx.charge_layout(t)
+}
+
+fn charge_flat(call: &mut FlatCall<'_, '_>, msg: usize) -> VmResult<()> {
+    let units = call.arg_abstract_size(msg)?;
+    call.cx.gas.charge_aptos_native(&[(WRITE_BASE, 1), (WRITE_PER_UNIT, units)])?;
+    let t = call.ty_arg(0)?;
+    call.cx.charge_layout(t)
+}
 
 /// One emitted event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +49,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("event", "write_module_event_to_store", |cx, ty, mut args: Args| {
         let msg = pop(&mut args)?;
         let t = ty_arg(ty, 0)?.clone();
+        charge_tree(cx, &t, &msg)?;
         // Module events must be structs (Aptos: INTERNAL_TYPE_ERROR). That
         // the struct belongs to the emitting module is a publish-time check here.
         if !matches!(t, Type::Datatype(..)) {
@@ -41,6 +66,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         let seq = pop_u64(&mut args)?;
         let guid = pop(&mut args)?.to_bytes()?;
         let t = ty_arg(ty, 0)?.clone();
+        charge_tree(cx, &t, &msg)?;
         let data = serialize(cx, &t, &msg)?;
         // The GUID must be an event key: u64 creation number + address.
         if guid.len() != 40 {
@@ -56,6 +82,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
 /// The flat forms (same checks, errors and charges as above).
 pub(crate) fn register_flat(r: &mut Registrar<'_>) {
     r.add_flat("event", "write_module_event_to_store", |call| {
+        charge_flat(call, 0)?;
         let t = call.ty_arg(0)?.clone();
         if !matches!(t, Type::Datatype(..)) {
             return Err(VmError::new(StatusCode::INTERNAL_TYPE_ERROR).with_message(format!("event type {t}")));
@@ -67,6 +94,7 @@ pub(crate) fn register_flat(r: &mut Registrar<'_>) {
         })
     });
     r.add_flat("event", "write_to_event_store", |call| {
+        charge_flat(call, 2)?;
         let guid = call.arg_bytes(0)?.to_vec();
         let seq = call.arg_u64(1)?;
         let t = call.ty_arg(0)?.clone();
@@ -82,13 +110,13 @@ pub(crate) fn register_flat(r: &mut Registrar<'_>) {
 }
 
 /// The BCS of argument `i` (the event), charged per byte.
-fn flat_serialize(call: &mut FlatCall<'_, '_>, i: usize) -> movejit_runtime::VmResult<Vec<u8>> {
+fn flat_serialize(call: &mut FlatCall<'_, '_>, i: usize) -> VmResult<Vec<u8>> {
     let data = call.arg_bcs(i).map_err(|_| VmError::invariant("cannot serialize event"))?;
     call.cx.gas.charge_native(data.len())?;
     Ok(data)
 }
 
-fn serialize(cx: &mut movejit_runtime::NativeContext<'_>, t: &Type, msg: &Value) -> movejit_runtime::VmResult<Vec<u8>> {
+fn serialize(cx: &mut NativeContext<'_>, t: &Type, msg: &Value) -> VmResult<Vec<u8>> {
     let layout = cx.types.layout_of(t)?;
     let data = bcs::serialize(cx.deref(msg)?, &layout).map_err(|_| VmError::invariant("cannot serialize event"))?;
     cx.gas.charge_native(data.len())?;

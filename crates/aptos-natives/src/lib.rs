@@ -29,8 +29,14 @@
 //! [`TableStore`] and [`take_publish_request`]. Without that, each call is a
 //! transaction of its own with [`TransactionContext::default`].
 //!
-//! Gaps: gas is charged as the stdlib natives do (`charge_native(bytes)`;
-//! the gas table is not Aptos's); table changes reach the host through
+//! Gas: under the Aptos schedule each native charges Aptos's native gas
+//! (`aptos_framework.*`, `table.*`, `move_stdlib.*` parameters, Aptos's
+//! formulas, where Aptos charges); under `unit`, `charge_native(bytes)`.
+//! Not charged yet: `object::exists_at`'s per-item / per-byte load and
+//! `function_info::load_function_impl`'s module loading (natives do not
+//! see the loader), natives' heap memory.
+//!
+//! Gaps: table changes reach the host through
 //! [`TableStore`], not the session's change set, and tables stored before
 //! the session (a table resolver) are not read yet; natives that call back
 //! into Move (`dispatchable_fungible_asset`) fail with `VM_EXTENSION_ERROR`;

@@ -7,7 +7,8 @@
 //! cannot do yet.
 
 use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
-use movejit_runtime::{bcs, Value, VmError};
+use movejit_runtime::gas::native::NativeParam as P;
+use movejit_runtime::{bcs, Value, VmError, VmResult};
 use std::hash::Hasher;
 
 /// `util::from_bytes` on bytes that are not a value of the type.
@@ -64,51 +65,84 @@ fn is_identifier(b: &[u8]) -> bool {
     }
 }
 
+/// A hash's (base, per input byte) parameters.
+type HashPrice = (P, P);
+
+const fn hash_price(base: &str, per_byte: &str) -> HashPrice {
+    (P::named(base), P::named(per_byte))
+}
+
+const KECCAK256: HashPrice =
+    hash_price("aptos_framework.hash.keccak256.base", "aptos_framework.hash.keccak256.per_byte");
+const SHA2_512: HashPrice = hash_price("aptos_framework.hash.sha2_512.base", "aptos_framework.hash.sha2_512.per_byte");
+const SHA3_512: HashPrice = hash_price("aptos_framework.hash.sha3_512.base", "aptos_framework.hash.sha3_512.per_byte");
+const BLAKE2B_256: HashPrice =
+    hash_price("aptos_framework.hash.blake2b_256.base", "aptos_framework.hash.blake2b_256.per_byte");
+const RIPEMD160: HashPrice =
+    hash_price("aptos_framework.hash.ripemd160.base", "aptos_framework.hash.ripemd160.per_byte");
+const SIP_HASH: HashPrice = hash_price("aptos_framework.hash.sip_hash.base", "aptos_framework.hash.sip_hash.per_byte");
+const FROM_BYTES: (P, P) =
+    (P::named("aptos_framework.util.from_bytes.base"), P::named("aptos_framework.util.from_bytes.per_byte"));
+const IS_IDENTIFIER: (P, P) = (
+    P::named("aptos_framework.function_info.is_identifier.base"),
+    P::named("aptos_framework.function_info.is_identifier.per_byte"),
+);
+const LOAD_FUNCTION: P = P::named("aptos_framework.function_info.load_function.base");
+const FETCH_AND_INC_COUNTER: P = P::named("aptos_framework.randomness.fetch_and_inc_counter");
+const GET_USAGE: P = P::named("aptos_framework.state_storage.get_usage.base");
+
+/// Hashing `n` bytes at `price`, before the hash is computed.
+fn charge_hash(gas: &mut movejit_runtime::GasMeter, (base, per_byte): HashPrice, n: usize) -> VmResult<()> {
+    gas.charge_native(n)?;
+    gas.charge_aptos_native(&[(base, 1), (per_byte, n as u64)])
+}
+
 /// A digest native: bytes in, digest bytes out, charged per input byte.
-fn digest_native<D: sha2::Digest>(r: &mut Registrar<'_>, name: &str) {
-    r.add("aptos_hash", name, |cx, _, mut args: Args| {
+fn digest_native<D: sha2::Digest>(r: &mut Registrar<'_>, name: &str, price: HashPrice) {
+    r.add("aptos_hash", name, move |cx, _, mut args: Args| {
         let bytes = pop(&mut args)?.to_bytes()?;
-        cx.gas.charge_native(bytes.len())?;
+        charge_hash(cx.gas, price, bytes.len())?;
         Ok(vec![Value::from_bytes(&D::digest(&bytes))])
     });
-    r.add_flat("aptos_hash", name, |call| {
-        let bytes = call.arg_bytes(0)?;
-        let (n, digest) = (bytes.len(), D::digest(bytes));
-        call.cx.gas.charge_native(n)?;
+    r.add_flat("aptos_hash", name, move |call| {
+        let n = call.arg_bytes(0)?.len();
+        charge_hash(call.cx.gas, price, n)?;
+        let digest = D::digest(call.arg_bytes(0)?);
         call.ret_bytes(0, &digest)
     });
 }
 
 pub(crate) fn register(r: &mut Registrar<'_>) {
-    digest_native::<sha3::Keccak256>(r, "keccak256");
-    digest_native::<sha2::Sha512>(r, "sha2_512_internal");
-    digest_native::<sha3::Sha3_512>(r, "sha3_512_internal");
-    digest_native::<blake2::Blake2b<blake2::digest::consts::U32>>(r, "blake2b_256_internal");
-    digest_native::<ripemd::Ripemd160>(r, "ripemd160_internal");
+    digest_native::<sha3::Keccak256>(r, "keccak256", KECCAK256);
+    digest_native::<sha2::Sha512>(r, "sha2_512_internal", SHA2_512);
+    digest_native::<sha3::Sha3_512>(r, "sha3_512_internal", SHA3_512);
+    digest_native::<blake2::Blake2b<blake2::digest::consts::U32>>(r, "blake2b_256_internal", BLAKE2B_256);
+    digest_native::<ripemd::Ripemd160>(r, "ripemd160_internal", RIPEMD160);
     r.add("debug", "native_print", |_, _, _| Ok(vec![]));
     r.add("debug", "native_stack_trace", |_, _, _| Ok(vec![crate::args::string_value("")]));
     r.add("aptos_hash", "sip_hash", |cx, _, mut args: Args| {
         let bytes = pop(&mut args)?.to_bytes()?;
-        cx.gas.charge_native(bytes.len())?;
+        charge_hash(cx.gas, SIP_HASH, bytes.len())?;
         // SipHash-2-4 with zero keys (`SipHasher::new()`).
         let mut h = siphasher::sip::SipHasher::new();
         h.write(&bytes);
         Ok(vec![Value::U64(h.finish())])
     });
     r.add_flat("aptos_hash", "sip_hash", |call| {
-        let bytes = call.arg_bytes(0)?;
-        let n = bytes.len();
+        let n = call.arg_bytes(0)?.len();
+        charge_hash(call.cx.gas, SIP_HASH, n)?;
         let mut h = siphasher::sip::SipHasher::new();
-        h.write(bytes);
+        h.write(call.arg_bytes(0)?);
         let digest = h.finish();
-        call.cx.gas.charge_native(n)?;
         call.ret_u64(0, digest)
     });
     r.add_flat("debug", "native_print", |_| Ok(()));
     r.add("util", "from_bytes", |cx, ty, mut args: Args| {
         let bytes = pop(&mut args)?.to_bytes()?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
         cx.gas.charge_native(bytes.len())?;
+        cx.gas.charge_aptos_native(&[(FROM_BYTES.0, 1), (FROM_BYTES.1, bytes.len() as u64)])?;
         // Signers deserialize in their legacy form (an address).
         let v = bcs::deserialize(&bytes, &layout).map_err(|_| VmError::abort(EFROM_BYTES))?;
         Ok(vec![v])
@@ -117,16 +151,25 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         let s = pop(&mut args)?;
         let b = cx.deref(&s)?.to_bytes()?;
         cx.gas.charge_native(b.len())?;
+        cx.gas.charge_aptos_native(&[(IS_IDENTIFIER.0, 1), (IS_IDENTIFIER.1, b.len() as u64)])?;
         Ok(vec![Value::Bool(is_identifier(&b))])
     });
     // Makes sure the function's module is loaded (for gas accounting of
     // dispatch); every module is loadable here on demand, so nothing to do.
+    // Aptos also charges the module's loading here (its dependency gas):
+    // not yet, natives cannot reach the loader.
     r.add("function_info", "load_function_impl", |cx, _, _| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(LOAD_FUNCTION, 1)])?;
         Ok(vec![])
+    });
+    r.add_flat("function_info", "load_function_impl", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(LOAD_FUNCTION, 1)])
     });
     r.add("randomness", "fetch_and_increment_txn_counter", |cx, _, _| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(FETCH_AND_INC_COUNTER, 1)])?;
         cx.with_extensions(|ext, _| {
             let r = ext.get_or_default::<Randomness>();
             if !r.unbiasable {
@@ -139,6 +182,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
     r.add("state_storage", "get_state_storage_usage_only_at_epoch_beginning", |cx, _, _| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(GET_USAGE, 1)])?;
         cx.with_extensions(|ext, _| match ext.get::<StateStorageUsage>() {
             Some(u) => Ok(vec![Value::Struct(vec![Value::U64(u.items), Value::U64(u.bytes)])]),
             None => Err(extension_error("state_storage: the host reported no storage usage")),

@@ -2,20 +2,30 @@
 //! object addresses.
 
 use crate::args::{derive_address, pop_address, ty_arg, Args, Registrar};
+use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::Value;
 
 /// Aptos `Scheme::DeriveObjectAddressFromObject`.
 const DERIVE_OBJECT_ADDRESS_FROM_OBJECT: u8 = 0xFC;
 
+// `exists_at` also pays `object.exists_at.per_item_loaded` and
+// `.per_byte_loaded` in Aptos when it loads the resource from storage: not
+// charged yet (natives do not learn whether a read loaded anything).
+const EXISTS_AT: P = P::named("aptos_framework.object.exists_at.base");
+const USER_DERIVED_ADDRESS: P = P::named("aptos_framework.object.user_derived_address.base");
+
 pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("object", "exists_at", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(EXISTS_AT, 1)])?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
         let address = pop_address(&mut args)?;
         let exists = cx.resource_exists(address, ty_arg(ty, 0)?)?;
         Ok(vec![Value::Bool(exists)])
     });
     r.add("object", "create_user_derived_object_address_impl", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(USER_DERIVED_ADDRESS, 1)])?;
         let derive_from = pop_address(&mut args)?;
         let source = pop_address(&mut args)?;
         let mut pre = source.0.to_vec();
@@ -24,12 +34,16 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
     r.add_flat("object", "exists_at", |call| {
         call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(EXISTS_AT, 1)])?;
+        let t = call.ty_arg(0)?;
+        call.cx.charge_layout(t)?;
         let address = call.arg_address(0)?;
         let exists = call.cx.resource_exists(address, call.ty_arg(0)?)?;
         call.ret_bool(0, exists)
     });
     r.add_flat("object", "create_user_derived_object_address_impl", |call| {
         call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(USER_DERIVED_ADDRESS, 1)])?;
         let mut pre = call.arg_address(0)?.0.to_vec();
         pre.extend_from_slice(&call.arg_address(1)?.0);
         call.ret_address(0, derive_address(&pre, DERIVE_OBJECT_ADDRESS_FROM_OBJECT))

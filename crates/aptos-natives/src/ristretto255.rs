@@ -18,6 +18,7 @@ use curve25519_dalek_ng::constants::RISTRETTO_BASEPOINT_TABLE;
 use curve25519_dalek_ng::ristretto::{CompressedRistretto, RistrettoPoint};
 use curve25519_dalek_ng::scalar::Scalar;
 use curve25519_dalek_ng::traits::{Identity, VartimeMultiscalarMul};
+use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::natives::NativeContext;
 use movejit_runtime::{StatusCode, Value, VmError, VmResult};
 use sha2::Digest;
@@ -97,6 +98,47 @@ fn pop_scalar(args: &mut Args) -> VmResult<Scalar> {
     scalar_of(bytes(args)?)
 }
 
+/// `aptos_framework.ristretto255.<name>`.
+const fn price(name: &str) -> P {
+    P::named(name)
+}
+const POINT_IDENTITY: P = price("aptos_framework.ristretto255.point_identity");
+const POINT_DECOMPRESS: P = price("aptos_framework.ristretto255.point_decompress");
+const POINT_CLONE: P = price("aptos_framework.ristretto255.point_clone");
+const POINT_COMPRESS: P = price("aptos_framework.ristretto255.point_compress");
+const POINT_MUL: P = price("aptos_framework.ristretto255.point_mul");
+const POINT_EQUALS: P = price("aptos_framework.ristretto255.point_equals");
+const POINT_NEG: P = price("aptos_framework.ristretto255.point_neg");
+const POINT_ADD: P = price("aptos_framework.ristretto255.point_add");
+const POINT_SUB: P = price("aptos_framework.ristretto255.point_sub");
+const BASEPOINT_MUL: P = price("aptos_framework.ristretto255.basepoint_mul");
+const BASEPOINT_DOUBLE_MUL: P = price("aptos_framework.ristretto255.basepoint_double_mul");
+const POINT_FROM_64_UNIFORM_BYTES: P = price("aptos_framework.ristretto255.point_from_64_uniform_bytes");
+const POINT_DOUBLE_MUL: P = price("aptos_framework.ristretto255.point_double_mul");
+const POINT_PARSE_ARG: P = price("aptos_framework.ristretto255.point_parse_arg");
+const SCALAR_PARSE_ARG: P = price("aptos_framework.ristretto255.scalar_parse_arg");
+const SHA512_PER_HASH: P = price("aptos_framework.ristretto255.scalar_sha512_per_hash");
+const SHA512_PER_BYTE: P = price("aptos_framework.ristretto255.scalar_sha512_per_byte");
+const SCALAR_IS_CANONICAL: P = price("aptos_framework.ristretto255.scalar_is_canonical");
+const SCALAR_INVERT: P = price("aptos_framework.ristretto255.scalar_invert");
+const SCALAR_UNIFORM_FROM_64_BYTES: P = price("aptos_framework.ristretto255.scalar_uniform_from_64_bytes");
+const SCALAR_MUL: P = price("aptos_framework.ristretto255.scalar_mul");
+const SCALAR_ADD: P = price("aptos_framework.ristretto255.scalar_add");
+const SCALAR_SUB: P = price("aptos_framework.ristretto255.scalar_sub");
+const SCALAR_NEG: P = price("aptos_framework.ristretto255.scalar_neg");
+const SCALAR_FROM_U64: P = price("aptos_framework.ristretto255.scalar_from_u64");
+const SCALAR_FROM_U128: P = price("aptos_framework.ristretto255.scalar_from_u128");
+const SCALAR_REDUCED_FROM_32_BYTES: P = price("aptos_framework.ristretto255.scalar_reduced_from_32_bytes");
+
+/// Aptos's price of a multi-scalar multiplication of `n` points: parsing
+/// each point and scalar, and `n / floor(log2(n + 1))` point
+/// multiplications (Pippenger's speed-up).
+fn multi_scalar_mul_terms(n: usize) -> [(P, u64); 3] {
+    let log2 = (usize::BITS - (n + 1).leading_zeros() - 1) as usize;
+    let muls = n.checked_div(log2).unwrap_or(0) as u64;
+    [(POINT_PARSE_ARG, n as u64), (SCALAR_PARSE_ARG, n as u64), (POINT_MUL, muls)]
+}
+
 fn scalar_value(s: Scalar) -> Value {
     Value::from_bytes(s.as_bytes())
 }
@@ -121,9 +163,15 @@ fn sha512(input: &[u8]) -> [u8; 64] {
 }
 
 /// A binary point operation, into a new point or in place into `a`.
-fn binary_point_op(r: &mut Registrar<'_>, name: &str, op: fn(&RistrettoPoint, &RistrettoPoint) -> RistrettoPoint) {
+fn binary_point_op(
+    r: &mut Registrar<'_>,
+    name: &str,
+    price: P,
+    op: fn(&RistrettoPoint, &RistrettoPoint) -> RistrettoPoint,
+) {
     r.add("ristretto255", name, move |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(price, 1)])?;
         let in_place = pop(&mut args)?.as_bool()?;
         let b = pop_point_ref(cx, &mut args)?;
         let a = pop_point_ref(cx, &mut args)?;
@@ -144,9 +192,11 @@ fn binary_point_op(r: &mut Registrar<'_>, name: &str, op: fn(&RistrettoPoint, &R
 }
 
 /// A native computing one scalar from its (popped) byte arguments.
-fn scalar_native(r: &mut Registrar<'_>, name: &str, f: fn(&mut Args) -> VmResult<Scalar>) {
+/// `price`: its Aptos price, charged first.
+fn scalar_native(r: &mut Registrar<'_>, name: &str, price: P, f: fn(&mut Args) -> VmResult<Scalar>) {
     r.add("ristretto255", name, move |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(price, 1)])?;
         Ok(vec![scalar_value(f(&mut args)?)])
     });
 }
@@ -159,16 +209,19 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
 fn register_points(r: &mut Registrar<'_>) {
     r.add("ristretto255", "point_identity_internal", |cx, _, _| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(POINT_IDENTITY, 1)])?;
         Ok(vec![with_points(cx, |p| p.add(RistrettoPoint::identity()))?])
     });
     r.add("ristretto255", "point_is_canonical_internal", |cx, _, mut args: Args| {
         let b = bytes(&mut args)?;
         cx.gas.charge_native(b.len())?;
+        cx.gas.charge_aptos_native(&[(POINT_DECOMPRESS, 1)])?;
         Ok(vec![Value::Bool(decompress(b).is_some())])
     });
     r.add("ristretto255", "point_decompress_internal", |cx, _, mut args: Args| {
         let b = bytes(&mut args)?;
         cx.gas.charge_native(b.len())?;
+        cx.gas.charge_aptos_native(&[(POINT_DECOMPRESS, 1)])?;
         match decompress(b) {
             Some(p) => Ok(vec![with_points(cx, |points| points.add(p))?, Value::Bool(true)]),
             None => Ok(vec![Value::U64(u64::MAX), Value::Bool(false)]),
@@ -176,6 +229,7 @@ fn register_points(r: &mut Registrar<'_>) {
     });
     r.add("ristretto255", "point_clone_internal", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(POINT_CLONE, 1)])?;
         let h = pop_u64(&mut args)?;
         Ok(vec![with_points(cx, |points| {
             let p = *points.get(h)?;
@@ -184,12 +238,14 @@ fn register_points(r: &mut Registrar<'_>) {
     });
     r.add("ristretto255", "point_compress_internal", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(POINT_COMPRESS, 1)])?;
         let h = pop_point_ref(cx, &mut args)?;
         let c = with_points(cx, |points| Ok(points.get(h)?.compress()))?;
         Ok(vec![Value::from_bytes(c.as_bytes())])
     });
     r.add("ristretto255", "point_mul_internal", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(POINT_MUL, 1)])?;
         let in_place = pop(&mut args)?.as_bool()?;
         let s = pop_scalar(&mut args)?;
         let h = pop_point_ref(cx, &mut args)?;
@@ -205,12 +261,14 @@ fn register_points(r: &mut Registrar<'_>) {
     });
     r.add("ristretto255", "point_equals", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(POINT_EQUALS, 1)])?;
         let b = pop_point_ref(cx, &mut args)?;
         let a = pop_point_ref(cx, &mut args)?;
         Ok(vec![Value::Bool(with_points(cx, |points| Ok(points.get(a)? == points.get(b)?))?)])
     });
     r.add("ristretto255", "point_neg_internal", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(POINT_NEG, 1)])?;
         let in_place = pop(&mut args)?.as_bool()?;
         let h = pop_point_ref(cx, &mut args)?;
         Ok(vec![with_points(cx, |points| {
@@ -223,16 +281,18 @@ fn register_points(r: &mut Registrar<'_>) {
             }
         })?])
     });
-    binary_point_op(r, "point_add_internal", |a, b| a + b);
-    binary_point_op(r, "point_sub_internal", |a, b| a - b);
+    binary_point_op(r, "point_add_internal", POINT_ADD, |a, b| a + b);
+    binary_point_op(r, "point_sub_internal", POINT_SUB, |a, b| a - b);
     r.add("ristretto255", "basepoint_mul_internal", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(BASEPOINT_MUL, 1)])?;
         let s = pop_scalar(&mut args)?;
         Ok(vec![with_points(cx, |points| points.add(&RISTRETTO_BASEPOINT_TABLE * &s))?])
     });
     // a * A + b * B
     r.add("ristretto255", "basepoint_double_mul_internal", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(BASEPOINT_DOUBLE_MUL, 1)])?;
         let b = pop_scalar(&mut args)?;
         let h = pop_point_ref(cx, &mut args)?;
         let a = pop_scalar(&mut args)?;
@@ -244,11 +304,17 @@ fn register_points(r: &mut Registrar<'_>) {
     r.add("ristretto255", "new_point_from_sha512_internal", |cx, _, mut args: Args| {
         let b = bytes(&mut args)?;
         cx.gas.charge_native(b.len())?;
+        cx.gas.charge_aptos_native(&[
+            (POINT_FROM_64_UNIFORM_BYTES, 1),
+            (SHA512_PER_HASH, 1),
+            (SHA512_PER_BYTE, b.len() as u64),
+        ])?;
         let p = RistrettoPoint::from_uniform_bytes(&sha512(&b));
         Ok(vec![with_points(cx, |points| points.add(p))?])
     });
     r.add("ristretto255", "new_point_from_64_uniform_bytes_internal", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(POINT_FROM_64_UNIFORM_BYTES, 1)])?;
         let b = fixed::<64>(bytes(&mut args)?)?;
         Ok(vec![with_points(cx, |points| points.add(RistrettoPoint::from_uniform_bytes(&b)))?])
     });
@@ -256,6 +322,7 @@ fn register_points(r: &mut Registrar<'_>) {
     for name in ["double_scalar_mul_internal", "point_double_mul_internal"] {
         r.add("ristretto255", name, |cx, _, mut args: Args| {
             cx.gas.charge_native(0)?;
+            cx.gas.charge_aptos_native(&[(POINT_DOUBLE_MUL, 1)])?;
             let s2 = pop_scalar(&mut args)?;
             let s1 = pop_scalar(&mut args)?;
             let h2 = pop_u64(&mut args)?;
@@ -268,9 +335,15 @@ fn register_points(r: &mut Registrar<'_>) {
     }
     // (&vector<RistrettoPoint>, &vector<Scalar>), as many points as scalars.
     r.add("ristretto255", "multi_scalar_mul_internal", |cx, _, mut args: Args| {
-        let scalars = pop(&mut args)?;
-        let points = pop(&mut args)?;
-        let (Value::Vector(scalars), Value::Vector(points)) = (cx.deref(&scalars)?, cx.deref(&points)?) else {
+        let scalars_ref = pop(&mut args)?;
+        let points_ref = pop(&mut args)?;
+        // Charged before the elements are parsed.
+        let n = match cx.deref(&scalars_ref)? {
+            Value::Vector(s) => s.len(),
+            _ => return Err(VmError::invariant("ristretto255: multi_scalar_mul of non-vectors")),
+        };
+        cx.gas.charge_aptos_native(&multi_scalar_mul_terms(n))?;
+        let (Value::Vector(scalars), Value::Vector(points)) = (cx.deref(&scalars_ref)?, cx.deref(&points_ref)?) else {
             return Err(VmError::invariant("ristretto255: multi_scalar_mul of non-vectors"));
         };
         if points.len() < scalars.len() {
@@ -303,33 +376,43 @@ fn register_scalars(r: &mut Registrar<'_>) {
     r.add("ristretto255", "scalar_is_canonical_internal", |cx, _, mut args: Args| {
         let b = bytes(&mut args)?;
         cx.gas.charge_native(b.len())?;
+        cx.gas.charge_aptos_native(&[(SCALAR_IS_CANONICAL, 1)])?;
         let ok = <[u8; 32]>::try_from(b).ok().and_then(Scalar::from_canonical_bytes).is_some();
         Ok(vec![Value::Bool(ok)])
     });
-    scalar_native(r, "scalar_invert_internal", |a| Ok(pop_scalar(a)?.invert()));
-    scalar_native(r, "scalar_from_sha512_internal", |a| Ok(Scalar::from_bytes_mod_order_wide(&sha512(&bytes(a)?))));
-    scalar_native(r, "scalar_mul_internal", |a| {
+    scalar_native(r, "scalar_invert_internal", SCALAR_INVERT, |a| Ok(pop_scalar(a)?.invert()));
+    r.add("ristretto255", "scalar_from_sha512_internal", |cx, _, mut args: Args| {
+        let b = bytes(&mut args)?;
+        cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[
+            (SCALAR_UNIFORM_FROM_64_BYTES, 1),
+            (SHA512_PER_HASH, 1),
+            (SHA512_PER_BYTE, b.len() as u64),
+        ])?;
+        Ok(vec![scalar_value(Scalar::from_bytes_mod_order_wide(&sha512(&b)))])
+    });
+    scalar_native(r, "scalar_mul_internal", SCALAR_MUL, |a| {
         let y = pop_scalar(a)?;
         Ok(pop_scalar(a)? * y)
     });
-    scalar_native(r, "scalar_add_internal", |a| {
+    scalar_native(r, "scalar_add_internal", SCALAR_ADD, |a| {
         let y = pop_scalar(a)?;
         Ok(pop_scalar(a)? + y)
     });
-    scalar_native(r, "scalar_sub_internal", |a| {
+    scalar_native(r, "scalar_sub_internal", SCALAR_SUB, |a| {
         let y = pop_scalar(a)?;
         Ok(pop_scalar(a)? - y)
     });
-    scalar_native(r, "scalar_neg_internal", |a| Ok(-pop_scalar(a)?));
-    scalar_native(r, "scalar_from_u64_internal", |a| Ok(Scalar::from(pop_u64(a)?)));
-    scalar_native(r, "scalar_from_u128_internal", |a| match pop(a)? {
+    scalar_native(r, "scalar_neg_internal", SCALAR_NEG, |a| Ok(-pop_scalar(a)?));
+    scalar_native(r, "scalar_from_u64_internal", SCALAR_FROM_U64, |a| Ok(Scalar::from(pop_u64(a)?)));
+    scalar_native(r, "scalar_from_u128_internal", SCALAR_FROM_U128, |a| match pop(a)? {
         Value::U128(x) => Ok(Scalar::from(x)),
         v => Err(VmError::invariant(format!("ristretto255: expected u128, got {v:?}"))),
     });
-    scalar_native(r, "scalar_reduced_from_32_bytes_internal", |a| {
+    scalar_native(r, "scalar_reduced_from_32_bytes_internal", SCALAR_REDUCED_FROM_32_BYTES, |a| {
         Ok(Scalar::from_bytes_mod_order(fixed::<32>(bytes(a)?)?))
     });
-    scalar_native(r, "scalar_uniform_from_64_bytes_internal", |a| {
+    scalar_native(r, "scalar_uniform_from_64_bytes_internal", SCALAR_UNIFORM_FROM_64_BYTES, |a| {
         Ok(Scalar::from_bytes_mod_order_wide(&fixed::<64>(bytes(a)?)?))
     });
 }

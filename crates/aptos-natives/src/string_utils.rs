@@ -11,13 +11,32 @@
 
 use crate::args::{extension_error, pop, string_value, ty_arg, Args, Registrar};
 use crate::FRAMEWORK;
-use movejit_runtime::{Type, Value, VmError, VmResult};
+use movejit_runtime::gas::native::NativeParam as P;
+use movejit_runtime::{GasMeter, Type, Value, VmError, VmResult};
+use std::cell::Cell;
 use std::fmt::Write;
 
+/// Per value node formatted (every value, element and field).
+const FORMAT_BASE: P = P::named("aptos_framework.string_utils.format.base");
+/// Per byte of a `vector<u8>` or `String` formatted, and of a format string.
+const FORMAT_PER_BYTE: P = P::named("aptos_framework.string_utils.format.per_byte");
+
+#[derive(Default)]
 struct Options {
     canonicalize: bool,
     single_line: bool,
     include_int_type: bool,
+    /// What formatting has cost so far, in Aptos's terms: value nodes and
+    /// bytes (Aptos charges each as it goes; the total is charged here
+    /// when formatting ends, done or failed).
+    nodes: Cell<u64>,
+    bytes: Cell<u64>,
+}
+
+impl Options {
+    fn charge(&self, gas: &mut GasMeter) -> VmResult<()> {
+        gas.charge_aptos_native(&[(FORMAT_BASE, self.nodes.get()), (FORMAT_PER_BYTE, self.bytes.get())])
+    }
 }
 
 fn is_framework(t: &Type, module: &str, name: &str) -> bool {
@@ -44,6 +63,7 @@ fn address(a: &movejit_runtime::AccountAddress, o: &Options) -> String {
 }
 
 fn format(t: &Type, v: &Value, depth: usize, o: &Options, out: &mut String) -> VmResult<()> {
+    o.nodes.set(o.nodes.get() + 1);
     let bad = || VmError::invariant(format!("string_utils: {v:?} is not a {t}"));
     let int = |text: String, suffix: &'static str, out: &mut String| {
         out.push_str(&text);
@@ -77,6 +97,7 @@ fn format(t: &Type, v: &Value, depth: usize, o: &Options, out: &mut String) -> V
         }
         (Type::Vector(e), Value::Vector(items)) => {
             if **e == Type::U8 {
+                o.bytes.set(o.bytes.get() + items.len() as u64);
                 out.push_str("0x");
                 for b in items {
                     match b {
@@ -106,6 +127,7 @@ fn format(t: &Type, v: &Value, depth: usize, o: &Options, out: &mut String) -> V
         }
         (t, Value::Struct(f)) if is_framework(t, "string", "String") => {
             let bytes = f.first().ok_or_else(bad)?.to_bytes()?;
+            o.bytes.set(o.bytes.get() + bytes.len() as u64);
             let s = std::str::from_utf8(&bytes).map_err(|_| VmError::invariant("Non-UTF8 string"))?;
             let _ = write!(out, "\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
             return Ok(());
@@ -150,8 +172,12 @@ pub fn native_format(
     single_line: bool,
     include_int_type: bool,
 ) -> VmResult<String> {
+    format_priced(t, v, &Options { canonicalize, single_line, include_int_type, ..Options::default() })
+}
+
+fn format_priced(t: &Type, v: &Value, o: &Options) -> VmResult<String> {
     let mut out = String::new();
-    format(t, v, 0, &Options { canonicalize, single_line, include_int_type }, &mut out)?;
+    format(t, v, 0, o, &mut out)?;
     Ok(out)
 }
 
@@ -175,7 +201,10 @@ fn expect_list(list: &Type, name: &str) -> VmResult<()> {
 /// the format left to right, then checking that the list is used up.
 pub fn native_format_list(fmt: &[u8], list_ty: &Type, list: &Value) -> VmResult<String> {
     let fmt = std::str::from_utf8(fmt).map_err(|_| VmError::abort(EINVALID_FORMAT))?;
-    let options = Options { canonicalize: false, single_line: true, include_int_type: false };
+    format_list_priced(fmt, list_ty, list, &Options { single_line: true, ..Options::default() })
+}
+
+fn format_list_priced(fmt: &str, list_ty: &Type, list: &Value, options: &Options) -> VmResult<String> {
     let (mut ty, mut val) = (list_ty, list);
     let mut out = String::new();
     // 1 after a `{`, -1 after a `}`, 0 otherwise.
@@ -191,7 +220,7 @@ pub fn native_format_list(fmt: &[u8], list_ty: &Type, list: &Value) -> VmResult<
                 let (Some(car_ty), Some(cdr_ty), [car, cdr]) = (args.first(), args.get(1), fields.as_slice()) else {
                     return Err(VmError::invariant("string_utils: malformed Cons"));
                 };
-                format(car_ty, car, 0, &options, &mut out)?;
+                format(car_ty, car, 0, options, &mut out)?;
                 (ty, val) = (cdr_ty, cdr);
                 continue;
             }
@@ -222,7 +251,14 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         let fmt = pop(&mut args)?;
         let fmt = cx.deref(&fmt)?.to_bytes()?;
         cx.gas.charge_native(fmt.len())?;
-        let s = native_format_list(&fmt, ty_arg(ty, 0)?, cx.deref(&list)?)?;
+        let fmt = std::str::from_utf8(&fmt).map_err(|_| VmError::abort(EINVALID_FORMAT))?;
+        // Aptos: the format string's bytes first, then each element as it
+        // is formatted.
+        cx.gas.charge_aptos_native(&[(FORMAT_PER_BYTE, fmt.len() as u64)])?;
+        let options = Options { single_line: true, ..Options::default() };
+        let s = format_list_priced(fmt, ty_arg(ty, 0)?, cx.deref(&list)?, &options);
+        options.charge(cx.gas)?;
+        let s = s?;
         cx.gas.charge_native(s.len())?;
         Ok(vec![string_value(&s)])
     });
@@ -233,7 +269,11 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         // Only struct names use `type_tag`, and structs are not formatted here.
         let _type_tag = pop(&mut args)?.as_bool()?;
         let v = pop(&mut args)?;
-        let s = native_format(ty_arg(ty, 0)?, cx.deref(&v)?, canonicalize, single_line, include_int_type)?;
+        cx.charge_layout(ty_arg(ty, 0)?)?;
+        let options = Options { canonicalize, single_line, include_int_type, ..Options::default() };
+        let s = format_priced(ty_arg(ty, 0)?, cx.deref(&v)?, &options);
+        options.charge(cx.gas)?;
+        let s = s?;
         cx.gas.charge_native(s.len())?;
         Ok(vec![string_value(&s)])
     });

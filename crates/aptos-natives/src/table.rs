@@ -12,10 +12,46 @@
 use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
 use crate::transaction_context::context as txn_context;
 use movejit_runtime::bcs;
-use movejit_runtime::fxhash::FxHashMap;
+use movejit_runtime::fxhash::{FxHashMap, FxHashSet};
+use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::natives::{FlatCall, NativeContext, Parking};
-use movejit_runtime::{AccountAddress, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
+use movejit_runtime::{AccountAddress, GasMeter, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
 use std::collections::BTreeSet;
+
+const LOAD_BASE: P = P::named("table.common.load.base");
+const LOAD_BASE_NEW: P = P::named("table.common.load.base_new");
+const LOAD_PER_BYTE: P = P::named("table.common.load.per_byte");
+const LOAD_FAILURE: P = P::named("table.common.load.failure");
+const NEW_TABLE_HANDLE: P = P::named("table.new_table_handle.base");
+const ADD_BOX: (P, P) = (P::named("table.add_box.base"), P::named("table.add_box.per_byte_serialized"));
+const BORROW_BOX: (P, P) = (P::named("table.borrow_box.base"), P::named("table.borrow_box.per_byte_serialized"));
+const CONTAINS_BOX: (P, P) = (P::named("table.contains_box.base"), P::named("table.contains_box.per_byte_serialized"));
+const REMOVE_BOX: (P, P) = (P::named("table.remove_box.base"), P::named("table.remove_box.per_byte_serialized"));
+const DESTROY_EMPTY_BOX: P = P::named("table.destroy_empty_box.base");
+const DROP_UNCHECKED_BOX: P = P::named("table.drop_unchecked_box.base");
+
+/// Aptos rounds a table entry's bytes up to whole pages when it loads one.
+const PAGE_BYTES: u64 = 4096;
+
+/// How an entry was reached, for gas: `None` when the transaction touched
+/// it before; else its first access, which loads it from storage:
+/// `Some(bytes)` of an entry there, `None` when there is none.
+type Load = Option<Option<u64>>;
+
+/// What a keyed native pays after its work (Aptos charges there, before
+/// its result or abort): per key byte, then loading the entry.
+fn charge_key_and_load(gas: &mut GasMeter, per_byte: P, key_len: usize, load: Load) -> VmResult<()> {
+    gas.charge_aptos_native(&[(per_byte, key_len as u64)])?;
+    gas.charge_aptos_native(&[(LOAD_BASE, 1)])?;
+    match load {
+        Some(Some(bytes)) => {
+            let pages = bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES;
+            gas.charge_aptos_native(&[(LOAD_BASE_NEW, 1), (LOAD_PER_BYTE, pages)])
+        }
+        Some(None) => gas.charge_aptos_native(&[(LOAD_BASE_NEW, 1), (LOAD_FAILURE, 1)]),
+        None => Ok(()),
+    }
+}
 
 /// Abort code of `add` when the key is present: `error::invalid_argument(100)`.
 pub const ALREADY_EXISTS: u64 = (100 << 8) + 7;
@@ -45,6 +81,12 @@ pub struct TableStore {
     parking: Parking<(AccountAddress, Vec<u8>)>,
     /// What the running transaction changed, to undo it on failure.
     undo: Option<Undo>,
+    /// Entries the running transaction has accessed (Aptos loads each
+    /// once per transaction, and charges for it then).
+    accessed: FxHashSet<(AccountAddress, Vec<u8>)>,
+    /// Tables the running transaction has used (their layouts are built,
+    /// under Aptos, once per transaction).
+    opened: FxHashSet<AccountAddress>,
 }
 
 /// The state a transaction found, for what it changed only: going back
@@ -74,6 +116,8 @@ impl TableStore {
     /// undo, while a call still has entries parked.
     pub fn begin_transaction(&mut self) -> bool {
         self.fold_back();
+        self.accessed.clear();
+        self.opened.clear();
         let clean = !self.parking.any_parked();
         self.undo = clean.then(|| Undo { new_tables: self.new_tables.len(), ..Undo::default() });
         clean
@@ -121,6 +165,25 @@ impl TableStore {
                 u.removed.push(handle);
             }
         }
+    }
+
+    /// The first access in this transaction to entry `(handle, key)`
+    /// loads it (see [`Load`]); its bytes are those of `box_ty`, the
+    /// stored type. Nothing is measured unless `gas` charges Aptos gas.
+    fn access(&mut self, cx: &NativeContext<'_>, box_ty: &Type, handle: AccountAddress, key: &[u8]) -> VmResult<Load> {
+        if !cx.gas.is_aptos() || !self.accessed.insert((handle, key.to_vec())) {
+            return Ok(None);
+        }
+        let bytes = match self.content.get(&handle).and_then(|t| t.get(key)) {
+            None => None,
+            Some(Entry::Here(v)) => {
+                let layout = cx.types.layout_of(box_ty)?;
+                Some(bcs::serialize(v, &layout).map_err(|_| extension_error("cannot serialize table value"))?.len())
+            }
+            // Parked by this call: accessed before.
+            Some(Entry::Parked(_)) => return Ok(None),
+        };
+        Ok(Some(bytes.map(|b| b as u64)))
     }
 
     /// Tables created so far: (handle, key type, value type).
@@ -197,6 +260,21 @@ fn key_bytes(cx: &NativeContext<'_>, key_ty: &Type, key: &Value) -> VmResult<Vec
     bcs::serialize(key, &layout).map_err(|_| extension_error("cannot serialize table key"))
 }
 
+/// A table's first use in a transaction builds the layouts of its key
+/// and stored value (`ty`: key, value, box): under Aptos, loading the
+/// modules of their datatypes.
+fn open(cx: &mut NativeContext<'_>, ty: &[Type], handle: AccountAddress) -> VmResult<()> {
+    if !cx.gas.is_aptos() {
+        return Ok(());
+    }
+    let first = cx.with_extensions(|ext, _| Ok(ext.get_or_default::<TableStore>().opened.insert(handle)))?;
+    if first {
+        cx.charge_layout(ty_arg(ty, 0)?)?;
+        cx.charge_layout(ty_arg(ty, 2)?)?;
+    }
+    Ok(())
+}
+
 /// Common start of the keyed natives: (table handle, key bytes), charging
 /// per key byte.
 fn table_and_key(
@@ -206,6 +284,7 @@ fn table_and_key(
     key: &Value,
 ) -> VmResult<(AccountAddress, Vec<u8>)> {
     let handle = handle_of(cx, table_ref)?;
+    open(cx, ty, handle)?;
     let k = key_bytes(cx, ty_arg(ty, 0)?, key)?;
     cx.gas.charge_native(k.len())?;
     Ok((handle, k))
@@ -215,7 +294,8 @@ fn table_and_key(
 /// argument 1 the key.
 fn flat_table_and_key(call: &mut FlatCall<'_, '_>) -> VmResult<(AccountAddress, Vec<u8>)> {
     let handle = call.arg_address_field(0, 0)?;
-    call.ty_arg(0)?;
+    let ty = call.ty_args;
+    open(&mut call.cx, ty, handle)?;
     let k = call.arg_bcs(1).map_err(|_| extension_error("cannot serialize table key"))?;
     call.cx.gas.charge_native(k.len())?;
     Ok((handle, k))
@@ -251,6 +331,21 @@ fn borrow_slot(
     Ok(slot)
 }
 
+/// A new table's handle: sha3_256(session hash || tables created so far,
+/// as u32 big endian).
+fn new_handle(ext: &mut movejit_runtime::natives::NativeExtensions, key_ty: Type, value_ty: Type) -> AccountAddress {
+    use sha3::Digest;
+    let seed = txn_context(ext).session_hash;
+    let store = ext.get_or_default::<TableStore>();
+    let count = store.new_tables.len() as u32;
+    let mut h = sha3::Sha3_256::new();
+    h.update(seed);
+    h.update(count.to_be_bytes());
+    let handle = AccountAddress(h.finalize().into());
+    store.new_tables.push((handle, key_ty, value_ty));
+    handle
+}
+
 fn with_store<R>(
     cx: &mut NativeContext<'_>,
     f: impl FnOnce(&mut TableStore, &mut NativeContext<'_>) -> VmResult<R>,
@@ -266,72 +361,65 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     let m = "table";
     r.add(m, "new_table_handle", |cx, ty, _| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(NEW_TABLE_HANDLE, 1)])?;
         let (key_ty, value_ty) = (ty_arg(ty, 0)?.clone(), ty_arg(ty, 1)?.clone());
-        cx.with_extensions(|ext, _| {
-            let seed = txn_context(ext).session_hash;
-            let store = ext.get_or_default::<TableStore>();
-            // sha3_256(session hash || tables created so far, as u32 big endian).
-            use sha3::Digest;
-            let count = store.new_tables.len() as u32;
-            let mut h = sha3::Sha3_256::new();
-            h.update(seed);
-            h.update(count.to_be_bytes());
-            let handle = AccountAddress(h.finalize().into());
-            store.new_tables.push((handle, key_ty, value_ty));
-            Ok(vec![Value::Address(handle)])
-        })
+        cx.with_extensions(|ext, _| Ok(vec![Value::Address(new_handle(ext, key_ty, value_ty))]))
     });
     r.add(m, "add_box", |cx, ty, mut args: Args| {
+        cx.gas.charge_aptos_native(&[(ADD_BOX.0, 1)])?;
         let value = pop(&mut args)?;
         let key = pop(&mut args)?;
         let t = pop(&mut args)?;
         let (handle, k) = table_and_key(cx, ty, &t, &key)?;
-        with_store(cx, |store, _| {
-            let table = store.content.entry(handle).or_default();
-            if table.contains_key(&k) {
-                return Err(VmError::abort(ALREADY_EXISTS));
-            }
-            note_entry(&mut store.undo, handle, &k, None);
-            table.insert(k, Entry::Here(value));
-            Ok(vec![])
-        })
+        let box_ty = ty_arg(ty, 2)?;
+        let (load, r) = with_store(cx, |store, cx| Ok(add(store, cx, box_ty, handle, k.clone(), value)))?;
+        charge_key_and_load(cx.gas, ADD_BOX.1, k.len(), load)?;
+        r.map(|()| vec![])
     });
     for name in ["borrow_box", "borrow_box_mut"] {
         r.add(m, name, |cx, ty, mut args: Args| {
+            cx.gas.charge_aptos_native(&[(BORROW_BOX.0, 1)])?;
             let key = pop(&mut args)?;
             let t = pop(&mut args)?;
             let (handle, k) = table_and_key(cx, ty, &t, &key)?;
-            with_store(cx, |store, cx| Ok(vec![borrow(cx, store, handle, k)?]))
+            let (box_ty, key_len) = (ty_arg(ty, 2)?, k.len());
+            let (load, r) = with_store(cx, |store, cx| {
+                let load = store.access(cx, box_ty, handle, &k)?;
+                Ok((load, borrow(cx, store, handle, k)))
+            })?;
+            charge_key_and_load(cx.gas, BORROW_BOX.1, key_len, load)?;
+            Ok(vec![r?])
         });
     }
     r.add(m, "contains_box", |cx, ty, mut args: Args| {
+        cx.gas.charge_aptos_native(&[(CONTAINS_BOX.0, 1)])?;
         let key = pop(&mut args)?;
         let t = pop(&mut args)?;
         let (handle, k) = table_and_key(cx, ty, &t, &key)?;
-        with_store(cx, |store, _| {
-            let found = store.content.get(&handle).is_some_and(|t| t.contains_key(&k));
-            Ok(vec![Value::Bool(found)])
-        })
+        let box_ty = ty_arg(ty, 2)?;
+        let (load, found) = with_store(cx, |store, cx| {
+            let load = store.access(cx, box_ty, handle, &k)?;
+            Ok((load, store.content.get(&handle).is_some_and(|t| t.contains_key(&k))))
+        })?;
+        charge_key_and_load(cx.gas, CONTAINS_BOX.1, k.len(), load)?;
+        Ok(vec![Value::Bool(found)])
     });
     r.add(m, "remove_box", |cx, ty, mut args: Args| {
+        cx.gas.charge_aptos_native(&[(REMOVE_BOX.0, 1)])?;
         let key = pop(&mut args)?;
         let t = pop(&mut args)?;
         let (handle, k) = table_and_key(cx, ty, &t, &key)?;
-        with_store(cx, |store, cx| {
-            let entry =
-                store.content.get_mut(&handle).and_then(|t| t.remove(&k)).ok_or_else(|| VmError::abort(NOT_FOUND))?;
-            note_entry(&mut store.undo, handle, &k, Some(&entry));
-            let v = match entry {
-                Entry::Here(v) => v,
-                Entry::Parked(s) => store.parking.take(&mut cx.mem.native, s)?,
-            };
-            Ok(vec![v])
-        })
+        let box_ty = ty_arg(ty, 2)?;
+        let (load, r) = with_store(cx, |store, cx| Ok(remove(store, cx, box_ty, handle, &k)))?;
+        charge_key_and_load(cx.gas, REMOVE_BOX.1, k.len(), load)?;
+        Ok(vec![r?])
     });
-    r.add(m, "destroy_empty_box", |cx, _, mut args: Args| {
+    r.add(m, "destroy_empty_box", |cx, ty, mut args: Args| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(DESTROY_EMPTY_BOX, 1)])?;
         let t = pop(&mut args)?;
         let handle = handle_of(cx, &t)?;
+        open(cx, ty, handle)?;
         with_store(cx, |store, _| {
             store.destroy(handle);
             Ok(vec![])
@@ -339,6 +427,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
     r.add(m, "drop_unchecked_box", |cx, _, _| {
         cx.gas.charge_native(0)?;
+        cx.gas.charge_aptos_native(&[(DROP_UNCHECKED_BOX, 1)])?;
         Ok(vec![])
     });
     register_flat(r);
@@ -350,52 +439,114 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
 /// hands out a reference into its flat form.
 fn register_flat(r: &mut Registrar<'_>) {
     let m = "table";
+    r.add_flat(m, "new_table_handle", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(NEW_TABLE_HANDLE, 1)])?;
+        let (key_ty, value_ty) = (call.ty_arg(0)?.clone(), call.ty_arg(1)?.clone());
+        let handle = call.cx.with_extensions(|ext, _| Ok(new_handle(ext, key_ty, value_ty)))?;
+        call.ret_address(0, handle)
+    });
     r.add_flat(m, "add_box", |call| {
+        call.cx.gas.charge_aptos_native(&[(ADD_BOX.0, 1)])?;
         let (handle, k) = flat_table_and_key(call)?;
         let value = call.arg_tree(2)?;
-        with_store(&mut call.cx, |store, _| {
-            let table = store.content.entry(handle).or_default();
-            if table.contains_key(&k) {
-                return Err(VmError::abort(ALREADY_EXISTS));
-            }
-            note_entry(&mut store.undo, handle, &k, None);
-            table.insert(k, Entry::Here(value));
-            Ok(())
-        })
+        let box_ty = call.ty_arg(2)?;
+        let (load, r) = with_store(&mut call.cx, |store, cx| Ok(add(store, cx, box_ty, handle, k.clone(), value)))?;
+        charge_key_and_load(call.cx.gas, ADD_BOX.1, k.len(), load)?;
+        r
     });
     for name in ["borrow_box", "borrow_box_mut"] {
         r.add_flat(m, name, |call| {
+            call.cx.gas.charge_aptos_native(&[(BORROW_BOX.0, 1)])?;
             let (handle, k) = flat_table_and_key(call)?;
-            let slot = with_store(&mut call.cx, |store, cx| borrow_slot(cx, store, handle, k))?;
-            call.ret_parked_ref(0, slot)
+            let (box_ty, key_len) = (call.ty_arg(2)?, k.len());
+            let (load, slot) = with_store(&mut call.cx, |store, cx| {
+                let load = store.access(cx, box_ty, handle, &k)?;
+                Ok((load, borrow_slot(cx, store, handle, k)))
+            })?;
+            charge_key_and_load(call.cx.gas, BORROW_BOX.1, key_len, load)?;
+            call.ret_parked_ref(0, slot?)
         });
     }
     r.add_flat(m, "contains_box", |call| {
+        call.cx.gas.charge_aptos_native(&[(CONTAINS_BOX.0, 1)])?;
         let (handle, k) = flat_table_and_key(call)?;
-        let found =
-            with_store(&mut call.cx, |store, _| Ok(store.content.get(&handle).is_some_and(|t| t.contains_key(&k))))?;
+        let box_ty = call.ty_arg(2)?;
+        let (load, found) = with_store(&mut call.cx, |store, cx| {
+            let load = store.access(cx, box_ty, handle, &k)?;
+            Ok((load, store.content.get(&handle).is_some_and(|t| t.contains_key(&k))))
+        })?;
+        charge_key_and_load(call.cx.gas, CONTAINS_BOX.1, k.len(), load)?;
         call.ret_bool(0, found)
     });
     r.add_flat(m, "remove_box", |call| {
+        call.cx.gas.charge_aptos_native(&[(REMOVE_BOX.0, 1)])?;
         let (handle, k) = flat_table_and_key(call)?;
-        let v = with_store(&mut call.cx, |store, cx| {
-            let entry =
-                store.content.get_mut(&handle).and_then(|t| t.remove(&k)).ok_or_else(|| VmError::abort(NOT_FOUND))?;
-            note_entry(&mut store.undo, handle, &k, Some(&entry));
-            match entry {
-                Entry::Here(v) => Ok(v),
-                Entry::Parked(s) => store.parking.take(&mut cx.mem.native, s),
-            }
-        })?;
-        call.ret_tree(0, &v)
+        let box_ty = call.ty_arg(2)?;
+        let (load, v) = with_store(&mut call.cx, |store, cx| Ok(remove(store, cx, box_ty, handle, &k)))?;
+        charge_key_and_load(call.cx.gas, REMOVE_BOX.1, k.len(), load)?;
+        call.ret_tree(0, &v?)
     });
     r.add_flat(m, "destroy_empty_box", |call| {
         call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(DESTROY_EMPTY_BOX, 1)])?;
         let handle = call.arg_address_field(0, 0)?;
+        let ty = call.ty_args;
+        open(&mut call.cx, ty, handle)?;
         with_store(&mut call.cx, |store, _| {
             store.destroy(handle);
             Ok(())
         })
     });
-    r.add_flat(m, "drop_unchecked_box", |call| call.cx.gas.charge_native(0));
+    r.add_flat(m, "drop_unchecked_box", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(DROP_UNCHECKED_BOX, 1)])
+    });
+}
+
+/// `add_box`'s work: the entry's load, and the insert (or the abort of a
+/// key already there).
+fn add(
+    store: &mut TableStore,
+    cx: &mut NativeContext<'_>,
+    box_ty: &Type,
+    handle: AccountAddress,
+    k: Vec<u8>,
+    value: Value,
+) -> (Load, VmResult<()>) {
+    let load = match store.access(cx, box_ty, handle, &k) {
+        Ok(l) => l,
+        Err(e) => return (None, Err(e)),
+    };
+    let table = store.content.entry(handle).or_default();
+    if table.contains_key(&k) {
+        return (load, Err(VmError::abort(ALREADY_EXISTS)));
+    }
+    note_entry(&mut store.undo, handle, &k, None);
+    table.insert(k, Entry::Here(value));
+    (load, Ok(()))
+}
+
+/// `remove_box`'s work: the entry's load, and its value (or the abort of
+/// a key not there).
+fn remove(
+    store: &mut TableStore,
+    cx: &mut NativeContext<'_>,
+    box_ty: &Type,
+    handle: AccountAddress,
+    k: &[u8],
+) -> (Load, VmResult<Value>) {
+    let load = match store.access(cx, box_ty, handle, k) {
+        Ok(l) => l,
+        Err(e) => return (None, Err(e)),
+    };
+    let Some(entry) = store.content.get_mut(&handle).and_then(|t| t.remove(k)) else {
+        return (load, Err(VmError::abort(NOT_FOUND)));
+    };
+    note_entry(&mut store.undo, handle, k, Some(&entry));
+    let v = match entry {
+        Entry::Here(v) => Ok(v),
+        Entry::Parked(s) => store.parking.take(&mut cx.mem.native, s),
+    };
+    (load, v)
 }

@@ -2,10 +2,29 @@
 //! strings (`0x1::string::String`, `vector<u8>`, `0x1::m::S<u64, bool>`).
 
 use crate::args::{ty_arg, Registrar};
-use movejit_runtime::{Type, Value, VmError};
+use movejit_runtime::gas::native::NativeParam as P;
+use movejit_runtime::{GasMeter, Type, Value, VmError, VmResult};
 
 /// `type_of` of a type that is not a struct (`NFE_EXPECTED_STRUCT_TYPE_TAG`).
 pub const NFE_EXPECTED_STRUCT_TYPE_TAG: u64 = 0x1;
+
+/// `type_of` and `type_name`: (base, per byte of the canonical name).
+const TYPE_OF: (P, P) = (
+    P::named("aptos_framework.type_info.type_of.base"),
+    P::named("aptos_framework.type_info.type_of.per_abstract_memory_unit"),
+);
+const TYPE_NAME: (P, P) = (
+    P::named("aptos_framework.type_info.type_name.base"),
+    P::named("aptos_framework.type_info.type_name.per_abstract_memory_unit"),
+);
+
+/// The base, then per byte of the type's canonical name (Aptos charges
+/// them apart, the second after building the name).
+fn charge_name(gas: &mut GasMeter, (base, per_byte): (P, P), name: &str) -> VmResult<()> {
+    gas.charge_native(name.len())?;
+    gas.charge_aptos_native(&[(base, 1)])?;
+    gas.charge_aptos_native(&[(per_byte, name.len() as u64)])
+}
 
 /// A type's canonical string as Aptos's `TypeTag::to_canonical_string`
 /// writes it: short `0x` addresses, `", "` between type arguments,
@@ -40,7 +59,7 @@ fn type_args(args: &[Type]) -> String {
 pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("type_info", "type_of", |cx, ty, _| {
         let t = ty_arg(ty, 0)?;
-        cx.gas.charge_native(canonical(t).len())?;
+        charge_name(cx.gas, TYPE_OF, &canonical(t))?;
         match t {
             Type::Datatype(id, args) => {
                 let name = format!("{}{}", id.name, type_args(args));
@@ -55,13 +74,13 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
     r.add("type_info", "type_name", |cx, ty, _| {
         let name = canonical(ty_arg(ty, 0)?);
-        cx.gas.charge_native(name.len())?;
+        charge_name(cx.gas, TYPE_NAME, &name)?;
         Ok(vec![crate::args::string_value(&name)])
     });
     // Flat forms: no arguments, results built as above.
     r.add_flat("type_info", "type_of", |call| {
         let t = call.ty_arg(0)?;
-        call.cx.gas.charge_native(canonical(t).len())?;
+        charge_name(call.cx.gas, TYPE_OF, &canonical(t))?;
         match t {
             Type::Datatype(id, args) => {
                 let name = format!("{}{}", id.name, type_args(args));
@@ -77,7 +96,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     });
     r.add_flat("type_info", "type_name", |call| {
         let name = canonical(call.ty_arg(0)?);
-        call.cx.gas.charge_native(name.len())?;
+        charge_name(call.cx.gas, TYPE_NAME, &name)?;
         call.ret_tree(0, &crate::args::string_value(&name))
     });
 }

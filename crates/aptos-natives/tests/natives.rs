@@ -604,6 +604,16 @@ fn ported_natives_have_a_flat_form() {
         ("aptos_hash", "ripemd160_internal"),
         ("aptos_hash", "sip_hash"),
         ("debug", "native_print"),
+        ("from_bcs", "from_bytes"),
+        ("bcs", "serialized_size"),
+        ("bcs", "constant_serialized_size"),
+        ("table", "new_table_handle"),
+        ("aggregator_v2", "create_aggregator"),
+        ("aggregator_v2", "create_unbounded_aggregator"),
+        ("function_info", "load_function_impl"),
+        ("transaction_context", "generate_unique_address"),
+        ("transaction_context", "monotonically_increasing_counter_internal"),
+        ("transaction_context", "monotonically_increasing_counter_internal_for_test_only"),
     ];
     for (m, f) in ported {
         assert!(r.get(&one, m, f).expect("registered").flat().is_some(), "{m}::{f} has a flat form");
@@ -612,4 +622,144 @@ fn ported_natives_have_a_flat_form() {
     for name in r.tree_only() {
         println!("tree-only: {name}");
     }
+}
+
+/// Calls `0x1::module::function` under Aptos's v50 schedule: its result and
+/// the execution gas it charged.
+fn call_aptos(
+    mem: &mut Memory,
+    module: &str,
+    function: &str,
+    ty: &[Type],
+    args: Vec<Value>,
+) -> (VmResult<Vec<Value>>, u64) {
+    let registry = aptos_registry();
+    let f = registry.get(&FRAMEWORK, module, function).unwrap_or_else(|| panic!("{module}::{function} registered"));
+    let mut gas = GasMeter::aptos(movejit_runtime::gas::aptos::AptosPricing::v50(), u64::MAX / 4);
+    let r = f(&mut NativeContext { mem, gas: &mut gas, types: &Primitives }, ty, args);
+    (r, gas.aptos_meter().expect("an Aptos meter").algebra.execution_used())
+}
+
+/// Each native's charge under the v50 schedule, by Aptos's formulas
+/// (parameter values from `schedule-v50.json`), aborts included.
+#[test]
+fn framework_natives_charge_aptos_gas() {
+    let box_u64 = datatype(1, "table", "Box", vec![Type::U64]);
+    let bytes = |b: &[u8]| Value::from_bytes(b);
+    type Row = (&'static str, &'static str, Vec<Type>, Vec<Value>, Option<u64>, u64);
+    let rows: Vec<Row> = vec![
+        // base 11020, then 180 per byte of the canonical name.
+        ("type_info", "type_name", vec![Type::U64], vec![], None, 11020 + 180 * 3),
+        (
+            "type_info",
+            "type_of",
+            vec![box_u64.clone()],
+            vec![],
+            None,
+            11020 + 180 * "0x1::table::Box<u64>".len() as u64,
+        ),
+        ("type_info", "type_of", vec![Type::U64], vec![], Some(1), 11020 + 180 * 3),
+        ("aptos_hash", "keccak256", vec![], vec![bytes(b"abc")], None, 147040 + 1650 * 3),
+        ("aptos_hash", "sip_hash", vec![], vec![bytes(b"hello")], None, 36760 + 730 * 5),
+        ("aptos_hash", "ripemd160_internal", vec![], vec![bytes(b"")], None, 110280),
+        ("create_signer", "create_signer", vec![], vec![Value::Address(FRAMEWORK)], None, 11020),
+        ("transaction_context", "get_txn_hash", vec![], vec![], None, 7350),
+        // The base, then the abort: no user transaction.
+        ("transaction_context", "sender_internal", vec![], vec![], Some(0x3_0001), 7350),
+        ("object", "create_user_derived_object_address_impl", vec![], vec![Value::Address(FRAMEWORK); 2], None, 147040),
+        // A struct of one u64: 80 abstract units.
+        ("event", "write_module_event_to_store", vec![box_u64.clone()], vec![boxed(1)], None, 200060 + 610 * 80),
+        // The base, then a message that is not 32 bytes aborts.
+        (
+            "secp256k1",
+            "ecdsa_recover_internal",
+            vec![],
+            vec![bytes(b"m"), Value::U8(0), bytes(&[0; 64])],
+            Some(0x1_0001),
+            5510,
+        ),
+        // A key of the wrong length: deserialized, never checked for small order.
+        ("ed25519", "public_key_validate_internal", vec![], vec![bytes(&[0; 31])], None, 5510 + 1396880),
+        // One value node, then 30 per byte of a byte vector.
+        ("string_utils", "native_format", vec![Type::U64], fmt_args(Value::U64(7)), None, 11020),
+        (
+            "string_utils",
+            "native_format",
+            vec![Type::Vector(Box::new(Type::U8))],
+            fmt_args(bytes(b"abc")),
+            None,
+            11020 + 30 * 3,
+        ),
+        ("bcs", "constant_serialized_size", vec![box_u64], vec![], None, 7350 + 400 * 2),
+        ("function_info", "is_identifier", vec![], vec![bytes(b"abc")], None, 5510 + 30 * 3),
+        // Three bytes do not deserialize: the base and one deserialization.
+        ("bls12381", "validate_pubkey_internal", vec![], vec![bytes(&[1, 2, 3])], None, 5510 + 4006840),
+        // No threshold byte to check: the base only.
+        ("multi_ed25519", "public_key_validate_v2_internal", vec![], vec![bytes(&[])], None, 5510),
+        ("ristretto255", "point_identity_internal", vec![], vec![], None, 5510),
+        ("ristretto255", "scalar_from_u64_internal", vec![], vec![Value::U64(5)], None, 6430),
+    ];
+    for (module, function, ty, args, abort, expected) in rows {
+        let (r, used) = call_aptos(&mut Memory::default(), module, function, &ty, args);
+        match abort {
+            None => assert!(r.is_ok(), "{module}::{function}: {r:?}"),
+            Some(code) => assert_eq!(abort_code(r), Some(code), "{module}::{function}"),
+        }
+        assert_eq!(used, expected, "{module}::{function}<{ty:?}>");
+    }
+}
+
+/// `native_format(&v, type_tag, canonicalize, single_line, include_int_types)`'s arguments.
+fn fmt_args(v: Value) -> Vec<Value> {
+    vec![v, Value::Bool(false), Value::Bool(false), Value::Bool(true), Value::Bool(false)]
+}
+
+/// Table natives: the base and per key byte on every call, and loading an
+/// entry on its first access in a transaction (4096-byte pages of it when
+/// it exists, from an earlier transaction).
+#[test]
+fn table_natives_charge_aptos_gas() {
+    let box_t = datatype(1, "table", "Box", vec![Type::U64]);
+    let ty = [Type::U64, Type::U64, box_t];
+    let (key_bytes, load_base, load_base_new) = (360 * 8, 3023850, 3023850);
+    let first_access_absent = 44110 + key_bytes + load_base + load_base_new;
+    let again = 44110 + key_bytes + load_base;
+    let mut ext = NativeExtensions::default();
+    let mut mem = Memory::default();
+    let h = run_transaction(&mut ext, || {
+        let (h, used) = call_aptos(&mut mem, "table", "new_table_handle", &ty[..2], vec![]);
+        assert_eq!(used, 36760);
+        let Value::Address(h) = h?[0] else { panic!("a handle") };
+        let t = table_ref(&mut mem, h);
+        type Step = (&'static str, Vec<Value>, Option<u64>, u64);
+        let steps: Vec<Step> = vec![
+            ("contains_box", vec![Value::U64(1)], None, first_access_absent),
+            ("add_box", vec![Value::U64(1), boxed(10)], None, again),
+            ("add_box", vec![Value::U64(1), boxed(11)], Some(ALREADY_EXISTS), again),
+            ("borrow_box", vec![Value::U64(2)], Some(NOT_FOUND), first_access_absent),
+            ("remove_box", vec![Value::U64(2)], Some(NOT_FOUND), again),
+        ];
+        for (f, args, abort, expected) in steps {
+            let mut a = vec![t.clone()];
+            a.extend(args.clone());
+            let (r, used) = call_aptos(&mut mem, "table", f, &ty, a);
+            match abort {
+                None => assert!(r.is_ok(), "{f}({args:?}): {r:?}"),
+                Some(code) => assert_eq!(abort_code(r), Some(code), "{f}({args:?})"),
+            }
+            assert_eq!(used, expected, "{f}({args:?})");
+        }
+        Ok(h)
+    })
+    .expect("first transaction");
+    let mut mem = Memory::default();
+    run_transaction(&mut ext, || {
+        let t = table_ref(&mut mem, h);
+        // Entry 1 exists: its 8 bytes load as one page.
+        let (r, used) = call_aptos(&mut mem, "table", "contains_box", &ty, vec![t, Value::U64(1)]);
+        assert_eq!(r?, vec![Value::Bool(true)]);
+        assert_eq!(used, 44110 + key_bytes + load_base + load_base_new + 1510 * 4096);
+        Ok(())
+    })
+    .expect("second transaction");
 }

@@ -1300,6 +1300,9 @@ impl TypeInfo for Session<'_, '_> {
         let limits = &self.engine.config.limits;
         resolve::layout(self, ty, LayoutLimits { max_depth: limits.max_type_depth, max_nodes: limits.max_layout_nodes })
     }
+    fn layout_modules(&self, ty: &Type) -> VmResult<Arc<[(ModuleId, u64)]>> {
+        self.layout_modules_cached(ty)
+    }
     /// Loaded resources answer from the session's globals, others from
     /// storage.
     fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {

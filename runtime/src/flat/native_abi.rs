@@ -243,6 +243,16 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         }
     }
 
+    /// The abstract size of argument `i` (a value, or the value a reference
+    /// points to) under the Aptos schedule: what natives priced by value
+    /// size pay for; 0 under `unit`.
+    pub fn arg_abstract_size(&self, i: usize) -> VmResult<u64> {
+        let (at, l) = self.place(i, &[])?;
+        let Some(a) = self.cx.gas.aptos_meter() else { return Ok(0) };
+        // SAFETY: a live slot of layout `l` (`place`).
+        Ok(unsafe { a.pricing.sizes.value_at(l, at) })
+    }
+
     /// The BCS of argument `i` (a value, or the value a reference points
     /// to), byte-exact with the tree encoding.
     pub fn arg_bcs(&self, i: usize) -> VmResult<Vec<u8>> {

@@ -21,7 +21,30 @@
 use super::schedule::{MissingParameter, Schedule};
 use crate::flat::layout::{FlatLayout, Shape};
 use crate::flat::raw;
+use crate::layout::Layout;
 use crate::scalar::ScalarKind;
+use crate::values::Value;
+
+/// The scalar kind of a tree value, if it is a scalar.
+fn scalar_of(v: &Value) -> Option<ScalarKind> {
+    Some(match v {
+        Value::Bool(_) => ScalarKind::Bool,
+        Value::U8(_) => ScalarKind::U8,
+        Value::U16(_) => ScalarKind::U16,
+        Value::U32(_) => ScalarKind::U32,
+        Value::U64(_) => ScalarKind::U64,
+        Value::U128(_) => ScalarKind::U128,
+        Value::U256(_) => ScalarKind::U256,
+        Value::I8(_) => ScalarKind::I8,
+        Value::I16(_) => ScalarKind::I16,
+        Value::I32(_) => ScalarKind::I32,
+        Value::I64(_) => ScalarKind::I64,
+        Value::I128(_) => ScalarKind::I128,
+        Value::I256(_) => ScalarKind::I256,
+        Value::Address(_) => ScalarKind::Address,
+        _ => return None,
+    })
+}
 
 /// The `misc.abs_val.*` parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -194,6 +217,36 @@ impl AbstractSizes {
         self.unit[ScalarKind::U16 as usize]
     }
 
+    /// The abstract size of tree value `v` of layout `l` (natives over tree
+    /// values), by the same rules as [`value`](Self::value).
+    pub fn tree_value(&self, l: &Layout, v: &Value) -> u64 {
+        if let Some(k) = scalar_of(v) {
+            return self.unit[k as usize];
+        }
+        match (l, v) {
+            (Layout::Signer, _) => self.signer(),
+            (Layout::Vector(e), Value::Vector(items)) => match items.first().and_then(scalar_of) {
+                Some(k) => self.vector.saturating_add(self.packed[k as usize].saturating_mul(items.len() as u64)),
+                None => items.iter().fold(self.vector, |acc, x| acc.saturating_add(self.tree_value(e, x))),
+            },
+            (Layout::Struct(fs), Value::Struct(vs)) => {
+                fs.iter().zip(vs).fold(self.struct_, |acc, (f, x)| acc.saturating_add(self.tree_value(f, x)))
+            }
+            (Layout::Enum(variants), Value::Variant(tag, vs)) => {
+                let tagged = self.struct_ + self.unit[ScalarKind::U16 as usize];
+                let fs = variants.get(*tag as usize).map_or(&[][..], Vec::as_slice);
+                fs.iter().zip(vs).fold(tagged, |acc, (f, x)| acc.saturating_add(self.tree_value(f, x)))
+            }
+            (_, Value::Closure(c)) => c
+                .captured
+                .iter()
+                .zip(&c.captured_layouts)
+                .fold(self.closure, |acc, (x, f)| acc.saturating_add(self.tree_value(f, x))),
+            (_, Value::Ref(_)) => self.reference,
+            _ => 0,
+        }
+    }
+
     fn signer(&self) -> u64 {
         self.struct_ + self.unit[ScalarKind::U16 as usize] + self.unit[ScalarKind::Address as usize]
     }
@@ -208,7 +261,6 @@ impl AbstractSizes {
 mod tests {
     use super::*;
     use crate::flat::bcs::deserialize;
-    use crate::layout::Layout;
     use std::sync::Arc;
 
     fn sizes() -> AbstractSizes {
@@ -259,6 +311,8 @@ mod tests {
             let slot = (v.as_ptr() as usize).to_le_bytes();
             assert_eq!(s.value(&r, &slot), 40, "case {i}: a reference");
             assert_eq!(s.dereferenced(&r, &slot), expected, "case {i}: dereferenced");
+            let tree = crate::bcs::deserialize(&bcs, &layout).unwrap();
+            assert_eq!(s.tree_value(&layout, &tree), expected, "case {i}: tree value");
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use super::abstract_size::AbstractSizes;
 use super::algebra::{GasAlgebra, MemoryAlgebra, TransactionLimits};
+use super::native::{NativePrices, NativeTerms};
 use super::schedule::{InstructionCosts, MissingParameter, Schedule};
 use crate::storage::ModuleId;
 use movejit_format::{Opcode, StatusCode};
@@ -17,9 +18,9 @@ const READ_PAGE_BYTES: u64 = 4096;
 /// Everything charging needs from one schedule, resolved once.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AptosPricing {
-    /// The parameters by name (natives read theirs here).
-    pub schedule: Schedule,
     pub costs: InstructionCosts,
+    /// Every native parameter, by [`super::native::NativeParam`].
+    pub natives: NativePrices,
     pub sizes: AbstractSizes,
     pub limits: TransactionLimits,
 }
@@ -27,8 +28,8 @@ pub struct AptosPricing {
 impl AptosPricing {
     pub fn from_schedule(s: &Schedule) -> Result<Self, MissingParameter> {
         Ok(AptosPricing {
-            schedule: s.clone(),
             costs: InstructionCosts::aptos(s)?,
+            natives: NativePrices::from_schedule(s)?,
             sizes: AbstractSizes::from_schedule(s)?,
             limits: TransactionLimits::from_schedule(s)?,
         })
@@ -68,15 +69,6 @@ impl InstructionCosts {
             .saturating_add(u.per_local.saturating_mul(c.locals))
             .saturating_add(u.per_ty_arg.saturating_mul(c.ty_args))
     }
-}
-
-/// Why a native's charge failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NativeCharge {
-    /// Out of gas or over a limit.
-    Status(StatusCode),
-    /// The schedule lacks one of the native's parameters.
-    Missing(MissingParameter),
 }
 
 /// One transaction under the Aptos schedule.
@@ -140,13 +132,9 @@ impl AptosMeter {
 
     /// A native's cost: the sum of `parameter × count` over `terms` (its
     /// formula in Aptos's natives), charged as execution gas.
-    pub fn charge_native(&mut self, terms: &[(&str, u64)]) -> Result<(), NativeCharge> {
-        let mut cost = 0u64;
-        for (name, n) in terms {
-            let per = self.pricing.schedule.get(name).map_err(NativeCharge::Missing)?;
-            cost = cost.saturating_add(per.saturating_mul(*n));
-        }
-        self.algebra.charge_execution(cost).map_err(NativeCharge::Status)
+    pub fn charge_native(&mut self, terms: NativeTerms<'_>) -> Result<(), StatusCode> {
+        let cost = self.pricing.natives.cost(terms);
+        self.algebra.charge_execution(cost)
     }
 
     /// Loading module `id` of `size` bytes: once per transaction.
@@ -156,6 +144,11 @@ impl AptosMeter {
         }
         self.modules.insert(id.clone());
         self.algebra.charge_dependency(&id.address, size)
+    }
+
+    /// Whether global slot `slot` was read in this transaction.
+    pub fn has_read(&self, slot: usize) -> bool {
+        self.resources.contains(&slot)
     }
 
     /// The first access to global slot `slot` in this transaction reads it

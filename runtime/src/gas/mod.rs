@@ -7,6 +7,7 @@ pub mod abstract_size;
 pub mod algebra;
 pub mod aptos;
 pub mod aptos_v50;
+pub mod native;
 pub mod schedule;
 
 use crate::error::{VmError, VmResult};
@@ -96,6 +97,11 @@ impl GasMeter {
     pub fn aptos_meter_mut(&mut self) -> Option<&mut AptosMeter> {
         self.aptos.as_deref_mut()
     }
+    /// The abstract size of tree value `v` of layout `l` under the Aptos
+    /// schedule (natives priced by size); 0 under `unit`.
+    pub fn abstract_size(&self, l: &crate::layout::Layout, v: &crate::values::Value) -> u64 {
+        self.aptos.as_ref().map_or(0, |a| a.pricing.sizes.tree_value(l, v))
+    }
     pub fn is_aptos(&self) -> bool {
         self.aptos.is_some()
     }
@@ -184,12 +190,9 @@ impl GasMeter {
     /// A native's charge under the Aptos schedule: `parameter × count`
     /// terms, its formula in Aptos's natives (nothing under `unit`, which
     /// charges [`charge_native`](Self::charge_native) instead).
-    pub fn charge_aptos_native(&mut self, terms: &[(&str, u64)]) -> VmResult<()> {
+    pub fn charge_aptos_native(&mut self, terms: native::NativeTerms<'_>) -> VmResult<()> {
         let Some(a) = &mut self.aptos else { return Ok(()) };
-        a.charge_native(terms).map_err(|e| match e {
-            aptos::NativeCharge::Status(s) => VmError::new(s),
-            aptos::NativeCharge::Missing(m) => VmError::invariant(m.to_string()),
-        })
+        a.charge_native(terms).map_err(VmError::new)
     }
     #[inline]
     pub fn charge_frame(&mut self) -> VmResult<()> {

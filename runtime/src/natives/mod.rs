@@ -22,6 +22,7 @@ pub use stdlib::{hash_terms, sha2_256, sha3_256};
 use crate::error::VmResult;
 use crate::gas::GasMeter;
 use crate::layout::Layout;
+use crate::storage::ModuleId;
 use crate::types::Type;
 use crate::values::{Memory, Value};
 use movejit_format::AccountAddress;
@@ -41,6 +42,15 @@ pub trait TypeInfo {
         let _ = address;
         Err(crate::VmError::new(movejit_format::StatusCode::VM_EXTENSION_ERROR)
             .with_message(format!("no storage access for natives (exists {ty})")))
+    }
+
+    /// The modules building `ty`'s layout loads, with their sizes in bytes
+    /// ([`crate::resolve::layout_modules`]): what Aptos's lazy loader
+    /// charges when a layout is built. Executors that do not track module
+    /// sizes keep this default (none).
+    fn layout_modules(&self, ty: &Type) -> VmResult<Arc<[(ModuleId, u64)]>> {
+        let _ = ty;
+        Ok(Arc::new([]))
     }
 }
 
@@ -62,6 +72,19 @@ impl NativeContext<'_> {
             Value::Ref(r) => Ok(self.mem.get_mut(r)?),
             v => Err(crate::VmError::invariant(format!("expected a reference, got {v:?}"))),
         }
+    }
+    /// Under the Aptos schedule: building the layout of `ty` loads the
+    /// modules of its datatypes, each charged once per transaction.
+    pub fn charge_layout(&mut self, ty: &Type) -> VmResult<()> {
+        if !self.gas.is_aptos() {
+            return Ok(());
+        }
+        for (id, size) in self.types.layout_modules(ty)?.iter() {
+            if let Some(a) = self.gas.aptos_meter_mut() {
+                a.charge_module(id, *size).map_err(crate::VmError::new)?;
+            }
+        }
+        Ok(())
     }
     /// Whether resource `ty` exists at `address` (see [`TypeInfo::resource_exists`]).
     pub fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {

@@ -3,12 +3,41 @@
 
 use super::{NativeContext, NativeFunction, NativeRegistry, NativeResult};
 use crate::error::{vec_err, VmError, VmResult};
+use crate::gas::native::NativeParam as P;
 use crate::types::Type;
 use crate::values::{compare_values, Value};
 use movejit_format::AccountAddress;
 use sha2::Digest;
 
 type Args = Vec<Value>;
+
+// The Aptos schedule's parameters of the stdlib natives (`move_stdlib.*`,
+// and the framework's where Aptos prices a stdlib native by them).
+const BCS_TO_BYTES_PER_BYTE: P = P::named("move_stdlib.bcs.to_bytes.per_byte_serialized");
+const BCS_TO_BYTES_FAILURE: P = P::named("move_stdlib.bcs.to_bytes.failure");
+const SHA2_256_BASE: P = P::named("move_stdlib.hash.sha2_256.base");
+const SHA2_256_PER_BYTE: P = P::named("move_stdlib.hash.sha2_256.per_byte");
+const SHA3_256_BASE: P = P::named("move_stdlib.hash.sha3_256.base");
+const SHA3_256_PER_BYTE: P = P::named("move_stdlib.hash.sha3_256.per_byte");
+const SIGNER_BORROW_ADDRESS: P = P::named("move_stdlib.signer.borrow_address.base");
+const CHECK_UTF8_BASE: P = P::named("move_stdlib.string.check_utf8.base");
+const CHECK_UTF8_PER_BYTE: P = P::named("move_stdlib.string.check_utf8.per_byte");
+const IS_CHAR_BOUNDARY: P = P::named("move_stdlib.string.is_char_boundary.base");
+const SUB_STRING_BASE: P = P::named("move_stdlib.string.sub_string.base");
+const SUB_STRING_PER_BYTE: P = P::named("move_stdlib.string.sub_string.per_byte");
+const INDEX_OF_BASE: P = P::named("move_stdlib.string.index_of.base");
+const INDEX_OF_PER_BYTE_PATTERN: P = P::named("move_stdlib.string.index_of.per_byte_pattern");
+const INDEX_OF_PER_BYTE_SEARCHED: P = P::named("move_stdlib.string.index_of.per_byte_searched");
+const CMP_BASE: P = P::named("move_stdlib.cmp.compare.base");
+const CMP_PER_ABS_VAL_UNIT: P = P::named("move_stdlib.cmp.compare.per_abs_val_unit");
+const MOVE_RANGE_BASE: P = P::named("move_stdlib.vector.move_range.base");
+const MOVE_RANGE_PER_INDEX: P = P::named("move_stdlib.vector.move_range.per_index_moved");
+const MEM_SWAP: P = P::named("move_stdlib.mem.swap.base");
+const FROM_BYTES_BASE: P = P::named("aptos_framework.util.from_bytes.base");
+const FROM_BYTES_PER_BYTE: P = P::named("aptos_framework.util.from_bytes.per_byte");
+// Aptos's framework has no `type_name::get`; priced as `type_info::type_name`.
+const TYPE_NAME_BASE: P = P::named("aptos_framework.type_info.type_name.base");
+const TYPE_NAME_PER_BYTE: P = P::named("aptos_framework.type_info.type_name.per_abstract_memory_unit");
 
 fn arg(args: &mut Args) -> VmResult<Value> {
     args.pop().ok_or_else(|| VmError::invariant("native: missing argument"))
@@ -95,25 +124,29 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         }
     });
     reg(r, a, "vector", "move_range", |cx, _, mut args| {
+        cx.gas.charge_aptos_native(&[(MOVE_RANGE_BASE, 1)])?;
         let insert = idx(arg(&mut args)?)?;
         let to = arg(&mut args)?;
         let len = idx(arg(&mut args)?)?;
         let removal = idx(arg(&mut args)?)?;
         let from = arg(&mut args)?;
+        let vec_len = |cx: &NativeContext<'_>, v: &Value| match cx.deref(v)? {
+            Value::Vector(items) => Ok(items.len()),
+            _ => Err(VmError::invariant("move_range on non-vector")),
+        };
+        let (from_len, to_len) = (vec_len(cx, &from)?, vec_len(cx, &to)?);
+        if removal.checked_add(len).is_none_or(|end| end > from_len) || insert > to_len {
+            return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS));
+        }
+        // Aptos: every element moved, the range counted twice (out and in).
+        let moved = (from_len - removal).saturating_add(to_len - insert).saturating_add(len);
+        cx.gas.charge_aptos_native(&[(MOVE_RANGE_PER_INDEX, moved as u64)])?;
         let moved: Vec<Value> = match cx.deref_mut(&from)? {
-            Value::Vector(items) => {
-                if removal.checked_add(len).is_none_or(|end| end > items.len()) {
-                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS));
-                }
-                items.drain(removal..removal + len).collect()
-            }
+            Value::Vector(items) => items.drain(removal..removal + len).collect(),
             _ => return Err(VmError::invariant("move_range on non-vector")),
         };
         match cx.deref_mut(&to)? {
             Value::Vector(items) => {
-                if insert > items.len() {
-                    return Err(VmError::vector(vec_err::INDEX_OUT_OF_BOUNDS));
-                }
                 items.splice(insert..insert, moved);
                 Ok(vec![])
             }
@@ -126,11 +159,16 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         reg(r, a, "bcs", name, |cx, ty, mut args| {
             let v = arg(&mut args)?;
             let t = ty.first().ok_or_else(|| VmError::invariant("to_bytes without type"))?;
+            cx.charge_layout(t)?;
             let layout = cx.types.layout_of(t)?;
             // Values that cannot be serialized (closures over private
             // functions) abort with NFE_BCS_SERIALIZATION_FAILURE.
-            let bytes = crate::bcs::serialize(cx.deref(&v)?, &layout).map_err(|_| VmError::abort(0x1C5))?;
+            let Ok(bytes) = crate::bcs::serialize(cx.deref(&v)?, &layout) else {
+                cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_FAILURE, 1)])?;
+                return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
+            };
             cx.gas.charge_native(bytes.len())?;
+            cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_PER_BYTE, bytes.len() as u64)])?;
             Ok(vec![Value::from_bytes(&bytes)])
         });
     }
@@ -140,8 +178,10 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         const EFROM_BYTES: u64 = 0x01_0001;
         let bytes = arg(&mut args)?.to_bytes()?;
         let t = ty.first().ok_or_else(|| VmError::invariant("from_bytes without type"))?;
+        cx.charge_layout(t)?;
         let layout = cx.types.layout_of(t)?;
         cx.gas.charge_native(bytes.len())?;
+        cx.gas.charge_aptos_native(&[(FROM_BYTES_BASE, 1), (FROM_BYTES_PER_BYTE, bytes.len() as u64)])?;
         let v = crate::bcs::deserialize(&bytes, &layout).map_err(|_| VmError::abort(EFROM_BYTES))?;
         Ok(vec![v])
     });
@@ -150,16 +190,19 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
     reg(r, a, "hash", "sha2_256", |cx, _, mut args| {
         let data = arg(&mut args)?.to_bytes()?;
         cx.gas.charge_native(data.len())?;
+        cx.gas.charge_aptos_native(&hash_terms("sha2_256", data.len()))?;
         Ok(vec![Value::from_bytes(&sha2_256(&data))])
     });
     reg(r, a, "hash", "sha3_256", |cx, _, mut args| {
         let data = arg(&mut args)?.to_bytes()?;
         cx.gas.charge_native(data.len())?;
+        cx.gas.charge_aptos_native(&hash_terms("sha3_256", data.len()))?;
         Ok(vec![Value::from_bytes(&sha3_256(&data))])
     });
 
     // signer
-    reg(r, a, "signer", "borrow_address", |_, _, mut args| {
+    reg(r, a, "signer", "borrow_address", |cx, _, mut args| {
+        cx.gas.charge_aptos_native(&[(SIGNER_BORROW_ADDRESS, 1)])?;
         let s = arg(&mut args)?.into_ref()?;
         Ok(vec![Value::Ref(s.child(0))])
     });
@@ -168,9 +211,11 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
     reg(r, a, "string", "internal_check_utf8", |cx, _, mut args| {
         let v = arg(&mut args)?;
         let b = cx.deref(&v)?.to_bytes()?;
+        cx.gas.charge_aptos_native(&[(CHECK_UTF8_BASE, 1), (CHECK_UTF8_PER_BYTE, b.len() as u64)])?;
         Ok(vec![Value::Bool(std::str::from_utf8(&b).is_ok())])
     });
     reg(r, a, "string", "internal_is_char_boundary", |cx, _, mut args| {
+        cx.gas.charge_aptos_native(&[(IS_CHAR_BOUNDARY, 1)])?;
         let i = idx(arg(&mut args)?)?;
         let v = arg(&mut args)?;
         let b = cx.deref(&v)?.to_bytes()?;
@@ -180,6 +225,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
     reg(r, a, "string", "internal_sub_string", |cx, _, mut args| {
         let j = idx(arg(&mut args)?)?;
         let i = idx(arg(&mut args)?)?;
+        charge_sub_string(cx.gas, i, j)?;
         let v = arg(&mut args)?;
         let b = cx.deref(&v)?.to_bytes()?;
         if i > j || j > b.len() {
@@ -193,13 +239,16 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         let p = cx.deref(&pat)?.to_bytes()?;
         let s = cx.deref(&s)?.to_bytes()?;
         let pos = if p.is_empty() { 0 } else { s.windows(p.len()).position(|w| w == p.as_slice()).unwrap_or(s.len()) };
+        charge_index_of(cx.gas, p.len(), pos)?;
         Ok(vec![Value::U64(pos as u64)])
     });
 
     // type_name
-    reg(r, a, "type_name", "get", |_, ty, _| {
+    reg(r, a, "type_name", "get", |cx, ty, _| {
+        cx.gas.charge_aptos_native(&[(TYPE_NAME_BASE, 1)])?;
         let t = ty.first().ok_or_else(|| VmError::invariant("type_name::get without type"))?;
         let name = t.type_name();
+        cx.gas.charge_aptos_native(&[(TYPE_NAME_PER_BYTE, name.len() as u64)])?;
         Ok(vec![Value::Struct(vec![Value::Struct(vec![Value::from_bytes(name.as_bytes())])])])
     });
 
@@ -209,6 +258,7 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
 
     // mem / cmp
     reg(r, a, "mem", "swap", |cx, _, mut args| {
+        cx.gas.charge_aptos_native(&[(MEM_SWAP, 1)])?;
         let y = arg(&mut args)?;
         let x = arg(&mut args)?;
         let xv = std::mem::take(cx.deref_mut(&x)?);
@@ -216,9 +266,15 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         *cx.deref_mut(&x)? = yv;
         Ok(vec![])
     });
-    reg(r, a, "cmp", "compare", |cx, _, mut args| {
+    reg(r, a, "cmp", "compare", |cx, ty, mut args| {
         let y = arg(&mut args)?;
         let x = arg(&mut args)?;
+        if cx.gas.is_aptos() {
+            let t = ty.first().ok_or_else(|| VmError::invariant("compare without type"))?;
+            let layout = cx.types.layout_of(t)?;
+            let units = cx.gas.abstract_size(&layout, cx.deref(&x)?) + cx.gas.abstract_size(&layout, cx.deref(&y)?);
+            cx.gas.charge_aptos_native(&[(CMP_BASE, 1), (CMP_PER_ABS_VAL_UNIT, units)])?;
+        }
         let o = compare_values(cx.deref(&x)?, cx.deref(&y)?)?;
         let tag = match o {
             std::cmp::Ordering::Less => 0,
@@ -229,12 +285,35 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
     });
 }
 
+/// `bcs::to_bytes` of a value that cannot be serialized.
+const NFE_BCS_SERIALIZATION_FAILURE: u64 = 0x1C5;
+
 /// Aptos's price of hashing `n` bytes with `0x1::hash::<name>`.
-pub fn hash_terms(name: &str, n: usize) -> [(&'static str, u64); 2] {
+pub fn hash_terms(name: &str, n: usize) -> [(P, u64); 2] {
     match name {
-        "sha2_256" => [("move_stdlib.hash.sha2_256.base", 1), ("move_stdlib.hash.sha2_256.per_byte", n as u64)],
-        _ => [("move_stdlib.hash.sha3_256.base", 1), ("move_stdlib.hash.sha3_256.per_byte", n as u64)],
+        "sha2_256" => [(SHA2_256_BASE, 1), (SHA2_256_PER_BYTE, n as u64)],
+        _ => [(SHA3_256_BASE, 1), (SHA3_256_PER_BYTE, n as u64)],
     }
+}
+
+/// `string::internal_sub_string(_, i, j)`: the base, then (when `i <= j`)
+/// per byte taken, before the range is checked.
+fn charge_sub_string(gas: &mut crate::gas::GasMeter, i: usize, j: usize) -> VmResult<()> {
+    gas.charge_aptos_native(&[(SUB_STRING_BASE, 1)])?;
+    if i <= j {
+        gas.charge_aptos_native(&[(SUB_STRING_PER_BYTE, (j - i) as u64)])?;
+    }
+    Ok(())
+}
+
+/// `string::internal_index_of`: per pattern byte and per byte searched
+/// (up to where the pattern was found).
+fn charge_index_of(gas: &mut crate::gas::GasMeter, pattern: usize, searched: usize) -> VmResult<()> {
+    gas.charge_aptos_native(&[
+        (INDEX_OF_BASE, 1),
+        (INDEX_OF_PER_BYTE_PATTERN, pattern as u64),
+        (INDEX_OF_PER_BYTE_SEARCHED, searched as u64),
+    ])
 }
 
 /// The flat forms of the stdlib natives (same checks, errors and charges
@@ -242,13 +321,28 @@ pub fn hash_terms(name: &str, n: usize) -> [(&'static str, u64); 2] {
 pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
     for name in ["to_bytes", "serialize"] {
         r.register_flat(a, "bcs", name, |call| {
-            call.ty_arg(0).map_err(|_| VmError::invariant("to_bytes without type"))?;
-            let bytes = call.arg_bcs(0).map_err(|_| VmError::abort(0x1C5))?;
+            let t = call.ty_arg(0).map_err(|_| VmError::invariant("to_bytes without type"))?;
+            call.cx.charge_layout(t)?;
+            let Ok(bytes) = call.arg_bcs(0) else {
+                call.cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_FAILURE, 1)])?;
+                return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
+            };
             call.cx.gas.charge_native(bytes.len())?;
-            call.cx.gas.charge_aptos_native(&[("move_stdlib.bcs.to_bytes.per_byte_serialized", bytes.len() as u64)])?;
+            call.cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_PER_BYTE, bytes.len() as u64)])?;
             call.ret_bytes(0, &bytes)
         });
     }
+    r.register_flat(a, "from_bcs", "from_bytes", |call| {
+        const EFROM_BYTES: u64 = 0x01_0001;
+        let t = call.ty_arg(0).map_err(|_| VmError::invariant("from_bytes without type"))?;
+        call.cx.charge_layout(t)?;
+        let layout = call.cx.types.layout_of(t)?;
+        let n = call.arg_bytes(0)?.len();
+        call.cx.gas.charge_native(n)?;
+        call.cx.gas.charge_aptos_native(&[(FROM_BYTES_BASE, 1), (FROM_BYTES_PER_BYTE, n as u64)])?;
+        let v = crate::bcs::deserialize(call.arg_bytes(0)?, &layout).map_err(|_| VmError::abort(EFROM_BYTES))?;
+        call.ret_tree(0, &v)
+    });
     for (name, hash) in [("sha2_256", sha2_256 as fn(&[u8]) -> [u8; 32]), ("sha3_256", sha3_256)] {
         r.register_flat(a, "hash", name, move |call| {
             let data = call.arg_bytes(0)?;
@@ -261,20 +355,17 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
     }
     // A signer is one address at offset 0: the reference is the signer's.
     r.register_flat(a, "signer", "borrow_address", |call| {
-        call.cx.gas.charge_aptos_native(&[("move_stdlib.signer.borrow_address.base", 1)])?;
+        call.cx.gas.charge_aptos_native(&[(SIGNER_BORROW_ADDRESS, 1)])?;
         call.ret_arg_ref(0, 0, &[])
     });
     r.register_flat(a, "string", "internal_check_utf8", |call| {
         let n = call.arg_bytes(0)?.len() as u64;
-        call.cx.gas.charge_aptos_native(&[
-            ("move_stdlib.string.check_utf8.base", 1),
-            ("move_stdlib.string.check_utf8.per_byte", n),
-        ])?;
+        call.cx.gas.charge_aptos_native(&[(CHECK_UTF8_BASE, 1), (CHECK_UTF8_PER_BYTE, n)])?;
         let ok = std::str::from_utf8(call.arg_bytes(0)?).is_ok();
         call.ret_bool(0, ok)
     });
     r.register_flat(a, "string", "internal_is_char_boundary", |call| {
-        call.cx.gas.charge_aptos_native(&[("move_stdlib.string.is_char_boundary.base", 1)])?;
+        call.cx.gas.charge_aptos_native(&[(IS_CHAR_BOUNDARY, 1)])?;
         let b = call.arg_bytes(0)?;
         let i = usize::try_from(call.arg_u64(1)?).unwrap_or(usize::MAX);
         let ok = i == 0 || i == b.len() || (i < b.len() && (b[i] as i8) >= -0x40);
@@ -283,11 +374,7 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
     r.register_flat(a, "string", "internal_sub_string", |call| {
         let i = usize::try_from(call.arg_u64(1)?).unwrap_or(usize::MAX);
         let j = usize::try_from(call.arg_u64(2)?).unwrap_or(usize::MAX);
-        // Aptos: the base, then (when `i <= j`) per byte taken.
-        call.cx.gas.charge_aptos_native(&[("move_stdlib.string.sub_string.base", 1)])?;
-        if i <= j {
-            call.cx.gas.charge_aptos_native(&[("move_stdlib.string.sub_string.per_byte", (j - i) as u64)])?;
-        }
+        charge_sub_string(call.cx.gas, i, j)?;
         let b = call.arg_bytes(0)?;
         if i > j || j > b.len() {
             return Err(VmError::invariant("sub_string out of range"));
@@ -299,24 +386,25 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
         let s = call.arg_bytes(0)?;
         let p = call.arg_bytes(1)?;
         let pos = if p.is_empty() { 0 } else { s.windows(p.len()).position(|w| w == p).unwrap_or(s.len()) };
-        let pattern = p.len() as u64;
-        call.cx.gas.charge_aptos_native(&[
-            ("move_stdlib.string.index_of.base", 1),
-            ("move_stdlib.string.index_of.per_byte_pattern", pattern),
-            ("move_stdlib.string.index_of.per_byte_searched", pos as u64),
-        ])?;
+        let pattern = p.len();
+        charge_index_of(call.cx.gas, pattern, pos)?;
         call.ret_u64(0, pos as u64)
     });
     r.register_flat(a, "type_name", "get", |call| {
+        call.cx.gas.charge_aptos_native(&[(TYPE_NAME_BASE, 1)])?;
         let t = call.ty_arg(0).map_err(|_| VmError::invariant("type_name::get without type"))?;
         let name = t.type_name();
+        call.cx.gas.charge_aptos_native(&[(TYPE_NAME_PER_BYTE, name.len() as u64)])?;
         call.ret_tree(0, &Value::Struct(vec![Value::Struct(vec![Value::from_bytes(name.as_bytes())])]))
     });
     for name in ["print", "print_stack_trace"] {
         r.register_flat(a, "debug", name, |_| Ok(()));
     }
     // Two places of one layout: their bytes trade places (ownership with them).
-    r.register_flat(a, "mem", "swap", |call| call.swap_mut_args(0, 1));
+    r.register_flat(a, "mem", "swap", |call| {
+        call.cx.gas.charge_aptos_native(&[(MEM_SWAP, 1)])?;
+        call.swap_mut_args(0, 1)
+    });
 }
 
 /// Sui's variants of natives whose behaviour differs from Aptos.

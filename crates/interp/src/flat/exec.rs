@@ -1375,6 +1375,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 }
                 Op::PackClosure(site) => {
                     let t = self.s.pack_target(p, *pc, site.handle)?;
+                    if self.gas.is_aptos() {
+                        self.charge_aptos_pack(&t.module, t.serializable.then_some(&site.captured_tys[..]))?;
+                    }
                     let captured = site.captured.iter().map(|(o, l)| mem::move_out(l, at(*o))).collect();
                     let c = FlatClosure {
                         function: t.index,
@@ -1530,11 +1533,34 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         a.charge_site(op, counts).map_err(|s| Box::new(VmError::new(s)))
     }
 
+    /// Packing a closure over a function of `module` loads that module
+    /// (Aptos's lazy loader, once per transaction), after the instruction's
+    /// own price; a storable closure (`captured`: its captured types) then
+    /// builds the captured values' layouts, loading the modules they
+    /// reach. Running out of gas there is located at the instruction.
+    #[cold]
+    #[inline(never)]
+    fn charge_aptos_pack(&mut self, module: &LoadedModule, captured: Option<&[Type]>) -> TrapResult<()> {
+        let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
+        a.charge_module(&module.id, module.size).map_err(VmError::new)?;
+        for t in captured.unwrap_or_default() {
+            for (id, size) in self.s.layout_modules_cached(t)?.iter() {
+                if let Some(a) = self.gas.aptos_meter_mut() {
+                    a.charge_module(id, *size).map_err(VmError::new)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The Aptos charges of a global operation at `pc` on `slot`: the
     /// resource's first read in the transaction (I/O), then the operation.
     #[cold]
     #[inline(never)]
     fn charge_aptos_global(&mut self, p: &Prepared, pc: usize, slot: usize) -> TrapResult<()> {
+        if self.gas.aptos_meter().is_some_and(|a| !a.has_read(slot)) {
+            self.charge_aptos_layout_modules(slot)?;
+        }
         let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
         let loaded = match self.s.globals.flat.get(slot) {
             Some(Some(v)) => {
@@ -1546,6 +1572,19 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         };
         a.charge_resource(slot, loaded).map_err(VmError::new)?;
         a.charge_site(p.opcodes[pc], SiteCounts::default()).map_err(|s| Box::new(VmError::new(s)))
+    }
+
+    /// Reading the resource of global `slot` builds its layout: Aptos's
+    /// lazy loader loads (and charges, once per transaction) the module of
+    /// every datatype the layout reaches, before the read.
+    fn charge_aptos_layout_modules(&mut self, slot: usize) -> TrapResult<()> {
+        let ty = self.s.globals.meta.get(slot).map(|m| m.ty.clone()).ok_or_else(|| inv("global slot"))?;
+        for (id, size) in self.s.layout_modules_cached(&ty)?.iter() {
+            if let Some(a) = self.gas.aptos_meter_mut() {
+                a.charge_module(id, *size).map_err(VmError::new)?;
+            }
+        }
+        Ok(())
     }
 
     /// `CallClosure`: the captured values and the provided arguments (frame

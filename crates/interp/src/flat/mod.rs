@@ -192,12 +192,18 @@ pub(crate) struct ClosureTarget {
 /// what it resolved to.
 type SiteCallees<'e> = Vec<(Vec<Type>, Callee<'e>)>;
 
+/// The modules a layout reaches, with their sizes in bytes.
+pub(crate) type LayoutModules = Arc<[(ModuleId, u64)]>;
+
 /// Per-session caches of the flat interpreter.
 #[derive(Default)]
 pub(crate) struct FlatSession<'e> {
     /// Flat layouts of the types met in this session (the session's
     /// datatype definitions decide them).
     pub layouts: std::cell::RefCell<crate::fxhash::FxHashMap<Type, Arc<FlatLayout>>>,
+    /// The modules (with sizes) each type's layout reaches, for Aptos's
+    /// dependency charges (measured once per session per type).
+    pub layout_modules: std::cell::RefCell<crate::fxhash::FxHashMap<Type, LayoutModules>>,
     /// Module → the modules its code can name (itself and its transitive
     /// dependencies) with the address of each loaded module, sorted.
     pub links: crate::fxhash::FxHashMap<usize, Arc<Vec<(ModuleId, usize)>>>,
@@ -320,6 +326,24 @@ impl<'e> FlatSession<'e> {
 }
 
 impl<'e> Session<'e, '_> {
+    /// The modules building `t`'s layout loads, with their sizes
+    /// ([`movejit_runtime::resolve::layout_modules`], cached by the session).
+    pub(crate) fn layout_modules_cached(&self, t: &Type) -> VmResult<LayoutModules> {
+        if let Some(m) = self.flat.layout_modules.borrow().get(t) {
+            return Ok(m.clone());
+        }
+        let ids = movejit_runtime::resolve::layout_modules(self, t)?;
+        let m: LayoutModules = ids
+            .into_iter()
+            .map(|id| {
+                let size = self.modules.get(&id).map_or(0, |m| m.size);
+                (id, size)
+            })
+            .collect();
+        self.flat.layout_modules.borrow_mut().insert(t.clone(), m.clone());
+        Ok(m)
+    }
+
     /// The flat layout of `t` (cached by the session).
     pub(crate) fn flat_layout(&self, t: &Type) -> VmResult<Arc<FlatLayout>> {
         if let Some(l) = primitive_index(t).and_then(|i| self.engine.primitive_layouts.get(i)?.clone()) {

@@ -56,6 +56,9 @@ pub(crate) struct ClosureSite {
     pub ty_args: Vec<Type>,
     pub mask: u64,
     pub captured: Vec<(u32, L)>,
+    /// The captured parameters' types (a storable closure builds their
+    /// layouts: Aptos charges the modules they reach).
+    pub captured_tys: Vec<Type>,
     pub dst: u32,
 }
 
@@ -1296,7 +1299,14 @@ impl Preparer<'_, '_, '_> {
                 for (i, t) in captured_tys.iter().enumerate() {
                     captured.push((sl.at(h - n + i), self.layout(t)?));
                 }
-                Op::PackClosure(Box::new(ClosureSite { handle, ty_args: targs, mask, captured, dst: sl.at(h - n) }))
+                Op::PackClosure(Box::new(ClosureSite {
+                    handle,
+                    ty_args: targs,
+                    mask,
+                    captured,
+                    captured_tys,
+                    dst: sl.at(h - n),
+                }))
             }
             B::CallClosure(sig) => {
                 let (params, rets) = match m.signatures.get(sig.idx()).and_then(|s| s.0.first()) {
