@@ -42,20 +42,25 @@ fn expected(j: &Json) -> Charged {
     }
 }
 
-fn run(engine: &Engine, case: &Case, balance_external: u64) -> Result<Charged, String> {
+/// A case's charges, and how many function instances ran compiled.
+fn run(engine: &Engine, case: &Case, balance_external: u64) -> Result<(Charged, usize), String> {
     let call = case.call()?;
     let pricing = AptosPricing::v50();
     let balance = pricing.limits.to_internal(balance_external);
     let mut gas = GasMeter::aptos(pricing, balance);
-    let o = outcome_of(call.run(engine, &mut gas));
+    let mut session = engine.new_session(&call.storage);
+    let r = session.execute_function(&call.module, &call.function, &call.ty_args, &call.args, &mut gas);
+    let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
+    let o = outcome_of(r);
     let a = gas.aptos_meter().ok_or("not an Aptos meter")?;
-    Ok(Charged {
+    let charged = Charged {
         location: if o.status != "EXECUTED" { o.location } else { None },
         status: o.status,
         abort_code: o.abort_code,
         execution_gas_used: a.algebra.execution_used(),
         io_gas_used: a.algebra.io_used(),
-    })
+    };
+    Ok((charged, compiled))
 }
 
 fn read_jsonl(name: &str) -> HashMap<String, Json> {
@@ -78,9 +83,10 @@ fn trace(traces: &HashMap<String, Json>, id: &str) -> String {
 }
 
 /// Runs every case at `balance` external units against `file` on every
-/// executor (compiled code charges only the unit schedule so far: `auto`
-/// and `jit` run Aptos-metered calls interpreted, and must agree): at
-/// least `cases_compared` are compared on gas, and all of them match.
+/// executor (compiled code charges the Aptos schedule; functions whose
+/// charges it cannot fix when compiling run interpreted, under the same
+/// meter): at least `cases_compared` are compared on gas, all of them
+/// match, and on `auto` and `jit` compiled code ran in some.
 fn check(file: &str, balance: u64, cases_compared: usize) {
     let cases = load_aptos_cases();
     let reference = read_jsonl(file);
@@ -90,7 +96,7 @@ fn check(file: &str, balance: u64, cases_compared: usize) {
         [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
     {
         let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
-        let (mut compared, mut matching, mut status_only, mut not_compiled) = (0, 0, 0, 0);
+        let (mut compared, mut matching, mut status_only, mut not_compiled, mut ran_compiled) = (0, 0, 0, 0, 0);
         let mut diffs = Vec::new();
         for case in &cases {
             if only.as_ref().is_some_and(|o| *o != case.id) {
@@ -98,7 +104,8 @@ fn check(file: &str, balance: u64, cases_compared: usize) {
             }
             let Some(j) = reference.get(&case.id) else { continue };
             let want = expected(j);
-            let got = run(&engine, case, balance).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+            let (got, compiled) = run(&engine, case, balance).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+            ran_compiled += usize::from(compiled > 0);
             if got.status == "FEATURE_NOT_ENABLED" && want.status != got.status {
                 // The JIT executor refuses what it cannot compile.
                 assert_eq!(label, "jit", "{}: {got:?}", case.id);
@@ -129,7 +136,8 @@ fn check(file: &str, balance: u64, cases_compared: usize) {
         }
         eprintln!(
             "{file} on {label}: {matching}/{compared} cases match the reference gas exactly \
-             ({status_only} approx_natives: status only; {not_compiled} not compiled)"
+             ({status_only} approx_natives: status only; {not_compiled} not compiled; \
+             compiled code ran in {ran_compiled})"
         );
         for d in &diffs {
             eprintln!("DIFF {d}");
@@ -141,6 +149,9 @@ fn check(file: &str, balance: u64, cases_compared: usize) {
         );
         assert!(label != "jit" || only.is_some() || compared >= 2000, "the JIT compiled only {compared} cases");
         assert_eq!(matching, compared, "{file} on {label}: {} cases differ", compared - matching);
+        if label != "interp" && only.is_none() {
+            assert!(ran_compiled >= 100, "{file} on {label}: compiled code ran in only {ran_compiled} cases");
+        }
     }
 }
 
@@ -160,15 +171,28 @@ fn balance_of_three_units_matches_aptos() {
 }
 
 /// `bench_gas.jsonl`: the benchmarks (clob aside) at each size, at the
-/// default balance, on the interpreter: the same status at the same
+/// default balance, on every executor: the same status at the same
 /// location with the same gas (most pass Aptos's execution limit).
 #[test]
 fn benchmarks_match_aptos() {
+    for (label, kind) in
+        [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
+    {
+        let ran_compiled = benchmarks_match_aptos_on(label, kind);
+        if label != "interp" {
+            assert!(ran_compiled >= 10, "{label}: compiled code ran in only {ran_compiled} benchmark runs");
+        }
+    }
+}
+
+/// [`benchmarks_match_aptos`] on one executor; how many runs ran compiled
+/// code.
+fn benchmarks_match_aptos_on(label: &str, kind: ExecutorKind) -> usize {
     let dir = shared_dir().join("bench");
     let reference = read_jsonl("bench_gas.jsonl");
     let text = std::fs::read_to_string(dir.join("benchmarks.jsonl")).expect("benchmarks.jsonl");
-    let engine = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
-    let (mut compared, mut bad) = (0, Vec::new());
+    let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
+    let (mut compared, mut bad, mut ran_compiled) = (0, Vec::new(), 0);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let b: Json = serde_json::from_str(line).expect("benchmark json");
         let name = b["name"].as_str().unwrap_or_default();
@@ -191,17 +215,22 @@ fn benchmarks_match_aptos() {
                 vm_message: None,
             };
             let want = expected(j);
-            let got = run(&engine, &case, 20_000_000).unwrap_or_else(|e| panic!("{id}: {e}"));
+            let (got, compiled) = run(&engine, &case, 20_000_000).unwrap_or_else(|e| panic!("{id}: {e}"));
             compared += 1;
+            ran_compiled += usize::from(compiled > 0);
             if got != want {
-                bad.push(format!("{id}:\n  got  {got:?}\n  want {want:?}"));
+                bad.push(format!("{label} {id}:\n  got  {got:?}\n  want {want:?}"));
             }
         }
     }
     for d in &bad {
         eprintln!("DIFF {d}");
     }
-    eprintln!("bench_gas.jsonl: {}/{compared} runs match", compared - bad.len());
+    eprintln!(
+        "bench_gas.jsonl on {label}: {}/{compared} runs match; compiled code ran in {ran_compiled}",
+        compared - bad.len()
+    );
     assert!(compared >= 40, "only {compared} benchmark runs found");
-    assert!(bad.is_empty(), "{} benchmark runs differ", bad.len());
+    assert!(bad.is_empty(), "{label}: {} benchmark runs differ", bad.len());
+    ran_compiled
 }

@@ -40,6 +40,7 @@ use cranelift_module::{default_libcall_names, FuncId, Linkage, Module, ModuleRel
 use movejit_format::{AccountAddress, CompiledModule, FunctionHandleIndex, StatusCode, StatusFlavour};
 use movejit_runtime::flat::shims::NativeSite;
 use movejit_runtime::flat::{FlatLayout, FlatLayouts};
+use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::{Limits, NativeRegistry, Type as RType};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +52,10 @@ pub struct JitConfig {
     /// The interpreter's cost table; `None` compiles unmetered code (no gas
     /// code at all).
     pub cost: Option<CostTable>,
+    /// Compile code charging Aptos's schedule, with `cost` its unit part
+    /// (metered code needs one; [`CostTable::zero`]: Aptos charges no
+    /// per-frame, per-byte or native base costs of its own).
+    pub aptos: Option<Arc<AptosPricing>>,
     /// Frames that may be active at once (Move VM: 1,025).
     pub max_call_depth: u64,
     /// Operand-stack values across all frames (Move VM: 1,024).
@@ -84,6 +89,7 @@ impl Default for JitConfig {
     fn default() -> Self {
         JitConfig {
             cost: None,
+            aptos: None,
             max_call_depth: 1025,
             max_operand_stack: 1024,
             stack_size: 256 << 20,
@@ -490,6 +496,7 @@ impl JitEngine {
         let sig = move_signature(self.call_conv, self.ptr, &params, &rets);
         let mut func = Function::with_name_signature(UserFuncName::user(0, self.instances[key].func.as_u32()), sig);
         let cost = self.config.cost.clone();
+        let aptos = self.config.aptos.clone();
         let target = Target {
             module: &module,
             module_idx: key.module,
@@ -498,6 +505,7 @@ impl JitEngine {
             params,
             rets,
             cost: cost.as_ref(),
+            aptos: aptos.as_deref(),
             max_code_len: self.config.max_code_len,
             max_abort_message: self.config.limits.max_abort_message,
             baseline: self.is_baseline(&module, key.fdef),

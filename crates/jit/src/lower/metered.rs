@@ -24,6 +24,8 @@
 //! segment.
 
 use super::*;
+use crate::gas::instr_cost;
+use cranelift_codegen::ir::Inst;
 
 /// Words per event of the gas resolver's table.
 const EVENT_WORDS: usize = 3;
@@ -36,6 +38,16 @@ pub(super) struct Segment {
     gas: Value,
     /// `prefix[k]`: the summed cost of the first `k` instructions.
     prefix: Vec<u64>,
+    /// For each instruction charged in several steps (Aptos: the types
+    /// it builds, then its price), the running sums at the steps before
+    /// its last: each is a point where it can run out.
+    steps: Vec<Vec<u64>>,
+    /// The segment's cost, charged on entry: its constant is set once
+    /// every instruction is priced.
+    total_at: Inst,
+    /// Refund constants of failure sites (constant, failing instruction),
+    /// set with the total.
+    refunds: Vec<(Inst, usize)>,
     /// First instruction whose out-of-gas event is not in the table yet.
     oog_upto: usize,
     /// Pushes (instruction, height) not in the table yet, in order.
@@ -54,26 +66,22 @@ pub(super) struct Segment {
 
 impl Lowerer<'_, '_> {
     /// Lowers segment `[a, z)` of the block ending at `e` (metered code).
-    pub(super) fn lower_segment(&mut self, cost: &CostTable, a: usize, z: usize, e: usize) -> CompileResult<()> {
-        let costs: Vec<u64> = self.code[a..z].iter().map(|i| instr_cost(cost, i)).collect();
-        let mut prefix = Vec::with_capacity(costs.len() + 1);
-        prefix.push(0u64);
-        for c in &costs {
-            let p = prefix.last().copied().unwrap_or(0).saturating_add(*c);
-            prefix.push(p);
-        }
-        let total = prefix.last().copied().unwrap_or(0);
-        let refunds: Vec<u64> = prefix[1..].iter().map(|p| total - p).collect();
-
+    /// Each instruction is priced just before it is lowered (an Aptos
+    /// price may depend on the types of its operands).
+    pub(super) fn lower_segment(&mut self, a: usize, z: usize, e: usize) -> CompileResult<()> {
         let gas = self.gas_get();
-        let t = self.b.ins().iconst(types::I64, total as i64);
+        let t = self.b.ins().iconst(types::I64, 0);
+        let total_at = self.def_inst(t)?;
         let left = self.b.ins().isub(gas, t);
         self.gas_set(left);
-        self.mode = Mode::Fast { start: a, refunds };
+        self.mode = Mode::Fast;
         self.seg = Some(Segment {
             start: a,
             gas,
-            prefix,
+            prefix: vec![0],
+            steps: Vec::new(),
+            total_at,
+            refunds: Vec::new(),
             oog_upto: a,
             pending: Vec::new(),
             range_first: self.gas_events.len() / EVENT_WORDS,
@@ -83,6 +91,18 @@ impl Lowerer<'_, '_> {
             tested: None,
         });
         for i in a..z {
+            let charges = self.charges(i)?;
+            if let Some(s) = self.seg.as_mut() {
+                let mut sum = s.prefix.last().copied().unwrap_or(0);
+                let mut steps = Vec::new();
+                for c in charges {
+                    sum = sum.saturating_add(c);
+                    steps.push(sum);
+                }
+                steps.pop();
+                s.prefix.push(sum);
+                s.steps.push(steps);
+            }
             let last = i + 1 == z;
             if last || self.needs_hot_test(i) {
                 self.gas_test(i, true);
@@ -106,10 +126,43 @@ impl Lowerer<'_, '_> {
         if let Some(i) = self.untested_failure {
             return Err(unsupported(format!("internal: failure site at offset {i} without a gas test")));
         }
+        let total = seg.prefix.last().copied().unwrap_or(0);
+        self.b.func.replace(seg.total_at).iconst(types::I64, total as i64);
+        for (at, k) in seg.refunds {
+            let refund = total - seg.prefix[k + 1 - seg.start];
+            self.b.func.replace(at).iconst(types::I64, refund as i64);
+        }
         if z == e {
             self.fall_through(e)?;
         }
         Ok(())
+    }
+
+    /// What instruction `i` charges before it runs, in the order charged:
+    /// its unit-table cost, or its Aptos charges (`lower/aptos.rs`).
+    fn charges(&mut self, i: usize) -> CompileResult<Vec<u64>> {
+        match (self.target.aptos, self.target.cost) {
+            (Some(p), _) => self.aptos_charges(p, i),
+            (None, Some(cost)) => Ok(vec![instr_cost(cost, &self.code[i])]),
+            (None, None) => Err(malformed("a gas segment in unmetered code")),
+        }
+    }
+
+    /// The refund constant of a failure at instruction `at` (0 for
+    /// `None`), set when the segment is finished.
+    pub(super) fn refund_const(&mut self, at: Option<usize>) -> Value {
+        let r = self.b.ins().iconst(types::I64, 0);
+        if let (Some(k), Ok(inst)) = (at, self.def_inst(r)) {
+            if let Some(s) = self.seg.as_mut() {
+                s.refunds.push((inst, k));
+            }
+        }
+        r
+    }
+
+    /// The instruction defining `v`.
+    fn def_inst(&self, v: Value) -> CompileResult<Inst> {
+        self.b.func.dfg.value_def(v).inst().ok_or_else(|| malformed("a constant without its instruction"))
     }
 
     /// Records a push of instruction `i` from height `h` above the
@@ -186,10 +239,15 @@ impl Lowerer<'_, '_> {
                 self.gas_events.extend([h as u64, (pk as u64) << 1 | 1, p]);
                 seg.range_push = Some(seg.range_push.map_or(h, |m| m.max(h)));
             }
+            // Running out at each step of `k`'s charge, then at its end.
+            let mut reached = seg.prefix[k - start];
             let p = seg.prefix[k + 1 - start];
-            if p > seg.prefix[k - start] {
-                self.gas_events.extend([p, (k as u64) << 1, p]);
-                seg.range_oog = true;
+            for &q in seg.steps[k - start].iter().chain([&p]) {
+                if q > reached {
+                    self.gas_events.extend([q, (k as u64) << 1, q]);
+                    seg.range_oog = true;
+                    reached = q;
+                }
             }
         }
         seg.oog_upto = seg.oog_upto.max(i + 1);
@@ -318,7 +376,7 @@ impl Lowerer<'_, '_> {
         let flags = self.load_ctx(types::I32, off::FLAGS);
         let flags = self.b.ins().band_imm_u(flags, !ExecContext::HAS_SUB_STATUS as i64 & 0xffff_ffff);
         self.store_ctx(flags, off::FLAGS);
-        self.jump_to_fail(st, k, 0);
+        self.jump_to_fail(st, k, None);
         Ok(())
     }
 }
