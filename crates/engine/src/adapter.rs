@@ -8,7 +8,7 @@ use crate::cache::{
 };
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
-use movejit_jit::{FlatOutcome, JitConfig, NestedState};
+use movejit_jit::{FlatOutcome, JitConfig, Location, NestedState};
 use movejit_runtime::compiled::{
     CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SeamSlot, SessionHost,
 };
@@ -451,7 +451,20 @@ impl JitSession {
         if let Some(m) = &out.message {
             e = e.with_message(m.clone());
         }
-        if let Some(loc) = &out.location {
+        // Aptos's location of an error making a frame: a module only (the
+        // interpreter's marks: no function name; an empty module when it
+        // is the frame below the run's entry, which the interpreter knows).
+        let module_only = out.location.as_ref().is_some_and(|l| l.function == Location::MODULE_ONLY);
+        if module_only {
+            let loc = out.location.as_ref().filter(|l| l.module != Location::BELOW_ENTRY);
+            let id = loc.and_then(|l| ready.gen.ids.read().ok().and_then(|ids| ids.get(l.module as usize).cloned()));
+            e.location = Some(ErrorLocation {
+                module: id.map(|id| id.long_string()).unwrap_or_default(),
+                function_name: String::new(),
+                function_index: 0,
+                code_offset: 0,
+            });
+        } else if let Some(loc) = &out.location {
             let id = ready.gen.ids.read().ok().and_then(|ids| ids.get(loc.module as usize).cloned());
             if let Some(id) = id {
                 let name = source.module(&id).map(|m| function_name(m, loc.function)).unwrap_or_default();

@@ -814,6 +814,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 if let Err(e) = settle(self.gas, gas_left) {
                     error.status = e.status;
                 }
+                // Making a frame failed in the compiled code's entry: Aptos
+                // locates it at the frame below, this one's caller (none:
+                // nowhere).
+                if let Some(l) = error.location.as_mut().filter(|l| l.module.is_empty()) {
+                    l.module = self.frames.last().map(|f| f.inst.p.module.id.long_string()).unwrap_or_default();
+                }
                 Err(Box::new(error))
             }
         }

@@ -8,10 +8,15 @@
 //! an instruction builds (`subst_ty_per_node` × nodes, charged first) and
 //! its price over counts of fields, elements, constant bytes, or abstract
 //! sizes of values whose layout fixes them. Instructions whose Aptos charges
-//! depend on run-time state (calls: module loading and the callee's frame;
-//! global storage: resource reads; closures; abort messages; values with
-//! vectors or closures inside) are not compiled under Aptos: the function
-//! runs interpreted, with identical charges.
+//! depend on run-time state (calls of natives, of generic functions and of
+//! functions in other modules not at special addresses: natives' own gas,
+//! instantiations and module loading charged once per transaction; global
+//! storage: resource reads; closures; abort messages; values with vectors
+//! or closures inside) are not compiled under Aptos: the function runs
+//! interpreted, with identical charges. A call of a compiled function
+//! charges its price and its frame's types as constants too; running out
+//! in the frame's charges is located as Aptos locates loading errors
+//! (`ExecContext::AT_LOAD`).
 
 use super::*;
 use movejit_format::StructFieldInformation;
@@ -20,7 +25,9 @@ use movejit_runtime::gas::aptos::SiteCounts;
 impl Lowerer<'_, '_> {
     /// Instruction `i`'s Aptos charges, in the order the interpreter makes
     /// them (given the operand types before it).
-    pub(super) fn aptos_charges(&mut self, p: &AptosPricing, i: usize) -> CompileResult<Vec<u64>> {
+    /// Each charge is `(amount, at_load)`: `at_load` for the charges of
+    /// making a callee's frame.
+    pub(super) fn aptos_charges(&mut self, p: &AptosPricing, i: usize) -> CompileResult<Vec<(u64, bool)>> {
         use Bytecode as B;
         let m = self.target.module;
         let ins = &self.code[i];
@@ -28,8 +35,25 @@ impl Lowerer<'_, '_> {
         let refused = || unsupported(format!("Aptos gas of {op:?} is charged at run time (interpreted)"));
         let units = |n: u64| SiteCounts { units: n, ..SiteCounts::default() };
         let (nodes, counts) = match ins {
-            B::Call(_)
-            | B::CallGeneric(_)
+            // A call of a Move function whose module is loaded already:
+            // its price (arguments, the callee's locals), then its frame
+            // builds each local's type (errors there are located as
+            // loading errors).
+            B::Call(h) => {
+                let callee = self.callee_ref(*h, Vec::new())?;
+                if callee.native.is_some() || !callee.module_free {
+                    return Err(refused());
+                }
+                let counts = SiteCounts {
+                    units: callee.params.len() as u64,
+                    locals: callee.local_nodes.len() as u64,
+                    ty_args: 0,
+                };
+                let mut out = vec![(p.costs.site_cost(op, counts), false)];
+                out.extend(callee.local_nodes.iter().map(|n| (p.costs.subst_ty_per_node.saturating_mul(*n), true)));
+                return Ok(out);
+            }
+            B::CallGeneric(_)
             | B::CallClosure(_)
             | B::PackClosure(..)
             | B::PackClosureGeneric(..)
@@ -143,7 +167,11 @@ impl Lowerer<'_, '_> {
             _ => (0, SiteCounts::default()),
         };
         let price = p.costs.site_cost(op, counts);
-        Ok(if nodes > 0 { vec![p.costs.subst_ty_per_node.saturating_mul(nodes), price] } else { vec![price] })
+        Ok(if nodes > 0 {
+            vec![(p.costs.subst_ty_per_node.saturating_mul(nodes), false), (price, false)]
+        } else {
+            vec![(price, false)]
+        })
     }
 
     /// The field types of struct `sd` (of its `variant`) instantiated with

@@ -116,6 +116,19 @@ pub struct CalleeRef {
     pub native: Option<u64>,
     pub params: Vec<Ty>,
     pub rets: Vec<Ty>,
+    /// A Move callee: the type nodes of each of its locals, parameters
+    /// first (Aptos charges building them when its frame is made).
+    pub local_nodes: Vec<u64>,
+    /// Calling it loads no module Aptos charges for (the caller's own, or
+    /// one at a special address).
+    pub module_free: bool,
+}
+
+impl CalleeRef {
+    /// A native callee at `site` with its parameter and result types.
+    pub fn native(site: u64, (params, rets): (Vec<Ty>, Vec<Ty>)) -> Self {
+        CalleeRef { func: None, native: Some(site), params, rets, local_nodes: Vec::new(), module_free: true }
+    }
 }
 
 /// What the lowering asks of the engine: resolve and declare callees,
@@ -685,6 +698,9 @@ impl Lowerer<'_, '_> {
         self.error_return(&rets);
         // propagate: a callee failed and already recorded why.
         self.b.switch_to_block(self.propagate);
+        if self.target.aptos.is_some() {
+            self.locate_at_load();
+        }
         self.drop_locals()?;
         self.error_return(&rets);
         // The host-stack guard fired before the locals were initialised.
@@ -2056,16 +2072,19 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// The callee a call instruction names (declared once per function).
+    fn callee_ref(&mut self, h: FunctionHandleIndex, targs: Vec<RType>) -> CompileResult<std::rc::Rc<CalleeRef>> {
+        if let Some(c) = self.callees.get(&(h, targs.clone())) {
+            return Ok(c.clone());
+        }
+        let c = std::rc::Rc::new(self.env.callee(self.target.module_idx, h, targs.clone(), self.b.func)?);
+        self.callees.insert((h, targs), c.clone());
+        Ok(c)
+    }
+
     fn call(&mut self, h: FunctionHandleIndex, targs: Vec<RType>, i: usize) -> CompileResult<()> {
         let type_args = targs.clone();
-        let callee = match self.callees.get(&(h, targs.clone())) {
-            Some(c) => c.clone(),
-            None => {
-                let c = std::rc::Rc::new(self.env.callee(self.target.module_idx, h, targs.clone(), self.b.func)?);
-                self.callees.insert((h, targs), c.clone());
-                c
-            }
-        };
+        let callee = self.callee_ref(h, targs)?;
         if self.stack.len() < callee.params.len() {
             return Err(malformed("too few arguments on the stack for a call"));
         }
