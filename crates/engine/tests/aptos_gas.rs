@@ -42,25 +42,10 @@ fn expected(j: &Json) -> Charged {
     }
 }
 
-/// A case's charges, and how many function instances ran compiled.
+/// A case's charges at a balance in external units, and how many function
+/// instances ran compiled.
 fn run(engine: &Engine, case: &Case, balance_external: u64) -> Result<(Charged, usize), String> {
-    let call = case.call()?;
-    let pricing = AptosPricing::v50();
-    let balance = pricing.limits.to_internal(balance_external);
-    let mut gas = GasMeter::aptos(pricing, balance);
-    let mut session = engine.new_session(&call.storage);
-    let r = session.execute_function(&call.module, &call.function, &call.ty_args, &call.args, &mut gas);
-    let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
-    let o = outcome_of(r);
-    let a = gas.aptos_meter().ok_or("not an Aptos meter")?;
-    let charged = Charged {
-        location: if o.status != "EXECUTED" { o.location } else { None },
-        status: o.status,
-        abort_code: o.abort_code,
-        execution_gas_used: a.algebra.execution_used(),
-        io_gas_used: a.algebra.io_used(),
-    };
-    Ok((charged, compiled))
+    run_internal(engine, case, AptosPricing::v50().limits.to_internal(balance_external))
 }
 
 fn read_jsonl(name: &str) -> HashMap<String, Json> {
@@ -233,4 +218,102 @@ fn benchmarks_match_aptos_on(label: &str, kind: ExecutorKind) -> usize {
     assert!(compared >= 40, "only {compared} benchmark runs found");
     assert!(bad.is_empty(), "{label}: {} benchmark runs differ", bad.len());
     ran_compiled
+}
+
+/// Metered differential runs: small benchmark calls (calls, recursion,
+/// loops, structs, vectors) at 400 balances spread up to what a full run
+/// uses: the compiled executors stop at the
+/// same charge as the interpreter (status, location, execution and I/O
+/// gas), including while making a callee's frame.
+#[test]
+fn tiny_balances_agree_across_executors() {
+    let dir = shared_dir().join("bench");
+    let text = std::fs::read_to_string(dir.join("benchmarks.jsonl")).expect("benchmarks.jsonl");
+    let small: &[(&str, &[&str])] = &[
+        ("fib", &["0900000000000000"]),
+        ("towers", &["0500000000000000", "0200000000000000"]),
+        ("queens", &["0500000000000000", "0100000000000000"]),
+        ("permute", &["0400000000000000", "0100000000000000"]),
+        ("exchange2", &["0200000000000000", "0100000000000000"]),
+        ("merge_sort", &["1000000000000000", "2a00000000000000"]),
+        ("structs", &["0a00000000000000", "0200000000000000", "2a00000000000000"]),
+        ("sieve", &["6400000000000000", "0200000000000000"]),
+    ];
+    let engines: Vec<(&str, Engine)> =
+        [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
+            .into_iter()
+            .map(|(l, k)| (l, new_engine(EngineConfig { executor: k, ..EngineConfig::aptos() })))
+            .collect();
+    let (mut runs, mut compiled_runs, mut frame_errors, mut bad) = (0, 0, 0, Vec::new());
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let b: Json = serde_json::from_str(line).expect("benchmark json");
+        let name = b["name"].as_str().unwrap_or_default();
+        let Some((_, args)) = small.iter().find(|(n, _)| *n == name) else { continue };
+        let strs = |v: &Json| -> Vec<String> {
+            v.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
+        };
+        let case = Case {
+            id: name.to_string(),
+            family: "bench".into(),
+            modules: strs(&b["modules"]).iter().map(|m| dir.join(m)).collect(),
+            function: b["function"].as_str().unwrap_or_default().to_string(),
+            type_args: strs(&b["type_args"]),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            expect: Json::Null,
+            vm_message: None,
+        };
+        let pricing = AptosPricing::v50();
+        let full = pricing.limits.max_gas_units;
+        let (whole, _) = run(&engines[0].1, &case, full).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(whole.status, "EXECUTED", "{name} at a full balance");
+        let total = whole.execution_gas_used + whole.io_gas_used;
+        // 400 balances spread over the run, off any regular grid.
+        for k in 0..400u64 {
+            let balance = total / 400 * k + k * 997 % 4001;
+            let results: Vec<(Charged, usize)> = engines
+                .iter()
+                .map(|(_, e)| run_internal(e, &case, balance).unwrap_or_else(|err| panic!("{name}: {err}")))
+                .collect();
+            runs += 1;
+            let jit = &results[2];
+            if jit.1 > 0 {
+                compiled_runs += 1;
+                let at_load = jit.0.location.as_ref().is_some_and(|(_, f, o)| *f == 0 && *o == 0);
+                frame_errors += usize::from(at_load && jit.0.status == "OUT_OF_GAS");
+            }
+            for ((label, _), (got, _)) in engines.iter().zip(&results).skip(1) {
+                if *got != results[0].0 && bad.len() < 12 {
+                    bad.push(format!("{label} {name} at {balance}:\n  got  {got:?}\n  want {:?}", results[0].0));
+                }
+            }
+        }
+    }
+    for d in &bad {
+        eprintln!("DIFF {d}");
+    }
+    eprintln!(
+        "{runs} balances: compiled code ran in {compiled_runs}; {frame_errors} ran out making a frame (or at offset 0)"
+    );
+    assert!(bad.is_empty(), "the executors disagree");
+    assert!(compiled_runs >= runs / 2, "compiled code ran in only {compiled_runs} of {runs} runs");
+    assert!(frame_errors > 0, "no compiled run ran out of gas making a callee's frame");
+}
+
+/// [`run`] with a balance in internal units.
+fn run_internal(engine: &Engine, case: &Case, balance: u64) -> Result<(Charged, usize), String> {
+    let call = case.call()?;
+    let mut gas = GasMeter::aptos(AptosPricing::v50(), balance);
+    let mut session = engine.new_session(&call.storage);
+    let r = session.execute_function(&call.module, &call.function, &call.ty_args, &call.args, &mut gas);
+    let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
+    let o = outcome_of(r);
+    let a = gas.aptos_meter().ok_or("not an Aptos meter")?;
+    let charged = Charged {
+        location: if o.status != "EXECUTED" { o.location } else { None },
+        status: o.status,
+        abort_code: o.abort_code,
+        execution_gas_used: a.algebra.execution_used(),
+        io_gas_used: a.algebra.io_used(),
+    };
+    Ok((charged, compiled))
 }
