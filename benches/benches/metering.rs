@@ -26,6 +26,7 @@ impl Variant {
         let m = match self.metering {
             Metering::Off => "off",
             Metering::On => "on",
+            Metering::Aptos => "aptos",
         };
         format!("{}-{m}", self.executor.name())
     }

@@ -13,6 +13,7 @@
 use crate::manifest::Program;
 use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{StatusCode, StatusFlavour};
+use movejit_interp::runtime::gas::aptos::AptosPricing;
 use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use std::time::Instant;
 
@@ -61,6 +62,9 @@ pub enum Metering {
     Off,
     /// The runtime's default cost table with an unlimited budget.
     On,
+    /// Aptos's v50 schedule with an unlimited balance and no execution
+    /// limit (what metering costs, on programs past the limit).
+    Aptos,
 }
 
 impl Metering {
@@ -69,6 +73,13 @@ impl Metering {
         match self {
             Metering::Off => GasMeter::unmetered(),
             Metering::On => GasMeter::new(CostTable::default(), u64::MAX),
+            Metering::Aptos => {
+                let mut gas = GasMeter::aptos(AptosPricing::v50(), u64::MAX);
+                if let Some(a) = gas.aptos_meter_mut() {
+                    a.algebra.lift_execution_limit();
+                }
+                gas
+            }
         }
     }
 }

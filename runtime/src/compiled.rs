@@ -35,8 +35,13 @@ pub struct CallState {
     pub depth: u64,
     /// Operand-stack values held by the suspended frames.
     pub stack_base: u64,
-    /// Gas units left; `None` when unmetered.
+    /// Gas units left; `None` when unmetered. Under the Aptos schedule
+    /// (`aptos`): the fuel compiled code may spend (`AptosMeter::fuel`).
     pub gas_left: Option<u64>,
+    /// The call is metered by the built-in Aptos schedule: compiled code
+    /// charges its prices and may return `gas_left` below zero (wrapped)
+    /// when a charge did not fit; the interpreter's meter settles it.
+    pub aptos: bool,
 }
 
 /// One argument or result at the seam: the address compiled code receives

@@ -64,11 +64,17 @@ pub struct Args {
     /// Which of a benchmark's sizes to run.
     #[arg(long, value_enum, default_value = "reference")]
     size: Size,
+    /// Also time each executor metered by Aptos's schedule (unlimited
+    /// balance, no execution limit), next to its unmetered time.
+    #[arg(long)]
+    metered: bool,
 }
 
 /// One executor's outcome on one benchmark.
 struct Row {
     executor: Executor,
+    /// Metered by Aptos's schedule (`--metered`).
+    metered: bool,
     correct: bool,
     stats: Option<Stats>,
     compile_ns: Option<u64>,
@@ -141,7 +147,7 @@ pub fn run(args: Args) -> ExitCode {
                 Size::Reference => &bench.case,
                 Size::Smallest => bench.smallest_case(),
             };
-            let r = run_benchmark(suite, bench, case, &executors, iters, &bar);
+            let r = run_benchmark(suite, bench, case, &executors, iters, args.metered, &bar);
             for line in table_lines(&r) {
                 say(&bar, line);
             }
@@ -224,6 +230,7 @@ fn run_benchmark<'a>(
     case: &'a Case,
     executors: &[Executor],
     iters: usize,
+    metered: bool,
     bar: &ProgressBar,
 ) -> BenchResult<'a> {
     let mut out = BenchResult { bench, case, rows: Vec::new(), not_yet: Vec::new() };
@@ -234,6 +241,7 @@ fn run_benchmark<'a>(
             for &ex in executors {
                 out.rows.push(Row {
                     executor: ex,
+                    metered: false,
                     correct: false,
                     stats: None,
                     compile_ns: None,
@@ -244,15 +252,21 @@ fn run_benchmark<'a>(
             return out;
         }
     };
-    for &ex in executors {
-        bar.set_message(format!("{} on {}", bench.name, ex.name()));
-        match prepare(ex, &program, Metering::Off) {
+    let variants =
+        executors.iter().map(|&ex| (ex, false)).chain(executors.iter().filter(|_| metered).map(|&ex| (ex, true)));
+    for (ex, metered) in variants {
+        let (metering, what) = if metered { (Metering::Aptos, " metered") } else { (Metering::Off, "") };
+        bar.set_message(format!("{} on {}{what}", bench.name, ex.name()));
+        match prepare(ex, &program, metering) {
             Err(PrepareError::NotSupported(why)) => {
-                out.not_yet.push((ex, why));
+                if !metered {
+                    out.not_yet.push((ex, why));
+                }
                 bar.inc(calls);
             }
             Err(PrepareError::Failed(why)) => {
-                out.rows.push(Row { executor: ex, correct: false, stats: None, compile_ns: None, failure: Some(why) });
+                let failure = Some(why);
+                out.rows.push(Row { executor: ex, metered, correct: false, stats: None, compile_ns: None, failure });
                 bar.inc(calls);
             }
             Ok(mut p) => {
@@ -264,6 +278,7 @@ fn run_benchmark<'a>(
                 bar.inc(calls.saturating_sub(done));
                 out.rows.push(Row {
                     executor: ex,
+                    metered,
                     correct: m.correct,
                     stats: m.stats(),
                     compile_ns: p.compile_ns(),
@@ -276,7 +291,8 @@ fn run_benchmark<'a>(
 }
 
 /// One object of the `--json` contract for a call benchmark:
-/// `{"name", "kind": "call", "engine": "interp"|"jit"|"auto", "correct", "median_ns", "min_ns",
+/// `{"name", "kind": "call", "engine": "interp"|"jit"|"auto", "metered": bool (Aptos's
+/// schedule, `--metered`), "correct", "median_ns", "min_ns",
 /// "max_ns", "compile_ns": n|null, "reference": {"aptos_vm_ns",
 /// "sui_vm_ns", "native_ns"} (n|null each)}`. The times are null only for a
 /// benchmark that could not be run at all (then `correct` is false).
@@ -286,6 +302,7 @@ fn json_row(r: &BenchResult<'_>, row: &Row) -> Value {
         "name": r.bench.name,
         "kind": "call",
         "engine": row.executor.name(),
+        "metered": row.metered,
         "correct": row.correct,
         "median_ns": row.stats.map(|s| s.median_ns),
         "min_ns": row.stats.map(|s| s.min_ns),
@@ -357,8 +374,9 @@ fn speedup(slow_ns: f64, fast_ns: f64) -> String {
     }
 }
 
+/// `ex`'s unmetered row.
 fn row_of<'r>(r: &'r BenchResult<'_>, ex: Executor) -> Option<&'r Row> {
-    r.rows.iter().find(|row| row.executor == ex)
+    r.rows.iter().find(|row| row.executor == ex && !row.metered)
 }
 
 /// The good median of `ex`, if it ran correctly.
@@ -402,11 +420,21 @@ fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
         let stats = row.stats.as_ref().map(spread).unwrap_or_else(|| "-".into());
         out.push(format!("    auto: {stats} ms{}{}", vs(interp, "interp"), vs(aptos, "the Aptos VM")));
     }
+    for row in r.rows.iter().filter(|row| row.metered && row.correct) {
+        let stats = row.stats.as_ref().map(spread).unwrap_or_else(|| "-".into());
+        let plain = good_median(r, row.executor);
+        let ratio = match (plain, row.stats) {
+            (Some(u), Some(m)) if u > 0.0 => format!(", {:.2}x its unmetered time", m.median_ns as f64 / u),
+            _ => String::new(),
+        };
+        out.push(format!("    {} metered (Aptos): {stats} ms{ratio}", row.executor.name()));
+    }
     for (ex, why) in &r.not_yet {
         out.push(format!("    {}: not yet ({why})", ex.name()));
     }
     for row in r.rows.iter().filter(|row| !row.correct) {
-        out.push(format!("    {}: FAILED: {}", row.executor.name(), row.failure.as_deref().unwrap_or("?")));
+        let what = if row.metered { " metered" } else { "" };
+        out.push(format!("    {}{what}: FAILED: {}", row.executor.name(), row.failure.as_deref().unwrap_or("?")));
     }
     out
 }
@@ -438,6 +466,23 @@ fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
         .collect();
     if let Some(g) = geomean(&both) {
         out.push(format!("jit over interp: geometric-mean speedup {g:.2}x on {} benchmarks", both.len()));
+    }
+    for ex in Executor::WITH_AUTO {
+        let ratios: Vec<f64> = results
+            .iter()
+            .filter_map(|r| {
+                let m = r.rows.iter().find(|row| row.executor == ex && row.metered && row.correct)?.stats?;
+                Some(m.median_ns as f64 / good_median(r, ex)?)
+            })
+            .collect();
+        if let Some(g) = geomean(&ratios) {
+            let max = ratios.iter().copied().fold(0.0, f64::max);
+            out.push(format!(
+                "{} metered (Aptos) / unmetered: geometric mean {g:.2}x, at most {max:.2}x, on {} benchmarks",
+                ex.name(),
+                ratios.len()
+            ));
+        }
     }
     out.push(String::new());
     out

@@ -8,7 +8,7 @@ use crate::cache::{
 };
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
-use movejit_jit::{FlatOutcome, JitConfig, NestedState};
+use movejit_jit::{FlatOutcome, JitConfig, Location, NestedState};
 use movejit_runtime::compiled::{
     CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SeamSlot, SessionHost,
 };
@@ -16,13 +16,18 @@ use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::Shape;
 use movejit_runtime::fxhash::{FxHashMap, FxHasher};
-use movejit_runtime::{ErrorLocation, ModuleId, Type, VmError};
+use movejit_runtime::gas::aptos::AptosPricing;
+use movejit_runtime::{CostTable, ErrorLocation, ModuleId, Type, VmError};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 /// The engine's compiled code: one [`CodeCache`] per metering mode, shared
 /// by every [`JitSession`] it makes.
+///
+/// Code for Aptos's schedule is compiled at a call under an Aptos meter
+/// only (never by [`CompiledCode::compile`]): an instance its lowering
+/// refuses runs interpreted under every executor.
 pub struct JitFactory {
     shared: Arc<Shared>,
     /// Calls interpreted before compiling (0 for executor `Jit`).
@@ -34,16 +39,43 @@ pub struct JitFactory {
 struct Shared {
     metered: CodeCache,
     unmetered: CodeCache,
+    /// Code charging the built-in Aptos schedule.
+    aptos: CodeCache,
     links: SharedLinks,
     entries: SharedEntries,
 }
 
+/// How a call is metered, which decides the code that runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Metering {
+    Unmetered = 0,
+    /// The engine's unit cost table.
+    Unit = 1,
+    /// The built-in Aptos schedule.
+    Aptos = 2,
+}
+
+impl Metering {
+    fn of(state: &movejit_runtime::compiled::CallState) -> Self {
+        match (state.gas_left, state.aptos) {
+            (None, _) => Metering::Unmetered,
+            (Some(_), false) => Metering::Unit,
+            (Some(_), true) => Metering::Aptos,
+        }
+    }
+    /// The variant's index in an entry's warm code ([`EntryCode`]), which
+    /// keeps no Aptos code (compiled at calls only).
+    fn warm(self) -> Option<usize> {
+        (self != Metering::Aptos).then_some(self as usize)
+    }
+}
+
 impl Shared {
-    fn cache(&self, metered: bool) -> &CodeCache {
-        if metered {
-            &self.metered
-        } else {
-            &self.unmetered
+    fn cache(&self, m: Metering) -> &CodeCache {
+        match m {
+            Metering::Unmetered => &self.unmetered,
+            Metering::Unit => &self.metered,
+            Metering::Aptos => &self.aptos,
         }
     }
 }
@@ -81,9 +113,11 @@ impl JitFactory {
             ..JitConfig::default()
         };
         let metered = JitConfig { cost: Some(config.costs.clone()), ..base.clone() };
+        let aptos = JitConfig { cost: Some(CostTable::zero()), aptos: Some(AptosPricing::v50()), ..base.clone() };
         JitFactory {
             shared: Arc::new(Shared {
                 metered: CodeCache::new(metered, o.clone()),
+                aptos: CodeCache::new(aptos, o.clone()),
                 unmetered: CodeCache::new(base, o.clone()),
                 links: SharedLinks::default(),
                 entries: SharedEntries::default(),
@@ -97,6 +131,7 @@ impl JitFactory {
     pub fn stats(&self) -> CacheStats {
         let mut s = self.shared.metered.stats();
         s.add(&self.shared.unmetered.stats());
+        s.add(&self.shared.aptos.stats());
         s
     }
 }
@@ -120,7 +155,7 @@ impl CompiledCodeFactory for JitFactory {
 struct Hot {
     fdef: u16,
     type_args: Vec<Type>,
-    metered: bool,
+    metering: Metering,
     /// The module's content hash when it was looked up (a session may
     /// replace a module: every script is `0x0::<SELF>`).
     hash: Option<Hash>,
@@ -318,13 +353,13 @@ impl JitSession {
         module: &ModuleId,
         fdef: u16,
         ty_args: &[Type],
-        metered: bool,
+        metering: Metering,
         threshold: u32,
     ) -> Result<Arc<Ready>, Option<String>> {
         let (key, named) =
             self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
         let shared = self.shared.clone();
-        let cache = shared.cache(metered);
+        let cache = shared.cache(metering);
         match cache.lookup(&key, threshold) {
             Lookup::Ready(r) => return Ok(r),
             Lookup::Never(why) => return Err(Some(why)),
@@ -366,7 +401,7 @@ impl JitSession {
         host: &dyn SessionHost,
         ready: &Ready,
         args: &[SeamSlot],
-        metered: bool,
+        metering: Metering,
     ) -> bool {
         let mut found = Vec::new();
         for s in args {
@@ -383,13 +418,20 @@ impl JitSession {
         }
         let roots: Vec<ModuleId> = found.into_iter().map(|(f, _)| f.module).collect();
         let modules = self.module_set(host, &roots);
-        self.shared.cache(metered).admit(&ready.gen, host, &modules)
+        self.shared.cache(metering).admit(&ready.gen, host, &modules)
     }
 
     /// The answer for a compiled run that started with `gas_in`.
-    fn finished(source: &dyn ModuleSource, ready: &Ready, out: &FlatOutcome, gas_in: Option<u64>) -> CompiledCall {
-        // Running out of gas leaves none, as in the interpreter's meter.
-        let gas_left = if out.status == StatusCode::OUT_OF_GAS { gas_in.map(|_| 0) } else { out.gas_left };
+    fn finished(
+        source: &dyn ModuleSource,
+        ready: &Ready,
+        out: &FlatOutcome,
+        gas_in: Option<u64>,
+        aptos: bool,
+    ) -> CompiledCall {
+        // Running out of gas leaves none, as in the interpreter's meter
+        // (Aptos's meter settles what the failed charge asked for).
+        let gas_left = if out.status == StatusCode::OUT_OF_GAS && !aptos { gas_in.map(|_| 0) } else { out.gas_left };
         if out.status != StatusCode::EXECUTED {
             return CompiledCall::Failed { error: Self::error_of(source, ready, out), gas_left };
         }
@@ -409,7 +451,20 @@ impl JitSession {
         if let Some(m) = &out.message {
             e = e.with_message(m.clone());
         }
-        if let Some(loc) = &out.location {
+        // Aptos's location of an error making a frame: a module only (the
+        // interpreter's marks: no function name; an empty module when it
+        // is the frame below the run's entry, which the interpreter knows).
+        let module_only = out.location.as_ref().is_some_and(|l| l.function == Location::MODULE_ONLY);
+        if module_only {
+            let loc = out.location.as_ref().filter(|l| l.module != Location::BELOW_ENTRY);
+            let id = loc.and_then(|l| ready.gen.ids.read().ok().and_then(|ids| ids.get(l.module as usize).cloned()));
+            e.location = Some(ErrorLocation {
+                module: id.map(|id| id.long_string()).unwrap_or_default(),
+                function_name: String::new(),
+                function_index: 0,
+                code_offset: 0,
+            });
+        } else if let Some(loc) = &out.location {
             let id = ready.gen.ids.read().ok().and_then(|ids| ids.get(loc.module as usize).cloned());
             if let Some(id) = id {
                 let name = source.module(&id).map(|m| function_name(m, loc.function)).unwrap_or_default();
@@ -456,17 +511,19 @@ fn function_name(m: &CompiledModule, def: u16) -> String {
 impl CompiledCode for JitSession {
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
-        let metered = state.gas_left.is_some();
+        let metering = Metering::of(&state);
+        let aptos = state.aptos;
         let hash = host.module_hash(module);
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
         // Fastest path: the session's entry taken from a warm set.
-        if let Some(w) = self.warm_entry.as_mut().filter(|w| w.is(module, fdef, ty_args, hash)) {
-            let ready = &w.code[usize::from(metered)];
+        let warm = metering.warm();
+        if let (Some(w), Some(v)) = (self.warm_entry.as_mut().filter(|w| w.is(module, fdef, ty_args, hash)), warm) {
+            let ready = &w.code[v];
             if !ready.entry.takes_closures() {
                 return match ready.entry.run(args, rets, nested, host, natives) {
                     Ok(out) => {
                         w.counted = true;
-                        Self::finished(&*host, ready, &out, state.gas_left)
+                        Self::finished(&*host, ready, &out, state.gas_left, aptos)
                     }
                     // Nothing ran: the interpreter can still run it.
                     Err(_) => self.not_compiled(module, fdef, ty_args),
@@ -480,14 +537,18 @@ impl CompiledCode for JitSession {
         match self.hot.get(module).and_then(|v| {
             v.iter()
                 .find(|h| {
-                    h.counted && h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args
+                    h.counted
+                        && h.fdef == fdef
+                        && h.metering == metering
+                        && h.hash == hash
+                        && h.type_args[..] == *ty_args
                 })
                 .map(|h| h.code.as_deref())
         }) {
             Some(None) => return CompiledCall::NotCompiled,
             Some(Some(ready)) if !ready.entry.takes_closures() => {
                 match ready.entry.run(args, rets, nested, host, natives) {
-                    Ok(out) => return Self::finished(&*host, ready, &out, state.gas_left),
+                    Ok(out) => return Self::finished(&*host, ready, &out, state.gas_left, aptos),
                     Err(_) => ran_not = true,
                 }
             }
@@ -497,12 +558,12 @@ impl CompiledCode for JitSession {
             // Nothing ran: the interpreter can still run it.
             return self.not_compiled(module, fdef, ty_args);
         }
-        let warm = self.warm_entry.as_ref().filter(|w| w.is(module, fdef, ty_args, hash));
-        let known = match warm {
-            Some(w) => Some((Some(w.code[usize::from(metered)].clone()), w.counted)),
+        let warm_entry = self.warm_entry.as_ref().filter(|w| w.is(module, fdef, ty_args, hash));
+        let known = match warm_entry.zip(warm) {
+            Some((w, v)) => Some((Some(w.code[v].clone()), w.counted)),
             None => self.hot.get(module).and_then(|v| {
                 v.iter()
-                    .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                    .find(|h| h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args)
                     .map(|h| (h.code.clone(), h.counted))
             }),
         };
@@ -510,17 +571,17 @@ impl CompiledCode for JitSession {
         let ready = match known {
             Some((Some(r), _)) => r,
             Some((None, _)) => return CompiledCall::NotCompiled,
-            None => match self.obtain(&*host, module, fdef, ty_args, metered, self.threshold) {
+            None => match self.obtain(&*host, module, fdef, ty_args, metering, self.threshold) {
                 Ok(r) => r,
                 Err(Some(_)) => {
-                    let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: None, counted: true };
+                    let hot = Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code: None, counted: true };
                     self.add_hot(module, hot);
                     return self.not_compiled(module, fdef, ty_args);
                 }
                 Err(None) => return self.not_compiled(module, fdef, ty_args),
             },
         };
-        if ready.entry.takes_closures() && !self.admit_closure_modules(&*host, &ready, args, metered) {
+        if ready.entry.takes_closures() && !self.admit_closure_modules(&*host, &ready, args, metering) {
             return self.not_compiled(module, fdef, ty_args);
         }
         let out = match ready.entry.run(args, rets, nested, host, natives) {
@@ -528,22 +589,22 @@ impl CompiledCode for JitSession {
             // Nothing ran: the interpreter can still run it.
             Err(_) => return self.not_compiled(module, fdef, ty_args),
         };
-        if let Some(w) = self.warm_entry.as_mut().filter(|w| w.is(module, fdef, ty_args, hash)) {
+        if let Some(w) = self.warm_entry.as_mut().filter(|w| warm.is_some() && w.is(module, fdef, ty_args, hash)) {
             w.counted = true;
         } else if first {
             let known = self.hot.get_mut(module).and_then(|hots| {
                 hots.iter_mut()
-                    .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                    .find(|h| h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args)
             });
             match known {
                 Some(h) => h.counted = true,
                 None => {
                     let code = Some(ready.clone());
-                    self.add_hot(module, Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code, counted: true })
+                    self.add_hot(module, Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code, counted: true })
                 }
             }
         }
-        Self::finished(&*host, &ready, &out, state.gas_left)
+        Self::finished(&*host, &ready, &out, state.gas_left, aptos)
     }
 
     fn compile(
@@ -561,16 +622,16 @@ impl CompiledCode for JitSession {
         if self.warm_entry.as_ref().is_some_and(|w| w.is(module, fdef, ty_args, hash)) {
             return Ok(());
         }
-        let known = |metered: bool| {
+        let known = |metering: Metering| {
             self.hot.get(module).is_some_and(|v| {
                 v.iter()
-                    .any(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                    .any(|h| h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args)
             })
         };
         // Found by an earlier session over the same warm set: the session's
         // entry when it is its first (nothing to record again).
         let mut shared = set.and_then(|set| self.shared_entry(set, module, fdef, ty_args));
-        if self.warm_entry.is_none() && !known(false) && !known(true) {
+        if self.warm_entry.is_none() && !known(Metering::Unmetered) && !known(Metering::Unit) {
             if let Some((entry, code)) = shared.take() {
                 self.warm_entry = Some(WarmEntry { entry, hash, code, counted: false });
                 return Ok(());
@@ -579,10 +640,10 @@ impl CompiledCode for JitSession {
         let mut shared = shared.map(|(_, [u, m])| [Some(u), Some(m)]);
         let recording = set.is_some() && shared.is_none();
         let mut found: [Option<Arc<Ready>>; 2] = [None, None];
-        for (metered, slot) in [false, true].into_iter().zip(&mut found) {
+        for (metering, slot) in [Metering::Unmetered, Metering::Unit].into_iter().zip(&mut found) {
             let known = self.hot.get(module).and_then(|v| {
                 v.iter()
-                    .find(|h| h.fdef == fdef && h.metered == metered && h.hash == hash && h.type_args[..] == *ty_args)
+                    .find(|h| h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args)
                     .and_then(|h| h.code.as_ref())
             });
             if let Some(r) = known {
@@ -591,16 +652,16 @@ impl CompiledCode for JitSession {
                 }
                 continue;
             }
-            let ready = match shared.as_mut().and_then(|s| s[usize::from(metered)].take()) {
+            let ready = match shared.as_mut().and_then(|s| s[metering as usize].take()) {
                 Some(r) => r,
                 None => {
-                    self.obtain(modules, module, fdef, ty_args, metered, 0).map_err(|why| why.unwrap_or_default())?
+                    self.obtain(modules, module, fdef, ty_args, metering, 0).map_err(|why| why.unwrap_or_default())?
                 }
             };
             if recording {
                 *slot = Some(ready.clone());
             }
-            let hot = Hot { fdef, type_args: ty_args.to_vec(), metered, hash, code: Some(ready), counted: false };
+            let hot = Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code: Some(ready), counted: false };
             self.add_hot(module, hot);
         }
         if let (true, Some(set), [Some(u), Some(m)]) = (recording, set, &found) {

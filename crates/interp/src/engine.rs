@@ -995,7 +995,7 @@ impl<'e, 'r> Session<'e, 'r> {
         if params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        self.check_compiles(&m, def, name, ty_args)?;
+        self.check_compiles(&m, def, name, ty_args, gas)?;
         // The call's memory budget (nested runs share it); flat arguments
         // count.
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
@@ -1072,7 +1072,7 @@ impl<'e, 'r> Session<'e, 'r> {
         if plan.params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        self.check_compiles(&plan.module, plan.def, name, ty_args)?;
+        self.check_compiles(&plan.module, plan.def, name, ty_args, gas)?;
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
         let aptos = self.flavour() == StatusFlavour::Aptos;
         let mut flat_args = Vec::with_capacity(args.len());
@@ -1098,11 +1098,20 @@ impl<'e, 'r> Session<'e, 'r> {
     /// Executor `Jit`: the function and everything it reaches must compile
     /// (refused before anything runs). A native entry function has no
     /// bytecode to compile: it runs as native code under every executor.
+    /// Under Aptos's schedule code is compiled at calls and what it cannot
+    /// charge runs interpreted (jit-abi.md 5.1): nothing is refused.
     /// Compiling comes before the call's memory budget opens: what the code
     /// keeps alive (constants) is not the call's.
-    fn check_compiles(&mut self, m: &Arc<LoadedModule>, def: u16, name: &str, ty_args: &[Type]) -> VmResult<()> {
+    fn check_compiles(
+        &mut self,
+        m: &Arc<LoadedModule>,
+        def: u16,
+        name: &str,
+        ty_args: &[Type],
+        gas: &GasMeter,
+    ) -> VmResult<()> {
         let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
-        if self.engine.config.executor != ExecutorKind::Jit || native_entry {
+        if self.engine.config.executor != ExecutorKind::Jit || native_entry || gas.is_aptos() {
             return Ok(());
         }
         let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);

@@ -72,6 +72,16 @@ pub struct ContextOffsets {
 impl ExecContext {
     /// `flags` bit: `abort_code` holds a sub-status.
     pub const HAS_SUB_STATUS: u32 = 1;
+    /// `flags` bit: the error happened making a callee's frame under
+    /// Aptos's schedule, which locates it at the module of the frame below
+    /// the caller; set by the caller, resolved by the frame below it (its
+    /// propagate path), or by the interpreter when that frame is its own.
+    pub const AT_LOAD: u32 = 2;
+    /// `flags` bit: the location holds a module only (an [`AT_LOAD`]
+    /// error's, resolved).
+    ///
+    /// [`AT_LOAD`]: Self::AT_LOAD
+    pub const MODULE_ONLY: u32 = 4;
 
     pub const OFFSETS: ContextOffsets = ContextOffsets {
         status: offset_of!(ExecContext, status),

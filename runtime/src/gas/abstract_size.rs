@@ -78,6 +78,11 @@ impl AbstractSizes {
         })
     }
 
+    /// The size of a reference (what it points to is not counted).
+    pub fn reference(&self) -> u64 {
+        self.reference
+    }
+
     /// The size of every value of layout `l`, when it does not depend on
     /// the value (no vector or closure inside).
     pub fn fixed(&self, l: &FlatLayout) -> Option<u64> {

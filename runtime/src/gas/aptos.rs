@@ -37,11 +37,20 @@ impl AptosPricing {
 
     /// The built-in v50 schedule, resolved once per process.
     pub fn v50() -> Arc<Self> {
+        Self::v50_ref().clone()
+    }
+
+    fn v50_ref() -> &'static Arc<Self> {
         static V50: OnceLock<Arc<AptosPricing>> = OnceLock::new();
         V50.get_or_init(|| {
             Arc::new(AptosPricing::from_schedule(&Schedule::aptos_v50()).expect("the built-in schedule is complete"))
         })
-        .clone()
+    }
+
+    /// Whether `p` is the built-in v50 schedule (the one compiled code is
+    /// generated for: its prices are constants in the code).
+    pub fn is_v50(p: &Arc<Self>) -> bool {
+        Arc::ptr_eq(p, Self::v50_ref())
     }
 }
 
@@ -110,6 +119,21 @@ impl AptosMeter {
 
     pub fn charge_execution(&mut self, amount: u64) -> Result<(), StatusCode> {
         self.algebra.charge_execution(amount)
+    }
+
+    /// The execution gas compiled code may spend without a check here: the
+    /// balance, capped by what the execution limit has left. A charge
+    /// larger than this fails (`OUT_OF_GAS` or `EXECUTION_LIMIT_REACHED`).
+    pub fn fuel(&self) -> u64 {
+        let room = self.algebra.limits().max_execution_gas.saturating_sub(self.algebra.execution_used());
+        self.algebra.balance().min(room)
+    }
+
+    /// Settles what compiled code spent from [`fuel`](Self::fuel): `spent`
+    /// is more than the fuel when its last charge did not fit, and that
+    /// charge then fails here exactly as it would have as one charge.
+    pub fn charge_compiled(&mut self, spent: u64) -> Result<(), StatusCode> {
+        self.algebra.charge_execution(spent)
     }
 
     /// `op` at a site with counts `c`.

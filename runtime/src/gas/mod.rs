@@ -35,6 +35,14 @@ pub struct CostTable {
     pub per_frame: u64,
 }
 
+impl CostTable {
+    /// A table that charges nothing (the unit part of a meter charging
+    /// another schedule).
+    pub fn zero() -> Self {
+        CostTable { instr: HashMap::new(), default_instr: 0, per_byte: 0, native_base: 0, per_frame: 0 }
+    }
+}
+
 impl Default for CostTable {
     fn default() -> Self {
         let mut instr = HashMap::new();

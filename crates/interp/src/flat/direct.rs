@@ -106,7 +106,7 @@ impl<'e> Session<'e, '_> {
             ty_args,
             args: &seam_args,
             rets: &seam_rets,
-            state: CallState { depth: 1, stack_base: 0, gas_left: None },
+            state: CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false },
         };
         // The natives' memory of this execution: a returned reference may
         // point into it, so it goes only once the results are owned (and

@@ -25,7 +25,7 @@ use movejit_runtime::ethnum::{I256, U256};
 use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
-use movejit_runtime::gas::aptos::{AptosMeter, SiteCounts};
+use movejit_runtime::gas::aptos::{AptosMeter, AptosPricing, SiteCounts};
 use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
 use std::sync::Arc;
 
@@ -817,9 +817,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
                 }
                 self.gas.charge_frame()?;
-                // Compiled code charges the unit schedule only (Aptos
-                // calls stay interpreted).
-                if self.s.compiled.is_some() && !self.gas.is_aptos() {
+                if self.s.compiled.is_some() {
                     match self.try_compiled(p, &args, rets, sbase) {
                         Ok(true) => {
                             self.check_push(rets, sbase, height_after)?;
@@ -907,8 +905,21 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             })
             .collect();
         let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: (*l).clone() }).collect();
-        let gas_before = self.gas.remaining();
-        let state = CallState { depth: self.frames.len() as u64 + 1, stack_base: sbase as u64, gas_left: gas_before };
+        // Under Aptos's schedule compiled code spends the meter's fuel (its
+        // code charges the built-in schedule's prices; another schedule
+        // runs interpreted).
+        let aptos = match self.gas.aptos_meter() {
+            Some(a) if AptosPricing::is_v50(&a.pricing) => Some(a.fuel()),
+            Some(_) => return Ok(false),
+            None => None,
+        };
+        let gas_before = aptos.or_else(|| self.gas.remaining());
+        let state = CallState {
+            depth: self.frames.len() as u64 + 1,
+            stack_base: sbase as u64,
+            gas_left: gas_before,
+            aptos: aptos.is_some(),
+        };
         let call = SeamCall {
             module: &p.module.id,
             fdef: p.def,
@@ -919,9 +930,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         };
         let r = code.call(&mut *self.s, &mut self.natives, call);
         self.s.compiled = Some(code);
+        // What compiled code spent, charged here. Under Aptos's schedule a
+        // charge that did not fit left the fuel below zero: the meter
+        // decides between OUT_OF_GAS and EXECUTION_LIMIT_REACHED.
         let settle = |gas: &mut GasMeter, left: Option<u64>| -> VmResult<()> {
-            match (gas_before, left) {
-                (Some(b), Some(a)) => gas.charge(b.saturating_sub(a)),
+            match (gas_before, left, gas.aptos_meter_mut()) {
+                (Some(b), Some(l), Some(a)) => a.charge_compiled(b.wrapping_sub(l)).map_err(VmError::new),
+                (Some(b), Some(l), None) => gas.charge(b.saturating_sub(l)),
                 _ => Ok(()),
             }
         };
@@ -931,8 +946,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 settle(self.gas, gas_left)?;
                 Ok(true)
             }
-            CompiledCall::Failed { error, gas_left } => {
-                settle(self.gas, gas_left)?;
+            CompiledCall::Failed { mut error, gas_left } => {
+                // The meter's status of a charge that did not fit, where
+                // compiled code stopped.
+                if let Err(e) = settle(self.gas, gas_left) {
+                    error.status = e.status;
+                }
+                // Making a frame failed in the compiled code's entry: Aptos
+                // locates it at the frame below, this one's caller (none:
+                // nowhere).
+                if let Some(l) = error.location.as_mut().filter(|l| l.module.is_empty()) {
+                    l.module = self.frames.last().map(|f| f.inst.p.module.id.long_string()).unwrap_or_default();
+                }
                 Err(Box::new(error))
             }
         }

@@ -40,6 +40,7 @@ use cranelift_module::{default_libcall_names, FuncId, Linkage, Module, ModuleRel
 use movejit_format::{AccountAddress, CompiledModule, FunctionHandleIndex, StatusCode, StatusFlavour};
 use movejit_runtime::flat::shims::NativeSite;
 use movejit_runtime::flat::{FlatLayout, FlatLayouts};
+use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::{Limits, NativeRegistry, Type as RType};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +52,10 @@ pub struct JitConfig {
     /// The interpreter's cost table; `None` compiles unmetered code (no gas
     /// code at all).
     pub cost: Option<CostTable>,
+    /// Compile code charging Aptos's schedule, with `cost` its unit part
+    /// (metered code needs one; [`CostTable::zero`]: Aptos charges no
+    /// per-frame, per-byte or native base costs of its own).
+    pub aptos: Option<Arc<AptosPricing>>,
     /// Frames that may be active at once (Move VM: 1,025).
     pub max_call_depth: u64,
     /// Operand-stack values across all frames (Move VM: 1,024).
@@ -84,6 +89,7 @@ impl Default for JitConfig {
     fn default() -> Self {
         JitConfig {
             cost: None,
+            aptos: None,
             max_call_depth: 1025,
             max_operand_stack: 1024,
             stack_size: 256 << 20,
@@ -490,6 +496,7 @@ impl JitEngine {
         let sig = move_signature(self.call_conv, self.ptr, &params, &rets);
         let mut func = Function::with_name_signature(UserFuncName::user(0, self.instances[key].func.as_u32()), sig);
         let cost = self.config.cost.clone();
+        let aptos = self.config.aptos.clone();
         let target = Target {
             module: &module,
             module_idx: key.module,
@@ -498,6 +505,7 @@ impl JitEngine {
             params,
             rets,
             cost: cost.as_ref(),
+            aptos: aptos.as_deref(),
             max_code_len: self.config.max_code_len,
             max_abort_message: self.config.limits.max_abort_message,
             baseline: self.is_baseline(&module, key.fdef),
@@ -565,7 +573,10 @@ impl JitEngine {
                     };
                     // Inside a session the interpreter runs what does not
                     // compile (not a malformed function: it fails its callers).
+                    // Not under Aptos's schedule: the nested interpreter
+                    // has no Aptos meter (its callers run interpreted).
                     let interpretable = self.config.session_host
+                        && self.config.aptos.is_none()
                         && matches!(e, CompileError::Unsupported(_) | CompileError::Codegen(_));
                     // A stub keeps the cache free of unresolved symbols.
                     if interpretable && self.define_interp_stub(&key, id, &params, &rets).is_ok() {
@@ -882,6 +893,18 @@ impl Declarer<'_> {
     }
 }
 
+/// The type nodes of each local of function `fdef` of `m` instantiated
+/// with `type_args`, parameters first.
+fn local_nodes(m: &CompiledModule, fdef: u16, type_args: &[RType]) -> CompileResult<Vec<u64>> {
+    let bad = || CompileError::Malformed("function definition".into());
+    let d = m.function_defs.get(fdef as usize).ok_or_else(bad)?;
+    let h = m.function_handles.get(d.function.idx()).ok_or_else(bad)?;
+    let code = d.code.as_ref().ok_or_else(bad)?;
+    let params = crate::types::sig_types(m, h.parameters, type_args)?;
+    let locals = crate::types::sig_types(m, code.locals, type_args)?;
+    Ok(params.iter().chain(&locals).map(RType::num_nodes).collect())
+}
+
 /// The native site of a call of a native no registry provides (inside a
 /// session): the call fails with `MISSING_DEPENDENCY`, as in the
 /// interpreter.
@@ -924,7 +947,7 @@ impl Declarer<'_> {
         }
         let tys = (params.iter().map(|(l, _)| Ty::of(l)).collect(), rets.iter().map(Ty::of).collect());
         if let Some(site) = self.native_keys.get(key) {
-            return Ok(CalleeRef { func: None, native: Some(*site), params: tys.0, rets: tys.1 });
+            return Ok(CalleeRef::native(*site, tys));
         }
         let addr = *m.address();
         let (mname, fname) = (m.name().to_string(), m.identifiers.get(h.name.idx()).cloned().unwrap_or_default());
@@ -933,7 +956,7 @@ impl Declarer<'_> {
         if native.is_none() && self.session_host {
             // Inside a session a call of it fails as in the interpreter
             // (`MISSING_DEPENDENCY` at the call).
-            return Ok(CalleeRef { func: None, native: Some(MISSING_NATIVE), params: tys.0, rets: tys.1 });
+            return Ok(CalleeRef::native(MISSING_NATIVE, tys));
         }
         let native = native
             .filter(|_| stdlib || self.session_host)
@@ -941,7 +964,7 @@ impl Declarer<'_> {
         let site = self.native_sites.len() as u64;
         self.native_sites.push(NativeSite { native, ty_args: key.type_args.clone(), params, rets });
         self.native_keys.insert(key.clone(), site);
-        Ok(CalleeRef { func: None, native: Some(site), params: tys.0, rets: tys.1 })
+        Ok(CalleeRef::native(site, tys))
     }
 }
 
@@ -967,12 +990,14 @@ impl LowerEnv for Declarer<'_> {
         if tm.function_defs.get(fdef as usize).is_some_and(|d| d.code.is_none()) {
             return self.native_callee(&key);
         }
+        let local_nodes = local_nodes(tm, fdef, &key.type_args)?;
+        let module_free = target == module_idx || movejit_runtime::gas::algebra::is_special(tm.address());
         let id = self.declare(&key)?;
         let inst = &self.instances[&key];
         let (params, rets) = (inst.params.clone(), inst.rets.clone());
         self.callees.push(key);
         let fref = self.jit.declare_func_in_func(id, func);
-        Ok(CalleeRef { func: Some(fref), native: None, params, rets })
+        Ok(CalleeRef { func: Some(fref), native: None, params, rets, local_nodes, module_free })
     }
 
     fn helper(&mut self, h: HelperId, func: &mut Function) -> CompileResult<FuncRef> {

@@ -56,6 +56,15 @@ pub struct Location {
     pub code_offset: u16,
 }
 
+impl Location {
+    /// `function` and `code_offset` of a location naming a module only
+    /// (Aptos's location of an error making a callee's frame).
+    pub const MODULE_ONLY: u16 = u16::MAX;
+    /// `module` of such a location whose module is the frame below the
+    /// run's entry: the interpreter's, which it fills in.
+    pub const BELOW_ENTRY: u32 = u32::MAX;
+}
+
 /// The result of one execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -520,10 +529,13 @@ fn failure(ctx: &ExecContext, gas_left: Option<u64>) -> FlatOutcome {
         status,
         abort_code: has_code.then_some(ctx.abort_code),
         message: ctx.message().map(String::from),
-        location: Some(Location {
-            module: ctx.module,
-            function: ctx.function as u16,
-            code_offset: ctx.code_offset as u16,
+        location: Some(if ctx.flags & ExecContext::AT_LOAD != 0 {
+            let m = Location::MODULE_ONLY;
+            Location { module: Location::BELOW_ENTRY, function: m, code_offset: m }
+        } else if ctx.flags & ExecContext::MODULE_ONLY != 0 {
+            Location { module: ctx.module, function: Location::MODULE_ONLY, code_offset: Location::MODULE_ONLY }
+        } else {
+            Location { module: ctx.module, function: ctx.function as u16, code_offset: ctx.code_offset as u16 }
         }),
         returns: Vec::new(),
         refs: Vec::new(),

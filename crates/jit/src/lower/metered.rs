@@ -24,9 +24,18 @@
 //! segment.
 
 use super::*;
+use crate::gas::instr_cost;
+use cranelift_codegen::ir::Inst;
 
 /// Words per event of the gas resolver's table.
 const EVENT_WORDS: usize = 3;
+/// Event kinds (the low two bits of an event's second word): running out
+/// of gas, an operand-stack overflow at a push, running out of gas making
+/// a callee's frame (Aptos: located as a loading error).
+const EVENT_OUT_OF_GAS: u64 = 0;
+const EVENT_PUSH: u64 = 1;
+/// (The context's flag bit, which the resolver sets from it.)
+const EVENT_AT_LOAD: u64 = ExecContext::AT_LOAD as u64;
 
 /// The state of the segment being lowered.
 pub(super) struct Segment {
@@ -36,6 +45,17 @@ pub(super) struct Segment {
     gas: Value,
     /// `prefix[k]`: the summed cost of the first `k` instructions.
     prefix: Vec<u64>,
+    /// For each instruction, the running sum after each of its charges
+    /// (Aptos charges some in several steps: the types it builds, then its
+    /// price; a call's frame) and whether running out there is located as
+    /// a loading error: each is a point where it can run out.
+    steps: Vec<Vec<(u64, bool)>>,
+    /// The segment's cost, charged on entry: its constant is set once
+    /// every instruction is priced.
+    total_at: Inst,
+    /// Refund constants of failure sites (constant, failing instruction),
+    /// set with the total.
+    refunds: Vec<(Inst, usize)>,
     /// First instruction whose out-of-gas event is not in the table yet.
     oog_upto: usize,
     /// Pushes (instruction, height) not in the table yet, in order.
@@ -54,26 +74,22 @@ pub(super) struct Segment {
 
 impl Lowerer<'_, '_> {
     /// Lowers segment `[a, z)` of the block ending at `e` (metered code).
-    pub(super) fn lower_segment(&mut self, cost: &CostTable, a: usize, z: usize, e: usize) -> CompileResult<()> {
-        let costs: Vec<u64> = self.code[a..z].iter().map(|i| instr_cost(cost, i)).collect();
-        let mut prefix = Vec::with_capacity(costs.len() + 1);
-        prefix.push(0u64);
-        for c in &costs {
-            let p = prefix.last().copied().unwrap_or(0).saturating_add(*c);
-            prefix.push(p);
-        }
-        let total = prefix.last().copied().unwrap_or(0);
-        let refunds: Vec<u64> = prefix[1..].iter().map(|p| total - p).collect();
-
+    /// Each instruction is priced just before it is lowered (an Aptos
+    /// price may depend on the types of its operands).
+    pub(super) fn lower_segment(&mut self, a: usize, z: usize, e: usize) -> CompileResult<()> {
         let gas = self.gas_get();
-        let t = self.b.ins().iconst(types::I64, total as i64);
+        let t = self.b.ins().iconst(types::I64, 0);
+        let total_at = self.def_inst(t)?;
         let left = self.b.ins().isub(gas, t);
         self.gas_set(left);
-        self.mode = Mode::Fast { start: a, refunds };
+        self.mode = Mode::Fast;
         self.seg = Some(Segment {
             start: a,
             gas,
-            prefix,
+            prefix: vec![0],
+            steps: Vec::new(),
+            total_at,
+            refunds: Vec::new(),
             oog_upto: a,
             pending: Vec::new(),
             range_first: self.gas_events.len() / EVENT_WORDS,
@@ -83,6 +99,17 @@ impl Lowerer<'_, '_> {
             tested: None,
         });
         for i in a..z {
+            let charges = self.charges(i)?;
+            if let Some(s) = self.seg.as_mut() {
+                let mut sum = s.prefix.last().copied().unwrap_or(0);
+                let mut steps = Vec::new();
+                for (c, at_load) in charges {
+                    sum = sum.saturating_add(c);
+                    steps.push((sum, at_load));
+                }
+                s.prefix.push(sum);
+                s.steps.push(steps);
+            }
             let last = i + 1 == z;
             if last || self.needs_hot_test(i) {
                 self.gas_test(i, true);
@@ -106,10 +133,43 @@ impl Lowerer<'_, '_> {
         if let Some(i) = self.untested_failure {
             return Err(unsupported(format!("internal: failure site at offset {i} without a gas test")));
         }
+        let total = seg.prefix.last().copied().unwrap_or(0);
+        self.b.func.replace(seg.total_at).iconst(types::I64, total as i64);
+        for (at, k) in seg.refunds {
+            let refund = total - seg.prefix[k + 1 - seg.start];
+            self.b.func.replace(at).iconst(types::I64, refund as i64);
+        }
         if z == e {
             self.fall_through(e)?;
         }
         Ok(())
+    }
+
+    /// What instruction `i` charges before it runs, in the order charged:
+    /// its unit-table cost, or its Aptos charges (`lower/aptos.rs`).
+    fn charges(&mut self, i: usize) -> CompileResult<Vec<(u64, bool)>> {
+        match (self.target.aptos, self.target.cost) {
+            (Some(p), _) => self.aptos_charges(p, i),
+            (None, Some(cost)) => Ok(vec![(instr_cost(cost, &self.code[i]), false)]),
+            (None, None) => Err(malformed("a gas segment in unmetered code")),
+        }
+    }
+
+    /// The refund constant of a failure at instruction `at` (0 for
+    /// `None`), set when the segment is finished.
+    pub(super) fn refund_const(&mut self, at: Option<usize>) -> Value {
+        let r = self.b.ins().iconst(types::I64, 0);
+        if let (Some(k), Ok(inst)) = (at, self.def_inst(r)) {
+            if let Some(s) = self.seg.as_mut() {
+                s.refunds.push((inst, k));
+            }
+        }
+        r
+    }
+
+    /// The instruction defining `v`.
+    fn def_inst(&self, v: Value) -> CompileResult<Inst> {
+        self.b.func.dfg.value_def(v).inst().ok_or_else(|| malformed("a constant without its instruction"))
     }
 
     /// Records a push of instruction `i` from height `h` above the
@@ -183,13 +243,18 @@ impl Lowerer<'_, '_> {
                 }
                 seg.pending.remove(0);
                 let p = seg.prefix[pk + 1 - start];
-                self.gas_events.extend([h as u64, (pk as u64) << 1 | 1, p]);
+                self.gas_events.extend([h as u64, (pk as u64) << 2 | EVENT_PUSH, p]);
                 seg.range_push = Some(seg.range_push.map_or(h, |m| m.max(h)));
             }
-            let p = seg.prefix[k + 1 - start];
-            if p > seg.prefix[k - start] {
-                self.gas_events.extend([p, (k as u64) << 1, p]);
-                seg.range_oog = true;
+            // Running out at each step of `k`'s charge.
+            let mut reached = seg.prefix[k - start];
+            for &(q, at_load) in &seg.steps[k - start] {
+                if q > reached {
+                    let kind = if at_load { EVENT_AT_LOAD } else { EVENT_OUT_OF_GAS };
+                    self.gas_events.extend([q, (k as u64) << 2 | kind, q]);
+                    seg.range_oog = true;
+                    reached = q;
+                }
             }
         }
         seg.oog_upto = seg.oog_upto.max(i + 1);
@@ -233,6 +298,30 @@ impl Lowerer<'_, '_> {
         self.b.seal_block(cont);
     }
 
+    /// On the propagate path (Aptos): a callee's callee ran out of gas
+    /// making its frame, which Aptos locates at the module of the frame
+    /// below the caller: this one.
+    pub(super) fn locate_at_load(&mut self) {
+        let flags = self.load_ctx(types::I32, off::FLAGS);
+        let pending = self.b.ins().band_imm_u(flags, ExecContext::AT_LOAD as i64);
+        let here = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.set_cold_block(here);
+        self.b.ins().brif(pending, here, &[], done, &[]);
+        self.b.switch_to_block(here);
+        self.b.seal_block(here);
+        let m = self.b.ins().iconst(types::I32, self.target.module_idx as i64);
+        self.store_ctx(m, off::MODULE);
+        let z = self.b.ins().iconst(types::I32, 0);
+        self.store_ctx(z, off::FUNCTION);
+        self.store_ctx(z, off::CODE_OFFSET);
+        let flags = self.b.ins().bxor_imm_u(flags, (ExecContext::AT_LOAD | ExecContext::MODULE_ONLY) as i64);
+        self.store_ctx(flags, off::FLAGS);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
     /// The function's shared resolver block; its operands (first event,
     /// gas on entry) are in the fail slot (as the failure path's, and for
     /// the same reason).
@@ -247,7 +336,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// Fills the resolver: the event table becomes a constant (a
-    /// `vector<u64>` of `[threshold, k << 1 | is_push, prefix]` entries,
+    /// `vector<u64>` of `[threshold, k << 2 | kind, prefix]` entries,
     /// a sentinel last), scanned from the test's first event to the first
     /// that happens: `gas < threshold` for running out of gas at `k`,
     /// `room <= threshold` for an overflow at a push of `k` (which was
@@ -256,7 +345,7 @@ impl Lowerer<'_, '_> {
         let Some(r) = self.gas_resolver else { return Ok(()) };
         let room = self.room.ok_or_else(|| malformed("no prologue"))?;
         // A push at height i64::MAX always overflows: the scan ends.
-        self.gas_events.extend([i64::MAX as u64, 1, 0]);
+        self.gas_events.extend([i64::MAX as u64, EVENT_PUSH, 0]);
         let words = std::mem::take(&mut self.gas_events);
         let mut bytes = Vec::with_capacity(10 + 8 * words.len());
         let mut n = words.len() as u64;
@@ -304,8 +393,9 @@ impl Lowerer<'_, '_> {
         let e = self.b.block_params(found)[0];
         let kw = self.b.ins().load(types::I64, Self::mem(), e, 8);
         let prefix = self.b.ins().load(types::I64, Self::mem(), e, 16);
-        let is_push = self.b.ins().band_imm_u(kw, 1);
-        let k = self.b.ins().ushr_imm_u(kw, 1);
+        let is_push = self.b.ins().band_imm_u(kw, EVENT_PUSH as i64);
+        let at_load = self.b.ins().band_imm_u(kw, EVENT_AT_LOAD as i64);
+        let k = self.b.ins().ushr_imm_u(kw, 2);
         let k = self.b.ins().ireduce(types::I32, k);
         let oog = self.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS));
         let ovf = self.b.ins().iconst(types::I32, status_number(StatusCode::EXECUTION_STACK_OVERFLOW));
@@ -317,8 +407,11 @@ impl Lowerer<'_, '_> {
         // recorded its own error's sub-status: this error has none.
         let flags = self.load_ctx(types::I32, off::FLAGS);
         let flags = self.b.ins().band_imm_u(flags, !ExecContext::HAS_SUB_STATUS as i64 & 0xffff_ffff);
+        // Running out making a callee's frame: located by the frame below.
+        let at_load = self.b.ins().ireduce(types::I32, at_load);
+        let flags = self.b.ins().bor(flags, at_load);
         self.store_ctx(flags, off::FLAGS);
-        self.jump_to_fail(st, k, 0);
+        self.jump_to_fail(st, k, None);
         Ok(())
     }
 }

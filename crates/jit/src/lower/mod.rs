@@ -30,6 +30,7 @@
 
 #![forbid(unsafe_code)]
 
+mod aptos;
 pub(crate) mod closure;
 mod fastnative;
 mod global;
@@ -39,7 +40,7 @@ mod wide;
 
 use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
-use crate::gas::{instr_cost, segments, CostTable};
+use crate::gas::{segments, CostTable};
 use crate::helpers::{op, status, HelperId};
 use crate::kind::{Kind, KindIr};
 use crate::ty::Ty;
@@ -55,6 +56,7 @@ use movejit_format::{
     Bytecode, CompiledModule, FunctionHandleIndex, SignatureToken, StatusCode, StatusFlavour, StructDefinitionIndex,
 };
 use movejit_runtime::flat::{ExecContext, FlatLayout, Shape};
+use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::Type as RType;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -114,6 +116,19 @@ pub struct CalleeRef {
     pub native: Option<u64>,
     pub params: Vec<Ty>,
     pub rets: Vec<Ty>,
+    /// A Move callee: the type nodes of each of its locals, parameters
+    /// first (Aptos charges building them when its frame is made).
+    pub local_nodes: Vec<u64>,
+    /// Calling it loads no module Aptos charges for (the caller's own, or
+    /// one at a special address).
+    pub module_free: bool,
+}
+
+impl CalleeRef {
+    /// A native callee at `site` with its parameter and result types.
+    pub fn native(site: u64, (params, rets): (Vec<Ty>, Vec<Ty>)) -> Self {
+        CalleeRef { func: None, native: Some(site), params, rets, local_nodes: Vec::new(), module_free: true }
+    }
 }
 
 /// What the lowering asks of the engine: resolve and declare callees,
@@ -176,6 +191,9 @@ pub struct Target<'a> {
     pub params: Vec<Ty>,
     pub rets: Vec<Ty>,
     pub cost: Option<&'a CostTable>,
+    /// Charge Aptos's schedule (with `cost` its unit part, all zeros):
+    /// instruction sites priced by `InstructionCosts::site_cost`.
+    pub aptos: Option<&'a AptosPricing>,
     pub max_code_len: usize,
     /// Bytes an `AbortMsg` message may have.
     pub max_abort_message: usize,
@@ -310,11 +328,9 @@ const RESOLVE_GAS: i32 = 8;
 enum Mode {
     Unmetered,
     /// The whole segment was charged up front; a failure at instruction `i`
-    /// refunds `refunds[i - start]`.
-    Fast {
-        start: usize,
-        refunds: Vec<u64>,
-    },
+    /// refunds the cost of the segment's instructions after `i` (a constant
+    /// set when the segment is lowered: `lower/metered.rs`).
+    Fast,
 }
 
 fn align_shift(align: u32) -> u8 {
@@ -665,18 +681,26 @@ impl Lowerer<'_, '_> {
         self.store_ctx(p[1], off::CODE_OFFSET);
         if metered {
             // Out of gas empties the meter; any other error refunds the
-            // pre-charged cost of the instructions it skipped.
+            // pre-charged cost of the instructions it skipped. Under
+            // Aptos's schedule the gas left stays below zero by what the
+            // charge that did not fit lacked: the interpreter's meter
+            // settles that charge (OUT_OF_GAS or EXECUTION_LIMIT_REACHED).
             let g = self.load_ctx(types::I64, off::GAS_LEFT);
-            let g = self.b.ins().iadd(g, p[2]);
-            let oog = self.b.ins().icmp_imm_u(IntCC::Equal, status, status_number(StatusCode::OUT_OF_GAS));
-            let zero = self.b.ins().iconst(types::I64, 0);
-            let g = self.b.ins().select(oog, zero, g);
+            let mut g = self.b.ins().iadd(g, p[2]);
+            if self.target.aptos.is_none() {
+                let oog = self.b.ins().icmp_imm_u(IntCC::Equal, status, status_number(StatusCode::OUT_OF_GAS));
+                let zero = self.b.ins().iconst(types::I64, 0);
+                g = self.b.ins().select(oog, zero, g);
+            }
             self.store_ctx(g, off::GAS_LEFT);
         }
         self.drop_locals()?;
         self.error_return(&rets);
         // propagate: a callee failed and already recorded why.
         self.b.switch_to_block(self.propagate);
+        if self.target.aptos.is_some() {
+            self.locate_at_load();
+        }
         self.drop_locals()?;
         self.error_return(&rets);
         // The host-stack guard fired before the locals were initialised.
@@ -750,10 +774,12 @@ impl Lowerer<'_, '_> {
 
     // ---- errors ----
 
-    fn refund_at(&self, offset: usize) -> u64 {
+    /// What a failure at `offset` refunds: the segment's cost after it
+    /// (`None`: nothing, unmetered code).
+    fn refund_at(&self, offset: usize) -> Option<usize> {
         match &self.mode {
-            Mode::Fast { start, refunds } => refunds.get(offset - start).copied().unwrap_or(0),
-            _ => 0,
+            Mode::Fast => Some(offset),
+            Mode::Unmetered => None,
         }
     }
 
@@ -788,7 +814,13 @@ impl Lowerer<'_, '_> {
     /// computes the status (`status`; 0 when a helper recorded it) and
     /// jumps to the shared failure path, so the hot path carries no error
     /// constants.
-    fn fail_if_with(&mut self, cond: Value, offset: usize, refund: u64, status: impl FnOnce(&mut Self) -> Value) {
+    fn fail_if_with(
+        &mut self,
+        cond: Value,
+        offset: usize,
+        refund: Option<usize>,
+        status: impl FnOnce(&mut Self) -> Value,
+    ) {
         let cont = self.b.create_block();
         let site = self.b.create_block();
         // The baseline tier keeps each site next to its test: its
@@ -813,12 +845,13 @@ impl Lowerer<'_, '_> {
     }
 
     /// Jumps to the failure path with `status` (0: a helper recorded it),
-    /// the code offset and, in metered code, the gas `refund`.
-    fn jump_to_fail(&mut self, status: Value, offset: Value, refund: u64) {
+    /// the code offset and, in metered code, the gas refund of a failure
+    /// at instruction `refund` (`None`: nothing).
+    fn jump_to_fail(&mut self, status: Value, offset: Value, refund: Option<usize>) {
         self.b.ins().stack_store(self.ptr, status, self.fail_slot, FAIL_STATUS);
         self.b.ins().stack_store(self.ptr, offset, self.fail_slot, FAIL_OFFSET);
         if self.target.cost.is_some() {
-            let r = self.b.ins().iconst(types::I64, refund as i64);
+            let r = self.refund_const(refund);
             self.b.ins().stack_store(self.ptr, r, self.fail_slot, FAIL_REFUND);
         }
         self.b.ins().jump(self.fail, &[]);
@@ -1150,15 +1183,15 @@ impl Lowerer<'_, '_> {
     fn lower_block(&mut self, s: usize, e: usize) -> CompileResult<()> {
         self.stack.clear();
         self.watermark = 0;
-        let Some(cost) = self.target.cost else {
+        if self.target.cost.is_none() {
             self.mode = Mode::Unmetered;
             for i in s..e {
                 self.lower_instr(i)?;
             }
             return self.fall_through(e);
-        };
+        }
         for (a, z) in segments(self.code, s, e) {
-            self.lower_segment(cost, a, z, e)?;
+            self.lower_segment(a, z, e)?;
         }
         Ok(())
     }
@@ -2039,16 +2072,19 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// The callee a call instruction names (declared once per function).
+    fn callee_ref(&mut self, h: FunctionHandleIndex, targs: Vec<RType>) -> CompileResult<std::rc::Rc<CalleeRef>> {
+        if let Some(c) = self.callees.get(&(h, targs.clone())) {
+            return Ok(c.clone());
+        }
+        let c = std::rc::Rc::new(self.env.callee(self.target.module_idx, h, targs.clone(), self.b.func)?);
+        self.callees.insert((h, targs), c.clone());
+        Ok(c)
+    }
+
     fn call(&mut self, h: FunctionHandleIndex, targs: Vec<RType>, i: usize) -> CompileResult<()> {
         let type_args = targs.clone();
-        let callee = match self.callees.get(&(h, targs.clone())) {
-            Some(c) => c.clone(),
-            None => {
-                let c = std::rc::Rc::new(self.env.callee(self.target.module_idx, h, targs.clone(), self.b.func)?);
-                self.callees.insert((h, targs), c.clone());
-                c
-            }
-        };
+        let callee = self.callee_ref(h, targs)?;
         if self.stack.len() < callee.params.len() {
             return Err(malformed("too few arguments on the stack for a call"));
         }

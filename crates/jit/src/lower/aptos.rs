@@ -1,0 +1,245 @@
+//! What an instruction charges under Aptos's schedule, as compiled code
+//! sums it per segment (`lower/metered.rs`): the same charges, in the same
+//! order, as the interpreter's prepared gas sites (`interp/src/flat/
+//! prepare.rs` `gas_site`, charged by `exec.rs` `charge_aptos`), each priced
+//! by the runtime's one pricing function, `InstructionCosts::site_cost`.
+//!
+//! Only charges fixed when the function is compiled are lowered: the types
+//! an instruction builds (`subst_ty_per_node` × nodes, charged first) and
+//! its price over counts of fields, elements, constant bytes, or abstract
+//! sizes of values whose layout fixes them. Instructions whose Aptos charges
+//! depend on run-time state (calls of natives, of generic functions and of
+//! functions in other modules not at special addresses: natives' own gas,
+//! instantiations and module loading charged once per transaction; global
+//! storage: resource reads; closures; abort messages; values with vectors
+//! or closures inside) are not compiled under Aptos: the function runs
+//! interpreted, with identical charges. A call of a compiled function
+//! charges its price and its frame's types as constants too; running out
+//! in the frame's charges is located as Aptos locates loading errors
+//! (`ExecContext::AT_LOAD`).
+
+use super::*;
+use movejit_format::StructFieldInformation;
+use movejit_runtime::gas::aptos::SiteCounts;
+
+impl Lowerer<'_, '_> {
+    /// Instruction `i`'s Aptos charges, in the order the interpreter makes
+    /// them (given the operand types before it).
+    /// Each charge is `(amount, at_load)`: `at_load` for the charges of
+    /// making a callee's frame.
+    pub(super) fn aptos_charges(&mut self, p: &AptosPricing, i: usize) -> CompileResult<Vec<(u64, bool)>> {
+        use Bytecode as B;
+        let m = self.target.module;
+        let ins = &self.code[i];
+        let op = ins.opcode();
+        let refused = || unsupported(format!("Aptos gas of {op:?} is charged at run time (interpreted)"));
+        if self.feeds_memory(ins)? {
+            return Err(unsupported(format!("Aptos memory of {op:?} is tracked at run time (interpreted)")));
+        }
+        let units = |n: u64| SiteCounts { units: n, ..SiteCounts::default() };
+        let (nodes, counts) = match ins {
+            // A call of a Move function whose module is loaded already:
+            // its price (arguments, the callee's locals), then its frame
+            // builds each local's type (errors there are located as
+            // loading errors).
+            B::Call(h) => {
+                let callee = self.callee_ref(*h, Vec::new())?;
+                if callee.native.is_some() || !callee.module_free {
+                    return Err(refused());
+                }
+                let counts = SiteCounts {
+                    units: callee.params.len() as u64,
+                    locals: callee.local_nodes.len() as u64,
+                    ty_args: 0,
+                };
+                let mut out = vec![(p.costs.site_cost(op, counts), false)];
+                out.extend(callee.local_nodes.iter().map(|n| (p.costs.subst_ty_per_node.saturating_mul(*n), true)));
+                return Ok(out);
+            }
+            B::CallGeneric(_)
+            | B::CallClosure(_)
+            | B::PackClosure(..)
+            | B::PackClosureGeneric(..)
+            | B::AbortMsg
+            | B::Exists(_)
+            | B::ExistsGeneric(_)
+            | B::ImmBorrowGlobal(_)
+            | B::ImmBorrowGlobalGeneric(_)
+            | B::MutBorrowGlobal(_)
+            | B::MutBorrowGlobalGeneric(_)
+            | B::MoveFrom(_)
+            | B::MoveFromGeneric(_)
+            | B::MoveTo(_)
+            | B::MoveToGeneric(_) => return Err(refused()),
+            B::LdConst(c) => {
+                let c = m.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
+                (to_type(m, &c.type_, &[])?.num_nodes(), units(c.data.len() as u64))
+            }
+            B::CopyLoc(l) => {
+                let size = match self.local(*l)? {
+                    Local::Var(k, _) => p.sizes.fixed(&scalar_layout(k)),
+                    Local::Ref(..) => Some(p.sizes.reference()),
+                    Local::Mem(l, _) => p.sizes.fixed(&l),
+                };
+                (0, units(size.ok_or_else(refused)?))
+            }
+            B::ReadRef => {
+                let size = match self.stack.last() {
+                    Some((Ty::R(t), _)) => p.sizes.fixed(t),
+                    _ => return Err(malformed("ReadRef of a non-reference")),
+                };
+                (0, units(size.ok_or_else(refused)?))
+            }
+            // Priced by both operands, references dereferenced.
+            B::Eq | B::Neq => {
+                let size = match self.stack.last() {
+                    Some((Ty::S(k), _)) => p.sizes.fixed(&scalar_layout(*k)),
+                    Some((Ty::R(l) | Ty::M(l), _)) => p.sizes.fixed(l),
+                    None => return Err(malformed("Eq without operands")),
+                };
+                (0, units(size.ok_or_else(refused)?.saturating_mul(2)))
+            }
+            B::Pack(sd) | B::Unpack(sd) => (0, units(self.fields(*sd, None, &[])?.len() as u64)),
+            B::PackGeneric(si) | B::UnpackGeneric(si) => {
+                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct inst"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                let fields = self.fields(inst.def, None, &args)?;
+                let t = self.struct_type(inst.def, args)?;
+                (nodes_of(&fields) + t.num_nodes(), units(fields.len() as u64))
+            }
+            B::PackVariant(h) => {
+                let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                (0, units(self.fields(vh.struct_index, Some(vh.variant), &[])?.len() as u64))
+            }
+            B::PackVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                let vh = m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                let fields = self.fields(vh.struct_index, Some(vh.variant), &args)?;
+                let t = self.struct_type(vh.struct_index, args)?;
+                (nodes_of(&fields) + t.num_nodes(), units(fields.len() as u64))
+            }
+            // Priced by the value's variant (its fields and the tag): fixed
+            // only when every variant has as many fields.
+            B::UnpackVariant(h) => {
+                let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                (0, units(self.same_variant_fields(vh.struct_index).ok_or_else(refused)? + 1))
+            }
+            B::UnpackVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                let vh = m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let n = self.same_variant_fields(vh.struct_index).ok_or_else(refused)?;
+                let args = self.inst_args(inst.type_parameters)?;
+                let fields = self.fields(vh.struct_index, Some(vh.variant), &args)?;
+                let t = self.struct_type(vh.struct_index, args)?;
+                (nodes_of(&fields) + t.num_nodes(), units(n + 1))
+            }
+            // The struct type and the field's type.
+            B::ImmBorrowFieldGeneric(fi) | B::MutBorrowFieldGeneric(fi) => {
+                let inst = m.field_instantiations.get(fi.idx()).ok_or_else(|| malformed("field instantiation"))?;
+                let h = m.field_handles.get(inst.handle.idx()).ok_or_else(|| malformed("field handle"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                let fields = self.fields(h.owner, None, &args)?;
+                let f = fields.get(h.field as usize).ok_or_else(|| malformed("field index"))?;
+                (f.num_nodes() + self.struct_type(h.owner, args)?.num_nodes(), SiteCounts::default())
+            }
+            B::ImmBorrowVariantFieldGeneric(x) | B::MutBorrowVariantFieldGeneric(x) => {
+                let inst =
+                    m.variant_field_instantiations.get(x.idx()).ok_or_else(|| malformed("variant field inst"))?;
+                let vh =
+                    m.variant_field_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant field handle"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                let v = vh.variants.first().copied().ok_or_else(|| malformed("variant field handle"))?;
+                let fields = self.fields(vh.struct_index, Some(v), &args)?;
+                let f = fields.get(vh.field as usize).ok_or_else(|| malformed("field index"))?;
+                (f.num_nodes() + self.struct_type(vh.struct_index, args)?.num_nodes(), SiteCounts::default())
+            }
+            B::TestVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                let vh = m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                (self.struct_type(vh.struct_index, args)?.num_nodes(), SiteCounts::default())
+            }
+            B::VecPack(si, n) | B::VecUnpack(si, n) => (nodes_of(&self.inst_args(*si)?), units(*n)),
+            B::VecLen(si)
+            | B::VecImmBorrow(si)
+            | B::VecMutBorrow(si)
+            | B::VecPushBack(si)
+            | B::VecPopBack(si)
+            | B::VecSwap(si) => (nodes_of(&self.inst_args(*si)?), SiteCounts::default()),
+            _ => (0, SiteCounts::default()),
+        };
+        let price = p.costs.site_cost(op, counts);
+        Ok(if nodes > 0 {
+            vec![(p.costs.subst_ty_per_node.saturating_mul(nodes), false), (price, false)]
+        } else {
+            vec![(price, false)]
+        })
+    }
+
+    /// Whether instruction `ins` may feed Aptos's memory meter a nonzero
+    /// amount (jit-abi.md 5.2), given the operand types before it.
+    /// Compiled code feeds it nothing, so such an instruction is
+    /// interpreted: stack and packed sizes are never zero, and heap sizes
+    /// are zero only for scalars and references.
+    fn feeds_memory(&self, ins: &Bytecode) -> CompileResult<bool> {
+        use Bytecode as B;
+        let heapless = |l: &FlatLayout| l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_));
+        let top = self.stack.last().map(|(t, _)| t);
+        Ok(match ins {
+            B::Pack(_)
+            | B::PackGeneric(_)
+            | B::Unpack(_)
+            | B::UnpackGeneric(_)
+            | B::PackVariant(_)
+            | B::PackVariantGeneric(_)
+            | B::UnpackVariant(_)
+            | B::UnpackVariantGeneric(_)
+            | B::VecPack(..)
+            | B::VecUnpack(..)
+            | B::VecPushBack(_)
+            | B::VecPopBack(_) => true,
+            B::CopyLoc(l) => matches!(self.local(*l)?, Local::Mem(l, _) if !heapless(&l)),
+            // The value read, or the old value written over.
+            B::ReadRef | B::WriteRef => matches!(top, Some(Ty::R(t)) if !heapless(t)),
+            B::Pop | B::Eq | B::Neq => matches!(top, Some(Ty::M(_))),
+            B::LdConst(c) => {
+                let c = self.target.module.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
+                matches!(c.type_, SignatureToken::Vector(_))
+            }
+            // The locals still holding a value when the frame returns.
+            B::Ret => self.locals.iter().any(|l| matches!(l, Local::Mem(l, _) if !heapless(l))),
+            _ => false,
+        })
+    }
+
+    /// The field types of struct `sd` (of its `variant`) instantiated with
+    /// `args`.
+    fn fields(&self, sd: StructDefinitionIndex, variant: Option<u16>, args: &[RType]) -> CompileResult<Vec<RType>> {
+        let m = self.target.module;
+        let info = &m.struct_defs.get(sd.idx()).ok_or_else(|| malformed("struct definition index"))?.field_information;
+        let fs = match (info, variant) {
+            (StructFieldInformation::Declared(fs), None) => fs,
+            (StructFieldInformation::DeclaredVariants(vs), Some(v)) => {
+                &vs.get(v as usize).ok_or_else(|| malformed("variant index"))?.fields
+            }
+            _ => return Err(malformed("fields of a struct of another kind")),
+        };
+        fs.iter().map(|f| to_type(m, &f.signature, args)).collect()
+    }
+
+    /// The field count every variant of enum `sd` has, if they agree.
+    fn same_variant_fields(&self, sd: StructDefinitionIndex) -> Option<u64> {
+        match &self.target.module.struct_defs.get(sd.idx())?.field_information {
+            StructFieldInformation::DeclaredVariants(vs) => {
+                let n = vs.first()?.fields.len();
+                vs.iter().all(|v| v.fields.len() == n).then_some(n as u64)
+            }
+            _ => None,
+        }
+    }
+}
+
+fn nodes_of(ts: &[RType]) -> u64 {
+    ts.iter().map(RType::num_nodes).sum()
+}
