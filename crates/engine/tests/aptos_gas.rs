@@ -228,7 +228,7 @@ fn balance_of_three_units_matches_aptos() {
 /// default balance, on every executor: the same status at the same
 /// location with the same gas (most pass Aptos's execution limit).
 #[test]
-ffn benchmarks_match_aptos() {
+fn benchmarks_match_aptos() {
     for (label, kind) in
         [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
     {
@@ -297,6 +297,7 @@ fn benchmarks_match_aptos_on(label: &str, kind: ExecutorKind) -> usize {
     assert!(bad_memory.is_empty(), "{label}: {} benchmark runs differ on memory_used", bad_memory.len());
     ran_compiled
 }
+
 /// `0xcafe::dep` and `0xcafe::user` assembled (`user_src` is `user`'s
 /// text), in storage; `dep`'s size.
 fn two_modules(dep_src: &str, user_src: &str) -> (movejit_interp::runtime::InMemoryStorage, u64) {
