@@ -211,5 +211,7 @@ pub trait CompiledCode: Send {
 
 /// Makes the per-session [`CompiledCode`]; shared by an engine's sessions.
 pub trait CompiledCodeFactory: Send + Sync {
-    fn new_session(&self) -> Box<dyn CompiledCode>;
+    /// A session's compiled code borrows the factory (no reference count
+    /// per session: sessions on many threads share the factory).
+    fn new_session(&self) -> Box<dyn CompiledCode + '_>;
 }

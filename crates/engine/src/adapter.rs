@@ -24,13 +24,13 @@ use std::time::Duration;
 /// The engine's compiled code: one [`CodeCache`] per metering mode, shared
 /// by every [`JitSession`] it makes.
 pub struct JitFactory {
-    shared: Arc<Shared>,
+    shared: Shared,
     /// Calls interpreted before compiling (0 for executor `Jit`).
     threshold: u32,
     eager: bool,
 }
 
-/// What the factory's sessions share (one reference count per session).
+/// What the factory's sessions share (borrowed by each).
 struct Shared {
     metered: CodeCache,
     unmetered: CodeCache,
@@ -82,12 +82,12 @@ impl JitFactory {
         };
         let metered = JitConfig { cost: Some(config.costs.clone()), ..base.clone() };
         JitFactory {
-            shared: Arc::new(Shared {
+            shared: Shared {
                 metered: CodeCache::new(metered, o.clone()),
                 unmetered: CodeCache::new(base, o.clone()),
                 links: SharedLinks::default(),
                 entries: SharedEntries::default(),
-            }),
+            },
             threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
             eager: o.eager,
         }
@@ -102,9 +102,9 @@ impl JitFactory {
 }
 
 impl CompiledCodeFactory for JitFactory {
-    fn new_session(&self) -> Box<dyn CompiledCode> {
+    fn new_session(&self) -> Box<dyn CompiledCode + '_> {
         Box::new(JitSession {
-            shared: self.shared.clone(),
+            shared: &self.shared,
             threshold: self.threshold,
             eager: self.eager,
             hashes: FxHashMap::default(),
@@ -159,8 +159,8 @@ impl WarmEntry {
 type SharedLinks = RwLock<HashMap<u64, HashMap<ModuleId, (Hash, Hash)>>>;
 
 /// The JIT side of one interpreter session.
-pub struct JitSession {
-    shared: Arc<Shared>,
+pub struct JitSession<'f> {
+    shared: &'f Shared,
     threshold: u32,
     eager: bool,
     /// Content and link hash per module, as this session sees it.
@@ -178,7 +178,7 @@ pub struct JitSession {
 /// module set is that deep; bounds the recursion on any input).
 const MAX_LINK_DEPTH: usize = 512;
 
-impl JitSession {
+impl JitSession<'_> {
     /// Both variants of an entry's code, found by an earlier session over
     /// warm set `set` and still in the cache.
     fn shared_entry(
@@ -323,8 +323,7 @@ impl JitSession {
     ) -> Result<Arc<Ready>, Option<String>> {
         let (key, named) =
             self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
-        let shared = self.shared.clone();
-        let cache = shared.cache(metered);
+        let cache = self.shared.cache(metered);
         match cache.lookup(&key, threshold) {
             Lookup::Ready(r) => return Ok(r),
             Lookup::Never(why) => return Err(Some(why)),
@@ -453,7 +452,7 @@ fn function_name(m: &CompiledModule, def: u16) -> String {
         .unwrap_or_default()
 }
 
-impl CompiledCode for JitSession {
+impl CompiledCode for JitSession<'_> {
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
         let metered = state.gas_left.is_some();

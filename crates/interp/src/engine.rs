@@ -406,7 +406,7 @@ pub struct Session<'e, 'r> {
     /// Value depth of types already measured.
     pub(crate) depth_cache: FxHashMap<Type, usize>,
     /// Compiled code consulted at calls (executors `Jit` / `Auto`).
-    pub(crate) compiled: Option<Box<dyn CompiledCode>>,
+    pub(crate) compiled: Option<Box<dyn CompiledCode + 'e>>,
     /// Call-site caches and layouts of the flat interpreter.
     pub(crate) flat: FlatSession<'e>,
 }
@@ -983,8 +983,10 @@ impl<'e, 'r> Session<'e, 'r> {
     ) -> Result<ExecutionResult, VmError> {
         // Aptos charges loading the entry function's module first (before
         // its verification and the argument checks).
-        if let (Some(a), Some(bytes)) = (gas.aptos_meter_mut(), self.resolver.get_module(module)) {
-            a.charge_module(module, bytes.len() as u64).map_err(VmError::new)?;
+        if let Some(a) = gas.aptos_meter_mut() {
+            if let Some(bytes) = self.resolver.get_module(module) {
+                a.charge_module(module, bytes.len() as u64).map_err(VmError::new)?;
+            }
         }
         if let Some(plan) = self.entry_plan(module, name, ty_args) {
             return self.execute_planned(plan, name, ty_args, args, gas);
