@@ -10,7 +10,8 @@ use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
 use movejit_jit::{FlatOutcome, JitConfig, NestedState};
 use movejit_runtime::compiled::{
-    CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SeamSlot, SessionHost,
+    CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, EntrySlot, ModuleSource, SeamCall, SeamSlot,
+    SessionHost,
 };
 use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
 use movejit_runtime::flat::native_bridge::NativeSession;
@@ -608,6 +609,40 @@ impl CompiledCode for JitSession<'_> {
                 if !v.iter().any(|e| e.fdef == fdef && e.type_args[..] == *ty_args) {
                     let code = [Arc::downgrade(u), Arc::downgrade(m)];
                     v.push(Arc::new(EntryCode { module: module.clone(), fdef, type_args: ty_args.to_vec(), code }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn compile_entry(
+        &mut self,
+        modules: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+        slot: &EntrySlot,
+    ) -> Result<(), String> {
+        // A plan's slot is per warm set: without one, it is `compile`.
+        if modules.module_set_id().is_none() {
+            return self.compile(modules, module, fdef, ty_args);
+        }
+        // A fresh session: the session's entry straight from the plan (as
+        // `compile` takes it from `Shared::entries`, without the look-up).
+        if self.warm_entry.is_none() && self.hot.is_empty() {
+            if let Some(entry) = slot.get().and_then(|b| b.downcast_ref::<Arc<EntryCode>>()) {
+                if let (Some(u), Some(m)) = (entry.code[0].upgrade(), entry.code[1].upgrade()) {
+                    let hash = modules.module_hash(module);
+                    self.warm_entry = Some(WarmEntry { entry: entry.clone(), hash, code: [u, m], counted: false });
+                    return Ok(());
+                }
+            }
+        }
+        self.compile(modules, module, fdef, ty_args)?;
+        if slot.get().is_none() {
+            if let Some(set) = modules.module_set_id() {
+                if let Some((entry, _)) = self.shared_entry(set, module, fdef, ty_args) {
+                    let _ = slot.set(Box::new(entry));
                 }
             }
         }

@@ -130,9 +130,17 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     cache: Mutex<HashMap<ModuleHash, Arc<LoadedModule>>>,
     /// The warm module cache: by module id, the module as last loaded with
-    /// its transitive dependencies. A session takes the whole set at once
-    /// when its store has the same version (content hash) of every member.
-    warm: RwLock<FxHashMap<ModuleId, Arc<ModuleSet>>>,
+    /// its transitive dependencies (an index into `warm_sets`). A session
+    /// takes the whole set at once when its store has the same version
+    /// (content hash) of every member.
+    warm: RwLock<FxHashMap<ModuleId, usize>>,
+    /// Every warm set made, append-only while the engine lives (as the
+    /// module cache and the entry plans, which keep their modules): a
+    /// session borrows its set for `'e` and threads remember sets by index.
+    warm_sets: boxcar::Vec<ModuleSet>,
+    /// Unique while the process runs: names the engine in threads' entry
+    /// memos ([`EntryMemo`]).
+    serial: u64,
     /// Compiled code for the `Jit` / `Auto` executors.
     compiled: Option<Arc<dyn CompiledCodeFactory>>,
     /// Prepared function instances (flat interpreter), by (module, function
@@ -160,6 +168,61 @@ pub struct Engine {
     no_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
 }
 
+static NEXT_ENGINE_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// What a thread remembers of its last entry calls: per (engine, module,
+/// function, type arguments), the warm set its session took and the plan
+/// it found. Indices only (sets and plans live as long as their engine and
+/// are found through it), checked like any warm set against the store.
+struct EntryMemo {
+    engine: u64,
+    module: ModuleId,
+    name: String,
+    ty_args: Vec<Type>,
+    set: usize,
+    plan: usize,
+}
+
+/// Entry calls a thread remembers.
+const ENTRY_MEMOS: usize = 8;
+
+thread_local! {
+    static ENTRY_MEMOS_OF_THREAD: std::cell::RefCell<Vec<EntryMemo>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl EntryMemo {
+    fn find(engine: u64, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<(usize, usize)> {
+        ENTRY_MEMOS_OF_THREAD
+            .try_with(|m| {
+                m.borrow()
+                    .iter()
+                    .rev()
+                    .find(|e| e.engine == engine && e.name == name && e.module == *module && e.ty_args[..] == *ty_args)
+                    .map(|e| (e.set, e.plan))
+            })
+            .ok()
+            .flatten()
+    }
+
+    fn remember(engine: u64, set: usize, plan: usize, module: &ModuleId, name: &str, ty_args: &[Type]) {
+        let _ = ENTRY_MEMOS_OF_THREAD.try_with(|m| {
+            let mut m = m.borrow_mut();
+            m.retain(|e| !(e.engine == engine && e.name == name && e.module == *module && e.ty_args[..] == *ty_args));
+            if m.len() >= ENTRY_MEMOS {
+                m.remove(0);
+            }
+            m.push(EntryMemo {
+                engine,
+                module: module.clone(),
+                name: name.to_string(),
+                ty_args: ty_args.to_vec(),
+                set,
+                plan,
+            });
+        });
+    }
+}
+
 /// Frame stacks an engine keeps (one per thread running calls at once is
 /// enough).
 pub(crate) const SPARE_STACKS: usize = 16;
@@ -179,6 +242,8 @@ pub(crate) struct EntryPlan {
     /// Set once a call of the plan succeeded: the direct compiled entry
     /// path (`flat/direct.rs`).
     pub(crate) direct: std::sync::OnceLock<crate::flat::direct::DirectEntry>,
+    /// What the compiled code found for the plan (`CompiledCode::compile_entry`).
+    pub(crate) compiled: movejit_runtime::compiled::EntrySlot,
 }
 
 /// The engine's entry plans: append-only while it lives, so a session
@@ -223,6 +288,10 @@ impl EntryPlans {
         self.plans.get(self.by_key.find(key, ty_args)?)
     }
 
+    fn find_index(&self, key: &WarmKey, ty_args: &[Type]) -> Option<usize> {
+        self.by_key.find(key, ty_args)
+    }
+
     fn add(&self, key: WarmKey, ty_args: &[Type], plan: EntryPlan) {
         self.by_key.insert_with(key, ty_args, || self.plans.push(plan));
     }
@@ -238,6 +307,8 @@ impl Engine {
             config,
             cache: Mutex::new(HashMap::new()),
             warm: RwLock::default(),
+            warm_sets: boxcar::Vec::new(),
+            serial: NEXT_ENGINE_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             compiled,
             prepared: Default::default(),
             meter_template,
@@ -502,8 +573,20 @@ impl<'e, 'r> Session<'e, 'r> {
     /// [`Session::load_warm`] without handing out the module: `true` when
     /// the session has `id` from a warm set now.
     fn take_warm(&mut self, id: &ModuleId) -> bool {
-        let Ok(warm) = self.engine.warm.read() else { return false };
-        let Some(set) = warm.get(id) else { return false };
+        let index = match self.engine.warm.read() {
+            Ok(warm) => warm.get(id).copied(),
+            Err(_) => None,
+        };
+        match index.and_then(|i| self.engine.warm_sets.get(i)) {
+            Some(set) => self.adopt_warm(set, id),
+            None => false,
+        }
+    }
+
+    /// Takes warm set `set` (of module `id`) when the session's store has
+    /// the version of every member it was loaded from: `true` when the
+    /// session has `id` from it now.
+    fn adopt_warm(&mut self, set: &'e ModuleSet, id: &ModuleId) -> bool {
         if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
             return false;
         }
@@ -545,9 +628,9 @@ impl<'e, 'r> Session<'e, 'r> {
         let hashes = members.iter().cloned().collect();
         static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let set = Arc::new(ModuleSet { id: set_id, members, modules: Arc::new(modules), hashes: Arc::new(hashes) });
+        let set = ModuleSet { id: set_id, members, modules: Arc::new(modules), hashes: Arc::new(hashes) };
         if let Ok(mut warm) = self.engine.warm.write() {
-            warm.insert(id.clone(), set);
+            warm.insert(id.clone(), self.engine.warm_sets.push(set));
         }
     }
 
@@ -997,7 +1080,7 @@ impl<'e, 'r> Session<'e, 'r> {
         if params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        self.check_compiles(&m, def, name, ty_args)?;
+        self.check_compiles(&m, def, name, ty_args, None)?;
         // The call's memory budget (nested runs share it); flat arguments
         // count.
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
@@ -1035,6 +1118,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 returns: returns.clone(),
                 arg_layouts,
                 direct: Default::default(),
+                compiled: Default::default(),
             };
             self.engine.entries.add(key, ty_args, plan);
         }
@@ -1050,6 +1134,12 @@ impl<'e, 'r> Session<'e, 'r> {
     /// The plan of entry function `module::name<ty_args>` when an earlier
     /// session over the same warm module set made one.
     fn entry_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
+        let fresh = self.modules.is_empty();
+        if fresh {
+            if let Some(plan) = self.remembered_plan(module, name, ty_args) {
+                return Some(plan);
+            }
+        }
         // Only a module already loaded or in a warm set: loading anew (and
         // its errors) is the full path's.
         if !self.modules.contains_key(module) && !self.take_warm(module) {
@@ -1058,7 +1148,26 @@ impl<'e, 'r> Session<'e, 'r> {
         let set = self.module_set_id?;
         let m = self.modules.get(module)?;
         let def = *m.functions.get(name)?;
-        self.engine.entries.find(&(set, Arc::as_ptr(m) as usize, def), ty_args)
+        let at = self.engine.entries.find_index(&(set, Arc::as_ptr(m) as usize, def), ty_args)?;
+        if fresh {
+            let warm = self.engine.warm.read().ok().and_then(|w| w.get(module).copied());
+            if let Some(set_index) = warm.filter(|i| self.engine.warm_sets.get(*i).is_some_and(|s| s.id == set)) {
+                EntryMemo::remember(self.engine.serial, set_index, at, module, name, ty_args);
+            }
+        }
+        self.engine.entries.plans.get(at)
+    }
+
+    /// The plan this thread found last for `module::name<ty_args>` on this
+    /// engine, with its warm set taken, when the session's store has that
+    /// set's versions: no lock, no hashing of names.
+    fn remembered_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
+        let (set_index, plan) = EntryMemo::find(self.engine.serial, module, name, ty_args)?;
+        let set = self.engine.warm_sets.get(set_index)?;
+        if !self.adopt_warm(set, module) {
+            return None;
+        }
+        self.engine.entries.plans.get(plan)
     }
 
     /// `execute_function` over a plan: what is left of the full path
@@ -1074,7 +1183,7 @@ impl<'e, 'r> Session<'e, 'r> {
         if plan.params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        self.check_compiles(&plan.module, plan.def, name, ty_args)?;
+        self.check_compiles(&plan.module, plan.def, name, ty_args, Some(&plan.compiled))?;
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
         let aptos = self.flavour() == StatusFlavour::Aptos;
         let mut flat_args = Vec::with_capacity(args.len());
@@ -1102,15 +1211,23 @@ impl<'e, 'r> Session<'e, 'r> {
     /// bytecode to compile: it runs as native code under every executor.
     /// Compiling comes before the call's memory budget opens: what the code
     /// keeps alive (constants) is not the call's.
-    fn check_compiles(&mut self, m: &Arc<LoadedModule>, def: u16, name: &str, ty_args: &[Type]) -> VmResult<()> {
+    fn check_compiles(
+        &mut self,
+        m: &Arc<LoadedModule>,
+        def: u16,
+        name: &str,
+        ty_args: &[Type],
+        slot: Option<&movejit_runtime::compiled::EntrySlot>,
+    ) -> VmResult<()> {
         let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
         if self.engine.config.executor != ExecutorKind::Jit || native_entry {
             return Ok(());
         }
         let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
-        let r = match self.compiled.as_mut() {
-            Some(c) => c.compile(&modules, &m.id, def, ty_args),
-            None => Err("no JIT attached to this engine".to_string()),
+        let r = match (self.compiled.as_mut(), slot) {
+            (Some(c), Some(slot)) => c.compile_entry(&modules, &m.id, def, ty_args, slot),
+            (Some(c), None) => c.compile(&modules, &m.id, def, ty_args),
+            (None, _) => Err("no JIT attached to this engine".to_string()),
         };
         r.map_err(|why| {
             VmError::new(StatusCode::FEATURE_NOT_ENABLED)
