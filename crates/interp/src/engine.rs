@@ -133,7 +133,7 @@ pub struct Engine {
     /// its transitive dependencies (an index into `warm_sets`). A session
     /// takes the whole set at once when its store has the same version
     /// (content hash) of every member.
-    warm: RwLock<FxHashMap<ModuleId, usize>>,
+    warm: RwLock<WarmSets>,
     /// Every warm set made, append-only while the engine lives (as the
     /// module cache and the entry plans, which keep their modules): a
     /// session borrows its set for `'e` and threads remember sets by index.
@@ -221,6 +221,17 @@ impl EntryMemo {
             });
         });
     }
+}
+
+/// The warm module cache's indices into `Engine::warm_sets`.
+#[derive(Default)]
+struct WarmSets {
+    /// By module: the set it was last loaded with.
+    by_module: FxHashMap<ModuleId, usize>,
+    /// By members (ids and versions): a module set loaded again is the
+    /// same set (the module cache gives the same modules for the same
+    /// versions), so the sets grow only with new versions.
+    by_members: FxHashMap<Vec<(ModuleId, ModuleHash)>, usize>,
 }
 
 /// Frame stacks an engine keeps (one per thread running calls at once is
@@ -574,7 +585,7 @@ impl<'e, 'r> Session<'e, 'r> {
     /// the session has `id` from a warm set now.
     fn take_warm(&mut self, id: &ModuleId) -> bool {
         let index = match self.engine.warm.read() {
-            Ok(warm) => warm.get(id).copied(),
+            Ok(warm) => warm.by_module.get(id).copied(),
             Err(_) => None,
         };
         match index.and_then(|i| self.engine.warm_sets.get(i)) {
@@ -625,13 +636,25 @@ impl<'e, 'r> Session<'e, 'r> {
             members.push((mid.clone(), *h));
             modules.insert(mid, m.clone());
         }
-        let hashes = members.iter().cloned().collect();
-        static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let set = ModuleSet { id: set_id, members, modules: Arc::new(modules), hashes: Arc::new(hashes) };
-        if let Ok(mut warm) = self.engine.warm.write() {
-            warm.insert(id.clone(), self.engine.warm_sets.push(set));
-        }
+        let Ok(mut warm) = self.engine.warm.write() else { return };
+        let index = match warm.by_members.get(&members) {
+            Some(i) => *i,
+            None => {
+                let hashes = members.iter().cloned().collect();
+                static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let set = ModuleSet {
+                    id: set_id,
+                    members: members.clone(),
+                    modules: Arc::new(modules),
+                    hashes: Arc::new(hashes),
+                };
+                let i = self.engine.warm_sets.push(set);
+                warm.by_members.insert(members, i);
+                i
+            }
+        };
+        warm.by_module.insert(id.clone(), index);
     }
 
     fn load_rec(&mut self, id: &ModuleId, visiting: &mut Vec<ModuleId>) -> VmResult<Arc<LoadedModule>> {
@@ -1150,7 +1173,7 @@ impl<'e, 'r> Session<'e, 'r> {
         let def = *m.functions.get(name)?;
         let at = self.engine.entries.find_index(&(set, Arc::as_ptr(m) as usize, def), ty_args)?;
         if fresh {
-            let warm = self.engine.warm.read().ok().and_then(|w| w.get(module).copied());
+            let warm = self.engine.warm.read().ok().and_then(|w| w.by_module.get(module).copied());
             if let Some(set_index) = warm.filter(|i| self.engine.warm_sets.get(*i).is_some_and(|s| s.id == set)) {
                 EntryMemo::remember(self.engine.serial, set_index, at, module, name, ty_args);
             }
