@@ -303,8 +303,10 @@ impl EntryPlans {
         self.by_key.find(key, ty_args)
     }
 
-    fn add(&self, key: WarmKey, ty_args: &[Type], plan: EntryPlan) {
+    /// Adds `plan` unless the key has one; the index of the key's plan.
+    fn add(&self, key: WarmKey, ty_args: &[Type], plan: EntryPlan) -> Option<usize> {
         self.by_key.insert_with(key, ty_args, || self.plans.push(plan));
+        self.by_key.find(&key, ty_args)
     }
 }
 
@@ -1094,7 +1096,8 @@ impl<'e, 'r> Session<'e, 'r> {
                 a.charge_module(module, bytes.len() as u64).map_err(VmError::new)?;
             }
         }
-        if let Some(plan) = self.entry_plan(module, name, ty_args) {
+        let fresh = self.modules.is_empty();
+        if let Some(plan) = self.entry_plan(module, name, ty_args, fresh) {
             return self.execute_planned(plan, name, ty_args, args, gas);
         }
         let (m, def, fh) = self.resolve_instantiation(module, name, ty_args)?;
@@ -1143,7 +1146,16 @@ impl<'e, 'r> Session<'e, 'r> {
                 direct: Default::default(),
                 compiled: Default::default(),
             };
-            self.engine.entries.add(key, ty_args, plan);
+            let added = self.engine.entries.add(key, ty_args, plan);
+            // What the next sessions' calls take from the start (so their
+            // first call is as short as the later ones): this thread's memo
+            // and the compiled code's slot.
+            if let Some(at) = added.filter(|_| fresh) {
+                self.remember_entry(module, name, ty_args, set, at);
+            }
+            if let Some(plan) = added.and_then(|at| self.engine.entries.plans.get(at)) {
+                let _ = self.check_compiles(&m, def, name, ty_args, Some(&plan.compiled));
+            }
         }
         let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
         let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
@@ -1156,8 +1168,7 @@ impl<'e, 'r> Session<'e, 'r> {
 
     /// The plan of entry function `module::name<ty_args>` when an earlier
     /// session over the same warm module set made one.
-    fn entry_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
-        let fresh = self.modules.is_empty();
+    fn entry_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type], fresh: bool) -> Option<&'e EntryPlan> {
         if fresh {
             if let Some(plan) = self.remembered_plan(module, name, ty_args) {
                 return Some(plan);
@@ -1173,12 +1184,19 @@ impl<'e, 'r> Session<'e, 'r> {
         let def = *m.functions.get(name)?;
         let at = self.engine.entries.find_index(&(set, Arc::as_ptr(m) as usize, def), ty_args)?;
         if fresh {
-            let warm = self.engine.warm.read().ok().and_then(|w| w.by_module.get(module).copied());
-            if let Some(set_index) = warm.filter(|i| self.engine.warm_sets.get(*i).is_some_and(|s| s.id == set)) {
-                EntryMemo::remember(self.engine.serial, set_index, at, module, name, ty_args);
-            }
+            self.remember_entry(module, name, ty_args, set, at);
         }
         self.engine.entries.plans.get(at)
+    }
+
+    /// Remembers (this thread) that a fresh session's call of
+    /// `module::name<ty_args>` took warm set `set` (of `module`) and plan
+    /// `plan`.
+    fn remember_entry(&self, module: &ModuleId, name: &str, ty_args: &[Type], set: u64, plan: usize) {
+        let warm = self.engine.warm.read().ok().and_then(|w| w.by_module.get(module).copied());
+        if let Some(set_index) = warm.filter(|i| self.engine.warm_sets.get(*i).is_some_and(|s| s.id == set)) {
+            EntryMemo::remember(self.engine.serial, set_index, plan, module, name, ty_args);
+        }
     }
 
     /// The plan this thread found last for `module::name<ty_args>` on this
