@@ -59,6 +59,10 @@ type SharedEntries = RwLock<FxHashMap<u64, FxHashMap<ModuleId, Vec<Arc<EntryCode
 
 /// The unmetered and metered code of one entry instance.
 struct EntryCode {
+    /// The warm module set it was found for, and the module's content hash
+    /// there.
+    set: u64,
+    hash: Option<Hash>,
     module: ModuleId,
     fdef: u16,
     type_args: Vec<Type>,
@@ -457,10 +461,19 @@ impl CompiledCode for JitSession<'_> {
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
         let metered = state.gas_left.is_some();
-        let hash = host.module_hash(module);
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
-        // Fastest path: the session's entry taken from a warm set.
-        if let Some(w) = self.warm_entry.as_mut().filter(|w| w.is(module, fdef, ty_args, hash)) {
+        // Fastest path: the session's entry taken from a warm set. While the
+        // session has exactly that set, the module is the entry's version
+        // (no look-up of its hash).
+        let set = host.module_set_id();
+        let warm = self.warm_entry.as_mut().filter(|w| {
+            let e = &*w.entry;
+            e.fdef == fdef
+                && e.module == *module
+                && e.type_args[..] == *ty_args
+                && (set == Some(e.set) || w.hash == host.module_hash(module))
+        });
+        if let Some(w) = warm {
             let ready = &w.code[usize::from(metered)];
             if !ready.entry.takes_closures() {
                 return match ready.entry.run(args, rets, nested, host, natives) {
@@ -473,6 +486,7 @@ impl CompiledCode for JitSession<'_> {
                 };
             }
         }
+        let hash = host.module_hash(module);
         // Fast path: an instance this session knows (and counted), run from
         // where the session keeps it (no reference count touched: threads
         // share it).
@@ -608,7 +622,14 @@ impl CompiledCode for JitSession<'_> {
                 let v = entries.entry(set).or_default().entry(module.clone()).or_default();
                 if !v.iter().any(|e| e.fdef == fdef && e.type_args[..] == *ty_args) {
                     let code = [Arc::downgrade(u), Arc::downgrade(m)];
-                    v.push(Arc::new(EntryCode { module: module.clone(), fdef, type_args: ty_args.to_vec(), code }));
+                    v.push(Arc::new(EntryCode {
+                        set,
+                        hash,
+                        module: module.clone(),
+                        fdef,
+                        type_args: ty_args.to_vec(),
+                        code,
+                    }));
                 }
             }
         }
@@ -632,7 +653,8 @@ impl CompiledCode for JitSession<'_> {
         if self.warm_entry.is_none() && self.hot.is_empty() {
             if let Some(entry) = slot.get().and_then(|b| b.downcast_ref::<Arc<EntryCode>>()) {
                 if let (Some(u), Some(m)) = (entry.code[0].upgrade(), entry.code[1].upgrade()) {
-                    let hash = modules.module_hash(module);
+                    // The plan is of this set: the module has the entry's version.
+                    let hash = entry.hash;
                     self.warm_entry = Some(WarmEntry { entry: entry.clone(), hash, code: [u, m], counted: false });
                     return Ok(());
                 }

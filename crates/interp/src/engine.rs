@@ -16,6 +16,7 @@ use movejit_runtime::{
     AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId,
     NativeRegistry, Resolver, StatusCode, Type, TypeId, TypeTable, VmError, VmResult, WriteOp,
 };
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -164,8 +165,8 @@ pub struct Engine {
     pub(crate) spare_stacks: Mutex<Vec<movejit_runtime::flat::mem::FrameStack>>,
     /// Empty module and hash maps a new session starts with (shared, not
     /// allocated per session; the first module it loads copies them).
-    no_modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
-    no_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+    no_modules: FxHashMap<ModuleId, Arc<LoadedModule>>,
+    no_hashes: FxHashMap<ModuleId, ModuleHash>,
 }
 
 static NEXT_ENGINE_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -329,8 +330,8 @@ impl Engine {
             set_layouts: RwLock::default(),
             primitive_layouts: crate::flat::primitive_flat_layouts(),
             spare_stacks: Mutex::default(),
-            no_modules: Arc::default(),
-            no_hashes: Arc::default(),
+            no_modules: FxHashMap::default(),
+            no_hashes: FxHashMap::default(),
         }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
@@ -346,8 +347,8 @@ impl Engine {
         Session {
             engine: self,
             resolver,
-            modules: self.no_modules.clone(),
-            module_hashes: self.no_hashes.clone(),
+            modules: Cow::Borrowed(&self.no_modules),
+            module_hashes: Cow::Borrowed(&self.no_hashes),
             module_set_id: None,
             globals: Globals::default(),
             depth_cache: FxHashMap::default(),
@@ -477,12 +478,12 @@ impl Globals {
 pub struct Session<'e, 'r> {
     pub(crate) engine: &'e Engine,
     pub(crate) resolver: &'r dyn Resolver,
-    /// Shared with the engine's warm module cache until the session loads
+    /// Borrowed from the engine's warm module cache until the session loads
     /// a module the warm set it took lacks (copy on write).
-    pub(crate) modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
+    pub(crate) modules: Cow<'e, FxHashMap<ModuleId, Arc<LoadedModule>>>,
     /// SHA-256 of the bytes each loaded module came from (compiled code is
     /// cached by module content).
-    pub(crate) module_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+    pub(crate) module_hashes: Cow<'e, FxHashMap<ModuleId, ModuleHash>>,
     /// The number of the warm set `modules` is, while the session has
     /// loaded nothing else ([`ModuleSource::module_set_id`]).
     pub(crate) module_set_id: Option<u64>,
@@ -503,8 +504,8 @@ pub(crate) struct ModuleSet {
     /// Every member with the content hash it was loaded from: the set is
     /// valid for a store that has these versions of all of them.
     members: Vec<(ModuleId, ModuleHash)>,
-    modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
-    hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+    modules: FxHashMap<ModuleId, Arc<LoadedModule>>,
+    hashes: FxHashMap<ModuleId, ModuleHash>,
 }
 
 /// The session's loaded modules, their hashes and warm set number, for
@@ -604,14 +605,14 @@ impl<'e, 'r> Session<'e, 'r> {
             return false;
         }
         if self.modules.is_empty() {
-            self.modules = set.modules.clone();
-            self.module_hashes = set.hashes.clone();
+            self.modules = Cow::Borrowed(&set.modules);
+            self.module_hashes = Cow::Borrowed(&set.hashes);
             self.module_set_id = Some(set.id);
         } else {
             self.module_set_id = None;
             // Modules this session loaded already came from the same store.
-            let modules = Arc::make_mut(&mut self.modules);
-            let hashes = Arc::make_mut(&mut self.module_hashes);
+            let modules = self.modules.to_mut();
+            let hashes = self.module_hashes.to_mut();
             for (mid, h) in &set.members {
                 if let Some(m) = set.modules.get(mid) {
                     modules.entry(mid.clone()).or_insert_with(|| m.clone());
@@ -645,12 +646,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 let hashes = members.iter().cloned().collect();
                 static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
                 let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let set = ModuleSet {
-                    id: set_id,
-                    members: members.clone(),
-                    modules: Arc::new(modules),
-                    hashes: Arc::new(hashes),
-                };
+                let set = ModuleSet { id: set_id, members: members.clone(), modules, hashes };
                 let i = self.engine.warm_sets.push(set);
                 warm.by_members.insert(members, i);
                 i
@@ -728,8 +724,8 @@ impl<'e, 'r> Session<'e, 'r> {
         };
         visiting.pop();
         self.module_set_id = None;
-        Arc::make_mut(&mut self.modules).insert(id.clone(), loaded.clone());
-        Arc::make_mut(&mut self.module_hashes).insert(id.clone(), key);
+        self.modules.to_mut().insert(id.clone(), loaded.clone());
+        self.module_hashes.to_mut().insert(id.clone(), key);
         Ok(loaded)
     }
 
@@ -1020,12 +1016,12 @@ impl<'e, 'r> Session<'e, 'r> {
         let loaded = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
         let id = loaded.id.clone();
         self.module_set_id = None;
-        Arc::make_mut(&mut self.modules).insert(id.clone(), loaded);
+        self.modules.to_mut().insert(id.clone(), loaded);
         // Every script is module `0x0::<SELF>`: its bytes tell them apart.
-        Arc::make_mut(&mut self.module_hashes).insert(id.clone(), movejit_runtime::module_hash(bytes));
+        self.module_hashes.to_mut().insert(id.clone(), movejit_runtime::module_hash(bytes));
         let r = self.execute_function(&id, "main", ty_args, args, gas);
-        Arc::make_mut(&mut self.modules).remove(&id);
-        Arc::make_mut(&mut self.module_hashes).remove(&id);
+        self.modules.to_mut().remove(&id);
+        self.module_hashes.to_mut().remove(&id);
         r
     }
 
