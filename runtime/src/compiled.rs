@@ -211,10 +211,33 @@ pub trait CompiledCode: Send {
         ty_args: &[Type],
     ) -> Result<(), String>;
 
+    /// [`CompiledCode::compile`] for an entry plan of a warm module set
+    /// (`modules.module_set_id()` is its set): what the compiled code found
+    /// for it goes into `slot`, which the engine keeps with the plan and
+    /// hands to every later session's call of it (on any thread), so they
+    /// find the code without a look-up.
+    fn compile_entry(
+        &mut self,
+        modules: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+        slot: &EntrySlot,
+    ) -> Result<(), String> {
+        let _ = slot;
+        self.compile(modules, module, fdef, ty_args)
+    }
+
     fn stats(&self) -> CompiledStats;
 }
 
+/// What compiled code keeps for one entry plan ([`CompiledCode::compile_entry`]):
+/// set once, then read by the engine's sessions on every thread.
+pub type EntrySlot = std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>;
+
 /// Makes the per-session [`CompiledCode`]; shared by an engine's sessions.
 pub trait CompiledCodeFactory: Send + Sync {
-    fn new_session(&self) -> Box<dyn CompiledCode>;
+    /// A session's compiled code borrows the factory (no reference count
+    /// per session: sessions on many threads share the factory).
+    fn new_session(&self) -> Box<dyn CompiledCode + '_>;
 }

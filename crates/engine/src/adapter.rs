@@ -10,7 +10,8 @@ use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
 use movejit_jit::{FlatOutcome, JitConfig, Location, NestedState};
 use movejit_runtime::compiled::{
-    CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource, SeamCall, SeamSlot, SessionHost,
+    CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, EntrySlot, ModuleSource, SeamCall, SeamSlot,
+    SessionHost,
 };
 use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
 use movejit_runtime::flat::native_bridge::NativeSession;
@@ -29,13 +30,13 @@ use std::time::Duration;
 /// only (never by [`CompiledCode::compile`]): an instance its lowering
 /// refuses runs interpreted under every executor.
 pub struct JitFactory {
-    shared: Arc<Shared>,
+    shared: Shared,
     /// Calls interpreted before compiling (0 for executor `Jit`).
     threshold: u32,
     eager: bool,
 }
 
-/// What the factory's sessions share (one reference count per session).
+/// What the factory's sessions share (borrowed by each).
 struct Shared {
     metered: CodeCache,
     unmetered: CodeCache,
@@ -90,6 +91,10 @@ type SharedEntries = RwLock<FxHashMap<u64, FxHashMap<ModuleId, Vec<Arc<EntryCode
 
 /// The unmetered and metered code of one entry instance.
 struct EntryCode {
+    /// The warm module set it was found for, and the module's content hash
+    /// there.
+    set: u64,
+    hash: Option<Hash>,
     module: ModuleId,
     fdef: u16,
     type_args: Vec<Type>,
@@ -115,13 +120,13 @@ impl JitFactory {
         let metered = JitConfig { cost: Some(config.costs.clone()), ..base.clone() };
         let aptos = JitConfig { cost: Some(CostTable::zero()), aptos: Some(AptosPricing::v50()), ..base.clone() };
         JitFactory {
-            shared: Arc::new(Shared {
+            shared: Shared {
                 metered: CodeCache::new(metered, o.clone()),
                 aptos: CodeCache::new(aptos, o.clone()),
                 unmetered: CodeCache::new(base, o.clone()),
                 links: SharedLinks::default(),
                 entries: SharedEntries::default(),
-            }),
+            },
             threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
             eager: o.eager,
         }
@@ -137,9 +142,9 @@ impl JitFactory {
 }
 
 impl CompiledCodeFactory for JitFactory {
-    fn new_session(&self) -> Box<dyn CompiledCode> {
+    fn new_session(&self) -> Box<dyn CompiledCode + '_> {
         Box::new(JitSession {
-            shared: self.shared.clone(),
+            shared: &self.shared,
             threshold: self.threshold,
             eager: self.eager,
             hashes: FxHashMap::default(),
@@ -194,8 +199,8 @@ impl WarmEntry {
 type SharedLinks = RwLock<HashMap<u64, HashMap<ModuleId, (Hash, Hash)>>>;
 
 /// The JIT side of one interpreter session.
-pub struct JitSession {
-    shared: Arc<Shared>,
+pub struct JitSession<'f> {
+    shared: &'f Shared,
     threshold: u32,
     eager: bool,
     /// Content and link hash per module, as this session sees it.
@@ -213,7 +218,7 @@ pub struct JitSession {
 /// module set is that deep; bounds the recursion on any input).
 const MAX_LINK_DEPTH: usize = 512;
 
-impl JitSession {
+impl JitSession<'_> {
     /// Both variants of an entry's code, found by an earlier session over
     /// warm set `set` and still in the cache.
     fn shared_entry(
@@ -358,8 +363,7 @@ impl JitSession {
     ) -> Result<Arc<Ready>, Option<String>> {
         let (key, named) =
             self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
-        let shared = self.shared.clone();
-        let cache = shared.cache(metering);
+        let cache = self.shared.cache(metering);
         match cache.lookup(&key, threshold) {
             Lookup::Ready(r) => return Ok(r),
             Lookup::Never(why) => return Err(Some(why)),
@@ -508,16 +512,27 @@ fn function_name(m: &CompiledModule, def: u16) -> String {
         .unwrap_or_default()
 }
 
-impl CompiledCode for JitSession {
+impl CompiledCode for JitSession<'_> {
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
         let metering = Metering::of(&state);
         let aptos = state.aptos;
-        let hash = host.module_hash(module);
         let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
-        // Fastest path: the session's entry taken from a warm set.
+        // Fastest path: the session's entry taken from a warm set (not under
+        // Aptos's schedule, whose code warm sets do not hold). While the
+        // session has exactly that set, the module is the entry's version
+        // (no look-up of its hash).
         let warm = metering.warm();
-        if let (Some(w), Some(v)) = (self.warm_entry.as_mut().filter(|w| w.is(module, fdef, ty_args, hash)), warm) {
+        let set = host.module_set_id();
+        let entry = self.warm_entry.as_mut().filter(|w| {
+            let e = &*w.entry;
+            warm.is_some()
+                && e.fdef == fdef
+                && e.module == *module
+                && e.type_args[..] == *ty_args
+                && (set == Some(e.set) || w.hash == host.module_hash(module))
+        });
+        if let (Some(w), Some(v)) = (entry, warm) {
             let ready = &w.code[v];
             if !ready.entry.takes_closures() {
                 return match ready.entry.run(args, rets, nested, host, natives) {
@@ -530,6 +545,7 @@ impl CompiledCode for JitSession {
                 };
             }
         }
+        let hash = host.module_hash(module);
         // Fast path: an instance this session knows (and counted), run from
         // where the session keeps it (no reference count touched: threads
         // share it).
@@ -669,7 +685,49 @@ impl CompiledCode for JitSession {
                 let v = entries.entry(set).or_default().entry(module.clone()).or_default();
                 if !v.iter().any(|e| e.fdef == fdef && e.type_args[..] == *ty_args) {
                     let code = [Arc::downgrade(u), Arc::downgrade(m)];
-                    v.push(Arc::new(EntryCode { module: module.clone(), fdef, type_args: ty_args.to_vec(), code }));
+                    v.push(Arc::new(EntryCode {
+                        set,
+                        hash,
+                        module: module.clone(),
+                        fdef,
+                        type_args: ty_args.to_vec(),
+                        code,
+                    }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn compile_entry(
+        &mut self,
+        modules: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+        slot: &EntrySlot,
+    ) -> Result<(), String> {
+        // A plan's slot is per warm set: without one, it is `compile`.
+        if modules.module_set_id().is_none() {
+            return self.compile(modules, module, fdef, ty_args);
+        }
+        // A fresh session: the session's entry straight from the plan (as
+        // `compile` takes it from `Shared::entries`, without the look-up).
+        if self.warm_entry.is_none() && self.hot.is_empty() {
+            if let Some(entry) = slot.get().and_then(|b| b.downcast_ref::<Arc<EntryCode>>()) {
+                if let (Some(u), Some(m)) = (entry.code[0].upgrade(), entry.code[1].upgrade()) {
+                    // The plan is of this set: the module has the entry's version.
+                    let hash = entry.hash;
+                    self.warm_entry = Some(WarmEntry { entry: entry.clone(), hash, code: [u, m], counted: false });
+                    return Ok(());
+                }
+            }
+        }
+        self.compile(modules, module, fdef, ty_args)?;
+        if slot.get().is_none() {
+            if let Some(set) = modules.module_set_id() {
+                if let Some((entry, _)) = self.shared_entry(set, module, fdef, ty_args) {
+                    let _ = slot.set(Box::new(entry));
                 }
             }
         }

@@ -61,7 +61,8 @@ fn corpus_compiles_through_the_engine_or_is_reported_unsupported() {
         } else {
             EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() }
         };
-        let mut session = JitFactory::new(&config).new_session();
+        let factory = JitFactory::new(&config);
+        let mut session = factory.new_session();
         let compile = |it: &survey::Item| {
             session.compile(&source, &ids[it.module], it.fdef, &it.type_args).map_err(|why| {
                 match why.strip_prefix(UNSUPPORTED) {

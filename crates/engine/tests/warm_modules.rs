@@ -62,3 +62,33 @@ fn warm_sessions_see_their_own_store() {
         assert_eq!(cold(&none), Err(StatusCode::LINKER_ERROR), "{what}");
     }
 }
+
+/// Threads remember their entry calls per engine and keep JIT run stacks
+/// and tables: engines outnumbering what a thread remembers, used by two
+/// threads at once over stores with other versions of a member, and
+/// engines dropped after one call, still run each store's own versions.
+#[test]
+fn many_engines_on_two_threads_run_their_stores_versions() {
+    let (v1, v2) = (store(Some(10)), store(Some(20)));
+    for &executor in EXECUTORS {
+        let config = EngineConfig { executor, ..EngineConfig::aptos() };
+        let engines: Vec<Engine> = (0..12).map(|_| new_engine(config.clone())).collect();
+        std::thread::scope(|s| {
+            for thread in 0..2 {
+                let (engines, v1, v2, config) = (&engines, &v1, &v2, &config);
+                s.spawn(move || {
+                    for round in 0..4 {
+                        for (i, engine) in engines.iter().enumerate() {
+                            let (st, want) = if (i + round + thread) % 2 == 0 { (v1, 11) } else { (v2, 21) };
+                            let what = format!("{executor:?}, thread {thread}, round {round}, engine {i}");
+                            assert_eq!(call(engine, st, "user", "f"), Ok(want), "{what}");
+                            assert_eq!(call(engine, st, "user", "f"), Ok(want), "{what}, again");
+                            let short_lived = new_engine(config.clone());
+                            assert_eq!(call(&short_lived, st, "user", "f"), Ok(want), "{what}, short-lived engine");
+                        }
+                    }
+                });
+            }
+        });
+    }
+}

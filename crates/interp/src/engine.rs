@@ -16,6 +16,7 @@ use movejit_runtime::{
     AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId,
     NativeRegistry, Resolver, StatusCode, Type, TypeId, TypeTable, VmError, VmResult, WriteOp,
 };
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -130,9 +131,17 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     cache: Mutex<HashMap<ModuleHash, Arc<LoadedModule>>>,
     /// The warm module cache: by module id, the module as last loaded with
-    /// its transitive dependencies. A session takes the whole set at once
-    /// when its store has the same version (content hash) of every member.
-    warm: RwLock<FxHashMap<ModuleId, Arc<ModuleSet>>>,
+    /// its transitive dependencies (an index into `warm_sets`). A session
+    /// takes the whole set at once when its store has the same version
+    /// (content hash) of every member.
+    warm: RwLock<WarmSets>,
+    /// Every warm set made, append-only while the engine lives (as the
+    /// module cache and the entry plans, which keep their modules): a
+    /// session borrows its set for `'e` and threads remember sets by index.
+    warm_sets: boxcar::Vec<ModuleSet>,
+    /// Unique while the process runs: names the engine in threads' entry
+    /// memos ([`EntryMemo`]).
+    serial: u64,
     /// Compiled code for the `Jit` / `Auto` executors.
     compiled: Option<Arc<dyn CompiledCodeFactory>>,
     /// Prepared function instances (flat interpreter), by (module, function
@@ -156,8 +165,74 @@ pub struct Engine {
     pub(crate) spare_stacks: Mutex<Vec<movejit_runtime::flat::mem::FrameStack>>,
     /// Empty module and hash maps a new session starts with (shared, not
     /// allocated per session; the first module it loads copies them).
-    no_modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
-    no_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+    no_modules: FxHashMap<ModuleId, Arc<LoadedModule>>,
+    no_hashes: FxHashMap<ModuleId, ModuleHash>,
+}
+
+static NEXT_ENGINE_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// What a thread remembers of its last entry calls: per (engine, module,
+/// function, type arguments), the warm set its session took and the plan
+/// it found. Indices only (sets and plans live as long as their engine and
+/// are found through it), checked like any warm set against the store.
+struct EntryMemo {
+    engine: u64,
+    module: ModuleId,
+    name: String,
+    ty_args: Vec<Type>,
+    set: usize,
+    plan: usize,
+}
+
+/// Entry calls a thread remembers.
+const ENTRY_MEMOS: usize = 8;
+
+thread_local! {
+    static ENTRY_MEMOS_OF_THREAD: std::cell::RefCell<Vec<EntryMemo>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl EntryMemo {
+    fn find(engine: u64, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<(usize, usize)> {
+        ENTRY_MEMOS_OF_THREAD
+            .try_with(|m| {
+                m.borrow()
+                    .iter()
+                    .rev()
+                    .find(|e| e.engine == engine && e.name == name && e.module == *module && e.ty_args[..] == *ty_args)
+                    .map(|e| (e.set, e.plan))
+            })
+            .ok()
+            .flatten()
+    }
+
+    fn remember(engine: u64, set: usize, plan: usize, module: &ModuleId, name: &str, ty_args: &[Type]) {
+        let _ = ENTRY_MEMOS_OF_THREAD.try_with(|m| {
+            let mut m = m.borrow_mut();
+            m.retain(|e| !(e.engine == engine && e.name == name && e.module == *module && e.ty_args[..] == *ty_args));
+            if m.len() >= ENTRY_MEMOS {
+                m.remove(0);
+            }
+            m.push(EntryMemo {
+                engine,
+                module: module.clone(),
+                name: name.to_string(),
+                ty_args: ty_args.to_vec(),
+                set,
+                plan,
+            });
+        });
+    }
+}
+
+/// The warm module cache's indices into `Engine::warm_sets`.
+#[derive(Default)]
+struct WarmSets {
+    /// By module: the set it was last loaded with.
+    by_module: FxHashMap<ModuleId, usize>,
+    /// By members (ids and versions): a module set loaded again is the
+    /// same set (the module cache gives the same modules for the same
+    /// versions), so the sets grow only with new versions.
+    by_members: FxHashMap<Vec<(ModuleId, ModuleHash)>, usize>,
 }
 
 /// Frame stacks an engine keeps (one per thread running calls at once is
@@ -179,6 +254,8 @@ pub(crate) struct EntryPlan {
     /// Set once a call of the plan succeeded: the direct compiled entry
     /// path (`flat/direct.rs`).
     pub(crate) direct: std::sync::OnceLock<crate::flat::direct::DirectEntry>,
+    /// What the compiled code found for the plan (`CompiledCode::compile_entry`).
+    pub(crate) compiled: movejit_runtime::compiled::EntrySlot,
 }
 
 /// The engine's entry plans: append-only while it lives, so a session
@@ -223,8 +300,14 @@ impl EntryPlans {
         self.plans.get(self.by_key.find(key, ty_args)?)
     }
 
-    fn add(&self, key: WarmKey, ty_args: &[Type], plan: EntryPlan) {
+    fn find_index(&self, key: &WarmKey, ty_args: &[Type]) -> Option<usize> {
+        self.by_key.find(key, ty_args)
+    }
+
+    /// Adds `plan` unless the key has one; the index of the key's plan.
+    fn add(&self, key: WarmKey, ty_args: &[Type], plan: EntryPlan) -> Option<usize> {
         self.by_key.insert_with(key, ty_args, || self.plans.push(plan));
+        self.by_key.find(&key, ty_args)
     }
 }
 
@@ -238,6 +321,8 @@ impl Engine {
             config,
             cache: Mutex::new(HashMap::new()),
             warm: RwLock::default(),
+            warm_sets: boxcar::Vec::new(),
+            serial: NEXT_ENGINE_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             compiled,
             prepared: Default::default(),
             meter_template,
@@ -245,8 +330,8 @@ impl Engine {
             set_layouts: RwLock::default(),
             primitive_layouts: crate::flat::primitive_flat_layouts(),
             spare_stacks: Mutex::default(),
-            no_modules: Arc::default(),
-            no_hashes: Arc::default(),
+            no_modules: FxHashMap::default(),
+            no_hashes: FxHashMap::default(),
         }
     }
     /// An engine whose `Jit` / `Auto` executors run compiled code made by
@@ -262,8 +347,8 @@ impl Engine {
         Session {
             engine: self,
             resolver,
-            modules: self.no_modules.clone(),
-            module_hashes: self.no_hashes.clone(),
+            modules: Cow::Borrowed(&self.no_modules),
+            module_hashes: Cow::Borrowed(&self.no_hashes),
             module_set_id: None,
             globals: Globals::default(),
             depth_cache: FxHashMap::default(),
@@ -393,12 +478,12 @@ impl Globals {
 pub struct Session<'e, 'r> {
     pub(crate) engine: &'e Engine,
     pub(crate) resolver: &'r dyn Resolver,
-    /// Shared with the engine's warm module cache until the session loads
+    /// Borrowed from the engine's warm module cache until the session loads
     /// a module the warm set it took lacks (copy on write).
-    pub(crate) modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
+    pub(crate) modules: Cow<'e, FxHashMap<ModuleId, Arc<LoadedModule>>>,
     /// SHA-256 of the bytes each loaded module came from (compiled code is
     /// cached by module content).
-    pub(crate) module_hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+    pub(crate) module_hashes: Cow<'e, FxHashMap<ModuleId, ModuleHash>>,
     /// The number of the warm set `modules` is, while the session has
     /// loaded nothing else ([`ModuleSource::module_set_id`]).
     pub(crate) module_set_id: Option<u64>,
@@ -406,7 +491,7 @@ pub struct Session<'e, 'r> {
     /// Value depth of types already measured.
     pub(crate) depth_cache: FxHashMap<Type, usize>,
     /// Compiled code consulted at calls (executors `Jit` / `Auto`).
-    pub(crate) compiled: Option<Box<dyn CompiledCode>>,
+    pub(crate) compiled: Option<Box<dyn CompiledCode + 'e>>,
     /// Call-site caches and layouts of the flat interpreter.
     pub(crate) flat: FlatSession<'e>,
 }
@@ -419,8 +504,8 @@ pub(crate) struct ModuleSet {
     /// Every member with the content hash it was loaded from: the set is
     /// valid for a store that has these versions of all of them.
     members: Vec<(ModuleId, ModuleHash)>,
-    modules: Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>,
-    hashes: Arc<FxHashMap<ModuleId, ModuleHash>>,
+    modules: FxHashMap<ModuleId, Arc<LoadedModule>>,
+    hashes: FxHashMap<ModuleId, ModuleHash>,
 }
 
 /// The session's loaded modules, their hashes and warm set number, for
@@ -502,20 +587,32 @@ impl<'e, 'r> Session<'e, 'r> {
     /// [`Session::load_warm`] without handing out the module: `true` when
     /// the session has `id` from a warm set now.
     fn take_warm(&mut self, id: &ModuleId) -> bool {
-        let Ok(warm) = self.engine.warm.read() else { return false };
-        let Some(set) = warm.get(id) else { return false };
+        let index = match self.engine.warm.read() {
+            Ok(warm) => warm.by_module.get(id).copied(),
+            Err(_) => None,
+        };
+        match index.and_then(|i| self.engine.warm_sets.get(i)) {
+            Some(set) => self.adopt_warm(set, id),
+            None => false,
+        }
+    }
+
+    /// Takes warm set `set` (of module `id`) when the session's store has
+    /// the version of every member it was loaded from: `true` when the
+    /// session has `id` from it now.
+    fn adopt_warm(&mut self, set: &'e ModuleSet, id: &ModuleId) -> bool {
         if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
             return false;
         }
         if self.modules.is_empty() {
-            self.modules = set.modules.clone();
-            self.module_hashes = set.hashes.clone();
+            self.modules = Cow::Borrowed(&set.modules);
+            self.module_hashes = Cow::Borrowed(&set.hashes);
             self.module_set_id = Some(set.id);
         } else {
             self.module_set_id = None;
             // Modules this session loaded already came from the same store.
-            let modules = Arc::make_mut(&mut self.modules);
-            let hashes = Arc::make_mut(&mut self.module_hashes);
+            let modules = self.modules.to_mut();
+            let hashes = self.module_hashes.to_mut();
             for (mid, h) in &set.members {
                 if let Some(m) = set.modules.get(mid) {
                     modules.entry(mid.clone()).or_insert_with(|| m.clone());
@@ -542,13 +639,20 @@ impl<'e, 'r> Session<'e, 'r> {
             members.push((mid.clone(), *h));
             modules.insert(mid, m.clone());
         }
-        let hashes = members.iter().cloned().collect();
-        static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let set = Arc::new(ModuleSet { id: set_id, members, modules: Arc::new(modules), hashes: Arc::new(hashes) });
-        if let Ok(mut warm) = self.engine.warm.write() {
-            warm.insert(id.clone(), set);
-        }
+        let Ok(mut warm) = self.engine.warm.write() else { return };
+        let index = match warm.by_members.get(&members) {
+            Some(i) => *i,
+            None => {
+                let hashes = members.iter().cloned().collect();
+                static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let set = ModuleSet { id: set_id, members: members.clone(), modules, hashes };
+                let i = self.engine.warm_sets.push(set);
+                warm.by_members.insert(members, i);
+                i
+            }
+        };
+        warm.by_module.insert(id.clone(), index);
     }
 
     fn load_rec(&mut self, id: &ModuleId, visiting: &mut Vec<ModuleId>) -> VmResult<Arc<LoadedModule>> {
@@ -620,8 +724,8 @@ impl<'e, 'r> Session<'e, 'r> {
         };
         visiting.pop();
         self.module_set_id = None;
-        Arc::make_mut(&mut self.modules).insert(id.clone(), loaded.clone());
-        Arc::make_mut(&mut self.module_hashes).insert(id.clone(), key);
+        self.modules.to_mut().insert(id.clone(), loaded.clone());
+        self.module_hashes.to_mut().insert(id.clone(), key);
         Ok(loaded)
     }
 
@@ -912,12 +1016,12 @@ impl<'e, 'r> Session<'e, 'r> {
         let loaded = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
         let id = loaded.id.clone();
         self.module_set_id = None;
-        Arc::make_mut(&mut self.modules).insert(id.clone(), loaded);
+        self.modules.to_mut().insert(id.clone(), loaded);
         // Every script is module `0x0::<SELF>`: its bytes tell them apart.
-        Arc::make_mut(&mut self.module_hashes).insert(id.clone(), movejit_runtime::module_hash(bytes));
+        self.module_hashes.to_mut().insert(id.clone(), movejit_runtime::module_hash(bytes));
         let r = self.execute_function(&id, "main", ty_args, args, gas);
-        Arc::make_mut(&mut self.modules).remove(&id);
-        Arc::make_mut(&mut self.module_hashes).remove(&id);
+        self.modules.to_mut().remove(&id);
+        self.module_hashes.to_mut().remove(&id);
         r
     }
 
@@ -983,10 +1087,13 @@ impl<'e, 'r> Session<'e, 'r> {
     ) -> Result<ExecutionResult, VmError> {
         // Aptos charges loading the entry function's module first (before
         // its verification and the argument checks).
-        if let (Some(a), Some(bytes)) = (gas.aptos_meter_mut(), self.resolver.get_module(module)) {
-            a.charge_module(module, bytes.len() as u64).map_err(VmError::new)?;
+        if let Some(a) = gas.aptos_meter_mut() {
+            if let Some(bytes) = self.resolver.get_module(module) {
+                a.charge_module(module, bytes.len() as u64).map_err(VmError::new)?;
+            }
         }
-        if let Some(plan) = self.entry_plan(module, name, ty_args) {
+        let fresh = self.modules.is_empty();
+        if let Some(plan) = self.entry_plan(module, name, ty_args, fresh) {
             return self.execute_planned(plan, name, ty_args, args, gas);
         }
         let (m, def, fh) = self.resolve_instantiation(module, name, ty_args)?;
@@ -995,7 +1102,7 @@ impl<'e, 'r> Session<'e, 'r> {
         if params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        self.check_compiles(&m, def, name, ty_args, gas)?;
+        self.check_compiles(&m, def, name, ty_args, gas, None)?;
         // The call's memory budget (nested runs share it); flat arguments
         // count.
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
@@ -1033,8 +1140,18 @@ impl<'e, 'r> Session<'e, 'r> {
                 returns: returns.clone(),
                 arg_layouts,
                 direct: Default::default(),
+                compiled: Default::default(),
             };
-            self.engine.entries.add(key, ty_args, plan);
+            let added = self.engine.entries.add(key, ty_args, plan);
+            // What the next sessions' calls take from the start (so their
+            // first call is as short as the later ones): this thread's memo
+            // and the compiled code's slot.
+            if let Some(at) = added.filter(|_| fresh) {
+                self.remember_entry(module, name, ty_args, set, at);
+            }
+            if let Some(plan) = added.and_then(|at| self.engine.entries.plans.get(at)) {
+                let _ = self.check_compiles(&m, def, name, ty_args, Some(&plan.compiled));
+            }
         }
         let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
         let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
@@ -1047,7 +1164,12 @@ impl<'e, 'r> Session<'e, 'r> {
 
     /// The plan of entry function `module::name<ty_args>` when an earlier
     /// session over the same warm module set made one.
-    fn entry_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
+    fn entry_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type], fresh: bool) -> Option<&'e EntryPlan> {
+        if fresh {
+            if let Some(plan) = self.remembered_plan(module, name, ty_args) {
+                return Some(plan);
+            }
+        }
         // Only a module already loaded or in a warm set: loading anew (and
         // its errors) is the full path's.
         if !self.modules.contains_key(module) && !self.take_warm(module) {
@@ -1056,7 +1178,33 @@ impl<'e, 'r> Session<'e, 'r> {
         let set = self.module_set_id?;
         let m = self.modules.get(module)?;
         let def = *m.functions.get(name)?;
-        self.engine.entries.find(&(set, Arc::as_ptr(m) as usize, def), ty_args)
+        let at = self.engine.entries.find_index(&(set, Arc::as_ptr(m) as usize, def), ty_args)?;
+        if fresh {
+            self.remember_entry(module, name, ty_args, set, at);
+        }
+        self.engine.entries.plans.get(at)
+    }
+
+    /// Remembers (this thread) that a fresh session's call of
+    /// `module::name<ty_args>` took warm set `set` (of `module`) and plan
+    /// `plan`.
+    fn remember_entry(&self, module: &ModuleId, name: &str, ty_args: &[Type], set: u64, plan: usize) {
+        let warm = self.engine.warm.read().ok().and_then(|w| w.by_module.get(module).copied());
+        if let Some(set_index) = warm.filter(|i| self.engine.warm_sets.get(*i).is_some_and(|s| s.id == set)) {
+            EntryMemo::remember(self.engine.serial, set_index, plan, module, name, ty_args);
+        }
+    }
+
+    /// The plan this thread found last for `module::name<ty_args>` on this
+    /// engine, with its warm set taken, when the session's store has that
+    /// set's versions: no lock, no hashing of names.
+    fn remembered_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
+        let (set_index, plan) = EntryMemo::find(self.engine.serial, module, name, ty_args)?;
+        let set = self.engine.warm_sets.get(set_index)?;
+        if !self.adopt_warm(set, module) {
+            return None;
+        }
+        self.engine.entries.plans.get(plan)
     }
 
     /// `execute_function` over a plan: what is left of the full path
@@ -1072,7 +1220,7 @@ impl<'e, 'r> Session<'e, 'r> {
         if plan.params.len() != args.len() {
             return Err(VmError::new(StatusCode::NUMBER_OF_ARGUMENTS_MISMATCH));
         }
-        self.check_compiles(&plan.module, plan.def, name, ty_args, gas)?;
+        self.check_compiles(&plan.module, plan.def, name, ty_args, gas, Some(&plan.compiled))?;
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
         let aptos = self.flavour() == StatusFlavour::Aptos;
         let mut flat_args = Vec::with_capacity(args.len());
@@ -1109,15 +1257,17 @@ impl<'e, 'r> Session<'e, 'r> {
         name: &str,
         ty_args: &[Type],
         gas: &GasMeter,
+        slot: Option<&movejit_runtime::compiled::EntrySlot>,
     ) -> VmResult<()> {
         let native_entry = m.module.function_defs.get(def as usize).is_some_and(|f| f.code.is_none());
         if self.engine.config.executor != ExecutorKind::Jit || native_entry || gas.is_aptos() {
             return Ok(());
         }
         let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
-        let r = match self.compiled.as_mut() {
-            Some(c) => c.compile(&modules, &m.id, def, ty_args),
-            None => Err("no JIT attached to this engine".to_string()),
+        let r = match (self.compiled.as_mut(), slot) {
+            (Some(c), Some(slot)) => c.compile_entry(&modules, &m.id, def, ty_args, slot),
+            (Some(c), None) => c.compile(&modules, &m.id, def, ty_args),
+            (None, _) => Err("no JIT attached to this engine".to_string()),
         };
         r.map_err(|why| {
             VmError::new(StatusCode::FEATURE_NOT_ENABLED)

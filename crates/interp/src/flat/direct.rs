@@ -91,21 +91,22 @@ impl<'e> Session<'e, '_> {
             return Err(args);
         }
         let Some(mut code) = self.compiled.take() else { return Err(args) };
-        let seam_args: Vec<SeamSlot> = args
+        let rets: Vec<FlatValue> = direct.ret_layouts.iter().map(|l| FlatValue::zeroed(l.clone())).collect();
+        // The arguments' slots, then the results' (one allocation).
+        let seams: Vec<SeamSlot> = args
             .iter()
             .zip(&direct.seam_layouts)
             .map(|(v, l)| SeamSlot { addr: mem::Addr::of_value(v), layout: l.clone() })
+            .chain(rets.iter().map(|v| SeamSlot { addr: mem::Addr::of_value(v), layout: v.layout().clone() }))
             .collect();
-        let rets: Vec<FlatValue> = direct.ret_layouts.iter().map(|l| FlatValue::zeroed(l.clone())).collect();
-        let seam_rets: Vec<SeamSlot> =
-            rets.iter().map(|v| SeamSlot { addr: mem::Addr::of_value(v), layout: v.layout().clone() }).collect();
+        let (seam_args, seam_rets) = seams.split_at(args.len().min(direct.seam_layouts.len()));
         self.globals.begin_call();
         let call = SeamCall {
             module: &plan.module.id,
             fdef: plan.def,
             ty_args,
-            args: &seam_args,
-            rets: &seam_rets,
+            args: seam_args,
+            rets: seam_rets,
             state: CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false },
         };
         // The natives' memory of this execution: a returned reference may

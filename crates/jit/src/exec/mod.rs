@@ -591,6 +591,9 @@ pub(crate) struct Executor {
     /// Lowest usable address.
     base: *mut u8,
     size: usize,
+    /// The stack size asked for (`JitConfig::stack_size`): stacks serve
+    /// any engine asking for the same.
+    asked: usize,
     /// The meter natives see in unmetered runs, between runs.
     unmetered: std::cell::Cell<Option<movejit_runtime::GasMeter>>,
 }
@@ -634,7 +637,12 @@ impl Executor {
         }
         // SAFETY: `page < map_len`.
         let base = unsafe { map.add(page) };
-        Ok(Executor { map, map_len, base, size, unmetered: std::cell::Cell::new(None) })
+        Ok(Executor { map, map_len, base, size, asked: stack_size, unmetered: std::cell::Cell::new(None) })
+    }
+
+    /// The size it was started with.
+    pub(crate) fn stack_size(&self) -> usize {
+        self.asked
     }
 
     /// Runs one job on the execution stack and returns its flag.
@@ -646,7 +654,8 @@ impl Executor {
                 // pointer arrays alive and untouched until it returns.
                 // `job.entry` is the finalized address of an entry
                 // trampoline with exactly this signature, in a JIT module
-                // freed only after the executor. The args / rets arrays hold
+                // its caller keeps alive while the job runs (the engine's
+                // own executor, or a `SharedEntry` holding its engine). The args / rets arrays hold
                 // one pointer per value, each to a live slot of the value's
                 // flat layout (a reference argument: its target).
                 unsafe {

@@ -6,9 +6,15 @@
 //! after each compile (resource types are interned engine-wide ids, in
 //! the code itself: `movejit_runtime::intern`); a run
 //! takes the current tables (an `Arc`, no lock held while it runs) and an
-//! execution stack of its own from the engine's pool (one per run in
-//! progress, reused, unmapped with the engine). A [`SharedEntry`] holds
-//! the engine, so code stays mapped while any handle to it lives.
+//! execution stack of its own (one per run in progress, reused). A
+//! [`SharedEntry`] holds the engine, so code stays mapped while any handle
+//! to it lives.
+//!
+//! A warm run touches no lock and no reference count (issue 14 item 9):
+//! a thread keeps one execution stack of its own ([`ThreadRuns`]; stacks
+//! belong to no engine) and, for a few engines, their tables with the
+//! version it took them at, taking them anew only after a compile added
+//! sites. An engine's pool serves nested runs and threads' first runs.
 //!
 //! Sites compiled after a run took its tables are absent from them: the
 //! shims check every index (`get`), and a run only reaches code
@@ -22,6 +28,8 @@ use crate::engine::{InstanceKey, JitConfig, JitEngine};
 use movejit_runtime::compiled::{SeamSlot, SessionHost};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::shims::NativeSite;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 /// Native call sites of an engine as of its last compile (see the module
@@ -56,6 +64,11 @@ impl JitEngine {
 pub struct SharedEngine {
     jit: Mutex<JitEngine>,
     tables: RwLock<Arc<RunTables>>,
+    /// Bumped whenever `tables` changes (threads' kept copies compare it).
+    tables_version: AtomicU64,
+    /// Unique while the process runs: names the engine in threads' kept
+    /// tables (an address could be reused by a later engine).
+    serial: u64,
     /// Execution stacks not in use.
     stacks: Mutex<Vec<Executor>>,
     config: JitConfig,
@@ -67,6 +80,8 @@ impl SharedEngine {
         Ok(Arc::new(SharedEngine {
             jit: Mutex::new(jit),
             tables: RwLock::default(),
+            tables_version: AtomicU64::new(0),
+            serial: NEXT_ENGINE_SERIAL.fetch_add(1, Ordering::Relaxed),
             stacks: Mutex::new(Vec::new()),
             config,
         }))
@@ -88,7 +103,11 @@ impl SharedEngine {
 
     fn publish(&self, jit: &JitEngine) {
         if let Ok(mut t) = self.tables.write() {
+            let before = t.sites.len();
             jit.refresh_run_tables(&mut t);
+            if t.sites.len() != before {
+                self.tables_version.fetch_add(1, Ordering::Release);
+            }
         }
     }
 
@@ -114,7 +133,18 @@ impl SharedEngine {
         self.stacks.lock().map(|s| s.len()).unwrap_or(0)
     }
 
+    /// The current run tables and their version.
+    fn current_tables(&self) -> Result<(u64, Arc<RunTables>), ExecError> {
+        // The version first: tables read after it are at least that new.
+        let version = self.tables_version.load(Ordering::Acquire);
+        let tables = self.tables.read().map(|t| t.clone()).map_err(|_| ExecError::Thread("run tables".into()))?;
+        Ok((version, tables))
+    }
+
     fn take_stack(&self) -> Result<Executor, ExecError> {
+        if let Some(e) = ThreadRuns::take_stack(self.config.stack_size) {
+            return Ok(e);
+        }
         let free = self.stacks.lock().ok().and_then(|mut s| s.pop());
         match free {
             Some(e) => Ok(e),
@@ -123,6 +153,7 @@ impl SharedEngine {
     }
 
     fn give_stack(&self, e: Executor) {
+        let Some(e) = ThreadRuns::keep_stack(e) else { return };
         if let Ok(mut s) = self.stacks.lock() {
             s.push(e);
         }
@@ -164,11 +195,12 @@ impl SharedEntry {
             let slots: Vec<_> = args.iter().map(|s| (s.addr, s.layout.clone())).collect();
             engine.with(|jit| jit.compile_closure_args(&slots))??;
         }
-        let tables = engine.tables.read().map(|t| t.clone()).map_err(|_| ExecError::Thread("run tables".into()))?;
-        let view = Tables { config: &engine.config, sites: &tables.sites };
+        let tables = ThreadRuns::take_tables(engine)?;
+        let view = Tables { config: &engine.config, sites: &tables.tables.sites };
         let stack = engine.take_stack()?;
         let r = run_session_entry(&view, &stack, &self.entry, args, rets, state, host, natives);
         engine.give_stack(stack);
+        ThreadRuns::keep_tables(tables);
         let (out, missed) = r?;
         if missed {
             // As in `JitEngine::run_in_session`: the run failed; the
@@ -176,5 +208,100 @@ impl SharedEntry {
             let _ = engine.with(|jit| jit.compile_closure_misses());
         }
         Ok(out)
+    }
+}
+
+static NEXT_ENGINE_SERIAL: AtomicU64 = AtomicU64::new(0);
+
+/// Engines a thread keeps tables for: the metered and unmetered engines of
+/// a couple of code generations.
+const KEPT_TABLES: usize = 4;
+
+/// What the calling thread keeps between runs (module doc).
+struct ThreadRuns {
+    /// A stack no run of this thread is using.
+    stack: Option<Executor>,
+    /// Tables of a few engines, most recently used last.
+    tables: Vec<KeptTables>,
+}
+
+/// An engine's run tables as of one version.
+struct KeptTables {
+    serial: u64,
+    version: u64,
+    tables: Arc<RunTables>,
+}
+
+thread_local! {
+    static KEPT: RefCell<ThreadRuns> = const { RefCell::new(ThreadRuns { stack: None, tables: Vec::new() }) };
+}
+
+impl ThreadRuns {
+    /// The thread's spare stack, if it has one of `size` bytes (a nested
+    /// run finds none: the outer run has it).
+    fn take_stack(size: usize) -> Option<Executor> {
+        KEPT.try_with(|k| {
+            let mut k = k.borrow_mut();
+            if k.stack.as_ref().is_some_and(|e| e.stack_size() == size) {
+                k.stack.take()
+            } else {
+                None
+            }
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Keeps `e` as the thread's spare stack; `Some(e)` when it has one.
+    fn keep_stack(e: Executor) -> Option<Executor> {
+        let mut e = Some(e);
+        let _ = KEPT.try_with(|k| {
+            let mut k = k.borrow_mut();
+            if k.stack.is_none() {
+                k.stack = e.take();
+            }
+        });
+        e
+    }
+
+    /// `engine`'s current tables, taken out of the thread's copies while
+    /// the engine's version has not moved (one atomic load, no reference
+    /// count), else taken anew. [`ThreadRuns::keep_tables`] puts them back.
+    fn take_tables(engine: &SharedEngine) -> Result<KeptTables, ExecError> {
+        let version = engine.tables_version.load(Ordering::Acquire);
+        let kept = KEPT
+            .try_with(|k| {
+                let mut k = k.borrow_mut();
+                let at = k.tables.iter().position(|t| t.serial == engine.serial && t.version == version)?;
+                Some(k.tables.remove(at))
+            })
+            .ok()
+            .flatten();
+        match kept {
+            Some(t) => Ok(t),
+            None => {
+                let (version, tables) = engine.current_tables()?;
+                Ok(KeptTables { serial: engine.serial, version, tables })
+            }
+        }
+    }
+
+    /// Keeps `t` for the thread's next run on its engine (replacing an
+    /// older copy; the least recently used goes past [`KEPT_TABLES`]).
+    fn keep_tables(t: KeptTables) {
+        let dropped = KEPT.try_with(|k| {
+            let mut k = k.borrow_mut();
+            let mut out = Vec::new();
+            if let Some(at) = k.tables.iter().position(|o| o.serial == t.serial) {
+                out.push(k.tables.remove(at));
+            }
+            if k.tables.len() >= KEPT_TABLES {
+                out.push(k.tables.remove(0));
+            }
+            k.tables.push(t);
+            out
+        });
+        // Dropped outside the borrow.
+        drop(dropped);
     }
 }
