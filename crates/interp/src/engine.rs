@@ -1150,7 +1150,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 self.remember_entry(module, name, ty_args, set, at);
             }
             if let Some(plan) = added.and_then(|at| self.engine.entries.plans.get(at)) {
-                let _ = self.check_compiles(&m, def, name, ty_args, Some(&plan.compiled));
+                let _ = self.check_compiles(&m, def, name, ty_args, gas, Some(&plan.compiled));
             }
         }
         let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
