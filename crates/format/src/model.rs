@@ -657,6 +657,23 @@ impl Bytecode {
     pub fn is_branch(&self) -> bool {
         self.is_conditional_branch() || self.is_unconditional_branch()
     }
+    /// Instructions on global storage: `exists`, `borrow_global`,
+    /// `move_from`, `move_to` (generic or not).
+    pub fn is_global_storage(&self) -> bool {
+        matches!(
+            self,
+            Bytecode::Exists(_)
+                | Bytecode::ExistsGeneric(_)
+                | Bytecode::ImmBorrowGlobal(_)
+                | Bytecode::ImmBorrowGlobalGeneric(_)
+                | Bytecode::MutBorrowGlobal(_)
+                | Bytecode::MutBorrowGlobalGeneric(_)
+                | Bytecode::MoveFrom(_)
+                | Bytecode::MoveFromGeneric(_)
+                | Bytecode::MoveTo(_)
+                | Bytecode::MoveToGeneric(_)
+        )
+    }
 }
 
 /// A compiled module: every table of both flavours.

@@ -60,17 +60,9 @@ impl Lowerer<'_, '_> {
             | B::CallClosure(_)
             | B::PackClosure(..)
             | B::PackClosureGeneric(..)
-            | B::AbortMsg
-            | B::Exists(_)
-            | B::ExistsGeneric(_)
-            | B::ImmBorrowGlobal(_)
-            | B::ImmBorrowGlobalGeneric(_)
-            | B::MutBorrowGlobal(_)
-            | B::MutBorrowGlobalGeneric(_)
-            | B::MoveFrom(_)
-            | B::MoveFromGeneric(_)
-            | B::MoveTo(_)
-            | B::MoveToGeneric(_) => return Err(refused()),
+            | B::AbortMsg => return Err(refused()),
+            // Resource reads (I/O gas) and their layouts' modules.
+            b if b.is_global_storage() => return Err(refused()),
             B::LdConst(c) => {
                 let c = m.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
                 (to_type(m, &c.type_, &[])?.num_nodes(), units(c.data.len() as u64))

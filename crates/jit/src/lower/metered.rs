@@ -204,26 +204,18 @@ impl Lowerer<'_, '_> {
     /// site (aborts), or touch global storage.
     fn needs_hot_test(&self, i: usize) -> bool {
         use Bytecode as B;
-        matches!(
-            self.code[i],
-            B::Call(_)
-                | B::CallGeneric(_)
-                | B::CallClosure(_)
-                | B::PackClosure(..)
-                | B::PackClosureGeneric(..)
-                | B::Abort
-                | B::AbortMsg
-                | B::Exists(_)
-                | B::ExistsGeneric(_)
-                | B::ImmBorrowGlobal(_)
-                | B::ImmBorrowGlobalGeneric(_)
-                | B::MutBorrowGlobal(_)
-                | B::MutBorrowGlobalGeneric(_)
-                | B::MoveFrom(_)
-                | B::MoveFromGeneric(_)
-                | B::MoveTo(_)
-                | B::MoveToGeneric(_)
-        )
+        let ins = &self.code[i];
+        ins.is_global_storage()
+            || matches!(
+                ins,
+                B::Call(_)
+                    | B::CallGeneric(_)
+                    | B::CallClosure(_)
+                    | B::PackClosure(..)
+                    | B::PackClosureGeneric(..)
+                    | B::Abort
+                    | B::AbortMsg
+            )
     }
 
     /// A test before instruction `i` (`hot`: on the hot path, settling the

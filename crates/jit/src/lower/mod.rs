@@ -2031,16 +2031,7 @@ impl Lowerer<'_, '_> {
                 let targs = self.inst_args(inst.type_parameters)?;
                 self.call(inst.handle, targs, i)?
             }
-            B::Exists(_)
-            | B::ExistsGeneric(_)
-            | B::ImmBorrowGlobal(_)
-            | B::ImmBorrowGlobalGeneric(_)
-            | B::MutBorrowGlobal(_)
-            | B::MutBorrowGlobalGeneric(_)
-            | B::MoveFrom(_)
-            | B::MoveFromGeneric(_)
-            | B::MoveTo(_)
-            | B::MoveToGeneric(_) => self.lower_global(&ins, i)?,
+            b if b.is_global_storage() => self.lower_global(&ins, i)?,
             B::PackClosure(h, mask) => self.pack_closure(h, Vec::new(), mask.0, i)?,
             B::PackClosureGeneric(fi, mask) => {
                 let inst =
