@@ -56,11 +56,9 @@ impl Lowerer<'_, '_> {
                 out.extend(callee.local_nodes.iter().map(|n| (p.costs.subst_ty_per_node.saturating_mul(*n), true)));
                 return Ok(out);
             }
-            B::CallGeneric(_)
-            | B::CallClosure(_)
-            | B::PackClosure(..)
-            | B::PackClosureGeneric(..)
-            | B::AbortMsg => return Err(refused()),
+            B::CallGeneric(_) | B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) | B::AbortMsg => {
+                return Err(refused())
+            }
             // Resource reads (I/O gas) and their layouts' modules.
             b if b.is_global_storage() => return Err(refused()),
             B::LdConst(c) => {

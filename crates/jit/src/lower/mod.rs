@@ -2031,7 +2031,7 @@ impl Lowerer<'_, '_> {
                 let targs = self.inst_args(inst.type_parameters)?;
                 self.call(inst.handle, targs, i)?
             }
-            b if b.is_global_storage() => self.lower_global(&ins, i)?,
+            ref b if b.is_global_storage() => self.lower_global(b, i)?,
             B::PackClosure(h, mask) => self.pack_closure(h, Vec::new(), mask.0, i)?,
             B::PackClosureGeneric(fi, mask) => {
                 let inst =
