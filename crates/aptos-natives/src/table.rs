@@ -41,6 +41,9 @@ type Load = Option<Option<u64>>;
 /// What a keyed native pays after its work (Aptos charges there, before
 /// its result or abort): per key byte, then loading the entry.
 fn charge_key_and_load(gas: &mut GasMeter, per_byte: P, key_len: usize, load: Load) -> VmResult<()> {
+    if !gas.is_aptos() {
+        return Ok(());
+    }
     gas.charge_aptos_native(&[(per_byte, key_len as u64)])?;
     gas.charge_aptos_native(&[(LOAD_BASE, 1)])?;
     match load {
@@ -451,8 +454,9 @@ fn register_flat(r: &mut Registrar<'_>) {
         let (handle, k) = flat_table_and_key(call)?;
         let value = call.arg_tree(2)?;
         let box_ty = call.ty_arg(2)?;
-        let (load, r) = with_store(&mut call.cx, |store, cx| Ok(add(store, cx, box_ty, handle, k.clone(), value)))?;
-        charge_key_and_load(call.cx.gas, ADD_BOX.1, k.len(), load)?;
+        let key_len = k.len();
+        let (load, r) = with_store(&mut call.cx, |store, cx| Ok(add(store, cx, box_ty, handle, k, value)))?;
+        charge_key_and_load(call.cx.gas, ADD_BOX.1, key_len, load)?;
         r
     });
     for name in ["borrow_box", "borrow_box_mut"] {

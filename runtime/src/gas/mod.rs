@@ -110,6 +110,7 @@ impl GasMeter {
     pub fn abstract_size(&self, l: &crate::layout::Layout, v: &crate::values::Value) -> u64 {
         self.aptos.as_ref().map_or(0, |a| a.pricing.sizes.tree_value(l, v))
     }
+    #[inline]
     pub fn is_aptos(&self) -> bool {
         self.aptos.is_some()
     }
@@ -198,8 +199,17 @@ impl GasMeter {
     /// A native's charge under the Aptos schedule: `parameter × count`
     /// terms, its formula in Aptos's natives (nothing under `unit`, which
     /// charges [`charge_native`](Self::charge_native) instead).
+    #[inline]
     pub fn charge_aptos_native(&mut self, terms: native::NativeTerms<'_>) -> VmResult<()> {
-        let Some(a) = &mut self.aptos else { return Ok(()) };
+        match &mut self.aptos {
+            None => Ok(()),
+            Some(a) => Self::charge_aptos_terms(a, terms),
+        }
+    }
+    /// [`charge_aptos_native`](Self::charge_aptos_native)'s charge, out of
+    /// line: natives called unmetered or under `unit` pay one test.
+    #[inline(never)]
+    fn charge_aptos_terms(a: &mut aptos::AptosMeter, terms: native::NativeTerms<'_>) -> VmResult<()> {
         a.charge_native(terms).map_err(VmError::new)
     }
     #[inline]
