@@ -183,11 +183,18 @@ impl AbstractSizes {
         }
     }
 
+    /// Whether every value of layout `l` has heap size 0 (scalars and
+    /// references): what compiled code may copy, read, write or drop
+    /// without feeding the memory meter.
+    pub fn heapless(l: &FlatLayout) -> bool {
+        l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_))
+    }
+
     /// Aptos's *heap* size of the value of layout `l` in `bytes`: its size
     /// less its stack size (what the memory quota counts when a value is
     /// copied, read, loaded or destroyed).
     pub fn heap(&self, l: &FlatLayout, bytes: &[u8]) -> u64 {
-        if l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_)) {
+        if Self::heapless(l) {
             return 0;
         }
         self.value(l, bytes).saturating_sub(self.stack(l))

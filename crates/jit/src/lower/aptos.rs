@@ -20,6 +20,7 @@
 
 use super::*;
 use movejit_format::StructFieldInformation;
+use movejit_runtime::gas::abstract_size::AbstractSizes;
 use movejit_runtime::gas::aptos::SiteCounts;
 
 impl Lowerer<'_, '_> {
@@ -174,7 +175,7 @@ impl Lowerer<'_, '_> {
     /// are zero only for scalars and references.
     fn feeds_memory(&self, ins: &Bytecode) -> CompileResult<bool> {
         use Bytecode as B;
-        let heapless = |l: &FlatLayout| l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_));
+        let heapless = AbstractSizes::heapless;
         let top = self.stack.last().map(|(t, _)| t);
         Ok(match ins {
             B::Pack(_)
