@@ -71,6 +71,10 @@ pub struct Benchmark {
     pub sui_modules: Option<Vec<String>>,
     #[serde(default)]
     pub sui_function: Option<String>,
+    /// This is the Sui build of a benchmark ([`Benchmark::sui_variant`]):
+    /// the Sui VM's figure is its reference, not the Aptos VM's.
+    #[serde(skip)]
+    pub sui_build: bool,
 }
 
 impl Benchmark {
@@ -85,8 +89,24 @@ impl Benchmark {
             function,
             sui_modules: None,
             sui_function: None,
+            sui_build: true,
             ..self.clone()
         })
+    }
+
+    /// This benchmark followed by its Sui build, if it has one.
+    pub fn with_sui_variant(&self) -> impl Iterator<Item = Benchmark> {
+        std::iter::once(self.clone()).chain(self.sui_variant())
+    }
+
+    /// The reference figure of `case` on the VM this build is compared with
+    /// (the Aptos VM, or the Sui VM for a Sui build), in ns.
+    pub fn reference_ns(&self, case: &Case) -> Option<f64> {
+        if self.sui_build {
+            case.sui_vm_ns_median
+        } else {
+            case.aptos_vm_exec_ns_median
+        }
     }
 
     /// The reference size followed by the scaling sizes.

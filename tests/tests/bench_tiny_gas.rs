@@ -22,7 +22,7 @@ fn bench_suite_agrees_under_tiny_gas() {
     let opts = Options { full_budget: 1 << 40, gas_points: GAS_POINTS, assume_verified: false };
     let (mut on_jit, mut mixed, mut interp_only, mut runs, mut oog) = (0, 0, 0, 0, 0);
     let (mut problems, mut not_runnable) = (Vec::new(), Vec::new());
-    let benches = suite.benchmarks.iter().flat_map(|b| std::iter::once(b.clone()).chain(b.sui_variant()));
+    let benches = suite.benchmarks.iter().flat_map(|b| b.with_sui_variant());
     for b in benches {
         let program = suite.program(&b, b.smallest_case()).unwrap_or_else(|e| panic!("{}: {e}", b.name));
         let case = program.diff_case(&b.name).unwrap_or_else(|e| panic!("{}: {e}", b.name));

@@ -9,6 +9,7 @@
 //! Loading, executors and measuring live in movejit-benches (shared with the
 //! criterion benches); this module is the command line and the report.
 
+use crate::plot::{self, Speedup, StreamPlot, SuitePlot};
 use indicatif::{ProgressBar, ProgressStyle};
 use movejit_benches::executor::{prepare, Executor, Metering, PrepareError};
 use movejit_benches::manifest::{Benchmark, Case, Suite};
@@ -68,6 +69,10 @@ pub struct Args {
     /// balance, no execution limit), next to its unmetered time.
     #[arg(long)]
     metered: bool,
+    /// Draw the results as SVG to FILE: each benchmark's speedup over its
+    /// reference VM per engine, and each stream's latency per transaction.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 /// One executor's outcome on one benchmark.
@@ -121,9 +126,12 @@ pub fn run(args: Args) -> ExitCode {
     let iters = args.iters as usize;
     let selected = |b: &Benchmark| args.filter.is_empty() || args.filter.iter().any(|f| b.name.contains(f.as_str()));
     streams.retain(|(_, s)| args.filter.is_empty() || args.filter.iter().any(|f| s.spec.name.contains(f.as_str())));
-    let total_calls: usize = suites.iter().map(|s| s.benchmarks.iter().filter(|b| selected(b)).count()).sum::<usize>()
-        * executors.len()
-        * (iters + 1);
+    // Each benchmark with a Sui build also runs as `NAME@sui`.
+    let chosen: Vec<Vec<Benchmark>> = suites
+        .iter()
+        .map(|s| s.benchmarks.iter().flat_map(|b| b.with_sui_variant()).filter(|b| selected(b)).collect())
+        .collect();
+    let total_calls: usize = chosen.iter().map(Vec::len).sum::<usize>() * executors.len() * (iters + 1);
     let total_transactions: u64 =
         streams.iter().map(|(_, s)| s.spec.transactions).sum::<u64>() * executors.len() as u64;
     if total_calls == 0 && streams.is_empty() {
@@ -137,12 +145,14 @@ pub fn run(args: Args) -> ExitCode {
     );
 
     let mut json_rows: Vec<Value> = Vec::new();
+    let mut suite_plots: Vec<SuitePlot> = Vec::new();
+    let mut stream_plots: Vec<StreamPlot> = Vec::new();
     let mut failed = 0usize;
-    for suite in &suites {
+    for (suite, chosen) in suites.iter().zip(&chosen) {
         say(&bar, format!("suite {} ({} benchmarks)", suite.label(), suite.benchmarks.len()));
         say(&bar, header());
         let mut results = Vec::new();
-        for bench in suite.benchmarks.iter().filter(|b| selected(b)) {
+        for bench in chosen {
             let case = match args.size {
                 Size::Reference => &bench.case,
                 Size::Smallest => bench.smallest_case(),
@@ -158,6 +168,7 @@ pub fn run(args: Args) -> ExitCode {
         for line in summary_lines(&results) {
             say(&bar, line);
         }
+        suite_plots.push(SuitePlot { label: suite.label(), speedups: results.iter().flat_map(speedups).collect() });
     }
     let mut last_folder = None;
     for (folder, stream) in &streams {
@@ -186,6 +197,10 @@ pub fn run(args: Args) -> ExitCode {
                 say(&bar, format!("    {}: FAILED: {}", ex.name(), run.failure.as_deref().unwrap_or("?")));
             }
             json_rows.push(stream_json(stream, &run));
+            if run.correct {
+                let name = stream.spec.name.clone();
+                stream_plots.push(StreamPlot { name, engine: ex.name(), tx_ns: run.tx_ns });
+            }
         }
     }
     bar.finish_and_clear();
@@ -195,6 +210,12 @@ pub fn run(args: Args) -> ExitCode {
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         if let Err(e) = std::fs::write(path, text + "\n") {
             eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    if let Some(path) = &args.plot {
+        if let Err(e) = plot::write_svg(path, &suite_plots, &stream_plots) {
+            eprintln!("error: --plot {}: {e}", path.display());
             return ExitCode::from(2);
         }
     }
@@ -295,7 +316,9 @@ fn run_benchmark<'a>(
 /// schedule, `--metered`), "correct", "median_ns", "min_ns",
 /// "max_ns", "compile_ns": n|null, "reference": {"aptos_vm_ns",
 /// "sui_vm_ns", "native_ns"} (n|null each)}`. The times are null only for a
-/// benchmark that could not be run at all (then `correct` is false).
+/// benchmark that could not be run at all (then `correct` is false). A Sui
+/// build (`NAME@sui`) has the Sui VM as its reference: its `aptos_vm_ns` is
+/// null.
 fn json_row(r: &BenchResult<'_>, row: &Row) -> Value {
     let n = |x: Option<f64>| x.map(|v| v.round() as u64);
     json!({
@@ -309,7 +332,7 @@ fn json_row(r: &BenchResult<'_>, row: &Row) -> Value {
         "max_ns": row.stats.map(|s| s.max_ns),
         "compile_ns": row.compile_ns,
         "reference": {
-            "aptos_vm_ns": n(r.case.aptos_vm_exec_ns_median),
+            "aptos_vm_ns": n(aptos_reference(r)),
             "sui_vm_ns": n(r.case.sui_vm_ns_median),
             "native_ns": n(r.case.native_rust_ns_median),
         },
@@ -318,8 +341,8 @@ fn json_row(r: &BenchResult<'_>, row: &Row) -> Value {
 
 // ---- the table ----
 
-const COLS: [(&str, usize); 8] = [
-    ("benchmark", 18),
+const COLS: [(&str, usize); 11] = [
+    ("benchmark", 22),
     ("interp ms [min-max]", 26),
     ("jit ms [min-max]", 26),
     ("jit compile", 11),
@@ -327,6 +350,9 @@ const COLS: [(&str, usize); 8] = [
     ("Aptos VM ms", 11),
     ("interp/Aptos", 12),
     ("jit/Aptos", 10),
+    ("Sui VM ms", 10),
+    ("interp/Sui", 10),
+    ("jit/Sui", 8),
 ];
 
 /// One table line: the first cell left-aligned, the others right-aligned,
@@ -374,6 +400,16 @@ fn speedup(slow_ns: f64, fast_ns: f64) -> String {
     }
 }
 
+/// The Aptos VM's figure, the reference of an Aptos build.
+fn aptos_reference(r: &BenchResult<'_>) -> Option<f64> {
+    r.case.aptos_vm_exec_ns_median.filter(|_| !r.bench.sui_build)
+}
+
+/// The Sui VM's figure, the reference of a Sui build (`NAME@sui`).
+fn sui_reference(r: &BenchResult<'_>) -> Option<f64> {
+    r.case.sui_vm_ns_median.filter(|_| r.bench.sui_build)
+}
+
 /// `ex`'s unmetered row.
 fn row_of<'r>(r: &'r BenchResult<'_>, ex: Executor) -> Option<&'r Row> {
     r.rows.iter().find(|row| row.executor == ex && !row.metered)
@@ -395,7 +431,8 @@ fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
     };
     let interp = good_median(r, Executor::Interp);
     let jit = good_median(r, Executor::Jit);
-    let aptos = r.case.aptos_vm_exec_ns_median;
+    let aptos = aptos_reference(r);
+    let sui = sui_reference(r);
     let compile = row_of(r, Executor::Jit).and_then(|row| row.compile_ns).map(ms).unwrap_or_else(|| "-".into());
     let ratio = |slow: Option<f64>, fast: Option<f64>| match (slow, fast) {
         (Some(s), Some(f)) => speedup(s, f),
@@ -410,6 +447,9 @@ fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
         aptos.map(|a| ms(a as u64)).unwrap_or_else(|| "-".into()),
         ratio(aptos, interp),
         ratio(aptos, jit),
+        sui.map(|a| ms(a as u64)).unwrap_or_else(|| "-".into()),
+        ratio(sui, interp),
+        ratio(sui, jit),
     ];
     let mut out = vec![columns(&cells, &COLS)];
     if let Some(row) = row_of(r, Executor::Auto).filter(|row| row.correct) {
@@ -418,7 +458,8 @@ fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
             _ => String::new(),
         };
         let stats = row.stats.as_ref().map(spread).unwrap_or_else(|| "-".into());
-        out.push(format!("    auto: {stats} ms{}{}", vs(interp, "interp"), vs(aptos, "the Aptos VM")));
+        let vm = vs(aptos, "the Aptos VM") + &vs(sui, "the Sui VM");
+        out.push(format!("    auto: {stats} ms{}{vm}", vs(interp, "interp")));
     }
     for row in r.rows.iter().filter(|row| row.metered && row.correct) {
         let stats = row.stats.as_ref().map(spread).unwrap_or_else(|| "-".into());
@@ -439,14 +480,26 @@ fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
     out
 }
 
+/// Every unmetered engine's speedup over the benchmark's reference VM.
+fn speedups(r: &BenchResult<'_>) -> Vec<Speedup> {
+    let reference = aptos_reference(r).or(sui_reference(r));
+    Executor::WITH_AUTO
+        .into_iter()
+        .filter_map(|ex| {
+            let speedup = reference? / good_median(r, ex)?;
+            Some(Speedup { bench: r.bench.name.clone(), engine: ex.name(), speedup })
+        })
+        .collect()
+}
+
 fn geomean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
 }
 
 fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
     let mut out = Vec::new();
-    let speedups = |ex: Executor| -> Vec<f64> {
-        results.iter().filter_map(|r| Some(r.case.aptos_vm_exec_ns_median? / good_median(r, ex)?)).collect()
+    let speedups = |ex: Executor, vm: fn(&BenchResult<'_>) -> Option<f64>| -> Vec<f64> {
+        results.iter().filter_map(|r| Some(vm(r)? / good_median(r, ex)?)).collect()
     };
     for ex in Executor::WITH_AUTO {
         let ran = results.iter().filter(|r| row_of(r, ex).is_some()).count();
@@ -455,10 +508,13 @@ fn summary_lines(results: &[BenchResult<'_>]) -> Vec<String> {
         if ran + not_yet == 0 {
             continue;
         }
-        let s = speedups(ex);
-        let g = geomean(&s)
-            .map(|g| format!("; geometric-mean speedup over the Aptos VM {g:.2}x on {} benchmarks", s.len()));
-        out.push(format!("{}: {ok}/{ran} correct, {not_yet} not yet supported{}", ex.name(), g.unwrap_or_default()));
+        let over = |vm: fn(&BenchResult<'_>) -> Option<f64>, what: &str| {
+            let s = speedups(ex, vm);
+            geomean(&s).map(|g| format!("; geometric-mean speedup over the {what} {g:.2}x on {} benchmarks", s.len()))
+        };
+        let aptos = over(aptos_reference, "Aptos VM").unwrap_or_default();
+        let sui = over(sui_reference, "Sui VM").map(|s| s + " (Sui builds)").unwrap_or_default();
+        out.push(format!("{}: {ok}/{ran} correct, {not_yet} not yet supported{aptos}{sui}", ex.name()));
     }
     let both: Vec<f64> = results
         .iter()

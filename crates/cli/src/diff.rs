@@ -121,8 +121,7 @@ fn print_path_divergence(case: &Case, d: &Divergence) {
 fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, quiet: bool) -> Result<usize, String> {
     use movejit_benches::manifest::Suite;
     let suite = Suite::load(dir).map_err(|e| e.to_string())?;
-    let benches: Vec<_> =
-        suite.benchmarks.iter().flat_map(|b| std::iter::once(b.clone()).chain(b.sui_variant())).collect();
+    let benches: Vec<_> = suite.benchmarks.iter().flat_map(|b| b.with_sui_variant()).collect();
     // Benchmarks use far more gas than generated programs.
     let opts = Options { full_budget: opts.full_budget.max(1 << 40), ..opts.clone() };
     let pb = bar(Some(benches.len() as u64), quiet);

@@ -11,6 +11,7 @@ mod bench;
 mod compile;
 mod diff;
 mod disasm;
+mod plot;
 mod verify;
 
 use movejit_cli::{files, run};

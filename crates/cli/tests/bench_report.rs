@@ -1,0 +1,62 @@
+//! `movejit bench`'s report contract: Sui builds run as `NAME@sui` with the
+//! Sui VM as their reference, `--json` rows carry it, `--plot` draws them.
+
+mod common;
+
+use common::movejit;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn shared_bench() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench")
+}
+
+#[test]
+fn sui_builds_run_with_the_sui_vm_as_reference() {
+    let dir = std::env::temp_dir().join(format!("movejit-bench-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, svg) = (dir.join("r.json"), dir.join("r.svg"));
+    let suite = shared_bench();
+    let (code, out, err) = movejit(&[
+        "bench",
+        suite.to_str().unwrap(),
+        "--engine",
+        "interp,jit",
+        "--iters",
+        "1",
+        "--size",
+        "smallest",
+        "--filter",
+        "fib",
+        "--json",
+        json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("over the Sui VM"), "{out}");
+
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = doc["results"].as_array().unwrap();
+    for engine in ["interp", "jit"] {
+        let row = |name: &str| {
+            rows.iter()
+                .find(|r| r["name"] == name && r["engine"] == engine)
+                .unwrap_or_else(|| panic!("{name} {engine}"))
+        };
+        let (aptos, sui) = (row("fib"), row("fib@sui"));
+        for r in [aptos, sui] {
+            assert_eq!(r["kind"], "call");
+            assert_eq!(r["correct"], true, "{r}");
+            assert!(r["median_ns"].as_u64().unwrap() > 0);
+        }
+        assert!(aptos["reference"]["aptos_vm_ns"].as_u64().is_some());
+        assert!(sui["reference"]["aptos_vm_ns"].is_null(), "a Sui build is compared with the Sui VM: {sui}");
+        assert!(sui["reference"]["sui_vm_ns"].as_u64().is_some());
+    }
+
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.starts_with("<svg"));
+    assert!(picture.contains("fib@sui") && picture.contains("interp") && picture.contains("jit"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
