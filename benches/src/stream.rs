@@ -350,13 +350,16 @@ impl Stream {
     }
 
     /// The engine configuration of the stream's chain, with its natives
-    /// registered as a node registers them.
+    /// registered as a node registers them, and `auto` compiling on one
+    /// background thread as a node would (transactions never wait for a
+    /// compile).
     pub fn config(&self) -> EngineConfig {
+        let jit = movejit_engine::JitOptions { compile_threads: 1, ..Default::default() };
         match self.spec.flavour {
             Flavour::Aptos => {
-                EngineConfig { natives: movejit_aptos_natives::aptos_registry(), ..EngineConfig::aptos() }
+                EngineConfig { natives: movejit_aptos_natives::aptos_registry(), jit, ..EngineConfig::aptos() }
             }
-            Flavour::Sui => EngineConfig { natives: movejit_sui_natives::sui_registry(), ..EngineConfig::sui() },
+            Flavour::Sui => EngineConfig { natives: movejit_sui_natives::sui_registry(), jit, ..EngineConfig::sui() },
         }
     }
 

@@ -93,7 +93,18 @@ pub trait ModuleSource {
     fn module_set_id(&self) -> Option<u64> {
         None
     }
+
+    /// Module `id` as a shared handle a background compile may keep after
+    /// the session ends. `None`: the source cannot share it (the compile
+    /// then takes a copy).
+    fn shared_module(&self, id: &ModuleId) -> Option<SharedModule> {
+        let _ = id;
+        None
+    }
 }
+
+/// A module kept by a background compile ([`ModuleSource::shared_module`]).
+pub type SharedModule = Arc<dyn AsRef<CompiledModule> + Send + Sync>;
 
 /// The session's global-storage cache over flat values, with the
 /// interpreter's semantics (statuses; what is marked written for the change

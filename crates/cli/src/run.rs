@@ -113,6 +113,11 @@ pub struct Args {
     /// baseline tier (quicker compiles, bigger and slower code; 0: all).
     #[arg(long, default_value_t = JitOptions::default().baseline_above)]
     jit_baseline_above: usize,
+    /// `--engine auto`: background compiler threads (calls are interpreted
+    /// until their code is ready; a call never waits for a compile). 0:
+    /// compile on the calling thread.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    jit_threads: usize,
     /// Bytes of value memory the call may hold; beyond it the call fails
     /// with MEMORY_LIMIT_EXCEEDED.
     #[arg(long, value_name = "BYTES", default_value_t = movejit_runtime::limits::DEFAULT_MAX_MEMORY)]
@@ -322,6 +327,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         max_ir_insts: args.jit_max_ir,
         compile_budget: args.jit_budget_ms.map(std::time::Duration::from_millis),
         baseline_above: args.jit_baseline_above,
+        compile_threads: args.jit_threads,
     };
     let mut runner = Runner::new(args.engine, jit).with_memory_limit(args.memory_limit);
     let ran = runner.run(&request)?;

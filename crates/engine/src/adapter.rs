@@ -4,7 +4,7 @@
 //! errors back.
 
 use crate::cache::{
-    imports, link_hash, serialized_hash, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready,
+    imports, link_hash, serialized_hash, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready, Slot,
 };
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
@@ -34,6 +34,9 @@ pub struct JitFactory {
     /// Calls interpreted before compiling (0 for executor `Jit`).
     threshold: u32,
     eager: bool,
+    /// Compiles go to background threads (executor `Auto` with
+    /// `compile_threads` > 0).
+    background: bool,
 }
 
 /// What the factory's sessions share (borrowed by each).
@@ -129,6 +132,7 @@ impl JitFactory {
             },
             threshold: if config.executor == ExecutorKind::Jit { 0 } else { o.threshold },
             eager: o.eager,
+            background: config.executor == ExecutorKind::Auto && o.compile_threads > 0,
         }
     }
 
@@ -147,6 +151,7 @@ impl CompiledCodeFactory for JitFactory {
             shared: &self.shared,
             threshold: self.threshold,
             eager: self.eager,
+            background: self.background,
             hashes: FxHashMap::default(),
             interpreted: FxHashSet::default(),
             hot: FxHashMap::default(),
@@ -154,6 +159,16 @@ impl CompiledCodeFactory for JitFactory {
             stats: CompiledStats::default(),
         })
     }
+}
+
+/// Why [`JitSession::obtain`] gives no code.
+enum NoCode {
+    /// It does not compile (why).
+    Never(String),
+    /// Below the threshold: interpret this call, ask again next time.
+    Later,
+    /// A compiler thread has it: interpret calls until the slot is set.
+    Pending(Slot),
 }
 
 /// A session's known instance (its fast path).
@@ -170,6 +185,8 @@ struct Hot {
     /// stats; `false` for code [`CompiledCode::compile`] found before any
     /// call ran it.
     counted: bool,
+    /// Compiling on a background thread (`code` is `None` meanwhile).
+    pending: Option<Slot>,
 }
 
 /// The entry instance a session took from [`Shared::entries`] (a warm
@@ -203,6 +220,7 @@ pub struct JitSession<'f> {
     shared: &'f Shared,
     threshold: u32,
     eager: bool,
+    background: bool,
     /// Content and link hash per module, as this session sees it.
     hashes: FxHashMap<ModuleId, (Hash, Hash)>,
     interpreted: FxHashSet<(ModuleId, u16, Vec<Type>)>,
@@ -351,7 +369,7 @@ impl JitSession<'_> {
     }
 
     /// The code of `module::fdef<ty_args>`: cached, compiled now, or not
-    /// (yet). `Err(None)`: interpret this call, ask again next time.
+    /// (yet).
     fn obtain(
         &mut self,
         src: &dyn ModuleSource,
@@ -360,19 +378,25 @@ impl JitSession<'_> {
         ty_args: &[Type],
         metering: Metering,
         threshold: u32,
-    ) -> Result<Arc<Ready>, Option<String>> {
-        let (key, named) =
-            self.code_key(src, module, fdef, ty_args).ok_or_else(|| Some(format!("module {module} not loaded")))?;
+    ) -> Result<Arc<Ready>, NoCode> {
+        let (key, named) = self
+            .code_key(src, module, fdef, ty_args)
+            .ok_or_else(|| NoCode::Never(format!("module {module} not loaded")))?;
         let cache = self.shared.cache(metering);
         match cache.lookup(&key, threshold) {
             Lookup::Ready(r) => return Ok(r),
-            Lookup::Never(why) => return Err(Some(why)),
-            Lookup::Later => return Err(None),
+            Lookup::Never(why) => return Err(NoCode::Never(why)),
+            Lookup::Later => return Err(NoCode::Later),
+            Lookup::Pending(slot) => return Err(NoCode::Pending(slot)),
             Lookup::Compile => {}
         }
         let mut roots = vec![module.clone()];
         roots.extend(named);
         let modules = self.module_set(src, &roots);
+        if self.background {
+            // Interpret this call; the code comes from a compiler thread.
+            return Err(NoCode::Pending(cache.request(src, &key, module, ty_args, &modules)));
+        }
         let eager = if self.eager { self.eager_keys(src, module, &key) } else { Vec::new() };
         let mut spent = Duration::ZERO;
         let r = cache.compile(src, &key, module, ty_args, &modules, &eager, &mut spent);
@@ -380,7 +404,7 @@ impl JitSession<'_> {
         if r.is_ok() {
             self.stats.instances_compiled += 1;
         }
-        r.map_err(Some)
+        r.map_err(NoCode::Never)
     }
 
     /// Keys of the module's non-generic functions with code.
@@ -550,19 +574,21 @@ impl CompiledCode for JitSession<'_> {
         // where the session keeps it (no reference count touched: threads
         // share it).
         let mut ran_not = false;
-        match self.hot.get(module).and_then(|v| {
-            v.iter()
-                .find(|h| {
-                    h.counted
-                        && h.fdef == fdef
-                        && h.metering == metering
-                        && h.hash == hash
-                        && h.type_args[..] == *ty_args
-                })
-                .map(|h| h.code.as_deref())
+        match self.hot.get_mut(module).and_then(|v| {
+            v.iter_mut().find(|h| {
+                h.counted && h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args
+            })
         }) {
-            Some(None) => return CompiledCall::NotCompiled,
-            Some(Some(ready)) if !ready.entry.takes_closures() => {
+            Some(Hot { code: code @ None, pending, .. }) => {
+                // Compiling in the background: its code, once ready, runs
+                // from the next call on.
+                if let Some(done) = pending.as_ref().and_then(|p| p.get()) {
+                    *code = done.clone();
+                    *pending = None;
+                }
+                return CompiledCall::NotCompiled;
+            }
+            Some(Hot { code: Some(ready), .. }) if !ready.entry.takes_closures() => {
                 match ready.entry.run(args, rets, nested, host, natives) {
                     Ok(out) => return Self::finished(&*host, ready, &out, state.gas_left, aptos),
                     Err(_) => ran_not = true,
@@ -589,12 +615,27 @@ impl CompiledCode for JitSession<'_> {
             Some((None, _)) => return CompiledCall::NotCompiled,
             None => match self.obtain(&*host, module, fdef, ty_args, metering, self.threshold) {
                 Ok(r) => r,
-                Err(Some(_)) => {
-                    let hot = Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code: None, counted: true };
+                Err(NoCode::Never(_)) => {
+                    let hot = Hot {
+                        fdef,
+                        type_args: ty_args.to_vec(),
+                        metering,
+                        hash,
+                        code: None,
+                        counted: true,
+                        pending: None,
+                    };
                     self.add_hot(module, hot);
                     return self.not_compiled(module, fdef, ty_args);
                 }
-                Err(None) => return self.not_compiled(module, fdef, ty_args),
+                Err(NoCode::Pending(slot)) => {
+                    let pending = Some(slot);
+                    let hot =
+                        Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code: None, counted: true, pending };
+                    self.add_hot(module, hot);
+                    return self.not_compiled(module, fdef, ty_args);
+                }
+                Err(NoCode::Later) => return self.not_compiled(module, fdef, ty_args),
             },
         };
         if ready.entry.takes_closures() && !self.admit_closure_modules(&*host, &ready, args, metering) {
@@ -616,7 +657,10 @@ impl CompiledCode for JitSession<'_> {
                 Some(h) => h.counted = true,
                 None => {
                     let code = Some(ready.clone());
-                    self.add_hot(module, Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code, counted: true })
+                    self.add_hot(
+                        module,
+                        Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code, counted: true, pending: None },
+                    )
                 }
             }
         }
@@ -670,14 +714,23 @@ impl CompiledCode for JitSession<'_> {
             }
             let ready = match shared.as_mut().and_then(|s| s[metering as usize].take()) {
                 Some(r) => r,
-                None => {
-                    self.obtain(modules, module, fdef, ty_args, metering, 0).map_err(|why| why.unwrap_or_default())?
-                }
+                None => self.obtain(modules, module, fdef, ty_args, metering, 0).map_err(|why| match why {
+                    NoCode::Never(why) => why,
+                    NoCode::Later | NoCode::Pending(_) => "not compiled yet".to_string(),
+                })?,
             };
             if recording {
                 *slot = Some(ready.clone());
             }
-            let hot = Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code: Some(ready), counted: false };
+            let hot = Hot {
+                fdef,
+                type_args: ty_args.to_vec(),
+                metering,
+                hash,
+                code: Some(ready),
+                counted: false,
+                pending: None,
+            };
             self.add_hot(module, hot);
         }
         if let (true, Some(set), [Some(u), Some(m)]) = (recording, set, &found) {

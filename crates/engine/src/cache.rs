@@ -8,8 +8,12 @@
 //! definition, the type arguments and the link hashes of the modules those
 //! name; metered and unmetered code live in two caches.
 //!
-//! Compiling takes the cache's lock; running does not (see
-//! [`movejit_jit::SharedEngine`]). Code lives in *generations*: JIT engines
+//! Running takes no lock (see [`movejit_jit::SharedEngine`]); a look-up
+//! takes the cache's lock briefly, never for the length of a compile: code
+//! generation holds only its generation's JIT engine. With background
+//! compiler threads (`JitOptions::compile_threads`, executor `Auto`), an
+//! instance past the threshold is queued ([`CodeCache::request`]) and its
+//! calls are interpreted until its code is ready. Code lives in *generations*: JIT engines
 //! whose modules have one version per name (cross-module calls and closure
 //! targets are resolved by name). A compile goes to the first generation
 //! whose modules agree with the session's versions; a conflicting
@@ -24,10 +28,13 @@ use movejit_format::CompiledModule;
 use movejit_interp::JitOptions;
 use movejit_jit::{InstanceKey, JitConfig, SharedEngine, SharedEntry};
 use movejit_runtime::compiled::ModuleSource;
+use movejit_runtime::compiled::SharedModule;
 use movejit_runtime::{ModuleId, Type};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 /// Generations (JIT engines) alive in one cache: each reserves its own
@@ -62,6 +69,11 @@ pub struct CacheStats {
     pub over_budget: usize,
     /// Calls interpreted while their instance was below the threshold.
     pub below_threshold: usize,
+    /// Instances queued for the background compiler threads.
+    pub queued: usize,
+    /// Calls interpreted while their instance was queued or compiling in
+    /// the background.
+    pub waiting: usize,
     /// Look-ups that found code compiled earlier (by this or another
     /// session).
     pub shared_hits: usize,
@@ -85,6 +97,8 @@ impl CacheStats {
         self.over_limit += o.over_limit;
         self.over_budget += o.over_budget;
         self.below_threshold += o.below_threshold;
+        self.queued += o.queued;
+        self.waiting += o.waiting;
         self.shared_hits += o.shared_hits;
         self.generations += o.generations;
         self.evicted += o.evicted;
@@ -99,6 +113,8 @@ impl CacheStats {
 pub struct Gen {
     pub engine: Arc<SharedEngine>,
     pub ids: RwLock<Vec<ModuleId>>,
+    /// The code generator panicked: nothing more compiles here.
+    broken: AtomicBool,
 }
 
 /// Compiled code ready to run, with its generation.
@@ -107,6 +123,11 @@ pub struct Ready {
     pub gen: Arc<Gen>,
 }
 
+/// Where a background compile leaves its answer: the code, or `None` when
+/// the instance does not compile. Sessions keep it and test it at each call
+/// (one atomic load) until it is set.
+pub type Slot = Arc<OnceLock<Option<Arc<Ready>>>>;
+
 /// The answer of a look-up.
 pub enum Lookup {
     Ready(Arc<Ready>),
@@ -114,6 +135,8 @@ pub enum Lookup {
     Never(String),
     /// Interpret this call (below the threshold).
     Later,
+    /// Interpret this call: a compiler thread has it ([`CodeCache::request`]).
+    Pending(Slot),
     /// Compile it ([`CodeCache::compile`]).
     Compile,
 }
@@ -122,8 +145,6 @@ struct GenState {
     gen: Arc<Gen>,
     /// Modules it knows: content hash and number.
     names: HashMap<ModuleId, (Hash, u32)>,
-    /// The code generator panicked: nothing more compiles here.
-    broken: bool,
     /// When it was last chosen or its code found (`State::clock`).
     used: u64,
 }
@@ -133,6 +154,8 @@ struct State {
     gens: Vec<GenState>,
     code: HashMap<CodeKey, Result<Arc<Ready>, String>>,
     calls: HashMap<CodeKey, u32>,
+    /// Queued for, or compiling on, the background threads.
+    pending: HashMap<CodeKey, Slot>,
     /// Link hashes of the modules compiled eagerly.
     eager_done: HashSet<Hash>,
     stats: CacheStats,
@@ -145,10 +168,50 @@ pub type ModuleSet = Vec<(ModuleId, Hash)>;
 
 /// Metered or unmetered code of one engine.
 pub struct CodeCache {
+    inner: Arc<Inner>,
+}
+
+/// What a [`CodeCache`] shares with its background compiler threads.
+pub struct Inner {
     config: JitConfig,
     options: JitOptions,
     state: Mutex<State>,
+    /// The background compiler threads' queue, opened at the first
+    /// request; dropping the cache closes it, which ends the threads.
+    queue: Mutex<Option<mpsc::Sender<Job>>>,
 }
+
+/// A background compile: everything it needs, owned.
+struct Job {
+    key: CodeKey,
+    module: ModuleId,
+    type_args: Vec<Type>,
+    modules: ModuleSet,
+    sources: HashMap<ModuleId, SharedModule>,
+    slot: Slot,
+}
+
+/// The modules of a [`Job`], as a module source.
+struct JobModules<'a>(&'a HashMap<ModuleId, SharedModule>);
+
+impl ModuleSource for JobModules<'_> {
+    fn module(&self, id: &ModuleId) -> Option<&CompiledModule> {
+        self.0.get(id).map(|m| (**m).as_ref())
+    }
+}
+
+/// A module copy for a source that cannot share its modules.
+struct Copied(CompiledModule);
+
+impl AsRef<CompiledModule> for Copied {
+    fn as_ref(&self) -> &CompiledModule {
+        &self.0
+    }
+}
+
+/// Stack of a background compiler thread (code generation recurses over
+/// nested expressions).
+const COMPILER_STACK: usize = 64 << 20;
 
 fn is_limit(why: &str) -> bool {
     why.contains(" instructions (limit ")
@@ -156,9 +219,111 @@ fn is_limit(why: &str) -> bool {
 
 impl CodeCache {
     pub fn new(config: JitConfig, options: JitOptions) -> CodeCache {
-        CodeCache { config, options, state: Mutex::new(State::default()) }
+        let inner = Inner { config, options, state: Mutex::new(State::default()), queue: Mutex::new(None) };
+        CodeCache { inner: Arc::new(inner) }
     }
 
+    /// Queues `key` (`module::fdef<type_args>`, needing `modules` of `src`)
+    /// for the background compiler threads, unless it is known, queued or
+    /// compiling. Returns at once with where the answer will be: the caller
+    /// interprets meanwhile.
+    pub fn request(
+        &self,
+        src: &dyn ModuleSource,
+        key: &CodeKey,
+        module: &ModuleId,
+        type_args: &[Type],
+        modules: &ModuleSet,
+    ) -> Slot {
+        let slot = {
+            let mut st = self.state();
+            if let Some(done) = st.code.get(key) {
+                return Arc::new(OnceLock::from(done.as_ref().ok().cloned()));
+            }
+            if let Some(slot) = st.pending.get(key) {
+                return slot.clone();
+            }
+            let slot = Slot::default();
+            st.pending.insert(key.clone(), slot.clone());
+            st.stats.queued += 1;
+            slot
+        };
+        let mut sources = HashMap::new();
+        for (id, _) in modules {
+            let shared =
+                src.shared_module(id).or_else(|| src.module(id).map(|m| Arc::new(Copied(m.clone())) as SharedModule));
+            if let Some(m) = shared {
+                sources.insert(id.clone(), m);
+            }
+        }
+        let job = Job {
+            key: key.clone(),
+            module: module.clone(),
+            type_args: type_args.to_vec(),
+            modules: modules.clone(),
+            sources,
+            slot: slot.clone(),
+        };
+        let mut queue = self.inner.queue.lock().unwrap_or_else(|p| p.into_inner());
+        if queue.is_none() {
+            *queue = self.start_threads();
+        }
+        let sent = queue.as_ref().is_some_and(|q| q.send(job).is_ok());
+        if !sent {
+            // No thread could start: the instance stays interpreted.
+            let _ = slot.set(None);
+            self.state().pending.remove(key);
+        }
+        slot
+    }
+
+    /// Starts the background compiler threads; `None` when none starts.
+    fn start_threads(&self) -> Option<mpsc::Sender<Job>> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        let mut started = 0;
+        for i in 0..self.inner.options.compile_threads.max(1) {
+            let (rx, cache) = (rx.clone(), Arc::downgrade(&self.inner));
+            let spawned = std::thread::Builder::new()
+                .name(format!("movejit-compile-{i}"))
+                .stack_size(COMPILER_STACK)
+                .spawn(move || compiler_thread(&rx, &cache));
+            started += usize::from(spawned.is_ok());
+        }
+        (started > 0).then_some(tx)
+    }
+}
+
+/// A background compiler thread: compiles queued instances until the
+/// cache is dropped.
+fn compiler_thread(rx: &Mutex<mpsc::Receiver<Job>>, cache: &Weak<Inner>) {
+    loop {
+        let job = match rx.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let (Ok(job), Some(cache)) = (job, cache.upgrade()) else { return };
+        let mut spent = Duration::ZERO;
+        let src = JobModules(&job.sources);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            cache.compile(&src, &job.key, &job.module, &job.type_args, &job.modules, &[], &mut spent)
+        }))
+        .unwrap_or_else(|_| Err("code generator panicked".to_string()));
+        // Recorded before the slot is set: a session that sees the slot
+        // empty and looks up again finds the code.
+        cache.state().pending.remove(&job.key);
+        let _ = job.slot.set(r.ok());
+    }
+}
+
+impl std::ops::Deref for CodeCache {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.inner
+    }
+}
+
+impl Inner {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while the lock was held cannot leave the maps
         // inconsistent (each update is one insert): keep going.
@@ -179,6 +344,11 @@ impl CodeCache {
                 st.touch(&r.gen);
             }
             return r;
+        }
+        if let Some(slot) = st.pending.get(key) {
+            let slot = slot.clone();
+            st.stats.waiting += 1;
+            return Lookup::Pending(slot);
         }
         if threshold > 0 {
             let n = st.calls.entry(key.clone()).or_insert(0);
@@ -206,32 +376,101 @@ impl CodeCache {
         eager: &[(CodeKey, u16)],
         spent: &mut Duration,
     ) -> Result<Arc<Ready>, String> {
-        let mut st = self.state();
-        if let Some(v) = st.code.get(key) {
-            return v.clone();
-        }
-        let gen = match st.gen_for(&self.config, src, modules) {
-            Ok(g) => g,
-            Err(why) => {
-                st.record(key.clone(), Err(why.clone()));
-                return Err(why);
-            }
-        };
-        if self.options.eager && !st.eager_done.contains(&key.link) {
-            st.eager_done.insert(key.link);
-            for (k, fdef) in eager {
-                if !st.code.contains_key(k) {
-                    let v = st.compile_in(gen, &self.options, module, *fdef, &[], spent);
-                    st.record(k.clone(), v);
-                }
-            }
+        let (gen, do_eager) = {
+            let mut st = self.state();
             if let Some(v) = st.code.get(key) {
                 return v.clone();
             }
+            let gen = match st.gen_for(&self.config, src, modules) {
+                Ok(i) => st.gens[i].gen.clone(),
+                Err(why) => {
+                    st.record(key.clone(), Err(why.clone()));
+                    return Err(why);
+                }
+            };
+            let do_eager = self.options.eager && st.eager_done.insert(key.link);
+            (gen, do_eager)
+        };
+        if do_eager {
+            for (k, fdef) in eager {
+                if !self.state().code.contains_key(k) {
+                    let v = self.compile_in(&gen, module, *fdef, &[], spent);
+                    self.state().record(k.clone(), v);
+                }
+            }
+            if let Some(v) = self.state().code.get(key) {
+                return v.clone();
+            }
         }
-        let v = st.compile_in(gen, &self.options, module, key.fdef, type_args, spent);
-        st.record(key.clone(), v.clone());
+        let v = self.compile_in(&gen, module, key.fdef, type_args, spent);
+        self.state().record(key.clone(), v.clone());
         v
+    }
+
+    /// Compiles one instance in generation `gen` (its modules added),
+    /// holding only the generation's JIT engine, not the cache's lock.
+    fn compile_in(
+        &self,
+        gen: &Arc<Gen>,
+        module: &ModuleId,
+        fdef: u16,
+        type_args: &[Type],
+        spent: &mut Duration,
+    ) -> Result<Arc<Ready>, String> {
+        // The budget holds during the compile too: what is left of it is
+        // the compile's deadline (`JitEngine::compile_until`).
+        let mut deadline = None;
+        if let Some(budget) = self.options.compile_budget {
+            let mut st = self.state();
+            if st.stats.compile_time >= budget {
+                st.stats.over_budget += 1;
+                return Err(format!("compile budget of {budget:?} spent"));
+            }
+            deadline = Some(budget - st.stats.compile_time);
+        }
+        if gen.broken.load(Ordering::Relaxed) {
+            return Err("code generator panicked".to_string());
+        }
+        let num = gen
+            .ids
+            .read()
+            .ok()
+            .and_then(|ids| ids.iter().position(|id| id == module))
+            .ok_or_else(|| format!("module {module} not loaded"))?;
+        let key = InstanceKey { module: num as u32, fdef, type_args: type_args.to_vec() };
+        let start = Instant::now();
+        let deadline = deadline.map(|left| start + left);
+        // Code (and the constants it keeps) belongs to the cache, not to the
+        // call that happened to trigger the compile.
+        let r = movejit_runtime::memory::outside_budget(|| {
+            gen.engine.with(|jit| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match deadline {
+                    Some(d) => jit.compile_until(&key, d),
+                    None => jit.compile(&key),
+                }))
+            })
+        });
+        let took = start.elapsed();
+        {
+            let mut st = self.state();
+            st.stats.compile_time += took;
+            st.stats.compiles += 1;
+        }
+        *spent += took;
+        match r {
+            Err(e) => Err(e.to_string()),
+            Ok(Err(_)) => {
+                // The engine's state after a panic is unknown: code already
+                // finalized keeps running, nothing more compiles here.
+                gen.broken.store(true, Ordering::Relaxed);
+                Err("code generator panicked".to_string())
+            }
+            Ok(Ok(Err(e))) => Err(e.to_string()),
+            Ok(Ok(Ok(()))) => {
+                let entry = gen.engine.entry(&key).map_err(|e| e.to_string())?;
+                Ok(Arc::new(Ready { entry, gen: gen.clone() }))
+            }
+        }
     }
 
     /// Makes the modules of `modules` known to `gen` when their versions
@@ -254,6 +493,18 @@ impl CodeCache {
 
 impl State {
     fn record(&mut self, key: CodeKey, v: Result<Arc<Ready>, String>) {
+        if self.code.contains_key(&key) {
+            // Compiled twice by two threads at once: the first answer stays.
+            return;
+        }
+        if let Ok(r) = &v {
+            if !self.gens.iter().any(|g| Arc::ptr_eq(&g.gen, &r.gen)) {
+                // Its generation was evicted while it compiled: the code
+                // runs for the caller, the cache does not keep it.
+                self.calls.remove(&key);
+                return;
+            }
+        }
         match &v {
             Ok(_) => self.stats.compiled += 1,
             Err(why) => {
@@ -289,7 +540,8 @@ impl State {
 
     fn consistent(&self, gen: usize, modules: &ModuleSet) -> bool {
         let g = &self.gens[gen];
-        !g.broken && modules.iter().all(|(id, h)| g.names.get(id).is_none_or(|(have, _)| have == h))
+        !g.gen.broken.load(Ordering::Relaxed)
+            && modules.iter().all(|(id, h)| g.names.get(id).is_none_or(|(have, _)| have == h))
     }
 
     /// The first generation agreeing with `modules` (a new one when none
@@ -302,8 +554,8 @@ impl State {
                     self.evict();
                 }
                 let engine = SharedEngine::new(config.clone()).map_err(|e| e.to_string())?;
-                let gen = Arc::new(Gen { engine, ids: RwLock::new(Vec::new()) });
-                self.gens.push(GenState { gen, names: HashMap::new(), broken: false, used: 0 });
+                let gen = Arc::new(Gen { engine, ids: RwLock::new(Vec::new()), broken: AtomicBool::new(false) });
+                self.gens.push(GenState { gen, names: HashMap::new(), used: 0 });
                 self.gens.len() - 1
             }
         };
@@ -333,62 +585,6 @@ impl State {
             }
         }
         Ok(())
-    }
-
-    /// Compiles one instance in generation `gen` (its modules added).
-    fn compile_in(
-        &mut self,
-        gen: usize,
-        options: &JitOptions,
-        module: &ModuleId,
-        fdef: u16,
-        type_args: &[Type],
-        spent: &mut Duration,
-    ) -> Result<Arc<Ready>, String> {
-        // The budget holds during the compile too: what is left of it is
-        // the compile's deadline (`JitEngine::compile_until`).
-        let mut deadline = None;
-        if let Some(budget) = options.compile_budget {
-            if self.stats.compile_time >= budget {
-                self.stats.over_budget += 1;
-                return Err(format!("compile budget of {budget:?} spent"));
-            }
-            deadline = Some(budget - self.stats.compile_time);
-        }
-        let g = &mut self.gens[gen];
-        let num = g.names.get(module).map(|(_, n)| *n).ok_or_else(|| format!("module {module} not loaded"))?;
-        let key = InstanceKey { module: num, fdef, type_args: type_args.to_vec() };
-        let start = Instant::now();
-        let deadline = deadline.map(|left| start + left);
-        // Code (and the constants it keeps) belongs to the cache, not to the
-        // call that happened to trigger the compile.
-        let r = movejit_runtime::memory::outside_budget(|| {
-            g.gen.engine.with(|jit| {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match deadline {
-                    Some(d) => jit.compile_until(&key, d),
-                    None => jit.compile(&key),
-                }))
-            })
-        });
-        let took = start.elapsed();
-        self.stats.compile_time += took;
-        self.stats.compiles += 1;
-        *spent += took;
-        let g = &mut self.gens[gen];
-        match r {
-            Err(e) => Err(e.to_string()),
-            Ok(Err(_)) => {
-                // The engine's state after a panic is unknown: code already
-                // finalized keeps running, nothing more compiles here.
-                g.broken = true;
-                Err("code generator panicked".to_string())
-            }
-            Ok(Ok(Err(e))) => Err(e.to_string()),
-            Ok(Ok(Ok(()))) => {
-                let entry = g.gen.engine.entry(&key).map_err(|e| e.to_string())?;
-                Ok(Arc::new(Ready { entry, gen: g.gen.clone() }))
-            }
-        }
     }
 }
 

@@ -25,11 +25,16 @@
 //! SHA-256 link hash over the module's bytes and its dependencies'),
 //! function, type arguments and metering, so sessions loading the same
 //! bytes share code and a republished module never runs old code. Runs take
-//! no lock (each has its own execution stack); compiling takes the cache's.
+//! no lock (each has its own execution stack); code generation holds only
+//! its generation's JIT engine, never the cache's lock that look-ups take.
 //! When code is compiled follows `EngineConfig::jit` ([`JitOptions`]): at
 //! the first call (default), after `threshold` interpreted calls (executor
 //! `Auto`), or for a whole module at once (`eager`); functions over the
 //! size limits, or met once the compile budget is spent, are interpreted.
+//! With `compile_threads` > 0, `Auto` compiles on background threads: a
+//! call past the threshold queues its instance and is interpreted, as are
+//! later calls until the code is ready (a session tests the request's slot,
+//! one atomic load per call); no calling thread waits for a compile.
 //! Code is unmapped when the engine and every session holding some drop.
 //!
 //! # A node-style loop

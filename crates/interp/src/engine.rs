@@ -88,6 +88,15 @@ pub struct JitOptions {
     /// `movejit_jit::BASELINE_ABOVE`). 0: every function; `usize::MAX`:
     /// none (the default).
     pub baseline_above: usize,
+    /// Background compiler threads of the `Auto` executor. With 1 or more,
+    /// an instance past the threshold is queued for those threads and its
+    /// calls stay interpreted until its code is ready: a calling thread
+    /// never waits for a compile (results, gas and errors are the same
+    /// whichever tier runs a call). 0 (the default): `Auto` compiles on the
+    /// calling thread when the threshold is passed, deterministically (what
+    /// tests of mixed execution rely on). The `Jit` executor always
+    /// compiles on the calling thread.
+    pub compile_threads: usize,
 }
 
 impl Default for JitOptions {
@@ -99,6 +108,7 @@ impl Default for JitOptions {
             max_ir_insts: 1 << 20,
             compile_budget: None,
             baseline_above: usize::MAX,
+            compile_threads: 0,
         }
     }
 }
@@ -527,6 +537,10 @@ impl ModuleSource for LoadedModules<'_> {
 
     fn module_set_id(&self) -> Option<u64> {
         self.2
+    }
+
+    fn shared_module(&self, id: &ModuleId) -> Option<movejit_runtime::compiled::SharedModule> {
+        self.0.get(id).map(|m| m.clone() as movejit_runtime::compiled::SharedModule)
     }
 }
 

@@ -37,6 +37,12 @@ pub struct LoadedModule {
     pub size: u64,
 }
 
+impl AsRef<CompiledModule> for LoadedModule {
+    fn as_ref(&self) -> &CompiledModule {
+        &self.module
+    }
+}
+
 impl std::fmt::Debug for LoadedModule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "LoadedModule({})", self.id)

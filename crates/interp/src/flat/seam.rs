@@ -36,6 +36,10 @@ impl ModuleSource for Session<'_, '_> {
     fn module_set_id(&self) -> Option<u64> {
         self.module_set_id
     }
+
+    fn shared_module(&self, id: &ModuleId) -> Option<movejit_runtime::compiled::SharedModule> {
+        self.modules.get(id).map(|m| m.clone() as movejit_runtime::compiled::SharedModule)
+    }
 }
 
 impl GlobalStore for Session<'_, '_> {

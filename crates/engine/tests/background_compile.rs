@@ -1,0 +1,95 @@
+//! Background compilation (executor `Auto`, `JitOptions::compile_threads`):
+//! calls are interpreted while their code compiles on another thread and
+//! switch to compiled code whenever it is ready, so the tier a call runs on
+//! changes at points the test does not choose. Every Aptos conformance call,
+//! repeated over one engine while its code arrives, must give exactly what
+//! the interpreter gives: returns, errors, gas (unit schedule and Aptos's)
+//! and change sets.
+
+#[path = "../../interp/tests/common/mod.rs"]
+mod common;
+
+use common::{load_aptos_cases, CaseCall};
+use movejit_engine::{new_engine, new_engine_with_cache, EngineConfig, ExecutorKind, JitOptions};
+use movejit_interp::runtime::gas::aptos::AptosPricing;
+use movejit_interp::runtime::{ChangeSet, CostTable, GasMeter, VmError};
+use movejit_interp::ExecutionResult;
+use std::time::{Duration, Instant};
+
+/// What a call and its session's finish give, and the gas it used.
+type Observed = (Result<ExecutionResult, VmError>, Result<ChangeSet, VmError>, u64);
+
+/// The meters every call runs under: none, the unit schedule, Aptos's.
+#[derive(Clone, Copy, Debug)]
+enum Meter {
+    Unmetered,
+    Unit,
+    Aptos,
+}
+
+impl Meter {
+    fn meter(self) -> GasMeter {
+        match self {
+            Meter::Unmetered => GasMeter::unmetered(),
+            Meter::Unit => GasMeter::new(CostTable::default(), 1 << 40),
+            Meter::Aptos => {
+                let pricing = AptosPricing::v50();
+                let balance = pricing.limits.to_internal(2_000_000);
+                GasMeter::aptos(pricing, balance)
+            }
+        }
+    }
+}
+
+const METERS: [Meter; 3] = [Meter::Unmetered, Meter::Unit, Meter::Aptos];
+
+fn run(engine: &movejit_engine::Engine, c: &CaseCall, meter: Meter) -> (Observed, bool) {
+    let mut gas = meter.meter();
+    let mut session = engine.new_session(&c.storage);
+    let r = session.execute_function(&c.module, &c.function, &c.ty_args, &c.args, &mut gas);
+    let compiled = session.compiled_stats().is_some_and(|s| s.compiled_functions > 0);
+    ((r, session.finish(), gas.used()), compiled)
+}
+
+#[test]
+fn calls_agree_with_the_interpreter_while_code_arrives() {
+    let cases = load_aptos_cases();
+    assert!(cases.len() >= 2000, "expected the full case file, got {}", cases.len());
+    let calls: Vec<CaseCall> = cases.iter().map(|c| c.call().unwrap_or_else(|e| panic!("{}: {e}", c.id))).collect();
+    let interp = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
+    let jit = JitOptions { compile_threads: 1, ..JitOptions::default() };
+    let (auto, cache) =
+        new_engine_with_cache(EngineConfig { executor: ExecutorKind::Auto, jit, ..EngineConfig::aptos() });
+    let cache = cache.expect("auto has a code cache");
+    let want: Vec<Vec<Observed>> =
+        calls.iter().map(|c| METERS.iter().map(|m| run(&interp, c, *m).0).collect()).collect();
+
+    let (mut checked, mut ran_compiled, mut bad) = (0usize, 0usize, Vec::new());
+    let deadline = Instant::now() + Duration::from_secs(300);
+    for round in 0.. {
+        for ((case, c), want) in cases.iter().zip(&calls).zip(&want) {
+            for (m, want) in METERS.iter().zip(want) {
+                let (got, compiled) = run(&auto, c, *m);
+                ran_compiled += usize::from(compiled);
+                checked += 1;
+                if got != *want && bad.len() < 10 {
+                    bad.push(format!("{} (round {round}, {m:?}): {got:?}\n  interp: {want:?}", case.id));
+                }
+            }
+        }
+        let s = cache.stats();
+        // Until the compiler thread has answered every request (and at
+        // least twice, so later rounds run what earlier ones queued).
+        if round >= 1 && s.compiled + s.not_compiled >= s.queued {
+            break;
+        }
+        assert!(Instant::now() < deadline, "background compiles did not finish: {s:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(bad.is_empty(), "{} of {checked} calls differ:\n{}", bad.len(), bad.join("\n"));
+    let s = cache.stats();
+    assert!(s.queued >= 100 && s.compiled >= 100, "little was compiled in the background: {s:?}");
+    assert!(s.waiting > 0, "no call was interpreted while its code compiled: {s:?}");
+    assert!(ran_compiled >= 1000, "only {ran_compiled} calls ran compiled code");
+    eprintln!("{checked} calls agreed, {ran_compiled} ran compiled code; code cache: {s:?}");
+}
