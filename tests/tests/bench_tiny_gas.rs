@@ -19,7 +19,7 @@ const GAS_POINTS: u64 = if cfg!(target_arch = "x86_64") { 2 } else { 0 };
 #[test]
 fn bench_suite_agrees_under_tiny_gas() {
     let suite = Suite::load(&shared_dir().join("bench")).expect("shared/bench manifest");
-    let opts = Options { full_budget: 1 << 40, gas_points: GAS_POINTS, assume_verified: false };
+    let opts = Options { full_budget: 1 << 40, gas_points: GAS_POINTS, ..Options::default() };
     let (mut on_jit, mut mixed, mut interp_only, mut runs, mut oog) = (0, 0, 0, 0, 0);
     let (mut problems, mut not_runnable) = (Vec::new(), Vec::new());
     let benches = suite.benchmarks.iter().flat_map(|b| b.with_sui_variant());

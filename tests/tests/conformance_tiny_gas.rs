@@ -16,7 +16,7 @@ fn aptos_conformance_cases_agree_under_tiny_gas() {
     let (cases, bad) = aptos_conformance_cases();
     assert!(bad.is_empty(), "unreadable cases: {bad:?}");
     assert!(cases.len() > 2000, "only {} cases", cases.len());
-    let opts = Options { full_budget: 50_000_000, gas_points: GAS_POINTS, assume_verified: false };
+    let opts = Options { full_budget: 50_000_000, gas_points: GAS_POINTS, ..Options::default() };
     let (mut compared, mut mixed, mut runs, mut oog) = (0u64, 0u64, 0u64, 0u64);
     let mut unsupported: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_family: BTreeMap<String, (u64, u64)> = BTreeMap::new();

@@ -35,7 +35,12 @@ fn every_row_gives_its_expected_result_on_both_executors() {
     let mut bad = Vec::new();
     for row in &table.rows {
         let case = table.case(row).expect("case");
-        let opts = Options { full_budget: row.gas.unwrap_or(10_000_000), gas_points: 3, assume_verified: true };
+        let opts = Options {
+            full_budget: row.gas.unwrap_or(10_000_000),
+            gas_points: 3,
+            assume_verified: true,
+            ..Options::default()
+        };
         match run_both_with(&case, &opts) {
             Err(d) => bad.push(format!("{}: DIVERGENCE {d}", row.label)),
             Ok(c) => {

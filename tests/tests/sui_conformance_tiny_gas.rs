@@ -93,7 +93,7 @@ fn sui_conformance_calls_agree_under_tiny_gas() {
                 args,
             };
             let full_budget = task["gas_budget"].as_u64().unwrap_or(1 << 40);
-            let opts = Options { full_budget, gas_points: GAS_POINTS, assume_verified: true };
+            let opts = Options { full_budget, gas_points: GAS_POINTS, assume_verified: true, ..Options::default() };
             calls += 1;
             match run_both_with(&case, &opts) {
                 Err(d) => divergences.push(format!("{} ({}): {d}", case.name, case.describe())),

@@ -193,7 +193,7 @@ fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, qu
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let opts = Options { full_budget: a.budget, gas_points: a.gas_points, assume_verified: false };
+    let opts = Options { full_budget: a.budget, gas_points: a.gas_points, ..Options::default() };
     let start = Instant::now();
     let mut diverged = 0usize;
 

@@ -248,7 +248,7 @@ pub fn check_fuzz_input(input: &[u8]) -> Result<(), String> {
     let mut rng = Rng::from_bytes(input);
     let p = program_at(&mut rng, u64::from(input.first().copied().unwrap_or(0)));
     let Ok(cases) = gen::build(&p, "fuzz") else { return Ok(()) };
-    let opts = Options { full_budget: 1_000_000, gas_points: 8, assume_verified: true };
+    let opts = Options { full_budget: 1_000_000, gas_points: 8, assume_verified: true, ..Options::default() };
     for case in &cases {
         run_both_with(case, &opts)
             .map_err(|d| format!("divergence on {}:\n{d}\n{}", case.describe(), p.units.join("\n")))?;

@@ -81,11 +81,25 @@ pub struct Prepared<'c> {
 
 impl<'c> Prepared<'c> {
     pub fn new(executor: Executor, case: &'c Case) -> Prepared<'c> {
+        Self::with_config(executor, case, engine_config(case.flavour, executor))
+    }
+
+    /// Executor `Auto` switching tiers inside runs: each instance is
+    /// interpreted for its first `threshold` calls (over all runs of this
+    /// engine), then compiled, so a function called in a loop changes tier
+    /// in the middle of a run, at a point set by `threshold`.
+    pub fn tiered(case: &'c Case, threshold: u32) -> Prepared<'c> {
+        let base = engine_config(case.flavour, Executor::Auto);
+        let jit = movejit_engine::JitOptions { threshold, ..base.jit.clone() };
+        Self::with_config(Executor::Auto, case, EngineConfig { jit, ..base })
+    }
+
+    fn with_config(executor: Executor, case: &'c Case, config: EngineConfig) -> Prepared<'c> {
         let mut storage = InMemoryStorage::default();
         for (m, bytes) in case.modules.iter().zip(case.module_bytes()) {
             storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
         }
-        let engine = movejit_engine::new_engine(engine_config(case.flavour, executor));
+        let engine = movejit_engine::new_engine(config);
         Prepared { case, executor, engine, storage, first_stats: None }
     }
 

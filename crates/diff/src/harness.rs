@@ -21,12 +21,23 @@ pub struct Options {
     pub gas_points: u64,
     /// Skip the verifier gate (the caller verified the modules already).
     pub assume_verified: bool,
+    /// Also run the case twice with the full budget on `Auto` switching
+    /// tiers inside the run ([`Prepared::tiered`], a threshold of 1 to 3
+    /// calls picked from the case).
+    pub tier_switch: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { full_budget: 5_000_000, gas_points: 12, assume_verified: false }
+        Options { full_budget: 5_000_000, gas_points: 12, assume_verified: false, tier_switch: true }
     }
+}
+
+/// The tier-switch threshold of `case`: 1 to 3, from its name and call.
+fn switch_threshold(case: &Case) -> u32 {
+    let mut h = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&(&case.name, &case.function, &case.args), &mut h);
+    1 + (std::hash::Hasher::finish(&h) % 3) as u32
 }
 
 /// Verifies every module of `case` against the case's other modules (the
@@ -149,7 +160,15 @@ pub fn run_both_with(case: &Case, opts: &Options) -> Result<Compared, Divergence
         Ok(o) => ("jit", JitVerdict::Agreed, compare("jit", opts.full_budget, full, Ok(o))?),
     };
     let outcome = first;
-    let (mut runs, mut out_of_gas) = (1, u64::from(outcome.status == StatusCode::OUT_OF_GAS));
+    let mut runs = 1;
+    if opts.tier_switch {
+        let mut tiered = Prepared::tiered(case, switch_threshold(case));
+        for _ in 0..2 {
+            compare("auto (tier switch)", opts.full_budget, outcome.clone(), tiered.run(opts.full_budget))?;
+            runs += 1;
+        }
+    }
+    let mut out_of_gas = u64::from(outcome.status == StatusCode::OUT_OF_GAS);
     for budget in gas_budgets(outcome.gas_used, opts.gas_points) {
         let i = interp.run(budget).map_err(|e| interp_failed(budget, e))?;
         let o = compare(name, budget, i, other.run(budget))?;

@@ -9,7 +9,7 @@ use movejit_diff::Options;
 #[test]
 fn fixed_seed_budget_has_no_divergence() {
     let mut stats = Stats::default();
-    let opts = Options { full_budget: 1_000_000, gas_points: 6, assume_verified: false };
+    let opts = Options { full_budget: 1_000_000, gas_points: 6, ..Options::default() };
     for i in 0..48 {
         stats.run_generated(7, i, &opts);
     }
@@ -60,7 +60,7 @@ fn shrink_keeps_the_property() {
     use movejit_diff::minimize::shrink;
     use movejit_diff::rng::Rng;
     use movejit_diff::{run_both_with, Outcome};
-    let opts = Options { full_budget: 1_000_000, gas_points: 0, assume_verified: true };
+    let opts = Options { full_budget: 1_000_000, gas_points: 0, assume_verified: true, ..Options::default() };
     let outcome = |p: &gen::Program| -> Option<Outcome> {
         let cases = gen::build(p, "t").ok()?;
         run_both_with(&cases[0], &opts).ok().map(|c| c.outcome)
@@ -104,7 +104,7 @@ fn single_instructions_match_moves_rules() {
     use movejit_diff::gen::single;
     use movejit_diff::rng::Rng;
     let mut stats = Stats::default();
-    let opts = Options { full_budget: 1_000_000, gas_points: 0, assume_verified: true };
+    let opts = Options { full_budget: 1_000_000, gas_points: 0, assume_verified: true, ..Options::default() };
     let mut with_oracle = 0;
     for i in 0..400u64 {
         let mut rng = Rng::new(13u64.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i);
