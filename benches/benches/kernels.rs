@@ -79,7 +79,7 @@ fn kernels(c: &mut Criterion, all: &mut [Prepared2]) {
                 b.iter_custom(|n| (0..n).map(|_| checked_call(prepared.as_mut(), expect, &what)).sum())
             });
         }
-        if let Some(k) = p.bench.native_rust_kernel.clone() {
+        if let Some(k) = p.bench.native_control() {
             let program = &p.program;
             g.bench_function(BenchmarkId::new("native", &size), |b| {
                 b.iter_custom(|n| (0..n).map(|_| native_call(&k, program)).sum())
@@ -111,7 +111,7 @@ fn side_by_side(all: &mut [Prepared2], rounds: usize) {
                     Executor::Jit | Executor::Auto => jit.push(d),
                 }
             }
-            if let Some(k) = &p.bench.native_rust_kernel {
+            if let Some(k) = &p.bench.native_control() {
                 nat.push(native_call(k, &p.program).as_nanos() as u64);
             }
         }

@@ -94,6 +94,15 @@ impl Benchmark {
         })
     }
 
+    /// The native Rust control of this benchmark: the manifest's, else a
+    /// control of [`crate::native::UNLISTED`].
+    pub fn native_control(&self) -> Option<String> {
+        self.native_rust_kernel.clone().or_else(|| {
+            let unlisted = crate::native::UNLISTED.iter().find(|(b, _)| *b == self.name);
+            unlisted.map(|(_, k)| k.to_string())
+        })
+    }
+
     /// This benchmark followed by its Sui build, if it has one.
     pub fn with_sui_variant(&self) -> impl Iterator<Item = Benchmark> {
         std::iter::once(self.clone()).chain(self.sui_variant())

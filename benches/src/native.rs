@@ -231,8 +231,149 @@ pub fn permute(n: u64, iters: u64) -> Option<u64> {
     Some(total)
 }
 
-/// The kernels by their manifest name (`native_rust_kernel`).
-pub const KERNELS: &[&str] = &["fib", "u64_loop", "nested_loop", "sieve", "quicksort", "modexp", "permute"];
+fn index(i: u64) -> Option<usize> {
+    usize::try_from(i).ok()
+}
+
+/// `0xb0::vector_ops::bench_vector`: push_back, an indexed prefix pass,
+/// a swap-based reverse, pop_back/push_back of the upper half, a fold.
+pub fn vector_ops(n: u64, rounds: u64, seed: u64) -> Option<u64> {
+    const M: u64 = 1_000_003;
+    let mut v: Vec<u64> = Vec::new();
+    let mut x = if seed == 0 { 88_172_645_463_325_252 } else { seed };
+    let mut i: u64 = 0;
+    while i < n {
+        x = xorshift(x);
+        v.push(x % M);
+        i = i.checked_add(1)?;
+    }
+    let mut r: u64 = 0;
+    while r < rounds {
+        let mut i: u64 = 1;
+        while i < n {
+            let prev = *v.get(index(i.checked_sub(1)?)?)?;
+            let cur = v.get_mut(index(i)?)?;
+            *cur = cur.checked_add(prev.checked_mul(3)?)? % M;
+            i = i.checked_add(1)?;
+        }
+        let (mut lo, mut hi) = (0u64, n);
+        while lo.checked_add(1)? < hi {
+            hi = hi.checked_sub(1)?;
+            swap(&mut v, lo, hi)?;
+            lo = lo.checked_add(1)?;
+        }
+        let mut tmp = Vec::new();
+        let mut j: u64 = 0;
+        while j < n / 2 {
+            tmp.push(v.pop()?);
+            j = j.checked_add(1)?;
+        }
+        while let Some(t) = tmp.pop() {
+            v.push(t ^ r);
+        }
+        r = r.checked_add(1)?;
+    }
+    let mut acc = v.len() as u64;
+    let mut i: u64 = 0;
+    while i < n {
+        acc = acc.checked_mul(M)?.checked_add(at(&v, i)?)? % 1_000_000_007;
+        i = i.checked_add(1)?;
+    }
+    Some(acc)
+}
+
+#[derive(Clone, Copy)]
+struct Vec2 {
+    x: u64,
+    y: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Particle {
+    pos: Vec2,
+    vel: Vec2,
+    mass: u64,
+    hits: u64,
+}
+
+struct ParticleStats {
+    moved: u64,
+    bounced: u64,
+    energy: u64,
+}
+
+const WORLD: u64 = 1_000_003;
+
+fn particle_step(p: &mut Particle, st: &mut ParticleStats) -> Option<()> {
+    p.pos.x = p.pos.x.checked_add(p.vel.x)? % WORLD;
+    p.pos.y = p.pos.y.checked_add(p.vel.y)? % WORLD;
+    st.moved = st.moved.checked_add(1)?;
+    if p.pos.x < p.vel.y {
+        p.vel = Vec2 { x: p.vel.y, y: p.vel.x };
+        p.hits = p.hits.checked_add(1)?;
+        st.bounced = st.bounced.checked_add(1)?;
+    }
+    st.energy = st.energy.checked_add(p.mass.checked_mul(p.vel.x.checked_add(p.vel.y)?)?)? % 1_000_000_007;
+    Some(())
+}
+
+/// Swaps the masses of particles `i` and `j` through copies.
+fn exchange(ps: &mut [Particle], i: u64, j: u64) -> Option<()> {
+    let (i, j) = (index(i)?, index(j)?);
+    let (a, b) = (*ps.get(i)?, *ps.get(j)?);
+    *ps.get_mut(i)? = Particle { mass: b.mass, ..a };
+    *ps.get_mut(j)? = Particle { mass: a.mass, ..b };
+    Some(())
+}
+
+/// `0xb0::structs::bench_structs`: a vector of nested structs stepped
+/// `steps` times, with whole-struct copies and repacks.
+pub fn structs(n: u64, steps: u64, seed: u64) -> Option<u64> {
+    let mut ps: Vec<Particle> = Vec::new();
+    let mut x = if seed == 0 { 88_172_645_463_325_252 } else { seed };
+    let mut i: u64 = 0;
+    while i < n {
+        let mut next = |m: u64| {
+            x = xorshift(x);
+            x % m
+        };
+        let (px, py, vx, vy) = (next(WORLD), next(WORLD), next(1000), next(1000));
+        let mass = 1u64.checked_add(i % 7)?;
+        ps.push(Particle { pos: Vec2 { x: px, y: py }, vel: Vec2 { x: vx, y: vy }, mass, hits: 0 });
+        i = i.checked_add(1)?;
+    }
+    let mut st = ParticleStats { moved: 0, bounced: 0, energy: 0 };
+    let mut s: u64 = 0;
+    while s < steps {
+        let mut i: u64 = 0;
+        while i < n {
+            particle_step(ps.get_mut(index(i)?)?, &mut st)?;
+            i = i.checked_add(1)?;
+        }
+        if n > 1 {
+            exchange(&mut ps, s % n, n.checked_sub(1)?.checked_sub(s % n)?)?;
+        }
+        s = s.checked_add(1)?;
+    }
+    let mut acc = st.energy;
+    let mut i: u64 = 0;
+    while i < n {
+        let p = ps.get(index(i)?)?;
+        let a = acc.checked_mul(31)?.checked_add(p.pos.x)?.checked_add(p.pos.y.checked_mul(7)?)?;
+        acc = a.checked_add(p.hits)? % 1_000_000_007;
+        i = i.checked_add(1)?;
+    }
+    Some(acc.checked_add(st.moved)?.checked_add(st.bounced)? % 1_000_000_007)
+}
+
+/// The kernels by their manifest name (`native_rust_kernel`, or
+/// [`UNLISTED`] where the manifest names none).
+pub const KERNELS: &[&str] =
+    &["fib", "u64_loop", "nested_loop", "sieve", "quicksort", "modexp", "permute", "vector_ops", "structs"];
+
+/// Controls of benchmarks whose manifest line names none (benchmark,
+/// kernel): the vector-heavy and the struct-heavy kernel.
+pub const UNLISTED: &[(&str, &str)] = &[("vector_ops", "vector_ops"), ("structs", "structs")];
 
 /// Why a native control could not be run.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -251,6 +392,7 @@ pub fn run(name: &str, args: &[Vec<u8>]) -> Result<Vec<u8>, NativeError> {
     let want = match name {
         "fib" | "u64_loop" | "nested_loop" => 1,
         "sieve" | "quicksort" | "modexp" | "permute" => 2,
+        "vector_ops" | "structs" => 3,
         _ => return Err(NativeError::Unknown(name.to_string())),
     };
     let bad = || NativeError::Arguments { kernel: name.to_string(), want, got: args.len() };
@@ -270,6 +412,8 @@ pub fn run(name: &str, args: &[Vec<u8>]) -> Result<Vec<u8>, NativeError> {
         "sieve" => u64_bcs(sieve(a[0], a[1])),
         "quicksort" => u64_bcs(quicksort(a[0], a[1])),
         "permute" => u64_bcs(permute(a[0], a[1])),
+        "vector_ops" => u64_bcs(vector_ops(a[0], a[1], a[2])),
+        "structs" => u64_bcs(structs(a[0], a[1], a[2])),
         _ => modexp(a[0], a[1]).map(|x| x.to_le_bytes().to_vec()).ok_or(NativeError::Aborted),
     }
 }

@@ -92,7 +92,7 @@ fn native_controls_match_the_shared_checksums() {
     let suite = Suite::load(&shared_dir().join("bench")).unwrap();
     let mut kernels = std::collections::BTreeSet::new();
     for b in &suite.benchmarks {
-        let Some(k) = &b.native_rust_kernel else { continue };
+        let Some(k) = &b.native_control() else { continue };
         kernels.insert(k.clone());
         for case in b.cases() {
             let args: Vec<Vec<u8>> = case.args.iter().map(|a| hex::decode(a).unwrap()).collect();
