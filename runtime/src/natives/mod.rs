@@ -17,7 +17,7 @@ mod stdlib;
 pub use crate::flat::native_abi::FlatCall;
 pub use extensions::{with_extensions, NativeExtensions, NativeSlots, ParkedHome};
 pub use parking::Parking;
-pub use stdlib::{hash_terms, sha2_256, sha3_256};
+pub use stdlib::{sha2_256, sha3_256, Hash256};
 
 use crate::error::VmResult;
 use crate::gas::GasMeter;

@@ -190,13 +190,13 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
     reg(r, a, "hash", "sha2_256", |cx, _, mut args| {
         let data = arg(&mut args)?.to_bytes()?;
         cx.gas.charge_native(data.len())?;
-        cx.gas.charge_aptos_native(&hash_terms("sha2_256", data.len()))?;
+        cx.gas.charge_aptos_native(&Hash256::Sha2.terms(data.len()))?;
         Ok(vec![Value::from_bytes(&sha2_256(&data))])
     });
     reg(r, a, "hash", "sha3_256", |cx, _, mut args| {
         let data = arg(&mut args)?.to_bytes()?;
         cx.gas.charge_native(data.len())?;
-        cx.gas.charge_aptos_native(&hash_terms("sha3_256", data.len()))?;
+        cx.gas.charge_aptos_native(&Hash256::Sha3.terms(data.len()))?;
         Ok(vec![Value::from_bytes(&sha3_256(&data))])
     });
 
@@ -288,11 +288,38 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
 /// `bcs::to_bytes` of a value that cannot be serialized.
 const NFE_BCS_SERIALIZATION_FAILURE: u64 = 0x1C5;
 
-/// Aptos's price of hashing `n` bytes with `0x1::hash::<name>`.
-pub fn hash_terms(name: &str, n: usize) -> [(P, u64); 2] {
-    match name {
-        "sha2_256" => [(SHA2_256_BASE, 1), (SHA2_256_PER_BYTE, n as u64)],
-        _ => [(SHA3_256_BASE, 1), (SHA3_256_PER_BYTE, n as u64)],
+/// The 256-bit hashes of `0x1::hash`: their native names, digests and
+/// Aptos prices, in one place for every native path that computes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hash256 {
+    Sha2,
+    Sha3,
+}
+
+impl Hash256 {
+    pub const ALL: [Hash256; 2] = [Hash256::Sha2, Hash256::Sha3];
+
+    /// The native's name in `0x1::hash`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hash256::Sha2 => "sha2_256",
+            Hash256::Sha3 => "sha3_256",
+        }
+    }
+
+    pub fn digest(self, data: &[u8]) -> [u8; 32] {
+        match self {
+            Hash256::Sha2 => sha2_256(data),
+            Hash256::Sha3 => sha3_256(data),
+        }
+    }
+
+    /// Aptos's price of hashing `n` bytes.
+    pub fn terms(self, n: usize) -> [(P, u64); 2] {
+        match self {
+            Hash256::Sha2 => [(SHA2_256_BASE, 1), (SHA2_256_PER_BYTE, n as u64)],
+            Hash256::Sha3 => [(SHA3_256_BASE, 1), (SHA3_256_PER_BYTE, n as u64)],
+        }
     }
 }
 
@@ -343,13 +370,13 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
         let v = crate::bcs::deserialize(call.arg_bytes(0)?, &layout).map_err(|_| VmError::abort(EFROM_BYTES))?;
         call.ret_tree(0, &v)
     });
-    for (name, hash) in [("sha2_256", sha2_256 as fn(&[u8]) -> [u8; 32]), ("sha3_256", sha3_256)] {
-        r.register_flat(a, "hash", name, move |call| {
+    for hash in Hash256::ALL {
+        r.register_flat(a, "hash", hash.name(), move |call| {
             let data = call.arg_bytes(0)?;
             let n = data.len();
-            let digest = hash(data);
+            let digest = hash.digest(data);
             call.cx.gas.charge_native(n)?;
-            call.cx.gas.charge_aptos_native(&hash_terms(name, n))?;
+            call.cx.gas.charge_aptos_native(&hash.terms(n))?;
             call.ret_bytes(0, &digest)
         });
     }

@@ -26,6 +26,7 @@ use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
 use movejit_runtime::gas::aptos::{AptosMeter, AptosPricing, SiteCounts};
+use movejit_runtime::natives::Hash256;
 use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
 use std::sync::Arc;
 
@@ -172,12 +173,9 @@ unsafe fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets:
             let e = elem_of(l)?;
             let data = mem::vec_bytes(e, *a);
             gas.charge_native(data.len())?;
-            let name = if kind == VecNative::Sha2_256 { "sha2_256" } else { "sha3_256" };
-            gas.charge_aptos_native(&movejit_runtime::natives::hash_terms(name, data.len()))?;
-            let digest = match kind {
-                VecNative::Sha2_256 => movejit_runtime::natives::sha2_256(data),
-                _ => movejit_runtime::natives::sha3_256(data),
-            };
+            let hash = if kind == VecNative::Sha2_256 { Hash256::Sha2 } else { Hash256::Sha3 };
+            gas.charge_aptos_native(&hash.terms(data.len()))?;
+            let digest = hash.digest(data);
             mem::drop_value(l, *a);
             mem::vec_pack(e, ret(0)?, &digest, digest.len() as u64, u64::MAX)?;
         }
