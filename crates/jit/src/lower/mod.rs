@@ -196,6 +196,9 @@ pub struct Target<'a> {
     /// instruction sites priced by `InstructionCosts::site_cost`.
     pub aptos: Option<&'a AptosPricing>,
     pub max_code_len: usize,
+    /// Lowering stops (`Unsupported`) once the function has more IR
+    /// instructions: a function too big to compile costs no more than that.
+    pub max_ir_insts: usize,
     /// Bytes an `AbortMsg` message may have.
     pub max_abort_message: usize,
     /// Lowered for the baseline tier (`JitConfig::baseline_above`).
@@ -455,6 +458,13 @@ pub fn lower_function(
         lw.b.switch_to_block(blk);
         lw.lower_block(s, e, checked.at_entry(s))?;
         checked.at_exit(s, lw.watermark);
+        let n = lw.b.func.dfg.num_insts();
+        if n > target.max_ir_insts {
+            return Err(unsupported(format!(
+                "function of more than {n} IR instructions (limit {})",
+                target.max_ir_insts
+            )));
+        }
     }
     lw.epilogues(metered)?;
     lw.finish_gas()?;
