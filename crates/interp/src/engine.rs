@@ -98,7 +98,7 @@ impl Default for JitOptions {
             max_code_len: 1 << 16,
             // `movejit_jit::MAX_IR_INSTS` (engine test `big_function`
             // checks they agree).
-            max_ir_insts: 1 << 16,
+            max_ir_insts: 1 << 17,
             compile_budget: None,
             baseline_above: usize::MAX,
         }

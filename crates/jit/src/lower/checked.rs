@@ -5,52 +5,171 @@
 //! push to a height up to `h` passes too. The lowering skips those checks
 //! inside a block (its watermark); this carries the watermark across
 //! blocks: a block starts with the lowest watermark its predecessors end
-//! with. Blocks are lowered in code order, so a predecessor not lowered
-//! yet (a loop's back edge) counts as 0, which keeps the result sound
-//! without iterating. Checks that could still fail stay exactly where the
-//! interpreter would fail; only checks that cannot fail go (issue 16:
-//! they were most of the failure sites of typical framework code).
+//! with. Blocks are lowered in code order. A predecessor lowered later is
+//! ignored when the block dominates it (a loop's back edge: every path to
+//! it ran the whole block first, so it ends with at least what the block
+//! starts with); any other one counts as 0. Checks that could still fail
+//! stay exactly where the interpreter fails; only checks that cannot fail
+//! go (issue 16: they were most failure sites of typical framework code).
 
 use movejit_format::{cfg, CodeUnit};
 use std::collections::HashMap;
 
 pub(super) struct CheckedHeights {
-    /// Block start -> starts of the blocks that can jump or fall into it.
-    preds: HashMap<usize, Vec<usize>>,
-    /// Block start -> its watermark at the end (blocks lowered so far).
-    exits: HashMap<usize, usize>,
+    /// Block start -> its index in code order.
+    index: HashMap<usize, usize>,
+    /// Per block: the blocks that can jump or fall into it.
+    preds: Vec<Vec<usize>>,
+    /// Per block: its watermark at the end, once lowered.
+    exits: Vec<Option<usize>>,
+    /// Per block: its interval in a depth-first walk of the dominator
+    /// tree (`None`: unreachable).
+    span: Vec<Option<(u32, u32)>>,
 }
 
 impl CheckedHeights {
     pub(super) fn new(unit: &CodeUnit, blocks: &[(usize, usize)]) -> Self {
-        let mut preds: HashMap<usize, Vec<usize>> = HashMap::new();
-        for &(s, e) in blocks {
+        let index: HashMap<usize, usize> = blocks.iter().enumerate().map(|(i, &(s, _))| (s, i)).collect();
+        let n = blocks.len();
+        let mut succs = vec![Vec::new(); n];
+        let mut preds = vec![Vec::new(); n];
+        for (b, &(_, e)) in blocks.iter().enumerate() {
             if e == 0 {
                 continue;
             }
-            for succ in cfg::successors(unit, e - 1) {
-                preds.entry(succ).or_default().push(s);
+            for s in cfg::successors(unit, e - 1) {
+                if let Some(&t) = index.get(&s) {
+                    succs[b].push(t);
+                    preds[t].push(b);
+                }
             }
         }
-        CheckedHeights { preds, exits: HashMap::new() }
+        let span = dominator_spans(&succs, &preds);
+        CheckedHeights { index, preds, exits: vec![None; n], span }
+    }
+
+    /// Whether block `a` dominates block `b` (both reachable).
+    fn dominates(&self, a: usize, b: usize) -> bool {
+        match (self.span[a], self.span[b]) {
+            (Some((a0, a1)), Some((b0, b1))) => a0 <= b0 && b1 <= a1,
+            _ => false,
+        }
     }
 
     /// The watermark block `start` begins with: heights below it are known
     /// to fit on every path into it. The entry block starts with none.
     pub(super) fn at_entry(&self, start: usize) -> usize {
-        if start == 0 {
+        let Some(&b) = self.index.get(&start) else { return 0 };
+        if b == 0 {
             return 0;
         }
-        match self.preds.get(&start) {
-            Some(ps) => ps.iter().map(|p| self.exits.get(p).copied().unwrap_or(0)).min().unwrap_or(0),
-            None => 0,
+        let mut known = usize::MAX;
+        for &p in &self.preds[b] {
+            let h = match self.exits[p] {
+                Some(h) => h,
+                None if self.dominates(b, p) => continue,
+                None => 0,
+            };
+            known = known.min(h);
+        }
+        // No predecessor counted (unreachable, or only back edges).
+        if known == usize::MAX {
+            0
+        } else {
+            known
         }
     }
 
     /// Records the watermark block `start` ends with.
     pub(super) fn at_exit(&mut self, start: usize, watermark: usize) {
-        self.exits.insert(start, watermark);
+        if let Some(&b) = self.index.get(&start) {
+            self.exits[b] = Some(watermark);
+        }
     }
+}
+
+/// Each reachable block's (preorder, last preorder below it) in the
+/// dominator tree of the graph from block 0 (Cooper, Harvey and Kennedy's
+/// iterative algorithm over reverse postorder).
+fn dominator_spans(succs: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<Option<(u32, u32)>> {
+    let n = succs.len();
+    let mut span = vec![None; n];
+    if n == 0 {
+        return span;
+    }
+    // Reverse postorder from block 0 (iterative depth-first search).
+    let mut post = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    let mut stack = vec![(0usize, 0usize)];
+    seen[0] = true;
+    while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+        if let Some(&s) = succs[b].get(*i) {
+            *i += 1;
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+            stack.pop();
+        }
+    }
+    let mut order = vec![usize::MAX; n];
+    for (k, &b) in post.iter().enumerate() {
+        order[b] = k;
+    }
+    let mut idom = vec![usize::MAX; n];
+    idom[0] = 0;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in post.iter().rev().skip(1) {
+            let mut new = usize::MAX;
+            for &p in &preds[b] {
+                if idom[p] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX { p } else { intersect(&idom, &order, p, new) };
+            }
+            if new != usize::MAX && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    let mut children = vec![Vec::new(); n];
+    for &b in &post {
+        if b != 0 {
+            children[idom[b]].push(b);
+        }
+    }
+    let mut next = 0u32;
+    let mut walk = vec![(0usize, false)];
+    while let Some((b, done)) = walk.pop() {
+        if done {
+            span[b] = span[b].map(|(first, _)| (first, next - 1));
+            continue;
+        }
+        span[b] = Some((next, next));
+        next += 1;
+        walk.push((b, true));
+        walk.extend(children[b].iter().map(|&c| (c, false)));
+    }
+    span
+}
+
+/// The nearest common dominator of `a` and `b` (postorder numbers grow
+/// towards the root).
+fn intersect(idom: &[usize], order: &[usize], mut a: usize, mut b: usize) -> usize {
+    while a != b {
+        while order[a] < order[b] {
+            a = idom[a];
+        }
+        while order[b] < order[a] {
+            b = idom[b];
+        }
+    }
+    a
 }
 
 #[cfg(test)]
@@ -58,14 +177,17 @@ mod tests {
     use super::*;
     use movejit_format::{Bytecode::*, SignatureIndex};
 
-    #[test]
-    fn block_starts_with_the_lowest_watermark_of_its_lowered_predecessors() {
-        // 0: ld; 1: br_true 4 | 2: ld; 3: pop .. falls into 4 | 4: branch 0 (back edge)
-        let code = vec![LdTrue, BrTrue(4), LdU64(1), Pop, Branch(0)];
+    fn heights(code: Vec<movejit_format::Bytecode>) -> (CheckedHeights, Vec<(usize, usize)>) {
         let unit = CodeUnit { locals: SignatureIndex(0), code, jump_tables: vec![] };
         let blocks = cfg::basic_blocks(&unit);
+        (CheckedHeights::new(&unit, &blocks), blocks)
+    }
+
+    #[test]
+    fn block_starts_with_the_lowest_watermark_of_its_predecessors() {
+        // 0: ld; br_true 4 | 2: ld; pop, falls into 4 | 4: branch 0 (back edge)
+        let (mut c, blocks) = heights(vec![LdTrue, BrTrue(4), LdU64(1), Pop, Branch(0)]);
         assert_eq!(blocks, vec![(0, 2), (2, 4), (4, 5)]);
-        let mut c = CheckedHeights::new(&unit, &blocks);
         // Block 0 is the entry (and a loop header): nothing known.
         assert_eq!(c.at_entry(0), 0);
         c.at_exit(0, 1);
@@ -74,20 +196,45 @@ mod tests {
         // From block 0 (1) and block 2 (3): the lower one holds on both.
         assert_eq!(c.at_entry(4), 1);
         c.at_exit(4, 1);
-        // A later exit of a predecessor never raises what the entry block knew.
         assert_eq!(c.at_entry(0), 0);
     }
 
     #[test]
-    fn unlowered_predecessors_count_as_nothing_checked() {
-        // 0: branch 3 | 1: ld; pop, falls into 3 | 3: branch 1 (back edge)
-        let code = vec![Branch(3), LdU64(1), Pop, Branch(1)];
-        let unit = CodeUnit { locals: SignatureIndex(0), code, jump_tables: vec![] };
-        let blocks = cfg::basic_blocks(&unit);
-        let mut c = CheckedHeights::new(&unit, &blocks);
+    fn a_loop_header_ignores_its_back_edges_but_not_other_later_predecessors() {
+        // 0: ld; pop | 2: loop header: ld; br_true 6 | 4: ld; pop .. | 6: branch 2
+        let code = vec![LdU64(1), Pop, LdTrue, BrTrue(6), LdU64(1), Pop, Branch(2)];
+        let (mut c, blocks) = heights(code);
+        assert_eq!(blocks, vec![(0, 2), (2, 4), (4, 6), (6, 7)]);
+        c.at_exit(0, 1);
+        // Block 6 (lowered later) jumps back to 2, which dominates it.
+        assert_eq!(c.at_entry(2), 1);
+        // 0: branch 3 | 1: ld; pop, falls into 3 | 3: branch 1: block 1 is
+        // entered only from block 3, which it does not dominate.
+        let (mut c, _) = heights(vec![Branch(3), LdU64(1), Pop, Branch(1)]);
         c.at_exit(0, 5);
-        // Block 1's only predecessor (block 3) is lowered after it.
         assert_eq!(c.at_entry(1), 0);
-        assert_eq!(c.at_entry(3), 0);
+        // Block 3 dominates block 1 (its only way in): block 1 ends with at
+        // least what block 3 starts with, so block 0's 5 holds.
+        c.at_exit(1, 2);
+        assert_eq!(c.at_entry(3), 2);
+        let (mut c, _) = heights(vec![Branch(3), LdU64(1), Pop, Branch(1)]);
+        c.at_exit(0, 5);
+        assert_eq!(c.at_entry(3), 5, "block 1 not lowered yet: a back edge");
+    }
+
+    #[test]
+    fn dominators_of_a_diamond_and_an_irreducible_pair() {
+        // A diamond: 0: br_true 4 | 2: branch 5 | 4: falls into 5 | 5: ret.
+        let code = vec![LdTrue, BrTrue(4), Nop, Branch(5), Nop, Ret];
+        let (c, blocks) = heights(code);
+        assert_eq!(blocks, vec![(0, 2), (2, 4), (4, 5), (5, 6)]);
+        assert!(c.dominates(0, 3) && c.dominates(0, 1) && c.dominates(0, 2));
+        assert!(!c.dominates(1, 3) && !c.dominates(2, 3) && !c.dominates(3, 1));
+        // Two blocks entered from the entry that jump into each other:
+        // neither dominates the other.
+        let code = vec![LdTrue, BrTrue(5), Nop, LdTrue, BrTrue(7), Nop, Branch(2), Ret];
+        let (c, blocks) = heights(code);
+        assert_eq!(blocks, vec![(0, 2), (2, 5), (5, 7), (7, 8)]);
+        assert!(!c.dominates(1, 2) && !c.dominates(2, 1) && c.dominates(0, 3));
     }
 }
