@@ -8,11 +8,14 @@
 //! with. Blocks are lowered in code order. A predecessor lowered later is
 //! ignored when the block dominates it (a loop's back edge: every path to
 //! it ran the whole block first, so it ends with at least what the block
-//! starts with); any other one counts as 0. Checks that could still fail
+//! starts with); any other one counts with a static estimate: the
+//! greatest fixpoint of "a block ends with at least what it starts with,
+//! and at least its leading plain pushes" (constants, locals and their
+//! borrows: each push checked). Checks that could still fail
 //! stay exactly where the interpreter fails; only checks that cannot fail
 //! go (issue 16: they were most failure sites of typical framework code).
 
-use movejit_format::{cfg, CodeUnit};
+use movejit_format::{cfg, Bytecode, CodeUnit};
 use std::collections::HashMap;
 
 pub(super) struct CheckedHeights {
@@ -25,6 +28,8 @@ pub(super) struct CheckedHeights {
     /// Per block: its interval in a depth-first walk of the dominator
     /// tree (`None`: unreachable).
     span: Vec<Option<(u32, u32)>>,
+    /// Per block: a static lower bound of its watermark at the end.
+    estimate: Vec<usize>,
 }
 
 impl CheckedHeights {
@@ -45,7 +50,12 @@ impl CheckedHeights {
             }
         }
         let span = dominator_spans(&succs, &preds);
-        CheckedHeights { index, preds, exits: vec![None; n], span }
+        let leading: Vec<usize> = blocks
+            .iter()
+            .map(|&(s, e)| unit.code.get(s..e).map_or(0, |c| c.iter().take_while(|i| plain_push(i)).count()))
+            .collect();
+        let estimate = exit_estimates(&preds, &span, &leading);
+        CheckedHeights { index, preds, exits: vec![None; n], span, estimate }
     }
 
     /// Whether block `a` dominates block `b` (both reachable).
@@ -67,8 +77,10 @@ impl CheckedHeights {
         for &p in &self.preds[b] {
             let h = match self.exits[p] {
                 Some(h) => h,
+                // Never runs.
+                None if self.span[p].is_none() => continue,
                 None if self.dominates(b, p) => continue,
-                None => 0,
+                None => self.estimate[p],
             };
             known = known.min(h);
         }
@@ -86,6 +98,64 @@ impl CheckedHeights {
             self.exits[b] = Some(watermark);
         }
     }
+}
+
+/// Instructions pushing one value and popping none, through the
+/// lowering's checked push.
+fn plain_push(i: &Bytecode) -> bool {
+    use Bytecode::*;
+    matches!(
+        i,
+        LdU8(_)
+            | LdU16(_)
+            | LdU32(_)
+            | LdU64(_)
+            | LdU128(_)
+            | LdU256(_)
+            | LdI8(_)
+            | LdI16(_)
+            | LdI32(_)
+            | LdI64(_)
+            | LdI128(_)
+            | LdI256(_)
+            | LdTrue
+            | LdFalse
+            | LdConst(_)
+            | CopyLoc(_)
+            | MoveLoc(_)
+            | MutBorrowLoc(_)
+            | ImmBorrowLoc(_)
+    )
+}
+
+/// Per block, the greatest fixpoint of `exit = max(entry, leading)`,
+/// `entry = min(exit of reachable predecessors)` (0 for block 0): a lower
+/// bound of every path's checked heights (the transfer is distributive,
+/// so this is the meet over all paths).
+fn exit_estimates(preds: &[Vec<usize>], span: &[Option<(u32, u32)>], leading: &[usize]) -> Vec<usize> {
+    let n = preds.len();
+    let mut exit = vec![usize::MAX; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in 0..n {
+            if span[b].is_none() {
+                exit[b] = 0;
+                continue;
+            }
+            let entry = if b == 0 {
+                0
+            } else {
+                preds[b].iter().filter(|&&p| span[p].is_some()).map(|&p| exit[p]).min().unwrap_or(0)
+            };
+            let new = entry.max(leading[b]);
+            if new != exit[b] {
+                exit[b] = new;
+                changed = true;
+            }
+        }
+    }
+    exit
 }
 
 /// Each reachable block's (preorder, last preorder below it) in the
@@ -220,6 +290,36 @@ mod tests {
         let (mut c, _) = heights(vec![Branch(3), LdU64(1), Pop, Branch(1)]);
         c.at_exit(0, 5);
         assert_eq!(c.at_entry(3), 5, "block 1 not lowered yet: a back edge");
+    }
+
+    #[test]
+    fn a_join_after_later_blocks_takes_their_leading_pushes() {
+        // The `&&` shape: 0: ld; br_false 7 | 2: ld; st_loc (falls into 4)
+        // | 4: join: ld; pop; ret | 7: ld_false; st_loc; branch 4 (lowered
+        // later, not dominated by 4).
+        let code = vec![LdTrue, BrFalse(7), LdTrue, StLoc(0), LdU64(1), Pop, Ret, LdFalse, StLoc(0), Branch(4)];
+        let (mut c, blocks) = heights(code);
+        assert_eq!(blocks, vec![(0, 2), (2, 4), (4, 7), (7, 10)]);
+        c.at_exit(0, 1);
+        assert_eq!(c.at_entry(2), 1);
+        c.at_exit(2, 1);
+        // Block 7 is lowered after block 4; it starts with 1 (from block 0)
+        // and pushes 1 itself.
+        assert_eq!(c.at_entry(4), 1);
+        // Without a leading push of its own, block 7 still ends with what
+        // block 0's leading push checked.
+        let code = vec![LdTrue, BrFalse(7), LdTrue, StLoc(0), LdU64(1), Pop, Ret, Nop, Nop, Branch(4)];
+        let (mut c, _) = heights(code);
+        c.at_exit(0, 1);
+        c.at_exit(2, 1);
+        assert_eq!(c.at_entry(4), 1, "block 7 starts with block 0's 1");
+        // A later predecessor that may start with nothing checked.
+        let code = vec![Nop, LdTrue, BrFalse(8), LdTrue, StLoc(0), LdU64(1), Pop, Ret, Nop, Branch(5)];
+        let (mut c, blocks) = heights(code);
+        assert_eq!(blocks, vec![(0, 3), (3, 5), (5, 8), (8, 10)]);
+        c.at_exit(0, 1);
+        c.at_exit(3, 1);
+        assert_eq!(c.at_entry(5), 0);
     }
 
     #[test]
