@@ -54,6 +54,12 @@ fn report(r: &CorpusCompile, load_ns: u64) {
         qs(0.99),
         qs(1.0)
     );
+    let instrs = r.instructions();
+    println!(
+        "bytes per bytecode instruction: {} ({} bytecode instructions compiled; trampolines and stubs counted in the bytes)",
+        if instrs == 0 { "-".to_string() } else { format!("{:.1}", r.code_bytes() as f64 / instrs as f64) },
+        instrs
+    );
     println!("not compiled, by error kind:");
     for (kind, n) in r.failures_by_kind() {
         println!("  {n:>6}  {kind}");

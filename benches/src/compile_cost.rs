@@ -22,6 +22,8 @@ pub struct FunctionCompile {
     /// Machine code bytes the call defined (the function, its entry
     /// trampoline and whatever it compiled with it).
     pub code_bytes: u64,
+    /// Bytecode instructions of the functions the call compiled.
+    pub instructions: u64,
     /// `Err(kind)`: why it (or a function it calls) was not compiled.
     pub result: Result<(), String>,
 }
@@ -46,6 +48,11 @@ impl CorpusCompile {
     /// Machine code bytes defined by all `compile` calls.
     pub fn code_bytes(&self) -> u64 {
         self.functions.iter().map(|f| f.code_bytes).sum()
+    }
+
+    /// Bytecode instructions compiled by all `compile` calls.
+    pub fn instructions(&self) -> u64 {
+        self.functions.iter().map(|f| f.instructions).sum()
     }
 
     /// Total time of all `compile` calls, successful or not.
@@ -209,7 +216,7 @@ pub fn compile_all_with(modules: Vec<CompiledModule>, config: JitConfig) -> Resu
         targets.extend(fns.into_iter().map(|f| (idx, module_name.clone(), f)));
     }
     for (idx, module_name, f) in targets {
-        let before = engine.code_size();
+        let (before, instrs_before) = (engine.code_size(), engine.code_instructions());
         let t = Instant::now();
         let result = engine.instance_key(idx, &f, &[]).and_then(|k| engine.compile(&k));
         let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -217,6 +224,7 @@ pub fn compile_all_with(modules: Vec<CompiledModule>, config: JitConfig) -> Resu
             name: format!("{module_name}::{f}"),
             ns,
             code_bytes: engine.code_size() - before,
+            instructions: engine.code_instructions() - instrs_before,
             result: result.map_err(|e| error_kind(&e)),
         });
     }

@@ -73,7 +73,7 @@ pub struct JitOptions {
     /// before lowering).
     pub max_code_len: usize,
     /// Functions whose lowered Cranelift IR has more instructions are
-    /// interpreted (checked after lowering, before code generation, the
+    /// interpreted (checked while lowering, before code generation, the
     /// costly part: bounds the time and memory of one function's compile).
     pub max_ir_insts: usize,
     /// Compile time the engine may spend in all: once the total reaches
@@ -105,7 +105,9 @@ impl Default for JitOptions {
             threshold: 0,
             eager: false,
             max_code_len: 1 << 16,
-            max_ir_insts: 1 << 20,
+            // `movejit_jit::MAX_IR_INSTS` (engine test `big_function`
+            // checks they agree).
+            max_ir_insts: 1 << 17,
             compile_budget: None,
             baseline_above: usize::MAX,
             compile_threads: 0,

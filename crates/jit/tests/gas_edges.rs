@@ -170,6 +170,162 @@ L1: ld_u64 1
     add
     add
     ret
+
+// Pushes in a later block to heights an earlier block already checked
+// (skipped: lower/checked.rs) and above them (checked).
+public fun deep2(n: u64): u64
+    ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    pop
+    pop
+    pop
+    copy_loc n
+    ld_u64 0
+    eq
+    br_false L1
+    ld_u64 0
+    ret
+L1: ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    ld_u64 4
+    ld_u64 5
+    copy_loc n
+    ld_u64 1
+    sub
+    call deep2
+    add
+    add
+    add
+    add
+    add
+    ret
+
+// A loop between the pushes: its header is entered from above and from
+// its back edge (lower/checked.rs ignores the back edge it dominates).
+public fun deep3(n: u64): u64
+    local i: u64
+    ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    pop
+    pop
+    pop
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    ld_u64 2
+    lt
+    br_false L1
+    copy_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: copy_loc n
+    ld_u64 0
+    eq
+    br_false L2
+    ld_u64 0
+    ret
+L2: ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    ld_u64 4
+    copy_loc n
+    ld_u64 1
+    sub
+    call deep3
+    add
+    add
+    add
+    add
+    ret
+
+public fun pad1_loop(n: u64): u64
+    ld_u64 1
+    copy_loc n
+    call deep3
+    add
+    ret
+
+public fun pad2_loop(n: u64): u64
+    ld_u64 1
+    ld_u64 2
+    copy_loc n
+    call deep3
+    add
+    add
+    ret
+
+public fun pad3_loop(n: u64): u64
+    ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    copy_loc n
+    call deep3
+    add
+    add
+    add
+    ret
+
+public fun pad4_loop(n: u64): u64
+    ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    ld_u64 4
+    copy_loc n
+    call deep3
+    add
+    add
+    add
+    add
+    ret
+
+// deep2 called with 1 value(s) below it: its pushes overflow at another height.
+public fun pad1(n: u64): u64
+    ld_u64 1
+    copy_loc n
+    call deep2
+    add
+    ret
+
+// deep2 called with 2 value(s) below it: its pushes overflow at another height.
+public fun pad2(n: u64): u64
+    ld_u64 1
+    ld_u64 2
+    copy_loc n
+    call deep2
+    add
+    add
+    ret
+
+// deep2 called with 3 value(s) below it: its pushes overflow at another height.
+public fun pad3(n: u64): u64
+    ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    copy_loc n
+    call deep2
+    add
+    add
+    add
+    ret
+
+// deep2 called with 4 value(s) below it: its pushes overflow at another height.
+public fun pad4(n: u64): u64
+    ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    ld_u64 4
+    copy_loc n
+    call deep2
+    add
+    add
+    add
+    add
+    ret
 ";
 
 /// (status, abort code or sub-status, function definition index and
@@ -341,4 +497,30 @@ fn operand_stack_overflow_against_out_of_gas_on(baseline_above: usize) {
     }
     assert!(bad.is_empty(), "{} differences", bad.len());
     assert!(oog > 100 && other >= 3);
+}
+
+#[test]
+fn operand_stack_overflow_across_blocks() {
+    for (tier, baseline_above) in TIERS {
+        println!("== {tier} tier");
+        let mut s = setup(baseline_above);
+        let mut bad = Vec::new();
+        let args = vec![u64_arg(400)];
+        let mut offsets = std::collections::BTreeSet::new();
+        for f in ["deep2", "pad1", "pad2", "pad3", "pad4", "deep3", "pad1_loop", "pad2_loop", "pad3_loop", "pad4_loop"]
+        {
+            let full = s.interp(f, &args, 1 << 40);
+            assert_eq!(full.0, StatusCode::EXECUTION_STACK_OVERFLOW, "{f}");
+            offsets.insert(full.2);
+            s.sweep(f, &args, (full.3.saturating_sub(40)..=full.3 + 2).chain([1 << 40]), &mut bad);
+            // Shallow recursion completes.
+            s.sweep(f, &[u64_arg(30)], [1 << 40].into_iter(), &mut bad);
+        }
+        for b in bad.iter().take(30) {
+            println!("  {b}");
+        }
+        assert!(bad.is_empty(), "{} differences", bad.len());
+        // The paddings move the overflow to pushes in both blocks.
+        assert!(offsets.len() >= 6, "overflow locations: {offsets:?}");
+    }
 }

@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 
 mod aptos;
+mod checked;
 pub(crate) mod closure;
 mod fastnative;
 mod global;
@@ -195,6 +196,9 @@ pub struct Target<'a> {
     /// instruction sites priced by `InstructionCosts::site_cost`.
     pub aptos: Option<&'a AptosPricing>,
     pub max_code_len: usize,
+    /// Lowering stops (`Unsupported`) once the function has more IR
+    /// instructions: a function too big to compile costs no more than that.
+    pub max_ir_insts: usize,
     /// Bytes an `AbortMsg` message may have.
     pub max_abort_message: usize,
     /// Lowered for the baseline tier (`JitConfig::baseline_above`).
@@ -448,10 +452,19 @@ pub fn lower_function(
     }
     let first = lw.block_of[&0];
     lw.b.ins().jump(first, &[]);
+    let mut checked = checked::CheckedHeights::new(code, &blocks);
     for &(s, e) in &blocks {
         let blk = lw.block_of[&s];
         lw.b.switch_to_block(blk);
-        lw.lower_block(s, e)?;
+        lw.lower_block(s, e, checked.at_entry(s))?;
+        checked.at_exit(s, lw.watermark);
+        let n = lw.b.func.dfg.num_insts();
+        if n > target.max_ir_insts {
+            return Err(unsupported(format!(
+                "function of more than {n} IR instructions (limit {})",
+                target.max_ir_insts
+            )));
+        }
     }
     lw.epilogues(metered)?;
     lw.finish_gas()?;
@@ -1180,9 +1193,11 @@ impl Lowerer<'_, '_> {
 
     // ---- blocks and gas ----
 
-    fn lower_block(&mut self, s: usize, e: usize) -> CompileResult<()> {
+    /// Lowers block `[s, e)`; operand-stack heights below `checked` are
+    /// known to fit (`lower/checked.rs`).
+    fn lower_block(&mut self, s: usize, e: usize, checked: usize) -> CompileResult<()> {
         self.stack.clear();
-        self.watermark = 0;
+        self.watermark = checked;
         if self.target.cost.is_none() {
             self.mode = Mode::Unmetered;
             for i in s..e {
