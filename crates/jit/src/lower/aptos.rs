@@ -20,8 +20,8 @@
 
 use super::*;
 use movejit_format::StructFieldInformation;
-use movejit_runtime::gas::abstract_size::AbstractSizes;
 use movejit_runtime::gas::aptos::SiteCounts;
+use movejit_runtime::gas::memory::MemoryPoint;
 
 impl Lowerer<'_, '_> {
     /// Instruction `i`'s Aptos charges, in the order the interpreter makes
@@ -169,39 +169,49 @@ impl Lowerer<'_, '_> {
     }
 
     /// Whether instruction `ins` may feed Aptos's memory meter a nonzero
-    /// amount (jit-abi.md 5.2), given the operand types before it.
-    /// Compiled code feeds it nothing, so such an instruction is
-    /// interpreted: stack and packed sizes are never zero, and heap sizes
-    /// are zero only for scalars and references.
-    fn feeds_memory(&self, ins: &Bytecode) -> CompileResult<bool> {
+    /// amount (jit-abi.md 5.2), given the operand types before it: the
+    /// runtime's memory point of the instruction ([`MemoryPoint`]) over
+    /// the layouts it measures here. Compiled code feeds it nothing, so
+    /// such an instruction is interpreted.
+    fn feeds_memory(&mut self, ins: &Bytecode) -> CompileResult<bool> {
         use Bytecode as B;
-        let heapless = AbstractSizes::heapless;
-        let top = self.stack.last().map(|(t, _)| t);
-        Ok(match ins {
-            B::Pack(_)
-            | B::PackGeneric(_)
-            | B::Unpack(_)
-            | B::UnpackGeneric(_)
-            | B::PackVariant(_)
-            | B::PackVariantGeneric(_)
-            | B::UnpackVariant(_)
-            | B::UnpackVariantGeneric(_)
-            | B::VecPack(..)
-            | B::VecUnpack(..)
-            | B::VecPushBack(_)
-            | B::VecPopBack(_) => true,
-            B::CopyLoc(l) => matches!(self.local(*l)?, Local::Mem(l, _) if !heapless(&l)),
-            // The value read, or the old value written over.
-            B::ReadRef | B::WriteRef => matches!(top, Some(Ty::R(t)) if !heapless(t)),
-            B::Pop | B::Eq | B::Neq => matches!(top, Some(Ty::M(_))),
-            B::LdConst(c) => {
-                let c = self.target.module.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
-                matches!(c.type_, SignatureToken::Vector(_))
+        let point = MemoryPoint::of(ins);
+        let top = self.stack.last().map(|(t, _)| t.clone());
+        // A value's layout (a scalar's, a memory value's); a reference
+        // measures its target.
+        let value = |t: Option<Ty>| match t {
+            Some(Ty::S(k)) => Some(scalar_layout(k)),
+            Some(Ty::M(l)) => Some(l),
+            _ => None,
+        };
+        let target = |t: Option<Ty>| match t {
+            Some(Ty::R(l)) => Some(l),
+            _ => None,
+        };
+        let measured: Vec<Arc<FlatLayout>> = match (point, ins) {
+            (MemoryPoint::UseCopy, B::CopyLoc(l)) => match self.local(*l)? {
+                Local::Mem(l, _) => vec![l],
+                _ => Vec::new(),
+            },
+            (MemoryPoint::UseCopy, _) | (MemoryPoint::ReleaseTarget, _) => target(top).into_iter().collect(),
+            (MemoryPoint::ReleasePair, _) | (MemoryPoint::ReleaseTop, _) => value(top).into_iter().collect(),
+            (MemoryPoint::UseConst, B::LdConst(c)) => {
+                let m = self.target.module;
+                let c = m.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
+                vec![self.env.layout(&to_type(m, &c.type_, &[])?)?]
             }
             // The locals still holding a value when the frame returns.
-            B::Ret => self.locals.iter().any(|l| matches!(l, Local::Mem(l, _) if !heapless(l))),
-            _ => false,
-        })
+            (MemoryPoint::DropFrame, _) => self
+                .locals
+                .iter()
+                .filter_map(|l| match l {
+                    Local::Mem(l, _) => Some(l.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok(point.may_feed(measured.iter().map(|l| &**l)))
     }
 
     /// The field types of struct `sd` (of its `variant`) instantiated with
