@@ -26,6 +26,7 @@ use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
 use movejit_runtime::gas::abstract_size::AbstractSizes;
+use movejit_runtime::gas::algebra::MemoryAlgebra;
 use movejit_runtime::gas::aptos::{AptosMeter, AptosPricing, SiteCounts};
 use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
 use std::sync::Arc;
@@ -911,11 +912,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             None => None,
         };
         let gas_before = aptos.or_else(|| self.gas.remaining());
+        // Compiled code feeds the meter's memory algebra in place (the
+        // meter is boxed and untouched until the call returns).
+        let memory_meter = match self.gas.aptos_meter_mut() {
+            Some(a) if aptos.is_some() => &mut a.memory as *mut MemoryAlgebra as u64,
+            _ => 0,
+        };
         let state = CallState {
             depth: self.frames.len() as u64 + 1,
             stack_base: sbase as u64,
             gas_left: gas_before,
             aptos: aptos.is_some(),
+            memory_meter,
         };
         let call = SeamCall {
             module: &p.module.id,

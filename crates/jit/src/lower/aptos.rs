@@ -17,6 +17,11 @@
 //! charges its price and its frame's types as constants too; running out
 //! in the frame's charges is located as Aptos locates loading errors
 //! (`ExecContext::AT_LOAD`).
+//!
+//! Aptos's memory meter is fed where compiling fixes the amount
+//! ([`memory_feed`](Lowerer::memory_feed): packing, unpacking, vector
+//! elements); an instruction whose memory event only its values fix is
+//! interpreted (jit-abi.md 5.1, "Memory").
 
 use super::*;
 use movejit_format::StructFieldInformation;
@@ -34,7 +39,7 @@ impl Lowerer<'_, '_> {
         let ins = &self.code[i];
         let op = ins.opcode();
         let refused = || unsupported(format!("Aptos gas of {op:?} is charged at run time (interpreted)"));
-        if self.feeds_memory(ins)? {
+        if self.feeds_memory(ins)? && self.memory_feed(p, i)?.is_none() {
             return Err(unsupported(format!("Aptos memory of {op:?} is tracked at run time (interpreted)")));
         }
         let units = |n: u64| SiteCounts { units: n, ..SiteCounts::default() };
@@ -214,6 +219,64 @@ impl Lowerer<'_, '_> {
         Ok(point.may_feed(measured.iter().map(|l| &**l)))
     }
 
+    /// What instruction `i` feeds Aptos's memory meter when compiling fixes
+    /// the amount (`None`: nothing, or an amount only the values fix, which
+    /// [`aptos_charges`](Self::aptos_charges) refuses): the stack sizes of
+    /// the fields a struct or variant is packed from or unpacked to (the
+    /// variant's tag too), the packed sizes of vector elements. The
+    /// interpreter's amounts (`interp/src/flat/exec.rs` `charge_memory`),
+    /// from the same layouts.
+    pub(super) fn memory_feed(&mut self, p: &AptosPricing, i: usize) -> CompileResult<Option<MemoryFeed>> {
+        use Bytecode as B;
+        let m = self.target.module;
+        let code = self.code;
+        let ins = &code[i];
+        let point = MemoryPoint::of(ins);
+        let fields = match ins {
+            B::Pack(sd) | B::Unpack(sd) => Some(self.fields(*sd, None, &[])?),
+            B::PackGeneric(si) | B::UnpackGeneric(si) => {
+                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct inst"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                Some(self.fields(inst.def, None, &args)?)
+            }
+            B::PackVariant(h) | B::UnpackVariant(h) => {
+                let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                Some(self.fields(vh.struct_index, Some(vh.variant), &[])?)
+            }
+            B::PackVariantGeneric(x) | B::UnpackVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                let vh = m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                Some(self.fields(vh.struct_index, Some(vh.variant), &args)?)
+            }
+            _ => None,
+        };
+        let mut stack_sizes = 0u64;
+        for t in fields.iter().flatten() {
+            stack_sizes = stack_sizes.saturating_add(p.sizes.stack(&*self.env.layout(t)?));
+        }
+        let packed = |lw: &mut Self, n: u64| -> CompileResult<u64> {
+            let (B::VecPack(si, _) | B::VecUnpack(si, _) | B::VecPushBack(si) | B::VecPopBack(si)) = ins else {
+                return Err(malformed("a vector memory point of another instruction"));
+            };
+            let e = lw.inst_args(*si)?.into_iter().next().ok_or_else(|| malformed("vector element type"))?;
+            Ok(p.sizes.packed(&*lw.env.layout(&e)?).saturating_mul(n))
+        };
+        Ok(match point {
+            MemoryPoint::UseFields if fields.is_some() => Some(MemoryFeed::Use(stack_sizes)),
+            MemoryPoint::ReleaseFields => Some(MemoryFeed::Release(stack_sizes)),
+            // The unpacked value's variant: the instruction's, when it
+            // succeeds (a mismatch fails, and what it released no longer
+            // matters).
+            MemoryPoint::ReleaseVariant => Some(MemoryFeed::Release(stack_sizes.saturating_add(p.sizes.variant_tag()))),
+            MemoryPoint::UseElements(n) => Some(MemoryFeed::Use(packed(self, n)?)),
+            MemoryPoint::ReleaseElements(n) => Some(MemoryFeed::Release(packed(self, n)?)),
+            // One element, when the pop succeeds (the vector was not empty).
+            MemoryPoint::PopBack => Some(MemoryFeed::Release(packed(self, 1)?)),
+            _ => None,
+        })
+    }
+
     /// The field types of struct `sd` (of its `variant`) instantiated with
     /// `args`.
     fn fields(&self, sd: StructDefinitionIndex, variant: Option<u16>, args: &[RType]) -> CompileResult<Vec<RType>> {
@@ -239,6 +302,18 @@ impl Lowerer<'_, '_> {
             _ => None,
         }
     }
+}
+
+/// What an instruction feeds Aptos's memory meter, fixed when compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MemoryFeed {
+    /// Uses this many units before its price (after the types it builds):
+    /// compiled code settles the gas events before it, then calls
+    /// `memory_use`.
+    Use(u64),
+    /// Releases this many units once it has run (a release only lowers
+    /// the usage, so only its order among the uses matters).
+    Release(u64),
 }
 
 fn nodes_of(ts: &[RType]) -> u64 {
