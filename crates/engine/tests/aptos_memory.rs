@@ -1,7 +1,8 @@
 //! Compiled code feeds Aptos's memory meter (jit-abi.md 5.1, 5.2) where
 //! the interpreter does: `pack`/`unpack` (variants too), `vec_pack`,
-//! `vec_unpack`, `vec_push_back` and `vec_pop_back` run compiled under the
-//! v50 schedule, and every executor ends each call with the same status,
+//! `vec_unpack`, `vec_push_back` and `vec_pop_back`, and `eq`, `pop`,
+//! `read_ref`, `write_ref` of values whose layout fixes their heap size and
+//! `ld_const` of vectors run compiled under the v50 schedule, and every executor ends each call with the same status,
 //! location, execution gas and peak memory (`memory_used`), at full
 //! balance (growth ends with `MEMORY_LIMIT_EXCEEDED` at the growing
 //! instruction, the whole quota used) and at every small balance of a range (running out of gas
@@ -14,7 +15,7 @@ use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleI
 const SOURCE: &str = "version 9
 module 0xcafe::grow
 
-struct P has drop
+struct P has copy + drop
   a: u64
   b: u64
 
@@ -85,10 +86,68 @@ L0: copy_loc i
     copy_loc s
     add
     st_loc s
+    copy_loc i
+    ld_u64 5
+    pack P
+    copy_loc i
+    ld_u64 5
+    pack P
+    eq
+    pop
+    ld_u64 9
+    ld_u64 9
+    pack P
+    pop
+    ld_const <vector<u64>> [1, 2, 3]
+    vec_unpack <u64>, 3
+    add
+    add
+    pop
     move_loc i
     ld_u64 1
     add
     st_loc i
+    branch L0
+L1: move_loc s
+    ret
+
+public fun poke(p: &mut P, n: u64): u64
+    copy_loc p
+    read_ref
+    unpack P
+    add
+    copy_loc n
+    add
+    ld_u64 1
+    ld_u64 2
+    pack P
+    move_loc p
+    write_ref
+    ret
+
+public fun pokes(n: u64): u64
+    local q: P
+    local s: u64
+    ld_u64 0
+    ld_u64 0
+    pack P
+    st_loc q
+    ld_u64 0
+    st_loc s
+L0: copy_loc n
+    ld_u64 0
+    eq
+    br_true L1
+    mut_borrow_loc q
+    copy_loc n
+    call poke
+    copy_loc s
+    add
+    st_loc s
+    move_loc n
+    ld_u64 1
+    sub
+    st_loc n
     branch L0
 L1: move_loc s
     ret
@@ -153,22 +212,22 @@ fn agree(st: &InMemoryStorage, f: &str, args: &[u64], balance: u64) -> (Ran, boo
 fn growth_ends_at_the_quota_where_the_interpreter_ends() {
     let st = storage();
     let full = AptosPricing::v50().limits.to_internal(2_000_000);
-    // (function, status, offset, peak memory): `endless` passes the quota
-    // at its `vec_pack`; `seesaw`, growing slower, reaches the execution
-    // limit first.
-    let cases = [
-        ("endless", StatusCode::MEMORY_LIMIT_EXCEEDED, 12u16, 10_000_000),
-        ("seesaw", StatusCode::EXECUTION_LIMIT_REACHED, 4, 1_134_288),
-    ];
-    for (f, status, at, memory_used) in cases {
-        let (r, compiled) = agree(&st, f, &[], full);
+    // `endless` passes the quota at its `vec_pack`, the whole quota used;
+    // `seesaw`, growing slower, reaches the execution limit first.
+    let (r, compiled) = agree(&st, "endless", &[], full);
+    assert!(compiled, "endless: ran compiled");
+    let want = (StatusCode::MEMORY_LIMIT_EXCEEDED, Some(("endless".to_string(), 12)), 10_000_000);
+    assert_eq!((r.status, r.at, r.memory_used), want, "endless");
+    let (r, compiled) = agree(&st, "seesaw", &[], full);
+    assert!(compiled, "seesaw: ran compiled");
+    assert_eq!(r.status, StatusCode::EXECUTION_LIMIT_REACHED, "seesaw");
+    assert!(r.memory_used > 1_000_000, "seesaw: {r:?}");
+    for f in ["churn", "pokes"] {
+        let (r, compiled) = agree(&st, f, &[1000], full);
         assert!(compiled, "{f}: ran compiled");
-        assert_eq!((r.status, r.at.clone(), r.memory_used), (status, Some((f.to_string(), at)), memory_used), "{f}");
+        assert_eq!(r.status, StatusCode::EXECUTED, "{f}");
+        assert!(r.memory_used > 0, "{f} feeds the memory meter");
     }
-    let (r, compiled) = agree(&st, "churn", &[1000], full);
-    assert!(compiled, "churn: ran compiled");
-    assert_eq!(r.status, StatusCode::EXECUTED);
-    assert!(r.memory_used > 0, "churn feeds the memory meter");
 }
 
 /// The smallest balance at which `f(args)` enters compiled code on the
@@ -192,7 +251,7 @@ fn small_balances_agree_next_to_memory_uses() {
     let st = storage();
     let (mut out_of_gas, mut runs, mut compiled_runs) = (0, 0, 0);
     let mut offsets = std::collections::BTreeSet::new();
-    for (f, args) in [("endless", &[][..]), ("seesaw", &[]), ("churn", &[3])] {
+    for (f, args) in [("endless", &[][..]), ("seesaw", &[]), ("churn", &[3]), ("pokes", &[3])] {
         // Balances over the first iterations, finer than one instruction's
         // price, so each instruction is the one that runs out in some run.
         let from = first_compiled_balance(&st, f, args);

@@ -25,6 +25,7 @@
 
 use super::*;
 use movejit_format::StructFieldInformation;
+use movejit_runtime::gas::abstract_size::AbstractSizes;
 use movejit_runtime::gas::aptos::SiteCounts;
 use movejit_runtime::gas::memory::MemoryPoint;
 
@@ -179,6 +180,14 @@ impl Lowerer<'_, '_> {
     /// the layouts it measures here. Compiled code feeds it nothing, so
     /// such an instruction is interpreted.
     fn feeds_memory(&mut self, ins: &Bytecode) -> CompileResult<bool> {
+        let measured = self.measured(ins)?;
+        Ok(MemoryPoint::of(ins).may_feed(measured.iter().map(|l| &**l)))
+    }
+
+    /// The layouts whose values instruction `ins`'s memory event measures
+    /// by heap size, given the operand types before it (none for the
+    /// events measured by stack or packed sizes).
+    fn measured(&mut self, ins: &Bytecode) -> CompileResult<Vec<Arc<FlatLayout>>> {
         use Bytecode as B;
         let point = MemoryPoint::of(ins);
         let top = self.stack.last().map(|(t, _)| t.clone());
@@ -216,14 +225,16 @@ impl Lowerer<'_, '_> {
                 .collect(),
             _ => Vec::new(),
         };
-        Ok(point.may_feed(measured.iter().map(|l| &**l)))
+        Ok(measured)
     }
 
     /// What instruction `i` feeds Aptos's memory meter when compiling fixes
     /// the amount (`None`: nothing, or an amount only the values fix, which
     /// [`aptos_charges`](Self::aptos_charges) refuses): the stack sizes of
     /// the fields a struct or variant is packed from or unpacked to (the
-    /// variant's tag too), the packed sizes of vector elements. The
+    /// variant's tag too), the packed sizes of vector elements, the heap
+    /// sizes of values copied, read, compared, popped or written over
+    /// whose layout fixes them, and of constants. The
     /// interpreter's amounts (`interp/src/flat/exec.rs` `charge_memory`),
     /// from the same layouts.
     pub(super) fn memory_feed(&mut self, p: &AptosPricing, i: usize) -> CompileResult<Option<MemoryFeed>> {
@@ -255,6 +266,20 @@ impl Lowerer<'_, '_> {
         for t in fields.iter().flatten() {
             stack_sizes = stack_sizes.saturating_add(p.sizes.stack(&*self.env.layout(t)?));
         }
+        // A value-sized event of values whose layout fixes their heap size
+        // (no vector or closure inside): `fixed − stack` each, as
+        // `AbstractSizes::heap` measures every value of such a layout.
+        let fixed_heap = |lw: &mut Self| -> CompileResult<Option<u64>> {
+            let measured = lw.measured(ins)?;
+            if !point.may_feed(measured.iter().map(|l| &**l)) {
+                return Ok(None);
+            }
+            Ok(measured.iter().try_fold(0u64, |acc, l| {
+                let heap =
+                    if AbstractSizes::heapless(l) { 0 } else { p.sizes.fixed(l)?.saturating_sub(p.sizes.stack(l)) };
+                Some(acc.saturating_add(heap))
+            }))
+        };
         let packed = |lw: &mut Self, n: u64| -> CompileResult<u64> {
             let (B::VecPack(si, _) | B::VecUnpack(si, _) | B::VecPushBack(si) | B::VecPopBack(si)) = ins else {
                 return Err(malformed("a vector memory point of another instruction"));
@@ -273,6 +298,22 @@ impl Lowerer<'_, '_> {
             MemoryPoint::ReleaseElements(n) => Some(MemoryFeed::Release(packed(self, n)?)),
             // One element, when the pop succeeds (the vector was not empty).
             MemoryPoint::PopBack => Some(MemoryFeed::Release(packed(self, 1)?)),
+            MemoryPoint::UseCopy => fixed_heap(self)?.map(MemoryFeed::Use),
+            // Both operands, of the same layout.
+            MemoryPoint::ReleasePair => fixed_heap(self)?.map(|n| MemoryFeed::Release(n.saturating_mul(2))),
+            MemoryPoint::ReleaseTop | MemoryPoint::ReleaseTarget => fixed_heap(self)?.map(MemoryFeed::Release),
+            // The constant's heap size, measured on the value the
+            // interpreter loads (deserialized the same way).
+            MemoryPoint::UseConst => {
+                let B::LdConst(c) = ins else { return Err(malformed("a constant point of another instruction")) };
+                let c = m.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
+                let l = self.env.layout(&to_type(m, &c.type_, &[])?)?;
+                if AbstractSizes::heapless(&l) {
+                    return Ok(None);
+                }
+                let v = movejit_runtime::flat::bcs::deserialize(&c.data, l).map_err(|_| malformed("constant"))?;
+                Some(MemoryFeed::UseAfterPrice(p.sizes.heap(v.layout(), v.bytes())))
+            }
             _ => None,
         })
     }
@@ -311,6 +352,8 @@ pub(super) enum MemoryFeed {
     /// compiled code settles the gas events before it, then calls
     /// `memory_use`.
     Use(u64),
+    /// Uses this many units after its price (`ld_const`).
+    UseAfterPrice(u64),
     /// Releases this many units once it has run (a release only lowers
     /// the usage, so only its order among the uses matters).
     Release(u64),

@@ -118,8 +118,10 @@ impl Lowerer<'_, '_> {
                 Some(p) => self.memory_feed(p, i)?,
                 None => None,
             };
-            if let Some(MemoryFeed::Use(n)) = feed {
-                self.memory_use(i, n)?;
+            match feed {
+                Some(MemoryFeed::Use(n)) => self.memory_use(i, n, false)?,
+                Some(MemoryFeed::UseAfterPrice(n)) => self.memory_use(i, n, true)?,
+                _ => {}
             }
             let last = i + 1 == z;
             if last || self.needs_hot_test(i) {
@@ -188,15 +190,16 @@ impl Lowerer<'_, '_> {
     }
 
     /// Instruction `i` uses `amount` units of Aptos's memory before its
-    /// price (after the types it builds), as the interpreter feeds its
-    /// meter: the gas events up to that point are settled first (so memory
-    /// is used exactly when the interpreter uses it, and the peak matches),
-    /// then the runtime's `memory_use` runs; past the quota, `i` fails with
-    /// `MEMORY_LIMIT_EXCEEDED`, its price not charged.
-    fn memory_use(&mut self, i: usize, amount: u64) -> CompileResult<()> {
+    /// price (after the types it builds), or after it (`after_price`), as
+    /// the interpreter feeds its meter: the gas events up to that point are
+    /// settled first (so memory is used exactly when the interpreter uses
+    /// it, and the peak matches), then the runtime's `memory_use` runs;
+    /// past the quota, `i` fails with `MEMORY_LIMIT_EXCEEDED`, keeping the
+    /// gas charged up to that point.
+    fn memory_use(&mut self, i: usize, amount: u64, after_price: bool) -> CompileResult<()> {
         let s = self.seg.as_ref().ok_or_else(|| malformed("a memory use outside a segment"))?;
         let steps = &s.steps[i - s.start];
-        let own = steps.len().saturating_sub(1);
+        let own = if after_price { steps.len() } else { steps.len().saturating_sub(1) };
         let kept = match own {
             0 => s.prefix[i - s.start],
             n => steps[n - 1].0,
