@@ -97,3 +97,54 @@ impl MemoryPoint {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Layout;
+    use movejit_format::{ConstantPoolIndex, LocalIndex, SignatureIndex, StructDefinitionIndex};
+
+    #[test]
+    fn points_of_instructions() {
+        let si = SignatureIndex(0);
+        let table: &[(Bytecode, MemoryPoint)] = &[
+            (Bytecode::Pack(StructDefinitionIndex(0)), MemoryPoint::UseFields),
+            (Bytecode::Unpack(StructDefinitionIndex(0)), MemoryPoint::ReleaseFields),
+            (Bytecode::VecPack(si, 3), MemoryPoint::UseElements(3)),
+            (Bytecode::VecPushBack(si), MemoryPoint::UseElements(1)),
+            (Bytecode::VecUnpack(si, 2), MemoryPoint::ReleaseElements(2)),
+            (Bytecode::VecPopBack(si), MemoryPoint::PopBack),
+            (Bytecode::CopyLoc(0 as LocalIndex), MemoryPoint::UseCopy),
+            (Bytecode::ReadRef, MemoryPoint::UseCopy),
+            (Bytecode::Eq, MemoryPoint::ReleasePair),
+            (Bytecode::Pop, MemoryPoint::ReleaseTop),
+            (Bytecode::WriteRef, MemoryPoint::ReleaseTarget),
+            (Bytecode::LdConst(ConstantPoolIndex(0)), MemoryPoint::UseConst),
+            (Bytecode::Ret, MemoryPoint::DropFrame),
+            (Bytecode::Add, MemoryPoint::None),
+            (Bytecode::MoveLoc(0), MemoryPoint::None),
+        ];
+        for (ins, point) in table {
+            assert_eq!(MemoryPoint::of(ins), *point, "{ins:?}");
+        }
+    }
+
+    #[test]
+    fn heap_sized_points_feed_only_values_with_a_heap_part() {
+        let scalar = FlatLayout::from_layout(&Layout::U64, 8).expect("layout");
+        let vector = FlatLayout::from_layout(&Layout::Vector(Box::new(Layout::U8)), 8).expect("layout");
+        // (point, measured layouts, may feed)
+        let table: &[(MemoryPoint, &[&FlatLayout], bool)] = &[
+            (MemoryPoint::UseFields, &[], true),
+            (MemoryPoint::PopBack, &[], true),
+            (MemoryPoint::None, &[&vector], false),
+            (MemoryPoint::ReleaseTop, &[&scalar], false),
+            (MemoryPoint::ReleaseTop, &[&vector], true),
+            (MemoryPoint::DropFrame, &[&scalar, &vector], true),
+            (MemoryPoint::DropFrame, &[], false),
+        ];
+        for (point, measured, feeds) in table {
+            assert_eq!(point.may_feed(measured.iter().copied()), *feeds, "{point:?} over {measured:?}");
+        }
+    }
+}
