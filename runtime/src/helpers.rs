@@ -129,6 +129,10 @@ helper_table! {
     int_negate(ctx: *mut ExecContext, dst: *mut u8, a: *const u8, code: u8) -> u32 = crate::flat::shims::int_negate;
     /// Packs `n` elements of layout `e` from `src` into a new vector at `dst`.
     vec_pack(ctx: *mut ExecContext, e: *const FlatLayout, dst: *mut u8, src: *const u8, n: u64) -> u32 = crate::flat::shims::vec_pack;
+    /// Aptos's memory meter uses `amount` abstract units (`MEMORY_LIMIT_EXCEEDED` past the quota).
+    memory_use(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_use;
+    /// Aptos's memory meter releases `amount` abstract units.
+    memory_release(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_release;
     /// The length of the vector at `v` (a `u64` result).
     vec_len(ctx: *mut ExecContext, v: *const u8) -> u64 = crate::flat::shims::vec_len;
     /// The address of element `i` of the vector at `v`, written to `out`.

@@ -566,7 +566,7 @@ fn value_shims_and_table() {
     }
     assert_eq!(flat::live_allocations(), live, "leak");
     // The table names every shim, context first; ids index it.
-    assert_eq!(HELPERS.len(), 29);
+    assert_eq!(HELPERS.len(), 31);
     for h in HELPERS {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }
@@ -629,4 +629,47 @@ fn layout_cache_is_shared_across_threads() {
     let r = cache.layout_of(&PairTypes, &tys[2]).expect("layout");
     assert!(matches!(&r.shape, Shape::Reference(t) if t.size == 2));
     assert!(cache.layout_of(&PairTypes, &Type::Bool).is_err());
+}
+
+/// The memory shims feed the Aptos meter's algebra `ExecContext::memory_meter`
+/// points to, with its rules (uses past the quota fail with
+/// `MEMORY_LIMIT_EXCEEDED` and leave nothing; releases never fail); with no
+/// meter they do nothing.
+#[test]
+fn memory_shims_feed_the_meter() {
+    use movejit_runtime::gas::algebra::MemoryAlgebra;
+    let mut want = MemoryAlgebra::new(100);
+    let mut m = MemoryAlgebra::new(100);
+    let mut ctx = ExecContext::new(&Limits::default());
+    ctx.memory_meter = &mut m as *mut MemoryAlgebra as u64;
+    let ctxp: *mut ExecContext = &mut ctx;
+    // (use or release, amount, status)
+    let steps: [(bool, u64, u32); 5] = [(true, 60, 0), (false, 20, 0), (true, 50, 0), (true, 11, 1), (false, 5, 0)];
+    for (using, n, st) in steps {
+        // SAFETY: `ctxp` is live and `memory_meter` points to a live algebra.
+        let got = unsafe {
+            if using {
+                shims::memory_use(ctxp, n)
+            } else {
+                shims::memory_release(ctxp, n)
+            }
+        };
+        assert_eq!(got, st, "{using} {n}");
+        if using {
+            assert_eq!(want.use_memory(n).is_err(), st != 0);
+        } else {
+            want.release_memory(n);
+        }
+    }
+    assert_eq!(cx(ctxp).error().map(|e| e.status), Some(StatusCode::MEMORY_LIMIT_EXCEEDED));
+    assert_eq!((m.peak(), m.current()), (want.peak(), want.current()));
+    assert_eq!(m.peak(), 100);
+    // No meter: nothing to feed.
+    let mut ctx = ExecContext::new(&Limits::default());
+    // SAFETY: a live context without a meter.
+    unsafe {
+        assert_eq!(shims::memory_use(&mut ctx, u64::MAX), 0);
+        assert_eq!(shims::memory_release(&mut ctx, 1), 0);
+    }
+    assert_eq!(HelperId::memory_use().entry().shim, shims::memory_use as *const u8);
 }

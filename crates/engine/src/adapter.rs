@@ -541,7 +541,12 @@ impl CompiledCode for JitSession<'_> {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
         let metering = Metering::of(&state);
         let aptos = state.aptos;
-        let nested = NestedState { depth: state.depth, stack_base: state.stack_base, gas_left: state.gas_left };
+        let nested = NestedState {
+            depth: state.depth,
+            stack_base: state.stack_base,
+            gas_left: state.gas_left,
+            memory_meter: state.memory_meter,
+        };
         // Fastest path: the session's entry taken from a warm set (not under
         // Aptos's schedule, whose code warm sets do not hold). While the
         // session has exactly that set, the module is the entry's version

@@ -704,7 +704,7 @@ pub unsafe extern "C" fn call_interpreted(
     let rets: Vec<SeamSlot> = ptrs[np..].iter().zip(&site.rets).map(seam).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_mut() }) else { return 1 };
-    let state = CallState { depth: cx.depth, stack_base: cx.stack_base, gas_left: None, aptos: false };
+    let state = CallState { depth: cx.depth, stack_base: cx.stack_base, gas_left: None, aptos: false, memory_meter: 0 };
     let call = InterpretedCall {
         module: &site.module,
         function: InterpretedFunction::Entered(site.fdef),
@@ -786,7 +786,13 @@ unsafe fn call_closure_interpreted(
         rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_ref() }) else { return FAILED_HERE };
-    let state = CallState { depth: cx.depth, stack_base: cx.stack_base + site.held, gas_left: None, aptos: false };
+    let state = CallState {
+        depth: cx.depth,
+        stack_base: cx.stack_base + site.held,
+        gas_left: None,
+        aptos: false,
+        memory_meter: 0,
+    };
     let metered = site.metered;
     let name = match c.name() {
         Ok(n) => n,

@@ -19,6 +19,7 @@ use super::raw::{slice, slice_mut};
 use super::{value, vec};
 use crate::arith::{self, BinOp, CmpOp};
 use crate::error::{VmError, VmResult};
+use crate::gas::algebra::MemoryAlgebra;
 use crate::scalar::ScalarKind;
 use crate::values::Value;
 use ethnum::{I256, U256};
@@ -83,6 +84,31 @@ pub unsafe extern "C" fn vec_pack(
     // SAFETY: shim contract; `src` holds `n` elements when n is in range.
     let (d, s) = unsafe { (slice_mut(dst, 8), slice(src, bytes)) };
     status(ctx, vec::pack(e, d, s, n, max))
+}
+
+/// Aptos's memory meter (`ExecContext::memory_meter`) uses `amount`
+/// abstract units: `MEMORY_LIMIT_EXCEEDED` past the quota, as the
+/// interpreter's meter (one formula, `MemoryAlgebra::use_memory`).
+pub unsafe extern "C" fn memory_use(ctx: *mut ExecContext, amount: u64) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
+    // SAFETY: a nonzero `memory_meter` is the address of the meter's live
+    // algebra, which nothing else touches while compiled code runs.
+    match unsafe { (c.memory_meter as *mut MemoryAlgebra).as_mut() }.map(|m| m.use_memory(amount)) {
+        Some(Err(s)) => c.fail(&VmError::new(s)),
+        _ => 0,
+    }
+}
+
+/// Aptos's memory meter releases `amount` abstract units (never fails).
+pub unsafe extern "C" fn memory_release(ctx: *mut ExecContext, amount: u64) -> u32 {
+    // SAFETY: shim contract.
+    let Some(c) = (unsafe { ctx.as_ref() }) else { return 1 };
+    // SAFETY: as in `memory_use`.
+    if let Some(m) = unsafe { (c.memory_meter as *mut MemoryAlgebra).as_mut() } {
+        m.release_memory(amount);
+    }
+    0
 }
 
 /// `VecLen` of the vector slot at `v`.

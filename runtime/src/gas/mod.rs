@@ -7,6 +7,7 @@ pub mod abstract_size;
 pub mod algebra;
 pub mod aptos;
 pub mod aptos_v50;
+pub mod memory;
 pub mod native;
 pub mod schedule;
 

@@ -107,7 +107,7 @@ impl<'e> Session<'e, '_> {
             ty_args,
             args: seam_args,
             rets: seam_rets,
-            state: CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false },
+            state: CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false, memory_meter: 0 },
         };
         // The natives' memory of this execution: a returned reference may
         // point into it, so it goes only once the results are owned (and

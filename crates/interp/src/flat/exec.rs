@@ -25,6 +25,8 @@ use movejit_runtime::ethnum::{I256, U256};
 use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
+use movejit_runtime::gas::abstract_size::AbstractSizes;
+use movejit_runtime::gas::algebra::MemoryAlgebra;
 use movejit_runtime::gas::aptos::{AptosMeter, AptosPricing, SiteCounts};
 use movejit_runtime::natives::Hash256;
 use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
@@ -237,12 +239,12 @@ unsafe fn charge_aptos(a: &mut AptosMeter, p: &Prepared, pc: usize, base: Addr) 
     // a copied or read value's heap part is used, compared values are
     // destroyed.
     match &g.measure {
-        Measure::Slot(_, l) | Measure::Ref(_, l) if matches!(op, Opcode::CopyLoc | Opcode::ReadRef) => {
-            let heap = if heapless(l) { 0 } else { counts.units.saturating_sub(sizes.stack(l)) };
+        Measure::Slot(_, l) | Measure::Ref(_, l) if matches!(g.memory, Memory::UseCopy) => {
+            let heap = if AbstractSizes::heapless(l) { 0 } else { counts.units.saturating_sub(sizes.stack(l)) };
             a.use_memory(heap).map_err(VmError::new)?;
         }
         // SAFETY: both operands are live slots of layout `l`.
-        Measure::Pair(x, y, l) if !heapless(l) => unsafe {
+        Measure::Pair(x, y, l) if matches!(g.memory, Memory::ReleasePair) && !AbstractSizes::heapless(l) => unsafe {
             let heap = sizes.heap_at(l, base.add(*x)).saturating_add(sizes.heap_at(l, base.add(*y)));
             a.release_memory(heap);
         },
@@ -270,14 +272,9 @@ unsafe fn native_args_memory(a: &mut AptosMeter, args: &Args<'_>) {
     let heap = args
         .slots
         .iter()
-        .filter(|(_, l)| !heapless(l))
+        .filter(|(_, l)| !AbstractSizes::heapless(l))
         .fold(0u64, |acc, (at, l)| acc.saturating_add(unsafe { sizes.heap_at(l, *at) }));
     a.release_native_args(heap);
-}
-
-/// A layout whose values have no heap part (Aptos's heap size is 0).
-fn heapless(l: &FlatLayout) -> bool {
-    l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_))
 }
 
 /// The memory effect `m` of an instruction of the frame at `base` (see
@@ -293,7 +290,8 @@ unsafe fn charge_memory(a: &mut AptosMeter, m: &Memory, base: Addr) -> Result<()
     // local that may hold a value and owns heap memory is zero when it
     // does not.
     match m {
-        Memory::None | Memory::Const => {}
+        // Fed by `charge_aptos`: after the charge, or by the measure.
+        Memory::None | Memory::Const | Memory::UseCopy | Memory::ReleasePair => {}
         Memory::UseStack(ls) => {
             let n = stacks(ls);
             a.use_memory(n)?;
@@ -327,11 +325,11 @@ unsafe fn charge_memory(a: &mut AptosMeter, m: &Memory, base: Addr) -> Result<()
                 a.release_memory(n);
             }
         }
-        Memory::ReleaseHeap(off, l) if !heapless(l) => {
+        Memory::ReleaseHeap(off, l) if !AbstractSizes::heapless(l) => {
             let n = unsafe { sizes.heap_at(l, base.add(*off)) };
             a.release_memory(n);
         }
-        Memory::ReleaseHeapRef(r, l) if !heapless(l) => {
+        Memory::ReleaseHeapRef(r, l) if !AbstractSizes::heapless(l) => {
             let n = unsafe { sizes.heap_at(l, mem::read_addr(base.add(*r))) };
             a.release_memory(n);
         }
@@ -849,7 +847,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         // SAFETY: the caller's contract.
         let heap = rets
             .iter()
-            .filter(|(_, l)| !heapless(l))
+            .filter(|(_, l)| !AbstractSizes::heapless(l))
             .fold(0u64, |acc, (at, l)| acc.saturating_add(unsafe { a.pricing.sizes.heap_at(l, *at) }));
         a.use_memory(heap).map_err(|s| Box::new(VmError::new(s)))
     }
@@ -912,11 +910,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             None => None,
         };
         let gas_before = aptos.or_else(|| self.gas.remaining());
+        // Compiled code feeds the meter's memory algebra in place (the
+        // meter is boxed and untouched until the call returns).
+        let memory_meter = match self.gas.aptos_meter_mut() {
+            Some(a) if aptos.is_some() => &mut a.memory as *mut MemoryAlgebra as u64,
+            _ => 0,
+        };
         let state = CallState {
             depth: self.frames.len() as u64 + 1,
             stack_base: sbase as u64,
             gas_left: gas_before,
             aptos: aptos.is_some(),
+            memory_meter,
         };
         let call = SeamCall {
             module: &p.module.id,

@@ -18,7 +18,9 @@ use movejit_format::{
 };
 use movejit_runtime::arith::{BinOp, CmpOp};
 use movejit_runtime::flat::{FlatLayout, FlatValue, FrameLayout, Shape};
+use movejit_runtime::gas::abstract_size::AbstractSizes;
 use movejit_runtime::gas::aptos::SiteCounts;
+use movejit_runtime::gas::memory::MemoryPoint;
 pub(crate) use movejit_runtime::ScalarKind as Kind;
 use movejit_runtime::{StatusCode, Type, TypeId, TypeTable, VmError, VmResult};
 use std::sync::Arc;
@@ -379,7 +381,7 @@ pub(crate) struct GasSite {
     pub nodes: u64,
     pub measure: Measure,
     /// What it does to Aptos's memory usage (`copy_loc`, `read_ref` and
-    /// `eq` / `neq` follow from `measure`).
+    /// `eq` / `neq` measure by `measure`).
     pub memory: Memory,
 }
 
@@ -411,6 +413,12 @@ pub(crate) enum Memory {
     ReleaseHeapRef(u32, L),
     /// Uses the heap size of the constant the op loads (`ld_const`).
     Const,
+    /// Uses the heap size of the value its `Measure` copies or reads
+    /// (`copy_loc`, `read_ref`).
+    UseCopy,
+    /// Releases the heap sizes of the two values its `Measure` compares
+    /// (`eq`, `neq`).
+    ReleasePair,
     /// Releases the heap sizes of the locals that may hold a value when
     /// the frame returns (`ret`: Aptos's `charge_drop_frame`).
     DropFrame(Box<[FrameDrop]>),
@@ -741,23 +749,33 @@ impl Preparer<'_, '_, '_> {
             self.layout(self.inst(*si)?.first().ok_or_else(|| inv("vector element type"))?)
         };
         let k = after.len();
-        Ok(match instr {
-            B::Pop => Memory::ReleaseHeap(at_top, self.layout(last()?)?),
-            B::WriteRef => Memory::ReleaseHeapRef(at_top, self.layout(&deref_ty(last()?)?)?),
-            B::Pack(_) | B::PackVariant(_) | B::PackGeneric(_) | B::PackVariantGeneric(_) => {
-                Memory::UseStack(top(before, (h + 1).saturating_sub(k))?)
-            }
-            B::PackClosure(_, mask) | B::PackClosureGeneric(_, mask) => {
-                Memory::UseStack(top(before, mask.captured_count())?)
-            }
-            B::Unpack(_) | B::UnpackGeneric(_) => Memory::ReleaseStack(top(after, (k + 1).saturating_sub(h))?),
-            B::UnpackVariant(_) | B::UnpackVariantGeneric(_) => Memory::ReleaseVariant(at_top, self.layout(last()?)?),
-            B::VecPack(si, n) => Memory::UsePacked(elem(si)?, *n),
-            B::VecUnpack(si, n) => Memory::ReleasePacked(elem(si)?, *n),
-            B::VecPushBack(si) => Memory::UsePacked(elem(si)?, 1),
-            B::VecPopBack(si) => Memory::PopBack(at_top, elem(si)?),
-            B::LdConst(_) => Memory::Const,
-            _ => Memory::None,
+        let vec_elem = || match instr {
+            B::VecPack(si, _) | B::VecUnpack(si, _) | B::VecPushBack(si) | B::VecPopBack(si) => elem(si),
+            _ => Err(inv("a vector instruction without an element type")),
+        };
+        // The runtime's one list of memory points; the frame slots and
+        // layouts each measures are the interpreter's.
+        Ok(match MemoryPoint::of(instr) {
+            MemoryPoint::None => Memory::None,
+            MemoryPoint::ReleaseTop => Memory::ReleaseHeap(at_top, self.layout(last()?)?),
+            MemoryPoint::ReleaseTarget => Memory::ReleaseHeapRef(at_top, self.layout(&deref_ty(last()?)?)?),
+            MemoryPoint::UseFields => match instr {
+                B::PackClosure(_, mask) | B::PackClosureGeneric(_, mask) => {
+                    Memory::UseStack(top(before, mask.captured_count())?)
+                }
+                _ => Memory::UseStack(top(before, (h + 1).saturating_sub(k))?),
+            },
+            MemoryPoint::ReleaseFields => Memory::ReleaseStack(top(after, (k + 1).saturating_sub(h))?),
+            MemoryPoint::ReleaseVariant => Memory::ReleaseVariant(at_top, self.layout(last()?)?),
+            MemoryPoint::UseElements(n) => Memory::UsePacked(vec_elem()?, n),
+            MemoryPoint::ReleaseElements(n) => Memory::ReleasePacked(vec_elem()?, n),
+            MemoryPoint::PopBack => Memory::PopBack(at_top, vec_elem()?),
+            MemoryPoint::UseConst => Memory::Const,
+            // Measured by the instruction's `Measure` (`charge_aptos`).
+            MemoryPoint::UseCopy => Memory::UseCopy,
+            MemoryPoint::ReleasePair => Memory::ReleasePair,
+            // Added by `prepare`, which knows the locals' state.
+            MemoryPoint::DropFrame => Memory::None,
         })
     }
 
@@ -1626,10 +1644,9 @@ pub(crate) fn prepare(
             // Locals that may hold a value with a heap part.
             let drops = may_hold[pc].iter().enumerate().filter(|(_, h)| **h).filter_map(|(i, _)| {
                 let l = &local_layouts[i];
-                let heapless = l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_));
                 let surely = holds[pc].get(i) == Some(&true);
                 let held = if surely { None } else { flags[i] };
-                (!heapless).then(|| FrameDrop { off: fl.offsets[i], l: l.clone(), held })
+                (!AbstractSizes::heapless(l)).then(|| FrameDrop { off: fl.offsets[i], l: l.clone(), held })
             });
             site.memory = Memory::DropFrame(drops.collect());
         }

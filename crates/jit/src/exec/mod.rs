@@ -195,7 +195,7 @@ impl JitEngine {
             (Some(g), Some(pf)) => Some(g - pf),
             _ => None,
         };
-        let state = NestedState { depth: 1, stack_base: 0, gas_left: gas };
+        let state = NestedState { depth: 1, stack_base: 0, gas_left: gas, memory_meter: 0 };
         let out = self.execute_flat(key, flat, state)?;
         let ser = |vs: &[FlatValue]| vs.iter().map(|v| flat_bcs::serialize(v).unwrap_or_default()).collect();
         // A result the VM cannot serialize (a closure over a private
@@ -383,6 +383,7 @@ fn entry_context(config: &JitConfig, state: &NestedState, gas: Option<u64>) -> E
         max_stack: config.max_operand_stack,
         gas_left: gas.unwrap_or(u64::MAX),
         max_vector_len: config.limits.max_vector_len,
+        memory_meter: state.memory_meter,
         ..ExecContext::default()
     }
 }
@@ -570,6 +571,9 @@ pub struct NestedState {
     pub stack_base: u64,
     /// Gas units left (metered engines).
     pub gas_left: Option<u64>,
+    /// The Aptos meter's memory algebra compiled code feeds
+    /// (`ExecContext::memory_meter`; 0: none).
+    pub memory_meter: u64,
 }
 
 /// One call: the trampoline and its three arguments, as addresses.

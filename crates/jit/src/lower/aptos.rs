@@ -17,11 +17,17 @@
 //! charges its price and its frame's types as constants too; running out
 //! in the frame's charges is located as Aptos locates loading errors
 //! (`ExecContext::AT_LOAD`).
+//!
+//! Aptos's memory meter is fed where compiling fixes the amount
+//! ([`memory_feed`](Lowerer::memory_feed): packing, unpacking, vector
+//! elements); an instruction whose memory event only its values fix is
+//! interpreted (jit-abi.md 5.1, "Memory").
 
 use super::*;
 use movejit_format::StructFieldInformation;
 use movejit_runtime::gas::abstract_size::AbstractSizes;
 use movejit_runtime::gas::aptos::SiteCounts;
+use movejit_runtime::gas::memory::MemoryPoint;
 
 impl Lowerer<'_, '_> {
     /// Instruction `i`'s Aptos charges, in the order the interpreter makes
@@ -34,7 +40,7 @@ impl Lowerer<'_, '_> {
         let ins = &self.code[i];
         let op = ins.opcode();
         let refused = || unsupported(format!("Aptos gas of {op:?} is charged at run time (interpreted)"));
-        if self.feeds_memory(ins)? {
+        if self.feeds_memory(ins)? && self.memory_feed(p, i)?.is_none() {
             return Err(unsupported(format!("Aptos memory of {op:?} is tracked at run time (interpreted)")));
         }
         let units = |n: u64| SiteCounts { units: n, ..SiteCounts::default() };
@@ -169,38 +175,146 @@ impl Lowerer<'_, '_> {
     }
 
     /// Whether instruction `ins` may feed Aptos's memory meter a nonzero
-    /// amount (jit-abi.md 5.2), given the operand types before it.
-    /// Compiled code feeds it nothing, so such an instruction is
-    /// interpreted: stack and packed sizes are never zero, and heap sizes
-    /// are zero only for scalars and references.
-    fn feeds_memory(&self, ins: &Bytecode) -> CompileResult<bool> {
+    /// amount (jit-abi.md 5.2), given the operand types before it: the
+    /// runtime's memory point of the instruction ([`MemoryPoint`]) over
+    /// the layouts it measures here. Compiled code feeds it nothing, so
+    /// such an instruction is interpreted.
+    fn feeds_memory(&mut self, ins: &Bytecode) -> CompileResult<bool> {
+        let measured = self.measured(ins)?;
+        Ok(MemoryPoint::of(ins).may_feed(measured.iter().map(|l| &**l)))
+    }
+
+    /// The layouts whose values instruction `ins`'s memory event measures
+    /// by heap size, given the operand types before it (none for the
+    /// events measured by stack or packed sizes).
+    fn measured(&mut self, ins: &Bytecode) -> CompileResult<Vec<Arc<FlatLayout>>> {
         use Bytecode as B;
-        let heapless = AbstractSizes::heapless;
-        let top = self.stack.last().map(|(t, _)| t);
-        Ok(match ins {
-            B::Pack(_)
-            | B::PackGeneric(_)
-            | B::Unpack(_)
-            | B::UnpackGeneric(_)
-            | B::PackVariant(_)
-            | B::PackVariantGeneric(_)
-            | B::UnpackVariant(_)
-            | B::UnpackVariantGeneric(_)
-            | B::VecPack(..)
-            | B::VecUnpack(..)
-            | B::VecPushBack(_)
-            | B::VecPopBack(_) => true,
-            B::CopyLoc(l) => matches!(self.local(*l)?, Local::Mem(l, _) if !heapless(&l)),
-            // The value read, or the old value written over.
-            B::ReadRef | B::WriteRef => matches!(top, Some(Ty::R(t)) if !heapless(t)),
-            B::Pop | B::Eq | B::Neq => matches!(top, Some(Ty::M(_))),
-            B::LdConst(c) => {
-                let c = self.target.module.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
-                matches!(c.type_, SignatureToken::Vector(_))
+        let point = MemoryPoint::of(ins);
+        let top = self.stack.last().map(|(t, _)| t.clone());
+        // A value's layout (a scalar's, a memory value's); a reference
+        // measures its target.
+        let value = |t: Option<Ty>| match t {
+            Some(Ty::S(k)) => Some(scalar_layout(k)),
+            Some(Ty::M(l)) => Some(l),
+            _ => None,
+        };
+        let target = |t: Option<Ty>| match t {
+            Some(Ty::R(l)) => Some(l),
+            _ => None,
+        };
+        let measured: Vec<Arc<FlatLayout>> = match (point, ins) {
+            (MemoryPoint::UseCopy, B::CopyLoc(l)) => match self.local(*l)? {
+                Local::Mem(l, _) => vec![l],
+                _ => Vec::new(),
+            },
+            (MemoryPoint::UseCopy, _) | (MemoryPoint::ReleaseTarget, _) => target(top).into_iter().collect(),
+            (MemoryPoint::ReleasePair, _) | (MemoryPoint::ReleaseTop, _) => value(top).into_iter().collect(),
+            (MemoryPoint::UseConst, B::LdConst(c)) => {
+                let m = self.target.module;
+                let c = m.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
+                vec![self.env.layout(&to_type(m, &c.type_, &[])?)?]
             }
             // The locals still holding a value when the frame returns.
-            B::Ret => self.locals.iter().any(|l| matches!(l, Local::Mem(l, _) if !heapless(l))),
-            _ => false,
+            (MemoryPoint::DropFrame, _) => self
+                .locals
+                .iter()
+                .filter_map(|l| match l {
+                    Local::Mem(l, _) => Some(l.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok(measured)
+    }
+
+    /// What instruction `i` feeds Aptos's memory meter when compiling fixes
+    /// the amount (`None`: nothing, or an amount only the values fix, which
+    /// [`aptos_charges`](Self::aptos_charges) refuses): the stack sizes of
+    /// the fields a struct or variant is packed from or unpacked to (the
+    /// variant's tag too), the packed sizes of vector elements, the heap
+    /// sizes of values copied, read, compared, popped or written over
+    /// whose layout fixes them, and of constants. The
+    /// interpreter's amounts (`interp/src/flat/exec.rs` `charge_memory`),
+    /// from the same layouts.
+    pub(super) fn memory_feed(&mut self, p: &AptosPricing, i: usize) -> CompileResult<Option<MemoryFeed>> {
+        use Bytecode as B;
+        let m = self.target.module;
+        let code = self.code;
+        let ins = &code[i];
+        let point = MemoryPoint::of(ins);
+        let fields = match ins {
+            B::Pack(sd) | B::Unpack(sd) => Some(self.fields(*sd, None, &[])?),
+            B::PackGeneric(si) | B::UnpackGeneric(si) => {
+                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct inst"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                Some(self.fields(inst.def, None, &args)?)
+            }
+            B::PackVariant(h) | B::UnpackVariant(h) => {
+                let vh = m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?;
+                Some(self.fields(vh.struct_index, Some(vh.variant), &[])?)
+            }
+            B::PackVariantGeneric(x) | B::UnpackVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                let vh = m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                Some(self.fields(vh.struct_index, Some(vh.variant), &args)?)
+            }
+            _ => None,
+        };
+        let mut stack_sizes = 0u64;
+        for t in fields.iter().flatten() {
+            stack_sizes = stack_sizes.saturating_add(p.sizes.stack(&*self.env.layout(t)?));
+        }
+        // A value-sized event of values whose layout fixes their heap size
+        // (no vector or closure inside): `fixed − stack` each, as
+        // `AbstractSizes::heap` measures every value of such a layout.
+        let fixed_heap = |lw: &mut Self| -> CompileResult<Option<u64>> {
+            let measured = lw.measured(ins)?;
+            if !point.may_feed(measured.iter().map(|l| &**l)) {
+                return Ok(None);
+            }
+            Ok(measured.iter().try_fold(0u64, |acc, l| {
+                let heap =
+                    if AbstractSizes::heapless(l) { 0 } else { p.sizes.fixed(l)?.saturating_sub(p.sizes.stack(l)) };
+                Some(acc.saturating_add(heap))
+            }))
+        };
+        let packed = |lw: &mut Self, n: u64| -> CompileResult<u64> {
+            let (B::VecPack(si, _) | B::VecUnpack(si, _) | B::VecPushBack(si) | B::VecPopBack(si)) = ins else {
+                return Err(malformed("a vector memory point of another instruction"));
+            };
+            let e = lw.inst_args(*si)?.into_iter().next().ok_or_else(|| malformed("vector element type"))?;
+            Ok(p.sizes.packed(&*lw.env.layout(&e)?).saturating_mul(n))
+        };
+        Ok(match point {
+            MemoryPoint::UseFields if fields.is_some() => Some(MemoryFeed::Use(stack_sizes)),
+            MemoryPoint::ReleaseFields => Some(MemoryFeed::Release(stack_sizes)),
+            // The unpacked value's variant: the instruction's, when it
+            // succeeds (a mismatch fails, and what it released no longer
+            // matters).
+            MemoryPoint::ReleaseVariant => Some(MemoryFeed::Release(stack_sizes.saturating_add(p.sizes.variant_tag()))),
+            MemoryPoint::UseElements(n) => Some(MemoryFeed::Use(packed(self, n)?)),
+            MemoryPoint::ReleaseElements(n) => Some(MemoryFeed::Release(packed(self, n)?)),
+            // One element, when the pop succeeds (the vector was not empty).
+            MemoryPoint::PopBack => Some(MemoryFeed::Release(packed(self, 1)?)),
+            MemoryPoint::UseCopy => fixed_heap(self)?.map(MemoryFeed::Use),
+            // Both operands, of the same layout.
+            MemoryPoint::ReleasePair => fixed_heap(self)?.map(|n| MemoryFeed::Release(n.saturating_mul(2))),
+            MemoryPoint::ReleaseTop | MemoryPoint::ReleaseTarget => fixed_heap(self)?.map(MemoryFeed::Release),
+            // The constant's heap size, measured on the value the
+            // interpreter loads (deserialized the same way).
+            MemoryPoint::UseConst => {
+                let B::LdConst(c) = ins else { return Err(malformed("a constant point of another instruction")) };
+                let c = m.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
+                let l = self.env.layout(&to_type(m, &c.type_, &[])?)?;
+                if AbstractSizes::heapless(&l) {
+                    return Ok(None);
+                }
+                let v = movejit_runtime::flat::bcs::deserialize(&c.data, l).map_err(|_| malformed("constant"))?;
+                Some(MemoryFeed::UseAfterPrice(p.sizes.heap(v.layout(), v.bytes())))
+            }
+            _ => None,
         })
     }
 
@@ -229,6 +343,20 @@ impl Lowerer<'_, '_> {
             _ => None,
         }
     }
+}
+
+/// What an instruction feeds Aptos's memory meter, fixed when compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MemoryFeed {
+    /// Uses this many units before its price (after the types it builds):
+    /// compiled code settles the gas events before it, then calls
+    /// `memory_use`.
+    Use(u64),
+    /// Uses this many units after its price (`ld_const`).
+    UseAfterPrice(u64),
+    /// Releases this many units once it has run (a release only lowers
+    /// the usage, so only its order among the uses matters).
+    Release(u64),
 }
 
 fn nodes_of(ts: &[RType]) -> u64 {

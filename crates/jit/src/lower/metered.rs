@@ -23,6 +23,7 @@
 //! hot path pays one compare-and-branch per call-like instruction and per
 //! segment.
 
+use super::aptos::MemoryFeed;
 use super::*;
 use crate::gas::instr_cost;
 use cranelift_codegen::ir::Inst;
@@ -53,11 +54,13 @@ pub(super) struct Segment {
     /// The segment's cost, charged on entry: its constant is set once
     /// every instruction is priced.
     total_at: Inst,
-    /// Refund constants of failure sites (constant, failing instruction),
-    /// set with the total.
-    refunds: Vec<(Inst, usize)>,
-    /// First instruction whose out-of-gas event is not in the table yet.
+    /// Refund constants of failure sites (constant, the gas kept: the
+    /// running sum at the failure), set with the total.
+    refunds: Vec<(Inst, u64)>,
+    /// First instruction whose out-of-gas events are not all in the table
+    /// yet, and how many of its charge steps are.
     oog_upto: usize,
+    oog_steps: usize,
     /// Pushes (instruction, height) not in the table yet, in order.
     pending: Vec<(usize, usize)>,
     /// Table index of the first event since the last test on the hot path.
@@ -91,6 +94,7 @@ impl Lowerer<'_, '_> {
             total_at,
             refunds: Vec::new(),
             oog_upto: a,
+            oog_steps: 0,
             pending: Vec::new(),
             range_first: self.gas_events.len() / EVENT_WORDS,
             range_oog: false,
@@ -110,6 +114,15 @@ impl Lowerer<'_, '_> {
                 s.prefix.push(sum);
                 s.steps.push(steps);
             }
+            let feed = match self.target.aptos {
+                Some(p) => self.memory_feed(p, i)?,
+                None => None,
+            };
+            match feed {
+                Some(MemoryFeed::Use(n)) => self.memory_use(i, n, false)?,
+                Some(MemoryFeed::UseAfterPrice(n)) => self.memory_use(i, n, true)?,
+                _ => {}
+            }
             let last = i + 1 == z;
             if last || self.needs_hot_test(i) {
                 self.gas_test(i, true);
@@ -122,6 +135,10 @@ impl Lowerer<'_, '_> {
                 s.inline_pushes = last && call_like;
             }
             self.lower_instr(i)?;
+            if let Some(MemoryFeed::Release(n)) = feed {
+                let n = self.b.ins().iconst(types::I64, n as i64);
+                self.call_helper(HelperId::memory_release(), &[self.ctx, n])?;
+            }
         }
         let seg = self.seg.take().ok_or_else(|| malformed("segment state"))?;
         // The last instruction's test settled every earlier push; it
@@ -135,8 +152,8 @@ impl Lowerer<'_, '_> {
         }
         let total = seg.prefix.last().copied().unwrap_or(0);
         self.b.func.replace(seg.total_at).iconst(types::I64, total as i64);
-        for (at, k) in seg.refunds {
-            let refund = total - seg.prefix[k + 1 - seg.start];
+        for (at, kept) in seg.refunds {
+            let refund = total - kept;
             self.b.func.replace(at).iconst(types::I64, refund as i64);
         }
         if z == e {
@@ -155,16 +172,58 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// The refund constant of a failure at instruction `at` (0 for
-    /// `None`), set when the segment is finished.
-    pub(super) fn refund_const(&mut self, at: Option<usize>) -> Value {
+    /// The gas kept by a failure of instruction `k` (its charges made).
+    pub(super) fn kept_through(&self, k: usize) -> Option<u64> {
+        self.seg.as_ref().and_then(|s| s.prefix.get(k + 1 - s.start).copied())
+    }
+
+    /// The refund constant of a failure that keeps `kept` of the segment's
+    /// gas (0 for `None`), set when the segment is finished.
+    pub(super) fn refund_const(&mut self, kept: Option<u64>) -> Value {
         let r = self.b.ins().iconst(types::I64, 0);
-        if let (Some(k), Ok(inst)) = (at, self.def_inst(r)) {
+        if let (Some(kept), Ok(inst)) = (kept, self.def_inst(r)) {
             if let Some(s) = self.seg.as_mut() {
-                s.refunds.push((inst, k));
+                s.refunds.push((inst, kept));
             }
         }
         r
+    }
+
+    /// Instruction `i` uses `amount` units of Aptos's memory before its
+    /// price (after the types it builds), or after it (`after_price`), as
+    /// the interpreter feeds its meter: the gas events up to that point are
+    /// settled first (so memory is used exactly when the interpreter uses
+    /// it, and the peak matches), then the runtime's `memory_use` runs;
+    /// past the quota, `i` fails with `MEMORY_LIMIT_EXCEEDED`, keeping the
+    /// gas charged up to that point.
+    fn memory_use(&mut self, i: usize, amount: u64, after_price: bool) -> CompileResult<()> {
+        let s = self.seg.as_ref().ok_or_else(|| malformed("a memory use outside a segment"))?;
+        let steps = &s.steps[i - s.start];
+        let own = if after_price { steps.len() } else { steps.len().saturating_sub(1) };
+        let kept = match own {
+            0 => s.prefix[i - s.start],
+            n => steps[n - 1].0,
+        };
+        self.gas_test_steps(i, own, true);
+        let n = self.b.ins().iconst(types::I64, amount as i64);
+        let failed = self.call_helper(HelperId::memory_use(), &[self.ctx, n])?;
+        let cont = self.b.create_block();
+        let site = self.b.create_block();
+        if !self.target.baseline {
+            self.b.set_cold_block(site);
+        }
+        self.b.ins().brif(failed, site, &[], cont, &[]);
+        self.b.switch_to_block(site);
+        self.b.seal_block(site);
+        // The helper recorded the status (0 here).
+        let st = self.b.ins().iconst(types::I32, 0);
+        self.drop_operands();
+        self.gas_out();
+        let offv = self.b.ins().iconst(types::I32, i as i64);
+        self.jump_to_fail_keeping(st, offv, Some(kept));
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        Ok(())
     }
 
     /// The instruction defining `v`.
@@ -226,9 +285,17 @@ impl Lowerer<'_, '_> {
     /// and fails there, exactly as in the interpreter; otherwise `i` runs
     /// (or fails with its own error).
     fn gas_test(&mut self, i: usize, hot: bool) {
+        self.gas_test_steps(i, usize::MAX, hot)
+    }
+
+    /// [`gas_test`](Self::gas_test) of the first `own` charge steps of
+    /// `i` only (all: `usize::MAX`): a memory use sits before its last.
+    fn gas_test_steps(&mut self, i: usize, own: usize, hot: bool) {
         let Some(seg) = self.seg.as_mut() else { return };
         let start = seg.start;
-        for k in seg.oog_upto..=i {
+        let (first, done) = (seg.oog_upto, seg.oog_steps);
+        let whole = own >= seg.steps[i - start].len();
+        for k in first..=i {
             while let Some(&(pk, h)) = seg.pending.first() {
                 if pk >= k {
                     break;
@@ -238,9 +305,13 @@ impl Lowerer<'_, '_> {
                 self.gas_events.extend([h as u64, (pk as u64) << 2 | EVENT_PUSH, p]);
                 seg.range_push = Some(seg.range_push.map_or(h, |m| m.max(h)));
             }
-            // Running out at each step of `k`'s charge.
-            let mut reached = seg.prefix[k - start];
-            for &(q, at_load) in &seg.steps[k - start] {
+            // Running out at each step of `k`'s charge (those not in the
+            // table yet, up to `own` of `i`'s).
+            let steps = &seg.steps[k - start];
+            let from = if k == first { done.min(steps.len()) } else { 0 };
+            let to = if k == i { own.min(steps.len()) } else { steps.len() };
+            let mut reached = if from == 0 { seg.prefix[k - start] } else { steps[from - 1].0 };
+            for &(q, at_load) in steps.get(from..to).unwrap_or(&[]) {
                 if q > reached {
                     let kind = if at_load { EVENT_AT_LOAD } else { EVENT_OUT_OF_GAS };
                     self.gas_events.extend([q, (k as u64) << 2 | kind, q]);
@@ -249,11 +320,28 @@ impl Lowerer<'_, '_> {
                 }
             }
         }
-        seg.oog_upto = seg.oog_upto.max(i + 1);
+        let threshold = if whole {
+            if seg.oog_upto <= i {
+                seg.oog_steps = 0;
+            }
+            seg.oog_upto = seg.oog_upto.max(i + 1);
+            seg.prefix[i + 1 - start]
+        } else {
+            if seg.oog_upto <= i {
+                seg.oog_upto = i;
+                seg.oog_steps = seg.oog_steps.max(own);
+            }
+            if own == 0 {
+                seg.prefix[i - start]
+            } else {
+                seg.steps[i - start][own - 1].0
+            }
+        };
         let (gas, first, oog, push) = (seg.gas, seg.range_first, seg.range_oog, seg.range_push);
-        let threshold = seg.prefix[i + 1 - start];
-        if hot {
+        if hot && whole {
             seg.tested = Some(i);
+        }
+        if hot {
             seg.range_first = self.gas_events.len() / EVENT_WORDS;
             seg.range_oog = false;
             seg.range_push = None;

@@ -861,10 +861,17 @@ impl Lowerer<'_, '_> {
     /// the code offset and, in metered code, the gas refund of a failure
     /// at instruction `refund` (`None`: nothing).
     fn jump_to_fail(&mut self, status: Value, offset: Value, refund: Option<usize>) {
+        let kept = refund.and_then(|k| self.kept_through(k));
+        self.jump_to_fail_keeping(status, offset, kept)
+    }
+
+    /// [`jump_to_fail`](Self::jump_to_fail) of a failure keeping `kept` of
+    /// the segment's gas (`None`: none of it is refunded).
+    fn jump_to_fail_keeping(&mut self, status: Value, offset: Value, kept: Option<u64>) {
         self.b.ins().stack_store(self.ptr, status, self.fail_slot, FAIL_STATUS);
         self.b.ins().stack_store(self.ptr, offset, self.fail_slot, FAIL_OFFSET);
         if self.target.cost.is_some() {
-            let r = self.refund_const(refund);
+            let r = self.refund_const(kept);
             self.b.ins().stack_store(self.ptr, r, self.fail_slot, FAIL_REFUND);
         }
         self.b.ins().jump(self.fail, &[]);

@@ -1,0 +1,271 @@
+//! Compiled code feeds Aptos's memory meter (jit-abi.md 5.1, 5.2) where
+//! the interpreter does: `pack`/`unpack` (variants too), `vec_pack`,
+//! `vec_unpack`, `vec_push_back` and `vec_pop_back`, and `eq`, `pop`,
+//! `read_ref`, `write_ref` of values whose layout fixes their heap size and
+//! `ld_const` of vectors run compiled under the v50 schedule, and every executor ends each call with the same status,
+//! location, execution gas and peak memory (`memory_used`), at full
+//! balance (growth ends with `MEMORY_LIMIT_EXCEEDED` at the growing
+//! instruction, the whole quota used) and at every small balance of a range (running out of gas
+//! next to a memory use: the peak counts exactly the uses before it).
+
+use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
+use movejit_interp::runtime::gas::aptos::AptosPricing;
+use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
+
+const SOURCE: &str = "version 9
+module 0xcafe::grow
+
+struct P has copy + drop
+  a: u64
+  b: u64
+
+enum Shape has drop
+  Circle
+    r: u64
+  Square
+    r: u64
+
+public fun endless()
+    local v: vector<vector<u64>>
+    vec_pack <vector<u64>>, 0
+    st_loc v
+L0: mut_borrow_loc v
+    ld_u64 1
+    ld_u64 2
+    ld_u64 3
+    ld_u64 4
+    ld_u64 5
+    ld_u64 6
+    ld_u64 7
+    ld_u64 8
+    vec_pack <u64>, 8
+    vec_push_back <vector<u64>>
+    branch L0
+
+public fun seesaw()
+    local v: vector<u64>
+    vec_pack <u64>, 0
+    st_loc v
+L0: mut_borrow_loc v
+    ld_u64 7
+    vec_push_back <u64>
+    mut_borrow_loc v
+    ld_u64 8
+    vec_push_back <u64>
+    mut_borrow_loc v
+    vec_pop_back <u64>
+    pop
+    branch L0
+
+public fun churn(n: u64): u64
+    local i: u64
+    local s: u64
+    ld_u64 0
+    st_loc i
+    ld_u64 0
+    st_loc s
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L1
+    copy_loc i
+    ld_u64 1
+    pack P
+    unpack P
+    add
+    ld_u64 2
+    pack_variant Shape, Square
+    unpack_variant Shape, Square
+    add
+    ld_u64 3
+    ld_u64 4
+    vec_pack <u64>, 2
+    vec_unpack <u64>, 2
+    add
+    add
+    copy_loc s
+    add
+    st_loc s
+    copy_loc i
+    ld_u64 5
+    pack P
+    copy_loc i
+    ld_u64 5
+    pack P
+    eq
+    pop
+    ld_u64 9
+    ld_u64 9
+    pack P
+    pop
+    ld_const <vector<u64>> [1, 2, 3]
+    vec_unpack <u64>, 3
+    add
+    add
+    pop
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: move_loc s
+    ret
+
+public fun poke(p: &mut P, n: u64): u64
+    copy_loc p
+    read_ref
+    unpack P
+    add
+    copy_loc n
+    add
+    ld_u64 1
+    ld_u64 2
+    pack P
+    move_loc p
+    write_ref
+    ret
+
+public fun pokes(n: u64): u64
+    local q: P
+    local s: u64
+    ld_u64 0
+    ld_u64 0
+    pack P
+    st_loc q
+    ld_u64 0
+    st_loc s
+L0: copy_loc n
+    ld_u64 0
+    eq
+    br_true L1
+    mut_borrow_loc q
+    copy_loc n
+    call poke
+    copy_loc s
+    add
+    st_loc s
+    move_loc n
+    ld_u64 1
+    sub
+    st_loc n
+    branch L0
+L1: move_loc s
+    ret
+";
+
+fn storage() -> InMemoryStorage {
+    let m = match movejit_masm::assemble(SOURCE) {
+        Ok(movejit_masm::Assembled::Module(m)) => m,
+        Ok(_) => panic!("expected a module"),
+        Err(e) => panic!("assemble: {e}"),
+    };
+    let mut st = InMemoryStorage::default();
+    st.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "grow"), movejit_format::serialize_module(&m));
+    st
+}
+
+/// What every executor must agree on: the status with its function and
+/// code offset, the execution gas and the peak memory.
+#[derive(Debug, PartialEq, Eq)]
+struct Ran {
+    status: StatusCode,
+    at: Option<(String, u16)>,
+    execution_gas: u64,
+    memory_used: u64,
+}
+
+/// Runs `f(args)` under the v50 schedule with `balance` internal units:
+/// what it gave, and how many function instances ran compiled.
+fn run(st: &InMemoryStorage, kind: ExecutorKind, f: &str, args: &[u64], balance: u64) -> (Ran, usize) {
+    let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
+    let mut session = engine.new_session(st);
+    let args: Vec<Vec<u8>> = args.iter().map(|a| a.to_le_bytes().to_vec()).collect();
+    let mut gas = GasMeter::aptos(AptosPricing::v50(), balance);
+    let module = ModuleId::new(AccountAddress::from_u64(0xcafe), "grow");
+    let r = session.execute_function(&module, f, &[], &args, &mut gas);
+    let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
+    let (status, at) = match r {
+        Ok(_) => (StatusCode::EXECUTED, None),
+        Err(e) => (e.status, e.location.map(|l| (l.function_name, l.code_offset))),
+    };
+    let a = gas.aptos_meter().expect("an Aptos meter");
+    (Ran { status, at, execution_gas: a.algebra.execution_used(), memory_used: a.memory_used() }, compiled)
+}
+
+const COMPILED: [ExecutorKind; 2] = [ExecutorKind::Jit, ExecutorKind::Auto];
+
+/// `f(args)` at `balance` on the interpreter, then on the compiled
+/// executors, which must agree with it: what it gave, and whether compiled
+/// code ran on both.
+fn agree(st: &InMemoryStorage, f: &str, args: &[u64], balance: u64) -> (Ran, bool) {
+    let (want, _) = run(st, ExecutorKind::Interpreter, f, args, balance);
+    let mut compiled_everywhere = true;
+    for kind in COMPILED {
+        let (got, compiled) = run(st, kind, f, args, balance);
+        assert_eq!(got, want, "{f}{args:?} at balance {balance}: {kind:?} differs from the interpreter");
+        compiled_everywhere &= compiled > 0;
+    }
+    (want, compiled_everywhere)
+}
+
+#[test]
+fn growth_ends_at_the_quota_where_the_interpreter_ends() {
+    let st = storage();
+    let full = AptosPricing::v50().limits.to_internal(2_000_000);
+    // `endless` passes the quota at its `vec_pack`, the whole quota used;
+    // `seesaw`, growing slower, reaches the execution limit first.
+    let (r, compiled) = agree(&st, "endless", &[], full);
+    assert!(compiled, "endless: ran compiled");
+    let want = (StatusCode::MEMORY_LIMIT_EXCEEDED, Some(("endless".to_string(), 12)), 10_000_000);
+    assert_eq!((r.status, r.at, r.memory_used), want, "endless");
+    let (r, compiled) = agree(&st, "seesaw", &[], full);
+    assert!(compiled, "seesaw: ran compiled");
+    assert_eq!(r.status, StatusCode::EXECUTION_LIMIT_REACHED, "seesaw");
+    assert!(r.memory_used > 1_000_000, "seesaw: {r:?}");
+    for f in ["churn", "pokes"] {
+        let (r, compiled) = agree(&st, f, &[1000], full);
+        assert!(compiled, "{f}: ran compiled");
+        assert_eq!(r.status, StatusCode::EXECUTED, "{f}");
+        assert!(r.memory_used > 0, "{f} feeds the memory meter");
+    }
+}
+
+/// The smallest balance at which `f(args)` enters compiled code on the
+/// JIT (below it, the call runs out loading the module or making the
+/// entry's frame).
+fn first_compiled_balance(st: &InMemoryStorage, f: &str, args: &[u64]) -> u64 {
+    let (mut lo, mut hi) = (0u64, AptosPricing::v50().limits.to_internal(2_000_000));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if run(st, ExecutorKind::Jit, f, args, mid).1 > 0 {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+#[test]
+fn small_balances_agree_next_to_memory_uses() {
+    let st = storage();
+    let (mut out_of_gas, mut runs, mut compiled_runs) = (0, 0, 0);
+    let mut offsets = std::collections::BTreeSet::new();
+    for (f, args) in [("endless", &[][..]), ("seesaw", &[]), ("churn", &[3]), ("pokes", &[3])] {
+        // Balances over the first iterations, finer than one instruction's
+        // price, so each instruction is the one that runs out in some run.
+        let from = first_compiled_balance(&st, f, args);
+        for balance in (from..from + 60_000).step_by(97) {
+            let (r, compiled) = agree(&st, f, args, balance);
+            runs += 1;
+            compiled_runs += usize::from(compiled);
+            if r.status == StatusCode::OUT_OF_GAS {
+                out_of_gas += 1;
+                offsets.insert((f, r.at.map(|a| a.1)));
+            }
+        }
+    }
+    assert!(compiled_runs * 10 >= runs * 9, "compiled code ran in only {compiled_runs} of {runs} runs");
+    assert!(out_of_gas * 2 > runs, "only {out_of_gas} of {runs} runs ran out of gas");
+    assert!(offsets.len() >= 30, "ran out at only {} distinct points: {offsets:?}", offsets.len());
+}
