@@ -40,10 +40,18 @@ type Load = Option<Option<u64>>;
 
 /// What a keyed native pays after its work (Aptos charges there, before
 /// its result or abort): per key byte, then loading the entry.
+/// Unmetered and unit-metered calls pay one inline test; the charge is
+/// out of line (it kept the lean path of the keyed natives from inlining).
+#[inline]
 fn charge_key_and_load(gas: &mut GasMeter, per_byte: P, key_len: usize, load: Load) -> VmResult<()> {
     if !gas.is_aptos() {
         return Ok(());
     }
+    charge_aptos_key_and_load(gas, per_byte, key_len, load)
+}
+
+#[inline(never)]
+fn charge_aptos_key_and_load(gas: &mut GasMeter, per_byte: P, key_len: usize, load: Load) -> VmResult<()> {
     gas.charge_aptos_native(&[(per_byte, key_len as u64)])?;
     gas.charge_aptos_native(&[(LOAD_BASE, 1)])?;
     match load {
@@ -173,8 +181,24 @@ impl TableStore {
     /// The first access in this transaction to entry `(handle, key)`
     /// loads it (see [`Load`]); its bytes are those of `box_ty`, the
     /// stored type. Nothing is measured unless `gas` charges Aptos gas.
+    /// One inline test unless Aptos gas is charged.
+    #[inline]
     fn access(&mut self, cx: &NativeContext<'_>, box_ty: &Type, handle: AccountAddress, key: &[u8]) -> VmResult<Load> {
-        if !cx.gas.is_aptos() || !self.accessed.insert((handle, key.to_vec())) {
+        if !cx.gas.is_aptos() {
+            return Ok(None);
+        }
+        self.aptos_access(cx, box_ty, handle, key)
+    }
+
+    #[inline(never)]
+    fn aptos_access(
+        &mut self,
+        cx: &NativeContext<'_>,
+        box_ty: &Type,
+        handle: AccountAddress,
+        key: &[u8],
+    ) -> VmResult<Load> {
+        if !self.accessed.insert((handle, key.to_vec())) {
             return Ok(None);
         }
         let bytes = match self.content.get(&handle).and_then(|t| t.get(key)) {
@@ -266,10 +290,17 @@ fn key_bytes(cx: &NativeContext<'_>, key_ty: &Type, key: &Value) -> VmResult<Vec
 /// A table's first use in a transaction builds the layouts of its key
 /// and stored value (`ty`: key, value, box): under Aptos, loading the
 /// modules of their datatypes.
+/// One inline test unless Aptos gas is charged.
+#[inline]
 fn open(cx: &mut NativeContext<'_>, ty: &[Type], handle: AccountAddress) -> VmResult<()> {
     if !cx.gas.is_aptos() {
         return Ok(());
     }
+    open_aptos(cx, ty, handle)
+}
+
+#[inline(never)]
+fn open_aptos(cx: &mut NativeContext<'_>, ty: &[Type], handle: AccountAddress) -> VmResult<()> {
     let first = cx.with_extensions(|ext, _| Ok(ext.get_or_default::<TableStore>().opened.insert(handle)))?;
     if first {
         cx.charge_layout(ty_arg(ty, 0)?)?;
