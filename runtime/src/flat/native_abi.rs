@@ -261,12 +261,17 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// The BCS of argument `i` (a value, or the value a reference points
     /// to), byte-exact with the tree encoding.
     pub fn arg_bcs(&self, i: usize) -> VmResult<Vec<u8>> {
-        let (at, l) = self.place(i, &[])?;
-        // Exact for scalars and addresses (table keys, mostly): no regrowth.
-        let mut out = Vec::with_capacity(l.size as usize);
-        // SAFETY: a live slot of layout `l` (`place`).
-        super::bcs::serialize_into(&mut out, l, unsafe { mem::bytes(at, l.size) })?;
+        let mut out = Vec::new();
+        self.arg_bcs_into(i, &mut out)?;
         Ok(out)
+    }
+
+    /// [`arg_bcs`](Self::arg_bcs) appended to `out` (a buffer the native
+    /// reuses: no allocation per call).
+    pub fn arg_bcs_into(&self, i: usize, out: &mut Vec<u8>) -> VmResult<()> {
+        let (at, l) = self.place(i, &[])?;
+        // SAFETY: a live slot of layout `l` (`place`).
+        super::bcs::serialize_into(out, l, unsafe { mem::bytes(at, l.size) })
     }
 
     /// The tree value of value argument `i` (a deep copy; for natives that
