@@ -16,6 +16,7 @@ use movejit_runtime::fxhash::{FxHashMap, FxHashSet};
 use movejit_runtime::gas::native::NativeParam as P;
 use movejit_runtime::natives::{FlatCall, NativeContext, Parking};
 use movejit_runtime::{AccountAddress, GasMeter, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 const LOAD_BASE: P = P::named("table.common.load.base");
@@ -40,10 +41,18 @@ type Load = Option<Option<u64>>;
 
 /// What a keyed native pays after its work (Aptos charges there, before
 /// its result or abort): per key byte, then loading the entry.
+/// Unmetered and unit-metered calls pay one inline test; the charge is
+/// out of line (it kept the lean path of the keyed natives from inlining).
+#[inline]
 fn charge_key_and_load(gas: &mut GasMeter, per_byte: P, key_len: usize, load: Load) -> VmResult<()> {
     if !gas.is_aptos() {
         return Ok(());
     }
+    charge_aptos_key_and_load(gas, per_byte, key_len, load)
+}
+
+#[inline(never)]
+fn charge_aptos_key_and_load(gas: &mut GasMeter, per_byte: P, key_len: usize, load: Load) -> VmResult<()> {
     gas.charge_aptos_native(&[(per_byte, key_len as u64)])?;
     gas.charge_aptos_native(&[(LOAD_BASE, 1)])?;
     match load {
@@ -173,8 +182,24 @@ impl TableStore {
     /// The first access in this transaction to entry `(handle, key)`
     /// loads it (see [`Load`]); its bytes are those of `box_ty`, the
     /// stored type. Nothing is measured unless `gas` charges Aptos gas.
+    /// One inline test unless Aptos gas is charged.
+    #[inline]
     fn access(&mut self, cx: &NativeContext<'_>, box_ty: &Type, handle: AccountAddress, key: &[u8]) -> VmResult<Load> {
-        if !cx.gas.is_aptos() || !self.accessed.insert((handle, key.to_vec())) {
+        if !cx.gas.is_aptos() {
+            return Ok(None);
+        }
+        self.aptos_access(cx, box_ty, handle, key)
+    }
+
+    #[inline(never)]
+    fn aptos_access(
+        &mut self,
+        cx: &NativeContext<'_>,
+        box_ty: &Type,
+        handle: AccountAddress,
+        key: &[u8],
+    ) -> VmResult<Load> {
+        if !self.accessed.insert((handle, key.to_vec())) {
             return Ok(None);
         }
         let bytes = match self.content.get(&handle).and_then(|t| t.get(key)) {
@@ -266,10 +291,17 @@ fn key_bytes(cx: &NativeContext<'_>, key_ty: &Type, key: &Value) -> VmResult<Vec
 /// A table's first use in a transaction builds the layouts of its key
 /// and stored value (`ty`: key, value, box): under Aptos, loading the
 /// modules of their datatypes.
+/// One inline test unless Aptos gas is charged.
+#[inline]
 fn open(cx: &mut NativeContext<'_>, ty: &[Type], handle: AccountAddress) -> VmResult<()> {
     if !cx.gas.is_aptos() {
         return Ok(());
     }
+    open_aptos(cx, ty, handle)
+}
+
+#[inline(never)]
+fn open_aptos(cx: &mut NativeContext<'_>, ty: &[Type], handle: AccountAddress) -> VmResult<()> {
     let first = cx.with_extensions(|ext, _| Ok(ext.get_or_default::<TableStore>().opened.insert(handle)))?;
     if first {
         cx.charge_layout(ty_arg(ty, 0)?)?;
@@ -295,17 +327,36 @@ fn table_and_key(
 
 /// The flat form of [`table_and_key`]: argument 0 is the `&Table`,
 /// argument 1 the key.
-fn flat_table_and_key(call: &mut FlatCall<'_, '_>) -> VmResult<(AccountAddress, Vec<u8>)> {
+/// The key's BCS goes into `key` (empty).
+fn flat_table_and_key(call: &mut FlatCall<'_, '_>, key: &mut Vec<u8>) -> VmResult<AccountAddress> {
     let handle = call.arg_address_field(0, 0)?;
     let ty = call.ty_args;
     open(&mut call.cx, ty, handle)?;
-    let k = call.arg_bcs(1).map_err(|_| extension_error("cannot serialize table key"))?;
-    call.cx.gas.charge_native(k.len())?;
-    Ok((handle, k))
+    call.arg_bcs_into(1, key).map_err(|_| extension_error("cannot serialize table key"))?;
+    call.cx.gas.charge_native(key.len())?;
+    Ok(handle)
+}
+
+thread_local! {
+    /// The key of the running flat keyed native, reused: looking an entry
+    /// up allocates nothing (a key is copied only when an entry is added
+    /// or parked).
+    static KEY: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with an empty key buffer (this thread's, unless in use).
+fn with_key_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    KEY.with(|k| match k.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            f(&mut buf)
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
 }
 
 /// A reference to the entry's value, parking it first.
-fn borrow(cx: &mut NativeContext<'_>, store: &mut TableStore, handle: AccountAddress, key: Vec<u8>) -> VmResult<Value> {
+fn borrow(cx: &mut NativeContext<'_>, store: &mut TableStore, handle: AccountAddress, key: &[u8]) -> VmResult<Value> {
     Ok(Value::Ref(Reference::new(RefRoot::Native(borrow_slot(cx, store, handle, key)?))))
 }
 
@@ -314,19 +365,19 @@ fn borrow_slot(
     cx: &mut NativeContext<'_>,
     store: &mut TableStore,
     handle: AccountAddress,
-    key: Vec<u8>,
+    key: &[u8],
 ) -> VmResult<u32> {
     let table = store.content.get_mut(&handle).ok_or_else(|| VmError::abort(NOT_FOUND))?;
-    let slot = match table.get_mut(&key) {
+    let slot = match table.get_mut(key) {
         None => return Err(VmError::abort(NOT_FOUND)),
         Some(Entry::Parked(s)) => *s,
         Some(e) => {
             // The call may change the value in place: keep what it was.
-            note_entry(&mut store.undo, handle, &key, Some(&*e));
+            note_entry(&mut store.undo, handle, key, Some(&*e));
             let Entry::Here(v) = std::mem::replace(e, Entry::Parked(u32::MAX)) else {
                 return Err(VmError::invariant("table: entry state"));
             };
-            let s = store.parking.park(&mut cx.mem.native, (handle, key), v)?;
+            let s = store.parking.park(&mut cx.mem.native, (handle, key.to_vec()), v)?;
             *e = Entry::Parked(s);
             s
         }
@@ -388,7 +439,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             let (box_ty, key_len) = (ty_arg(ty, 2)?, k.len());
             let (load, r) = with_store(cx, |store, cx| {
                 let load = store.access(cx, box_ty, handle, &k)?;
-                Ok((load, borrow(cx, store, handle, k)))
+                Ok((load, borrow(cx, store, handle, &k)))
             })?;
             charge_key_and_load(cx.gas, BORROW_BOX.1, key_len, load)?;
             Ok(vec![r?])
@@ -451,45 +502,53 @@ fn register_flat(r: &mut Registrar<'_>) {
     });
     r.add_flat(m, "add_box", |call| {
         call.cx.gas.charge_aptos_native(&[(ADD_BOX.0, 1)])?;
-        let (handle, k) = flat_table_and_key(call)?;
-        let value = call.arg_tree(2)?;
-        let box_ty = call.ty_arg(2)?;
-        let key_len = k.len();
-        let (load, r) = with_store(&mut call.cx, |store, cx| Ok(add(store, cx, box_ty, handle, k, value)))?;
-        charge_key_and_load(call.cx.gas, ADD_BOX.1, key_len, load)?;
-        r
+        with_key_buffer(|k| {
+            let handle = flat_table_and_key(call, k)?;
+            let value = call.arg_tree(2)?;
+            let box_ty = call.ty_arg(2)?;
+            let (load, r) =
+                with_store(&mut call.cx, |store, cx| Ok(add(store, cx, box_ty, handle, k.to_vec(), value)))?;
+            charge_key_and_load(call.cx.gas, ADD_BOX.1, k.len(), load)?;
+            r
+        })
     });
     for name in ["borrow_box", "borrow_box_mut"] {
         r.add_flat(m, name, |call| {
             call.cx.gas.charge_aptos_native(&[(BORROW_BOX.0, 1)])?;
-            let (handle, k) = flat_table_and_key(call)?;
-            let (box_ty, key_len) = (call.ty_arg(2)?, k.len());
-            let (load, slot) = with_store(&mut call.cx, |store, cx| {
-                let load = store.access(cx, box_ty, handle, &k)?;
-                Ok((load, borrow_slot(cx, store, handle, k)))
-            })?;
-            charge_key_and_load(call.cx.gas, BORROW_BOX.1, key_len, load)?;
-            call.ret_parked_ref(0, slot?)
+            with_key_buffer(|k| {
+                let handle = flat_table_and_key(call, k)?;
+                let box_ty = call.ty_arg(2)?;
+                let (load, slot) = with_store(&mut call.cx, |store, cx| {
+                    let load = store.access(cx, box_ty, handle, k)?;
+                    Ok((load, borrow_slot(cx, store, handle, k)))
+                })?;
+                charge_key_and_load(call.cx.gas, BORROW_BOX.1, k.len(), load)?;
+                call.ret_parked_ref(0, slot?)
+            })
         });
     }
     r.add_flat(m, "contains_box", |call| {
         call.cx.gas.charge_aptos_native(&[(CONTAINS_BOX.0, 1)])?;
-        let (handle, k) = flat_table_and_key(call)?;
-        let box_ty = call.ty_arg(2)?;
-        let (load, found) = with_store(&mut call.cx, |store, cx| {
-            let load = store.access(cx, box_ty, handle, &k)?;
-            Ok((load, store.content.get(&handle).is_some_and(|t| t.contains_key(&k))))
-        })?;
-        charge_key_and_load(call.cx.gas, CONTAINS_BOX.1, k.len(), load)?;
-        call.ret_bool(0, found)
+        with_key_buffer(|k| {
+            let handle = flat_table_and_key(call, k)?;
+            let box_ty = call.ty_arg(2)?;
+            let (load, found) = with_store(&mut call.cx, |store, cx| {
+                let load = store.access(cx, box_ty, handle, k)?;
+                Ok((load, store.content.get(&handle).is_some_and(|t| t.contains_key(k.as_slice()))))
+            })?;
+            charge_key_and_load(call.cx.gas, CONTAINS_BOX.1, k.len(), load)?;
+            call.ret_bool(0, found)
+        })
     });
     r.add_flat(m, "remove_box", |call| {
         call.cx.gas.charge_aptos_native(&[(REMOVE_BOX.0, 1)])?;
-        let (handle, k) = flat_table_and_key(call)?;
-        let box_ty = call.ty_arg(2)?;
-        let (load, v) = with_store(&mut call.cx, |store, cx| Ok(remove(store, cx, box_ty, handle, &k)))?;
-        charge_key_and_load(call.cx.gas, REMOVE_BOX.1, k.len(), load)?;
-        call.ret_tree(0, &v?)
+        with_key_buffer(|k| {
+            let handle = flat_table_and_key(call, k)?;
+            let box_ty = call.ty_arg(2)?;
+            let (load, v) = with_store(&mut call.cx, |store, cx| Ok(remove(store, cx, box_ty, handle, k)))?;
+            charge_key_and_load(call.cx.gas, REMOVE_BOX.1, k.len(), load)?;
+            call.ret_tree(0, &v?)
+        })
     });
     r.add_flat(m, "destroy_empty_box", |call| {
         call.cx.gas.charge_native(0)?;

@@ -65,10 +65,12 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     }
 
     /// Type argument `i`.
+    #[inline]
     pub fn ty_arg(&self, i: usize) -> VmResult<&'a Type> {
         self.ty_args.get(i).ok_or_else(|| VmError::invariant("native: missing type argument"))
     }
 
+    #[inline]
     fn arg(&self, i: usize) -> VmResult<&'a NativeArg<'a>> {
         if self.consumed {
             return Err(VmError::invariant("native argument read after its results were written"));
@@ -145,6 +147,7 @@ impl<'a, 'c> FlatCall<'a, 'c> {
 
     /// The place at field path `path` (indices of nested struct fields) of
     /// argument `i`: in the value, or in the value a reference points to.
+    #[inline]
     fn place(&self, i: usize, path: &[usize]) -> VmResult<(Addr, &'a FlatLayout)> {
         let a = self.arg(i)?;
         let (mut a, mut l) = match &a.layout.shape {
@@ -228,6 +231,7 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// The address in field `field` of struct argument `i` (a value, or
     /// the value a reference points to): a `Table`'s handle, an
     /// `Object`'s inner address.
+    #[inline]
     pub fn arg_address_field(&self, i: usize, field: usize) -> VmResult<AccountAddress> {
         self.arg_address_at(i, &[field])
     }
@@ -235,6 +239,7 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// The address at field path `path` (indices of nested struct fields)
     /// of argument `i` (a value, or the value a reference points to): e.g.
     /// `[0, 0]` of a Sui `UID { id: ID { bytes } }`.
+    #[inline]
     pub fn arg_address_at(&self, i: usize, path: &[usize]) -> VmResult<AccountAddress> {
         match self.place(i, path)? {
             // SAFETY: a live slot of this layout (`place`).
@@ -256,11 +261,17 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// The BCS of argument `i` (a value, or the value a reference points
     /// to), byte-exact with the tree encoding.
     pub fn arg_bcs(&self, i: usize) -> VmResult<Vec<u8>> {
-        let (at, l) = self.place(i, &[])?;
         let mut out = Vec::new();
-        // SAFETY: a live slot of layout `l` (`place`).
-        super::bcs::serialize_into(&mut out, l, unsafe { mem::bytes(at, l.size) })?;
+        self.arg_bcs_into(i, &mut out)?;
         Ok(out)
+    }
+
+    /// [`arg_bcs`](Self::arg_bcs) appended to `out` (a buffer the native
+    /// reuses: no allocation per call).
+    pub fn arg_bcs_into(&self, i: usize, out: &mut Vec<u8>) -> VmResult<()> {
+        let (at, l) = self.place(i, &[])?;
+        // SAFETY: a live slot of layout `l` (`place`).
+        super::bcs::serialize_into(out, l, unsafe { mem::bytes(at, l.size) })
     }
 
     /// The tree value of value argument `i` (a deep copy; for natives that
@@ -287,6 +298,7 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     }
 
     /// Result slot `i` after consuming the arguments.
+    #[inline]
     fn ret(&mut self, i: usize) -> VmResult<(Addr, &'a FlatLayout)> {
         self.consume();
         let r = *self

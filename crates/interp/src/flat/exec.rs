@@ -1031,7 +1031,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         // The stack limit can only be reached when the frame's deepest
         // height would pass it.
         let limit_checks = sbase + p.max_height > self.max_stack;
-        let at = |off: u32| base.add(off);
+        // By value: a closure over `&base` kept base behind a spilled pointer
+        // (two dependent loads per operand).
+        let at = move |off: u32| base.add(off);
         loop {
             let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
             if APTOS {
