@@ -48,10 +48,12 @@ impl NativeExtensions {
     /// The value of type `T`, created with `T::default()` on first use.
     pub fn get_or_default<T: Any + Send + Default>(&mut self) -> &mut T {
         let b = self.map.entry(TypeId::of::<T>()).or_insert_with(|| Box::new(T::default()));
-        // Every entry is keyed by the TypeId of its boxed value (`insert`
-        // and this are the only writers), so the downcast holds: one
-        // dynamic type test per call, natives call this per call.
-        b.downcast_mut().expect("entries are keyed by their value's TypeId")
+        // Keys are the TypeId of the boxed value, so the downcast holds; a
+        // mismatch would only replace the entry.
+        if !b.is::<T>() {
+            *b = Box::new(T::default());
+        }
+        b.downcast_mut().expect("entry of type T")
     }
     pub fn remove<T: Any + Send>(&mut self) -> Option<T> {
         self.map.remove(&TypeId::of::<T>()).and_then(|b| b.downcast().ok().map(|b| *b))
