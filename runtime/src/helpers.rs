@@ -133,6 +133,8 @@ helper_table! {
     memory_use(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_use;
     /// Aptos's memory meter releases `amount` abstract units.
     memory_release(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_release;
+    /// Aptos's memory meter releases the heap size of the value at `v` (a returning frame's local; all-zero: none).
+    memory_release_value(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_value;
     /// The length of the vector at `v` (a `u64` result).
     vec_len(ctx: *mut ExecContext, v: *const u8) -> u64 = crate::flat::shims::vec_len;
     /// The address of element `i` of the vector at `v`, written to `out`.

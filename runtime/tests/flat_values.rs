@@ -566,7 +566,7 @@ fn value_shims_and_table() {
     }
     assert_eq!(flat::live_allocations(), live, "leak");
     // The table names every shim, context first; ids index it.
-    assert_eq!(HELPERS.len(), 31);
+    assert_eq!(HELPERS.len(), 32);
     for h in HELPERS {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }
@@ -672,4 +672,29 @@ fn memory_shims_feed_the_meter() {
         assert_eq!(shims::memory_release(&mut ctx, 1), 0);
     }
     assert_eq!(HelperId::memory_use().entry().shim, shims::memory_use as *const u8);
+
+    // A returning frame's local: its heap size, unless the slot is all zero
+    // (moved out).
+    use movejit_runtime::gas::aptos::AptosPricing;
+    let l = Layout::Vector(Box::new(Layout::U64));
+    let fl = Arc::new(FlatLayout::from_layout(&l, 8).expect("layout"));
+    let v = flat::bcs::deserialize(
+        &bcs::serialize(&Value::Vector(vec![Value::U64(1), Value::U64(2)]), &l).expect("bcs"),
+        fl.clone(),
+    )
+    .expect("value");
+    let heap = AptosPricing::v50().sizes.heap(&fl, v.bytes());
+    assert!(heap > 0);
+    let empty = FlatValue::zeroed(fl.clone());
+    let mut m = MemoryAlgebra::new(1000);
+    m.use_memory(500).expect("fits");
+    let mut ctx = ExecContext::new(&Limits::default());
+    ctx.memory_meter = &mut m as *mut MemoryAlgebra as u64;
+    // SAFETY: live context and meter; live slots of layout `fl`.
+    unsafe {
+        assert_eq!(shims::memory_release_value(&mut ctx, Arc::as_ptr(&fl), empty.as_ptr()), 0);
+        assert_eq!(m.current(), 500, "a zero slot holds nothing");
+        assert_eq!(shims::memory_release_value(&mut ctx, Arc::as_ptr(&fl), v.as_ptr()), 0);
+    }
+    assert_eq!(m.current(), 500 - heap);
 }

@@ -2,7 +2,8 @@
 //! the interpreter does: `pack`/`unpack` (variants too), `vec_pack`,
 //! `vec_unpack`, `vec_push_back` and `vec_pop_back`, and `eq`, `pop`,
 //! `read_ref`, `write_ref` of values whose layout fixes their heap size and
-//! `ld_const` of vectors run compiled under the v50 schedule, and every executor ends each call with the same status,
+//! `ld_const` of vectors, and `ret` of frames whose locals with a heap part
+//! own heap memory run compiled under the v50 schedule, and every executor ends each call with the same status,
 //! location, execution gas and peak memory (`memory_used`), at full
 //! balance (growth ends with `MEMORY_LIMIT_EXCEEDED` at the growing
 //! instruction, the whole quota used) and at every small balance of a range (running out of gas
@@ -109,6 +110,32 @@ L0: copy_loc i
     st_loc i
     branch L0
 L1: move_loc s
+    ret
+
+public fun fill(n: u64): u64
+    local v: vector<u64>
+    local w: vector<u64>
+    local i: u64
+    vec_pack <u64>, 0
+    st_loc v
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L1
+    mut_borrow_loc v
+    copy_loc i
+    vec_push_back <u64>
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: move_loc v
+    st_loc w
+    borrow_loc w
+    vec_len <u64>
     ret
 
 public fun poke(p: &mut P, n: u64): u64
@@ -222,7 +249,7 @@ fn growth_ends_at_the_quota_where_the_interpreter_ends() {
     assert!(compiled, "seesaw: ran compiled");
     assert_eq!(r.status, StatusCode::EXECUTION_LIMIT_REACHED, "seesaw");
     assert!(r.memory_used > 1_000_000, "seesaw: {r:?}");
-    for f in ["churn", "pokes"] {
+    for f in ["churn", "pokes", "fill"] {
         let (r, compiled) = agree(&st, f, &[1000], full);
         assert!(compiled, "{f}: ran compiled");
         assert_eq!(r.status, StatusCode::EXECUTED, "{f}");
@@ -251,7 +278,7 @@ fn small_balances_agree_next_to_memory_uses() {
     let st = storage();
     let (mut out_of_gas, mut runs, mut compiled_runs) = (0, 0, 0);
     let mut offsets = std::collections::BTreeSet::new();
-    for (f, args) in [("endless", &[][..]), ("seesaw", &[]), ("churn", &[3]), ("pokes", &[3])] {
+    for (f, args) in [("endless", &[][..]), ("seesaw", &[]), ("churn", &[3]), ("pokes", &[3]), ("fill", &[3])] {
         // Balances over the first iterations, finer than one instruction's
         // price, so each instruction is the one that runs out in some run.
         let from = first_compiled_balance(&st, f, args);

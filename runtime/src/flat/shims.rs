@@ -20,6 +20,7 @@ use super::{value, vec};
 use crate::arith::{self, BinOp, CmpOp};
 use crate::error::{VmError, VmResult};
 use crate::gas::algebra::MemoryAlgebra;
+use crate::gas::aptos::AptosPricing;
 use crate::scalar::ScalarKind;
 use crate::values::Value;
 use ethnum::{I256, U256};
@@ -107,6 +108,24 @@ pub unsafe extern "C" fn memory_release(ctx: *mut ExecContext, amount: u64) -> u
     // SAFETY: as in `memory_use`.
     if let Some(m) = unsafe { (c.memory_meter as *mut MemoryAlgebra).as_mut() } {
         m.release_memory(amount);
+    }
+    0
+}
+
+/// Aptos's memory meter releases the heap size of the value of layout `l`
+/// at `v`, a local of a returning frame (`ret`), unless the slot is all
+/// zero: a moved-out local owning heap memory, as the interpreter tells it.
+/// Sizes are the built-in schedule's, the only one compiled code charges.
+pub unsafe extern "C" fn memory_release_value(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 {
+    // SAFETY: shim contract.
+    let Some(c) = (unsafe { ctx.as_ref() }) else { return 1 };
+    // SAFETY: as in `memory_use`.
+    let Some(m) = (unsafe { (c.memory_meter as *mut MemoryAlgebra).as_mut() }) else { return 0 };
+    let l = layout(l);
+    // SAFETY: shim contract: `v` is a live slot of layout `l`.
+    let bytes = unsafe { slice(v, l.size as usize) };
+    if bytes.iter().any(|b| *b != 0) {
+        m.release_memory(AptosPricing::v50().sizes.heap(l, bytes));
     }
     0
 }

@@ -302,6 +302,15 @@ impl Lowerer<'_, '_> {
             // Both operands, of the same layout.
             MemoryPoint::ReleasePair => fixed_heap(self)?.map(|n| MemoryFeed::Release(n.saturating_mul(2))),
             MemoryPoint::ReleaseTop | MemoryPoint::ReleaseTarget => fixed_heap(self)?.map(MemoryFeed::Release),
+            // The locals still holding a value: those owning heap memory
+            // tell it by their bytes (zero once moved out, as in the
+            // interpreter); any other with a heap part only the
+            // interpreter's dataflow knows (refused).
+            MemoryPoint::DropFrame => {
+                let measured = self.measured(ins)?;
+                let owned = measured.iter().filter(|l| !AbstractSizes::heapless(l)).all(|l| l.owns_heap);
+                (point.may_feed(measured.iter().map(|l| &**l)) && owned).then_some(MemoryFeed::ReleaseFrame)
+            }
             // The constant's heap size, measured on the value the
             // interpreter loads (deserialized the same way).
             MemoryPoint::UseConst => {
@@ -357,6 +366,9 @@ pub(super) enum MemoryFeed {
     /// Releases this many units once it has run (a release only lowers
     /// the usage, so only its order among the uses matters).
     Release(u64),
+    /// `ret`: releases the heap sizes of the frame's locals owning heap
+    /// memory that still hold a value (`memory_release_value` each).
+    ReleaseFrame,
 }
 
 fn nodes_of(ts: &[RType]) -> u64 {

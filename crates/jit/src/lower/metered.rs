@@ -121,6 +121,13 @@ impl Lowerer<'_, '_> {
             match feed {
                 Some(MemoryFeed::Use(n)) => self.memory_use(i, n, false)?,
                 Some(MemoryFeed::UseAfterPrice(n)) => self.memory_use(i, n, true)?,
+                // Before the frame's values are moved out and dropped.
+                Some(MemoryFeed::ReleaseFrame) => {
+                    for (l, a) in self.heap_locals.clone() {
+                        let lp = self.layout_ptr(&l);
+                        self.call_helper(HelperId::memory_release_value(), &[self.ctx, lp, a])?;
+                    }
+                }
                 _ => {}
             }
             let last = i + 1 == z;
