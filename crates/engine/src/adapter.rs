@@ -446,7 +446,7 @@ impl JitSession<'_> {
     fn error_of(source: &dyn ModuleSource, ready: &Ready, out: &FlatOutcome) -> VmError {
         // Raised in a callee compiled code had interpreted: as it was.
         if let Some(e) = &out.interpreted {
-            return e.clone();
+            return (**e).clone();
         }
         let mut e = VmError::new(out.status);
         if let Some(code) = out.abort_code {

@@ -660,7 +660,7 @@ unsafe fn interpret(ctx: *mut ExecContext, call: InterpretedCall<'_>, metered: b
     // it while this shim runs (the interpreter that lent it to compiled
     // code is suspended below); the nested run borrows the natives' state
     // the host holds for this execution, and nothing else of the host.
-    let out = unsafe { &mut *session }.interpret(&mut host.native.session, InterpretedCall { state, ..call });
+    let out = unsafe { &mut *session }.interpret(&mut *host.native.session, InterpretedCall { state, ..call });
     // The interpreter may have moved resources compiled code had borrowed.
     host.storage_may_have_changed();
     if metered {
