@@ -699,9 +699,10 @@ pub unsafe extern "C" fn call_interpreted(
     let site = unsafe { &*site };
     let np = site.params.len();
     let ptrs = unsafe { std::slice::from_raw_parts(slots, np + site.rets.len()) };
-    let seam = |(p, l): (&*mut u8, &Arc<FlatLayout>)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() };
-    let args: Vec<SeamSlot> = ptrs[..np].iter().zip(&site.params).map(seam).collect();
-    let rets: Vec<SeamSlot> = ptrs[np..].iter().zip(&site.rets).map(seam).collect();
+    let args: Vec<SeamSlot<'_>> =
+        ptrs[..np].iter().zip(&site.params).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
+    let rets: Vec<SeamSlot<'_>> =
+        ptrs[np..].iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_mut() }) else { return 1 };
     let state = CallState { depth: cx.depth, stack_base: cx.stack_base, gas_left: None, aptos: false };
@@ -755,10 +756,12 @@ unsafe fn call_closure_interpreted(
         let slot = if captured_at(i) {
             cap.next().map(|v| {
                 if owned {
-                    SeamSlot { addr: Addr::of_value(v), layout: v.layout().clone() }
+                    SeamSlot { addr: Addr::of_value(v), layout: v.layout() }
                 } else {
                     let copy = v.copy();
-                    let s = SeamSlot { addr: Addr::of_value(&copy), layout: copy.layout().clone() };
+                    // The copy's layout is the captured value's (borrowed
+                    // from it: `copy` moves into `copies`).
+                    let s = SeamSlot { addr: Addr::of_value(&copy), layout: v.layout() };
                     copies.push(copy);
                     s
                 }
@@ -767,7 +770,7 @@ unsafe fn call_closure_interpreted(
             prov.next().map(|(p, l)| {
                 // A reference argument's slot holds its target's address.
                 let addr = if is_ref(l) { mem::read_addr(Addr::from_raw(*p)) } else { Addr::from_raw(*p) };
-                SeamSlot { addr, layout: l.clone() }
+                SeamSlot { addr, layout: l }
             })
         };
         match slot {
@@ -783,7 +786,7 @@ unsafe fn call_closure_interpreted(
         }
     }
     let rets: Vec<SeamSlot> =
-        rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() }).collect();
+        rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_ref() }) else { return FAILED_HERE };
     let state = CallState { depth: cx.depth, stack_base: cx.stack_base + site.held, gas_left: None, aptos: false };

@@ -395,7 +395,7 @@ fn check_slots(e: &SessionEntry, args: &[SeamSlot], rets: &[SeamSlot]) -> Result
     let fits = |t: &Ty, s: &SeamSlot| match (t, &s.layout.shape) {
         (Ty::R(l), Shape::Reference(target)) => l.size == target.size && l.align == target.align,
         (_, Shape::Reference(_)) | (Ty::R(_), _) => false,
-        (Ty::S(k), _) => crate::ty::kind_of_layout(&s.layout) == Some(*k),
+        (Ty::S(k), _) => crate::ty::kind_of_layout(s.layout) == Some(*k),
         (Ty::M(l), _) => l.size == s.layout.size && l.align == s.layout.align,
     };
     if params.len() != args.len()

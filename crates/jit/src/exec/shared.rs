@@ -69,9 +69,10 @@ pub struct SharedEngine {
     /// Unique while the process runs: names the engine in threads' kept
     /// tables (an address could be reused by a later engine).
     serial: u64,
-    /// Execution stacks not in use (boxed, as the threads keep theirs: a
-    /// run moves a pointer, not the stack's record).
-    stacks: Mutex<Vec<Box<Executor>>>,
+    /// Execution stacks not in use (the pool serves nested runs and
+    /// threads' first runs; a thread keeps its own boxed, see
+    /// [`ThreadRuns`]).
+    stacks: Mutex<Vec<Executor>>,
     config: JitConfig,
 }
 
@@ -148,7 +149,7 @@ impl SharedEngine {
         }
         let free = self.stacks.lock().ok().and_then(|mut s| s.pop());
         match free {
-            Some(e) => Ok(e),
+            Some(e) => Ok(Box::new(e)),
             None => Executor::start(self.config.stack_size).map(Box::new),
         }
     }
@@ -156,7 +157,7 @@ impl SharedEngine {
     fn give_stack(&self, e: Box<Executor>) {
         let Some(e) = ThreadRuns::keep_stack(e) else { return };
         if let Ok(mut s) = self.stacks.lock() {
-            s.push(e);
+            s.push(*e);
         }
     }
 }
