@@ -56,10 +56,14 @@ pub struct CallState {
 ///   reference holds, i.e. its target, which compiled code uses as is;
 /// * a result: the slot the result is written to (a reference result
 ///   receives an address).
-#[derive(Clone, Debug)]
-pub struct SeamSlot {
+///
+/// The layout is borrowed from whoever made the slot (a plan, a call
+/// site, a value): making and dropping slots touches no reference count
+/// (issue 14 item 9).
+#[derive(Clone, Copy, Debug)]
+pub struct SeamSlot<'a> {
     pub addr: Addr,
-    pub layout: Arc<FlatLayout>,
+    pub layout: &'a Arc<FlatLayout>,
 }
 
 /// The answer of [`CompiledCode::call`].
@@ -150,9 +154,9 @@ pub struct InterpretedCall<'a> {
     pub ty_args: &'a [Type],
     /// One per parameter, in parameter order (see [`SeamSlot`]); consumed,
     /// also when the call fails.
-    pub args: &'a [SeamSlot],
+    pub args: &'a [SeamSlot<'a>],
     /// One per result (written on success only).
-    pub rets: &'a [SeamSlot],
+    pub rets: &'a [SeamSlot<'a>],
     /// For [`InterpretedFunction::Entered`]: `depth` counts the callee's
     /// frame and `stack_base` the values its callers hold. For
     /// [`InterpretedFunction::Called`]: `depth` counts the calling frame
@@ -200,9 +204,9 @@ pub struct SeamCall<'a> {
     pub fdef: u16,
     pub ty_args: &'a [Type],
     /// One per parameter (see [`SeamSlot`]).
-    pub args: &'a [SeamSlot],
+    pub args: &'a [SeamSlot<'a>],
     /// One per result.
-    pub rets: &'a [SeamSlot],
+    pub rets: &'a [SeamSlot<'a>],
     pub state: CallState,
 }
 

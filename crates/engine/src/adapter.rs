@@ -196,13 +196,23 @@ struct WarmEntry {
     entry: Arc<EntryCode>,
     /// The module's content hash when it was taken (as [`Hot::hash`]).
     hash: Option<Hash>,
-    /// Unmetered and metered code.
-    code: [Arc<Ready>; 2],
+    /// Unmetered and metered code, each taken from the entry's weak
+    /// handle at its first call in the session (`None`: not yet): a short
+    /// session takes only the variant it runs.
+    code: [Option<Arc<Ready>>; 2],
     /// Ran compiled in this session (counted in its stats).
     counted: bool,
 }
 
 impl WarmEntry {
+    /// Takes variant `v`'s code from the entry when not taken yet (stays
+    /// `None` when the cache has dropped it: the call looks it up anew).
+    fn take_code(&mut self, v: usize) {
+        if self.code[v].is_none() {
+            self.code[v] = self.entry.code[v].upgrade();
+        }
+    }
+
     fn is(&self, module: &ModuleId, fdef: u16, ty_args: &[Type], hash: Option<Hash>) -> bool {
         let e = &*self.entry;
         e.fdef == fdef && self.hash == hash && e.module == *module && e.type_args[..] == *ty_args
@@ -435,7 +445,7 @@ impl JitSession<'_> {
         for s in args {
             let l = match &s.layout.shape {
                 Shape::Reference(t) => t,
-                _ => &s.layout,
+                _ => s.layout,
             };
             if may_hold_closure(l) {
                 closures_in(l, s.addr, &mut found);
@@ -470,7 +480,7 @@ impl JitSession<'_> {
     fn error_of(source: &dyn ModuleSource, ready: &Ready, out: &FlatOutcome) -> VmError {
         // Raised in a callee compiled code had interpreted: as it was.
         if let Some(e) = &out.interpreted {
-            return e.clone();
+            return (**e).clone();
         }
         let mut e = VmError::new(out.status);
         if let Some(code) = out.abort_code {
@@ -562,8 +572,8 @@ impl CompiledCode for JitSession<'_> {
                 && (set == Some(e.set) || w.hash == host.module_hash(module))
         });
         if let (Some(w), Some(v)) = (entry, warm) {
-            let ready = &w.code[v];
-            if !ready.entry.takes_closures() {
+            w.take_code(v);
+            if let Some(ready) = w.code[v].as_ref().filter(|r| !r.entry.takes_closures()) {
                 return match ready.entry.run(args, rets, nested, host, natives) {
                     Ok(out) => {
                         w.counted = true;
@@ -605,9 +615,13 @@ impl CompiledCode for JitSession<'_> {
             // Nothing ran: the interpreter can still run it.
             return self.not_compiled(module, fdef, ty_args);
         }
-        let warm_entry = self.warm_entry.as_ref().filter(|w| w.is(module, fdef, ty_args, hash));
-        let known = match warm_entry.zip(warm) {
-            Some((w, v)) => Some((Some(w.code[v].clone()), w.counted)),
+        let warm_entry = self.warm_entry.as_mut().filter(|w| w.is(module, fdef, ty_args, hash));
+        let warm_code = warm_entry.zip(warm).and_then(|(w, v)| {
+            w.take_code(v);
+            Some((w.code[v].clone()?, w.counted))
+        });
+        let known = match warm_code {
+            Some((r, counted)) => Some((Some(r), counted)),
             None => self.hot.get(module).and_then(|v| {
                 v.iter()
                     .find(|h| h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args)
@@ -698,7 +712,7 @@ impl CompiledCode for JitSession<'_> {
         let mut shared = set.and_then(|set| self.shared_entry(set, module, fdef, ty_args));
         if self.warm_entry.is_none() && !known(Metering::Unmetered) && !known(Metering::Unit) {
             if let Some((entry, code)) = shared.take() {
-                self.warm_entry = Some(WarmEntry { entry, hash, code, counted: false });
+                self.warm_entry = Some(WarmEntry { entry, hash, code: code.map(Some), counted: false });
                 return Ok(());
             }
         }
@@ -773,10 +787,13 @@ impl CompiledCode for JitSession<'_> {
         // `compile` takes it from `Shared::entries`, without the look-up).
         if self.warm_entry.is_none() && self.hot.is_empty() {
             if let Some(entry) = slot.get().and_then(|b| b.downcast_ref::<Arc<EntryCode>>()) {
-                if let (Some(u), Some(m)) = (entry.code[0].upgrade(), entry.code[1].upgrade()) {
+                // Both variants alive (a load each, no count taken: the
+                // session's calls take the variants they run).
+                if entry.code.iter().all(|c| c.strong_count() > 0) {
                     // The plan is of this set: the module has the entry's version.
                     let hash = entry.hash;
-                    self.warm_entry = Some(WarmEntry { entry: entry.clone(), hash, code: [u, m], counted: false });
+                    self.warm_entry =
+                        Some(WarmEntry { entry: entry.clone(), hash, code: [None, None], counted: false });
                     return Ok(());
                 }
             }

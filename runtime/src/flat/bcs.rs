@@ -25,7 +25,9 @@ pub(crate) fn serialize_into(out: &mut Vec<u8>, l: &FlatLayout, slot: &[u8]) -> 
 
 /// The BCS of a value.
 pub fn serialize(v: &FlatValue) -> VmResult<Vec<u8>> {
-    let mut out = Vec::new();
+    // The flat size: exact for scalars and flat structs (no regrowth on a
+    // short call's results), a first guess otherwise.
+    let mut out = Vec::with_capacity(v.layout().size as usize);
     write(&mut out, v.layout(), v.bytes(), 0)?;
     Ok(out)
 }

@@ -660,7 +660,7 @@ unsafe fn interpret(ctx: *mut ExecContext, call: InterpretedCall<'_>, metered: b
     // it while this shim runs (the interpreter that lent it to compiled
     // code is suspended below); the nested run borrows the natives' state
     // the host holds for this execution, and nothing else of the host.
-    let out = unsafe { &mut *session }.interpret(&mut host.native.session, InterpretedCall { state, ..call });
+    let out = unsafe { &mut *session }.interpret(&mut *host.native.session, InterpretedCall { state, ..call });
     // The interpreter may have moved resources compiled code had borrowed.
     host.storage_may_have_changed();
     if metered {
@@ -699,9 +699,10 @@ pub unsafe extern "C" fn call_interpreted(
     let site = unsafe { &*site };
     let np = site.params.len();
     let ptrs = unsafe { std::slice::from_raw_parts(slots, np + site.rets.len()) };
-    let seam = |(p, l): (&*mut u8, &Arc<FlatLayout>)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() };
-    let args: Vec<SeamSlot> = ptrs[..np].iter().zip(&site.params).map(seam).collect();
-    let rets: Vec<SeamSlot> = ptrs[np..].iter().zip(&site.rets).map(seam).collect();
+    let args: Vec<SeamSlot<'_>> =
+        ptrs[..np].iter().zip(&site.params).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
+    let rets: Vec<SeamSlot<'_>> =
+        ptrs[np..].iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_mut() }) else { return 1 };
     let state = CallState { depth: cx.depth, stack_base: cx.stack_base, gas_left: None, aptos: false, memory_meter: 0 };
@@ -755,10 +756,12 @@ unsafe fn call_closure_interpreted(
         let slot = if captured_at(i) {
             cap.next().map(|v| {
                 if owned {
-                    SeamSlot { addr: Addr::of_value(v), layout: v.layout().clone() }
+                    SeamSlot { addr: Addr::of_value(v), layout: v.layout() }
                 } else {
                     let copy = v.copy();
-                    let s = SeamSlot { addr: Addr::of_value(&copy), layout: copy.layout().clone() };
+                    // The copy's layout is the captured value's (borrowed
+                    // from it: `copy` moves into `copies`).
+                    let s = SeamSlot { addr: Addr::of_value(&copy), layout: v.layout() };
                     copies.push(copy);
                     s
                 }
@@ -767,7 +770,7 @@ unsafe fn call_closure_interpreted(
             prov.next().map(|(p, l)| {
                 // A reference argument's slot holds its target's address.
                 let addr = if is_ref(l) { mem::read_addr(Addr::from_raw(*p)) } else { Addr::from_raw(*p) };
-                SeamSlot { addr, layout: l.clone() }
+                SeamSlot { addr, layout: l }
             })
         };
         match slot {
@@ -783,7 +786,7 @@ unsafe fn call_closure_interpreted(
         }
     }
     let rets: Vec<SeamSlot> =
-        rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l.clone() }).collect();
+        rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_ref() }) else { return FAILED_HERE };
     let state = CallState {

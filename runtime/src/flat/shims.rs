@@ -527,8 +527,9 @@ pub struct NativeHost<'a> {
     /// The cost table when metered (natives charge their own dynamic costs
     /// against `ExecContext::gas_left`).
     pub cost: Option<&'a crate::gas::CostTable>,
-    /// Native state of this execution.
-    pub session: super::native_bridge::NativeSession,
+    /// Native state of this execution (borrowed: the session's, or the
+    /// run's own outside a session; no move per run).
+    pub session: &'a mut super::native_bridge::NativeSession,
     /// The meter natives see when unmetered (made once: building a cost
     /// table per call would dominate cheap natives).
     pub unmetered: crate::gas::GasMeter,
@@ -599,7 +600,7 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
         None => &mut host.unmetered,
     };
     let r = native_bridge::with_native_slots(args, rets, |args, rets| {
-        native_bridge::call_native(&s.native, &mut host.session, gas, host.types, &s.ty_args, args, rets)
+        native_bridge::call_native(&s.native, &mut *host.session, gas, host.types, &s.ty_args, args, rets)
     });
     if host.cost.is_some() {
         c.gas_left = c.gas_left.saturating_sub(gas.used());

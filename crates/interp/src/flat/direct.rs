@@ -96,8 +96,8 @@ impl<'e> Session<'e, '_> {
         let seams: Vec<SeamSlot> = args
             .iter()
             .zip(&direct.seam_layouts)
-            .map(|(v, l)| SeamSlot { addr: mem::Addr::of_value(v), layout: l.clone() })
-            .chain(rets.iter().map(|v| SeamSlot { addr: mem::Addr::of_value(v), layout: v.layout().clone() }))
+            .map(|(v, l)| SeamSlot { addr: mem::Addr::of_value(v), layout: l })
+            .chain(rets.iter().map(|v| SeamSlot { addr: mem::Addr::of_value(v), layout: v.layout() }))
             .collect();
         let (seam_args, seam_rets) = seams.split_at(args.len().min(direct.seam_layouts.len()));
         self.globals.begin_call();

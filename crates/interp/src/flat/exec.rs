@@ -897,10 +897,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             .iter()
             .map(|(a, l)| {
                 let addr = if matches!(l.shape, Shape::Reference(_)) { mem::read_addr(*a) } else { *a };
-                SeamSlot { addr, layout: (*l).clone() }
+                SeamSlot { addr, layout: l }
             })
             .collect();
-        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: (*l).clone() }).collect();
+        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: l }).collect();
         // Under Aptos's schedule compiled code spends the meter's fuel (its
         // code charges the built-in schedule's prices; another schedule
         // runs interpreted).

@@ -153,8 +153,9 @@ pub struct FlatOutcome {
     pub gas_left: Option<u64>,
     /// The error as the interpreter raised it, when the failure happened in
     /// a callee compiled code had interpreted (its location is inside
-    /// interpreted code, which `location` cannot name).
-    pub interpreted: Option<movejit_runtime::VmError>,
+    /// interpreted code, which `location` cannot name). Boxed: outcomes
+    /// are moved by value on every run.
+    pub interpreted: Option<Box<movejit_runtime::VmError>>,
 }
 
 impl JitEngine {
@@ -249,7 +250,7 @@ impl JitEngine {
         let arg_ptrs: Vec<u64> = args.iter().map(|v| v.as_ptr() as u64).collect();
         let ret_ptrs: Vec<u64> = ret_vals.iter().map(|v| v.as_ptr() as u64).collect();
         let ctx = self.entry_context(&state, gas);
-        let (flag, ctx) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, None)?;
+        let (flag, mut ctx) = self.run_entry(entry, &arg_ptrs, &ret_ptrs, ctx, None)?;
         // Compiled code owns in-memory arguments (it moved or dropped them);
         // the values behind references stay the host's.
         let mut refs = Vec::new();
@@ -277,7 +278,7 @@ impl JitEngine {
             });
         }
         // Results were never written on failure: nothing to drop but zeros.
-        Ok(FlatOutcome { refs, ..failure(&ctx, gas_left) })
+        Ok(FlatOutcome { refs, ..failure(&mut ctx, gas_left) })
     }
 
     /// Runs `key` inside an interpreter session on the interpreter's own
@@ -353,7 +354,7 @@ impl JitEngine {
         entry: usize,
         args: &[u64],
         rets: &[u64],
-        ctx: ExecContext,
+        mut ctx: ExecContext,
         session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
     ) -> Result<(u32, ExecContext), ExecError> {
         if self.executor.is_none() {
@@ -362,7 +363,8 @@ impl JitEngine {
         let executor = self.executor.as_ref().ok_or_else(|| ExecError::Thread("no executor".into()))?;
         let own_types = self.types();
         let tables = Tables { config: &self.config, sites: &self.native_sites };
-        run_on(&tables, executor, Some(&own_types), entry, args, rets, ctx, session)
+        let flag = run_on(&tables, executor, Some(&own_types), entry, args, rets, &mut ctx, session)?;
+        Ok((flag, ctx))
     }
 }
 
@@ -394,7 +396,7 @@ fn check_slots(e: &SessionEntry, args: &[SeamSlot], rets: &[SeamSlot]) -> Result
     let fits = |t: &Ty, s: &SeamSlot| match (t, &s.layout.shape) {
         (Ty::R(l), Shape::Reference(target)) => l.size == target.size && l.align == target.align,
         (_, Shape::Reference(_)) | (Ty::R(_), _) => false,
-        (Ty::S(k), _) => crate::ty::kind_of_layout(&s.layout) == Some(*k),
+        (Ty::S(k), _) => crate::ty::kind_of_layout(s.layout) == Some(*k),
         (Ty::M(l), _) => l.size == s.layout.size && l.align == s.layout.align,
     };
     if params.len() != args.len()
@@ -437,8 +439,8 @@ fn run_session_entry(
         *p = s.addr.to_raw() as u64;
     }
     let (arg_ptrs, ret_ptrs) = ptrs.split_at(args.len());
-    let ctx = entry_context(tables.config, &state, gas);
-    let (flag, ctx) = run_on(tables, executor, None, e.entry, arg_ptrs, ret_ptrs, ctx, Some((host, natives)))?;
+    let mut ctx = entry_context(tables.config, &state, gas);
+    let flag = run_on(tables, executor, None, e.entry, arg_ptrs, ret_ptrs, &mut ctx, Some((host, natives)))?;
     let gas_left = metered.then_some(ctx.gas_left);
     let missed = flag != 0 && ctx.status == movejit_runtime::flat::closure_shims::CLOSURE_NOT_COMPILED;
     if flag == 0 {
@@ -454,12 +456,14 @@ fn run_session_entry(
         };
         return Ok((out, false));
     }
-    Ok((failure(&ctx, gas_left), missed))
+    Ok((failure(&mut ctx, gas_left), missed))
 }
 
 /// Runs a compiled entry on `executor`'s stack with `ctx` as its starting
 /// state (inside `session` when given, else natives see `own_types`, which
-/// must be given then); returns the failure flag and the final context.
+/// must be given then); returns the failure flag, `ctx` holding the final
+/// state. The context is borrowed, not moved: a short call pays no copies
+/// of it.
 #[allow(clippy::too_many_arguments)]
 fn run_on(
     tables: &Tables<'_>,
@@ -468,15 +472,16 @@ fn run_on(
     entry: usize,
     args: &[u64],
     rets: &[u64],
-    mut ctx: ExecContext,
+    ctx: &mut ExecContext,
     session: Option<(&mut dyn SessionHost, &mut NativeSession)>,
-) -> Result<(u32, ExecContext), ExecError> {
+) -> Result<u32, ExecError> {
     // Natives reach the engine's sites, the types and the cost table
     // through the context while the run lasts (`host` outlives it);
     // inside a session they use its types, resources and native state.
-    let (session_ptr, mut natives) = match session {
-        Some((h, n)) => (Some(h as *mut dyn SessionHost), Some(n)),
-        None => (None, None),
+    let mut own_natives = None;
+    let (session_ptr, natives) = match session {
+        Some((h, n)) => (Some(h as *mut dyn SessionHost), n),
+        None => (None, own_natives.insert(NativeSession::default())),
     };
     let session_types = session_ptr.map(SessionTypes);
     let types: &dyn TypeInfo = match (&session_types, own_types) {
@@ -489,7 +494,7 @@ fn run_on(
             sites: tables.sites,
             types,
             cost: tables.config.cost.as_ref(),
-            session: natives.as_deref_mut().map(std::mem::take).unwrap_or_default(),
+            session: natives,
             unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
             metered: None,
         },
@@ -499,24 +504,22 @@ fn run_on(
     ctx.host = &mut host as *mut Host<'_> as u64;
     let job = Job {
         entry,
-        ctx: &mut ctx as *mut ExecContext as usize,
+        ctx: ctx as *mut ExecContext as usize,
         args: args.as_ptr() as usize,
         rets: rets.as_ptr() as usize,
     };
     // `run` returns when the job is done, so every address in `job`
     // stays valid (and exclusively the job's) while it runs.
     let flag = executor.run(job);
-    if let Some(n) = natives {
-        *n = std::mem::take(&mut host.native.session);
-    }
     // Kept for the next run: building a meter builds a cost table.
     executor.unmetered.set(Some(host.native.unmetered));
     ctx.host = 0;
-    Ok((flag?, ctx))
+    flag
 }
 
-/// The outcome of a failed run from its final context.
-fn failure(ctx: &ExecContext, gas_left: Option<u64>) -> FlatOutcome {
+/// The outcome of a failed run from its final context (whose interpreted
+/// error it takes).
+fn failure(ctx: &mut ExecContext, gas_left: Option<u64>) -> FlatOutcome {
     let status = if let Some(e) = &ctx.interpreted_error {
         e.status
     } else if ctx.status == SUI_VARIANT_TAG_MISMATCH {
@@ -541,7 +544,7 @@ fn failure(ctx: &ExecContext, gas_left: Option<u64>) -> FlatOutcome {
         returns: Vec::new(),
         refs: Vec::new(),
         gas_left,
-        interpreted: ctx.interpreted_error.as_deref().cloned(),
+        interpreted: ctx.interpreted_error.take(),
     }
 }
 

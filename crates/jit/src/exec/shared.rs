@@ -69,7 +69,9 @@ pub struct SharedEngine {
     /// Unique while the process runs: names the engine in threads' kept
     /// tables (an address could be reused by a later engine).
     serial: u64,
-    /// Execution stacks not in use.
+    /// Execution stacks not in use (the pool serves nested runs and
+    /// threads' first runs; a thread keeps its own boxed, see
+    /// [`ThreadRuns`]).
     stacks: Mutex<Vec<Executor>>,
     config: JitConfig,
 }
@@ -141,21 +143,21 @@ impl SharedEngine {
         Ok((version, tables))
     }
 
-    fn take_stack(&self) -> Result<Executor, ExecError> {
+    fn take_stack(&self) -> Result<Box<Executor>, ExecError> {
         if let Some(e) = ThreadRuns::take_stack(self.config.stack_size) {
             return Ok(e);
         }
         let free = self.stacks.lock().ok().and_then(|mut s| s.pop());
         match free {
-            Some(e) => Ok(e),
-            None => Executor::start(self.config.stack_size),
+            Some(e) => Ok(Box::new(e)),
+            None => Executor::start(self.config.stack_size).map(Box::new),
         }
     }
 
-    fn give_stack(&self, e: Executor) {
+    fn give_stack(&self, e: Box<Executor>) {
         let Some(e) = ThreadRuns::keep_stack(e) else { return };
         if let Ok(mut s) = self.stacks.lock() {
-            s.push(e);
+            s.push(*e);
         }
     }
 }
@@ -220,7 +222,7 @@ const KEPT_TABLES: usize = 4;
 /// What the calling thread keeps between runs (module doc).
 struct ThreadRuns {
     /// A stack no run of this thread is using.
-    stack: Option<Executor>,
+    stack: Option<Box<Executor>>,
     /// Tables of a few engines, most recently used last.
     tables: Vec<KeptTables>,
 }
@@ -239,7 +241,7 @@ thread_local! {
 impl ThreadRuns {
     /// The thread's spare stack, if it has one of `size` bytes (a nested
     /// run finds none: the outer run has it).
-    fn take_stack(size: usize) -> Option<Executor> {
+    fn take_stack(size: usize) -> Option<Box<Executor>> {
         KEPT.try_with(|k| {
             let mut k = k.borrow_mut();
             if k.stack.as_ref().is_some_and(|e| e.stack_size() == size) {
@@ -253,7 +255,7 @@ impl ThreadRuns {
     }
 
     /// Keeps `e` as the thread's spare stack; `Some(e)` when it has one.
-    fn keep_stack(e: Executor) -> Option<Executor> {
+    fn keep_stack(e: Box<Executor>) -> Option<Box<Executor>> {
         let mut e = Some(e);
         let _ = KEPT.try_with(|k| {
             let mut k = k.borrow_mut();
