@@ -219,6 +219,15 @@ pub trait CompiledCode: Send {
     /// execution: a value a native parked is the same memory on both sides).
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall;
 
+    /// `true` when this session already knows the instance runs
+    /// interpreted for a call in `state` (it does not compile, or its code
+    /// is not ready yet): the interpreter then runs it without preparing
+    /// the call. `false` when unsure ([`CompiledCode::call`] decides).
+    fn interprets(&mut self, module: &ModuleId, fdef: u16, ty_args: &[Type], state: &CallState) -> bool {
+        let _ = (module, fdef, ty_args, state);
+        false
+    }
+
     /// Compiles the instance without running it; `Err` says why it cannot
     /// be compiled.
     fn compile(

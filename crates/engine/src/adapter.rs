@@ -547,6 +547,28 @@ fn function_name(m: &CompiledModule, def: u16) -> String {
 }
 
 impl CompiledCode for JitSession<'_> {
+    fn interprets(
+        &mut self,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+        state: &movejit_runtime::compiled::CallState,
+    ) -> bool {
+        // The module's hash is not compared: for a version the session
+        // replaced, interpreting is still right.
+        let metering = Metering::of(state);
+        let Some(h) = self.hot.get_mut(module).and_then(|v| {
+            v.iter_mut().find(|h| h.counted && h.fdef == fdef && h.metering == metering && h.type_args[..] == *ty_args)
+        }) else {
+            return false;
+        };
+        if let (None, Some(done)) = (&h.code, h.pending.as_ref().and_then(|p| p.get())) {
+            h.code = done.clone();
+            h.pending = None;
+        }
+        h.code.is_none()
+    }
+
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
         let SeamCall { module, fdef, ty_args, args, rets, state } = call;
         let metering = Metering::of(&state);

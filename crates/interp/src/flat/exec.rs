@@ -891,16 +891,6 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         sbase: u32,
     ) -> TrapResult<bool> {
         use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
-        let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
-        let seam_args: Vec<SeamSlot> = args
-            .slots
-            .iter()
-            .map(|(a, l)| {
-                let addr = if matches!(l.shape, Shape::Reference(_)) { mem::read_addr(*a) } else { *a };
-                SeamSlot { addr, layout: l }
-            })
-            .collect();
-        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: l }).collect();
         // Under Aptos's schedule compiled code spends the meter's fuel (its
         // code charges the built-in schedule's prices; another schedule
         // runs interpreted).
@@ -923,6 +913,22 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             aptos: aptos.is_some(),
             memory_meter,
         };
+        let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
+        // An instance known to run interpreted (not compilable, or its code
+        // still compiling in the background) costs no seam slots.
+        if code.interprets(&p.module.id, p.def, &p.ty_args, &state) {
+            self.s.compiled = Some(code);
+            return Ok(false);
+        }
+        let seam_args: Vec<SeamSlot> = args
+            .slots
+            .iter()
+            .map(|(a, l)| {
+                let addr = if matches!(l.shape, Shape::Reference(_)) { mem::read_addr(*a) } else { *a };
+                SeamSlot { addr, layout: l }
+            })
+            .collect();
+        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: l }).collect();
         let call = SeamCall {
             module: &p.module.id,
             fdef: p.def,
