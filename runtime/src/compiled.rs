@@ -24,7 +24,7 @@ use crate::flat::{Addr, FlatLayout};
 use crate::natives::TypeInfo;
 use crate::{AccountAddress, ModuleId, Type, TypeId, VmError, VmResult};
 use movejit_format::CompiledModule;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// What a compiled callee inherits from the interpreter.
@@ -208,6 +208,23 @@ pub struct SeamCall<'a> {
     /// One per result.
     pub rets: &'a [SeamSlot<'a>],
     pub state: CallState,
+    /// The instance's hint cells, shared by every session of the engine
+    /// (`None`: the caller keeps none).
+    pub hint: Option<&'a CompiledHint>,
+}
+
+/// What compiled code leaves with an interpreter's prepared instance, one
+/// cell per meter kind (unmetered, unit, Aptos), for every later session
+/// to find without a look-up: the compiled side's own record of why the
+/// instance runs interpreted (it does not compile, or its code is
+/// compiling). Set once; read by [`CompiledCode::interprets`].
+#[derive(Default)]
+pub struct CompiledHint(pub [OnceLock<Arc<dyn std::any::Any + Send + Sync>>; 3]);
+
+impl std::fmt::Debug for CompiledHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledHint")
+    }
 }
 
 /// Compiled code reachable from the interpreter, one per session.
@@ -223,8 +240,15 @@ pub trait CompiledCode: Send {
     /// interpreted for a call in `state` (it does not compile, or its code
     /// is not ready yet): the interpreter then runs it without preparing
     /// the call. `false` when unsure ([`CompiledCode::call`] decides).
-    fn interprets(&mut self, module: &ModuleId, fdef: u16, ty_args: &[Type], state: &CallState) -> bool {
-        let _ = (module, fdef, ty_args, state);
+    fn interprets(
+        &mut self,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+        state: &CallState,
+        hint: &CompiledHint,
+    ) -> bool {
+        let _ = (module, fdef, ty_args, state, hint);
         false
     }
 

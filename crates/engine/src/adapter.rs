@@ -4,14 +4,14 @@
 //! errors back.
 
 use crate::cache::{
-    imports, link_hash, serialized_hash, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready, Slot,
+    imports, link_hash, serialized_hash, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready, Slot, SlotCell,
 };
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
 use movejit_jit::{FlatOutcome, JitConfig, Location, NestedState};
 use movejit_runtime::compiled::{
-    CompiledCall, CompiledCode, CompiledCodeFactory, CompiledStats, EntrySlot, ModuleSource, SeamCall, SeamSlot,
-    SessionHost,
+    CompiledCall, CompiledCode, CompiledCodeFactory, CompiledHint, CompiledStats, EntrySlot, ModuleSource, SeamCall,
+    SeamSlot, SessionHost,
 };
 use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
 use movejit_runtime::flat::native_bridge::NativeSession;
@@ -553,10 +553,17 @@ impl CompiledCode for JitSession<'_> {
         fdef: u16,
         ty_args: &[Type],
         state: &movejit_runtime::compiled::CallState,
+        hint: &CompiledHint,
     ) -> bool {
+        let metering = Metering::of(state);
+        // What an earlier session found: not compilable, or compiling.
+        if let Some(slot) = hint.0[metering as usize].get().and_then(|h| h.downcast_ref::<SlotCell>()) {
+            if slot.get().is_none_or(|code| code.is_none()) {
+                return true;
+            }
+        }
         // The module's hash is not compared: for a version the session
         // replaced, interpreting is still right.
-        let metering = Metering::of(state);
         let Some(h) = self.hot.get_mut(module).and_then(|v| {
             v.iter_mut().find(|h| h.counted && h.fdef == fdef && h.metering == metering && h.type_args[..] == *ty_args)
         }) else {
@@ -570,7 +577,7 @@ impl CompiledCode for JitSession<'_> {
     }
 
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
-        let SeamCall { module, fdef, ty_args, args, rets, state } = call;
+        let SeamCall { module, fdef, ty_args, args, rets, state, hint } = call;
         let metering = Metering::of(&state);
         let aptos = state.aptos;
         let nested = NestedState {
@@ -657,6 +664,10 @@ impl CompiledCode for JitSession<'_> {
             None => match self.obtain(&*host, module, fdef, ty_args, metering, self.threshold) {
                 Ok(r) => r,
                 Err(NoCode::Never(_)) => {
+                    if let Some(h) = hint {
+                        let never: Slot = Arc::new(SlotCell::from(None));
+                        let _ = h.0[metering as usize].set(never);
+                    }
                     let hot = Hot {
                         fdef,
                         type_args: ty_args.to_vec(),
@@ -670,6 +681,9 @@ impl CompiledCode for JitSession<'_> {
                     return self.not_compiled(module, fdef, ty_args);
                 }
                 Err(NoCode::Pending(slot)) => {
+                    if let Some(h) = hint {
+                        let _ = h.0[metering as usize].set(slot.clone());
+                    }
                     let pending = Some(slot);
                     let hot =
                         Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code: None, counted: true, pending };

@@ -126,7 +126,10 @@ pub struct Ready {
 /// Where a background compile leaves its answer: the code, or `None` when
 /// the instance does not compile. Sessions keep it and test it at each call
 /// (one atomic load) until it is set.
-pub type Slot = Arc<OnceLock<Option<Arc<Ready>>>>;
+pub type Slot = Arc<SlotCell>;
+
+/// The cell a [`Slot`] shares.
+pub type SlotCell = OnceLock<Option<Arc<Ready>>>;
 
 /// The answer of a look-up.
 pub enum Lookup {

@@ -64,13 +64,16 @@ fn calls_agree_with_the_interpreter_while_code_arrives() {
     let want: Vec<Vec<Observed>> =
         calls.iter().map(|c| METERS.iter().map(|m| run(&interp, c, *m).0).collect()).collect();
 
-    let (mut checked, mut ran_compiled, mut bad) = (0usize, 0usize, Vec::new());
+    let (mut checked, mut bad) = (0usize, Vec::new());
+    // Calls that ran compiled code, per round.
+    let mut ran_compiled: Vec<usize> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(300);
     for round in 0.. {
+        ran_compiled.push(0);
         for ((case, c), want) in cases.iter().zip(&calls).zip(&want) {
             for (m, want) in METERS.iter().zip(want) {
                 let (got, compiled) = run(&auto, c, *m);
-                ran_compiled += usize::from(compiled);
+                ran_compiled[round] += usize::from(compiled);
                 checked += 1;
                 if got != *want && bad.len() < 10 {
                     bad.push(format!("{} (round {round}, {m:?}): {got:?}\n  interp: {want:?}", case.id));
@@ -89,7 +92,9 @@ fn calls_agree_with_the_interpreter_while_code_arrives() {
     assert!(bad.is_empty(), "{} of {checked} calls differ:\n{}", bad.len(), bad.join("\n"));
     let s = cache.stats();
     assert!(s.queued >= 100 && s.compiled >= 100, "little was compiled in the background: {s:?}");
-    assert!(s.waiting > 0, "no call was interpreted while its code compiled: {s:?}");
-    assert!(ran_compiled >= 1000, "only {ran_compiled} calls ran compiled code");
-    eprintln!("{checked} calls agreed, {ran_compiled} ran compiled code; code cache: {s:?}");
+    // The first call of an instance is interpreted while its code compiles;
+    // later rounds run the code that arrived.
+    let (first, last) = (ran_compiled[0], ran_compiled[ran_compiled.len() - 1]);
+    assert!(first < last && last >= 1000, "calls that ran compiled code per round: {ran_compiled:?}");
+    eprintln!("{checked} calls agreed; calls that ran compiled code per round: {ran_compiled:?}; code cache: {s:?}");
 }

@@ -108,6 +108,7 @@ impl<'e> Session<'e, '_> {
             args: seam_args,
             rets: seam_rets,
             state: CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false, memory_meter: 0 },
+            hint: None,
         };
         // The natives' memory of this execution: a returned reference may
         // point into it, so it goes only once the results are owned (and

@@ -916,7 +916,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
         // An instance known to run interpreted (not compilable, or its code
         // still compiling in the background) costs no seam slots.
-        if code.interprets(&p.module.id, p.def, &p.ty_args, &state) {
+        if code.interprets(&p.module.id, p.def, &p.ty_args, &state, &p.compiled_hint) {
             self.s.compiled = Some(code);
             return Ok(false);
         }
@@ -936,6 +936,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             args: &seam_args,
             rets: &seam_rets,
             state,
+            hint: Some(&p.compiled_hint),
         };
         let r = code.call(&mut *self.s, &mut self.natives, call);
         self.s.compiled = Some(code);

@@ -370,6 +370,8 @@ pub(crate) struct Prepared {
     pub gas: Vec<GasSite>,
     /// Type nodes of each local (parameters first): a new frame builds them.
     pub local_nodes: Box<[u64]>,
+    /// What compiled code knows about this instance, for every session.
+    pub compiled_hint: movejit_runtime::compiled::CompiledHint,
 }
 
 /// An instruction's charges under Aptos's schedule that its prepared site
@@ -1690,5 +1692,6 @@ pub(crate) fn prepare(
         call_sites,
         gas,
         local_nodes: locals.iter().map(Type::num_nodes).collect(),
+        compiled_hint: Default::default(),
     })
 }
