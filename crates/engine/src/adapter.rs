@@ -189,6 +189,18 @@ struct Hot {
     pending: Option<Slot>,
 }
 
+impl Hot {
+    /// Takes the background compile's answer once it is there; `true`
+    /// while the instance runs interpreted.
+    fn interpreted(&mut self) -> bool {
+        if let (None, Some(done)) = (&self.code, self.pending.as_ref().and_then(|p| p.get())) {
+            self.code = done.clone();
+            self.pending = None;
+        }
+        self.code.is_none()
+    }
+}
+
 /// The entry instance a session took from [`Shared::entries`] (a warm
 /// set's entry found compiled by an earlier session): kept apart from
 /// `hot` so that a short session records it without allocating.
@@ -569,11 +581,7 @@ impl CompiledCode for JitSession<'_> {
         }) else {
             return false;
         };
-        if let (None, Some(done)) = (&h.code, h.pending.as_ref().and_then(|p| p.get())) {
-            h.code = done.clone();
-            h.pending = None;
-        }
-        h.code.is_none()
+        h.interpreted()
     }
 
     fn call(&mut self, host: &mut dyn SessionHost, natives: &mut NativeSession, call: SeamCall<'_>) -> CompiledCall {
@@ -623,13 +631,10 @@ impl CompiledCode for JitSession<'_> {
                 h.counted && h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args
             })
         }) {
-            Some(Hot { code: code @ None, pending, .. }) => {
+            Some(h) if h.code.is_none() => {
                 // Compiling in the background: its code, once ready, runs
                 // from the next call on.
-                if let Some(done) = pending.as_ref().and_then(|p| p.get()) {
-                    *code = done.clone();
-                    *pending = None;
-                }
+                h.interpreted();
                 return CompiledCall::NotCompiled;
             }
             Some(Hot { code: Some(ready), .. }) if !ready.entry.takes_closures() => {

@@ -71,8 +71,9 @@ pub struct CacheStats {
     pub below_threshold: usize,
     /// Instances queued for the background compiler threads.
     pub queued: usize,
-    /// Calls interpreted while their instance was queued or compiling in
-    /// the background.
+    /// Look-ups that found their instance queued or compiling in the
+    /// background (later calls of the session, and of sessions that find
+    /// the instance's hint, are interpreted without one).
     pub waiting: usize,
     /// Look-ups that found code compiled earlier (by this or another
     /// session).
