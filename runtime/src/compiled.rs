@@ -252,6 +252,24 @@ pub trait CompiledCode: Send {
         false
     }
 
+    /// The interpreter found the instance hot in its loops (its loop back
+    /// edges passed `JitOptions::loop_threshold`) while running a call in
+    /// `state`: its code is wanted whatever its count of calls, compiled now
+    /// or queued for the background threads, so that its later calls run
+    /// compiled. The running call stays interpreted (no on-stack
+    /// replacement).
+    fn hot_loop(
+        &mut self,
+        modules: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+        state: &CallState,
+        hint: &CompiledHint,
+    ) {
+        let _ = (modules, module, fdef, ty_args, state, hint);
+    }
+
     /// Compiles the instance without running it; `Err` says why it cannot
     /// be compiled.
     fn compile(

@@ -94,6 +94,11 @@ pub struct Args {
     /// compiled (0: compile at the first call).
     #[arg(long, default_value_t = JitOptions::default().threshold)]
     jit_threshold: u32,
+    /// `--engine auto` with `--jit-threshold` > 0: loop back edges a
+    /// function takes interpreted before it is compiled whatever its calls
+    /// (0: loops are not counted).
+    #[arg(long, default_value_t = JitOptions::default().loop_threshold)]
+    jit_loop_threshold: u32,
     /// Compile every non-generic function of a module when a call first
     /// reaches it.
     #[arg(long)]
@@ -328,6 +333,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         compile_budget: args.jit_budget_ms.map(std::time::Duration::from_millis),
         baseline_above: args.jit_baseline_above,
         compile_threads: args.jit_threads,
+        loop_threshold: args.jit_loop_threshold,
     };
     let mut runner = Runner::new(args.engine, jit).with_memory_limit(args.memory_limit);
     let ran = runner.run(&request)?;

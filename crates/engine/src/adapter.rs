@@ -727,6 +727,48 @@ impl CompiledCode for JitSession<'_> {
         Self::finished(&*host, &ready, &out, state.gas_left, aptos)
     }
 
+    fn hot_loop(
+        &mut self,
+        modules: &dyn ModuleSource,
+        module: &ModuleId,
+        fdef: u16,
+        ty_args: &[Type],
+        state: &movejit_runtime::compiled::CallState,
+        hint: &CompiledHint,
+    ) {
+        // At threshold 0 its first call asked for the code already.
+        if self.threshold == 0 {
+            return;
+        }
+        let metering = Metering::of(state);
+        let hash = modules.module_hash(module);
+        let known = self.hot.get(module).is_some_and(|v| {
+            v.iter().any(|h| h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args)
+        });
+        if known {
+            return;
+        }
+        // As a call past the threshold: the session's next call finds what
+        // it got (the code, or the slot the compiler threads will fill).
+        let (code, pending) = match self.obtain(modules, module, fdef, ty_args, metering, 0) {
+            Ok(ready) => (Some(ready), None),
+            Err(NoCode::Never(_)) => {
+                let never: Slot = Arc::new(SlotCell::from(None));
+                let _ = hint.0[metering as usize].set(never);
+                (None, None)
+            }
+            Err(NoCode::Pending(slot)) => {
+                let _ = hint.0[metering as usize].set(slot.clone());
+                (None, Some(slot))
+            }
+            Err(NoCode::Later) => return,
+        };
+        // Code found is counted by the call that runs it; an instance
+        // without code is counted as interpreted (it is running so).
+        let counted = code.is_none();
+        self.add_hot(module, Hot { fdef, type_args: ty_args.to_vec(), metering, hash, code, counted, pending });
+    }
+
     fn compile(
         &mut self,
         modules: &dyn ModuleSource,

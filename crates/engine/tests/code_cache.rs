@@ -7,7 +7,8 @@
 //! dependency) gets code of its own.
 
 use movejit_engine::{
-    engine_label, new_engine_with_cache, CacheStats, Engine, EngineConfig, ExecutorKind, JitFactory, JitOptions,
+    engine_label, new_engine, new_engine_with_cache, CacheStats, CostTable, Engine, EngineConfig, ExecutorKind,
+    JitFactory, JitOptions,
 };
 use movejit_interp::runtime::compiled::CompiledStats;
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, VmError};
@@ -177,6 +178,65 @@ fn threshold_interprets_the_first_calls_then_compiles() {
         (engine_label(Some(&stats)), cache.stats().compiled, cache.stats().below_threshold),
         ("mixed", 1, 100_000)
     );
+}
+
+/// One call metered by the unit schedule in `session`: returns and gas used.
+fn run_metered(session: &mut movejit_interp::Session<'_, '_>, b: &Bench) -> (Result<Vec<Vec<u8>>, VmError>, u64) {
+    let mut gas = GasMeter::new(CostTable::default(), 1 << 40);
+    let r = session.execute_function(&b.module, &b.function, &[], &b.args, &mut gas).map(|o| o.returns);
+    (r, gas.used())
+}
+
+#[test]
+fn a_single_call_hot_in_its_loop_gets_its_function_compiled() {
+    // A threshold of calls one call never passes: the loop's back edges
+    // make the entry hot, and the calls after it run compiled (the call
+    // itself stays interpreted: no on-stack replacement).
+    let interp = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
+    // The label of a later session: one loop kernel runs all compiled;
+    // sieve's entry loops too little, its callees get hot.
+    for (name, later_label) in [("arith_u64_loop", "jit"), ("nested_loop", "jit"), ("sieve", "mixed")] {
+        let b = bench(name);
+        let st = storage(&b);
+        let want = run_metered(&mut interp.new_session(&st), &b);
+        assert_eq!(want.0.as_ref().ok(), Some(&b.expect), "{name}: interp");
+        for (threads, loop_threshold) in [(0, 100), (1, 100), (0, 0)] {
+            let what = format!("{name}, {threads} compile threads, loop threshold {loop_threshold}");
+            let options =
+                JitOptions { threshold: 1000, loop_threshold, compile_threads: threads, ..JitOptions::default() };
+            let (engine, cache) = engine(options);
+            let mut session = engine.new_session(&st);
+            assert_eq!(run_metered(&mut session, &b), want, "{what}: first call");
+            // Callees hot in their own loops may run compiled already.
+            let first = session.compiled_stats().unwrap_or_default();
+            let c = cache.stats();
+            if loop_threshold == 0 {
+                // Loops not counted: one call is below the threshold.
+                assert_eq!((c.compiled, c.queued, first.compiled_functions), (0, 0, 0), "{what}: {c:?}");
+                continue;
+            }
+            if threads == 0 {
+                // Compiled on the calling thread: the session's next call
+                // runs it.
+                assert!(c.compiled > 0 && c.queued == 0, "{what}: {c:?}");
+                assert_eq!(run_metered(&mut session, &b), want, "{what}: second call");
+                let second = session.compiled_stats().unwrap_or_default();
+                assert!(second.compiled_functions > 0, "{what}: {second:?}");
+            } else {
+                assert!(c.queued > 0, "{what}: {c:?}");
+                let deadline = Instant::now() + Duration::from_secs(60);
+                while cache.stats().compiled < c.queued && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            drop(session);
+            // A later session runs the code.
+            let mut later = engine.new_session(&st);
+            assert_eq!(run_metered(&mut later, &b), want, "{what}: later session");
+            let stats = later.compiled_stats().unwrap_or_default();
+            assert_eq!(engine_label(Some(&stats)), later_label, "{what}: {stats:?} {:?}", cache.stats());
+        }
+    }
 }
 
 /// Non-generic functions with code in the benchmark's own module.

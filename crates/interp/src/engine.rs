@@ -97,6 +97,13 @@ pub struct JitOptions {
     /// tests of mixed execution rely on). The `Jit` executor always
     /// compiles on the calling thread.
     pub compile_threads: usize,
+    /// Loop back edges an `Auto` instance takes while interpreted (counted
+    /// over all sessions of the engine) before it is compiled whatever its
+    /// count of calls: a single long call spent in a loop makes its
+    /// function hot for the calls after it (there is no on-stack
+    /// replacement). Counted only when `threshold` > 0 (at 0 every
+    /// instance is compiled at its first call); 0: not counted.
+    pub loop_threshold: u32,
 }
 
 impl Default for JitOptions {
@@ -111,6 +118,7 @@ impl Default for JitOptions {
             compile_budget: None,
             baseline_above: usize::MAX,
             compile_threads: 0,
+            loop_threshold: 1000,
         }
     }
 }

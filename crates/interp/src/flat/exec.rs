@@ -973,6 +973,27 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
     }
 
+    /// An instance hot in its loops: its compiled code is asked for (the
+    /// running call stays interpreted). Nothing is asked in a nested run
+    /// (the session's compiled code is running below it).
+    #[cold]
+    #[inline(never)]
+    fn hot_loop(&mut self, p: &Prepared) {
+        use movejit_runtime::compiled::CallState;
+        // The meter kind decides the code, as in `try_compiled`: another
+        // Aptos schedule than the built-in one runs interpreted.
+        let aptos = match self.gas.aptos_meter() {
+            Some(a) if AptosPricing::is_v50(&a.pricing) => true,
+            Some(_) => return,
+            None => false,
+        };
+        let gas_left = if aptos { self.gas.aptos_meter().map(|a| a.fuel()) } else { self.gas.remaining() };
+        let state = CallState { depth: self.frames.len() as u64, stack_base: 0, gas_left, aptos, memory_meter: 0 };
+        let Some(mut code) = self.s.compiled.take() else { return };
+        code.hot_loop(&*self.s, &p.module.id, p.def, &p.ty_args, &state, &p.compiled_hint);
+        self.s.compiled = Some(code);
+    }
+
     fn run(&mut self) -> TrapResult<()> {
         // The meter is fixed for the run: pick the loop once.
         let (metered, aptos) = (self.gas.is_metered(), self.gas.is_aptos());
@@ -1071,6 +1092,15 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::Branch { t } => {
                     *pc = *t as usize;
                     continue;
+                }
+                Op::LoopBranch { t, cond } => {
+                    if cond.is_none_or(|(c, when)| mem::read_bool(at(c)) == when) {
+                        if p.loop_heat.take() {
+                            self.hot_loop(p);
+                        }
+                        *pc = *t as usize;
+                        continue;
+                    }
                 }
                 Op::LdU64 { dst, v } => mem::write_u64(at(*dst), *v),
                 Op::LdBytes { dst, v } => mem::write_from(at(*dst), v),

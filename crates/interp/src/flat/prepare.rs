@@ -96,6 +96,13 @@ pub(crate) enum Op {
     Branch {
         t: u32,
     },
+    /// A branch back to a loop header (`t` at or before its own pc) in an
+    /// instance whose loops are counted ([`LoopHeat`]): always taken, or
+    /// when the bool at `cond.0` is `cond.1`.
+    LoopBranch {
+        t: u32,
+        cond: Option<(u32, bool)>,
+    },
     LdU64 {
         dst: u32,
         v: u64,
@@ -372,6 +379,47 @@ pub(crate) struct Prepared {
     pub local_nodes: Box<[u64]>,
     /// What compiled code knows about this instance, for every session.
     pub compiled_hint: movejit_runtime::compiled::CompiledHint,
+    /// Loop back edges taken while interpreted ([`Op::LoopBranch`]).
+    pub loop_heat: LoopHeat,
+}
+
+/// Loop back edges an instance took, over all sessions and threads, up to
+/// the engine's `JitOptions::loop_threshold` (then its compiled code is
+/// asked for, once). Lost updates between threads only delay that.
+#[derive(Debug, Default)]
+pub(crate) struct LoopHeat {
+    taken: std::sync::atomic::AtomicU32,
+    hot_at: u32,
+}
+
+impl LoopHeat {
+    /// Counts a back edge; `true` for the one that makes the instance hot.
+    #[inline(always)]
+    pub fn take(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = self.taken.load(Relaxed);
+        if n >= self.hot_at {
+            return false;
+        }
+        self.taken.store(n + 1, Relaxed);
+        n + 1 == self.hot_at
+    }
+}
+
+/// Back edges become [`Op::LoopBranch`] (not fused: the pair's first op
+/// keeps its own meaning when jumped to, so fusing is only skipped).
+fn count_loops(ops: &mut [Op]) {
+    for (pc, op) in ops.iter_mut().enumerate() {
+        let back = match *op {
+            Op::Branch { t } if t as usize <= pc => Some((t, None)),
+            Op::BrTrue { c, t } if t as usize <= pc => Some((t, Some((c, true)))),
+            Op::BrFalse { c, t } if t as usize <= pc => Some((t, Some((c, false)))),
+            _ => None,
+        };
+        if let Some((t, cond)) = back {
+            *op = Op::LoopBranch { t, cond };
+        }
+    }
 }
 
 /// An instruction's charges under Aptos's schedule that its prepared site
@@ -1664,6 +1712,14 @@ pub(crate) fn prepare(
         grows.push(if after > before && !matches!(op, Op::Call(_) | Op::CallClosure(_)) { after as u32 } else { 0 });
         ops.push(op);
     }
+    // Loops are counted where a call's count alone may not make an
+    // instance hot: `Auto` with a threshold of calls.
+    let jit = &s.engine.config.jit;
+    let loops = s.engine.config.executor == crate::ExecutorKind::Auto && jit.threshold > 0;
+    let hot_at = if loops { jit.loop_threshold } else { 0 };
+    if hot_at > 0 {
+        count_loops(&mut ops);
+    }
     fuse(&mut ops);
     let mut call_sites = 0u32;
     for op in &mut ops {
@@ -1693,5 +1749,6 @@ pub(crate) fn prepare(
         gas,
         local_nodes: locals.iter().map(Type::num_nodes).collect(),
         compiled_hint: Default::default(),
+        loop_heat: LoopHeat { hot_at, ..LoopHeat::default() },
     })
 }
