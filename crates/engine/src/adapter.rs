@@ -4,7 +4,8 @@
 //! errors back.
 
 use crate::cache::{
-    imports, link_hash, serialized_hash, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready, Slot, SlotCell,
+    imports, link_hash, serialized_hash, sources, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready, Slot,
+    SlotCell, Sources,
 };
 use movejit_format::{CompiledModule, StatusCode};
 use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
@@ -156,6 +157,7 @@ impl CompiledCodeFactory for JitFactory {
             interpreted: FxHashSet::default(),
             hot: FxHashMap::default(),
             warm_entry: None,
+            closures: FxHashMap::default(),
             stats: CompiledStats::default(),
         })
     }
@@ -251,7 +253,20 @@ pub struct JitSession<'f> {
     hot: FxHashMap<ModuleId, Vec<Hot>>,
     /// The session's entry, when taken from a warm set (its fast path).
     warm_entry: Option<WarmEntry>,
+    /// Import closures found, by root module: a session's first calls of
+    /// many functions of few modules do not walk the imports again.
+    closures: FxHashMap<ModuleId, Closure>,
     stats: CompiledStats,
+}
+
+/// A module's import closure as a session found it.
+struct Closure {
+    /// The warm set it was found over: while the session has that set,
+    /// it is current without comparing hashes.
+    set: Option<u64>,
+    modules: Arc<ModuleSet>,
+    /// Its modules for background compiles, once one needed them.
+    sources: Option<Sources>,
 }
 
 /// Imports deeper than this are hashed by content alone (no verified
@@ -353,20 +368,48 @@ impl JitSession<'_> {
 
     /// `roots` and everything they import, with content hashes.
     fn module_set(&mut self, src: &dyn ModuleSource, roots: &[ModuleId]) -> ModuleSet {
+        self.closure_of(src, roots).0
+    }
+
+    /// [`Self::module_set`], and whether every module in it was found.
+    fn closure_of(&mut self, src: &dyn ModuleSource, roots: &[ModuleId]) -> (ModuleSet, bool) {
         let mut out: ModuleSet = Vec::new();
         let mut seen: HashSet<ModuleId> = HashSet::new();
         let mut todo: Vec<ModuleId> = roots.to_vec();
+        let mut complete = true;
         while let Some(id) = todo.pop() {
             if !seen.insert(id.clone()) {
                 continue;
             }
-            let Some(h) = self.own_hash(src, &id) else { continue };
-            if let Some(m) = src.module(&id) {
-                todo.extend(imports(m).filter(|d| !seen.contains(d)));
-            }
+            let (Some(h), Some(m)) = (self.own_hash(src, &id), src.module(&id)) else {
+                complete = false;
+                continue;
+            };
+            todo.extend(imports(m).filter(|d| !seen.contains(d)));
             out.push((id, h));
         }
-        out
+        (out, complete)
+    }
+
+    /// The import closure of `module` (memoized per session while its
+    /// modules keep the versions they had).
+    fn closure(&mut self, src: &dyn ModuleSource, module: &ModuleId) -> Arc<ModuleSet> {
+        let set = src.module_set_id();
+        let known = self.closures.get(module).filter(|c| {
+            (set.is_some() && c.set == set) || c.modules.iter().all(|(id, h)| src.module_hash(id) == Some(*h))
+        });
+        if let Some(c) = known {
+            return c.modules.clone();
+        }
+        let (modules, complete) = self.closure_of(src, std::slice::from_ref(module));
+        let modules = Arc::new(modules);
+        // Kept when the source's hashes can tell whether it is current.
+        if complete && modules.iter().all(|(id, h)| src.module_hash(id) == Some(*h)) {
+            self.closures.insert(module.clone(), Closure { set, modules: modules.clone(), sources: None });
+        } else {
+            self.closures.remove(module);
+        }
+        modules
     }
 
     fn code_key(
@@ -412,12 +455,22 @@ impl JitSession<'_> {
             Lookup::Pending(slot) => return Err(NoCode::Pending(slot)),
             Lookup::Compile => {}
         }
-        let mut roots = vec![module.clone()];
-        roots.extend(named);
-        let modules = self.module_set(src, &roots);
+        let modules = if named.is_empty() {
+            self.closure(src, module)
+        } else {
+            let mut roots = vec![module.clone()];
+            roots.extend(named);
+            Arc::new(self.module_set(src, &roots))
+        };
         if self.background {
-            // Interpret this call; the code comes from a compiler thread.
-            return Err(NoCode::Pending(cache.request(src, &key, module, ty_args, &modules)));
+            // Interpret this call; the code comes from a compiler thread
+            // (the session's copies of a closure's modules made once).
+            let memo = self.closures.get_mut(module).filter(|c| Arc::ptr_eq(&c.modules, &modules));
+            let sources = || match memo {
+                Some(c) => c.sources.get_or_insert_with(|| sources(src, &c.modules)).clone(),
+                None => sources(src, &modules),
+            };
+            return Err(NoCode::Pending(cache.request(&key, module, ty_args, &modules, sources)));
         }
         let eager = if self.eager { self.eager_keys(src, module, &key) } else { Vec::new() };
         let mut spent = Duration::ZERO;

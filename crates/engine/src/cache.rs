@@ -190,9 +190,26 @@ struct Job {
     key: CodeKey,
     module: ModuleId,
     type_args: Vec<Type>,
-    modules: ModuleSet,
-    sources: HashMap<ModuleId, SharedModule>,
+    modules: Arc<ModuleSet>,
+    sources: Sources,
     slot: Slot,
+}
+
+/// The session's copies of a module set's modules, owned by background
+/// compiles (shared by the requests of one session that need the same set).
+pub type Sources = Arc<HashMap<ModuleId, SharedModule>>;
+
+/// `modules` as `src` has them (a copy where it cannot share one).
+pub fn sources(src: &dyn ModuleSource, modules: &ModuleSet) -> Sources {
+    let mut out = HashMap::new();
+    for (id, _) in modules {
+        let shared =
+            src.shared_module(id).or_else(|| src.module(id).map(|m| Arc::new(Copied(m.clone())) as SharedModule));
+        if let Some(m) = shared {
+            out.insert(id.clone(), m);
+        }
+    }
+    Arc::new(out)
 }
 
 /// The modules of a [`Job`], as a module source.
@@ -227,17 +244,17 @@ impl CodeCache {
         CodeCache { inner: Arc::new(inner) }
     }
 
-    /// Queues `key` (`module::fdef<type_args>`, needing `modules` of `src`)
-    /// for the background compiler threads, unless it is known, queued or
-    /// compiling. Returns at once with where the answer will be: the caller
-    /// interprets meanwhile.
+    /// Queues `key` (`module::fdef<type_args>`, needing `modules`, whose
+    /// session copies `sources` gives) for the background compiler threads,
+    /// unless it is known, queued or compiling. Returns at once with where
+    /// the answer will be: the caller interprets meanwhile.
     pub fn request(
         &self,
-        src: &dyn ModuleSource,
         key: &CodeKey,
         module: &ModuleId,
         type_args: &[Type],
-        modules: &ModuleSet,
+        modules: &Arc<ModuleSet>,
+        sources: impl FnOnce() -> Sources,
     ) -> Slot {
         let slot = {
             let mut st = self.state();
@@ -252,14 +269,7 @@ impl CodeCache {
             st.stats.queued += 1;
             slot
         };
-        let mut sources = HashMap::new();
-        for (id, _) in modules {
-            let shared =
-                src.shared_module(id).or_else(|| src.module(id).map(|m| Arc::new(Copied(m.clone())) as SharedModule));
-            if let Some(m) = shared {
-                sources.insert(id.clone(), m);
-            }
-        }
+        let sources = sources();
         let job = Job {
             key: key.clone(),
             module: module.clone(),
