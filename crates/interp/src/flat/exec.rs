@@ -973,6 +973,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
     }
 
+    /// Whether an [`Op::LoopBranch`] in frame `base` of `p` is taken,
+    /// counted when it is. Safety: `base` is a live frame of `p` (the
+    /// loop's own contract).
+    #[inline(never)]
+    unsafe fn loop_branch(&mut self, p: &Prepared, base: Addr, cond: Option<(u32, bool)>) -> bool {
+        let taken = cond.is_none_or(|(c, when)| mem::read_bool(base.add(c)) == when);
+        if taken && p.loop_heat.take() {
+            self.hot_loop(p);
+        }
+        taken
+    }
+
     /// An instance hot in its loops: its compiled code is asked for (the
     /// running call stays interpreted). Nothing is asked in a nested run
     /// (the session's compiled code is running below it).
@@ -1094,10 +1106,9 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     continue;
                 }
                 Op::LoopBranch { t, cond } => {
-                    if cond.is_none_or(|(c, when)| mem::read_bool(at(c)) == when) {
-                        if p.loop_heat.take() {
-                            self.hot_loop(p);
-                        }
+                    // Out of line: the loop's code stays as it is without
+                    // counted loops (executors `interp` and `jit`).
+                    if self.loop_branch(p, base, *cond) {
                         *pc = *t as usize;
                         continue;
                     }
