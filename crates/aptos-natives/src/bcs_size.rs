@@ -3,7 +3,7 @@
 
 use crate::args::{pop, ty_arg, Args, Registrar};
 use movejit_runtime::gas::native::NativeParam as P;
-use movejit_runtime::{bcs, Layout, Type, Value, VmError};
+use movejit_runtime::{bcs, GasMeter, Layout, Type, Value, VmError, VmResult};
 
 const SERIALIZED_SIZE_BASE: P = P::named("move_stdlib.bcs.serialized_size.base");
 const SERIALIZED_SIZE_PER_BYTE: P = P::named("move_stdlib.bcs.serialized_size.per_byte_serialized");
@@ -48,19 +48,34 @@ fn constant_size(l: &Layout) -> Option<u64> {
     })
 }
 
+/// The end of `serialized_size` once the value's size is measured (`size`):
+/// its price per byte, or, when building the layout (its module loads
+/// included) or serializing failed in any way, Aptos's failure price and
+/// the abort `to_bytes` gives (`native_serialized_size` maps every error of
+/// `serialized_size_impl` so; a limit hit there still ends the call when
+/// the failure price cannot be paid).
+fn size_or_failure(gas: &mut GasMeter, size: VmResult<usize>) -> VmResult<u64> {
+    let Ok(n) = size else {
+        gas.charge_aptos_native(&[(SERIALIZED_SIZE_FAILURE, 1)])?;
+        return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
+    };
+    gas.charge_native(n)?;
+    gas.charge_aptos_native(&[(SERIALIZED_SIZE_PER_BYTE, n as u64)])?;
+    Ok(n as u64)
+}
+
 pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add("bcs", "serialized_size", |cx, ty, mut args: Args| {
         cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_BASE, 1)])?;
         let v = pop(&mut args)?;
-        cx.charge_layout(ty_arg(ty, 0)?)?;
-        let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
-        let Ok(bytes) = bcs::serialize(cx.deref(&v)?, &layout) else {
-            cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_FAILURE, 1)])?;
-            return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
-        };
-        cx.gas.charge_native(bytes.len())?;
-        cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_PER_BYTE, bytes.len() as u64)])?;
-        Ok(vec![Value::U64(bytes.len() as u64)])
+        let t = ty_arg(ty, 0)?;
+        let size = (|| {
+            cx.charge_layout(t)?;
+            let layout = cx.types.layout_of(t)?;
+            bcs::serialize(cx.deref(&v)?, &layout).map(|b| b.len()).map_err(|_| VmError::abort(0))
+        })();
+        let n = size_or_failure(cx.gas, size)?;
+        Ok(vec![Value::U64(n)])
     });
     r.add("bcs", "constant_serialized_size", |cx, ty, _| {
         cx.gas.charge_native(0)?;
@@ -75,14 +90,9 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
     r.add_flat("bcs", "serialized_size", |call| {
         call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_BASE, 1)])?;
         let t = call.ty_arg(0)?;
-        call.cx.charge_layout(t)?;
-        let Ok(bytes) = call.arg_bcs(0) else {
-            call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_FAILURE, 1)])?;
-            return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
-        };
-        call.cx.gas.charge_native(bytes.len())?;
-        call.cx.gas.charge_aptos_native(&[(SERIALIZED_SIZE_PER_BYTE, bytes.len() as u64)])?;
-        call.ret_u64(0, bytes.len() as u64)
+        let size = call.cx.charge_layout(t).and_then(|()| call.arg_bcs(0)).map(|b| b.len());
+        let n = size_or_failure(call.cx.gas, size)?;
+        call.ret_u64(0, n)
     });
     r.add_flat("bcs", "constant_serialized_size", |call| {
         call.cx.gas.charge_native(0)?;

@@ -1478,6 +1478,9 @@ impl TypeInfo for Session<'_, '_> {
     fn layout_modules(&self, ty: &Type) -> VmResult<Arc<[(ModuleId, u64)]>> {
         self.layout_modules_cached(ty)
     }
+    fn module_size(&self, id: &ModuleId) -> VmResult<Option<u64>> {
+        Ok(self.modules.get(id).map(|m| m.size).or_else(|| self.resolver.get_module(id).map(|b| b.len() as u64)))
+    }
     /// Loaded resources answer from the session's globals, others from
     /// storage.
     fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {

@@ -52,6 +52,15 @@ pub trait TypeInfo {
         let _ = ty;
         Ok(Arc::new([]))
     }
+
+    /// The size in bytes of module `id` (loaded in the session, else in
+    /// storage), `None` when there is no such module: what Aptos's lazy
+    /// loader charges when a native loads it. Executors that do not track
+    /// module sizes keep this default (none).
+    fn module_size(&self, id: &ModuleId) -> VmResult<Option<u64>> {
+        let _ = id;
+        Ok(None)
+    }
 }
 
 /// The state a native runs against.
@@ -85,6 +94,23 @@ impl NativeContext<'_> {
             }
         }
         Ok(())
+    }
+    /// Under the Aptos schedule: a native loads module `id` (Aptos's lazy
+    /// loader, `charge_native_result_load_module`): charged once per
+    /// transaction, free at the special addresses; a module that does not
+    /// exist is a `LINKER_ERROR`.
+    pub fn charge_module_load(&mut self, id: &ModuleId) -> VmResult<()> {
+        if !self.gas.is_aptos() || crate::gas::algebra::is_special(&id.address) {
+            return Ok(());
+        }
+        let size = self.types.module_size(id)?.ok_or_else(|| {
+            crate::VmError::new(movejit_format::StatusCode::LINKER_ERROR)
+                .with_message(format!("module {}::{} does not exist", id.address, id.name))
+        })?;
+        match self.gas.aptos_meter_mut() {
+            Some(a) => a.charge_module(id, size).map_err(crate::VmError::new),
+            None => Ok(()),
+        }
     }
     /// Whether resource `ty` exists at `address` (see [`TypeInfo::resource_exists`]).
     pub fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {
