@@ -851,3 +851,41 @@ fn serialized_size_charges_its_failure_path() {
     assert_eq!(abort_code(r), Some(0x1C5));
     assert_eq!(used, 7350 + 36760);
 }
+
+/// [`Primitives`] whose every layout reaches module `0xcafe::m` (100 bytes).
+struct LayoutsInCafe;
+
+impl TypeInfo for LayoutsInCafe {
+    fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+        Primitives.layout_of(ty)
+    }
+    fn layout_modules(&self, _: &Type) -> VmResult<Arc<[(movejit_runtime::storage::ModuleId, u64)]>> {
+        let id = movejit_runtime::storage::ModuleId { address: AccountAddress::from_u64(0xcafe), name: "m".into() };
+        Ok(Arc::new([(id, 100)]))
+    }
+}
+
+/// `string_utils::native_format_list` builds each formatted element's
+/// (annotated) layout, loading the modules it reaches: charged once per
+/// transaction, on top of the formatting charges.
+#[test]
+fn format_list_charges_its_elements_layout_modules() {
+    let nil = datatype(1, "string_utils", "NIL", vec![]);
+    let cons = |t: Type, rest: Type| datatype(1, "string_utils", "Cons", vec![t, rest]);
+    let ty = cons(Type::U64, cons(Type::U64, nil));
+    let nil_v = Value::Struct(vec![Value::Bool(false)]);
+    let list = Value::Struct(vec![Value::U64(1), Value::Struct(vec![Value::U64(2), nil_v])]);
+    let registry = aptos_registry();
+    let f = registry.get(&FRAMEWORK, "string_utils", "native_format_list").expect("registered");
+    let run = |types: &dyn TypeInfo| {
+        let mut mem = Memory::default();
+        let fmt = local_ref(&mut mem, Value::from_bytes(b"{} {}"));
+        let list = local_ref(&mut mem, list.clone());
+        let mut gas = GasMeter::aptos(movejit_runtime::gas::aptos::AptosPricing::v50(), u64::MAX / 4);
+        let r =
+            f(&mut NativeContext { mem: &mut mem, gas: &mut gas, types }, std::slice::from_ref(&ty), vec![fmt, list]);
+        assert_eq!(r.expect("formatted"), vec![movejit_runtime::Value::Struct(vec![Value::from_bytes(b"1 2")])]);
+        gas.aptos_meter().expect("an Aptos meter").algebra.execution_used()
+    };
+    assert_eq!(run(&LayoutsInCafe) - run(&Primitives), 744600 + 420 * 100);
+}
