@@ -44,6 +44,16 @@ pub trait TypeInfo {
             .with_message(format!("no storage access for natives (exists {ty})")))
     }
 
+    /// What a native loading resource `ty` at `address` finds (Aptos's
+    /// `object::exists_at`, which loads it into the transaction's data
+    /// cache): see [`ResourceProbe`]. Executors that give natives no
+    /// storage access keep this default (`VM_EXTENSION_ERROR`).
+    fn resource_probe(&self, address: AccountAddress, ty: &Type) -> VmResult<ResourceProbe> {
+        let _ = address;
+        Err(crate::VmError::new(movejit_format::StatusCode::VM_EXTENSION_ERROR)
+            .with_message(format!("no storage access for natives (load {ty})")))
+    }
+
     /// The modules building `ty`'s layout loads, with their sizes in bytes
     /// ([`crate::resolve::layout_modules`]): what Aptos's lazy loader
     /// charges when a layout is built. Executors that do not track module
@@ -61,6 +71,18 @@ pub trait TypeInfo {
         let _ = id;
         Ok(None)
     }
+}
+
+/// A resource as a native that loads it finds it ([`TypeInfo::resource_probe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceProbe {
+    pub exists: bool,
+    /// Its interned type.
+    pub ty: crate::intern::TypeId,
+    /// The session's global slot of it, if the session has one.
+    pub slot: Option<usize>,
+    /// Its size in bytes as the session would load it (0 when absent).
+    pub bytes: u64,
 }
 
 /// The state a native runs against.
