@@ -3,7 +3,9 @@
 
 use crate::args::{pop, ty_arg, Args, Registrar};
 use movejit_runtime::gas::native::NativeParam as P;
+use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{bcs, GasMeter, Layout, Type, Value, VmError, VmResult};
+use std::collections::HashSet;
 
 const SERIALIZED_SIZE_BASE: P = P::named("move_stdlib.bcs.serialized_size.base");
 const SERIALIZED_SIZE_PER_BYTE: P = P::named("move_stdlib.bcs.serialized_size.per_byte_serialized");
@@ -11,24 +13,30 @@ const SERIALIZED_SIZE_FAILURE: P = P::named("move_stdlib.bcs.serialized_size.fai
 const CONSTANT_SIZE_BASE: P = P::named("move_stdlib.bcs.constant_serialized_size.base");
 const CONSTANT_SIZE_PER_TYPE_NODE: P = P::named("move_stdlib.bcs.constant_serialized_size.per_type_node");
 
-/// The layout nodes Aptos visits to find a constant size: each node once,
-/// a struct's fields up to the first without a constant size. (Aptos
-/// counts a struct type met again in the same layout once; here it is
-/// counted in full.)
-fn visited_nodes(l: &Layout) -> u64 {
-    match l {
-        Layout::Struct(fields) => {
-            let mut n = 1;
-            for f in fields {
-                n += visited_nodes(f);
-                if constant_size(f).is_none() {
-                    break;
-                }
-            }
-            n
+/// The layout nodes Aptos visits to find the constant size of `ty` (of
+/// layout `l`): each node once, a struct's fields up to the first without
+/// a constant size, and a struct type (with its type arguments) met again
+/// as one node (`ConstantSerializedSizeLocalCache`, on from the start on
+/// the test chain: a struct layout measured before is not walked again).
+/// `seen`: the struct types measured so far.
+fn visited_nodes(types: &dyn TypeInfo, ty: Option<&Type>, l: &Layout, seen: &mut HashSet<Type>) -> VmResult<u64> {
+    let fields = match l {
+        Layout::Struct(fields) => fields,
+        _ => return Ok(1),
+    };
+    let field_types = match ty {
+        Some(t) if !seen.insert(t.clone()) => return Ok(1),
+        Some(t) => types.struct_field_types(t)?,
+        None => None,
+    };
+    let mut n = 1;
+    for (i, f) in fields.iter().enumerate() {
+        n += visited_nodes(types, field_types.as_ref().and_then(|ts| ts.get(i)), f, seen)?;
+        if constant_size(f).is_none() {
+            break;
         }
-        _ => 1,
     }
+    Ok(n)
 }
 
 /// `bcs` serialization failure (same code as `bcs::to_bytes`).
@@ -82,7 +90,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_BASE, 1)])?;
         cx.charge_layout(ty_arg(ty, 0)?)?;
         let layout = cx.types.layout_of(ty_arg(ty, 0)?)?;
-        cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_PER_TYPE_NODE, visited_nodes(&layout))])?;
+        let nodes = visited_nodes(cx.types, Some(ty_arg(ty, 0)?), &layout, &mut HashSet::new())?;
+        cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_PER_TYPE_NODE, nodes)])?;
         let size = constant_size(&layout).map(Value::U64);
         Ok(vec![crate::args::option_value(cx, &Type::U64, size)?])
     });
@@ -100,7 +109,8 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         let t = call.ty_arg(0)?;
         call.cx.charge_layout(t)?;
         let layout = call.cx.types.layout_of(t)?;
-        call.cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_PER_TYPE_NODE, visited_nodes(&layout))])?;
+        let nodes = visited_nodes(call.cx.types, Some(t), &layout, &mut HashSet::new())?;
+        call.cx.gas.charge_aptos_native(&[(CONSTANT_SIZE_PER_TYPE_NODE, nodes)])?;
         let size = constant_size(&layout).map(Value::U64);
         let v = crate::args::option_value(&call.cx, &Type::U64, size)?;
         call.ret_tree(0, &v)

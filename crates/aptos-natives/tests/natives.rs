@@ -889,3 +889,42 @@ fn format_list_charges_its_elements_layout_modules() {
     };
     assert_eq!(run(&LayoutsInCafe) - run(&Primitives), 744600 + 420 * 100);
 }
+
+/// [`Primitives`], plus `0xcafe::m::Pair { a: Box<u64>, b: Box<u64> }`,
+/// whose field types it tells.
+struct WithPair;
+
+impl TypeInfo for WithPair {
+    fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+        match ty {
+            Type::Datatype(id, _) if &*id.name == "Pair" => {
+                let b = Primitives.layout_of(&datatype(1, "table", "Box", vec![Type::U64]))?;
+                Ok(Layout::Struct(vec![b.clone(), b]))
+            }
+            t => Primitives.layout_of(t),
+        }
+    }
+    fn struct_field_types(&self, ty: &Type) -> VmResult<Option<Vec<Type>>> {
+        Ok(match ty {
+            Type::Datatype(id, _) if &*id.name == "Pair" => Some(vec![datatype(1, "table", "Box", vec![Type::U64]); 2]),
+            Type::Datatype(id, args) if &*id.name == "Box" => Some(args.clone()),
+            _ => None,
+        })
+    }
+}
+
+/// `bcs::constant_serialized_size` counts the layout nodes it visits, a
+/// struct type met again as one node (Aptos's
+/// `ConstantSerializedSizeLocalCache`): `Pair` 1, the first `Box<u64>` 2,
+/// the second 1.
+#[test]
+fn constant_serialized_size_counts_a_repeated_struct_once() {
+    let registry = aptos_registry();
+    let f = registry.get(&FRAMEWORK, "bcs", "constant_serialized_size").expect("registered");
+    let pair = datatype(0xcafe, "m", "Pair", vec![]);
+    let mut mem = Memory::default();
+    let mut gas = GasMeter::aptos(movejit_runtime::gas::aptos::AptosPricing::v50(), u64::MAX / 4);
+    let r = f(&mut NativeContext { mem: &mut mem, gas: &mut gas, types: &WithPair }, &[pair], vec![]);
+    assert_eq!(r.expect("a size"), vec![Value::Variant(1, vec![Value::U64(16)])]);
+    assert_eq!(gas.aptos_meter().expect("an Aptos meter").algebra.execution_used(), 7350 + 400 * 4);
+}

@@ -1492,6 +1492,11 @@ impl TypeInfo for Session<'_, '_> {
         };
         Ok(movejit_runtime::natives::ResourceProbe { exists, ty: id, slot, bytes: bytes as u64 })
     }
+    fn struct_field_types(&self, ty: &Type) -> VmResult<Option<Vec<Type>>> {
+        let Type::Datatype(id, args) = ty else { return Ok(None) };
+        let fields = self.datatype_fields(id, args)?;
+        Ok(fields.filter(|f| !f.is_enum).and_then(|f| f.variants.into_iter().next()))
+    }
     fn module_size(&self, id: &ModuleId) -> VmResult<Option<u64>> {
         Ok(self.modules.get(id).map(|m| m.size).or_else(|| self.resolver.get_module(id).map(|b| b.len() as u64)))
     }

@@ -63,6 +63,13 @@ pub trait TypeInfo {
         Ok(Arc::new([]))
     }
 
+    /// The field types of struct type `ty` (not an enum), if it is one.
+    /// Executors that do not tell keep this default (none).
+    fn struct_field_types(&self, ty: &Type) -> VmResult<Option<Vec<Type>>> {
+        let _ = ty;
+        Ok(None)
+    }
+
     /// The size in bytes of module `id` (loaded in the session, else in
     /// storage), `None` when there is no such module: what Aptos's lazy
     /// loader charges when a native loads it. Executors that do not track
