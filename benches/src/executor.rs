@@ -99,6 +99,8 @@ pub enum PrepareError {
 #[derive(Clone, Debug)]
 pub struct Call {
     pub returns: Result<Vec<Vec<u8>>, String>,
+    /// The status of a failed call.
+    pub status: Option<StatusCode>,
     pub ns: u64,
 }
 
@@ -222,11 +224,11 @@ impl Loaded {
         // A node finishes every session into a change set, failed call or not.
         let finished = session.finish();
         let ns = elapsed_ns(t);
-        let returns = match (r, finished) {
-            (Ok(r), Ok(_)) => Ok(r.returns),
-            (Err(e), _) | (Ok(_), Err(e)) => Err(describe(&e)),
+        let (returns, status) = match (r, finished) {
+            (Ok(r), Ok(_)) => (Ok(r.returns), None),
+            (Err(e), _) | (Ok(_), Err(e)) => (Err(describe(&e)), Some(e.status)),
         };
-        Call { returns, ns }
+        Call { returns, status, ns }
     }
 }
 

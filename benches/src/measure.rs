@@ -3,6 +3,7 @@
 //! bytes; median with the min–max spread.
 
 use crate::executor::Prepared;
+use movejit_format::StatusCode;
 
 /// Median, minimum and maximum of some durations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +37,8 @@ pub struct Measurement {
     pub correct: bool,
     /// What the first wrong call returned, or why it failed.
     pub failure: Option<String>,
+    /// The status of the failed call, if one failed.
+    pub status: Option<StatusCode>,
 }
 
 impl Measurement {
@@ -64,10 +67,10 @@ pub fn measure(p: &mut dyn Prepared, expect: &[Vec<u8>], iters: usize, mut progr
             samples.push(call.ns);
         }
         if failure.is_some() {
-            return Measurement { samples, correct: false, failure };
+            return Measurement { samples, correct: false, failure, status: call.status };
         }
     }
-    Measurement { samples, correct: true, failure: None }
+    Measurement { samples, correct: true, failure: None, status: None }
 }
 
 #[cfg(test)]

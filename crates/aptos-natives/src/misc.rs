@@ -8,7 +8,8 @@
 
 use crate::args::{extension_error, pop, ty_arg, Args, Registrar};
 use movejit_runtime::gas::native::NativeParam as P;
-use movejit_runtime::{bcs, Value, VmError, VmResult};
+use movejit_runtime::storage::ModuleId;
+use movejit_runtime::{bcs, Layout, Value, VmError, VmResult};
 use std::hash::Hasher;
 
 /// `util::from_bytes` on bytes that are not a value of the type.
@@ -63,6 +64,37 @@ fn is_identifier(b: &[u8]) -> bool {
         [b'_', ..] | [b'$', ..] if b.len() > 1 => rest_valid(1),
         _ => false,
     }
+}
+
+/// `function_info` given a name that is not a Move identifier.
+pub const EINVALID_IDENTIFIER: u64 = 1;
+
+/// The layout of `0x1::function_info::FunctionInfo`: the module's address
+/// and name, the function's name (`String`s).
+fn function_info_layout() -> Layout {
+    let string = || Layout::Struct(vec![Layout::Vector(Box::new(Layout::U8))]);
+    Layout::Struct(vec![Layout::Address, string(), string()])
+}
+
+/// The module a `FunctionInfo` (its BCS) names, both names checked as
+/// Aptos's `extract_function_info` does (module name, then function name).
+fn function_info_module(bytes: &[u8]) -> VmResult<ModuleId> {
+    let malformed = || VmError::invariant("function_info: a FunctionInfo value");
+    let value = bcs::deserialize(bytes, &function_info_layout()).map_err(|_| malformed())?;
+    let Value::Struct(fields) = value else { return Err(malformed()) };
+    let name = |i: usize| -> VmResult<Vec<u8>> {
+        let Some(Value::Struct(s)) = fields.get(i) else { return Err(malformed()) };
+        let b = s.first().ok_or_else(malformed)?.to_bytes()?;
+        if !is_identifier(&b) {
+            return Err(VmError::abort(EINVALID_IDENTIFIER).with_message("String is not a valid Move identifier"));
+        }
+        Ok(b)
+    };
+    let Some(Value::Address(address)) = fields.first() else { return Err(malformed()) };
+    let module = name(1)?;
+    name(2)?;
+    let module = String::from_utf8(module).map_err(|_| malformed())?;
+    Ok(ModuleId { address: *address, name: module.into() })
 }
 
 /// A hash's (base, per input byte) parameters.
@@ -154,18 +186,24 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_aptos_native(&[(IS_IDENTIFIER.0, 1), (IS_IDENTIFIER.1, b.len() as u64)])?;
         Ok(vec![Value::Bool(is_identifier(&b))])
     });
-    // Makes sure the function's module is loaded (for gas accounting of
-    // dispatch); every module is loadable here on demand, so nothing to do.
-    // Aptos also charges the module's loading here (its dependency gas):
-    // not yet, natives cannot reach the loader.
-    r.add("function_info", "load_function_impl", |cx, _, _| {
+    // Loads the function's module for dispatch: its price, then (Aptos's
+    // lazy loader) the module's loading, charged once per transaction.
+    r.add("function_info", "load_function_impl", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
         cx.gas.charge_aptos_native(&[(LOAD_FUNCTION, 1)])?;
+        let info = pop(&mut args)?;
+        let layout = function_info_layout();
+        let bytes = bcs::serialize(cx.deref(&info)?, &layout)
+            .map_err(|_| VmError::invariant("function_info: a FunctionInfo value"))?;
+        let id = function_info_module(&bytes)?;
+        cx.charge_module_load(&id)?;
         Ok(vec![])
     });
     r.add_flat("function_info", "load_function_impl", |call| {
         call.cx.gas.charge_native(0)?;
-        call.cx.gas.charge_aptos_native(&[(LOAD_FUNCTION, 1)])
+        call.cx.gas.charge_aptos_native(&[(LOAD_FUNCTION, 1)])?;
+        let id = function_info_module(&call.arg_bcs(0)?)?;
+        call.cx.charge_module_load(&id)
     });
     r.add("randomness", "fetch_and_increment_txn_counter", |cx, _, _| {
         cx.gas.charge_native(0)?;

@@ -201,10 +201,19 @@ fn expect_list(list: &Type, name: &str) -> VmResult<()> {
 /// the format left to right, then checking that the list is used up.
 pub fn native_format_list(fmt: &[u8], list_ty: &Type, list: &Value) -> VmResult<String> {
     let fmt = std::str::from_utf8(fmt).map_err(|_| VmError::abort(EINVALID_FORMAT))?;
-    format_list_priced(fmt, list_ty, list, &Options { single_line: true, ..Options::default() })
+    format_list_priced(fmt, list_ty, list, &Options { single_line: true, ..Options::default() }, &mut |_| Ok(()))
 }
 
-fn format_list_priced(fmt: &str, list_ty: &Type, list: &Value, options: &Options) -> VmResult<String> {
+/// [`native_format_list`] pricing into `options`; `element` is told each
+/// element's type before it is formatted (Aptos builds its annotated
+/// layout then, loading the modules it reaches).
+fn format_list_priced(
+    fmt: &str,
+    list_ty: &Type,
+    list: &Value,
+    options: &Options,
+    element: &mut dyn FnMut(&Type) -> VmResult<()>,
+) -> VmResult<String> {
     let (mut ty, mut val) = (list_ty, list);
     let mut out = String::new();
     // 1 after a `{`, -1 after a `}`, 0 otherwise.
@@ -220,6 +229,7 @@ fn format_list_priced(fmt: &str, list_ty: &Type, list: &Value, options: &Options
                 let (Some(car_ty), Some(cdr_ty), [car, cdr]) = (args.first(), args.get(1), fields.as_slice()) else {
                     return Err(VmError::invariant("string_utils: malformed Cons"));
                 };
+                element(car_ty)?;
                 format(car_ty, car, 0, options, &mut out)?;
                 (ty, val) = (cdr_ty, cdr);
                 continue;
@@ -256,7 +266,10 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         // is formatted.
         cx.gas.charge_aptos_native(&[(FORMAT_PER_BYTE, fmt.len() as u64)])?;
         let options = Options { single_line: true, ..Options::default() };
-        let s = format_list_priced(fmt, ty_arg(ty, 0)?, cx.deref(&list)?, &options);
+        // A copy of the list (as Aptos reads it), so that each element's
+        // layout modules can be charged while it is walked.
+        let list = cx.deref(&list)?.clone();
+        let s = format_list_priced(fmt, ty_arg(ty, 0)?, &list, &options, &mut |t| cx.charge_layout(t));
         options.charge(cx.gas)?;
         let s = s?;
         cx.gas.charge_native(s.len())?;

@@ -36,11 +36,16 @@ const PAGE_BYTES: u64 = 4096;
 
 /// How an entry was reached, for gas: `None` when the transaction touched
 /// it before; else its first access, which loads it from storage:
-/// `Some(bytes)` of an entry there, `None` when there is none.
-type Load = Option<Option<u64>>;
+/// `Some((bytes, heap))` of an entry there (its BCS size and the heap size
+/// of its value, [`AbstractSizes::tree_heap`](movejit_runtime::gas::abstract_size::AbstractSizes::tree_heap)),
+/// `None` when there is none.
+type Load = Option<Option<(u64, u64)>>;
 
 /// What a keyed native pays after its work (Aptos charges there, before
-/// its result or abort): per key byte, then loading the entry.
+/// its result or abort): per key byte, then the loaded entry's heap size
+/// in memory (Aptos's natives with `FixTableNativesMemoryDoubleCounting`,
+/// on from the start on the test chain: only an entry loaded now), then
+/// loading the entry.
 /// Unmetered and unit-metered calls pay one inline test; the charge is
 /// out of line (it kept the lean path of the keyed natives from inlining).
 #[inline]
@@ -54,9 +59,12 @@ fn charge_key_and_load(gas: &mut GasMeter, per_byte: P, key_len: usize, load: Lo
 #[inline(never)]
 fn charge_aptos_key_and_load(gas: &mut GasMeter, per_byte: P, key_len: usize, load: Load) -> VmResult<()> {
     gas.charge_aptos_native(&[(per_byte, key_len as u64)])?;
+    if let (Some(Some((_, heap))), Some(a)) = (load, gas.aptos_meter_mut()) {
+        a.use_memory(heap).map_err(VmError::new)?;
+    }
     gas.charge_aptos_native(&[(LOAD_BASE, 1)])?;
     match load {
-        Some(Some(bytes)) => {
+        Some(Some((bytes, _))) => {
             let pages = bytes.div_ceil(PAGE_BYTES) * PAGE_BYTES;
             gas.charge_aptos_native(&[(LOAD_BASE_NEW, 1), (LOAD_PER_BYTE, pages)])
         }
@@ -202,16 +210,19 @@ impl TableStore {
         if !self.accessed.insert((handle, key.to_vec())) {
             return Ok(None);
         }
-        let bytes = match self.content.get(&handle).and_then(|t| t.get(key)) {
+        let loaded = match self.content.get(&handle).and_then(|t| t.get(key)) {
             None => None,
             Some(Entry::Here(v)) => {
                 let layout = cx.types.layout_of(box_ty)?;
-                Some(bcs::serialize(v, &layout).map_err(|_| extension_error("cannot serialize table value"))?.len())
+                let bytes =
+                    bcs::serialize(v, &layout).map_err(|_| extension_error("cannot serialize table value"))?.len();
+                let heap = cx.gas.aptos_meter().map_or(0, |a| a.pricing.sizes.tree_heap(&layout, v));
+                Some((bytes as u64, heap))
             }
             // Parked by this call: accessed before.
             Some(Entry::Parked(_)) => return Ok(None),
         };
-        Ok(Some(bytes.map(|b| b as u64)))
+        Ok(Some(loaded))
     }
 
     /// Tables created so far: (handle, key type, value type).

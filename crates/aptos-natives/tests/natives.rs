@@ -755,11 +755,176 @@ fn table_natives_charge_aptos_gas() {
     let mut mem = Memory::default();
     run_transaction(&mut ext, || {
         let t = table_ref(&mut mem, h);
-        // Entry 1 exists: its 8 bytes load as one page.
-        let (r, used) = call_aptos(&mut mem, "table", "contains_box", &ty, vec![t, Value::U64(1)]);
-        assert_eq!(r?, vec![Value::Bool(true)]);
-        assert_eq!(used, 44110 + key_bytes + load_base + load_base_new + 1510 * 4096);
+        // Entry 1 exists: its 8 bytes load as one page, and its value's
+        // heap size (a `Box<u64>`: 80 units less its struct node, 40) is
+        // used in memory; a second access loads nothing.
+        for (f, loaded) in [("contains_box", true), ("borrow_box", false)] {
+            let mut gas = GasMeter::aptos(movejit_runtime::gas::aptos::AptosPricing::v50(), u64::MAX / 4);
+            let types = &Primitives;
+            let args = vec![t.clone(), Value::U64(1)];
+            let r = aptos_registry().get(&FRAMEWORK, "table", f).expect("registered")(
+                &mut NativeContext { mem: &mut mem, gas: &mut gas, types },
+                &ty,
+                args,
+            );
+            assert!(r.is_ok(), "{f}: {r:?}");
+            let a = gas.aptos_meter().expect("an Aptos meter");
+            let load = if loaded { load_base_new + 1510 * 4096 } else { 0 };
+            assert_eq!(a.algebra.execution_used(), 44110 + key_bytes + load_base + load, "{f}");
+            assert_eq!(a.memory_used(), if loaded { 40 } else { 0 }, "{f}");
+        }
         Ok(())
     })
     .expect("second transaction");
+}
+
+/// A value in a new local of `mem`, and a reference to it.
+fn local_ref(mem: &mut Memory, v: Value) -> Value {
+    let slot = mem.locals.len() as u32;
+    mem.locals.push(v);
+    Value::Ref(Reference::new(RefRoot::Local(slot)))
+}
+
+/// [`Primitives`], plus one module outside the special addresses:
+/// `0xcafe::m`, of 100 bytes.
+struct WithModule;
+
+impl TypeInfo for WithModule {
+    fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+        Primitives.layout_of(ty)
+    }
+    fn module_size(&self, id: &movejit_runtime::storage::ModuleId) -> VmResult<Option<u64>> {
+        Ok((id.address == AccountAddress::from_u64(0xcafe) && &*id.name == "m").then_some(100))
+    }
+}
+
+/// `FunctionInfo { module_address, module_name, function_name }`.
+fn function_info(address: u64, module: &str, function: &str) -> Value {
+    let string = |s: &str| Value::Struct(vec![Value::from_bytes(s.as_bytes())]);
+    Value::Struct(vec![Value::Address(AccountAddress::from_u64(address)), string(module), string(function)])
+}
+
+/// `function_info::load_function_impl`: its base, then (Aptos's lazy
+/// loader, `charge_native_result_load_module`) the function's module,
+/// once per transaction and free at the special addresses; names that are
+/// not identifiers abort after the base, a module that does not exist is a
+/// linker error.
+#[test]
+fn load_function_charges_the_module_once() {
+    let registry = aptos_registry();
+    let f = registry.get(&FRAMEWORK, "function_info", "load_function_impl").expect("registered");
+    let (base, module) = (5510, 744600 + 420 * 100);
+    let mut mem = Memory::default();
+    let mut gas = GasMeter::aptos(movejit_runtime::gas::aptos::AptosPricing::v50(), u64::MAX / 4);
+    type Row = (Value, Result<(), StatusCode>, Option<u64>, u64);
+    let rows: Vec<Row> = vec![
+        (function_info(1, "coin", "transfer"), Ok(()), None, base),
+        (function_info(0xcafe, "m", "f"), Ok(()), None, base + module),
+        (function_info(0xcafe, "m", "g"), Ok(()), None, base),
+        (function_info(0xcafe, "m", "1f"), Err(StatusCode::ABORTED), Some(1), base),
+        (function_info(0xcafe, "m-", "f"), Err(StatusCode::ABORTED), Some(1), base),
+        (function_info(0xbeef, "m", "f"), Err(StatusCode::LINKER_ERROR), None, base),
+    ];
+    for (info, status, sub_status, expected) in rows {
+        let arg = local_ref(&mut mem, info.clone());
+        let before = gas.aptos_meter().expect("an Aptos meter").algebra.execution_used();
+        let r = f(&mut NativeContext { mem: &mut mem, gas: &mut gas, types: &WithModule }, &[], vec![arg]);
+        let used = gas.aptos_meter().expect("an Aptos meter").algebra.execution_used() - before;
+        assert_eq!(r.as_ref().map(|_| ()).map_err(|e| e.status), status, "{info:?}");
+        assert_eq!(r.err().and_then(|e| e.sub_status), sub_status, "{info:?}");
+        assert_eq!(used, expected, "{info:?}");
+    }
+}
+
+/// `bcs::serialized_size`: the base and 360 per byte; when the value's
+/// layout cannot be built (here: a type without one), Aptos charges its
+/// failure price and aborts as `to_bytes` does (0x1C5).
+#[test]
+fn serialized_size_charges_its_failure_path() {
+    let mut mem = Memory::default();
+    let seven = local_ref(&mut mem, Value::U64(7));
+    let (r, used) = call_aptos(&mut mem, "bcs", "serialized_size", &[Type::U64], vec![seven]);
+    assert_eq!(r.expect("a size"), vec![Value::U64(8)]);
+    assert_eq!(used, 7350 + 360 * 8);
+    let flag = local_ref(&mut mem, Value::Bool(true));
+    let (r, used) = call_aptos(&mut mem, "bcs", "serialized_size", &[Type::Bool], vec![flag]);
+    assert_eq!(abort_code(r), Some(0x1C5));
+    assert_eq!(used, 7350 + 36760);
+}
+
+/// [`Primitives`] whose every layout reaches module `0xcafe::m` (100 bytes).
+struct LayoutsInCafe;
+
+impl TypeInfo for LayoutsInCafe {
+    fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+        Primitives.layout_of(ty)
+    }
+    fn layout_modules(&self, _: &Type) -> VmResult<Arc<[(movejit_runtime::storage::ModuleId, u64)]>> {
+        let id = movejit_runtime::storage::ModuleId { address: AccountAddress::from_u64(0xcafe), name: "m".into() };
+        Ok(Arc::new([(id, 100)]))
+    }
+}
+
+/// `string_utils::native_format_list` builds each formatted element's
+/// (annotated) layout, loading the modules it reaches: charged once per
+/// transaction, on top of the formatting charges.
+#[test]
+fn format_list_charges_its_elements_layout_modules() {
+    let nil = datatype(1, "string_utils", "NIL", vec![]);
+    let cons = |t: Type, rest: Type| datatype(1, "string_utils", "Cons", vec![t, rest]);
+    let ty = cons(Type::U64, cons(Type::U64, nil));
+    let nil_v = Value::Struct(vec![Value::Bool(false)]);
+    let list = Value::Struct(vec![Value::U64(1), Value::Struct(vec![Value::U64(2), nil_v])]);
+    let registry = aptos_registry();
+    let f = registry.get(&FRAMEWORK, "string_utils", "native_format_list").expect("registered");
+    let run = |types: &dyn TypeInfo| {
+        let mut mem = Memory::default();
+        let fmt = local_ref(&mut mem, Value::from_bytes(b"{} {}"));
+        let list = local_ref(&mut mem, list.clone());
+        let mut gas = GasMeter::aptos(movejit_runtime::gas::aptos::AptosPricing::v50(), u64::MAX / 4);
+        let r =
+            f(&mut NativeContext { mem: &mut mem, gas: &mut gas, types }, std::slice::from_ref(&ty), vec![fmt, list]);
+        assert_eq!(r.expect("formatted"), vec![movejit_runtime::Value::Struct(vec![Value::from_bytes(b"1 2")])]);
+        gas.aptos_meter().expect("an Aptos meter").algebra.execution_used()
+    };
+    assert_eq!(run(&LayoutsInCafe) - run(&Primitives), 744600 + 420 * 100);
+}
+
+/// [`Primitives`], plus `0xcafe::m::Pair { a: Box<u64>, b: Box<u64> }`,
+/// whose field types it tells.
+struct WithPair;
+
+impl TypeInfo for WithPair {
+    fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
+        match ty {
+            Type::Datatype(id, _) if &*id.name == "Pair" => {
+                let b = Primitives.layout_of(&datatype(1, "table", "Box", vec![Type::U64]))?;
+                Ok(Layout::Struct(vec![b.clone(), b]))
+            }
+            t => Primitives.layout_of(t),
+        }
+    }
+    fn struct_field_types(&self, ty: &Type) -> VmResult<Option<Vec<Type>>> {
+        Ok(match ty {
+            Type::Datatype(id, _) if &*id.name == "Pair" => Some(vec![datatype(1, "table", "Box", vec![Type::U64]); 2]),
+            Type::Datatype(id, args) if &*id.name == "Box" => Some(args.clone()),
+            _ => None,
+        })
+    }
+}
+
+/// `bcs::constant_serialized_size` counts the layout nodes it visits, a
+/// struct type met again as one node (Aptos's
+/// `ConstantSerializedSizeLocalCache`): `Pair` 1, the first `Box<u64>` 2,
+/// the second 1.
+#[test]
+fn constant_serialized_size_counts_a_repeated_struct_once() {
+    let registry = aptos_registry();
+    let f = registry.get(&FRAMEWORK, "bcs", "constant_serialized_size").expect("registered");
+    let pair = datatype(0xcafe, "m", "Pair", vec![]);
+    let mut mem = Memory::default();
+    let mut gas = GasMeter::aptos(movejit_runtime::gas::aptos::AptosPricing::v50(), u64::MAX / 4);
+    let r = f(&mut NativeContext { mem: &mut mem, gas: &mut gas, types: &WithPair }, &[pair], vec![]);
+    assert_eq!(r.expect("a size"), vec![Value::Variant(1, vec![Value::U64(16)])]);
+    assert_eq!(gas.aptos_meter().expect("an Aptos meter").algebra.execution_used(), 7350 + 400 * 4);
 }

@@ -15,6 +15,7 @@ use movejit_benches::executor::{prepare, Executor, Metering, PrepareError};
 use movejit_benches::manifest::{Benchmark, Case, Suite};
 use movejit_benches::measure::{measure, Stats};
 use movejit_benches::stream::{load_streams, Stream, StreamRun};
+use movejit_format::StatusCode;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -84,6 +85,17 @@ struct Row {
     stats: Option<Stats>,
     compile_ns: Option<u64>,
     failure: Option<String>,
+    /// A metered call that ended at Aptos's memory quota (`txn.memory_quota`,
+    /// which `--metered` keeps, unlike the execution limit): where and how,
+    /// reported as the program's status, not as a failure.
+    quota: Option<String>,
+}
+
+impl Row {
+    /// Neither correct nor a status the program legitimately ends with.
+    fn failed(&self) -> bool {
+        !self.correct && self.quota.is_none()
+    }
 }
 
 /// Everything measured for one benchmark.
@@ -161,7 +173,7 @@ pub fn run(args: Args) -> ExitCode {
             for line in table_lines(&r) {
                 say(&bar, line);
             }
-            failed += r.rows.iter().filter(|row| !row.correct).count();
+            failed += r.rows.iter().filter(|row| row.failed()).count();
             json_rows.extend(r.rows.iter().map(|row| json_row(&r, row)));
             results.push(r);
         }
@@ -267,6 +279,7 @@ fn run_benchmark<'a>(
                     stats: None,
                     compile_ns: None,
                     failure: Some(e.to_string()),
+                    quota: None,
                 });
                 bar.inc(calls);
             }
@@ -287,7 +300,16 @@ fn run_benchmark<'a>(
             }
             Err(PrepareError::Failed(why)) => {
                 let failure = Some(why);
-                out.rows.push(Row { executor: ex, metered, correct: false, stats: None, compile_ns: None, failure });
+                let quota = None;
+                out.rows.push(Row {
+                    executor: ex,
+                    metered,
+                    correct: false,
+                    stats: None,
+                    compile_ns: None,
+                    failure,
+                    quota,
+                });
                 bar.inc(calls);
             }
             Ok(mut p) => {
@@ -297,18 +319,37 @@ fn run_benchmark<'a>(
                     bar.inc(1);
                 });
                 bar.inc(calls.saturating_sub(done));
+                let at_quota = metered && m.status == Some(StatusCode::MEMORY_LIMIT_EXCEEDED);
+                let stats = m.stats();
+                let (failure, quota) = if at_quota { (None, m.failure) } else { (m.failure, None) };
                 out.rows.push(Row {
                     executor: ex,
                     metered,
                     correct: m.correct,
-                    stats: m.stats(),
+                    stats,
                     compile_ns: p.compile_ns(),
-                    failure: m.failure,
+                    failure,
+                    quota,
                 });
             }
         }
     }
+    agree_on_quota(&mut out.rows);
     out
+}
+
+/// Metered executors must all end at the memory quota at the same place, or
+/// none of them: one that differs from the first metered row has failed.
+fn agree_on_quota(rows: &mut [Row]) {
+    let mut metered = rows.iter_mut().filter(|row| row.metered && (row.correct || row.quota.is_some()));
+    let Some(first) = metered.next() else { return };
+    let (name, want) = (first.executor.name(), first.quota.clone());
+    for row in metered.filter(|row| row.quota != want) {
+        let ends = |q: &Option<String>| q.clone().unwrap_or_else(|| "with the expected result".into());
+        row.failure = Some(format!("ends {} but {name} ends {}", ends(&row.quota), ends(&want)));
+        row.correct = false;
+        row.quota = None;
+    }
 }
 
 /// One object of the `--json` contract for a call benchmark:
@@ -318,7 +359,9 @@ fn run_benchmark<'a>(
 /// "sui_vm_ns", "native_ns"} (n|null each)}`. The times are null only for a
 /// benchmark that could not be run at all (then `correct` is false). A Sui
 /// build (`NAME@sui`) has the Sui VM as its reference: its `aptos_vm_ns` is
-/// null.
+/// null. `"memory_quota"`: for a metered call that ended at Aptos's memory
+/// quota (then `correct` is false, and it is not a failure), the status and
+/// where; null otherwise.
 fn json_row(r: &BenchResult<'_>, row: &Row) -> Value {
     let n = |x: Option<f64>| x.map(|v| v.round() as u64);
     json!({
@@ -331,6 +374,7 @@ fn json_row(r: &BenchResult<'_>, row: &Row) -> Value {
         "min_ns": row.stats.map(|s| s.min_ns),
         "max_ns": row.stats.map(|s| s.max_ns),
         "compile_ns": row.compile_ns,
+        "memory_quota": row.quota,
         "reference": {
             "aptos_vm_ns": n(aptos_reference(r)),
             "sui_vm_ns": n(r.case.sui_vm_ns_median),
@@ -470,10 +514,19 @@ fn table_lines(r: &BenchResult<'_>) -> Vec<String> {
         };
         out.push(format!("    {} metered (Aptos): {stats} ms{ratio}", row.executor.name()));
     }
+    for row in r.rows.iter().filter(|row| row.metered) {
+        if let (Some(q), Some(s)) = (&row.quota, row.stats) {
+            out.push(format!(
+                "    {} metered (Aptos): {q} after {} ms (Aptos's memory quota, which --metered keeps: a status, not a failure)",
+                row.executor.name(),
+                ms(s.median_ns)
+            ));
+        }
+    }
     for (ex, why) in &r.not_yet {
         out.push(format!("    {}: not yet ({why})", ex.name()));
     }
-    for row in r.rows.iter().filter(|row| !row.correct) {
+    for row in r.rows.iter().filter(|row| row.failed()) {
         let what = if row.metered { " metered" } else { "" };
         out.push(format!("    {}{what}: FAILED: {}", row.executor.name(), row.failure.as_deref().unwrap_or("?")));
     }

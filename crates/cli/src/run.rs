@@ -33,9 +33,9 @@ pub enum EngineChoice {
 /// Gas schedules `movejit run` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum GasScheduleChoice {
-    /// Aptos's production schedule (gas feature version 50). Compiled code
-    /// charges only `unit` so far: under `aptos`, `jit` and `auto` run the
-    /// call interpreted.
+    /// Aptos's production schedule (gas feature version 50), charged
+    /// identically by compiled code; functions whose charges compiled code
+    /// cannot make yet run interpreted (jit-abi.md 5.1).
     Aptos,
     /// 1 per instruction, 20 per call or global operation, 5 per vector or
     /// pack instruction (for tests).

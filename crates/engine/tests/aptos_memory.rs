@@ -13,7 +13,7 @@ use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 use movejit_interp::runtime::gas::aptos::AptosPricing;
 use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 
-const SOURCE: &str = "version 9
+const SOURCE: &str = "version 10
 module 0xcafe::grow
 
 struct P has copy + drop
@@ -178,6 +178,11 @@ L0: copy_loc n
     branch L0
 L1: move_loc s
     ret
+
+public fun shout(n: u64)
+    move_loc n
+    ld_const <vector<u8>> [97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108]
+    abort_msg
 ";
 
 fn storage() -> InMemoryStorage {
@@ -295,4 +300,32 @@ fn small_balances_agree_next_to_memory_uses() {
     assert!(compiled_runs * 10 >= runs * 9, "compiled code ran in only {compiled_runs} of {runs} runs");
     assert!(out_of_gas * 2 > runs, "only {out_of_gas} of {runs} runs ran out of gas");
     assert!(offsets.len() >= 30, "ran out at only {} distinct points: {offsets:?}", offsets.len());
+}
+
+/// `abort_msg` runs compiled under Aptos: its base with the segment, its
+/// per-byte price where it runs, its message's heap released. Balances
+/// around the abort: every executor ends at the same point with the same
+/// gas, running out at the abort itself in some runs.
+#[test]
+fn abort_messages_agree_at_every_balance() {
+    let st = storage();
+    // The least balance that reaches the abort (interpreted), then
+    // balances below it, finer than the message's per-byte part.
+    let (mut lo, mut hi) = (first_compiled_balance(&st, "shout", &[7]), AptosPricing::v50().limits.to_internal(10));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if run(&st, ExecutorKind::Interpreter, "shout", &[7], mid).0.status == StatusCode::OUT_OF_GAS {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut ends = std::collections::BTreeSet::new();
+    for balance in (lo.saturating_sub(20_000)..lo + 500).step_by(7) {
+        let (r, compiled) = agree(&st, "shout", &[7], balance);
+        assert!(compiled, "at balance {balance}: compiled code did not run");
+        ends.insert((r.status, r.at.map(|a| a.1)));
+    }
+    assert!(ends.contains(&(StatusCode::OUT_OF_GAS, Some(2))), "never ran out at the abort: {ends:?}");
+    assert!(ends.contains(&(StatusCode::ABORTED, Some(2))), "never aborted: {ends:?}");
 }

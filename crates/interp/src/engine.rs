@@ -1486,6 +1486,28 @@ impl TypeInfo for Session<'_, '_> {
     fn layout_modules(&self, ty: &Type) -> VmResult<Arc<[(ModuleId, u64)]>> {
         self.layout_modules_cached(ty)
     }
+    /// The session's value when it has a slot for the resource (what a
+    /// new transaction would load), else storage's.
+    fn resource_probe(&self, address: AccountAddress, ty: &Type) -> VmResult<movejit_runtime::natives::ResourceProbe> {
+        let id = TypeTable::shared().intern(ty)?;
+        let slot = self.globals.index.get(&(address, id)).map(|&s| s as usize);
+        let (exists, bytes) = match slot {
+            Some(s) => match self.globals.flat.get(s) {
+                Some(Some(v)) => (true, movejit_runtime::flat::bcs::serialize(v)?.len()),
+                _ => (false, 0),
+            },
+            None => self.resolver.get_resource(&address, ty).map_or((false, 0), |b| (true, b.len())),
+        };
+        Ok(movejit_runtime::natives::ResourceProbe { exists, ty: id, slot, bytes: bytes as u64 })
+    }
+    fn struct_field_types(&self, ty: &Type) -> VmResult<Option<Vec<Type>>> {
+        let Type::Datatype(id, args) = ty else { return Ok(None) };
+        let fields = self.datatype_fields(id, args)?;
+        Ok(fields.filter(|f| !f.is_enum).and_then(|f| f.variants.into_iter().next()))
+    }
+    fn module_size(&self, id: &ModuleId) -> VmResult<Option<u64>> {
+        Ok(self.modules.get(id).map(|m| m.size).or_else(|| self.resolver.get_module(id).map(|b| b.len() as u64)))
+    }
     /// Loaded resources answer from the session's globals, others from
     /// storage.
     fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {

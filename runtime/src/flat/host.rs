@@ -137,6 +137,14 @@ impl TypeInfo for SessionTypes<'_> {
         // SAFETY: as in `layout_of`.
         unsafe { &*self.0 }.resource_exists(address, ty)
     }
+    fn resource_probe(&self, address: AccountAddress, ty: &Type) -> VmResult<crate::natives::ResourceProbe> {
+        // SAFETY: as in `layout_of`.
+        unsafe { &*self.0 }.resource_probe(address, ty)
+    }
+    fn struct_field_types(&self, ty: &Type) -> VmResult<Option<Vec<Type>>> {
+        // SAFETY: as in `layout_of`.
+        unsafe { &*self.0 }.struct_field_types(ty)
+    }
 }
 
 /// The context, the session's global storage and the resource type id `ty`.

@@ -259,6 +259,20 @@ impl AbstractSizes {
         }
     }
 
+    /// Aptos's heap size of tree value `v` of layout `l`: its
+    /// [`tree_value`](Self::tree_value) less its outermost node (0 for
+    /// scalars and references), as [`heap`](Self::heap) measures flat values.
+    pub fn tree_heap(&self, l: &Layout, v: &Value) -> u64 {
+        let stack = match v {
+            _ if scalar_of(v).is_some() => return 0,
+            Value::Ref(_) => return 0,
+            Value::Vector(_) => self.vector,
+            Value::Closure(_) => self.closure,
+            _ => self.struct_,
+        };
+        self.tree_value(l, v).saturating_sub(stack)
+    }
+
     fn signer(&self) -> u64 {
         self.struct_ + self.unit[ScalarKind::U16 as usize] + self.unit[ScalarKind::Address as usize]
     }
@@ -325,6 +339,7 @@ mod tests {
             assert_eq!(s.dereferenced(&r, &slot), expected, "case {i}: dereferenced");
             let tree = crate::bcs::deserialize(&bcs, &layout).unwrap();
             assert_eq!(s.tree_value(&layout, &tree), expected, "case {i}: tree value");
+            assert_eq!(s.tree_heap(&layout, &tree), s.heap(&flat, v.bytes()), "case {i}: tree heap");
         }
     }
 }

@@ -7,8 +7,9 @@ use super::abstract_size::AbstractSizes;
 use super::algebra::{GasAlgebra, MemoryAlgebra, TransactionLimits};
 use super::native::{NativePrices, NativeTerms};
 use super::schedule::{InstructionCosts, MissingParameter, Schedule};
+use crate::intern::TypeId;
 use crate::storage::ModuleId;
-use movejit_format::{Opcode, StatusCode};
+use movejit_format::{AccountAddress, Opcode, StatusCode};
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
@@ -96,6 +97,10 @@ pub struct AptosMeter {
     modules: HashSet<ModuleId>,
     /// Resources read in this transaction (by the session's global slot).
     resources: HashSet<usize>,
+    /// Resources a native loaded in this transaction (`object::exists_at`)
+    /// before any global operation read them, by address and type: the
+    /// first such operation then reads nothing.
+    native_reads: HashSet<(AccountAddress, TypeId)>,
     /// Generic instantiations resolved in this transaction (by caller
     /// instance and instantiation index): Aptos builds their type
     /// arguments once per caller.
@@ -113,6 +118,7 @@ impl AptosMeter {
             leak_native_args: false,
             modules: HashSet::new(),
             resources: HashSet::new(),
+            native_reads: HashSet::new(),
             instantiations: HashSet::new(),
         }
     }
@@ -173,6 +179,27 @@ impl AptosMeter {
     /// Whether global slot `slot` was read in this transaction.
     pub fn has_read(&self, slot: usize) -> bool {
         self.resources.contains(&slot)
+    }
+
+    /// A native loads resource `key` (address, type), whose session slot
+    /// is `slot` if it has one: whether this is the transaction's first
+    /// load of it (Aptos's data cache loads a resource once).
+    pub fn load_by_native(&mut self, slot: Option<usize>, key: (AccountAddress, TypeId)) -> bool {
+        if slot.is_some_and(|s| self.resources.contains(&s)) {
+            return false;
+        }
+        self.native_reads.insert(key)
+    }
+
+    /// The first global operation on slot `slot`, resource `key`: if a
+    /// native loaded it before ([`load_by_native`](Self::load_by_native)),
+    /// it is read already (nothing to charge) and `true` is returned.
+    pub fn read_by_native(&mut self, slot: usize, key: (AccountAddress, TypeId)) -> bool {
+        if self.native_reads.contains(&key) {
+            self.resources.insert(slot);
+            return true;
+        }
+        false
     }
 
     /// The first access to global slot `slot` in this transaction reads it

@@ -44,6 +44,16 @@ pub trait TypeInfo {
             .with_message(format!("no storage access for natives (exists {ty})")))
     }
 
+    /// What a native loading resource `ty` at `address` finds (Aptos's
+    /// `object::exists_at`, which loads it into the transaction's data
+    /// cache): see [`ResourceProbe`]. Executors that give natives no
+    /// storage access keep this default (`VM_EXTENSION_ERROR`).
+    fn resource_probe(&self, address: AccountAddress, ty: &Type) -> VmResult<ResourceProbe> {
+        let _ = address;
+        Err(crate::VmError::new(movejit_format::StatusCode::VM_EXTENSION_ERROR)
+            .with_message(format!("no storage access for natives (load {ty})")))
+    }
+
     /// The modules building `ty`'s layout loads, with their sizes in bytes
     /// ([`crate::resolve::layout_modules`]): what Aptos's lazy loader
     /// charges when a layout is built. Executors that do not track module
@@ -52,6 +62,34 @@ pub trait TypeInfo {
         let _ = ty;
         Ok(Arc::new([]))
     }
+
+    /// The field types of struct type `ty` (not an enum), if it is one.
+    /// Executors that do not tell keep this default (none).
+    fn struct_field_types(&self, ty: &Type) -> VmResult<Option<Vec<Type>>> {
+        let _ = ty;
+        Ok(None)
+    }
+
+    /// The size in bytes of module `id` (loaded in the session, else in
+    /// storage), `None` when there is no such module: what Aptos's lazy
+    /// loader charges when a native loads it. Executors that do not track
+    /// module sizes keep this default (none).
+    fn module_size(&self, id: &ModuleId) -> VmResult<Option<u64>> {
+        let _ = id;
+        Ok(None)
+    }
+}
+
+/// A resource as a native that loads it finds it ([`TypeInfo::resource_probe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceProbe {
+    pub exists: bool,
+    /// Its interned type.
+    pub ty: crate::intern::TypeId,
+    /// The session's global slot of it, if the session has one.
+    pub slot: Option<usize>,
+    /// Its size in bytes as the session would load it (0 when absent).
+    pub bytes: u64,
 }
 
 /// The state a native runs against.
@@ -85,6 +123,23 @@ impl NativeContext<'_> {
             }
         }
         Ok(())
+    }
+    /// Under the Aptos schedule: a native loads module `id` (Aptos's lazy
+    /// loader, `charge_native_result_load_module`): charged once per
+    /// transaction, free at the special addresses; a module that does not
+    /// exist is a `LINKER_ERROR`.
+    pub fn charge_module_load(&mut self, id: &ModuleId) -> VmResult<()> {
+        if !self.gas.is_aptos() || crate::gas::algebra::is_special(&id.address) {
+            return Ok(());
+        }
+        let size = self.types.module_size(id)?.ok_or_else(|| {
+            crate::VmError::new(movejit_format::StatusCode::LINKER_ERROR)
+                .with_message(format!("module {}::{} does not exist", id.address, id.name))
+        })?;
+        match self.gas.aptos_meter_mut() {
+            Some(a) => a.charge_module(id, size).map_err(crate::VmError::new),
+            None => Ok(()),
+        }
     }
     /// Whether resource `ty` exists at `address` (see [`TypeInfo::resource_exists`]).
     pub fn resource_exists(&self, address: AccountAddress, ty: &Type) -> VmResult<bool> {

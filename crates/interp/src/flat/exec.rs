@@ -1637,7 +1637,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     #[inline(never)]
     fn charge_aptos_global(&mut self, p: &Prepared, pc: usize, slot: usize) -> TrapResult<()> {
         if self.gas.aptos_meter().is_some_and(|a| !a.has_read(slot)) {
-            self.charge_aptos_layout_modules(slot)?;
+            // A native (`object::exists_at`) may have loaded it already.
+            let key = self.s.globals.meta.get(slot).map(|m| (m.address, m.id)).ok_or_else(|| inv("global slot"))?;
+            let native = self.gas.aptos_meter_mut().is_some_and(|a| a.read_by_native(slot, key));
+            if !native {
+                self.charge_aptos_layout_modules(slot)?;
+            }
         }
         let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
         let loaded = match self.s.globals.flat.get(slot) {

@@ -11,7 +11,7 @@
 //! depend on run-time state (calls of natives, of generic functions and of
 //! functions in other modules not at special addresses: natives' own gas,
 //! instantiations and module loading charged once per transaction; global
-//! storage: resource reads; closures; abort messages; values with vectors
+//! storage: resource reads; closures; values with vectors
 //! or closures inside) are not compiled under Aptos: the function runs
 //! interpreted, with identical charges. A call of a compiled function
 //! charges its price and its frame's types as constants too; running out
@@ -63,9 +63,11 @@ impl Lowerer<'_, '_> {
                 out.extend(callee.local_nodes.iter().map(|n| (p.costs.subst_ty_per_node.saturating_mul(*n), true)));
                 return Ok(out);
             }
-            B::CallGeneric(_) | B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) | B::AbortMsg => {
+            B::CallGeneric(_) | B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) => {
                 return Err(refused())
             }
+            // Its base here; per message byte where it runs (`lower/mod.rs`).
+            B::AbortMsg => (0, SiteCounts::default()),
             // Resource reads (I/O gas) and their layouts' modules.
             b if b.is_global_storage() => return Err(refused()),
             B::LdConst(c) => {

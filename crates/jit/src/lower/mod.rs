@@ -2026,6 +2026,21 @@ impl Lowerer<'_, '_> {
                 let (_, msg) = self.pop_mem()?;
                 let code = self.pop_kind(Kind::U64)?.one()?;
                 let len = self.vec_len_inline(msg);
+                if let Some(p) = self.target.aptos {
+                    // Aptos prices the message per byte on top of the
+                    // constant base (`lower/aptos.rs`), and releases its
+                    // heap part, a `vector<u8>` of `len` bytes.
+                    use movejit_runtime::gas::aptos::SiteCounts;
+                    let at = |units| {
+                        p.costs
+                            .site_cost(movejit_format::Opcode::AbortMsg, SiteCounts { units, ..SiteCounts::default() })
+                    };
+                    let per_byte = at(1).saturating_sub(at(0));
+                    let amount = self.saturating_mul_const(len, per_byte);
+                    self.charge_dynamic_spent(amount, i);
+                    let heap = self.saturating_mul_const(len, p.sizes.vector_heap(movejit_runtime::ScalarKind::U8, 1));
+                    self.call_helper(HelperId::memory_release(), &[self.ctx, heap])?;
+                }
                 if let Some(cost) = self.target.cost {
                     if cost.per_byte > 0 {
                         let (amount, of) = {
@@ -2217,6 +2232,14 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// `v × c`, saturating at `u64::MAX`.
+    fn saturating_mul_const(&mut self, v: Value, c: u64) -> Value {
+        let c = self.b.ins().iconst(types::I64, c as i64);
+        let (product, of) = self.b.ins().umul_overflow(v, c);
+        let max = self.b.ins().iconst(types::I64, -1);
+        self.b.ins().select(of, max, product)
+    }
+
     /// Charges a run-time amount at this point of the instruction,
     /// failing with `OUT_OF_GAS` at `offset`.
     fn charge_dynamic_value(&mut self, amount: Value, offset: usize) {
@@ -2225,6 +2248,19 @@ impl Lowerer<'_, '_> {
         self.fail_if(short, StatusCode::OUT_OF_GAS, offset);
         let left = self.b.ins().isub(gas, amount);
         self.gas_set(left);
+    }
+
+    /// [`charge_dynamic_value`](Self::charge_dynamic_value) under Aptos's
+    /// schedule: a charge that does not fit is still spent (the gas left
+    /// wraps below zero), so that the meter settles it as the one charge
+    /// that fails, with the interpreter's status and gas
+    /// (`AptosMeter::charge_compiled`).
+    fn charge_dynamic_spent(&mut self, amount: Value, offset: usize) {
+        let gas = self.gas_get();
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, amount);
+        let left = self.b.ins().isub(gas, amount);
+        self.gas_set(left);
+        self.fail_if(short, StatusCode::OUT_OF_GAS, offset);
     }
 
     /// Charges a cost known only at this point of the instruction (after
