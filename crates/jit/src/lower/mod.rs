@@ -33,6 +33,7 @@
 mod aptos;
 mod checked;
 pub(crate) mod closure;
+mod counters;
 mod fastnative;
 mod global;
 mod metered;
@@ -424,6 +425,8 @@ pub fn lower_function(
         stack: Vec::new(),
         watermark: 0,
         seg: None,
+        counters: counters::Counters::new(code, &blocks),
+        block_start: 0,
         untested_failure: None,
         in_flight: Vec::new(),
         drop_error: None,
@@ -495,6 +498,10 @@ struct Lowerer<'a, 'f> {
     watermark: usize,
     /// The gas segment being lowered (metered code, `lower/metered.rs`).
     seg: Option<metered::Segment>,
+    /// Loop counters whose `± 1` cannot wrap (`lower/counters.rs`).
+    counters: counters::Counters,
+    /// The start of the block being lowered.
+    block_start: usize,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
     /// Owned values the current instruction has taken off the operand
@@ -1205,6 +1212,7 @@ impl Lowerer<'_, '_> {
     fn lower_block(&mut self, s: usize, e: usize, checked: usize) -> CompileResult<()> {
         self.stack.clear();
         self.watermark = checked;
+        self.block_start = s;
         if self.target.cost.is_none() {
             self.mode = Mode::Unmetered;
             for i in s..e {
@@ -2259,8 +2267,26 @@ impl Lowerer<'_, '_> {
         }
         let (x, y) = (a.one()?, b.one()?);
         let s = k.is_signed();
+        let counter_step = !s && self.counters.step_fits(self.code, self.block_start, i);
+        if counter_step {
+            let r = if opc == op::ADD { self.b.ins().iadd(x, y) } else { self.b.ins().isub(x, y) };
+            return Ok(Val::One(r));
+        }
         let redo = Redo::Bin(k.code() | opc << 4, a, b);
         let r = match opc {
+            // Unsigned add and sub up to 64 bits test with a compare,
+            // which x86-64 fuses with its branch (`cmp; jb`).
+            op::ADD if !s && k.bits() <= 64 => {
+                let r = self.b.ins().iadd(x, y);
+                let of = self.b.ins().icmp(IntCC::UnsignedLessThan, r, x);
+                self.arith_fail_if(of, i, redo)?;
+                r
+            }
+            op::SUB if !s && k.bits() <= 64 => {
+                let of = self.b.ins().icmp(IntCC::UnsignedLessThan, x, y);
+                self.arith_fail_if(of, i, redo)?;
+                self.b.ins().isub(x, y)
+            }
             op::ADD | op::SUB | op::MUL => {
                 let (r, of) = match (opc, s) {
                     (op::ADD, false) => self.b.ins().uadd_overflow(x, y),
