@@ -37,6 +37,7 @@ mod counters;
 mod fastnative;
 mod global;
 mod metered;
+mod rotate;
 mod vecops;
 mod wide;
 
@@ -427,6 +428,7 @@ pub fn lower_function(
         seg: None,
         counters: counters::Counters::new(code, &blocks),
         block_start: 0,
+        rotations: HashMap::new(),
         untested_failure: None,
         in_flight: Vec::new(),
         drop_error: None,
@@ -456,6 +458,11 @@ pub fn lower_function(
     let first = lw.block_of[&0];
     lw.b.ins().jump(first, &[]);
     let mut checked = checked::CheckedHeights::new(code, &blocks);
+    // Metered code charges gas per segment of a block; a copied test would
+    // need segments of its own.
+    if !metered {
+        lw.rotations = rotate::back_edges(&code.code, &blocks, |a, b| checked.dominates_at(a, b));
+    }
     for &(s, e) in &blocks {
         let blk = lw.block_of[&s];
         lw.b.switch_to_block(blk);
@@ -502,6 +509,9 @@ struct Lowerer<'a, 'f> {
     counters: counters::Counters,
     /// The start of the block being lowered.
     block_start: usize,
+    /// Back edges lowered as a copy of their loop's test
+    /// (`lower/rotate.rs`): branch offset -> the test block.
+    rotations: HashMap<usize, (usize, usize)>,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
     /// Owned values the current instruction has taken off the operand
@@ -890,9 +900,23 @@ impl Lowerer<'_, '_> {
     /// error, message included: one source for the message, no work on the
     /// hot path.
     fn arith_fail_if(&mut self, cond: Value, offset: usize, redo: Redo) -> CompileResult<()> {
-        let f = self.helper_ref(redo.helper())?;
+        self.arith_fail_if_lazy(cond, offset, redo.helper(), |_| redo)
+    }
+
+    /// [`arith_fail_if`](Self::arith_fail_if) with the instruction (whose
+    /// helper is `h`) built at the failure site: `redo` may compute
+    /// operands there.
+    fn arith_fail_if_lazy(
+        &mut self,
+        cond: Value,
+        offset: usize,
+        h: HelperId,
+        redo: impl FnOnce(&mut Self) -> Redo,
+    ) -> CompileResult<()> {
+        let f = self.helper_ref(h)?;
         let r = self.refund_at(offset);
         self.fail_if_with(cond, offset, r, |lw| {
+            let redo = redo(lw);
             let args = lw.redo_args(redo);
             lw.b.ins().call(f, &args);
             lw.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR))
@@ -1240,6 +1264,22 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// Whether the loop test `[s, e)` (pure by its instructions,
+    /// `lower/rotate.rs`) only reads locals without copying memory: a
+    /// copied test must not allocate or fail but at its stack checks.
+    fn copyable_test(&self, s: usize, e: usize) -> bool {
+        self.code.get(s..e).is_some_and(|test| {
+            test.iter().all(|ins| match ins {
+                Bytecode::CopyLoc(l) => match self.locals.get(*l as usize) {
+                    Some(Local::Var(..) | Local::Ref(..)) => true,
+                    Some(Local::Mem(layout, _)) => matches!(Ty::of(layout), Ty::S(_)),
+                    None => false,
+                },
+                _ => true,
+            })
+        })
+    }
+
     fn target_block(&self, t: u16) -> CompileResult<Block> {
         self.block_of.get(&(t as usize)).copied().ok_or_else(|| malformed("bad branch target"))
     }
@@ -1522,8 +1562,19 @@ impl Lowerer<'_, '_> {
             }
             B::Branch(t) => {
                 self.expect_empty_stack()?;
-                let blk = self.target_block(t)?;
-                self.b.ins().jump(blk, &[]);
+                match self.rotations.get(&i).copied() {
+                    Some((s, e)) if self.copyable_test(s, e) => {
+                        let here = std::mem::replace(&mut self.block_start, s);
+                        for j in s..e {
+                            self.lower_instr(j)?;
+                        }
+                        self.block_start = here;
+                    }
+                    _ => {
+                        let blk = self.target_block(t)?;
+                        self.b.ins().jump(blk, &[]);
+                    }
+                }
             }
             B::BrTrue(t) | B::BrFalse(t) => {
                 let c = self.pop_kind(Kind::Bool)?.one()?;
@@ -2278,8 +2329,14 @@ impl Lowerer<'_, '_> {
             // which x86-64 fuses with its branch (`cmp; jb`).
             op::ADD if !s && k.bits() <= 64 => {
                 let r = self.b.ins().iadd(x, y);
-                let of = self.b.ins().icmp(IntCC::UnsignedLessThan, r, x);
-                self.arith_fail_if(of, i, redo)?;
+                let of = self.b.ins().icmp(IntCC::UnsignedLessThan, r, y);
+                // The failure site recomputes the left operand (r - y), so
+                // it need not outlive the add: a loop's accumulator keeps
+                // one register.
+                let code = k.code() | opc << 4;
+                self.arith_fail_if_lazy(of, i, HelperId::int_binop(), |lw| {
+                    Redo::Bin(code, Val::One(lw.b.ins().isub(r, y)), b)
+                })?;
                 r
             }
             op::SUB if !s && k.bits() <= 64 => {
