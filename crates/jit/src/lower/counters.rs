@@ -54,7 +54,7 @@ impl Facts {
     fn kill(self, k: Locals) -> Facts {
         Facts { below: self.below.minus(k), above: self.above.minus(k) }
     }
-    fn add(mut self, f: Option<(u8, Side)>) -> Facts {
+    fn add(mut self, f: Fact) -> Facts {
         match f {
             Some((l, Side::Below)) => self.below = self.below.with(l),
             Some((l, Side::Above)) => self.above = self.above.with(l),
@@ -200,9 +200,12 @@ fn plain_push(i: &Bytecode) -> bool {
     matches!(i, CopyLoc(_) | MoveLoc(_) | LdU8(_) | LdU16(_) | LdU32(_) | LdU64(_) | LdU128(_) | LdU256(_) | LdConst(_))
 }
 
+/// What one edge learns: a local is below or above some value.
+type Fact = Option<(u8, Side)>;
+
 /// The facts the two edges of the conditional branch ending block
 /// `[s, e)` make: `(on true, on false)`.
-fn branch_facts(code: &[Bytecode], s: usize, e: usize) -> (Option<(u8, Side)>, Option<(u8, Side)>) {
+fn branch_facts(code: &[Bytecode], s: usize, e: usize) -> (Fact, Fact) {
     use Bytecode::*;
     let none = (None, None);
     if e < s + 4 || !matches!(code[e - 1], BrTrue(_) | BrFalse(_)) {

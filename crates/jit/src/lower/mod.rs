@@ -429,6 +429,9 @@ pub fn lower_function(
         counters: counters::Counters::new(code, &blocks),
         block_start: 0,
         rotations: HashMap::new(),
+        prechecked: HashMap::new(),
+        bypass: HashMap::new(),
+        copying: None,
         untested_failure: None,
         in_flight: Vec::new(),
         drop_error: None,
@@ -462,11 +465,16 @@ pub fn lower_function(
     // need segments of its own.
     if !metered {
         lw.rotations = rotate::back_edges(&code.code, &blocks, |a, b| checked.dominates_at(a, b));
+        lw.plan_prechecks(code, &blocks, &checked);
     }
     for &(s, e) in &blocks {
         let blk = lw.block_of[&s];
         lw.b.switch_to_block(blk);
-        lw.lower_block(s, e, checked.at_entry(s))?;
+        let mut at = checked.at_entry(s);
+        if let Some(&(main, n)) = lw.prechecked.get(&s) {
+            at = lw.precheck(s, n, at, main);
+        }
+        lw.lower_block(s, e, at)?;
         checked.at_exit(s, lw.watermark);
         let n = lw.b.func.dfg.num_insts();
         if n > target.max_ir_insts {
@@ -512,6 +520,15 @@ struct Lowerer<'a, 'f> {
     /// Back edges lowered as a copy of their loop's test
     /// (`lower/rotate.rs`): branch offset -> the test block.
     rotations: HashMap<usize, (usize, usize)>,
+    /// Loop bodies whose leading pushes are checked on entry from outside
+    /// the loop only: body start -> (the block past those checks, how many
+    /// leading pushes).
+    prechecked: HashMap<usize, (Block, usize)>,
+    /// Per rotated back edge (branch offset): the body its test copy enters
+    /// past the body's checks, which already passed in this frame.
+    bypass: HashMap<usize, usize>,
+    /// While lowering a test copy: the body it may enter past its checks.
+    copying: Option<usize>,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
     /// Owned values the current instruction has taken off the operand
@@ -1280,6 +1297,89 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// The block a conditional branch to `t` enters: a test copy enters
+    /// its loop's body past the body's prechecks.
+    fn branch_block(&self, t: usize) -> CompileResult<Block> {
+        match (self.copying, self.prechecked.get(&t)) {
+            (Some(body), Some(&(main, _))) if body == t => Ok(main),
+            _ => self.target_block(t as u16),
+        }
+    }
+
+    /// For each rotated loop (`lower/rotate.rs`) whose body starts with
+    /// pushes of scalar locals and constants: the body's stack checks of
+    /// those pushes move to its entry from outside the loop (they cannot
+    /// fail between them: nothing else happens there), and the test copy
+    /// enters past them. The copy's block is dominated by the body, so
+    /// the checks passed in this frame before, and the room is fixed per
+    /// frame. Unmetered code only (as rotation).
+    fn plan_prechecks(
+        &mut self,
+        unit: &movejit_format::CodeUnit,
+        blocks: &[(usize, usize)],
+        checked: &checked::CheckedHeights,
+    ) {
+        for &(s, e) in blocks {
+            let Some(&(ts, te)) = e.checked_sub(1).and_then(|l| self.rotations.get(&l)) else { continue };
+            let body = movejit_format::cfg::successors(unit, te - 1)
+                .into_iter()
+                .find(|&b| b != ts && checked.dominates_at(b, s));
+            let Some(body) = body else { continue };
+            let end = blocks.iter().find(|&&(bs, _)| bs == body).map_or(body, |&(_, be)| be);
+            let n = self.code[body..end].iter().take_while(|ins| self.scalar_push(ins)).count();
+            if n == 0 || body + n >= end {
+                continue;
+            }
+            let main = match self.prechecked.get(&body) {
+                Some(&(main, _)) => main,
+                None => self.b.create_block(),
+            };
+            self.prechecked.insert(body, (main, n));
+            self.bypass.insert(e - 1, body);
+        }
+    }
+
+    /// Pushes one scalar, reading a local kept in SSA or a constant:
+    /// nothing but its stack check can fail, nothing is written.
+    fn scalar_push(&self, ins: &Bytecode) -> bool {
+        use Bytecode as B;
+        match ins {
+            B::CopyLoc(l) | B::MoveLoc(l) => matches!(self.locals.get(*l as usize), Some(Local::Var(..))),
+            B::LdTrue
+            | B::LdFalse
+            | B::LdU8(_)
+            | B::LdU16(_)
+            | B::LdU32(_)
+            | B::LdU64(_)
+            | B::LdU128(_)
+            | B::LdU256(_)
+            | B::LdI8(_)
+            | B::LdI16(_)
+            | B::LdI32(_)
+            | B::LdI64(_)
+            | B::LdI128(_)
+            | B::LdI256(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The entry of prechecked body `s` from outside its loop: the stack
+    /// checks of its `n` leading pushes above watermark `w`, each at its
+    /// push's offset, then on to `main`, where the body is lowered with
+    /// those heights known. Returns the body's watermark.
+    fn precheck(&mut self, s: usize, n: usize, w: usize, main: Block) -> usize {
+        self.stack.clear();
+        if let Some(room) = self.room {
+            for h in w..n {
+                let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64);
+                self.fail_if(over, StatusCode::EXECUTION_STACK_OVERFLOW, s + h);
+            }
+        }
+        self.b.ins().jump(main, &[]);
+        self.b.switch_to_block(main);
+        w.max(n)
+    }
+
     fn target_block(&self, t: u16) -> CompileResult<Block> {
         self.block_of.get(&(t as usize)).copied().ok_or_else(|| malformed("bad branch target"))
     }
@@ -1565,9 +1665,11 @@ impl Lowerer<'_, '_> {
                 match self.rotations.get(&i).copied() {
                     Some((s, e)) if self.copyable_test(s, e) => {
                         let here = std::mem::replace(&mut self.block_start, s);
+                        self.copying = self.bypass.get(&i).copied();
                         for j in s..e {
                             self.lower_instr(j)?;
                         }
+                        self.copying = None;
                         self.block_start = here;
                     }
                     _ => {
@@ -1579,8 +1681,8 @@ impl Lowerer<'_, '_> {
             B::BrTrue(t) | B::BrFalse(t) => {
                 let c = self.pop_kind(Kind::Bool)?.one()?;
                 self.expect_empty_stack()?;
-                let taken = self.target_block(t)?;
-                let next = self.target_block((i + 1) as u16)?;
+                let taken = self.branch_block(t as usize)?;
+                let next = self.branch_block(i + 1)?;
                 if matches!(ins, B::BrTrue(_)) {
                     self.b.ins().brif(c, taken, &[], next, &[]);
                 } else {
