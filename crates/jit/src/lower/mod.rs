@@ -623,8 +623,15 @@ impl Lowerer<'_, '_> {
         self.room = Some(room);
         // Depth: frames active when this one started, and the limit; both
         // are fixed for the frame's lifetime (callees restore `depth`).
-        self.depth = Some(self.load_ctx(types::I64, off::DEPTH));
-        self.max_depth = Some(self.load_ctx(types::I64, off::MAX_DEPTH));
+        // Only calls of compiled code read them (`compiled_call`).
+        let calls = self
+            .code
+            .iter()
+            .any(|i| matches!(i, Bytecode::Call(_) | Bytecode::CallGeneric(_) | Bytecode::CallClosure(_)));
+        if calls {
+            self.depth = Some(self.load_ctx(types::I64, off::DEPTH));
+            self.max_depth = Some(self.load_ctx(types::I64, off::MAX_DEPTH));
+        }
         if self.target.cost.is_some() {
             let var = self.b.declare_var(types::I64);
             let g = self.load_ctx(types::I64, off::GAS_LEFT);
@@ -1339,12 +1346,16 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// Pushes one scalar, reading a local kept in SSA or a constant:
-    /// nothing but its stack check can fail, nothing is written.
+    /// Pushes a scalar or a reference, reading a local kept in SSA,
+    /// borrowing a local or loading a constant: nothing but its stack
+    /// check can fail, nothing is written.
     fn scalar_push(&self, ins: &Bytecode) -> bool {
         use Bytecode as B;
         match ins {
-            B::CopyLoc(l) | B::MoveLoc(l) => matches!(self.locals.get(*l as usize), Some(Local::Var(..))),
+            B::CopyLoc(l) | B::MoveLoc(l) => {
+                matches!(self.locals.get(*l as usize), Some(Local::Var(..) | Local::Ref(..)))
+            }
+            B::ImmBorrowLoc(l) | B::MutBorrowLoc(l) => (*l as usize) < self.locals.len(),
             B::LdTrue
             | B::LdFalse
             | B::LdU8(_)
@@ -2420,7 +2431,11 @@ impl Lowerer<'_, '_> {
         }
         let (x, y) = (a.one()?, b.one()?);
         let s = k.is_signed();
-        let counter_step = !s && self.counters.step_fits(self.code, self.block_start, i);
+        // Only locals never borrowed: nothing but `st_loc` writes them.
+        let counter_step = !s
+            && self.counters.step_fits(self.code, self.block_start, i)
+            && matches!(self.code.get(i.wrapping_sub(2)), Some(Bytecode::CopyLoc(l) | Bytecode::MoveLoc(l))
+                if matches!(self.locals.get(*l as usize), Some(Local::Var(..))));
         if counter_step {
             let r = if opc == op::ADD { self.b.ins().iadd(x, y) } else { self.b.ins().isub(x, y) };
             return Ok(Val::One(r));
