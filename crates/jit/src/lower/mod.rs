@@ -1412,6 +1412,21 @@ impl Lowerer<'_, '_> {
         self.push(Ty::S(k), v, i);
     }
 
+    /// The constant `v` is, when an `iconst` of at most 64 bits made it
+    /// (zero-extended).
+    fn iconst_of(&self, v: Value) -> Option<u64> {
+        use cranelift_codegen::ir::{InstructionData, Opcode};
+        let inst = self.b.func.dfg.value_def(v).inst()?;
+        match self.b.func.dfg.insts[inst] {
+            InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => {
+                let bits = self.b.func.dfg.value_type(v).bits();
+                let raw = imm.bits() as u64;
+                Some(if bits >= 64 { raw } else { raw & ((1u64 << bits) - 1) })
+            }
+            _ => None,
+        }
+    }
+
     fn iconst_ty(&mut self, ty: Type, bits: u128) -> Value {
         if ty == types::I128 {
             let lo = self.b.ins().iconst(types::I64, bits as u64 as i64);
@@ -2456,11 +2471,27 @@ impl Lowerer<'_, '_> {
                 })?;
                 r
             }
-            op::SUB if !s && k.bits() <= 64 => {
-                let of = self.b.ins().icmp(IntCC::UnsignedLessThan, x, y);
-                self.arith_fail_if(of, i, redo)?;
-                self.b.ins().isub(x, y)
-            }
+            op::SUB if !s && k.bits() <= 64 => match self.iconst_of(y) {
+                // `x - c` wraps iff the result is above `MAX - c`: the test
+                // reads only the result and the failure site recomputes
+                // `x`, so `x` need not outlive the sub (`n - 1` of a
+                // spilled `n` reloads it once).
+                Some(c) => {
+                    let r = self.b.ins().isub(x, y);
+                    let lim = self.iconst_ty(k.ir_type(), (k.max_bits() as u64).wrapping_sub(c) as u128);
+                    let of = self.b.ins().icmp(IntCC::UnsignedGreaterThan, r, lim);
+                    let code = k.code() | opc << 4;
+                    self.arith_fail_if_lazy(of, i, HelperId::int_binop(), |lw| {
+                        Redo::Bin(code, Val::One(lw.b.ins().iadd(r, y)), b)
+                    })?;
+                    r
+                }
+                None => {
+                    let of = self.b.ins().icmp(IntCC::UnsignedLessThan, x, y);
+                    self.arith_fail_if(of, i, redo)?;
+                    self.b.ins().isub(x, y)
+                }
+            },
             op::ADD | op::SUB | op::MUL => {
                 let (r, of) = match (opc, s) {
                     (op::ADD, false) => self.b.ins().uadd_overflow(x, y),
