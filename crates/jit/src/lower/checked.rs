@@ -58,6 +58,15 @@ impl CheckedHeights {
         CheckedHeights { index, preds, exits: vec![None; n], span, estimate }
     }
 
+    /// Whether the block starting at `a` dominates the one starting at `b`
+    /// (both reachable).
+    pub(super) fn dominates_at(&self, a: usize, b: usize) -> bool {
+        match (self.index.get(&a), self.index.get(&b)) {
+            (Some(&a), Some(&b)) => self.dominates(a, b),
+            _ => false,
+        }
+    }
+
     /// Whether block `a` dominates block `b` (both reachable).
     fn dominates(&self, a: usize, b: usize) -> bool {
         match (self.span[a], self.span[b]) {

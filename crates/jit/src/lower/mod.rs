@@ -33,9 +33,11 @@
 mod aptos;
 mod checked;
 pub(crate) mod closure;
+mod counters;
 mod fastnative;
 mod global;
 mod metered;
+mod rotate;
 mod vecops;
 mod wide;
 
@@ -424,6 +426,12 @@ pub fn lower_function(
         stack: Vec::new(),
         watermark: 0,
         seg: None,
+        counters: counters::Counters::new(code, &blocks),
+        block_start: 0,
+        rotations: HashMap::new(),
+        prechecked: HashMap::new(),
+        bypass: HashMap::new(),
+        copying: None,
         untested_failure: None,
         in_flight: Vec::new(),
         drop_error: None,
@@ -453,10 +461,20 @@ pub fn lower_function(
     let first = lw.block_of[&0];
     lw.b.ins().jump(first, &[]);
     let mut checked = checked::CheckedHeights::new(code, &blocks);
+    // Metered code charges gas per segment of a block; a copied test would
+    // need segments of its own.
+    if !metered {
+        lw.rotations = rotate::back_edges(&code.code, &blocks, |a, b| checked.dominates_at(a, b));
+        lw.plan_prechecks(code, &blocks, &checked);
+    }
     for &(s, e) in &blocks {
         let blk = lw.block_of[&s];
         lw.b.switch_to_block(blk);
-        lw.lower_block(s, e, checked.at_entry(s))?;
+        let mut at = checked.at_entry(s);
+        if let Some(&(main, n)) = lw.prechecked.get(&s) {
+            at = lw.precheck(s, n, at, main);
+        }
+        lw.lower_block(s, e, at)?;
         checked.at_exit(s, lw.watermark);
         let n = lw.b.func.dfg.num_insts();
         if n > target.max_ir_insts {
@@ -495,6 +513,22 @@ struct Lowerer<'a, 'f> {
     watermark: usize,
     /// The gas segment being lowered (metered code, `lower/metered.rs`).
     seg: Option<metered::Segment>,
+    /// Loop counters whose `± 1` cannot wrap (`lower/counters.rs`).
+    counters: counters::Counters,
+    /// The start of the block being lowered.
+    block_start: usize,
+    /// Back edges lowered as a copy of their loop's test
+    /// (`lower/rotate.rs`): branch offset -> the test block.
+    rotations: HashMap<usize, (usize, usize)>,
+    /// Loop bodies whose leading pushes are checked on entry from outside
+    /// the loop only: body start -> (the block past those checks, how many
+    /// leading pushes).
+    prechecked: HashMap<usize, (Block, usize)>,
+    /// Per rotated back edge (branch offset): the body its test copy enters
+    /// past the body's checks, which already passed in this frame.
+    bypass: HashMap<usize, usize>,
+    /// While lowering a test copy: the body it may enter past its checks.
+    copying: Option<usize>,
     /// A failure site lowered without a gas test before it (refused).
     untested_failure: Option<usize>,
     /// Owned values the current instruction has taken off the operand
@@ -589,8 +623,15 @@ impl Lowerer<'_, '_> {
         self.room = Some(room);
         // Depth: frames active when this one started, and the limit; both
         // are fixed for the frame's lifetime (callees restore `depth`).
-        self.depth = Some(self.load_ctx(types::I64, off::DEPTH));
-        self.max_depth = Some(self.load_ctx(types::I64, off::MAX_DEPTH));
+        // Only calls of compiled code read them (`compiled_call`).
+        let calls = self
+            .code
+            .iter()
+            .any(|i| matches!(i, Bytecode::Call(_) | Bytecode::CallGeneric(_) | Bytecode::CallClosure(_)));
+        if calls {
+            self.depth = Some(self.load_ctx(types::I64, off::DEPTH));
+            self.max_depth = Some(self.load_ctx(types::I64, off::MAX_DEPTH));
+        }
         if self.target.cost.is_some() {
             let var = self.b.declare_var(types::I64);
             let g = self.load_ctx(types::I64, off::GAS_LEFT);
@@ -883,9 +924,23 @@ impl Lowerer<'_, '_> {
     /// error, message included: one source for the message, no work on the
     /// hot path.
     fn arith_fail_if(&mut self, cond: Value, offset: usize, redo: Redo) -> CompileResult<()> {
-        let f = self.helper_ref(redo.helper())?;
+        self.arith_fail_if_lazy(cond, offset, redo.helper(), |_| redo)
+    }
+
+    /// [`arith_fail_if`](Self::arith_fail_if) with the instruction (whose
+    /// helper is `h`) built at the failure site: `redo` may compute
+    /// operands there.
+    fn arith_fail_if_lazy(
+        &mut self,
+        cond: Value,
+        offset: usize,
+        h: HelperId,
+        redo: impl FnOnce(&mut Self) -> Redo,
+    ) -> CompileResult<()> {
+        let f = self.helper_ref(h)?;
         let r = self.refund_at(offset);
         self.fail_if_with(cond, offset, r, |lw| {
+            let redo = redo(lw);
             let args = lw.redo_args(redo);
             lw.b.ins().call(f, &args);
             lw.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR))
@@ -1205,6 +1260,7 @@ impl Lowerer<'_, '_> {
     fn lower_block(&mut self, s: usize, e: usize, checked: usize) -> CompileResult<()> {
         self.stack.clear();
         self.watermark = checked;
+        self.block_start = s;
         if self.target.cost.is_none() {
             self.mode = Mode::Unmetered;
             for i in s..e {
@@ -1232,6 +1288,109 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// Whether the loop test `[s, e)` (pure by its instructions,
+    /// `lower/rotate.rs`) only reads locals without copying memory: a
+    /// copied test must not allocate or fail but at its stack checks.
+    fn copyable_test(&self, s: usize, e: usize) -> bool {
+        self.code.get(s..e).is_some_and(|test| {
+            test.iter().all(|ins| match ins {
+                Bytecode::CopyLoc(l) => match self.locals.get(*l as usize) {
+                    Some(Local::Var(..) | Local::Ref(..)) => true,
+                    Some(Local::Mem(layout, _)) => matches!(Ty::of(layout), Ty::S(_)),
+                    None => false,
+                },
+                _ => true,
+            })
+        })
+    }
+
+    /// The block a conditional branch to `t` enters: a test copy enters
+    /// its loop's body past the body's prechecks.
+    fn branch_block(&self, t: usize) -> CompileResult<Block> {
+        match (self.copying, self.prechecked.get(&t)) {
+            (Some(body), Some(&(main, _))) if body == t => Ok(main),
+            _ => self.target_block(t as u16),
+        }
+    }
+
+    /// For each rotated loop (`lower/rotate.rs`) whose body starts with
+    /// pushes of scalar locals and constants: the body's stack checks of
+    /// those pushes move to its entry from outside the loop (they cannot
+    /// fail between them: nothing else happens there), and the test copy
+    /// enters past them. The copy's block is dominated by the body, so
+    /// the checks passed in this frame before, and the room is fixed per
+    /// frame. Unmetered code only (as rotation).
+    fn plan_prechecks(
+        &mut self,
+        unit: &movejit_format::CodeUnit,
+        blocks: &[(usize, usize)],
+        checked: &checked::CheckedHeights,
+    ) {
+        for &(s, e) in blocks {
+            let Some(&(ts, te)) = e.checked_sub(1).and_then(|l| self.rotations.get(&l)) else { continue };
+            let body = movejit_format::cfg::successors(unit, te - 1)
+                .into_iter()
+                .find(|&b| b != ts && checked.dominates_at(b, s));
+            let Some(body) = body else { continue };
+            let end = blocks.iter().find(|&&(bs, _)| bs == body).map_or(body, |&(_, be)| be);
+            let n = self.code[body..end].iter().take_while(|ins| self.scalar_push(ins)).count();
+            if n == 0 || body + n >= end {
+                continue;
+            }
+            let main = match self.prechecked.get(&body) {
+                Some(&(main, _)) => main,
+                None => self.b.create_block(),
+            };
+            self.prechecked.insert(body, (main, n));
+            self.bypass.insert(e - 1, body);
+        }
+    }
+
+    /// Pushes a scalar or a reference, reading a local kept in SSA,
+    /// borrowing a local or loading a constant: nothing but its stack
+    /// check can fail, nothing is written.
+    fn scalar_push(&self, ins: &Bytecode) -> bool {
+        use Bytecode as B;
+        match ins {
+            B::CopyLoc(l) | B::MoveLoc(l) => {
+                matches!(self.locals.get(*l as usize), Some(Local::Var(..) | Local::Ref(..)))
+            }
+            B::ImmBorrowLoc(l) | B::MutBorrowLoc(l) => (*l as usize) < self.locals.len(),
+            B::LdTrue
+            | B::LdFalse
+            | B::LdU8(_)
+            | B::LdU16(_)
+            | B::LdU32(_)
+            | B::LdU64(_)
+            | B::LdU128(_)
+            | B::LdU256(_)
+            | B::LdI8(_)
+            | B::LdI16(_)
+            | B::LdI32(_)
+            | B::LdI64(_)
+            | B::LdI128(_)
+            | B::LdI256(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The entry of prechecked body `s` from outside its loop: the stack
+    /// checks of its `n` leading pushes above watermark `w`, each at its
+    /// push's offset, then on to `main`, where the body is lowered with
+    /// those heights known. Returns the body's watermark.
+    fn precheck(&mut self, s: usize, n: usize, w: usize, main: Block) -> usize {
+        self.stack.clear();
+        if let Some(room) = self.room {
+            for h in w..n {
+                let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64);
+                self.fail_if(over, StatusCode::EXECUTION_STACK_OVERFLOW, s + h);
+            }
+        }
+        self.b.ins().jump(main, &[]);
+        self.b.switch_to_block(main);
+        w.max(n)
+    }
+
     fn target_block(&self, t: u16) -> CompileResult<Block> {
         self.block_of.get(&(t as usize)).copied().ok_or_else(|| malformed("bad branch target"))
     }
@@ -1251,6 +1410,21 @@ impl Lowerer<'_, '_> {
     fn push_const(&mut self, k: Kind, le: &[u8], i: usize) {
         let v = self.const_val(k, le);
         self.push(Ty::S(k), v, i);
+    }
+
+    /// The constant `v` is, when an `iconst` of at most 64 bits made it
+    /// (zero-extended).
+    fn iconst_of(&self, v: Value) -> Option<u64> {
+        use cranelift_codegen::ir::{InstructionData, Opcode};
+        let inst = self.b.func.dfg.value_def(v).inst()?;
+        match self.b.func.dfg.insts[inst] {
+            InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => {
+                let bits = self.b.func.dfg.value_type(v).bits();
+                let raw = imm.bits() as u64;
+                Some(if bits >= 64 { raw } else { raw & ((1u64 << bits) - 1) })
+            }
+            _ => None,
+        }
     }
 
     fn iconst_ty(&mut self, ty: Type, bits: u128) -> Value {
@@ -1514,14 +1688,27 @@ impl Lowerer<'_, '_> {
             }
             B::Branch(t) => {
                 self.expect_empty_stack()?;
-                let blk = self.target_block(t)?;
-                self.b.ins().jump(blk, &[]);
+                match self.rotations.get(&i).copied() {
+                    Some((s, e)) if self.copyable_test(s, e) => {
+                        let here = std::mem::replace(&mut self.block_start, s);
+                        self.copying = self.bypass.get(&i).copied();
+                        for j in s..e {
+                            self.lower_instr(j)?;
+                        }
+                        self.copying = None;
+                        self.block_start = here;
+                    }
+                    _ => {
+                        let blk = self.target_block(t)?;
+                        self.b.ins().jump(blk, &[]);
+                    }
+                }
             }
             B::BrTrue(t) | B::BrFalse(t) => {
                 let c = self.pop_kind(Kind::Bool)?.one()?;
                 self.expect_empty_stack()?;
-                let taken = self.target_block(t)?;
-                let next = self.target_block((i + 1) as u16)?;
+                let taken = self.branch_block(t as usize)?;
+                let next = self.branch_block(i + 1)?;
                 if matches!(ins, B::BrTrue(_)) {
                     self.b.ins().brif(c, taken, &[], next, &[]);
                 } else {
@@ -2295,8 +2482,52 @@ impl Lowerer<'_, '_> {
         }
         let (x, y) = (a.one()?, b.one()?);
         let s = k.is_signed();
+        // Only locals never borrowed: nothing but `st_loc` writes them.
+        let counter_step = !s
+            && self.counters.step_fits(self.code, self.block_start, i)
+            && matches!(self.code.get(i.wrapping_sub(2)), Some(Bytecode::CopyLoc(l) | Bytecode::MoveLoc(l))
+                if matches!(self.locals.get(*l as usize), Some(Local::Var(..))));
+        if counter_step {
+            let r = if opc == op::ADD { self.b.ins().iadd(x, y) } else { self.b.ins().isub(x, y) };
+            return Ok(Val::One(r));
+        }
         let redo = Redo::Bin(k.code() | opc << 4, a, b);
         let r = match opc {
+            // Unsigned add and sub up to 64 bits test with a compare,
+            // which x86-64 fuses with its branch (`cmp; jb`).
+            op::ADD if !s && k.bits() <= 64 => {
+                let r = self.b.ins().iadd(x, y);
+                let of = self.b.ins().icmp(IntCC::UnsignedLessThan, r, y);
+                // The failure site recomputes the left operand (r - y), so
+                // it need not outlive the add: a loop's accumulator keeps
+                // one register.
+                let code = k.code() | opc << 4;
+                self.arith_fail_if_lazy(of, i, HelperId::int_binop(), |lw| {
+                    Redo::Bin(code, Val::One(lw.b.ins().isub(r, y)), b)
+                })?;
+                r
+            }
+            op::SUB if !s && k.bits() <= 64 => match self.iconst_of(y) {
+                // `x - c` wraps iff the result is above `MAX - c`: the test
+                // reads only the result and the failure site recomputes
+                // `x`, so `x` need not outlive the sub (`n - 1` of a
+                // spilled `n` reloads it once).
+                Some(c) => {
+                    let r = self.b.ins().isub(x, y);
+                    let lim = self.iconst_ty(k.ir_type(), (k.max_bits() as u64).wrapping_sub(c) as u128);
+                    let of = self.b.ins().icmp(IntCC::UnsignedGreaterThan, r, lim);
+                    let code = k.code() | opc << 4;
+                    self.arith_fail_if_lazy(of, i, HelperId::int_binop(), |lw| {
+                        Redo::Bin(code, Val::One(lw.b.ins().iadd(r, y)), b)
+                    })?;
+                    r
+                }
+                None => {
+                    let of = self.b.ins().icmp(IntCC::UnsignedLessThan, x, y);
+                    self.arith_fail_if(of, i, redo)?;
+                    self.b.ins().isub(x, y)
+                }
+            },
             op::ADD | op::SUB | op::MUL => {
                 let (r, of) = match (opc, s) {
                     (op::ADD, false) => self.b.ins().uadd_overflow(x, y),
