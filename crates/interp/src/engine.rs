@@ -1257,7 +1257,7 @@ impl<'e, 'r> Session<'e, 'r> {
                 flat_args
             }
         };
-        let known = plan.direct.get().map(|d| d.result_layouts());
+        let known = plan.direct.get().map(|d| &d.layouts);
         let r = self.execute_flat(
             plan.module.clone(),
             plan.def,
@@ -1319,7 +1319,7 @@ impl<'e, 'r> Session<'e, 'r> {
         returns: &[Type],
         arg_values: Vec<FlatValue>,
         gas: &mut GasMeter,
-        known: Option<(&Arc<[Layout]>, &Arc<[Layout]>)>,
+        known: Option<&crate::flat::direct::ResultLayouts>,
     ) -> Result<ExecutionResult, VmError> {
         let inner = |t: &Type| match t {
             Type::Reference(t) | Type::MutableReference(t) => (**t).clone(),
@@ -1371,7 +1371,7 @@ impl<'e, 'r> Session<'e, 'r> {
             }
         }
         let (return_layouts, mutref_layouts) = match known {
-            Some((r, m)) => (r.clone(), m.clone()),
+            Some(known) => (known.returns.clone(), known.mutrefs.clone()),
             None => (return_layouts.into(), mutref_layouts.into()),
         };
         Ok(ExecutionResult { returns: returns_bcs, mutrefs, gas_used: gas.used(), return_layouts, mutref_layouts })

@@ -216,7 +216,9 @@ mod tests {
         let u64s = 5u64.to_le_bytes().to_vec();
         let vec_u8 = vec![2u8, 7, 9];
         let signer = [vec![0u8], vec![0xab; 32]].concat();
-        let cases: Vec<(&str, Layout, Vec<u8>, bool, Result<(), StatusCode>)> = vec![
+        // (what, layout, bytes, as an entry argument, expected status)
+        type Case = (&'static str, Layout, Vec<u8>, bool, Result<(), StatusCode>);
+        let cases: Vec<Case> = vec![
             ("u64", Layout::U64, u64s.clone(), false, Ok(())),
             (
                 "u64, trailing byte",

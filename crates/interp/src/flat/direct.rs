@@ -40,9 +40,7 @@ pub(crate) struct DirectEntry {
     seam_layouts: Vec<Arc<FlatLayout>>,
     /// Per result, the layout of the slot it is written to.
     ret_layouts: Vec<Arc<FlatLayout>>,
-    /// [`ExecutionResult::return_layouts`] and `mutref_layouts`.
-    return_layouts: Arc<[Layout]>,
-    mutref_layouts: Arc<[Layout]>,
+    pub(crate) layouts: ResultLayouts,
     /// Some parameter is a reference (its target outlives the call).
     takes_references: bool,
 }
@@ -50,12 +48,11 @@ pub(crate) struct DirectEntry {
 /// Seam slots (arguments and results) a direct call keeps on the stack.
 const FEW_SEAMS: usize = 8;
 
-impl DirectEntry {
-    /// [`ExecutionResult::return_layouts`] and `mutref_layouts` of the
-    /// plan's calls.
-    pub(crate) fn result_layouts(&self) -> (&Arc<[Layout]>, &Arc<[Layout]>) {
-        (&self.return_layouts, &self.mutref_layouts)
-    }
+/// [`ExecutionResult::return_layouts`] and `mutref_layouts` of an entry
+/// plan's calls.
+pub(crate) struct ResultLayouts {
+    pub returns: Arc<[Layout]>,
+    pub mutrefs: Arc<[Layout]>,
 }
 
 impl<'e> Session<'e, '_> {
@@ -79,8 +76,7 @@ impl<'e> Session<'e, '_> {
             let _ = plan.direct.set(DirectEntry {
                 seam_layouts,
                 ret_layouts,
-                return_layouts: done.return_layouts.clone(),
-                mutref_layouts: done.mutref_layouts.clone(),
+                layouts: ResultLayouts { returns: done.return_layouts.clone(), mutrefs: done.mutref_layouts.clone() },
                 takes_references: plan
                     .params
                     .iter()
@@ -238,8 +234,8 @@ impl<'e> Session<'e, '_> {
             returns: Vec::with_capacity(rets.len()),
             mutrefs: Vec::new(),
             gas_used: gas.used(),
-            return_layouts: direct.return_layouts.clone(),
-            mutref_layouts: direct.mutref_layouts.clone(),
+            return_layouts: direct.layouts.returns.clone(),
+            mutref_layouts: direct.layouts.mutrefs.clone(),
         };
         let mut copies = copies.iter();
         for i in 0..rets.len() {
