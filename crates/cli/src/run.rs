@@ -648,11 +648,11 @@ fn report_text(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour
     match result {
         Ok(r) => {
             println!("status: EXECUTED");
-            for (i, (b, l)) in r.returns.iter().zip(r.return_layouts.iter()).enumerate() {
+            for (i, (b, l)) in r.returns.iter().zip(&r.return_layouts).enumerate() {
                 let text = bcs::deserialize(b, l).map(|v| print_value(&v, l)).unwrap_or_default();
                 println!("return {i}: {text} (bcs 0x{})", hex::encode(b));
             }
-            for ((p, b), l) in r.mutrefs.iter().zip(r.mutref_layouts.iter()) {
+            for ((p, b), l) in r.mutrefs.iter().zip(&r.mutref_layouts) {
                 let text = bcs::deserialize(b, l).map(|v| print_value(&v, l)).unwrap_or_default();
                 println!("&mut argument {p}: {text} (bcs 0x{})", hex::encode(b));
             }

@@ -382,9 +382,8 @@ pub struct ExecutionResult {
     pub mutrefs: Vec<(usize, Vec<u8>)>,
     pub gas_used: u64,
     /// Layouts of the return values and of the `&mut` parameters (to decode them).
-    /// (Shared by the calls of one entry plan: no copy per call.)
-    pub return_layouts: Arc<[Layout]>,
-    pub mutref_layouts: Arc<[Layout]>,
+    pub return_layouts: Vec<Layout>,
+    pub mutref_layouts: Vec<Layout>,
 }
 
 #[derive(Debug)]
@@ -1372,7 +1371,7 @@ impl<'e, 'r> Session<'e, 'r> {
         }
         let (return_layouts, mutref_layouts) = match known {
             Some(known) => (known.returns.clone(), known.mutrefs.clone()),
-            None => (return_layouts.into(), mutref_layouts.into()),
+            None => (return_layouts, mutref_layouts),
         };
         Ok(ExecutionResult { returns: returns_bcs, mutrefs, gas_used: gas.used(), return_layouts, mutref_layouts })
     }

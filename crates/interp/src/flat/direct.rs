@@ -49,10 +49,11 @@ pub(crate) struct DirectEntry {
 const FEW_SEAMS: usize = 8;
 
 /// [`ExecutionResult::return_layouts`] and `mutref_layouts` of an entry
-/// plan's calls.
+/// plan's calls (copied per call, not shared: sessions on other threads
+/// run the same plan, and a shared count would be a shared write per call).
 pub(crate) struct ResultLayouts {
-    pub returns: Arc<[Layout]>,
-    pub mutrefs: Arc<[Layout]>,
+    pub returns: Vec<Layout>,
+    pub mutrefs: Vec<Layout>,
 }
 
 impl<'e> Session<'e, '_> {

@@ -103,8 +103,8 @@ pub fn sui_got_err(e: VmError) -> SuiGot {
 pub fn sui_got_ok(r: ExecutionResult) -> SuiGot {
     let show = |b: &Vec<u8>, l| bcs::deserialize(b, l).map(|v| print_value(&v, l)).unwrap_or_else(|e| format!("<{e}>"));
     SuiGot {
-        returns: r.returns.iter().zip(r.return_layouts.iter()).map(|(b, l)| show(b, l)).collect(),
-        mutrefs: r.mutrefs.iter().zip(r.mutref_layouts.iter()).map(|((i, b), l)| (*i as u64, show(b, l))).collect(),
+        returns: r.returns.iter().zip(&r.return_layouts).map(|(b, l)| show(b, l)).collect(),
+        mutrefs: r.mutrefs.iter().zip(&r.mutref_layouts).map(|((i, b), l)| (*i as u64, show(b, l))).collect(),
         ..SuiGot::success()
     }
 }
