@@ -644,7 +644,8 @@ impl<'e, 'r> Session<'e, 'r> {
                 }
             }
         }
-        set.modules.contains_key(id)
+        // A set is made from the module it is found by, its first member.
+        set.members.first().is_some_and(|(m, _)| m == id) || set.modules.contains_key(id)
     }
 
     /// Records `id`, just loaded, and its dependencies as a warm set.
@@ -1178,7 +1179,7 @@ impl<'e, 'r> Session<'e, 'r> {
             }
         }
         let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
-        let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas);
+        let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas, None);
         // The next session's call of the plan may take the direct path.
         if let (Ok(done), Some(plan)) = (&r, key.and_then(|k| self.engine.entries.find(&k, ty_args))) {
             self.record_direct_entry(plan, done);
@@ -1247,20 +1248,33 @@ impl<'e, 'r> Session<'e, 'r> {
         self.check_compiles(&plan.module, plan.def, name, ty_args, gas, Some(&plan.compiled))?;
         let _memory = movejit_runtime::memory::MemoryScope::enter(self.engine.config.limits.max_memory);
         let aptos = self.flavour() == StatusFlavour::Aptos;
-        let mut flat_args = Vec::with_capacity(args.len());
-        for (l, bytes) in plan.arg_layouts.iter().zip(args) {
-            let v = if aptos {
-                flat_bcs::deserialize_arg(bytes, l.clone())
-            } else {
-                flat_bcs::deserialize(bytes, l.clone())
-            };
-            flat_args.push(v.map_err(|_| VmError::bad_argument())?);
-        }
-        let flat_args = match self.run_direct_entry(plan, ty_args, flat_args, gas) {
+        let flat_args = match self.run_direct_entry(plan, ty_args, args, aptos, gas) {
             Ok(done) => return done,
-            Err(args) => args,
+            Err(Some(decoded)) => decoded,
+            Err(None) => {
+                let mut flat_args = Vec::with_capacity(args.len());
+                for (l, bytes) in plan.arg_layouts.iter().zip(args) {
+                    let v = if aptos {
+                        flat_bcs::deserialize_arg(bytes, l.clone())
+                    } else {
+                        flat_bcs::deserialize(bytes, l.clone())
+                    };
+                    flat_args.push(v.map_err(|_| VmError::bad_argument())?);
+                }
+                flat_args
+            }
         };
-        let r = self.execute_flat(plan.module.clone(), plan.def, ty_args, &plan.params, &plan.returns, flat_args, gas);
+        let known = plan.direct.get().map(|d| &d.layouts);
+        let r = self.execute_flat(
+            plan.module.clone(),
+            plan.def,
+            ty_args,
+            &plan.params,
+            &plan.returns,
+            flat_args,
+            gas,
+            known,
+        );
         if let Ok(done) = &r {
             self.record_direct_entry(plan, done);
         }
@@ -1301,6 +1315,7 @@ impl<'e, 'r> Session<'e, 'r> {
 
     /// The flat interpreter's `execute_function` (arguments checked and
     /// decoded above).
+    /// `known`: the result layouts an earlier run of the same plan found.
     #[allow(clippy::too_many_arguments)]
     fn execute_flat(
         &mut self,
@@ -1311,6 +1326,7 @@ impl<'e, 'r> Session<'e, 'r> {
         returns: &[Type],
         arg_values: Vec<FlatValue>,
         gas: &mut GasMeter,
+        known: Option<&crate::flat::direct::ResultLayouts>,
     ) -> Result<ExecutionResult, VmError> {
         let inner = |t: &Type| match t {
             Type::Reference(t) | Type::MutableReference(t) => (**t).clone(),
@@ -1331,23 +1347,20 @@ impl<'e, 'r> Session<'e, 'r> {
                 return Err(e);
             }
         };
-        let mut out = ExecutionResult {
-            returns: Vec::new(),
-            mutrefs: Vec::new(),
-            gas_used: gas.used(),
-            return_layouts: Vec::new(),
-            mutref_layouts: Vec::new(),
-        };
+        let (mut returns_bcs, mut mutrefs) = (Vec::with_capacity(rets.len()), Vec::new());
+        let (mut return_layouts, mut mutref_layouts) = (Vec::new(), Vec::new());
         for (v, t) in rets.iter().zip(returns) {
-            let it = inner(t);
-            let l = self.layout_of(&it).map_err(|e| match self.flavour() {
-                // Sui: "entry point functions cannot have non-serializable return types".
-                StatusFlavour::Sui => VmError::new(StatusCode::VERIFICATION_ERROR).with_message(e.to_string()),
-                StatusFlavour::Aptos => e,
-            })?;
-            out.return_layouts.push(l);
+            if known.is_none() {
+                let it = inner(t);
+                let l = self.layout_of(&it).map_err(|e| match self.flavour() {
+                    // Sui: "entry point functions cannot have non-serializable return types".
+                    StatusFlavour::Sui => VmError::new(StatusCode::VERIFICATION_ERROR).with_message(e.to_string()),
+                    StatusFlavour::Aptos => e,
+                })?;
+                return_layouts.push(l);
+            }
             // (A returned reference comes back as a copy of its target.)
-            out.returns.push(flat_bcs::serialize(v).map_err(|e| {
+            returns_bcs.push(flat_bcs::serialize(v).map_err(|e| {
                 if e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
                     e
                 } else {
@@ -1357,13 +1370,18 @@ impl<'e, 'r> Session<'e, 'r> {
         }
         for (i, t) in params.iter().enumerate() {
             if let Type::MutableReference(it) = t {
-                let l = self.layout_of(it)?;
+                if known.is_none() {
+                    mutref_layouts.push(self.layout_of(it)?);
+                }
                 let v = roots.get(i).ok_or_else(|| VmError::invariant("argument frame"))?;
-                out.mutrefs.push((i, flat_bcs::serialize(v)?));
-                out.mutref_layouts.push(l);
+                mutrefs.push((i, flat_bcs::serialize(v)?));
             }
         }
-        Ok(out)
+        let (return_layouts, mutref_layouts) = match known {
+            Some(known) => (known.returns.clone(), known.mutrefs.clone()),
+            None => (return_layouts, mutref_layouts),
+        };
+        Ok(ExecutionResult { returns: returns_bcs, mutrefs, gas_used: gas.used(), return_layouts, mutref_layouts })
     }
 
     /// The resource writes of everything executed so far.

@@ -14,7 +14,7 @@ const MAX_DEPTH: usize = 128;
 fn ser_err(m: &str) -> VmError {
     VmError::new(StatusCode::VALUE_SERIALIZATION_ERROR).with_message(m)
 }
-fn de_err() -> VmError {
+pub(crate) fn de_err() -> VmError {
     VmError::new(StatusCode::VALUE_DESERIALIZATION_ERROR)
 }
 
@@ -106,8 +106,9 @@ pub fn deserialize_arg(bytes: &[u8], layout: Arc<FlatLayout>) -> VmResult<FlatVa
 fn read_whole(mut r: Reader<'_>, layout: Arc<FlatLayout>) -> VmResult<FlatValue> {
     // A partially read value is still a valid value (zeroed memory is), so
     // dropping `v` on error frees whatever was read.
-    let mut v = FlatValue::zeroed(layout.clone());
-    read_into(&mut r, &layout, v.bytes_mut(), 0)?;
+    let mut v = FlatValue::zeroed(layout);
+    let (layout, slot) = v.parts_mut();
+    read_into(&mut r, layout, slot, 0)?;
     if r.remaining() != 0 {
         return Err(de_err());
     }

@@ -208,6 +208,11 @@ impl FlatValue {
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
         self.buf.bytes_mut()
     }
+    /// The layout and the bytes, for writing the value in place (no clone
+    /// of the shared layout).
+    pub(crate) fn parts_mut(&mut self) -> (&FlatLayout, &mut [u8]) {
+        (&self.layout, self.buf.bytes_mut())
+    }
     /// The value's address, for compiled code and the `extern "C"` helpers.
     pub fn as_ptr(&self) -> *mut u8 {
         self.buf.as_ptr()
@@ -233,7 +238,8 @@ impl FlatValue {
 
 impl Drop for FlatValue {
     fn drop(&mut self) {
-        let l = self.layout.clone();
-        drop_in_place(&l, self.buf.bytes_mut());
+        // Disjoint fields: no clone of the shared layout (an atomic count
+        // per value dropped).
+        drop_in_place(&self.layout, self.buf.bytes_mut());
     }
 }

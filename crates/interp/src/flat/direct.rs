@@ -27,7 +27,7 @@
 use crate::engine::{EntryPlan, ExecutionResult, ExecutorKind, Session};
 use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
 use movejit_runtime::flat::native_bridge::NativeSession;
-use movejit_runtime::flat::{bcs as flat_bcs, mem, FlatLayout, FlatValue, Shape};
+use movejit_runtime::flat::{bcs as flat_bcs, mem, FlatLayout, FlatValue, InlineValues, Shape};
 use movejit_runtime::{GasMeter, Layout, StatusCode, Type, VmError, VmResult};
 use std::sync::Arc;
 
@@ -40,9 +40,20 @@ pub(crate) struct DirectEntry {
     seam_layouts: Vec<Arc<FlatLayout>>,
     /// Per result, the layout of the slot it is written to.
     ret_layouts: Vec<Arc<FlatLayout>>,
-    /// [`ExecutionResult::return_layouts`] and `mutref_layouts`.
-    return_layouts: Vec<Layout>,
-    mutref_layouts: Vec<Layout>,
+    pub(crate) layouts: ResultLayouts,
+    /// Some parameter is a reference (its target outlives the call).
+    takes_references: bool,
+}
+
+/// Seam slots (arguments and results) a direct call keeps on the stack.
+const FEW_SEAMS: usize = 8;
+
+/// [`ExecutionResult::return_layouts`] and `mutref_layouts` of an entry
+/// plan's calls (copied per call, not shared: sessions on other threads
+/// run the same plan, and a shared count would be a shared write per call).
+pub(crate) struct ResultLayouts {
+    pub returns: Vec<Layout>,
+    pub mutrefs: Vec<Layout>,
 }
 
 impl<'e> Session<'e, '_> {
@@ -66,40 +77,79 @@ impl<'e> Session<'e, '_> {
             let _ = plan.direct.set(DirectEntry {
                 seam_layouts,
                 ret_layouts,
-                return_layouts: done.return_layouts.clone(),
-                mutref_layouts: done.mutref_layouts.clone(),
+                layouts: ResultLayouts { returns: done.return_layouts.clone(), mutrefs: done.mutref_layouts.clone() },
+                takes_references: plan
+                    .params
+                    .iter()
+                    .any(|t| matches!(t, Type::Reference(_) | Type::MutableReference(_))),
             });
         }
     }
 
-    /// Runs `plan` with its decoded `args` straight in compiled code (see
-    /// the module doc). `Err(args)`, untouched, when the direct path does
-    /// not apply or the compiled code did not run it: the interpreter's
+    /// Runs `plan` straight in compiled code (see the module doc), its
+    /// arguments decoded from `args` (`aptos`: as Aptos decodes entry
+    /// arguments) into inline slots. `Err(None)` when the direct path does
+    /// not apply (nothing decoded), `Err(Some(values))` with the decoded
+    /// arguments when the compiled code did not run it: the interpreter's
     /// entry runs the call then.
     pub(crate) fn run_direct_entry(
         &mut self,
         plan: &EntryPlan,
         ty_args: &[Type],
-        args: Vec<FlatValue>,
+        args: &[Vec<u8>],
+        aptos: bool,
         gas: &mut GasMeter,
-    ) -> Result<VmResult<ExecutionResult>, Vec<FlatValue>> {
+    ) -> Result<VmResult<ExecutionResult>, Option<Vec<FlatValue>>> {
         let limits = &self.engine.config.limits;
         let native = plan.module.fn_info.get(plan.def as usize).is_none_or(|f| f.is_native);
         let fits = limits.max_call_depth > 0 && plan.returns.len() as u64 <= limits.max_operand_stack as u32 as u64;
-        let Some(direct) = plan.direct.get() else { return Err(args) };
+        let Some(direct) = plan.direct.get() else { return Err(None) };
         if self.engine.config.executor != ExecutorKind::Jit || gas.is_metered() || native || !fits {
-            return Err(args);
+            return Err(None);
         }
-        let Some(mut code) = self.compiled.take() else { return Err(args) };
-        let rets: Vec<FlatValue> = direct.ret_layouts.iter().map(|l| FlatValue::zeroed(l.clone())).collect();
-        // The arguments' slots, then the results' (one allocation).
-        let seams: Vec<SeamSlot> = args
-            .iter()
-            .zip(&direct.seam_layouts)
-            .map(|(v, l)| SeamSlot { addr: mem::Addr::of_value(v), layout: l })
-            .chain(rets.iter().map(|v| SeamSlot { addr: mem::Addr::of_value(v), layout: v.layout() }))
-            .collect();
-        let (seam_args, seam_rets) = seams.split_at(args.len().min(direct.seam_layouts.len()));
+        if args.len() != direct.seam_layouts.len() || args.len() != plan.arg_layouts.len() {
+            return Err(None);
+        }
+        // Arguments and results in inline slots (no heap block per value);
+        // too many or too large for them take the interpreter's entry.
+        let (Some(mut values), Some(mut rets)) =
+            (InlineValues::new(&plan.arg_layouts), InlineValues::new(&direct.ret_layouts))
+        else {
+            return Err(None);
+        };
+        for (i, bytes) in args.iter().enumerate() {
+            if values.decode(i, bytes, aptos).is_err() {
+                return Ok(Err(VmError::bad_argument()));
+            }
+        }
+        let Some(mut code) = self.compiled.take() else {
+            return Err(Some((0..values.len()).map(|i| values.take(i)).collect()));
+        };
+        // The arguments' seam slots, then the results' (on the stack when few).
+        let nargs = values.len();
+        let mut seam = |i: usize| {
+            if i < nargs {
+                SeamSlot { addr: values.addr(i), layout: &direct.seam_layouts[i] }
+            } else {
+                SeamSlot { addr: rets.addr(i - nargs), layout: &direct.ret_layouts[i - nargs] }
+            }
+        };
+        let n = nargs + direct.ret_layouts.len();
+        let mut few: [SeamSlot; FEW_SEAMS];
+        let many: Vec<SeamSlot>;
+        let seams: &[SeamSlot] = if n == 0 {
+            &[]
+        } else if n <= FEW_SEAMS {
+            few = [seam(0); FEW_SEAMS];
+            for (i, s) in few.iter_mut().enumerate().take(n).skip(1) {
+                *s = seam(i);
+            }
+            &few[..n]
+        } else {
+            many = (0..n).map(seam).collect();
+            &many
+        };
+        let (seam_args, seam_rets) = seams.split_at(nargs);
         self.globals.begin_call();
         let call = SeamCall {
             module: &plan.module.id,
@@ -121,28 +171,26 @@ impl<'e> Session<'e, '_> {
             // Nothing ran: the interpreter's entry runs it.
             CompiledCall::NotCompiled => {
                 self.globals.end_call();
-                return Err(args);
+                return Err(Some((0..values.len()).map(|i| values.take(i)).collect()));
             }
             CompiledCall::Returned { .. } => None,
             CompiledCall::Failed { error, .. } => Some(error),
         };
         // The call consumed each value argument; a reference argument's
         // target stays the caller's (its final value is a `&mut` result).
-        let roots: Vec<Option<FlatValue>> = args
-            .into_iter()
-            .zip(&plan.params)
-            .map(|(v, t)| match t {
-                Type::Reference(_) | Type::MutableReference(_) => Some(v),
-                _ => {
-                    v.forget_moved();
-                    None
+        if direct.takes_references {
+            for (i, t) in plan.params.iter().enumerate() {
+                if !matches!(t, Type::Reference(_) | Type::MutableReference(_)) {
+                    values.forget_at(i);
                 }
-            })
-            .collect();
+            }
+        } else {
+            values.forget_all();
+        }
         if let Some(e) = failure {
             // The results were never written: forget, don't drop.
-            rets.into_iter().for_each(FlatValue::forget_moved);
-            drop(roots);
+            rets.forget_all();
+            drop(values);
             drop(natives);
             // A failed call changes nothing.
             self.globals.roll_back();
@@ -150,48 +198,56 @@ impl<'e> Session<'e, '_> {
         }
         // Returned references: copies of what they point to (which may be
         // memory of this execution); failing here fails the call.
-        let rets = rets
-            .into_iter()
-            .map(|v| match &v.layout().shape {
+        let mut copies = Vec::new();
+        for i in 0..rets.len() {
+            if let Shape::Reference(t) = &rets.layout(i).shape {
                 // SAFETY: an owned reference slot; verified code returns
-                // references only into its reference arguments (`roots`,
+                // references only into its reference arguments (`values`,
                 // alive) or global storage (the session's).
-                Shape::Reference(t) => unsafe { mem::to_owned(t, mem::read_addr(mem::Addr::of_value(&v))) },
-                _ => Ok(v),
-            })
-            .collect::<VmResult<Vec<_>>>();
-        let rets = match rets {
-            Ok(rets) => rets,
-            Err(e) => {
-                drop(roots);
-                drop(natives);
-                self.globals.roll_back();
-                return Ok(Err(e));
+                match unsafe { mem::to_owned(t, mem::read_addr(rets.addr(i))) } {
+                    Ok(v) => copies.push(v),
+                    Err(e) => {
+                        drop(values);
+                        drop(natives);
+                        self.globals.roll_back();
+                        return Ok(Err(e));
+                    }
+                }
             }
-        };
+        }
         drop(natives);
         self.globals.end_call();
-        Ok(Self::direct_results(plan, direct, rets, roots, gas))
+        Ok(Self::direct_results(plan, direct, &rets, copies, &values, gas))
     }
 
     /// The results of a direct entry that returned, as the interpreter's
-    /// entry gives them.
+    /// entry gives them (`copies`: the returned references' targets, in
+    /// order).
     fn direct_results(
         plan: &EntryPlan,
         direct: &DirectEntry,
-        rets: Vec<FlatValue>,
-        roots: Vec<Option<FlatValue>>,
+        rets: &InlineValues,
+        copies: Vec<FlatValue>,
+        values: &InlineValues,
         gas: &GasMeter,
     ) -> VmResult<ExecutionResult> {
         let mut out = ExecutionResult {
             returns: Vec::with_capacity(rets.len()),
             mutrefs: Vec::new(),
             gas_used: gas.used(),
-            return_layouts: direct.return_layouts.clone(),
-            mutref_layouts: direct.mutref_layouts.clone(),
+            return_layouts: direct.layouts.returns.clone(),
+            mutref_layouts: direct.layouts.mutrefs.clone(),
         };
-        for v in rets {
-            out.returns.push(flat_bcs::serialize(&v).map_err(|e| {
+        let mut copies = copies.iter();
+        for i in 0..rets.len() {
+            let bcs = match &rets.layout(i).shape {
+                Shape::Reference(_) => match copies.next() {
+                    Some(v) => flat_bcs::serialize(v),
+                    None => Err(VmError::invariant("a returned reference without its copy")),
+                },
+                _ => rets.serialize(i),
+            };
+            out.returns.push(bcs.map_err(|e| {
                 if e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
                     e
                 } else {
@@ -199,9 +255,11 @@ impl<'e> Session<'e, '_> {
                 }
             })?);
         }
-        for (i, (t, v)) in plan.params.iter().zip(&roots).enumerate() {
-            if let (Type::MutableReference(_), Some(v)) = (t, v) {
-                out.mutrefs.push((i, flat_bcs::serialize(v)?));
+        // (Values consumed by the call were forgotten: `values` holds only
+        // the reference arguments' targets, when there are any.)
+        for (i, t) in plan.params.iter().enumerate().take(values.len()) {
+            if let Type::MutableReference(_) = t {
+                out.mutrefs.push((i, values.serialize(i)?));
             }
         }
         Ok(out)
