@@ -1,4 +1,4 @@
-//! The direct compiled entry path (executor `Jit`): a warm entry plan
+//! The direct compiled entry path (executors `Jit` and `Auto`): a warm entry plan
 //! whose instance is compiled runs straight in compiled code, its decoded
 //! arguments handed over as seam slots, without a [`super::exec::FlatInterp`]
 //! (frame stack, frames, callee look-up) that the compiled code would not
@@ -13,6 +13,10 @@
 //! - the plan ran through the interpreter's entry once and succeeded, so
 //!   every layout the entry needs is known ([`DirectEntry`]);
 //! - the function has bytecode (a native entry runs as a native);
+//! - on `Auto`, the compiled code decides as on the interpreter's entry
+//!   (below its threshold, or while its code compiles in the background,
+//!   it answers `NotCompiled` and the interpreter's entry runs the call
+//!   with the arguments already decoded);
 //! - the meter is unmetered: metered calls keep the interpreter's entry,
 //!   which charges the entry frame, so its charges stay the one source
 //!   of truth;
@@ -25,7 +29,7 @@
 #![allow(unsafe_code)]
 
 use crate::engine::{EntryPlan, ExecutionResult, ExecutorKind, Session};
-use movejit_runtime::compiled::{CallState, CompiledCall, SeamCall, SeamSlot};
+use movejit_runtime::compiled::{CallState, CompiledCall, CompiledHint, SeamCall, SeamSlot};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::{bcs as flat_bcs, mem, FlatLayout, FlatValue, InlineValues, Shape};
 use movejit_runtime::{GasMeter, Layout, StatusCode, Type, VmError, VmResult};
@@ -43,6 +47,10 @@ pub(crate) struct DirectEntry {
     pub(crate) layouts: ResultLayouts,
     /// Some parameter is a reference (its target outlives the call).
     takes_references: bool,
+    /// On `Auto`: what the compiled code learnt of the entry's instance
+    /// (not compilable, or compiling in the background), so that its
+    /// interpreted calls skip the direct path without a code-cache look-up.
+    hint: CompiledHint,
 }
 
 /// Seam slots (arguments and results) a direct call keeps on the stack.
@@ -82,6 +90,7 @@ impl<'e> Session<'e, '_> {
                     .params
                     .iter()
                     .any(|t| matches!(t, Type::Reference(_) | Type::MutableReference(_))),
+                hint: CompiledHint::default(),
             });
         }
     }
@@ -104,11 +113,22 @@ impl<'e> Session<'e, '_> {
         let native = plan.module.fn_info.get(plan.def as usize).is_none_or(|f| f.is_native);
         let fits = limits.max_call_depth > 0 && plan.returns.len() as u64 <= limits.max_operand_stack as u32 as u64;
         let Some(direct) = plan.direct.get() else { return Err(None) };
-        if self.engine.config.executor != ExecutorKind::Jit || gas.is_metered() || native || !fits {
+        if self.engine.config.executor == ExecutorKind::Interpreter || gas.is_metered() || native || !fits {
             return Err(None);
         }
         if args.len() != direct.seam_layouts.len() || args.len() != plan.arg_layouts.len() {
             return Err(None);
+        }
+        let state = CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false, memory_meter: 0 };
+        let auto = self.engine.config.executor == ExecutorKind::Auto;
+        if auto {
+            let known_interpreted = match self.compiled.as_mut() {
+                Some(code) => code.interprets(&plan.module.id, plan.def, ty_args, &state, &direct.hint),
+                None => true,
+            };
+            if known_interpreted {
+                return Err(None);
+            }
         }
         // Arguments and results in inline slots (no heap block per value);
         // too many or too large for them take the interpreter's entry.
@@ -157,8 +177,8 @@ impl<'e> Session<'e, '_> {
             ty_args,
             args: seam_args,
             rets: seam_rets,
-            state: CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false, memory_meter: 0 },
-            hint: None,
+            state,
+            hint: auto.then_some(&direct.hint),
         };
         // The natives' memory of this execution: a returned reference may
         // point into it, so it goes only once the results are owned (and
