@@ -292,6 +292,13 @@ impl StreamRun {
     pub fn quantile_ns(&self, q: f64) -> Option<u64> {
         crate::compile_cost::quantile(&self.tx_ns, q)
     }
+    /// The `q`-quantile of the last quarter of the transactions: the
+    /// steady state, once `auto`'s background compiles had time to finish
+    /// (if the stream is long enough for them).
+    pub fn warm_quantile_ns(&self, q: f64) -> Option<u64> {
+        let from = self.tx_ns.len() - self.tx_ns.len().div_ceil(4);
+        crate::compile_cost::quantile(&self.tx_ns[from..], q)
+    }
 }
 
 /// The streams of suite folder `dir` (empty when it has no `streams.jsonl`).

@@ -44,6 +44,9 @@ pub use limits::Limits;
 pub use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
 pub use natives::{NativeContext, NativeFunction, NativeRegistry, NativeResult};
 pub use scalar::ScalarKind;
-pub use storage::{module_hash, ChangeSet, InMemoryStorage, ModuleHash, ModuleId, Resolver, StoredModule, WriteOp};
+pub use storage::{
+    fresh_modules_version, module_hash, ChangeSet, InMemoryStorage, ModuleHash, ModuleId, ModulesVersion, Resolver,
+    StoredModule, WriteOp,
+};
 pub use types::{DatatypeId, Type};
 pub use values::{ClosureValue, FunctionId, Memory, RefRoot, Reference, Value};

@@ -39,6 +39,17 @@ pub fn module_hash(bytes: &[u8]) -> ModuleHash {
     sha2::Sha256::digest(bytes).into()
 }
 
+/// See [`Resolver::modules_version`].
+pub type ModulesVersion = u64;
+
+/// A process-wide fresh [`ModulesVersion`] (never 0): a store takes one
+/// whenever its modules change, so equal versions mean equal modules, also
+/// across stores (a clone keeps its original's version and modules).
+pub fn fresh_modules_version() -> ModulesVersion {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Read access to published modules and resources.
 pub trait Resolver: Sync {
     /// The bytes of a published module.
@@ -50,6 +61,14 @@ pub trait Resolver: Sync {
     /// does): the default hashes the bytes at every call.
     fn module_hash(&self, id: &ModuleId) -> Option<ModuleHash> {
         self.get_module(id).map(|b| module_hash(&b))
+    }
+    /// A version of the store's modules: two calls (on this store or any
+    /// other) that give the same version must see the same module bytes
+    /// under every id, so a session over a warm engine checks its modules
+    /// once per version instead of one [`Resolver::module_hash`] per module.
+    /// `None` (the default): no such promise, every module is checked.
+    fn modules_version(&self) -> Option<ModulesVersion> {
+        None
     }
     /// The BCS bytes of a resource of type `ty` (a struct type) at `address`.
     fn get_resource(&self, address: &AccountAddress, ty: &Type) -> Option<Vec<u8>>;
@@ -90,15 +109,32 @@ impl StoredModule {
 }
 
 /// A simple in-memory store: modules and resources, and applying change sets.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct InMemoryStorage {
-    pub modules: BTreeMap<ModuleId, StoredModule>,
+    /// Private: every change takes a fresh `modules_version`.
+    modules: BTreeMap<ModuleId, StoredModule>,
+    modules_version: ModulesVersion,
     pub resources: BTreeMap<(AccountAddress, Type), Vec<u8>>,
+}
+
+impl Default for InMemoryStorage {
+    fn default() -> Self {
+        InMemoryStorage {
+            modules: BTreeMap::new(),
+            modules_version: fresh_modules_version(),
+            resources: BTreeMap::new(),
+        }
+    }
 }
 
 impl InMemoryStorage {
     pub fn publish(&mut self, id: ModuleId, bytes: Vec<u8>) {
         self.modules.insert(id, StoredModule::new(bytes.into()));
+        self.modules_version = fresh_modules_version();
+    }
+    /// The published modules.
+    pub fn modules(&self) -> &BTreeMap<ModuleId, StoredModule> {
+        &self.modules
     }
     pub fn apply(&mut self, cs: &ChangeSet) {
         for (k, op) in &cs.resources {
@@ -120,6 +156,9 @@ impl Resolver for InMemoryStorage {
     }
     fn module_hash(&self, id: &ModuleId) -> Option<ModuleHash> {
         self.modules.get(id).map(|m| m.hash)
+    }
+    fn modules_version(&self) -> Option<ModulesVersion> {
+        Some(self.modules_version)
     }
     fn get_resource(&self, address: &AccountAddress, ty: &Type) -> Option<Vec<u8>> {
         self.resources.get(&(*address, ty.clone())).cloned()

@@ -90,3 +90,43 @@ fn metered_memory_quota_is_a_status() {
     }
     assert!(!out.contains("FAILED"), "{out}");
 }
+
+/// Stream rows keep the issue's `--json` fields, add the last quarter's
+/// median, and `--transactions` sets every stream's length.
+#[test]
+fn stream_rows_carry_their_fields_and_transactions_sets_the_length() {
+    let dir = std::env::temp_dir().join(format!("movejit-bench-streams-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("s.json");
+    let streams = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../benches/streams");
+    let (code, out, err) = movejit(&[
+        "bench",
+        streams.to_str().unwrap(),
+        "--engine",
+        "interp,auto",
+        "--filter",
+        "sui_table_adds",
+        "--transactions",
+        "12",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("warm p50 us"), "{out}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = doc["results"].as_array().unwrap();
+    for engine in ["interp", "auto"] {
+        let r = rows.iter().find(|r| r["engine"] == engine).unwrap_or_else(|| panic!("{engine}: {doc}"));
+        assert_eq!(
+            (r["name"].as_str(), r["kind"].as_str(), &r["correct"]),
+            (Some("sui_table_adds"), Some("stream"), &Value::Bool(true)),
+            "{r}"
+        );
+        assert_eq!(r["transactions"], 12, "{r}");
+        for field in ["tx_per_s", "first_tx_ns", "p50_tx_ns", "p99_tx_ns", "warm_p50_tx_ns"] {
+            assert!(r[field].as_f64().is_some_and(|v| v > 0.0), "{field}: {r}");
+        }
+        assert!(r.get("compile_ns").is_some(), "{r}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

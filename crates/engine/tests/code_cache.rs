@@ -11,7 +11,7 @@ use movejit_engine::{
     JitFactory, JitOptions,
 };
 use movejit_interp::runtime::compiled::CompiledStats;
-use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, VmError};
+use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, Resolver, VmError};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -358,4 +358,37 @@ fn a_republished_module_gets_new_code() {
     let c = cache.stats();
     assert_eq!(c.generations, movejit_engine::MAX_GENERATIONS, "{c:?}");
     assert!(c.evicted >= 24 - movejit_engine::MAX_GENERATIONS, "{c:?}");
+}
+
+/// A store that republishes a module in place gets a new modules version:
+/// the next session over it, on every executor, runs the new bytes (and
+/// their dependents relinked), not the warm set checked for the old ones.
+/// Clones share a version with their original and so its warm sets.
+#[test]
+fn a_module_republished_in_place_is_seen_by_the_next_session() {
+    let cafe = AccountAddress::from_u64(0xcafe);
+    for executor in [ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto] {
+        let engine = new_engine(EngineConfig { executor, ..EngineConfig::aptos() });
+        let call = |st: &InMemoryStorage, module: &str, f: &str| {
+            let mut s = engine.new_session(st);
+            let r = s
+                .execute_function(&ModuleId::new(cafe, module), f, &[], &[], &mut GasMeter::unmetered())
+                .expect("runs");
+            u64::from_le_bytes(r.returns[0].clone().try_into().expect("u64"))
+        };
+        let mut st = republished(10);
+        let version = st.modules_version();
+        for _ in 0..2 {
+            assert_eq!((call(&st, "user", "f"), call(&st, "dep", "g")), (11, 10), "{executor:?}");
+        }
+        let copy = st.clone();
+        assert_eq!(copy.modules_version(), version, "a clone keeps the version");
+        let dep = republished(30).modules()[&ModuleId::new(cafe, "dep")].bytes().to_vec();
+        st.publish(ModuleId::new(cafe, "dep"), dep);
+        assert_ne!(st.modules_version(), version, "publishing takes a fresh version");
+        for _ in 0..2 {
+            assert_eq!((call(&st, "user", "f"), call(&st, "dep", "g")), (31, 30), "{executor:?}");
+            assert_eq!((call(&copy, "user", "f"), call(&copy, "dep", "g")), (11, 10), "{executor:?}");
+        }
+    }
 }

@@ -67,7 +67,7 @@ fn corpus_functions_never_panic_and_agree_on_every_executor() {
                 let Ok(bytes) = std::fs::read(&p) else { continue };
                 let Ok(m) = movejit_format::decode_module(&bytes) else { continue };
                 let id = ModuleId::new(*m.address(), m.name());
-                if storage.modules.contains_key(&id) {
+                if storage.modules().contains_key(&id) {
                     continue;
                 }
                 storage.publish(id.clone(), bytes);

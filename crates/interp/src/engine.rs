@@ -18,6 +18,7 @@ use movejit_runtime::{
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Message prefix of the `FEATURE_NOT_ENABLED` error of executor `Jit` when
@@ -526,6 +527,10 @@ pub(crate) struct ModuleSet {
     members: Vec<(ModuleId, ModuleHash)>,
     modules: FxHashMap<ModuleId, Arc<LoadedModule>>,
     hashes: FxHashMap<ModuleId, ModuleHash>,
+    /// The last store version ([`Resolver::modules_version`]) found to have
+    /// every member (0: none yet): sessions over it skip the per-member
+    /// check. Written only when the version changes.
+    checked_version: AtomicU64,
 }
 
 /// The session's loaded modules, their hashes and warm set number, for
@@ -625,8 +630,14 @@ impl<'e, 'r> Session<'e, 'r> {
     /// the version of every member it was loaded from: `true` when the
     /// session has `id` from it now.
     fn adopt_warm(&mut self, set: &'e ModuleSet, id: &ModuleId) -> bool {
-        if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
-            return false;
+        let version = self.resolver.modules_version();
+        if version.is_none_or(|v| set.checked_version.load(Ordering::Relaxed) != v) {
+            if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
+                return false;
+            }
+            if let Some(v) = version {
+                set.checked_version.store(v, Ordering::Relaxed);
+            }
         }
         if self.modules.is_empty() {
             self.modules = Cow::Borrowed(&set.modules);
@@ -671,7 +682,13 @@ impl<'e, 'r> Session<'e, 'r> {
                 let hashes = members.iter().cloned().collect();
                 static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
                 let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let set = ModuleSet { id: set_id, members: members.clone(), modules, hashes };
+                let set = ModuleSet {
+                    id: set_id,
+                    members: members.clone(),
+                    modules,
+                    hashes,
+                    checked_version: AtomicU64::new(0),
+                };
                 let i = self.engine.warm_sets.push(set);
                 warm.by_members.insert(members, i);
                 i
