@@ -101,11 +101,12 @@ impl AccountAddress {
     }
     /// `0x` followed by 64 lowercase hex digits.
     pub fn to_hex_long(&self) -> String {
+        let mut digits = [0u8; 64];
+        // 32 bytes always fit 64 digits.
+        let _ = hex::encode_to_slice(self.0, &mut digits);
         let mut s = String::with_capacity(66);
         s.push_str("0x");
-        for b in self.0 {
-            s.push_str(&format!("{:02x}", b));
-        }
+        s.extend(digits.iter().map(|&d| char::from(d)));
         s
     }
     /// `0x` followed by the hex digits without leading zeros (at least one digit).
@@ -850,5 +851,30 @@ impl CompiledModule {
             .filter(|(i, _)| *i != self.self_module_handle_idx.idx())
             .map(|(_, h)| (*self.address_identifier_at(h.address), self.identifier_at(h.name).to_string()))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AccountAddress;
+
+    #[test]
+    fn addresses_print_in_long_and_short_hex() {
+        let cases: [(AccountAddress, &str, &str); 3] = [
+            (AccountAddress::from_u64(0), "0x0000000000000000000000000000000000000000000000000000000000000000", "0x0"),
+            (
+                AccountAddress::from_u64(0xcafe),
+                "0x000000000000000000000000000000000000000000000000000000000000cafe",
+                "0xcafe",
+            ),
+            (
+                AccountAddress([0xab; 32]),
+                "0xabababababababababababababababababababababababababababababababab",
+                "0xabababababababababababababababababababababababababababababababab",
+            ),
+        ];
+        for (a, long, short) in cases {
+            assert_eq!((a.to_hex_long().as_str(), a.to_hex_short().as_str()), (long, short));
+        }
     }
 }
