@@ -386,7 +386,15 @@ impl Globals {
     }
 }
 
-/// A sequence of calls over one resolver.
+/// The interpreter's state of one session (a sequence of calls over one
+/// resolver): the boundary that movejit-engine's `Session` drives and the
+/// flat interpreter (`flat/`) runs against. It holds the loaded module set
+/// (borrowed from a warm set until the session loads beyond it), the
+/// global-storage cache with the running call's undo journal, the flat
+/// interpreter's per-session caches and the session's compiled code. What
+/// sessions share (the warm index, entry plans, prepared instances,
+/// layouts) is the [`EngineState`]'s; gas is the caller's meter and native
+/// state the running call's, both passed per call.
 pub struct SessionState<'e, 'r> {
     pub(crate) engine: &'e EngineState,
     pub(crate) resolver: &'r dyn Resolver,
