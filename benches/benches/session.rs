@@ -14,7 +14,7 @@ use criterion::{BenchmarkId, Criterion};
 use movejit_benches::executor::{prepare, published, Executor, Metering};
 use movejit_benches::manifest::Suite;
 use movejit_benches::shared_dir;
-use movejit_interp::runtime::ModuleId;
+use movejit_engine::runtime::ModuleId;
 
 /// The short conformance call of `session/call`.
 const SHORT_CALL: &str = "abort_msg.lit_ok";

@@ -11,10 +11,10 @@
 //! calls, so no call after the first pays a compile.
 
 use crate::manifest::Program;
+use movejit_engine::runtime::gas::aptos::AptosPricing;
+use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{StatusCode, StatusFlavour};
-use movejit_interp::runtime::gas::aptos::AptosPricing;
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use std::time::Instant;
 
 /// An executor to measure.

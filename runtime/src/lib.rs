@@ -16,6 +16,7 @@
 pub mod arith;
 pub mod bcs;
 pub mod compiled;
+pub mod config;
 pub mod error;
 pub mod flat;
 pub mod fmt;
@@ -34,6 +35,7 @@ pub mod storage;
 pub mod types;
 pub mod values;
 
+pub use config::{EngineConfig, ExecutorKind, JitOptions};
 pub use error::{ErrorLocation, VmError, VmResult};
 pub use ethnum;
 pub use functions::FunctionIndex;

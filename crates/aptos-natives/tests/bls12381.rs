@@ -11,8 +11,8 @@ mod framework;
 
 use framework::{bool_bcs, bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{aptos_registry, FRAMEWORK};
-use movejit_interp::runtime::natives::{NativeContext, TypeInfo};
-use movejit_interp::runtime::{GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};
+use movejit_engine::runtime::natives::{NativeContext, TypeInfo};
+use movejit_engine::runtime::{GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};
 
 fn hex(s: &str) -> Vec<u8> {
     hex::decode(s).expect("hex")

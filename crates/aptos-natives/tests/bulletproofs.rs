@@ -12,8 +12,8 @@ mod framework;
 
 use framework::{bool_bcs, bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{aptos_registry, FRAMEWORK};
-use movejit_interp::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
-use movejit_interp::runtime::{
+use movejit_engine::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
+use movejit_engine::runtime::{
     GasMeter, Layout, Memory, RefRoot, Reference, StatusCode, Type, Value, VmError, VmResult,
 };
 

@@ -4,8 +4,8 @@
 //! and gives the same answer twice.
 
 use movejit_aptos_natives::{aptos_registry, FRAMEWORK};
-use movejit_interp::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
-use movejit_interp::runtime::{GasMeter, Layout, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
+use movejit_engine::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
+use movejit_engine::runtime::{GasMeter, Layout, Memory, RefRoot, Reference, Type, Value, VmError, VmResult};
 
 struct NoTypes;
 

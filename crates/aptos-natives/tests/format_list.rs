@@ -12,7 +12,7 @@ mod framework;
 
 use framework::{bytes_arg, Framework};
 use movejit_aptos_natives::native_format_list;
-use movejit_interp::runtime::{AccountAddress, DatatypeId, StatusCode, Type, Value, VmError};
+use movejit_engine::runtime::{AccountAddress, DatatypeId, StatusCode, Type, Value, VmError};
 use std::sync::Arc;
 
 fn framework_type(module: &str, name: &str, args: Vec<Type>) -> Type {

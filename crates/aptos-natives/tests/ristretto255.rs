@@ -12,8 +12,8 @@ mod framework;
 
 use framework::{bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{aptos_registry, run_transaction, FRAMEWORK};
-use movejit_interp::runtime::natives::{NativeContext, NativeExtensions, TypeInfo};
-use movejit_interp::runtime::{GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};
+use movejit_engine::runtime::natives::{NativeContext, NativeExtensions, TypeInfo};
+use movejit_engine::runtime::{GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};
 
 fn hex(s: &str) -> Vec<u8> {
     hex::decode(s).expect("hex")
@@ -243,9 +243,9 @@ fn compress(handle: u64) -> VmResult<String> {
 }
 
 /// A `&RistrettoPoint` into `mem` (a new local holding `RistrettoPoint { handle }`).
-fn point_ref(mem: &mut Memory, handle: u64) -> movejit_interp::runtime::Reference {
+fn point_ref(mem: &mut Memory, handle: u64) -> movejit_engine::runtime::Reference {
     mem.locals.push(Value::Struct(vec![Value::U64(handle)]));
-    movejit_interp::runtime::Reference::new(movejit_interp::runtime::RefRoot::Local(mem.locals.len() as u32 - 1))
+    movejit_engine::runtime::Reference::new(movejit_engine::runtime::RefRoot::Local(mem.locals.len() as u32 - 1))
 }
 
 /// Calls into the framework's `ristretto255` (most of its functions take

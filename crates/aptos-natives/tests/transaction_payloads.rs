@@ -14,8 +14,8 @@ use movejit_aptos_natives::{
     aptos_registry, EntryFunctionPayload, MultisigPayload, StateStorageUsage, TransactionContext, UserTransaction,
     FRAMEWORK,
 };
-use movejit_interp::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
-use movejit_interp::runtime::{AccountAddress, GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};
+use movejit_engine::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
+use movejit_engine::runtime::{AccountAddress, GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};
 
 /// `features::TRANSACTION_CONTEXT_EXTENSION`.
 const TRANSACTION_CONTEXT_EXTENSION: u64 = 59;

@@ -17,9 +17,9 @@ mod common;
 use common::{engine, shared, EXECUTORS};
 use movejit_aptos_host::{FunctionRef, Host};
 use movejit_aptos_natives::{EventLog, Randomness};
+use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError};
 use movejit_engine::ExecutorKind;
 use movejit_format::decode_module;
-use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError};
 use std::path::Path;
 
 const PUBLISHER: u64 = 0xabcd;

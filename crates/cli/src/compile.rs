@@ -3,9 +3,9 @@
 //! Modules are verified (with their dependencies) before the JIT sees them.
 
 use crate::files::expand_mv_paths;
+use movejit_engine::runtime::{InMemoryStorage, ModuleId, Type};
+use movejit_engine::{Engine, EngineConfig};
 use movejit_format::AccountAddress;
-use movejit_interp::runtime::{InMemoryStorage, ModuleId, Type};
-use movejit_interp::{Engine, EngineConfig};
 use movejit_jit::{Emit, JitConfig, JitEngine};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -11,12 +11,12 @@
 //! code, so tests replay calls in-process exactly as the command runs them.
 
 use crate::files::expand_mv_paths;
+use movejit_engine::runtime::fmt::print_value;
+use movejit_engine::runtime::gas::aptos::AptosPricing;
+use movejit_engine::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use movejit_engine::{engine_label, new_engine_with_cache, CacheStats, CompiledStats, ExecutorKind, JitFactory};
+use movejit_engine::{Engine, EngineConfig, ExecutionResult, JitOptions};
 use movejit_format::{AccountAddress, Flavour, StatusCode, StatusFlavour};
-use movejit_interp::runtime::fmt::print_value;
-use movejit_interp::runtime::gas::aptos::AptosPricing;
-use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
-use movejit_interp::{Engine, EngineConfig, ExecutionResult, JitOptions};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -253,7 +253,7 @@ impl GasRequest {
             }
             GasScheduleChoice::Unit => {
                 let internal = match balance {
-                    Balance::ScheduleMax => movejit_interp::runtime::gas::UNIT_MAX_GAS,
+                    Balance::ScheduleMax => movejit_engine::runtime::gas::UNIT_MAX_GAS,
                     Balance::External(g) | Balance::Internal(g) => g,
                 };
                 GasMeter::new(CostTable::default(), internal)
@@ -536,7 +536,7 @@ impl Runner {
             saw_sui |= m.flavour == Flavour::Sui;
             // The files are one bundle: a module in it twice is refused, as publishing does.
             let id = ModuleId::new(*m.address(), m.name());
-            if movejit_interp::runtime::Resolver::get_module(&storage, &id).is_some() {
+            if movejit_engine::runtime::Resolver::get_module(&storage, &id).is_some() {
                 return Err(fail(
                     StatusCode::DUPLICATE_MODULE_NAME,
                     format!("{}: module {id} is given twice", p.display()),
@@ -698,7 +698,7 @@ fn arg_to_bcs(s: &str, t: &Type, flavour: StatusFlavour) -> Result<Vec<u8>, Stri
     Ok(out)
 }
 
-fn parse_uint(s: &str) -> Result<movejit_interp::runtime::ethnum::U256, String> {
+fn parse_uint(s: &str) -> Result<movejit_engine::runtime::ethnum::U256, String> {
     let s = s.replace('_', "");
     // Strip a width suffix such as u8 / u64 / u256.
     let s = match s.rfind('u') {
@@ -706,20 +706,20 @@ fn parse_uint(s: &str) -> Result<movejit_interp::runtime::ethnum::U256, String> 
         _ => s.as_str(),
     };
     let r = if let Some(h) = s.strip_prefix("0x") {
-        movejit_interp::runtime::ethnum::U256::from_str_radix(h, 16)
+        movejit_engine::runtime::ethnum::U256::from_str_radix(h, 16)
     } else {
-        movejit_interp::runtime::ethnum::U256::from_str_radix(s, 10)
+        movejit_engine::runtime::ethnum::U256::from_str_radix(s, 10)
     };
     r.map_err(|e| e.to_string())
 }
 
-fn parse_int(s: &str) -> Result<movejit_interp::runtime::ethnum::I256, String> {
+fn parse_int(s: &str) -> Result<movejit_engine::runtime::ethnum::I256, String> {
     let s = s.replace('_', "");
     let s = match s.rfind('i') {
         Some(i) if s[i + 1..].chars().all(|c| c.is_ascii_digit()) && i > 0 => s[..i].to_string(),
         _ => s,
     };
-    movejit_interp::runtime::ethnum::I256::from_str_radix(&s, 10).map_err(|e| e.to_string())
+    movejit_engine::runtime::ethnum::I256::from_str_radix(&s, 10).map_err(|e| e.to_string())
 }
 
 fn split_list(s: &str) -> Result<Vec<&str>, String> {

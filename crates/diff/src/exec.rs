@@ -8,9 +8,9 @@
 
 use crate::case::Case;
 use crate::outcome::{Loc, Outcome};
+use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, VmError, WriteOp};
 use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, VmError, WriteOp};
 use movejit_runtime::compiled::CompiledStats;
 use movejit_runtime::NativeRegistry;
 use std::sync::OnceLock;

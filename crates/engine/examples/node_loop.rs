@@ -7,8 +7,7 @@
 //! `cargo run --release -p movejit-engine --example node_loop [TRANSACTIONS]`
 
 use movejit_engine::{
-    new_engine, AccountAddress, CostTable, Engine, EngineConfig, ExecutorKind, GasMeter, InMemoryStorage, ModuleId,
-    StatusCode,
+    AccountAddress, CostTable, Engine, EngineConfig, ExecutorKind, GasMeter, InMemoryStorage, ModuleId, StatusCode,
 };
 use std::time::Instant;
 
@@ -116,7 +115,7 @@ fn balance(engine: &Engine, storage: &InMemoryStorage, a: AccountAddress) -> u64
 /// The whole stream on one executor: final balances and how many
 /// transfers aborted.
 fn run(executor: ExecutorKind, transactions: u64) -> (Vec<u64>, u64) {
-    let engine = new_engine(EngineConfig { executor, ..EngineConfig::aptos() });
+    let engine = Engine::new(EngineConfig { executor, ..EngineConfig::aptos() });
     let mut storage = InMemoryStorage::default();
     publish(&engine, &mut storage).expect("the ledger verifies and publishes");
     // The cost table is built once; each transaction gets a fresh budget over it.

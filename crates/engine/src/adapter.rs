@@ -8,7 +8,6 @@ use crate::cache::{
     SlotCell, Sources,
 };
 use movejit_format::{CompiledModule, StatusCode};
-use movejit_interp::{EngineConfig, ExecutorKind, JitOptions};
 use movejit_jit::{FlatOutcome, JitConfig, Location, NestedState};
 use movejit_runtime::compiled::{
     CompiledCall, CompiledCode, CompiledCodeFactory, CompiledHint, CompiledStats, EntrySlot, ModuleSource, SeamCall,
@@ -20,6 +19,7 @@ use movejit_runtime::flat::Shape;
 use movejit_runtime::fxhash::{FxHashMap, FxHasher};
 use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::{CostTable, ErrorLocation, ModuleId, Type, VmError};
+use movejit_runtime::{EngineConfig, ExecutorKind, JitOptions};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;

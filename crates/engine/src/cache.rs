@@ -25,10 +25,10 @@
 //! single modules (the interpreter's module cache never evicts).
 
 use movejit_format::CompiledModule;
-use movejit_interp::JitOptions;
 use movejit_jit::{InstanceKey, JitConfig, SharedEngine, SharedEntry};
 use movejit_runtime::compiled::ModuleSource;
 use movejit_runtime::compiled::SharedModule;
+use movejit_runtime::JitOptions;
 use movejit_runtime::{ModuleId, Type};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};

@@ -1,9 +1,17 @@
-//! movejit-engine: the one engine API over both executors.
+//! movejit-engine: the product API of movejit, one engine over both
+//! executors. Data flows one way: bytes → movejit-format (decode) →
+//! movejit-verifier → the loader (`movejit_interp::loader`) → the
+//! interpreter (`movejit-interp`) or the JIT (`movejit-jit`) over the runtime
+//! (`movejit-runtime`) → results and change sets. Hosts, tools and tests use
+//! this crate only: [`Engine`], [`EngineConfig`], [`Session`] (publishing,
+//! loading, entry calls, [`Session::finish`] into a [`ChangeSet`]),
+//! [`ExecutionResult`], and the runtime's types re-exported ([`runtime`]).
 //!
-//! [`new_engine`] builds a [`movejit_interp::Engine`] whose executor is
-//! `Interpreter`, `Jit` or `Auto`; for the latter two it runs the flat
-//! interpreter (the one whose values are laid out as compiled code's) and
-//! attaches [`JitFactory`], which implements the runtime's
+//! [`Engine::new`] builds an engine whose executor is `Interpreter`, `Jit`
+//! or `Auto`. Each runs the flat interpreter's state (the one whose values
+//! are laid out as compiled code's: `movejit_interp::EngineState`, one per
+//! engine, and `SessionState`, one per session); for `Jit` and `Auto` the
+//! engine attaches [`JitFactory`], which implements the runtime's
 //! [`CompiledCode`](movejit_runtime::compiled::CompiledCode) seam over a
 //! [`JitEngine`](movejit_jit::JitEngine). The flat interpreter offers it
 //! every call of a Move function: an instance that compiles runs compiled
@@ -17,8 +25,12 @@
 //! compile, or a closure whose target compiled code does not have, runs on
 //! the session's interpreter (`runtime::compiled::Interpreter`, a nested
 //! flat interpreter with the same limits, gas and errors; it interprets
-//! everything it calls). The tree interpreter never offers calls to
-//! compiled code.
+//! everything it calls).
+//!
+//! Configuration: [`EngineConfig`], [`ExecutorKind`] and [`JitOptions`] are
+//! defined in `movejit_runtime::config`, the lowest crate that reads them
+//! (the interpreter reads the limits, natives, costs and executor kind; the
+//! code cache the JIT options), and re-exported here as the product's.
 //!
 //! Code cache (`cache.rs`): owned by the engine's [`JitFactory`] and shared
 //! by all its sessions and threads. Code is keyed by module content (a
@@ -45,7 +57,7 @@
 //! does the same with a ledger and compares the executors.
 //!
 //! ```
-//! use movejit_engine::{new_engine, AccountAddress, CostTable, EngineConfig, ExecutorKind, GasMeter};
+//! use movejit_engine::{AccountAddress, CostTable, Engine, EngineConfig, ExecutorKind, GasMeter};
 //! use movejit_engine::{InMemoryStorage, ModuleId};
 //!
 //! let src = "version 7
@@ -76,7 +88,7 @@
 //! let Ok(movejit_masm::Assembled::Module(module)) = movejit_masm::assemble(src) else { panic!("assembles") };
 //! let cafe = AccountAddress::from_u64(0xcafe);
 //!
-//! let engine = new_engine(EngineConfig { executor: ExecutorKind::Auto, ..EngineConfig::aptos() });
+//! let engine = Engine::new(EngineConfig { executor: ExecutorKind::Auto, ..EngineConfig::aptos() });
 //! let mut storage = InMemoryStorage::default();
 //!
 //! // Publish: verify and link in a session, then write the modules.
@@ -106,37 +118,36 @@
 
 mod adapter;
 mod cache;
+mod engine;
 mod function_ref;
+mod publish;
 
 pub use adapter::{JitFactory, JitSession};
 pub use cache::{CacheStats, MAX_GENERATIONS};
+pub use engine::{Engine, Session};
 pub use function_ref::FunctionRef;
-pub use movejit_interp::{Engine, EngineConfig, ExecutorKind, JitOptions, JIT_NOT_COMPILED};
+pub use movejit_interp::{ExecutionResult, EUSER_TYPE_LOADING_FAILURE, JIT_NOT_COMPILED};
+pub use movejit_runtime as runtime;
 pub use movejit_runtime::compiled::CompiledStats;
 pub use movejit_runtime::{
-    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, InMemoryStorage, ModuleId, Resolver, StatusCode,
-    Type, VmError, VmResult, WriteOp,
+    AccountAddress, ChangeSet, CostTable, EngineConfig, ErrorLocation, ExecutorKind, GasMeter, InMemoryStorage,
+    JitOptions, ModuleId, Resolver, StatusCode, Type, VmError, VmResult, WriteOp,
 };
 
 use std::sync::Arc;
 
-/// An engine running `config.executor`: `Interpreter` alone, or `Jit` /
-/// `Auto`: the interpreter with the JIT attached.
+/// An engine running `config.executor` ([`Engine::new`]).
 pub fn new_engine(config: EngineConfig) -> Engine {
-    new_engine_with_cache(config).0
+    Engine::new(config)
 }
 
 /// [`new_engine`], also returning its code cache (`None` for the
 /// interpreter alone), whose [`JitFactory::stats`] count compiles over all
 /// sessions.
 pub fn new_engine_with_cache(config: EngineConfig) -> (Engine, Option<Arc<JitFactory>>) {
-    match config.executor {
-        ExecutorKind::Interpreter => (Engine::new(config), None),
-        ExecutorKind::Jit | ExecutorKind::Auto => {
-            let factory = Arc::new(JitFactory::new(&config));
-            (Engine::with_compiled(config, factory.clone()), Some(factory))
-        }
-    }
+    let engine = Engine::new(config);
+    let cache = engine.code_cache().cloned();
+    (engine, cache)
 }
 
 /// The `"engine"` label of a run: `interp` when nothing ran compiled, `jit`

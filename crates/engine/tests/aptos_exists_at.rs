@@ -5,9 +5,9 @@
 //! resource the native loaded reads nothing (no I/O gas, no memory), as in
 //! Aptos's data cache. Every executor agrees.
 
+use movejit_engine::runtime::gas::aptos::AptosPricing;
+use movejit_engine::runtime::{AccountAddress, DatatypeId, GasMeter, InMemoryStorage, ModuleId, Type};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::gas::aptos::AptosPricing;
-use movejit_interp::runtime::{AccountAddress, DatatypeId, GasMeter, InMemoryStorage, ModuleId, Type};
 use std::sync::Arc;
 
 const SOURCE: &str = "version 9

@@ -15,9 +15,9 @@
 mod common;
 
 use common::*;
+use movejit_engine::runtime::gas::aptos::AptosPricing;
+use movejit_engine::runtime::GasMeter;
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::gas::aptos::AptosPricing;
-use movejit_interp::runtime::GasMeter;
 use serde_json::Value as Json;
 use std::collections::HashMap;
 
@@ -308,8 +308,8 @@ fn benchmarks_match_aptos_on(label: &str, kind: ExecutorKind) -> usize {
 
 /// `0xcafe::dep` and `0xcafe::user` assembled (`user_src` is `user`'s
 /// text), in storage; `dep`'s size.
-fn two_modules(dep_src: &str, user_src: &str) -> (movejit_interp::runtime::InMemoryStorage, u64) {
-    use movejit_interp::runtime::{AccountAddress, InMemoryStorage, ModuleId};
+fn two_modules(dep_src: &str, user_src: &str) -> (movejit_engine::runtime::InMemoryStorage, u64) {
+    use movejit_engine::runtime::{AccountAddress, InMemoryStorage, ModuleId};
     let assemble = |src: &str| match movejit_masm::assemble(src) {
         Ok(movejit_masm::Assembled::Module(m)) => movejit_format::serialize_module(&m),
         other => panic!("assemble: {:?}", other.err()),
@@ -325,8 +325,8 @@ fn two_modules(dep_src: &str, user_src: &str) -> (movejit_interp::runtime::InMem
 
 /// The execution gas of `0xcafe::user::<f>()` under the v50 schedule, on
 /// `kind`, in a fresh session (one transaction).
-fn execution_gas(kind: ExecutorKind, st: &movejit_interp::runtime::InMemoryStorage, f: &str) -> u64 {
-    use movejit_interp::runtime::{AccountAddress, ModuleId};
+fn execution_gas(kind: ExecutorKind, st: &movejit_engine::runtime::InMemoryStorage, f: &str) -> u64 {
+    use movejit_engine::runtime::{AccountAddress, ModuleId};
     let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
     let mut session = engine.new_session(st);
     let pricing = AptosPricing::v50();

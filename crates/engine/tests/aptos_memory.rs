@@ -9,9 +9,9 @@
 //! instruction, the whole quota used) and at every small balance of a range (running out of gas
 //! next to a memory use: the peak counts exactly the uses before it).
 
+use movejit_engine::runtime::gas::aptos::AptosPricing;
+use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::gas::aptos::AptosPricing;
-use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 
 const SOURCE: &str = "version 10
 module 0xcafe::grow

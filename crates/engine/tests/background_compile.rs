@@ -10,10 +10,10 @@
 mod common;
 
 use common::{load_aptos_cases, CaseCall};
+use movejit_engine::runtime::gas::aptos::AptosPricing;
+use movejit_engine::runtime::{ChangeSet, CostTable, GasMeter, VmError};
+use movejit_engine::ExecutionResult;
 use movejit_engine::{new_engine, new_engine_with_cache, EngineConfig, ExecutorKind, JitOptions};
-use movejit_interp::runtime::gas::aptos::AptosPricing;
-use movejit_interp::runtime::{ChangeSet, CostTable, GasMeter, VmError};
-use movejit_interp::ExecutionResult;
 use std::time::{Duration, Instant};
 
 /// What a call and its session's finish give, and the gas it used.

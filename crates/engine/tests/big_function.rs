@@ -7,8 +7,8 @@
 //! million of them to Cranelift (measured before: 6-18 s and 350-620 MB).
 //! With a compile budget, the budget holds.
 
+use movejit_engine::runtime::{AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId};
 use movejit_engine::{new_engine_with_cache, EngineConfig, ExecutorKind, JitOptions, JIT_NOT_COMPILED};
-use movejit_interp::runtime::{AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId};
 use std::time::{Duration, Instant};
 
 const PAIRS: usize = 32_400;

@@ -6,12 +6,12 @@
 //! republished with other bytes (or linked against a republished
 //! dependency) gets code of its own.
 
+use movejit_engine::runtime::compiled::CompiledStats;
+use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, Resolver, VmError};
 use movejit_engine::{
     engine_label, new_engine, new_engine_with_cache, CacheStats, CostTable, Engine, EngineConfig, ExecutorKind,
     JitFactory, JitOptions,
 };
-use movejit_interp::runtime::compiled::CompiledStats;
-use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, Resolver, VmError};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -181,7 +181,7 @@ fn threshold_interprets_the_first_calls_then_compiles() {
 }
 
 /// One call metered by the unit schedule in `session`: returns and gas used.
-fn run_metered(session: &mut movejit_interp::Session<'_, '_>, b: &Bench) -> (Result<Vec<Vec<u8>>, VmError>, u64) {
+fn run_metered(session: &mut movejit_engine::Session<'_, '_>, b: &Bench) -> (Result<Vec<Vec<u8>>, VmError>, u64) {
     let mut gas = GasMeter::new(CostTable::default(), 1 << 40);
     let r = session.execute_function(&b.module, &b.function, &[], &b.args, &mut gas).map(|o| o.returns);
     (r, gas.used())

@@ -7,8 +7,8 @@
 mod common;
 
 use common::*;
+use movejit_engine::runtime::{CostTable, GasMeter, StatusCode};
 use movejit_engine::{engine_label, new_engine, Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
-use movejit_interp::runtime::{CostTable, GasMeter, StatusCode};
 
 fn engine(kind: ExecutorKind) -> Engine {
     new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() })

@@ -8,8 +8,8 @@
 mod common;
 
 use common::sui::{replay_sui_test, sui_genesis, sui_loose, sui_tests, SuiGot, SuiTask};
+use movejit_engine::runtime::StatusCode;
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
-use movejit_interp::runtime::StatusCode;
 use std::collections::BTreeMap;
 
 fn engine(kind: ExecutorKind) -> Engine {

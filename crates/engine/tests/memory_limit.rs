@@ -4,9 +4,9 @@
 //! compiled code and mixed execution; a program that fits the budget
 //! exactly succeeds; a failed run frees everything it held.
 
+use movejit_engine::runtime::flat::live_allocations;
+use movejit_engine::runtime::{memory, AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::flat::live_allocations;
-use movejit_interp::runtime::{memory, AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 
 /// The budget of every run here.
 const LIMIT: u64 = 1 << 20;

@@ -9,11 +9,11 @@
 //! and the change set; call depth is carried across the boundary
 //! (`CALL_STACK_OVERFLOW` on either side of it).
 
-use movejit_engine::{engine_label, new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{
+use movejit_engine::runtime::{
     AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, InMemoryStorage, ModuleId, StatusCode,
 };
-use movejit_interp::JitOptions;
+use movejit_engine::JitOptions;
+use movejit_engine::{engine_label, new_engine, EngineConfig, ExecutorKind};
 
 /// Functions with more instructions than this run interpreted.
 const MAX_CODE_LEN: usize = 24;

@@ -10,10 +10,10 @@
 mod common;
 
 use common::shared_dir;
+use movejit_engine::runtime::flat::live_allocations;
+use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
 use movejit_format::{AccountAddress, Flavour, SignatureToken as S};
-use movejit_interp::runtime::flat::live_allocations;
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

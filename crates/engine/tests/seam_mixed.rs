@@ -4,8 +4,8 @@
 //! compiled code. Results, gas used (metered) and the change set must be
 //! the interpreter's; prints the time of both executors.
 
+use movejit_engine::runtime::{AccountAddress, ChangeSet, CostTable, GasMeter, InMemoryStorage, ModuleId, VmError};
 use movejit_engine::{engine_label, new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{AccountAddress, ChangeSet, CostTable, GasMeter, InMemoryStorage, ModuleId, VmError};
 use std::time::Instant;
 
 /// `drive` publishes a counter, then calls `bump` `n` times; it is longer
@@ -92,7 +92,7 @@ fn storage() -> InMemoryStorage {
 type Run = (Result<(Vec<Vec<u8>>, u64), VmError>, Option<ChangeSet>, &'static str, f64);
 
 fn run(kind: ExecutorKind, st: &InMemoryStorage, n: u64, budget: Option<u64>) -> Run {
-    let jit = movejit_interp::JitOptions { max_code_len: MAX_CODE_LEN, ..Default::default() };
+    let jit = movejit_engine::JitOptions { max_code_len: MAX_CODE_LEN, ..Default::default() };
     let engine = new_engine(EngineConfig { executor: kind, jit, ..EngineConfig::aptos() });
     let mut session = engine.new_session(st);
     let mut gas = match budget {

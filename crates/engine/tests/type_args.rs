@@ -5,9 +5,9 @@
 //! the function's own type-parameter count and constraints; and arguments
 //! nest no deeper than code can build values.
 
+use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
+use movejit_engine::EUSER_TYPE_LOADING_FAILURE;
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type};
-use movejit_interp::EUSER_TYPE_LOADING_FAILURE;
 use std::path::PathBuf;
 
 fn shared() -> PathBuf {
@@ -166,7 +166,7 @@ fn nested_bcs(levels: usize, empty_innermost: bool) -> Vec<u8> {
 fn argument_depth_matches_what_code_builds() {
     let st = storage();
     let module = ModuleId::new(AccountAddress::parse("0xcafe").expect("address"), "deep");
-    let max = movejit_interp::runtime::Limits::default().max_value_depth;
+    let max = movejit_engine::runtime::Limits::default().max_value_depth;
     // (function, vector levels of T, innermost empty, expected status)
     let cases = [
         ("id", max - 1, false, "EXECUTED"),

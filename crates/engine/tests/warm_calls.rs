@@ -10,11 +10,11 @@
 mod common;
 
 use common::{load_aptos_cases, Case};
-use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
-use movejit_interp::runtime::{
+use movejit_engine::runtime::{
     AccountAddress, ChangeSet, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,
 };
-use movejit_interp::ExecutionResult;
+use movejit_engine::ExecutionResult;
+use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 
 /// Everything a call and its session's finish give.
 type Observed = (Result<ExecutionResult, VmError>, Result<ChangeSet, VmError>);

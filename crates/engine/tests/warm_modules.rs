@@ -2,8 +2,8 @@
 //! holding other versions of a module (or lacking one) never run a stale
 //! version, and a warm load fails exactly as a cold one.
 
+use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 
 const EXECUTORS: &[ExecutorKind] = &[ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto];
 

@@ -1,20 +1,32 @@
-//! The engine (shared, thread-safe: configuration and the module cache) and
-//! sessions (one per sequence of calls over a resolver: loaded modules,
-//! global-storage cache and change set).
+//! The state the interpreter executes against: [`EngineState`], shared by
+//! every session and thread of one engine (configuration, the module cache
+//! and warm module sets, prepared instances, entry plans, layouts), and
+//! [`SessionState`], one per sequence of calls over a resolver (the loaded
+//! module set, the global-storage cache with its undo journal, value depths,
+//! the flat interpreter's call-site caches, the session's compiled code).
+//!
+//! movejit-engine's `Engine` and `Session` own one of each and drive them:
+//! publishing (`movejit_engine`'s `publish.rs`) loads through
+//! [`SessionState::load_module`] and links with
+//! [`SessionState::linking_context`]; entry calls go through
+//! [`SessionState::execute_function`] / [`SessionState::execute_script`];
+//! [`SessionState::finish`] turns the globals into the change set. The flat
+//! interpreter (`flat/`) reads and writes the rest of the session directly
+//! (crate-private fields): it is this crate's own executor.
 
 use crate::flat::exec::FlatInterp;
 use crate::flat::{FlatSession, PreparedTable};
 use crate::fxhash::FxHashMap;
 use crate::loader::LoadedModule;
-use movejit_format::{decode_module, AbilitySet, StatusFlavour, StructFieldInformation};
+use movejit_format::{decode_module, AbilitySet, StatusFlavour};
 use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
 use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::resolve::{self, DatatypeFields, DatatypeSource, LayoutLimits};
 use movejit_runtime::DatatypeId;
 use movejit_runtime::{
-    AccountAddress, ChangeSet, CostTable, ErrorLocation, GasMeter, Layout, Limits, ModuleHash, ModuleId,
-    NativeRegistry, Resolver, StatusCode, Type, TypeId, TypeTable, VmError, VmResult, WriteOp,
+    AccountAddress, ChangeSet, EngineConfig, ErrorLocation, ExecutorKind, GasMeter, Layout, ModuleHash, ModuleId,
+    Resolver, StatusCode, Type, TypeId, TypeTable, VmError, VmResult, WriteOp,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -29,126 +41,10 @@ pub const JIT_NOT_COMPILED: &str = "not compiled by the JIT: ";
 /// does not load (Move's `sub_status::type_resolution_failure`).
 pub const EUSER_TYPE_LOADING_FAILURE: u64 = 1;
 
-/// Which executor runs the code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ExecutorKind {
-    #[default]
-    Interpreter,
-    /// Compiled code only: the called function and everything it reaches
-    /// must compile (needs an engine built with [`Engine::with_compiled`]).
-    Jit,
-    /// Calls of instances that compile run compiled, the rest interpreted.
-    Auto,
-}
-
-/// Everything an engine is built from.
-#[derive(Clone, Debug)]
-pub struct EngineConfig {
-    pub flavour: StatusFlavour,
-    pub limits: Limits,
-    pub natives: NativeRegistry,
-    pub costs: CostTable,
-    pub executor: ExecutorKind,
-    /// When the compiled code attached to the engine (executors `Jit` /
-    /// `Auto`) compiles; the interpreter ignores it.
-    pub jit: JitOptions,
-}
-
-/// When and what the engine's JIT compiles (movejit-engine's code cache
-/// reads these; the interpreter carries them only). Whatever is not
-/// compiled is interpreted, with identical results.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JitOptions {
-    /// Calls of an instance the `Auto` executor interprets (counted over
-    /// all sessions of the engine) before compiling it. 0 (the default):
-    /// compile at the first call, which is what one-shot runs (`movejit
-    /// run`, benchmarks, conformance replays) measure; hosts with many
-    /// short sessions raise it so code that runs once is never compiled.
-    /// The `Jit` executor always compiles at the first call.
-    pub threshold: u32,
-    /// Compile every non-generic function of a module when a call first
-    /// reaches the module, instead of one instance (and its callees) at a
-    /// time.
-    pub eager: bool,
-    /// Functions with more bytecode instructions are interpreted (checked
-    /// before lowering).
-    pub max_code_len: usize,
-    /// Functions whose lowered Cranelift IR has more instructions are
-    /// interpreted (checked while lowering, before code generation, the
-    /// costly part: bounds the time and memory of one function's compile).
-    pub max_ir_insts: usize,
-    /// Compile time the engine may spend in all: once the total reaches
-    /// it, nothing new is compiled and further instances are interpreted.
-    /// It holds during a compile too, per function: a function whose
-    /// estimated compile time (by its size) does not fit in what is left
-    /// is interpreted; Cranelift cannot be interrupted, so one whose code
-    /// generation started finishes. `None`: unbounded.
-    pub compile_budget: Option<std::time::Duration>,
-    /// Functions with more bytecode instructions are compiled by the JIT's
-    /// baseline tier (quick code generation, bigger and slower code; see
-    /// `movejit_jit::BASELINE_ABOVE`). 0: every function; `usize::MAX`:
-    /// none (the default).
-    pub baseline_above: usize,
-    /// Background compiler threads of the `Auto` executor. With 1 or more,
-    /// an instance past the threshold is queued for those threads and its
-    /// calls stay interpreted until its code is ready: a calling thread
-    /// never waits for a compile (results, gas and errors are the same
-    /// whichever tier runs a call). 0 (the default): `Auto` compiles on the
-    /// calling thread when the threshold is passed, deterministically (what
-    /// tests of mixed execution rely on). The `Jit` executor always
-    /// compiles on the calling thread.
-    pub compile_threads: usize,
-    /// Loop back edges an `Auto` instance takes while interpreted (counted
-    /// over all sessions of the engine) before it is compiled whatever its
-    /// count of calls: a single long call spent in a loop makes its
-    /// function hot for the calls after it (there is no on-stack
-    /// replacement). Counted only when `threshold` > 0 (at 0 every
-    /// instance is compiled at its first call); 0: not counted.
-    pub loop_threshold: u32,
-}
-
-impl Default for JitOptions {
-    fn default() -> Self {
-        JitOptions {
-            threshold: 0,
-            eager: false,
-            max_code_len: 1 << 16,
-            // `movejit_jit::MAX_IR_INSTS` (engine test `big_function`
-            // checks they agree).
-            max_ir_insts: 1 << 17,
-            compile_budget: None,
-            baseline_above: usize::MAX,
-            compile_threads: 0,
-            loop_threshold: 1000,
-        }
-    }
-}
-
-impl EngineConfig {
-    /// Aptos flavour, default limits, the Move stdlib natives at 0x1.
-    pub fn aptos() -> Self {
-        EngineConfig {
-            flavour: StatusFlavour::Aptos,
-            limits: Limits::default(),
-            natives: NativeRegistry::with_stdlib(),
-            costs: CostTable::default(),
-            executor: ExecutorKind::Interpreter,
-            jit: JitOptions::default(),
-        }
-    }
-    pub fn sui() -> Self {
-        EngineConfig {
-            flavour: StatusFlavour::Sui,
-            natives: NativeRegistry::with_sui_stdlib(),
-            limits: Limits::sui(),
-            ..EngineConfig::aptos()
-        }
-    }
-}
-
-/// A shared execution engine. `Send + Sync`: sessions on many threads may
-/// use one engine; decoded and verified modules are cached by content.
-pub struct Engine {
+/// The engine-wide state of the interpreter. `Send + Sync`: sessions on
+/// many threads use one; decoded and verified modules are cached by
+/// content.
+pub struct EngineState {
     pub(crate) config: EngineConfig,
     cache: Mutex<HashMap<ModuleHash, Arc<LoadedModule>>>,
     /// The warm module cache: by module id, the module as last loaded with
@@ -245,7 +141,7 @@ impl EntryMemo {
     }
 }
 
-/// The warm module cache's indices into `Engine::warm_sets`.
+/// The warm module cache's indices into `EngineState::warm_sets`.
 #[derive(Default)]
 struct WarmSets {
     /// By module: the set it was last loaded with.
@@ -332,13 +228,13 @@ impl EntryPlans {
     }
 }
 
-impl Engine {
-    pub fn new(config: EngineConfig) -> Self {
-        Self::build(config, None)
-    }
-    fn build(config: EngineConfig, compiled: Option<Arc<dyn CompiledCodeFactory>>) -> Self {
+impl EngineState {
+    /// The state of an engine built from `config`; its `Jit` / `Auto`
+    /// executors run compiled code made by `compiled` (one [`CompiledCode`]
+    /// per session; without it, executor `Jit` refuses every call).
+    pub fn new(config: EngineConfig, compiled: Option<Arc<dyn CompiledCodeFactory>>) -> Self {
         let meter_template = GasMeter::new(config.costs.clone(), 0);
-        Engine {
+        EngineState {
             config,
             cache: Mutex::new(HashMap::new()),
             warm: RwLock::default(),
@@ -355,17 +251,13 @@ impl Engine {
             no_hashes: FxHashMap::default(),
         }
     }
-    /// An engine whose `Jit` / `Auto` executors run compiled code made by
-    /// `factory` (one [`CompiledCode`] per session).
-    pub fn with_compiled(config: EngineConfig, factory: Arc<dyn CompiledCodeFactory>) -> Self {
-        Self::build(config, Some(factory))
-    }
     pub fn config(&self) -> &EngineConfig {
         &self.config
     }
     /// A session reading modules and resources through `resolver`.
-    pub fn new_session<'e, 'r>(&'e self, resolver: &'r dyn Resolver) -> Session<'e, 'r> {
-        Session {
+    #[inline]
+    pub fn new_session<'e, 'r>(&'e self, resolver: &'r dyn Resolver) -> SessionState<'e, 'r> {
+        SessionState {
             engine: self,
             resolver,
             modules: Cow::Borrowed(&self.no_modules),
@@ -495,9 +387,17 @@ impl Globals {
     }
 }
 
-/// A sequence of calls over one resolver.
-pub struct Session<'e, 'r> {
-    pub(crate) engine: &'e Engine,
+/// The interpreter's state of one session (a sequence of calls over one
+/// resolver): the boundary that movejit-engine's `Session` drives and the
+/// flat interpreter (`flat/`) runs against. It holds the loaded module set
+/// (borrowed from a warm set until the session loads beyond it), the
+/// global-storage cache with the running call's undo journal, the flat
+/// interpreter's per-session caches and the session's compiled code. What
+/// sessions share (the warm index, entry plans, prepared instances,
+/// layouts) is the [`EngineState`]'s; gas is the caller's meter and native
+/// state the running call's, both passed per call.
+pub struct SessionState<'e, 'r> {
+    pub(crate) engine: &'e EngineState,
     pub(crate) resolver: &'r dyn Resolver,
     /// Borrowed from the engine's warm module cache until the session loads
     /// a module the warm set it took lacks (copy on write).
@@ -559,7 +459,8 @@ impl ModuleSource for LoadedModules<'_> {
     }
 }
 
-fn verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
+/// The verifier's rules for code published (and scripts run) under `f`.
+pub fn verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
     match f {
         StatusFlavour::Aptos => movejit_verifier::VerifierConfig::aptos(),
         StatusFlavour::Sui => movejit_verifier::VerifierConfig::sui(),
@@ -573,7 +474,7 @@ fn load_verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
     movejit_verifier::VerifierConfig { check_friends_exist: false, ..verifier_config(f) }
 }
 
-impl<'e, 'r> Session<'e, 'r> {
+impl<'e, 'r> SessionState<'e, 'r> {
     /// Compiled vs interpreted counts (`None` when no compiled code is attached).
     pub fn compiled_stats(&self) -> Option<CompiledStats> {
         // Instances compiled code had interpreted count as interpreted.
@@ -586,6 +487,11 @@ impl<'e, 'r> Session<'e, 'r> {
 
     pub fn flavour(&self) -> StatusFlavour {
         self.engine.config.flavour
+    }
+
+    /// The configuration of the session's engine.
+    pub fn config(&self) -> &'e EngineConfig {
+        &self.engine.config
     }
 
     /// Loads (decodes, links, verifies) a module and its dependencies.
@@ -613,7 +519,7 @@ impl<'e, 'r> Session<'e, 'r> {
         self.modules.get(id).cloned()
     }
 
-    /// [`Session::load_warm`] without handing out the module: `true` when
+    /// [`SessionState::load_warm`] without handing out the module: `true` when
     /// the session has `id` from a warm set now.
     fn take_warm(&mut self, id: &ModuleId) -> bool {
         let index = match self.engine.warm.read() {
@@ -771,139 +677,11 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok(loaded)
     }
 
-    /// Checks a bundle of modules for publishing from `sender`: decode, the
-    /// address check, duplicates, then for each module in order
-    /// verification, natives and linking against earlier bundle members and
-    /// the store. Returns the ids and bytes to store; stores nothing itself.
-    pub fn publish_bundle(&mut self, bundle: &[Vec<u8>], sender: AccountAddress) -> VmResult<Vec<(ModuleId, Vec<u8>)>> {
-        let mut decoded = Vec::with_capacity(bundle.len());
-        for bytes in bundle {
-            let m = decode_module(bytes).map_err(|e| VmError::new(e.status).with_message(e.message))?;
-            decoded.push(m);
-        }
-        let mut ids: Vec<ModuleId> = Vec::new();
-        for m in &decoded {
-            let id = ModuleId::new(*m.address(), m.name());
-            if id.address != sender {
-                return Err(VmError::new(StatusCode::MODULE_ADDRESS_DOES_NOT_MATCH_SENDER));
-            }
-            if ids.contains(&id) {
-                return Err(VmError::new(StatusCode::DUPLICATE_MODULE_NAME));
-            }
-            ids.push(id);
-        }
-        let mut done: Vec<Arc<LoadedModule>> = Vec::new();
-        for ((m, id), bytes) in decoded.into_iter().zip(&ids).zip(bundle) {
-            let mut deps: Vec<Arc<LoadedModule>> = Vec::new();
-            let located = |status: StatusCode, msg: String| {
-                let mut e = VmError::new(status).with_message(msg);
-                e.location = Some(ErrorLocation {
-                    module: id.long_string(),
-                    function_name: String::new(),
-                    function_index: 0,
-                    code_offset: 0,
-                });
-                e
-            };
-            for (a, n) in m.immediate_dependencies() {
-                let did = ModuleId::new(a, &n);
-                if let Some(d) = done.iter().find(|d| d.id == did) {
-                    deps.push(d.clone());
-                    continue;
-                }
-                if ids.contains(&did) || did == *id {
-                    return Err(located(StatusCode::CYCLIC_MODULE_DEPENDENCY, format!("{did}")));
-                }
-                match self.load_module(&did) {
-                    Ok(d) => deps.push(d),
-                    Err(_) => return Err(located(StatusCode::MISSING_DEPENDENCY, format!("{did}"))),
-                }
-            }
-            let (closure, mut friends) = self.linking_context(&m, &deps);
-            // Friends may be published in the same bundle.
-            for f in &m.friend_decls {
-                let fid = m
-                    .address_identifiers
-                    .get(f.address.idx())
-                    .zip(m.identifiers.get(f.name.idx()))
-                    .map(|(a, n)| ModuleId::new(*a, n));
-                if let Some(pos) = fid.and_then(|fid| ids.iter().position(|i| *i == fid)) {
-                    if let Ok(fm) = decode_module(&bundle[pos]) {
-                        friends.push(fm);
-                    }
-                }
-            }
-            let mut dep_refs: Vec<_> = closure.iter().map(|d| &d.module).collect();
-            dep_refs.extend(friends.iter());
-            movejit_verifier::verify_module(&m, &dep_refs, &verifier_config(self.flavour())).map_err(|e| {
-                let (function_index, code_offset) = match e.location {
-                    movejit_verifier::Location::Function { index, code_offset } => (index, code_offset.unwrap_or(0)),
-                    _ => (0, 0),
-                };
-                let mut err = VmError::new(e.status).with_message(e.message);
-                err.location = Some(ErrorLocation {
-                    module: id.long_string(),
-                    function_name: String::new(),
-                    function_index,
-                    code_offset,
-                });
-                err
-            })?;
-            let mut loaded = LoadedModule::new(m, &self.engine.config.natives)?;
-            loaded.size = bytes.len() as u64;
-            for (i, f) in loaded.module.function_defs.iter().enumerate() {
-                if f.is_native() && loaded.natives.get(i).is_none_or(|n| n.is_none()) {
-                    return Err(located(
-                        StatusCode::MISSING_DEPENDENCY,
-                        format!("native {}::{} not found", id, loaded.function_name(i as u16)),
-                    ));
-                }
-            }
-            if loaded.module.struct_defs.iter().any(|d| matches!(d.field_information, StructFieldInformation::Native)) {
-                return Err(located(StatusCode::MISSING_DEPENDENCY, "native struct".into()));
-            }
-            self.check_links(&loaded, &deps).map_err(|e| located(e.status, e.message.unwrap_or_default()))?;
-            done.push(Arc::new(loaded));
-        }
-        Ok(ids.into_iter().zip(bundle.iter().cloned()).collect())
-    }
-
-    /// Every imported function and datatype must exist in its module.
-    fn check_links(&self, m: &LoadedModule, deps: &[Arc<LoadedModule>]) -> VmResult<()> {
-        let cm = &m.module;
-        let find = |mh: movejit_format::ModuleHandleIndex| -> Option<&Arc<LoadedModule>> {
-            let h = cm.module_handles.get(mh.idx())?;
-            let id = ModuleId::new(*cm.address_identifiers.get(h.address.idx())?, cm.identifiers.get(h.name.idx())?);
-            deps.iter().find(|d| d.id == id)
-        };
-        for fh in &cm.function_handles {
-            if fh.module == cm.self_module_handle_idx {
-                continue;
-            }
-            let name = cm.identifiers.get(fh.name.idx()).map(String::as_str).unwrap_or("");
-            match find(fh.module) {
-                Some(d) if d.functions.contains_key(name) => {}
-                _ => return Err(VmError::new(StatusCode::LOOKUP_FAILED).with_message(format!("function {name}"))),
-            }
-        }
-        for sh in &cm.struct_handles {
-            if sh.module == cm.self_module_handle_idx {
-                continue;
-            }
-            let name = cm.identifiers.get(sh.name.idx()).map(String::as_str).unwrap_or("");
-            match find(sh.module) {
-                Some(d) if d.datatypes.contains_key(name) => {}
-                _ => return Err(VmError::new(StatusCode::LOOKUP_FAILED).with_message(format!("datatype {name}"))),
-            }
-        }
-        Ok(())
-    }
-
     /// What the verifier links `module` against: its dependencies with their
     /// transitive closure (already loaded), and its friends, decoded but not
     /// loaded (friends usually depend on the module, and only their existence
-    /// is checked).
-    fn linking_context(
+    /// is checked). Publishing (movejit-engine) verifies against the same.
+    pub fn linking_context(
         &self,
         module: &movejit_format::CompiledModule,
         deps: &[Arc<LoadedModule>],
@@ -1421,7 +1199,7 @@ impl<'e, 'r> Session<'e, 'r> {
         Ok(cs)
     }
     /// The abilities of a runtime type.
-    pub fn abilities_of(&self, t: &Type) -> VmResult<AbilitySet> {
+    pub(crate) fn abilities_of(&self, t: &Type) -> VmResult<AbilitySet> {
         Ok(match t {
             Type::Bool
             | Type::U8
@@ -1504,7 +1282,7 @@ impl<'e, 'r> Session<'e, 'r> {
     }
 }
 
-impl DatatypeSource for Session<'_, '_> {
+impl DatatypeSource for SessionState<'_, '_> {
     fn datatype_fields(&self, id: &DatatypeId, args: &[Type]) -> VmResult<Option<DatatypeFields>> {
         let mid = ModuleId { address: id.address, name: id.module.clone() };
         let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
@@ -1513,7 +1291,7 @@ impl DatatypeSource for Session<'_, '_> {
     }
 }
 
-impl TypeInfo for Session<'_, '_> {
+impl TypeInfo for SessionState<'_, '_> {
     fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
         let limits = &self.engine.config.limits;
         resolve::layout(self, ty, LayoutLimits { max_depth: limits.max_type_depth, max_nodes: limits.max_layout_nodes })

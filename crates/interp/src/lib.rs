@@ -1,8 +1,26 @@
-//! The reference interpreter of movejit: an [`Engine`] (shared, `Send +
-//! Sync`: configuration and a content-addressed cache of decoded, verified
-//! modules) and [`Session`]s (one per sequence of calls over a
-//! [`Resolver`](movejit_runtime::Resolver)) that execute Move functions one
-//! instruction at a time in a plain loop over explicit frames.
+//! The reference interpreter of movejit: an executor beneath the product
+//! API of `movejit-engine` (`Engine`, `Session`), which is what hosts,
+//! tools and tests use.
+//!
+//! What it offers: [`EngineState`] (one per engine, `Send + Sync`: the
+//! module cache and warm module sets, prepared function instances, entry
+//! plans, layouts) and [`SessionState`] (one per session over a
+//! [`Resolver`](movejit_runtime::Resolver): the loaded module set, the
+//! global-storage cache, the flat interpreter's caches, the session's
+//! compiled code). movejit-engine drives them: loading
+//! ([`SessionState::load_module`], [`SessionState::load_type`]), entry calls
+//! ([`SessionState::execute_function`], [`SessionState::execute_script`]),
+//! which return an [`ExecutionResult`], and the change set
+//! ([`SessionState::finish`]). Compiled code reaches the session through the
+//! runtime's seam traits (`runtime::compiled`), which `SessionState`
+//! implements (`flat/seam.rs`).
+//!
+//! What it may assume: the configuration (`movejit_runtime::EngineConfig`)
+//! is the engine's and does not change while it lives; modules come from a
+//! resolver and are decoded (movejit-format) and verified (movejit-verifier)
+//! here before any of their code runs; compiled code, when attached, is a
+//! `CompiledCodeFactory` that follows jit-abi.md (same results, gas and
+//! errors as interpreting). Nothing else about the JIT is known here.
 //!
 //! The interpreter runs prepared ops over the flat values of
 //! `movejit_runtime::flat` that the JIT shares (`flat/`; references as
@@ -12,16 +30,14 @@
 //! over tree values was removed: a second implementation of every change,
 //! gas included, that the recorded results already cross-check.)
 //!
-//! Every module is verified (movejit-verifier) before any of its code runs.
-//! Values, BCS, natives, gas and errors come from movejit-runtime, which the
-//! JIT will share.
-//!
 //! Tests: `tests/common/mod.rs` holds the executor test table (the Aptos
 //! oracle cases, case → expected outcome) behind a `CaseExecutor` trait, so
 //! the same table runs on any executor and `compare_executors` diffs two of
 //! them; `conformance_aptos.rs` and `conformance_sui.rs` replay the shared
-//! conformance data (movejit-engine's `robustness.rs` calls every
-//! plain-argument function of the corpus on every executor). Benchmarks are timed by `movejit bench` (crate `movejit-benches`).
+//! conformance data through movejit-engine's API with the interpreter as
+//! executor (movejit-engine's `robustness.rs` calls every plain-argument
+//! function of the corpus on every executor). Benchmarks are timed by
+//! `movejit bench` (crate `movejit-benches`).
 
 // Unsafe code only where the interpreter works on flat memory by address
 // (`flat::exec`, the loop; `flat::seam`, the slots compiled code passes),
@@ -37,7 +53,7 @@ mod globals_tests;
 pub mod loader;
 
 pub use engine::{
-    Engine, EngineConfig, ExecutionResult, ExecutorKind, JitOptions, Session, EUSER_TYPE_LOADING_FAILURE,
-    JIT_NOT_COMPILED,
+    verifier_config, EngineState, ExecutionResult, SessionState, EUSER_TYPE_LOADING_FAILURE, JIT_NOT_COMPILED,
 };
-pub use movejit_runtime as runtime;
+// The flat interpreter names the executor kind from the crate root.
+use movejit_runtime::ExecutorKind;

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use movejit_interp::{Engine, EngineConfig};
+use movejit_engine::{Engine, EngineConfig};
 
 /// Cases the interpreter does not agree with yet, each with the reason.
 const KNOWN_GAPS: &[(&str, &str)] = &[];
@@ -115,7 +115,7 @@ fn interpreter_frees_what_it_allocates() {
     // engine keeps): the heap blocks of flat values must all be freed
     // again, also those still held on the operand stack or in locals of the
     // frames an abort or error unwinds.
-    use movejit_interp::runtime::flat::live_allocations;
+    use movejit_engine::runtime::flat::live_allocations;
     let exec = InterpExecutor(Engine::new(EngineConfig::aptos()));
     let (mut executed, mut failed) = (0, 0);
     let mut leaks = Vec::new();

@@ -8,7 +8,7 @@
 mod common;
 
 use common::sui::{replay_sui_test, strs, sui_genesis, sui_loose, sui_strict, sui_tests, sui_want_offsets};
-use movejit_interp::{Engine, EngineConfig};
+use movejit_engine::{Engine, EngineConfig};
 use std::collections::BTreeMap;
 
 /// Tasks (`id#index`) that disagree today (loose), with the reason.

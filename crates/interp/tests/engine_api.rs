@@ -5,9 +5,9 @@
 mod common;
 
 use common::shared_dir;
+use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, WriteOp};
+use movejit_engine::{Engine, EngineConfig};
 use movejit_format::AccountAddress;
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, WriteOp};
-use movejit_interp::{Engine, EngineConfig};
 
 fn storage_with(dirs: &[&str]) -> InMemoryStorage {
     let mut s = InMemoryStorage::default();
@@ -102,7 +102,7 @@ fn change_set_records_published_resources() {
         let f = parts.next().unwrap_or("");
         let m = parts.next().unwrap_or("");
         let args: Vec<Vec<u8>> = c.args.iter().map(|a| hex::decode(a).expect("hex")).collect();
-        let ty: Vec<_> = c.type_args.iter().filter_map(|t| movejit_interp::runtime::Type::parse_tag(t)).collect();
+        let ty: Vec<_> = c.type_args.iter().filter_map(|t| movejit_engine::runtime::Type::parse_tag(t)).collect();
         let mut session = engine.new_session(&storage);
         let mut gas = GasMeter::unmetered();
         session.execute_function(&cafe(m), f, &ty, &args, &mut gas).expect("executes");

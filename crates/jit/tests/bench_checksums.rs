@@ -2,9 +2,9 @@
 //! compile today must return the expected checksum, at every size; prints
 //! JIT time per call next to the real Aptos VM's figure.
 
+use movejit_engine::runtime::{GasMeter, InMemoryStorage, ModuleId};
+use movejit_engine::{Engine, EngineConfig};
 use movejit_format::{decode_module, AccountAddress};
-use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId};
-use movejit_interp::{Engine, EngineConfig};
 use movejit_jit::{CompileError, ExecError, JitConfig, JitEngine, Outcome};
 use serde_json::Value;
 use std::path::PathBuf;

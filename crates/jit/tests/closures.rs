@@ -4,9 +4,9 @@
 //! and arithmetic errors inside closures), and metered runs against the
 //! reference interpreter with budgets that run out inside closures.
 
+use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
+use movejit_engine::{Engine, EngineConfig};
 use movejit_format::{decode_module, AccountAddress, StatusCode};
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
-use movejit_interp::{Engine, EngineConfig};
 use movejit_jit::{CompileError, ExecError, JitConfig, JitEngine, Outcome};
 use movejit_runtime::Type;
 use serde_json::Value;

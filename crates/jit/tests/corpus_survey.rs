@@ -17,7 +17,7 @@
 
 mod survey;
 
-use movejit_interp::EngineConfig;
+use movejit_engine::EngineConfig;
 use movejit_jit::{CompileError, InstanceKey, JitConfig, JitEngine};
 use survey::{survey, Corpus, Failure, SETS};
 

@@ -8,9 +8,9 @@
 //! budgets around that point (running out of gas vs the overflow). Status,
 //! error location and gas used must be the interpreter's.
 
+use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
+use movejit_engine::{Engine, EngineConfig};
 use movejit_format::{serialize_module, AccountAddress, StatusCode};
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
-use movejit_interp::{Engine, EngineConfig};
 use movejit_jit::{JitConfig, JitEngine};
 
 const SOURCE: &str = "

@@ -4,9 +4,9 @@
 //! and with budgets that run out at many different points (inside blocks,
 //! at calls, after an instruction that aborts first).
 
+use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
+use movejit_engine::{Engine, EngineConfig};
 use movejit_format::{decode_module, AccountAddress, StatusCode};
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
-use movejit_interp::{Engine, EngineConfig};
 use movejit_jit::{CompileError, ExecError, JitConfig, JitEngine};
 use serde_json::Value;
 use std::collections::BTreeMap;

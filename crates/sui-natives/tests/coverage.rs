@@ -4,8 +4,8 @@
 mod common;
 
 use common::shared;
+use movejit_engine::runtime::AccountAddress;
 use movejit_format::decode_module;
-use movejit_interp::runtime::AccountAddress;
 use movejit_sui_natives::{sui_registry, SUI_FRAMEWORK};
 use std::collections::BTreeSet;
 

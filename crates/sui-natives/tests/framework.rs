@@ -4,8 +4,8 @@
 mod common;
 
 use common::*;
-use movejit_interp::runtime::natives::NativeExtensions;
-use movejit_interp::runtime::{AccountAddress, StatusCode};
+use movejit_engine::runtime::natives::NativeExtensions;
+use movejit_engine::runtime::{AccountAddress, StatusCode};
 use movejit_sui_natives::{
     derive_id, ObjectRuntime, Owner, Receivable, TransactionContext, E_ADDRESS_PARSE_ERROR, E_FIELD_TYPE_MISMATCH,
     E_KEY_DOES_NOT_EXIST, E_RECEIVING_OBJECT_TYPE_MISMATCH, E_SHARED_NON_NEW_OBJECT, E_UNABLE_TO_RECEIVE_OBJECT,
@@ -142,7 +142,7 @@ fn transfers_freezes_and_shares() {
     assert_eq!(t[&a].owner, Owner::AddressOwner(recipient));
     assert_eq!(t[&b].owner, Owner::Immutable);
     assert_eq!(t[&fresh].owner, Owner::Shared);
-    assert_eq!(t[&a].ty.to_string(), movejit_interp::runtime::Type::parse_tag(COIN).unwrap().to_string());
+    assert_eq!(t[&a].ty.to_string(), movejit_engine::runtime::Type::parse_tag(COIN).unwrap().to_string());
 
     // An input object that was shared may be shared again.
     let run = sui.run(&[call("0x2::transfer::public_share_object", &[COIN], vec![coin(c, 7)])], &|ext| {
@@ -171,12 +171,12 @@ fn receive_takes_objects_sent_to_the_parent() {
     ];
     let run = sui.run(&seq, &|ext| {
         with_context(ext);
-        let ty = movejit_interp::runtime::Type::parse_tag(COIN).unwrap();
-        let value = movejit_interp::runtime::Value::Struct(vec![
-            movejit_interp::runtime::Value::Struct(vec![movejit_interp::runtime::Value::Struct(vec![
-                movejit_interp::runtime::Value::Address(child),
+        let ty = movejit_engine::runtime::Type::parse_tag(COIN).unwrap();
+        let value = movejit_engine::runtime::Value::Struct(vec![
+            movejit_engine::runtime::Value::Struct(vec![movejit_engine::runtime::Value::Struct(vec![
+                movejit_engine::runtime::Value::Address(child),
             ])]),
-            movejit_interp::runtime::Value::Struct(vec![movejit_interp::runtime::Value::U64(99)]),
+            movejit_engine::runtime::Value::Struct(vec![movejit_engine::runtime::Value::U64(99)]),
         ]);
         ext.get_or_default::<ObjectRuntime>().receivable.insert((parent, child), Receivable { version: 4, ty, value });
     });
@@ -244,7 +244,7 @@ fn dynamic_fields_add_borrow_remove() {
 fn hash_type_and_key_matches_sui() {
     let parent = AccountAddress::parse("0xbef336120c90707eb387d72dde9c0e9f6fea37b9f02b1ba8de271c64ad7b6db0").unwrap();
     let want = AccountAddress::parse("0x6552700b707460a3f48d8348f7531c4bba7a9546b4cf445ba265ad2ba06b1bb3").unwrap();
-    let tag = movejit_sui_natives::type_tag_bcs(&movejit_interp::runtime::Type::U64).unwrap();
+    let tag = movejit_sui_natives::type_tag_bcs(&movejit_engine::runtime::Type::U64).unwrap();
     assert_eq!(movejit_sui_natives::derive_dynamic_field_id(parent, &tag, &u64_bcs(0)), want);
     let run = Sui::new().run(
         &[call("0x2::dynamic_field::hash_type_and_key", &["u64"], vec![parent.0.to_vec(), u64_bcs(0)])],
@@ -290,7 +290,7 @@ fn events_are_logged_with_their_bcs() {
     assert_eq!(ev[0].data, s);
     assert_eq!(
         ev[0].ty.to_string(),
-        movejit_interp::runtime::Type::parse_tag("0x1::string::String").unwrap().to_string()
+        movejit_engine::runtime::Type::parse_tag("0x1::string::String").unwrap().to_string()
     );
     assert_eq!(ev[1].data, [vec![1], u64_bcs(9)].concat());
 }

@@ -7,12 +7,12 @@
 #![allow(dead_code)]
 
 use crate::common::{shared, split, EXECUTORS};
-use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_format::{decode_module, serialize_module, CompiledModule};
-use movejit_interp::runtime::natives::{with_extensions, NativeExtensions};
-use movejit_interp::runtime::{
+use movejit_engine::runtime::natives::{with_extensions, NativeExtensions};
+use movejit_engine::runtime::{
     AccountAddress, CostTable, DatatypeId, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,
 };
+use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
+use movejit_format::{decode_module, serialize_module, CompiledModule};
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
 use std::sync::Arc;
 

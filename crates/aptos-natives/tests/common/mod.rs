@@ -2,8 +2,8 @@
 
 #![allow(dead_code)]
 
+use movejit_engine::runtime::{GasMeter, InMemoryStorage, ModuleId, VmError};
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, VmError};
 use std::path::{Path, PathBuf};
 
 /// `../shared` from the workspace root.
@@ -61,6 +61,6 @@ pub fn call(
 pub fn split(f: &str) -> (ModuleId, &str) {
     let mut parts = f.split("::");
     let (a, m, n) = (parts.next().expect("address"), parts.next().expect("module"), parts.next().expect("function"));
-    let address = movejit_interp::runtime::AccountAddress::parse(a).expect("address");
+    let address = movejit_engine::runtime::AccountAddress::parse(a).expect("address");
     (ModuleId::new(address, m), n)
 }

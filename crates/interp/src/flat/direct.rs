@@ -28,10 +28,11 @@
 
 #![allow(unsafe_code)]
 
-use crate::engine::{EntryPlan, ExecutionResult, ExecutorKind, Session};
+use crate::engine::{EntryPlan, ExecutionResult, SessionState};
 use movejit_runtime::compiled::{CallState, CompiledCall, CompiledHint, SeamCall, SeamSlot};
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::{bcs as flat_bcs, mem, FlatLayout, FlatValue, InlineValues, Shape};
+use movejit_runtime::ExecutorKind;
 use movejit_runtime::{GasMeter, Layout, StatusCode, Type, VmError, VmResult};
 use std::sync::Arc;
 
@@ -64,7 +65,7 @@ pub(crate) struct ResultLayouts {
     pub mutrefs: Vec<Layout>,
 }
 
-impl<'e> Session<'e, '_> {
+impl<'e> SessionState<'e, '_> {
     /// Records what the direct path needs for `plan`, which just ran on the
     /// interpreter's entry with result `done`.
     pub(crate) fn record_direct_entry(&self, plan: &EntryPlan, done: &ExecutionResult) {

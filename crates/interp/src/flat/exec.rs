@@ -16,7 +16,7 @@
 
 use super::prepare::{GasSite, Kind, Measure, Memory, Op, Prepared};
 use super::{Callee, Instance, NativeCallee, VecNative};
-use crate::engine::Session;
+use crate::engine::SessionState as Session;
 use crate::loader::LoadedModule;
 use movejit_format::{AccountAddress, Bytecode, Opcode};
 use movejit_runtime::arith::{self, BinOp, CmpOp};

@@ -14,7 +14,7 @@ pub(crate) mod exec;
 pub(crate) mod prepare;
 mod seam;
 
-use crate::engine::Session;
+use crate::engine::SessionState;
 use crate::fxhash::FxHashMap;
 use crate::loader::LoadedModule;
 use movejit_runtime::flat::FlatLayout;
@@ -300,7 +300,7 @@ pub(crate) fn primitive_flat_layouts() -> Vec<Option<Arc<FlatLayout>>> {
 
 /// Layouts for the flat interpreter: the session's datatypes without the
 /// layout-node budget (that budget bounds serialized layouts, not values).
-struct Unbounded<'a, 'e, 'r>(&'a Session<'e, 'r>);
+struct Unbounded<'a, 'e, 'r>(&'a SessionState<'e, 'r>);
 
 impl TypeInfo for Unbounded<'_, '_, '_> {
     fn layout_of(&self, ty: &Type) -> VmResult<Layout> {
@@ -325,7 +325,7 @@ impl<'e> FlatSession<'e> {
     }
 }
 
-impl<'e> Session<'e, '_> {
+impl<'e> SessionState<'e, '_> {
     /// The modules building `t`'s layout loads, with their sizes
     /// ([`movejit_runtime::resolve::layout_modules`], cached by the session).
     pub(crate) fn layout_modules_cached(&self, t: &Type) -> VmResult<LayoutModules> {

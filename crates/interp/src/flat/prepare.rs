@@ -10,7 +10,7 @@
 //! or value depth limits, a layout it cannot build) become [`Op::Fail`] at
 //! that instruction, so they surface at the same place.
 
-use crate::engine::Session;
+use crate::engine::SessionState as Session;
 use crate::loader::LoadedModule;
 use movejit_format::{
     AbilitySet, Bytecode, FunctionHandleIndex, Opcode, SignatureIndex, SignatureToken, StructDefinitionIndex,

@@ -14,7 +14,7 @@
 
 use super::exec::FlatInterp;
 use super::ClosureTarget;
-use crate::engine::Session;
+use crate::engine::SessionState;
 use movejit_runtime::compiled::{
     GlobalStore, Interpreted, InterpretedCall, InterpretedFunction, Interpreter, ModuleSource,
 };
@@ -24,7 +24,7 @@ use movejit_runtime::GasMeter;
 use movejit_runtime::{AccountAddress, ModuleId, TypeId, VmError, VmResult};
 use std::sync::Arc;
 
-impl ModuleSource for Session<'_, '_> {
+impl ModuleSource for SessionState<'_, '_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
         self.modules.get(id).map(|m| &m.module)
     }
@@ -42,7 +42,7 @@ impl ModuleSource for Session<'_, '_> {
     }
 }
 
-impl GlobalStore for Session<'_, '_> {
+impl GlobalStore for SessionState<'_, '_> {
     fn exists(&mut self, address: AccountAddress, ty: TypeId) -> VmResult<bool> {
         let slot = self.flat_global_slot(address, ty)?;
         Ok(self.globals.flat.get(slot).is_some_and(|g| g.is_some()))
@@ -89,7 +89,7 @@ impl GlobalStore for Session<'_, '_> {
     }
 }
 
-impl Interpreter for Session<'_, '_> {
+impl Interpreter for SessionState<'_, '_> {
     fn interpret(&mut self, natives: &mut NativeSession, call: InterpretedCall<'_>) -> Interpreted {
         let mut gas = match call.state.gas_left {
             Some(g) => self.engine.meter_template.with_budget(g),
@@ -100,7 +100,7 @@ impl Interpreter for Session<'_, '_> {
     }
 }
 
-impl Session<'_, '_> {
+impl SessionState<'_, '_> {
     fn interpret_with(
         &mut self,
         natives: &mut NativeSession,

@@ -6,8 +6,8 @@
 
 pub mod sui;
 
-use movejit_interp::runtime::{GasMeter, InMemoryStorage, ModuleId, Type, VmError};
-use movejit_interp::{Engine, ExecutionResult};
+use movejit_engine::runtime::{GasMeter, InMemoryStorage, ModuleId, Type, VmError};
+use movejit_engine::{Engine, ExecutionResult};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

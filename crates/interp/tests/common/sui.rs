@@ -6,10 +6,10 @@
 //! printed returns; strict: also sub-status, location and offsets).
 
 use super::shared_dir;
+use movejit_engine::runtime::fmt::print_value;
+use movejit_engine::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
+use movejit_engine::{Engine, ExecutionResult};
 use movejit_format::{AccountAddress, StatusCode};
-use movejit_interp::runtime::fmt::print_value;
-use movejit_interp::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
-use movejit_interp::{Engine, ExecutionResult};
 use serde_json::Value as Json;
 use std::path::PathBuf;
 

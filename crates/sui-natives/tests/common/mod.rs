@@ -7,11 +7,11 @@
 
 #![allow(dead_code)]
 
-use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::natives::NativeExtensions;
-use movejit_interp::runtime::{
+use movejit_engine::runtime::natives::NativeExtensions;
+use movejit_engine::runtime::{
     AccountAddress, CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,
 };
+use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 use movejit_sui_natives::{run_transaction, ObjectEffects, ObjectRuntime};
 use std::path::{Path, PathBuf};
 
