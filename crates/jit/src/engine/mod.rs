@@ -449,8 +449,13 @@ impl JitEngine {
     /// The CLIF text or the disassembly of one instantiation.
     pub fn dump(&mut self, key: &InstanceKey, emit: Emit) -> CompileResult<String> {
         self.env().declare(key)?;
-        let func = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lower_one(key)))
+        let (func, checking) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lower_one(key, true)))
             .unwrap_or_else(|_| Err(CompileError::Codegen("code generator panicked".into())))?;
+        if let Some(id) = checking {
+            // Defined, so the module holds no declared-only function.
+            let (f, _) = self.lower_one(key, false)?;
+            self.define(id, &mut Context::for_function(f))?;
+        }
         match emit {
             Emit::Clif => Ok(func.display().to_string()),
             Emit::Asm => {
@@ -488,11 +493,14 @@ impl JitEngine {
             session_host: self.config.session_host,
             limits: type_limits(&self.config.limits),
             callees: Vec::new(),
+            checking: None,
             closures: &mut self.closures,
         }
     }
 
-    fn lower_one(&mut self, key: &InstanceKey) -> CompileResult<Function> {
+    /// Lowers `key`; with `split`, possibly as a fast copy whose checking
+    /// copy (to lower with `split` false) the second value declares.
+    fn lower_one(&mut self, key: &InstanceKey, split: bool) -> CompileResult<(Function, Option<FuncId>)> {
         let module = self
             .modules
             .get(key.module as usize)
@@ -519,11 +527,13 @@ impl JitEngine {
             max_ir_insts: self.config.max_ir_insts,
             max_abort_message: self.config.limits.max_abort_message,
             baseline: self.is_baseline(&module, key.fdef),
+            split,
         };
         let mut fctx = std::mem::take(&mut self.fctx);
         let mut env = self.env();
         let r = lower_function(&mut env, &mut func, &mut fctx, &target);
         let callees = std::mem::take(&mut env.callees);
+        let checking = env.checking.take();
         // A failed lowering leaves the builder context half-used.
         self.fctx = if r.is_ok() { fctx } else { FunctionBuilderContext::new() };
         if let Some(inst) = self.instances.get_mut(key) {
@@ -534,7 +544,7 @@ impl JitEngine {
             n if n > max_ir => {
                 Err(CompileError::Unsupported(format!("function of {n} IR instructions (limit {max_ir})")))
             }
-            _ => Ok(func),
+            _ => Ok((func, checking)),
         })
     }
 
@@ -560,14 +570,20 @@ impl JitEngine {
             // (unsupported ABI shapes); contain those too.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 self.check_deadline(&key)?;
-                self.lower_one(&key).and_then(|func| {
+                self.lower_one(&key, true).and_then(|(func, checking)| {
                     let id = self.instances[&key].func;
                     let mut ctx = Context::for_function(func);
                     let module = self.modules.get(key.module as usize).cloned();
                     match module {
-                        Some(m) if self.is_baseline(&m, key.fdef) => self.define_baseline(id, &mut ctx),
-                        _ => self.define(id, &mut ctx),
+                        Some(m) if self.is_baseline(&m, key.fdef) => self.define_baseline(id, &mut ctx)?,
+                        _ => self.define(id, &mut ctx)?,
                     }
+                    // The fast copy's checking copy (never baseline).
+                    if let Some(checking) = checking {
+                        let (f, _) = self.lower_one(&key, false)?;
+                        self.define(checking, &mut Context::for_function(f))?;
+                    }
+                    Ok(())
                 })
             }))
             .unwrap_or_else(|_| Err(CompileError::Codegen("code generator panicked".into())));
@@ -855,6 +871,8 @@ struct Declarer<'e> {
     session_host: bool,
     limits: TypeLimits,
     callees: Vec<InstanceKey>,
+    /// The checking copy the lowering declared (`LowerEnv::checking_copy`).
+    checking: Option<FuncId>,
     closures: &'e mut closures::ClosureState,
 }
 
@@ -1025,6 +1043,14 @@ impl LowerEnv for Declarer<'_> {
 
     fn layout(&mut self, ty: &RType) -> CompileResult<Arc<FlatLayout>> {
         self.layout_of(ty)
+    }
+
+    fn checking_copy(&mut self, func: &mut Function) -> CompileResult<FuncRef> {
+        *self.symbols += 1;
+        let name = format!("movejit_checking_{}", self.symbols);
+        let id = self.jit.declare_function(&name, Linkage::Local, &func.signature).map_err(codegen)?;
+        self.checking = Some(id);
+        Ok(self.jit.declare_func_in_func(id, func))
     }
 
     fn value_depth(&self, ty: &RType) -> CompileResult<(usize, usize)> {

@@ -194,6 +194,19 @@ fn is_zero(i: &Bytecode) -> bool {
     matches!(i, LdU8(0) | LdU16(0) | LdU32(0) | LdU64(0) | LdU128(0))
 }
 
+/// A constant of at least 1.
+fn is_positive(i: &Bytecode) -> bool {
+    use Bytecode::*;
+    match *i {
+        LdU8(x) => x >= 1,
+        LdU16(x) => x >= 1,
+        LdU32(x) => x >= 1,
+        LdU64(x) => x >= 1,
+        LdU128(x) => x >= 1,
+        _ => false,
+    }
+}
+
 /// Pushes one value, pops none, writes no local.
 fn plain_push(i: &Bytecode) -> bool {
     use Bytecode::*;
@@ -230,11 +243,13 @@ fn branch_facts(code: &[Bytecode], s: usize, e: usize) -> (Fact, Fact) {
     let (below, above) = (Some(Side::Below), Some(Side::Above));
     if let Some(l) = left {
         // `l < x`, `l <= x`, `l > x`, `l >= x` on their true and false edges.
+        // `l >= c` for a constant `c >= 1` makes `l - 1` fit too.
+        let at_least_one = if is_positive(&code[e - 3]) { above } else { None };
         let r = match cmp {
-            Lt => facts(Some(l), below, None),
+            Lt => facts(Some(l), below, at_least_one),
             Le => facts(Some(l), None, above),
             Gt => facts(Some(l), above, None),
-            Ge => facts(Some(l), None, below),
+            Ge => facts(Some(l), at_least_one, below),
             Neq if is_zero(&code[e - 3]) => facts(Some(l), above, None),
             Eq if is_zero(&code[e - 3]) => facts(Some(l), None, above),
             _ => none,
@@ -245,10 +260,11 @@ fn branch_facts(code: &[Bytecode], s: usize, e: usize) -> (Fact, Fact) {
     }
     if let Some(l) = right {
         // `x < l` and the rest, mirrored.
+        let at_least_one = if is_positive(&code[e - 4]) { above } else { None };
         return match cmp {
             Lt => facts(Some(l), above, None),
-            Le => facts(Some(l), None, below),
-            Gt => facts(Some(l), below, None),
+            Le => facts(Some(l), at_least_one, below),
+            Gt => facts(Some(l), below, at_least_one),
             Ge => facts(Some(l), None, above),
             Neq if is_zero(&code[e - 4]) => facts(Some(l), above, None),
             Eq if is_zero(&code[e - 4]) => facts(Some(l), None, above),
@@ -338,6 +354,30 @@ mod tests {
                     Ret,
                 ],
                 vec![9],
+            ),
+            (
+                // if (l0 < 2) l0 else l0 - 1 + (l0 - 2): the false edge
+                // knows l0 >= 2 >= 1 (only `- 1` is covered).
+                "below a constant, false edge",
+                vec![
+                    CopyLoc(0), LdU64(2), Lt, BrFalse(6),
+                    CopyLoc(0), Ret,
+                    CopyLoc(0), LdU64(1), Sub, CopyLoc(0), LdU64(2), Sub, Add, Ret,
+                ],
+                vec![8],
+            ),
+            (
+                // if (1 <= l0) l0 - 1 else (if (0 > l0) ...): the mirrored
+                // forms; a bound of 0 makes no fact.
+                "mirrored constants",
+                vec![
+                    LdU64(1), CopyLoc(0), Le, BrFalse(8),
+                    CopyLoc(0), LdU64(1), Sub, Ret,
+                    LdU64(0), CopyLoc(0), Le, BrFalse(16),
+                    CopyLoc(0), LdU64(1), Sub, Ret,
+                    CopyLoc(0), LdU64(1), Sub, Ret,
+                ],
+                vec![6],
             ),
             (
                 // A join where one way in knows nothing.
