@@ -119,6 +119,14 @@ impl JitFactory {
             max_code_len: o.max_code_len,
             max_ir_insts: o.max_ir_insts,
             baseline_above: o.baseline_above,
+            // `auto` compiles while transactions wait interpreted: the quicker
+            // compile and smaller code of one checked copy are worth more
+            // there than the split's faster calls (`jit` keeps them).
+            unchecked_copy_max_len: if config.executor == ExecutorKind::Auto {
+                0
+            } else {
+                JitConfig::default().unchecked_copy_max_len
+            },
             ..JitConfig::default()
         };
         let metered = JitConfig { cost: Some(config.costs.clone()), ..base.clone() };

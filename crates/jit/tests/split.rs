@@ -4,9 +4,9 @@
 //! driven into both limits at every depth around them. Status, abort code,
 //! error location and results must be the interpreter's.
 
+use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
+use movejit_engine::{Engine, EngineConfig};
 use movejit_format::{serialize_module, AccountAddress, StatusCode};
-use movejit_interp::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
-use movejit_interp::{Engine, EngineConfig};
 use movejit_jit::{JitConfig, JitEngine};
 
 const SOURCE: &str = "

@@ -64,11 +64,11 @@ use movejit_runtime::Type as RType;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Functions of at most this many instructions get a fast copy without
-/// operand-stack and call-depth checks (`lower_function`): small
-/// functions are where a call's fixed costs show, and the copy doubles
-/// their code.
-const UNCHECKED_COPY_MAX_LEN: usize = 96;
+/// Default of `JitConfig::unchecked_copy_max_len`: functions of at most
+/// this many instructions get a fast copy without operand-stack and
+/// call-depth checks (`lower_function`): small functions are where a
+/// call's fixed costs show, and the copy doubles their code.
+pub const UNCHECKED_COPY_MAX_LEN: usize = 96;
 
 /// The status word compiled code records for Sui's `VARIANT_TAG_MISMATCH`,
 /// which has no Aptos number (the context holds Aptos numbers); the engine
@@ -223,6 +223,9 @@ pub struct Target<'a> {
     /// checking copy (`LowerEnv::checking_copy`); false when lowering that
     /// checking copy.
     pub split: bool,
+    /// Only functions of at most this many instructions are split
+    /// (`JitConfig::unchecked_copy_max_len`).
+    pub unchecked_copy_max_len: usize,
 }
 
 /// An integer instruction a cold failure site hands back to the runtime's
@@ -488,7 +491,7 @@ pub fn lower_function(
         && target.split
         && !metered
         && !target.baseline
-        && code.code.len() <= UNCHECKED_COPY_MAX_LEN
+        && code.code.len() <= target.unchecked_copy_max_len
         // Both copies stay within the IR limit.
         && lw.b.func.dfg.num_insts() * 2 + 16 <= target.max_ir_insts;
     let checking_fn = if split { lw.env.checking_copy(lw.b.func).ok() } else { None };
