@@ -166,6 +166,7 @@ impl CompiledCodeFactory for JitFactory {
             hot: FxHashMap::default(),
             warm_entry: None,
             closures: FxHashMap::default(),
+            hint_ran: Vec::new(),
             stats: CompiledStats::default(),
         })
     }
@@ -264,7 +265,20 @@ pub struct JitSession<'f> {
     /// Import closures found, by root module: a session's first calls of
     /// many functions of few modules do not walk the imports again.
     closures: FxHashMap<ModuleId, Closure>,
+    /// Code run from hints ([`HintCode`]), by address: counted among the
+    /// instances the session ran compiled.
+    hint_ran: Vec<usize>,
     stats: CompiledStats,
+}
+
+/// What a [`CompiledHint`] cell holds: the code cache's slot for the
+/// instance (empty while it compiles, `None` inside when it does not
+/// compile), and the warm module set of the session that left it. A later
+/// session over that same set runs code found in the slot straight away: the
+/// set fixes every module's version, so it is the code a look-up would find.
+struct HintCode {
+    set: Option<u64>,
+    slot: Slot,
 }
 
 /// A module's import closure as a session found it.
@@ -305,12 +319,14 @@ impl JitSession<'_> {
         if let Some(w) = self.warm_entry.as_ref().filter(|w| w.counted) {
             ran.insert((&w.entry.module, w.entry.fdef, &w.entry.type_args));
         }
+        let mut hot_code = Vec::new();
         for (m, hots) in &self.hot {
             for h in hots.iter().filter(|h| h.counted && h.code.is_some()) {
                 ran.insert((m, h.fdef, &h.type_args));
+                hot_code.extend(h.code.as_ref().map(|r| Arc::as_ptr(r) as usize));
             }
         }
-        ran.len()
+        ran.len() + self.hint_ran.iter().filter(|p| !hot_code.contains(p)).count()
     }
 
     /// Records a known instance of `module` (its id copied only for the
@@ -630,8 +646,8 @@ impl CompiledCode for JitSession<'_> {
     ) -> bool {
         let metering = Metering::of(state);
         // What an earlier session found: not compilable, or compiling.
-        if let Some(slot) = hint.0[metering as usize].get().and_then(|h| h.downcast_ref::<SlotCell>()) {
-            if slot.get().is_none_or(|code| code.is_none()) {
+        if let Some(h) = hint.0[metering as usize].get().and_then(|h| h.downcast_ref::<HintCode>()) {
+            if h.slot.get().is_none_or(|code| code.is_none()) {
                 return true;
             }
         }
@@ -682,6 +698,25 @@ impl CompiledCode for JitSession<'_> {
                 };
             }
         }
+        // Next: code an earlier session over the same warm set left in the
+        // instance's hint (compiled in the background since): no look-up.
+        let hinted = hint.and_then(|h| h.0[metering as usize].get()).and_then(|c| c.downcast_ref::<HintCode>());
+        if let Some(ready) = hinted
+            .filter(|c| set.is_some() && c.set == set)
+            .and_then(|c| c.slot.get()?.as_ref())
+            .filter(|r| !r.entry.takes_closures())
+        {
+            return match ready.entry.run(args, rets, nested, host, natives) {
+                Ok(out) => {
+                    let id = Arc::as_ptr(ready) as usize;
+                    if !self.hint_ran.contains(&id) {
+                        self.hint_ran.push(id);
+                    }
+                    Self::finished(&*host, ready, &out, state.gas_left, aptos)
+                }
+                Err(_) => self.not_compiled(module, fdef, ty_args),
+            };
+        }
         let hash = host.module_hash(module);
         // Fast path: an instance this session knows (and counted), run from
         // where the session keeps it (no reference count touched: threads
@@ -731,8 +766,8 @@ impl CompiledCode for JitSession<'_> {
                 Ok(r) => r,
                 Err(NoCode::Never(_)) => {
                     if let Some(h) = hint {
-                        let never: Slot = Arc::new(SlotCell::from(None));
-                        let _ = h.0[metering as usize].set(never);
+                        let never = HintCode { set, slot: Arc::new(SlotCell::from(None)) };
+                        let _ = h.0[metering as usize].set(Arc::new(never));
                     }
                     let hot = Hot {
                         fdef,
@@ -748,7 +783,7 @@ impl CompiledCode for JitSession<'_> {
                 }
                 Err(NoCode::Pending(slot)) => {
                     if let Some(h) = hint {
-                        let _ = h.0[metering as usize].set(slot.clone());
+                        let _ = h.0[metering as usize].set(Arc::new(HintCode { set, slot: slot.clone() }));
                     }
                     let pending = Some(slot);
                     let hot =
@@ -803,6 +838,7 @@ impl CompiledCode for JitSession<'_> {
         }
         let metering = Metering::of(state);
         let hash = modules.module_hash(module);
+        let set = modules.module_set_id();
         let known = self.hot.get(module).is_some_and(|v| {
             v.iter().any(|h| h.fdef == fdef && h.metering == metering && h.hash == hash && h.type_args[..] == *ty_args)
         });
@@ -814,12 +850,12 @@ impl CompiledCode for JitSession<'_> {
         let (code, pending) = match self.obtain(modules, module, fdef, ty_args, metering, 0) {
             Ok(ready) => (Some(ready), None),
             Err(NoCode::Never(_)) => {
-                let never: Slot = Arc::new(SlotCell::from(None));
-                let _ = hint.0[metering as usize].set(never);
+                let never = HintCode { set, slot: Arc::new(SlotCell::from(None)) };
+                let _ = hint.0[metering as usize].set(Arc::new(never));
                 (None, None)
             }
             Err(NoCode::Pending(slot)) => {
-                let _ = hint.0[metering as usize].set(slot.clone());
+                let _ = hint.0[metering as usize].set(Arc::new(HintCode { set, slot: slot.clone() }));
                 (None, Some(slot))
             }
             Err(NoCode::Later) => return,
