@@ -312,8 +312,12 @@ pub enum StatusCode {
     UNKNOWN_STATUS,
 }
 
-/// (status, Sui number, Aptos number); `None` where that flavour lacks the name.
-const TABLE: &[(StatusCode, Option<u64>, Option<u64>)] = &[
+/// A status with its Sui and Aptos numbers; `None` where that flavour lacks
+/// the name.
+type Numbered = (StatusCode, Option<u64>, Option<u64>);
+
+/// Every status, in declaration order.
+const TABLE: &[Numbered] = &[
     (StatusCode::UNKNOWN_VALIDATION_STATUS, Some(0), Some(0)),
     (StatusCode::INVALID_SIGNATURE, Some(1), Some(1)),
     (StatusCode::INVALID_AUTH_KEY, Some(2), Some(2)),
@@ -648,7 +652,7 @@ impl StatusCode {
     pub fn from_number(number: u64, flavour: StatusFlavour) -> Option<StatusCode> {
         static BY_NUMBER: std::sync::OnceLock<[Vec<(u64, StatusCode)>; 2]> = std::sync::OnceLock::new();
         let [sui, aptos] = BY_NUMBER.get_or_init(|| {
-            let index = |pick: fn(&(StatusCode, Option<u64>, Option<u64>)) -> Option<u64>| {
+            let index = |pick: fn(&Numbered) -> Option<u64>| {
                 let mut v: Vec<(u64, StatusCode)> = TABLE.iter().filter_map(|e| pick(e).map(|n| (n, e.0))).collect();
                 // Stable: of two names with one number, the first in the table.
                 v.sort_by_key(|(n, _)| *n);
