@@ -132,6 +132,47 @@ unsafe fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
     Ok(())
 }
 
+/// [`mem::move_bytes`] with the common sizes as fixed-size copies (a
+/// `memmove` call costs more than moving a scalar). The ranges may
+/// overlap: each copy reads all its bytes before it writes.
+#[inline(always)]
+unsafe fn move_sized(src: Addr, dst: Addr, n: u32) {
+    match n {
+        1 => mem::write::<1>(dst, mem::read::<1>(src)),
+        8 => mem::write::<8>(dst, mem::read::<8>(src)),
+        16 => mem::write::<16>(dst, mem::read::<16>(src)),
+        32 => mem::write::<32>(dst, mem::read::<32>(src)),
+        _ => mem::move_bytes(src, dst, n),
+    }
+}
+
+/// Whether the `n` bytes at `a` and `b` are equal (`Op::EqBytes`).
+#[inline(always)]
+unsafe fn equal_bytes(a: Addr, b: Addr, n: u32) -> bool {
+    match n {
+        1 => mem::read::<1>(a) == mem::read::<1>(b),
+        8 => mem::read_u64(a) == mem::read_u64(b),
+        16 => mem::read::<16>(a) == mem::read::<16>(b),
+        32 => mem::read::<32>(a) == mem::read::<32>(b),
+        _ => {
+            let mut i = 0;
+            while i + 8 <= n {
+                if mem::read_u64(a.add(i)) != mem::read_u64(b.add(i)) {
+                    return false;
+                }
+                i += 8;
+            }
+            while i < n {
+                if mem::read::<1>(a.add(i)) != mem::read::<1>(b.add(i)) {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+    }
+}
+
 /// A `0x1::vector` or `0x1::hash` native on flat memory (see [`VecNative`]).
 unsafe fn vec_native(kind: VecNative, gas: &mut GasMeter, args: &Args<'_>, rets: &[Slot<'_>]) -> TrapResult<()> {
     let arg = |i: usize| args.slots.get(i).ok_or_else(|| inv("vector native arguments"));
@@ -1118,7 +1159,10 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                 Op::Ld1 { dst, v } => mem::write(at(*dst), [*v]),
                 Op::LdConst { dst, v } => mem::copy_value(v.layout(), Addr::of_value(v), at(*dst))?,
                 Op::MoveBytes { src, dst, n } => mem::move_bytes(at(*src), at(*dst), *n),
+                Op::Move1 { src, dst } => mem::write::<1>(at(*dst), mem::read::<1>(at(*src))),
                 Op::Move8 { src, dst } => mem::write::<8>(at(*dst), mem::read::<8>(at(*src))),
+                Op::Move16 { src, dst } => mem::write::<16>(at(*dst), mem::read::<16>(at(*src))),
+                Op::Move32 { src, dst } => mem::write::<32>(at(*dst), mem::read::<32>(at(*src))),
                 Op::Copy { src, dst, l } => mem::copy_value(l, at(*src), at(*dst))?,
                 Op::MoveOwned { src, dst, n } => {
                     mem::move_bytes(at(*src), at(*dst), *n);
@@ -1139,6 +1183,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     }
                 }
                 Op::ReadRef { r, dst, l } => mem::copy_value(l, mem::read_addr(at(*r)), at(*dst))?,
+                Op::ReadRefBytes { r, dst, n } => move_sized(mem::read_addr(at(*r)), at(*dst), *n),
+                Op::WriteRefBytes { r, v, n } => move_sized(at(*v), mem::read_addr(at(*r)), *n),
                 Op::WriteRef { r, v, l } => {
                     let t = mem::read_addr(at(*r));
                     mem::drop_value(l, t);
@@ -1229,6 +1275,18 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     mem::drop_value(l, at(*b));
                     mem::write_bool(at(*a), eq != *neg);
                 }
+                Op::EqBytes { a, b, n, neg } => {
+                    let eq = equal_bytes(at(*a), at(*b), *n);
+                    mem::write_bool(at(*a), eq != *neg);
+                }
+                Op::EqBrBytes { a, b, n, t, when } => {
+                    let eq = equal_bytes(at(*a), at(*b), *n);
+                    self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                    if eq == *when {
+                        *pc = *t as usize;
+                        continue;
+                    }
+                }
                 Op::And { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) && mem::read_bool(at(*b))),
                 Op::Or { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) || mem::read_bool(at(*b))),
                 Op::Not { a } => mem::write_bool(at(*a), !mem::read_bool(at(*a))),
@@ -1275,7 +1333,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         }
                         let (nb, mark) = self.stack.push(q.frame_size);
                         for ((src, l), (off, _)) in site.args.iter().zip(&q.params) {
-                            mem::move_bytes(at(*src), nb.add(*off), l.size);
+                            move_sized(at(*src), nb.add(*off), l.size);
                         }
                         if let Some(f) = self.frames.last_mut() {
                             f.pc = *pc;
@@ -1788,7 +1846,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     _ => return Err(inv("return to a non-call")),
                 };
                 for (src, (dst, l)) in srcs.iter().zip(rets) {
-                    mem::move_bytes(base.add(*src), caller.base.add(*dst), l.size);
+                    move_sized(base.add(*src), caller.base.add(*dst), l.size);
                 }
                 caller.pc += 1;
             }

@@ -125,8 +125,22 @@ pub(crate) enum Op {
         dst: u32,
         n: u32,
     },
-    /// `MoveBytes` of 8 bytes (u64, i64, references).
+    /// `MoveBytes` of 1, 8, 16 and 32 bytes (bools and u8; u64, i64 and
+    /// references; u128; u256 and addresses): fixed-size copies, no
+    /// `memmove` call.
+    Move1 {
+        src: u32,
+        dst: u32,
+    },
     Move8 {
+        src: u32,
+        dst: u32,
+    },
+    Move16 {
+        src: u32,
+        dst: u32,
+    },
+    Move32 {
         src: u32,
         dst: u32,
     },
@@ -168,6 +182,18 @@ pub(crate) enum Op {
         r: u32,
         v: u32,
         l: L,
+    },
+    /// `ReadRef` / `WriteRef` of a value that owns no heap memory: `n`
+    /// plain bytes.
+    ReadRefBytes {
+        r: u32,
+        dst: u32,
+        n: u32,
+    },
+    WriteRefBytes {
+        r: u32,
+        v: u32,
+        n: u32,
     },
     BinU64 {
         op: BinOp,
@@ -218,6 +244,23 @@ pub(crate) enum Op {
         b: u32,
         l: L,
         neg: bool,
+    },
+    /// `Eq` of values equal exactly when their `n` bytes are (scalars,
+    /// plain structs: `FlatLayout::bytewise_eq`, no heap memory to drop).
+    EqBytes {
+        a: u32,
+        b: u32,
+        n: u32,
+        neg: bool,
+    },
+    /// `EqBytes` fused with the `BrTrue` / `BrFalse` that pops its result:
+    /// the branch is taken when `(a == b) == when`.
+    EqBrBytes {
+        a: u32,
+        b: u32,
+        n: u32,
+        t: u32,
+        when: bool,
     },
     And {
         a: u32,
@@ -1120,13 +1163,21 @@ impl Preparer<'_, '_, '_> {
                 let t = deref_ty(&pop(st)?)?;
                 st.push(t.clone());
                 let l = self.layout(&t)?;
-                Op::ReadRef { r: top(0), dst: top(0), l }
+                if l.owns_heap {
+                    Op::ReadRef { r: top(0), dst: top(0), l }
+                } else {
+                    Op::ReadRefBytes { r: top(0), dst: top(0), n: l.size }
+                }
             }
             B::WriteRef => {
                 let r = pop(st)?;
                 pop(st)?;
                 let l = self.layout(&deref_ty(&r)?)?;
-                Op::WriteRef { r: top(0), v: top(1), l }
+                if l.owns_heap {
+                    Op::WriteRef { r: top(0), v: top(1), l }
+                } else {
+                    Op::WriteRefBytes { r: top(0), v: top(1), n: l.size }
+                }
             }
             B::FreezeRef => {
                 let t = deref_ty(&pop(st)?)?;
@@ -1176,7 +1227,12 @@ impl Preparer<'_, '_, '_> {
                 let t = pop(st)?;
                 st.push(Type::Bool);
                 let l = self.layout(&t)?;
-                Op::Eq { a: top(1), b: top(0), l, neg: matches!(instr, B::Neq) }
+                let (a, b, neg) = (top(1), top(0), matches!(instr, B::Neq));
+                if l.bytewise_eq && !l.owns_heap {
+                    Op::EqBytes { a, b, n: l.size, neg }
+                } else {
+                    Op::Eq { a, b, l, neg }
+                }
             }
             B::And | B::Or => {
                 pop(st)?;
@@ -1492,6 +1548,12 @@ fn fuse(ops: &mut [Op]) {
             (Op::CmpU64 { op, a, b }, Op::BrFalse { c, t }) if c == a => {
                 Some(Op::CmpBrU64 { op: *op, a: *a, b: *b, t: *t, when: false })
             }
+            (Op::EqBytes { a, b, n, neg }, Op::BrTrue { c, t }) if c == a => {
+                Some(Op::EqBrBytes { a: *a, b: *b, n: *n, t: *t, when: !*neg })
+            }
+            (Op::EqBytes { a, b, n, neg }, Op::BrFalse { c, t }) if c == a => {
+                Some(Op::EqBrBytes { a: *a, b: *b, n: *n, t: *t, when: *neg })
+            }
             _ => None,
         };
         if let Some(f) = fused {
@@ -1501,10 +1563,12 @@ fn fuse(ops: &mut [Op]) {
 }
 
 fn move_bytes(src: u32, dst: u32, n: u32) -> Op {
-    if n == 8 {
-        Op::Move8 { src, dst }
-    } else {
-        Op::MoveBytes { src, dst, n }
+    match n {
+        1 => Op::Move1 { src, dst },
+        8 => Op::Move8 { src, dst },
+        16 => Op::Move16 { src, dst },
+        32 => Op::Move32 { src, dst },
+        _ => Op::MoveBytes { src, dst, n },
     }
 }
 
