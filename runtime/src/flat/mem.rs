@@ -311,26 +311,50 @@ pub struct FrameMark {
 
 impl FrameStack {
     /// A zeroed frame of `size` bytes aligned to 8.
+    #[inline]
     pub fn push(&mut self, size: u32) -> (Addr, FrameMark) {
+        self.push_frame(size, true)
+    }
+
+    /// A frame of `size` bytes aligned to 8 holding what earlier frames
+    /// left there (initialised bytes, not zeroed): for frames whose slots
+    /// are all plain bytes, each written before it is read.
+    #[inline]
+    pub fn push_unzeroed(&mut self, size: u32) -> (Addr, FrameMark) {
+        self.push_frame(size, false)
+    }
+
+    #[inline(always)]
+    fn push_frame(&mut self, size: u32, zero: bool) -> (Addr, FrameMark) {
         let size = (size as usize).div_ceil(8) * 8;
         let mark = FrameMark { chunk: self.chunk, top: self.top };
-        if self.chunks.is_empty() || self.top + size > self.chunks[self.chunk].bytes().len() {
-            // Next chunk (reused when large enough, else replaced).
-            let next = if self.chunks.is_empty() { 0 } else { self.chunk + 1 };
-            let chunk_size = (FIRST_CHUNK << next.min(6)).min(CHUNK).max(size);
-            if next >= self.chunks.len() {
-                self.chunks.push(Buf::zeroed(chunk_size, 8));
-            } else if self.chunks[next].bytes().len() < size {
-                self.chunks[next] = Buf::zeroed(chunk_size, 8);
-            }
-            self.chunk = next;
-            self.top = 0;
+        let fits = self.chunks.get(self.chunk).is_some_and(|c| self.top + size <= c.bytes().len());
+        if !fits {
+            self.next_chunk(size);
         }
         let buf = &mut self.chunks[self.chunk];
         let base = buf.as_ptr().expose_provenance() + self.top;
-        buf.bytes_mut()[self.top..self.top + size].fill(0);
+        if zero {
+            buf.bytes_mut()[self.top..self.top + size].fill(0);
+        }
         self.top += size;
         (Addr(base), mark)
+    }
+
+    /// Moves to the next chunk (reused when large enough for `size`
+    /// bytes, else replaced), with nothing used in it.
+    #[cold]
+    #[inline(never)]
+    fn next_chunk(&mut self, size: usize) {
+        let next = if self.chunks.is_empty() { 0 } else { self.chunk + 1 };
+        let chunk_size = (FIRST_CHUNK << next.min(6)).min(CHUNK).max(size);
+        if next >= self.chunks.len() {
+            self.chunks.push(Buf::zeroed(chunk_size, 8));
+        } else if self.chunks[next].bytes().len() < size {
+            self.chunks[next] = Buf::zeroed(chunk_size, 8);
+        }
+        self.chunk = next;
+        self.top = 0;
     }
 
     /// Frees the frame allocated at `mark` (and everything above it).

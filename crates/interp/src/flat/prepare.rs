@@ -222,6 +222,44 @@ pub(crate) enum Op {
         t: u32,
         when: bool,
     },
+    /// Register forms of u64 groups whose operands are locals (`x`, `y`)
+    /// or a constant (`v`): stack slots resolved to frame offsets, one
+    /// dispatch for the group. `copy_loc x; copy_loc y | ld_u64 v; op`
+    /// leaves the result in `dst` (the first copy's slot, `len` 3), or
+    /// with a `st_loc` after it in that local (`len` 4). Each instruction
+    /// is still charged and checked in order; the operand slots the group
+    /// consumes are not written. The instructions after the first keep
+    /// their own ops for paths that jump to them.
+    BinU64LL {
+        op: BinOp,
+        x: u32,
+        y: u32,
+        dst: u32,
+        len: u8,
+    },
+    BinU64LC {
+        op: BinOp,
+        x: u32,
+        v: u64,
+        dst: u32,
+        len: u8,
+    },
+    /// `copy_loc x; copy_loc y | ld_u64 v; cmp; br_true | br_false`: the
+    /// branch is taken when `(x op y) == when`.
+    CmpBrU64LL {
+        op: CmpOp,
+        x: u32,
+        y: u32,
+        t: u32,
+        when: bool,
+    },
+    CmpBrU64LC {
+        op: CmpOp,
+        x: u32,
+        v: u64,
+        t: u32,
+        when: bool,
+    },
     Bin {
         op: BinOp,
         k: Kind,
@@ -400,6 +438,11 @@ pub(crate) struct Prepared {
     /// it pops (0 otherwise): the stack limit is checked there.
     pub grows: Vec<u32>,
     pub frame_size: u32,
+    /// Whether a new frame must start zeroed: some local or operand may
+    /// own heap memory (dropped when zero, or read by the unwind) or a
+    /// local has a flag byte ([`Held`]). Other frames hold plain bytes,
+    /// each written before it is read, and skip the zeroing.
+    pub zero_frame: bool,
     /// The largest operand-stack height (above which the limit is checked).
     pub max_height: u32,
     /// Offset of each parameter.
@@ -1532,6 +1575,59 @@ impl Preparer<'_, '_, '_> {
     }
 }
 
+/// The second operand of a register-form group: a local or a constant.
+enum Operand {
+    Local(u32),
+    Const(u64),
+}
+
+/// Fuses u64 groups into register forms (see [`Op::BinU64LL`]). Frame
+/// offsets below `locals_end` are locals, the others operand slots.
+fn fuse_groups(ops: &mut [Op], locals_end: u32) {
+    let local = |o: u32| o < locals_end;
+    let slot = |o: u32| o >= locals_end;
+    for i in 0..ops.len() {
+        let group = &ops[i..ops.len().min(i + 4)];
+        let [Op::Move8 { src: x, dst: d0 }, second, third, rest @ ..] = group else { continue };
+        let (x, d0) = (*x, *d0);
+        if !local(x) || !slot(d0) {
+            continue;
+        }
+        // The second operand, pushed into `d1`.
+        let (y, d1) = match second {
+            Op::Move8 { src, dst } if local(*src) => (Operand::Local(*src), *dst),
+            Op::LdU64 { dst, v } => (Operand::Const(*v), *dst),
+            _ => continue,
+        };
+        if !slot(d1) || d1 == d0 {
+            continue;
+        }
+        let fused = match (third, rest.first()) {
+            (Op::BinU64 { op, a, b }, next) if *a == d0 && *b == d1 => {
+                let (dst, len) = match next {
+                    Some(Op::Move8 { src, dst }) if *src == d0 && local(*dst) => (*dst, 4),
+                    _ => (d0, 3),
+                };
+                match y {
+                    Operand::Local(y) => Op::BinU64LL { op: *op, x, y, dst, len },
+                    Operand::Const(v) => Op::BinU64LC { op: *op, x, v, dst, len },
+                }
+            }
+            (Op::CmpU64 { op, a, b }, Some(Op::BrTrue { c, t } | Op::BrFalse { c, t }))
+                if *a == d0 && *b == d1 && *c == d0 =>
+            {
+                let when = matches!(rest.first(), Some(Op::BrTrue { .. }));
+                match y {
+                    Operand::Local(y) => Op::CmpBrU64LL { op: *op, x, y, t: *t, when },
+                    Operand::Const(v) => Op::CmpBrU64LC { op: *op, x, v, t: *t, when },
+                }
+            }
+            _ => continue,
+        };
+        ops[i] = fused;
+    }
+}
+
 /// Fuses frequent instruction pairs (see [`Op::LdBinU64`]).
 fn fuse(ops: &mut [Op]) {
     for i in 0..ops.len().saturating_sub(1) {
@@ -1784,6 +1880,7 @@ pub(crate) fn prepare(
     if hot_at > 0 {
         count_loops(&mut ops);
     }
+    fuse_groups(&mut ops, fl.size.div_ceil(8) * 8);
     fuse(&mut ops);
     let mut call_sites = 0u32;
     for op in &mut ops {
@@ -1792,8 +1889,9 @@ pub(crate) fn prepare(
             call_sites += 1;
         }
     }
-    let owned_locals =
+    let owned_locals: Vec<(u32, L)> =
         fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
+    let zero_frame = !owned_locals.is_empty() || !tracked.is_empty() || owned_stack.iter().any(|s| !s.is_empty());
     let param_slots = fl.offsets.iter().zip(&local_layouts).take(params.len()).map(|(o, l)| (*o, l.clone())).collect();
     Ok(Prepared {
         module: m.clone(),
@@ -1803,6 +1901,7 @@ pub(crate) fn prepare(
         opcodes: code.code.iter().map(Bytecode::opcode).collect(),
         grows,
         frame_size: off,
+        zero_frame,
         max_height: max_size.len() as u32,
         params: param_slots,
         owned_locals,
