@@ -412,4 +412,31 @@ mod frame_stack_tests {
             }
         }
     }
+
+    /// Unzeroed frames are placed as zeroed ones (aligned, inside one
+    /// chunk, same chunk count) and keep what the popped frame left.
+    #[test]
+    fn unzeroed_frames_are_placed_as_zeroed_ones() {
+        for sizes in [&[8u32][..], &[4096, 1], &[3000, 3000, 3000], &[1; 2000]] {
+            let (mut zeroed, mut unzeroed) = (FrameStack::default(), FrameStack::default());
+            for round in 0..2 {
+                let mut marks = Vec::new();
+                for &size in sizes {
+                    zeroed.push(size);
+                    let (u, mark) = unzeroed.push_unzeroed(size);
+                    assert_eq!(u.0 % 8, 0, "{sizes:?}");
+                    assert_eq!((zeroed.chunk, zeroed.top), (unzeroed.chunk, unzeroed.top), "{sizes:?}");
+                    let rounded = (size as usize).div_ceil(8) * 8;
+                    let buf = &mut unzeroed.chunks[unzeroed.chunk];
+                    let frame = &mut buf.bytes_mut()[unzeroed.top - rounded..unzeroed.top];
+                    let expected = if round == 0 { 0 } else { 0xAB };
+                    assert!(frame.iter().all(|&b| b == expected), "{sizes:?} round {round}");
+                    frame.fill(0xAB);
+                    marks.push(mark);
+                }
+                unzeroed.pop(marks[0]);
+                zeroed = FrameStack::default();
+            }
+        }
+    }
 }

@@ -14,7 +14,7 @@
 
 #![allow(unsafe_code)]
 
-use super::prepare::{GasSite, Kind, Measure, Memory, Op, Prepared};
+use super::prepare::{GasSite, Kind, Measure, Memory, Op, Place, Prepared};
 use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::Session;
 use crate::loader::LoadedModule;
@@ -141,6 +141,15 @@ unsafe fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
     Ok(())
 }
 
+/// The reference a register-form read starts from, in the frame at `base`.
+#[inline(always)]
+unsafe fn place_ref(place: Place, base: Addr) -> Addr {
+    match place {
+        Place::Local(off) => base.add(off),
+        Place::RefIn(off) => mem::read_addr(base.add(off)),
+    }
+}
+
 /// `x op y` on u64 (errors as the shared arithmetic reports them).
 #[inline(always)]
 fn bin_u64_value(op: BinOp, x: u64, y: u64) -> TrapResult<u64> {
@@ -169,6 +178,88 @@ fn cmp_u64(op: CmpOp, x: u64, y: u64) -> bool {
         CmpOp::Gt => x > y,
         CmpOp::Le => x <= y,
         CmpOp::Ge => x >= y,
+    }
+}
+
+/// `Op::Shift` by `n` in place on integers up to 128 bits; `false` when
+/// the shared arithmetic must run it (an error, or 256 bits).
+#[inline(always)]
+unsafe fn shift_in_place(left: bool, k: Kind, a: Addr, n: u8) -> bool {
+    macro_rules! sh {
+        ($t:ty, $n:expr) => {{
+            if u32::from(n) >= <$t>::BITS {
+                return false;
+            }
+            let x = <$t>::from_le_bytes(mem::read::<$n>(a));
+            let r = if left { x << n } else { x >> n };
+            mem::write::<$n>(a, r.to_le_bytes());
+            true
+        }};
+    }
+    match k {
+        Kind::U8 => sh!(u8, 1),
+        Kind::U16 => sh!(u16, 2),
+        Kind::U32 => sh!(u32, 4),
+        Kind::U64 => sh!(u64, 8),
+        Kind::U128 => sh!(u128, 16),
+        Kind::I8 => sh!(i8, 1),
+        Kind::I16 => sh!(i16, 2),
+        Kind::I32 => sh!(i32, 4),
+        Kind::I64 => sh!(i64, 8),
+        Kind::I128 => sh!(i128, 16),
+        _ => false,
+    }
+}
+
+/// `Op::Cast` in place between integers up to 128 bits when the value
+/// fits the target (Move's casts keep the value or fail); `false` when the
+/// shared arithmetic must run it (an error, or 256 bits).
+#[inline(always)]
+unsafe fn cast_in_place(from: Kind, to: Kind, a: Addr) -> bool {
+    enum Wide {
+        U(u128),
+        I(i128),
+    }
+    let w = match from {
+        Kind::U8 => Wide::U(u128::from(mem::read::<1>(a)[0])),
+        Kind::U16 => Wide::U(u128::from(u16::from_le_bytes(mem::read(a)))),
+        Kind::U32 => Wide::U(u128::from(u32::from_le_bytes(mem::read(a)))),
+        Kind::U64 => Wide::U(u128::from(mem::read_u64(a))),
+        Kind::U128 => Wide::U(u128::from_le_bytes(mem::read(a))),
+        Kind::I8 => Wide::I(i128::from(mem::read::<1>(a)[0] as i8)),
+        Kind::I16 => Wide::I(i128::from(i16::from_le_bytes(mem::read(a)))),
+        Kind::I32 => Wide::I(i128::from(i32::from_le_bytes(mem::read(a)))),
+        Kind::I64 => Wide::I(i128::from(i64::from_le_bytes(mem::read(a)))),
+        Kind::I128 => Wide::I(i128::from_le_bytes(mem::read(a))),
+        _ => return false,
+    };
+    macro_rules! to {
+        ($t:ty, $n:expr) => {{
+            let r = match w {
+                Wide::U(x) => <$t>::try_from(x).ok(),
+                Wide::I(x) => <$t>::try_from(x).ok(),
+            };
+            match r {
+                Some(r) => {
+                    mem::write::<$n>(a, r.to_le_bytes());
+                    true
+                }
+                None => false,
+            }
+        }};
+    }
+    match to {
+        Kind::U8 => to!(u8, 1),
+        Kind::U16 => to!(u16, 2),
+        Kind::U32 => to!(u32, 4),
+        Kind::U64 => to!(u64, 8),
+        Kind::U128 => to!(u128, 16),
+        Kind::I8 => to!(i8, 1),
+        Kind::I16 => to!(i16, 2),
+        Kind::I32 => to!(i32, 4),
+        Kind::I64 => to!(i64, 8),
+        Kind::I128 => to!(i128, 16),
+        _ => false,
     }
 }
 
@@ -1302,6 +1393,26 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                             continue;
                         }
                     }
+                    Op::ReadField { place, off, dst, n } => {
+                        let r = place_ref(*place, base);
+                        mem::write_addr(at(*dst), r);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let f = r.add(*off);
+                        mem::write_addr(at(*dst), f);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        move_sized(f, at(*dst), *n);
+                    }
+                    Op::ReadElem { place, i, e, dst, n } => {
+                        let r = place_ref(*place, base);
+                        mem::write_addr(at(*dst), r);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let idx = mem::read_u64(at(*i));
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let el = mem::vec_borrow(e, r, idx)?;
+                        mem::write_addr(at(*dst), el);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        move_sized(el, at(*dst), *n);
+                    }
                     Op::Bin { op, k, a, b } => {
                         let (a, b) = (at(*a), at(*b));
                         let done = match k {
@@ -1378,13 +1489,17 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     Op::Or { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) || mem::read_bool(at(*b))),
                     Op::Not { a } => mem::write_bool(at(*a), !mem::read_bool(at(*a))),
                     Op::Shift { left, k, a, b } => {
-                        let n = Value::U8(mem::read::<1>(at(*b))[0]);
-                        let r = arith::shift(*left, load(*k, at(*a)), n)?;
-                        store(&r, at(*a))?;
+                        let n = mem::read::<1>(at(*b))[0];
+                        if !shift_in_place(*left, *k, at(*a), n) {
+                            let r = arith::shift(*left, load(*k, at(*a)), Value::U8(n))?;
+                            store(&r, at(*a))?;
+                        }
                     }
                     Op::Cast { from, to, a } => {
-                        let r = arith::cast(load(*from, at(*a)), *to)?;
-                        store(&r, at(*a))?;
+                        if !cast_in_place(*from, *to, at(*a)) {
+                            let r = arith::cast(load(*from, at(*a)), *to)?;
+                            store(&r, at(*a))?;
+                        }
                     }
                     Op::Negate { k, a } => {
                         let r = arith::negate(load(*k, at(*a)))?;

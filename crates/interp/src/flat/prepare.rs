@@ -260,6 +260,26 @@ pub(crate) enum Op {
         t: u32,
         when: bool,
     },
+    /// Register forms of reads through a reference (`place`) of `n`
+    /// plain bytes into `dst`, the reference's slot: `borrow_loc |
+    /// copy_loc; borrow_field; read_ref` (the field at `off`) and
+    /// `borrow_loc | copy_loc; copy_loc i; vec_borrow; read_ref` (element
+    /// `i` of a vector of `e`). As [`Op::BinU64LL`], each instruction is
+    /// charged in order; the reference slot holds what the original
+    /// instructions put there whenever a charge may measure it.
+    ReadField {
+        place: Place,
+        off: u32,
+        dst: u32,
+        n: u32,
+    },
+    ReadElem {
+        place: Place,
+        i: u32,
+        e: L,
+        dst: u32,
+        n: u32,
+    },
     Bin {
         op: BinOp,
         k: Kind,
@@ -423,6 +443,14 @@ pub(crate) enum Op {
     },
     PackClosure(Box<ClosureSite>),
     CallClosure(Box<ClosureCallSite>),
+}
+
+/// Where a register-form read starts: a local itself (`borrow_loc`) or
+/// the reference a local holds (`copy_loc` / `move_loc` of a reference).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Place {
+    Local(u32),
+    RefIn(u32),
 }
 
 /// A prepared function instance.
@@ -1628,6 +1656,37 @@ fn fuse_groups(ops: &mut [Op], locals_end: u32) {
     }
 }
 
+/// Fuses reads through a reference made from a local (see
+/// [`Op::ReadField`]). Offsets below `locals_end` are locals.
+fn fuse_reads(ops: &mut [Op], locals_end: u32) {
+    let local = |o: u32| o < locals_end;
+    for i in 0..ops.len() {
+        let group = &ops[i..ops.len().min(i + 4)];
+        let (place, d0) = match group.first() {
+            Some(Op::BorrowLoc { local: l, dst }) => (Place::Local(*l), *dst),
+            Some(Op::Move8 { src, dst }) if local(*src) => (Place::RefIn(*src), *dst),
+            _ => continue,
+        };
+        if local(d0) {
+            continue;
+        }
+        let fused = match group {
+            [_, Op::BorrowField { r, off }, Op::ReadRefBytes { r: r2, dst, n }, ..]
+                if *r == d0 && *r2 == d0 && *dst == d0 =>
+            {
+                Op::ReadField { place, off: *off, dst: d0, n: *n }
+            }
+            [_, Op::Move8 { src: i, dst: d1 }, Op::VecBorrow { r, i: i2, e }, Op::ReadRefBytes { r: r2, dst, n }]
+                if local(*i) && !local(*d1) && *d1 != d0 && *r == d0 && *i2 == *d1 && *r2 == d0 && *dst == d0 =>
+            {
+                Op::ReadElem { place, i: *i, e: e.clone(), dst: d0, n: *n }
+            }
+            _ => continue,
+        };
+        ops[i] = fused;
+    }
+}
+
 /// Fuses frequent instruction pairs (see [`Op::LdBinU64`]).
 fn fuse(ops: &mut [Op]) {
     for i in 0..ops.len().saturating_sub(1) {
@@ -1880,7 +1939,9 @@ pub(crate) fn prepare(
     if hot_at > 0 {
         count_loops(&mut ops);
     }
-    fuse_groups(&mut ops, fl.size.div_ceil(8) * 8);
+    let locals_end = fl.size.div_ceil(8) * 8;
+    fuse_reads(&mut ops, locals_end);
+    fuse_groups(&mut ops, locals_end);
     fuse(&mut ops);
     let mut call_sites = 0u32;
     for op in &mut ops {
