@@ -1339,6 +1339,20 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
                         bin_u64(*op, at(*a), at(*b))?;
                     }
+                    Op::LdBinI64 { op, a, b, v } => {
+                        mem::write::<8>(at(*b), v.to_le_bytes());
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let x = i64::from_le_bytes(mem::read(at(*a)));
+                        match movejit_runtime::checked_int_op!(*op, x, *v) {
+                            Some(r) => mem::write::<8>(at(*a), r.to_le_bytes()),
+                            None => {
+                                // The shared arithmetic reports the error.
+                                let mut x = Value::I64(x);
+                                arith::binop_in_place(*op, &mut x, &Value::I64(*v))?;
+                                store(&x, at(*a))?;
+                            }
+                        }
+                    }
                     Op::CmpBrU64 { op, a, b, t, when } => {
                         let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
                         let r = match op {

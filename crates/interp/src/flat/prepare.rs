@@ -215,6 +215,13 @@ pub(crate) enum Op {
         b: u32,
         src: u32,
     },
+    /// `LdU64` of an i64 constant into `b` + `Bin` on i64.
+    LdBinI64 {
+        op: BinOp,
+        a: u32,
+        b: u32,
+        v: i64,
+    },
     CmpBrU64 {
         op: CmpOp,
         a: u32,
@@ -1693,6 +1700,9 @@ fn fuse(ops: &mut [Op]) {
         let fused = match (&ops[i], &ops[i + 1]) {
             (Op::LdU64 { dst, v }, Op::BinU64 { op, a, b }) if dst == b && a != b => {
                 Some(Op::LdBinU64 { op: *op, a: *a, b: *b, v: *v })
+            }
+            (Op::LdU64 { dst, v }, Op::Bin { op, k: Kind::I64, a, b }) if dst == b && a != b => {
+                Some(Op::LdBinI64 { op: *op, a: *a, b: *b, v: *v as i64 })
             }
             (Op::Move8 { src, dst }, Op::BinU64 { op, a, b }) if dst == b && a != b => {
                 Some(Op::CopyBinU64 { op: *op, a: *a, b: *b, src: *src })
