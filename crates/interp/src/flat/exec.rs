@@ -1552,8 +1552,14 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                             } else {
                                 self.stack.push_unzeroed(q.frame_size)
                             };
-                            for ((src, l), (off, _)) in site.args.iter().zip(&q.params) {
-                                move_sized(at(*src), nb.add(*off), l.size);
+                            if site.args8 {
+                                for ((src, _), (off, _)) in site.args.iter().zip(&q.params) {
+                                    mem::write::<8>(nb.add(*off), mem::read::<8>(at(*src)));
+                                }
+                            } else {
+                                for ((src, l), (off, _)) in site.args.iter().zip(&q.params) {
+                                    move_sized(at(*src), nb.add(*off), l.size);
+                                }
                             }
                             if let Some(f) = self.frames.last_mut() {
                                 f.pc = *pc;
@@ -2069,13 +2075,19 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let srcs = p.ret_slots.get(pc).ok_or_else(|| inv("return slots"))?;
         match self.frames.last_mut() {
             Some(caller) => {
-                let rets = match caller.inst.p.ops.get(caller.pc) {
-                    Some(Op::Call(site)) => &site.rets,
-                    Some(Op::CallClosure(site)) => &site.rets,
+                let (rets, rets8) = match caller.inst.p.ops.get(caller.pc) {
+                    Some(Op::Call(site)) => (&site.rets, site.rets8),
+                    Some(Op::CallClosure(site)) => (&site.rets, false),
                     _ => return Err(inv("return to a non-call")),
                 };
-                for (src, (dst, l)) in srcs.iter().zip(rets) {
-                    move_sized(base.add(*src), caller.base.add(*dst), l.size);
+                if rets8 {
+                    for (src, (dst, _)) in srcs.iter().zip(rets) {
+                        mem::write::<8>(caller.base.add(*dst), mem::read::<8>(base.add(*src)));
+                    }
+                } else {
+                    for (src, (dst, l)) in srcs.iter().zip(rets) {
+                        move_sized(base.add(*src), caller.base.add(*dst), l.size);
+                    }
                 }
                 caller.pc += 1;
             }

@@ -49,6 +49,10 @@ pub(crate) struct CallSite {
     /// The number of this call site in its function (from 0, in pc order):
     /// where a session keeps what it resolved to.
     pub index: u32,
+    /// Every argument (result) is 8 bytes (u64s, references): interpreted
+    /// calls (returns) move them without a size dispatch.
+    pub args8: bool,
+    pub rets8: bool,
 }
 
 /// `PackClosure`'s operands.
@@ -1132,6 +1136,7 @@ impl Preparer<'_, '_, '_> {
                 for (i, r) in rets.iter().enumerate() {
                     rs.push((sl.at(h - n + i), self.layout(r)?));
                 }
+                let (args8, rets8) = (args.iter().all(|(_, l)| l.size == 8), rs.iter().all(|(_, l)| l.size == 8));
                 Op::Call(Box::new(CallSite {
                     handle,
                     ty_args: Arc::new(targs),
@@ -1141,6 +1146,8 @@ impl Preparer<'_, '_, '_> {
                     height_after: (h - n + rets.len()) as u32,
                     height_below: (h - n) as u32,
                     index: 0,
+                    args8,
+                    rets8,
                 }))
             }
             B::Pack(_) | B::PackGeneric(_) => {
