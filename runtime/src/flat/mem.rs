@@ -311,26 +311,50 @@ pub struct FrameMark {
 
 impl FrameStack {
     /// A zeroed frame of `size` bytes aligned to 8.
+    #[inline]
     pub fn push(&mut self, size: u32) -> (Addr, FrameMark) {
+        self.push_frame(size, true)
+    }
+
+    /// A frame of `size` bytes aligned to 8 holding what earlier frames
+    /// left there (initialised bytes, not zeroed): for frames whose slots
+    /// are all plain bytes, each written before it is read.
+    #[inline]
+    pub fn push_unzeroed(&mut self, size: u32) -> (Addr, FrameMark) {
+        self.push_frame(size, false)
+    }
+
+    #[inline(always)]
+    fn push_frame(&mut self, size: u32, zero: bool) -> (Addr, FrameMark) {
         let size = (size as usize).div_ceil(8) * 8;
         let mark = FrameMark { chunk: self.chunk, top: self.top };
-        if self.chunks.is_empty() || self.top + size > self.chunks[self.chunk].bytes().len() {
-            // Next chunk (reused when large enough, else replaced).
-            let next = if self.chunks.is_empty() { 0 } else { self.chunk + 1 };
-            let chunk_size = (FIRST_CHUNK << next.min(6)).min(CHUNK).max(size);
-            if next >= self.chunks.len() {
-                self.chunks.push(Buf::zeroed(chunk_size, 8));
-            } else if self.chunks[next].bytes().len() < size {
-                self.chunks[next] = Buf::zeroed(chunk_size, 8);
-            }
-            self.chunk = next;
-            self.top = 0;
+        let fits = self.chunks.get(self.chunk).is_some_and(|c| self.top + size <= c.bytes().len());
+        if !fits {
+            self.next_chunk(size);
         }
         let buf = &mut self.chunks[self.chunk];
         let base = buf.as_ptr().expose_provenance() + self.top;
-        buf.bytes_mut()[self.top..self.top + size].fill(0);
+        if zero {
+            buf.bytes_mut()[self.top..self.top + size].fill(0);
+        }
         self.top += size;
         (Addr(base), mark)
+    }
+
+    /// Moves to the next chunk (reused when large enough for `size`
+    /// bytes, else replaced), with nothing used in it.
+    #[cold]
+    #[inline(never)]
+    fn next_chunk(&mut self, size: usize) {
+        let next = if self.chunks.is_empty() { 0 } else { self.chunk + 1 };
+        let chunk_size = (FIRST_CHUNK << next.min(6)).min(CHUNK).max(size);
+        if next >= self.chunks.len() {
+            self.chunks.push(Buf::zeroed(chunk_size, 8));
+        } else if self.chunks[next].bytes().len() < size {
+            self.chunks[next] = Buf::zeroed(chunk_size, 8);
+        }
+        self.chunk = next;
+        self.top = 0;
     }
 
     /// Frees the frame allocated at `mark` (and everything above it).
@@ -385,6 +409,33 @@ mod frame_stack_tests {
                 }
                 assert_eq!(stack.chunks.len(), chunks, "{} frames", sizes.len());
                 stack.pop(marks[0]);
+            }
+        }
+    }
+
+    /// Unzeroed frames are placed as zeroed ones (aligned, inside one
+    /// chunk, same chunk count) and keep what the popped frame left.
+    #[test]
+    fn unzeroed_frames_are_placed_as_zeroed_ones() {
+        for sizes in [&[8u32][..], &[4096, 1], &[3000, 3000, 3000], &[1; 2000]] {
+            let (mut zeroed, mut unzeroed) = (FrameStack::default(), FrameStack::default());
+            for round in 0..2 {
+                let mut marks = Vec::new();
+                for &size in sizes {
+                    zeroed.push(size);
+                    let (u, mark) = unzeroed.push_unzeroed(size);
+                    assert_eq!(u.0 % 8, 0, "{sizes:?}");
+                    assert_eq!((zeroed.chunk, zeroed.top), (unzeroed.chunk, unzeroed.top), "{sizes:?}");
+                    let rounded = (size as usize).div_ceil(8) * 8;
+                    let buf = &mut unzeroed.chunks[unzeroed.chunk];
+                    let frame = &mut buf.bytes_mut()[unzeroed.top - rounded..unzeroed.top];
+                    let expected = if round == 0 { 0 } else { 0xAB };
+                    assert!(frame.iter().all(|&b| b == expected), "{sizes:?} round {round}");
+                    frame.fill(0xAB);
+                    marks.push(mark);
+                }
+                unzeroed.pop(marks[0]);
+                zeroed = FrameStack::default();
             }
         }
     }

@@ -14,7 +14,7 @@
 
 #![allow(unsafe_code)]
 
-use super::prepare::{GasSite, Kind, Measure, Memory, Op, Prepared};
+use super::prepare::{GasSite, Kind, Measure, Memory, Op, Place, Prepared};
 use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::SessionState as Session;
 use crate::loader::LoadedModule;
@@ -76,6 +76,15 @@ struct Frame<'e> {
     sbase: u32,
 }
 
+/// The running frame of [`FlatInterp::exec`] and where it is.
+#[derive(Clone, Copy)]
+struct Cursor<'e> {
+    inst: Instance<'e>,
+    base: Addr,
+    sbase: u32,
+    pc: usize,
+}
+
 pub(crate) struct FlatInterp<'a, 'e, 'r> {
     s: &'a mut Session<'e, 'r>,
     gas: &'a mut GasMeter,
@@ -130,6 +139,169 @@ unsafe fn bin_u64(op: BinOp, a: Addr, b: Addr) -> TrapResult<()> {
         None => arith::binop_in_place(op, &mut Value::U64(x), &Value::U64(y))?,
     }
     Ok(())
+}
+
+/// The reference a register-form read starts from, in the frame at `base`.
+#[inline(always)]
+unsafe fn place_ref(place: Place, base: Addr) -> Addr {
+    match place {
+        Place::Local(off) => base.add(off),
+        Place::RefIn(off) => mem::read_addr(base.add(off)),
+    }
+}
+
+/// `x op y` on u64 (errors as the shared arithmetic reports them).
+#[inline(always)]
+fn bin_u64_value(op: BinOp, x: u64, y: u64) -> TrapResult<u64> {
+    match movejit_runtime::checked_int_op!(op, x, y) {
+        Some(r) => Ok(r),
+        None => bin_u64_error(op, x, y),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn bin_u64_error(op: BinOp, x: u64, y: u64) -> TrapResult<u64> {
+    let mut r = Value::U64(x);
+    arith::binop_in_place(op, &mut r, &Value::U64(y))?;
+    match r {
+        Value::U64(r) => Ok(r),
+        _ => Err(inv("u64 arithmetic without a u64 result")),
+    }
+}
+
+/// `x op y` comparison of u64s.
+#[inline(always)]
+fn cmp_u64(op: CmpOp, x: u64, y: u64) -> bool {
+    match op {
+        CmpOp::Lt => x < y,
+        CmpOp::Gt => x > y,
+        CmpOp::Le => x <= y,
+        CmpOp::Ge => x >= y,
+    }
+}
+
+/// `Op::Shift` by `n` in place on integers up to 128 bits; `false` when
+/// the shared arithmetic must run it (an error, or 256 bits).
+#[inline(always)]
+unsafe fn shift_in_place(left: bool, k: Kind, a: Addr, n: u8) -> bool {
+    macro_rules! sh {
+        ($t:ty, $n:expr) => {{
+            if u32::from(n) >= <$t>::BITS {
+                return false;
+            }
+            let x = <$t>::from_le_bytes(mem::read::<$n>(a));
+            let r = if left { x << n } else { x >> n };
+            mem::write::<$n>(a, r.to_le_bytes());
+            true
+        }};
+    }
+    match k {
+        Kind::U8 => sh!(u8, 1),
+        Kind::U16 => sh!(u16, 2),
+        Kind::U32 => sh!(u32, 4),
+        Kind::U64 => sh!(u64, 8),
+        Kind::U128 => sh!(u128, 16),
+        Kind::I8 => sh!(i8, 1),
+        Kind::I16 => sh!(i16, 2),
+        Kind::I32 => sh!(i32, 4),
+        Kind::I64 => sh!(i64, 8),
+        Kind::I128 => sh!(i128, 16),
+        _ => false,
+    }
+}
+
+/// `Op::Cast` in place between integers up to 128 bits when the value
+/// fits the target (Move's casts keep the value or fail); `false` when the
+/// shared arithmetic must run it (an error, or 256 bits).
+#[inline(always)]
+unsafe fn cast_in_place(from: Kind, to: Kind, a: Addr) -> bool {
+    enum Wide {
+        U(u128),
+        I(i128),
+    }
+    let w = match from {
+        Kind::U8 => Wide::U(u128::from(mem::read::<1>(a)[0])),
+        Kind::U16 => Wide::U(u128::from(u16::from_le_bytes(mem::read(a)))),
+        Kind::U32 => Wide::U(u128::from(u32::from_le_bytes(mem::read(a)))),
+        Kind::U64 => Wide::U(u128::from(mem::read_u64(a))),
+        Kind::U128 => Wide::U(u128::from_le_bytes(mem::read(a))),
+        Kind::I8 => Wide::I(i128::from(mem::read::<1>(a)[0] as i8)),
+        Kind::I16 => Wide::I(i128::from(i16::from_le_bytes(mem::read(a)))),
+        Kind::I32 => Wide::I(i128::from(i32::from_le_bytes(mem::read(a)))),
+        Kind::I64 => Wide::I(i128::from(i64::from_le_bytes(mem::read(a)))),
+        Kind::I128 => Wide::I(i128::from_le_bytes(mem::read(a))),
+        _ => return false,
+    };
+    macro_rules! to {
+        ($t:ty, $n:expr) => {{
+            let r = match w {
+                Wide::U(x) => <$t>::try_from(x).ok(),
+                Wide::I(x) => <$t>::try_from(x).ok(),
+            };
+            match r {
+                Some(r) => {
+                    mem::write::<$n>(a, r.to_le_bytes());
+                    true
+                }
+                None => false,
+            }
+        }};
+    }
+    match to {
+        Kind::U8 => to!(u8, 1),
+        Kind::U16 => to!(u16, 2),
+        Kind::U32 => to!(u32, 4),
+        Kind::U64 => to!(u64, 8),
+        Kind::U128 => to!(u128, 16),
+        Kind::I8 => to!(i8, 1),
+        Kind::I16 => to!(i16, 2),
+        Kind::I32 => to!(i32, 4),
+        Kind::I64 => to!(i64, 8),
+        Kind::I128 => to!(i128, 16),
+        _ => false,
+    }
+}
+
+/// [`mem::move_bytes`] with the common sizes as fixed-size copies (a
+/// `memmove` call costs more than moving a scalar). The ranges may
+/// overlap: each copy reads all its bytes before it writes.
+#[inline(always)]
+unsafe fn move_sized(src: Addr, dst: Addr, n: u32) {
+    match n {
+        1 => mem::write::<1>(dst, mem::read::<1>(src)),
+        8 => mem::write::<8>(dst, mem::read::<8>(src)),
+        16 => mem::write::<16>(dst, mem::read::<16>(src)),
+        32 => mem::write::<32>(dst, mem::read::<32>(src)),
+        _ => mem::move_bytes(src, dst, n),
+    }
+}
+
+/// Whether the `n` bytes at `a` and `b` are equal (`Op::EqBytes`).
+#[inline(always)]
+unsafe fn equal_bytes(a: Addr, b: Addr, n: u32) -> bool {
+    match n {
+        1 => mem::read::<1>(a) == mem::read::<1>(b),
+        8 => mem::read_u64(a) == mem::read_u64(b),
+        16 => mem::read::<16>(a) == mem::read::<16>(b),
+        32 => mem::read::<32>(a) == mem::read::<32>(b),
+        _ => {
+            let mut i = 0;
+            while i + 8 <= n {
+                if mem::read_u64(a.add(i)) != mem::read_u64(b.add(i)) {
+                    return false;
+                }
+                i += 8;
+            }
+            while i < n {
+                if mem::read::<1>(a.add(i)) != mem::read::<1>(b.add(i)) {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+    }
 }
 
 /// A `0x1::vector` or `0x1::hash` native on flat memory (see [`VecNative`]).
@@ -830,7 +1002,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         }
                     }
                 }
-                let (base, mark) = self.stack.push(p.frame_size);
+                let (base, mark) =
+                    if p.zero_frame { self.stack.push(p.frame_size) } else { self.stack.push_unzeroed(p.frame_size) };
                 for ((src, l), (off, _)) in args.slots.iter().zip(&p.params) {
                     mem::move_bytes(*src, base.add(*off), l.size);
                 }
@@ -1009,481 +1182,601 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     fn run(&mut self) -> TrapResult<()> {
         // The meter is fixed for the run: pick the loop once.
         let (metered, aptos) = (self.gas.is_metered(), self.gas.is_aptos());
-        while let Some(f) = self.frames.last() {
-            let (me, base, sbase, mut pc) = (f.inst, f.base, f.sbase, f.pc);
-            // SAFETY: the top frame is live (see `unwind`) and runs verified
-            // code prepared against its layouts.
-            let r = unsafe {
-                match (metered, aptos) {
-                    (false, _) => self.exec::<false, false>(me, base, sbase, &mut pc),
-                    (true, false) => self.exec::<true, false>(me, base, sbase, &mut pc),
-                    (true, true) => self.exec::<true, true>(me, base, sbase, &mut pc),
-                }
-            };
-            if let Err(mut e) = r {
-                if e.location.is_none() {
-                    e.location = Some(location(me.p, pc));
-                }
-                // Where the failing frame stopped (for `unwind`).
-                if let Some(f) = self.frames.last_mut().filter(|f| std::ptr::eq(f.inst.p, me.p)) {
-                    f.pc = pc;
-                }
-                return Err(e);
+        let Some(f) = self.frames.last() else { return Ok(()) };
+        let mut at = Cursor { inst: f.inst, base: f.base, sbase: f.sbase, pc: f.pc };
+        // SAFETY: the top frame is live (see `unwind`) and runs verified
+        // code prepared against its layouts.
+        let r = unsafe {
+            match (metered, aptos) {
+                (false, _) => self.exec::<false, false>(&mut at),
+                (true, false) => self.exec::<true, false>(&mut at),
+                (true, true) => self.exec::<true, true>(&mut at),
             }
+        };
+        if let Err(mut e) = r {
+            if e.location.is_none() {
+                e.location = Some(location(at.inst.p, at.pc));
+            }
+            // Where the failing frame stopped (for `unwind`).
+            if let Some(f) = self.frames.last_mut().filter(|f| std::ptr::eq(f.inst.p, at.inst.p)) {
+                f.pc = at.pc;
+            }
+            return Err(e);
         }
         Ok(())
     }
 
-    /// Runs the top frame until it calls a Move function or returns; `pc`
-    /// is where it stopped. `METERED`: the meter charges; `APTOS`: it
-    /// charges the Aptos schedule. One instance of the loop per kind of
-    /// meter, so that unmetered runs carry no gas code and unit-metered
-    /// runs no Aptos code (one loop for all three was up to 10% slower
-    /// unmetered, sieve, than before Aptos gas).
-    unsafe fn exec<const METERED: bool, const APTOS: bool>(
-        &mut self,
-        me: Instance<'e>,
-        base: Addr,
-        sbase: u32,
-        pc: &mut usize,
-    ) -> TrapResult<()> {
-        // The loop's pc is a local (a register), not the caller's memory:
-        // reloading it per instruction puts a store-to-load round trip on
-        // the dispatch chain.
-        let mut local_pc = *pc;
+    /// Runs the frames from the top one (`at`) until every frame of the run
+    /// has returned; on an error `at` is the running frame and where it
+    /// stopped. Calls and returns of interpreted functions switch frames
+    /// inside the loop. `METERED`: the meter charges; `APTOS`: it charges
+    /// the Aptos schedule. One instance of the loop per kind of meter, so
+    /// that unmetered runs carry no gas code and unit-metered runs no Aptos
+    /// code (one loop for all three was up to 10% slower unmetered, sieve,
+    /// than before Aptos gas).
+    unsafe fn exec<const METERED: bool, const APTOS: bool>(&mut self, at: &mut Cursor<'e>) -> TrapResult<()> {
+        // The loop's state is in locals (registers), not the caller's
+        // memory: reloading the pc per instruction puts a store-to-load
+        // round trip on the dispatch chain.
+        let (mut me, mut base, mut sbase, mut pc) = (at.inst, at.base, at.sbase, at.pc);
         // SAFETY: the caller's contract.
-        let r = unsafe { self.exec_loop::<METERED, APTOS>(me, base, sbase, &mut local_pc) };
-        *pc = local_pc;
+        let r = unsafe { self.exec_loop::<METERED, APTOS>(&mut me, &mut base, &mut sbase, &mut pc) };
+        *at = Cursor { inst: me, base, sbase, pc };
         r
     }
 
-    /// [`exec`](Self::exec)'s loop.
+    /// [`exec`](Self::exec)'s loop: an outer loop per frame switch, an
+    /// inner one per instruction.
     #[allow(clippy::too_many_lines)]
     #[inline(always)]
     unsafe fn exec_loop<const METERED: bool, const APTOS: bool>(
         &mut self,
-        me: Instance<'e>,
-        base: Addr,
-        sbase: u32,
+        me: &mut Instance<'e>,
+        frame_base: &mut Addr,
+        frame_sbase: &mut u32,
         pc: &mut usize,
     ) -> TrapResult<()> {
-        let p = me.p;
-        // The stack limit can only be reached when the frame's deepest
-        // height would pass it.
-        let limit_checks = sbase + p.max_height > self.max_stack;
-        // By value: a closure over `&base` kept base behind a spilled pointer
-        // (two dependent loads per operand).
-        let at = move |off: u32| base.add(off);
-        loop {
-            let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
-            if APTOS {
-                self.charge_aptos_at(p, *pc, base)?;
-            } else if METERED {
-                self.gas.charge_instr(p.opcodes[*pc])?;
-            }
-            match op {
-                Op::Nop => {}
-                Op::Fail(e) => return Err(e.clone()),
-                Op::Drop { src, l } => mem::drop_value(l, at(*src)),
-                Op::Ret => {
-                    self.ret(p, base, *pc)?;
-                    return Ok(());
+        // Makes the top frame (after a call or a return) the running one,
+        // or ends the run when there is none.
+        macro_rules! switch_to_top {
+            ($frames:lifetime) => {{
+                let Some(f) = self.frames.last() else { return Ok(()) };
+                (*me, *frame_base, *frame_sbase, *pc) = (f.inst, f.base, f.sbase, f.pc);
+                continue $frames;
+            }};
+        }
+        'frames: loop {
+            let (p, base, sbase) = (me.p, *frame_base, *frame_sbase);
+            // The stack limit can only be reached when the frame's deepest
+            // height would pass it.
+            let limit_checks = sbase + p.max_height > self.max_stack;
+            // By value: a closure over `&base` kept base behind a spilled pointer
+            // (two dependent loads per operand).
+            let at = move |off: u32| base.add(off);
+            loop {
+                let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
+                if APTOS {
+                    self.charge_aptos_at(p, *pc, base)?;
+                } else if METERED {
+                    self.gas.charge_instr(p.opcodes[*pc])?;
                 }
-                Op::BrTrue { c, t } => {
-                    if mem::read_bool(at(*c)) {
-                        *pc = *t as usize;
-                        continue;
+                match op {
+                    Op::Nop => {}
+                    Op::Fail(e) => return Err(e.clone()),
+                    Op::Drop { src, l } => mem::drop_value(l, at(*src)),
+                    Op::Ret => {
+                        self.ret(p, base, *pc)?;
+                        switch_to_top!('frames);
                     }
-                }
-                Op::BrFalse { c, t } => {
-                    if !mem::read_bool(at(*c)) {
-                        *pc = *t as usize;
-                        continue;
-                    }
-                }
-                Op::Branch { t } => {
-                    *pc = *t as usize;
-                    continue;
-                }
-                Op::LoopBranch { t, cond } => {
-                    // Out of line: the loop's code stays as it is without
-                    // counted loops (executors `interp` and `jit`).
-                    if self.loop_branch(p, base, *cond) {
-                        *pc = *t as usize;
-                        continue;
-                    }
-                }
-                Op::LdU64 { dst, v } => mem::write_u64(at(*dst), *v),
-                Op::LdBytes { dst, v } => mem::write_from(at(*dst), v),
-                Op::Ld1 { dst, v } => mem::write(at(*dst), [*v]),
-                Op::LdConst { dst, v } => mem::copy_value(v.layout(), Addr::of_value(v), at(*dst))?,
-                Op::MoveBytes { src, dst, n } => mem::move_bytes(at(*src), at(*dst), *n),
-                Op::Move8 { src, dst } => mem::write::<8>(at(*dst), mem::read::<8>(at(*src))),
-                Op::Copy { src, dst, l } => mem::copy_value(l, at(*src), at(*dst))?,
-                Op::MoveOwned { src, dst, n } => {
-                    mem::move_bytes(at(*src), at(*dst), *n);
-                    mem::zero(at(*src), *n);
-                }
-                Op::StLoc { src, dst, l } => {
-                    mem::drop_value(l, at(*dst));
-                    mem::move_bytes(at(*src), at(*dst), l.size);
-                }
-                Op::BorrowLoc { local, dst } => mem::write_addr(at(*dst), at(*local)),
-                Op::BorrowField { r, off } => mem::write_addr(at(*r), mem::read_addr(at(*r)).add(*off)),
-                Op::BorrowVariantField { r, variants } => {
-                    let t = mem::read_addr(at(*r));
-                    let tag = u16::from_le_bytes(mem::read(t));
-                    match variants.iter().find(|(v, _)| *v == tag) {
-                        Some((_, off)) => mem::write_addr(at(*r), t.add(*off)),
-                        None => return Err(Box::new(VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH))),
-                    }
-                }
-                Op::ReadRef { r, dst, l } => mem::copy_value(l, mem::read_addr(at(*r)), at(*dst))?,
-                Op::WriteRef { r, v, l } => {
-                    let t = mem::read_addr(at(*r));
-                    mem::drop_value(l, t);
-                    mem::move_bytes(at(*v), t, l.size);
-                }
-                Op::BinU64 { op, a, b } => bin_u64(*op, at(*a), at(*b))?,
-                Op::LdBinU64 { op, a, b, v } => {
-                    mem::write_u64(at(*b), *v);
-                    self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
-                    bin_u64(*op, at(*a), at(*b))?;
-                }
-                Op::CopyBinU64 { op, a, b, src } => {
-                    mem::write::<8>(at(*b), mem::read::<8>(at(*src)));
-                    self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
-                    bin_u64(*op, at(*a), at(*b))?;
-                }
-                Op::CmpBrU64 { op, a, b, t, when } => {
-                    let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
-                    let r = match op {
-                        CmpOp::Lt => x < y,
-                        CmpOp::Gt => x > y,
-                        CmpOp::Le => x <= y,
-                        CmpOp::Ge => x >= y,
-                    };
-                    self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
-                    if r == *when {
-                        *pc = *t as usize;
-                        continue;
-                    }
-                }
-                Op::Bin { op, k, a, b } => {
-                    let (a, b) = (at(*a), at(*b));
-                    let done = match k {
-                        Kind::U8 => int_bin!(u8, 1, *op, a, b),
-                        Kind::U16 => int_bin!(u16, 2, *op, a, b),
-                        Kind::U32 => int_bin!(u32, 4, *op, a, b),
-                        Kind::U64 => int_bin!(u64, 8, *op, a, b),
-                        Kind::U128 => int_bin!(u128, 16, *op, a, b),
-                        Kind::U256 => int_bin!(U256, 32, *op, a, b),
-                        Kind::I8 => int_bin!(i8, 1, *op, a, b),
-                        Kind::I16 => int_bin!(i16, 2, *op, a, b),
-                        Kind::I32 => int_bin!(i32, 4, *op, a, b),
-                        Kind::I64 => int_bin!(i64, 8, *op, a, b),
-                        Kind::I128 => int_bin!(i128, 16, *op, a, b),
-                        Kind::I256 => int_bin!(I256, 32, *op, a, b),
-                        // Never prepared: the shared arithmetic reports it.
-                        Kind::Bool | Kind::Address => None,
-                    };
-                    if done.is_none() {
-                        // The shared arithmetic reports the error.
-                        let mut x = load(*k, a);
-                        arith::binop_in_place(*op, &mut x, &load(*k, b))?;
-                        store(&x, a)?;
-                    }
-                }
-                Op::CmpU64 { op, a, b } => {
-                    let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
-                    let r = match op {
-                        CmpOp::Lt => x < y,
-                        CmpOp::Gt => x > y,
-                        CmpOp::Le => x <= y,
-                        CmpOp::Ge => x >= y,
-                    };
-                    mem::write_bool(at(*a), r);
-                }
-                Op::Cmp { op, k, a, b } => {
-                    let (a, b) = (at(*a), at(*b));
-                    let r = match k {
-                        Kind::U8 => int_cmp!(u8, 1, *op, a, b),
-                        Kind::U16 => int_cmp!(u16, 2, *op, a, b),
-                        Kind::U32 => int_cmp!(u32, 4, *op, a, b),
-                        Kind::U64 => int_cmp!(u64, 8, *op, a, b),
-                        Kind::U128 => int_cmp!(u128, 16, *op, a, b),
-                        Kind::U256 => int_cmp!(U256, 32, *op, a, b),
-                        Kind::I8 => int_cmp!(i8, 1, *op, a, b),
-                        Kind::I16 => int_cmp!(i16, 2, *op, a, b),
-                        Kind::I32 => int_cmp!(i32, 4, *op, a, b),
-                        Kind::I64 => int_cmp!(i64, 8, *op, a, b),
-                        Kind::I128 => int_cmp!(i128, 16, *op, a, b),
-                        Kind::I256 => int_cmp!(I256, 32, *op, a, b),
-                        Kind::Bool | Kind::Address => return Err(inv("comparison of a non-integer")),
-                    };
-                    mem::write_bool(a, r);
-                }
-                Op::Eq { a, b, l, neg } => {
-                    let eq = mem::equal(l, at(*a), at(*b));
-                    mem::drop_value(l, at(*a));
-                    mem::drop_value(l, at(*b));
-                    mem::write_bool(at(*a), eq != *neg);
-                }
-                Op::And { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) && mem::read_bool(at(*b))),
-                Op::Or { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) || mem::read_bool(at(*b))),
-                Op::Not { a } => mem::write_bool(at(*a), !mem::read_bool(at(*a))),
-                Op::Shift { left, k, a, b } => {
-                    let n = Value::U8(mem::read::<1>(at(*b))[0]);
-                    let r = arith::shift(*left, load(*k, at(*a)), n)?;
-                    store(&r, at(*a))?;
-                }
-                Op::Cast { from, to, a } => {
-                    let r = arith::cast(load(*from, at(*a)), *to)?;
-                    store(&r, at(*a))?;
-                }
-                Op::Negate { k, a } => {
-                    let r = arith::negate(load(*k, at(*a)))?;
-                    store(&r, at(*a))?;
-                }
-                Op::Abort { a } => return Err(Box::new(VmError::abort(mem::read_u64(at(*a))))),
-                Op::AbortMsg { code, msg, l } => {
-                    let e = l.elem().ok_or_else(|| inv("abort message is not a vector"))?;
-                    let v = at(*msg);
-                    let bytes = mem::vec_bytes(e, v).to_vec();
-                    mem::drop_value(l, v);
-                    self.gas.charge_bytes(bytes.len())?;
-                    if APTOS {
-                        self.charge_aptos_abort_msg(bytes.len())?;
-                    }
-                    let max = self.s.engine.config.limits.max_abort_message;
-                    return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
-                }
-                Op::Call(site) => {
-                    let callee = self.s.flat_site_callee(me, site, *pc)?;
-                    let sb = sbase + site.height_below;
-                    if APTOS {
-                        self.charge_aptos_call_site(&callee, p, *pc, site.args.len())?;
-                    }
-                    // Fast path: a Move callee, interpreted (no allocation).
-                    if let (Callee::Move(inst), None, false) = (callee, &self.s.compiled, APTOS) {
-                        let q = inst.p;
-                        if self.frames.len() >= self.max_depth {
-                            return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
+                    Op::BrTrue { c, t } => {
+                        if mem::read_bool(at(*c)) {
+                            *pc = *t as usize;
+                            continue;
                         }
-                        if METERED {
-                            self.gas.charge_frame()?;
+                    }
+                    Op::BrFalse { c, t } => {
+                        if !mem::read_bool(at(*c)) {
+                            *pc = *t as usize;
+                            continue;
                         }
-                        let (nb, mark) = self.stack.push(q.frame_size);
-                        for ((src, l), (off, _)) in site.args.iter().zip(&q.params) {
-                            mem::move_bytes(at(*src), nb.add(*off), l.size);
+                    }
+                    Op::Branch { t } => {
+                        *pc = *t as usize;
+                        continue;
+                    }
+                    Op::LoopBranch { t, cond } => {
+                        // Out of line: the loop's code stays as it is without
+                        // counted loops (executors `interp` and `jit`).
+                        if self.loop_branch(p, base, *cond) {
+                            *pc = *t as usize;
+                            continue;
                         }
+                    }
+                    Op::LdU64 { dst, v } => mem::write_u64(at(*dst), *v),
+                    Op::LdBytes { dst, v } => mem::write_from(at(*dst), v),
+                    Op::Ld1 { dst, v } => mem::write(at(*dst), [*v]),
+                    Op::LdConst { dst, v } => mem::copy_value(v.layout(), Addr::of_value(v), at(*dst))?,
+                    Op::MoveBytes { src, dst, n } => mem::move_bytes(at(*src), at(*dst), *n),
+                    Op::Move1 { src, dst } => mem::write::<1>(at(*dst), mem::read::<1>(at(*src))),
+                    Op::Move8 { src, dst } => mem::write::<8>(at(*dst), mem::read::<8>(at(*src))),
+                    Op::Move16 { src, dst } => mem::write::<16>(at(*dst), mem::read::<16>(at(*src))),
+                    Op::Move32 { src, dst } => mem::write::<32>(at(*dst), mem::read::<32>(at(*src))),
+                    Op::Copy { src, dst, l } => mem::copy_value(l, at(*src), at(*dst))?,
+                    Op::MoveOwned { src, dst, n } => {
+                        mem::move_bytes(at(*src), at(*dst), *n);
+                        mem::zero(at(*src), *n);
+                    }
+                    Op::StLoc { src, dst, l } => {
+                        mem::drop_value(l, at(*dst));
+                        mem::move_bytes(at(*src), at(*dst), l.size);
+                    }
+                    Op::BorrowLoc { local, dst } => mem::write_addr(at(*dst), at(*local)),
+                    Op::BorrowField { r, off } => mem::write_addr(at(*r), mem::read_addr(at(*r)).add(*off)),
+                    Op::BorrowVariantField { r, variants } => {
+                        let t = mem::read_addr(at(*r));
+                        let tag = u16::from_le_bytes(mem::read(t));
+                        match variants.iter().find(|(v, _)| *v == tag) {
+                            Some((_, off)) => mem::write_addr(at(*r), t.add(*off)),
+                            None => return Err(Box::new(VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH))),
+                        }
+                    }
+                    Op::ReadRef { r, dst, l } => mem::copy_value(l, mem::read_addr(at(*r)), at(*dst))?,
+                    Op::ReadRefBytes { r, dst, n } => move_sized(mem::read_addr(at(*r)), at(*dst), *n),
+                    Op::WriteRefBytes { r, v, n } => move_sized(at(*v), mem::read_addr(at(*r)), *n),
+                    Op::WriteRef { r, v, l } => {
+                        let t = mem::read_addr(at(*r));
+                        mem::drop_value(l, t);
+                        mem::move_bytes(at(*v), t, l.size);
+                    }
+                    Op::BinU64 { op, a, b } => bin_u64(*op, at(*a), at(*b))?,
+                    Op::LdBinU64 { op, a, b, v } => {
+                        mem::write_u64(at(*b), *v);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        bin_u64(*op, at(*a), at(*b))?;
+                    }
+                    Op::CopyBinU64 { op, a, b, src } => {
+                        mem::write::<8>(at(*b), mem::read::<8>(at(*src)));
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        bin_u64(*op, at(*a), at(*b))?;
+                    }
+                    Op::LdBinI64 { op, a, b, v } => {
+                        mem::write::<8>(at(*b), v.to_le_bytes());
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let x = i64::from_le_bytes(mem::read(at(*a)));
+                        match movejit_runtime::checked_int_op!(*op, x, *v) {
+                            Some(r) => mem::write::<8>(at(*a), r.to_le_bytes()),
+                            None => {
+                                // The shared arithmetic reports the error.
+                                let mut x = Value::I64(x);
+                                arith::binop_in_place(*op, &mut x, &Value::I64(*v))?;
+                                store(&x, at(*a))?;
+                            }
+                        }
+                    }
+                    Op::CmpBrU64 { op, a, b, t, when } => {
+                        let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
+                        let r = match op {
+                            CmpOp::Lt => x < y,
+                            CmpOp::Gt => x > y,
+                            CmpOp::Le => x <= y,
+                            CmpOp::Ge => x >= y,
+                        };
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        if r == *when {
+                            *pc = *t as usize;
+                            continue;
+                        }
+                    }
+                    Op::BinU64LL { op, x, y, dst, len } => {
+                        let (x, y) = (mem::read_u64(at(*x)), mem::read_u64(at(*y)));
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let r = bin_u64_value(*op, x, y)?;
+                        if *len == 4 {
+                            self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        }
+                        mem::write_u64(at(*dst), r);
+                    }
+                    Op::BinU64LC { op, x, v, dst, len } => {
+                        let x = mem::read_u64(at(*x));
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let r = bin_u64_value(*op, x, *v)?;
+                        if *len == 4 {
+                            self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        }
+                        mem::write_u64(at(*dst), r);
+                    }
+                    Op::CmpBrU64LL { op, x, y, t, when } => {
+                        let r = cmp_u64(*op, mem::read_u64(at(*x)), mem::read_u64(at(*y)));
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        if r == *when {
+                            *pc = *t as usize;
+                            continue;
+                        }
+                    }
+                    Op::CmpBrU64LC { op, x, v, t, when } => {
+                        let r = cmp_u64(*op, mem::read_u64(at(*x)), *v);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        if r == *when {
+                            *pc = *t as usize;
+                            continue;
+                        }
+                    }
+                    Op::ReadField { place, off, dst, n } => {
+                        let r = place_ref(*place, base);
+                        mem::write_addr(at(*dst), r);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let f = r.add(*off);
+                        mem::write_addr(at(*dst), f);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        move_sized(f, at(*dst), *n);
+                    }
+                    Op::ReadElem { place, i, e, dst, n } => {
+                        let r = place_ref(*place, base);
+                        mem::write_addr(at(*dst), r);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let idx = mem::read_u64(at(*i));
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        let el = mem::vec_borrow(e, r, idx)?;
+                        mem::write_addr(at(*dst), el);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        move_sized(el, at(*dst), *n);
+                    }
+                    Op::Bin { op, k, a, b } => {
+                        let (a, b) = (at(*a), at(*b));
+                        let done = match k {
+                            Kind::U8 => int_bin!(u8, 1, *op, a, b),
+                            Kind::U16 => int_bin!(u16, 2, *op, a, b),
+                            Kind::U32 => int_bin!(u32, 4, *op, a, b),
+                            Kind::U64 => int_bin!(u64, 8, *op, a, b),
+                            Kind::U128 => int_bin!(u128, 16, *op, a, b),
+                            Kind::U256 => int_bin!(U256, 32, *op, a, b),
+                            Kind::I8 => int_bin!(i8, 1, *op, a, b),
+                            Kind::I16 => int_bin!(i16, 2, *op, a, b),
+                            Kind::I32 => int_bin!(i32, 4, *op, a, b),
+                            Kind::I64 => int_bin!(i64, 8, *op, a, b),
+                            Kind::I128 => int_bin!(i128, 16, *op, a, b),
+                            Kind::I256 => int_bin!(I256, 32, *op, a, b),
+                            // Never prepared: the shared arithmetic reports it.
+                            Kind::Bool | Kind::Address => None,
+                        };
+                        if done.is_none() {
+                            // The shared arithmetic reports the error.
+                            let mut x = load(*k, a);
+                            arith::binop_in_place(*op, &mut x, &load(*k, b))?;
+                            store(&x, a)?;
+                        }
+                    }
+                    Op::CmpU64 { op, a, b } => {
+                        let (x, y) = (mem::read_u64(at(*a)), mem::read_u64(at(*b)));
+                        let r = match op {
+                            CmpOp::Lt => x < y,
+                            CmpOp::Gt => x > y,
+                            CmpOp::Le => x <= y,
+                            CmpOp::Ge => x >= y,
+                        };
+                        mem::write_bool(at(*a), r);
+                    }
+                    Op::Cmp { op, k, a, b } => {
+                        let (a, b) = (at(*a), at(*b));
+                        let r = match k {
+                            Kind::U8 => int_cmp!(u8, 1, *op, a, b),
+                            Kind::U16 => int_cmp!(u16, 2, *op, a, b),
+                            Kind::U32 => int_cmp!(u32, 4, *op, a, b),
+                            Kind::U64 => int_cmp!(u64, 8, *op, a, b),
+                            Kind::U128 => int_cmp!(u128, 16, *op, a, b),
+                            Kind::U256 => int_cmp!(U256, 32, *op, a, b),
+                            Kind::I8 => int_cmp!(i8, 1, *op, a, b),
+                            Kind::I16 => int_cmp!(i16, 2, *op, a, b),
+                            Kind::I32 => int_cmp!(i32, 4, *op, a, b),
+                            Kind::I64 => int_cmp!(i64, 8, *op, a, b),
+                            Kind::I128 => int_cmp!(i128, 16, *op, a, b),
+                            Kind::I256 => int_cmp!(I256, 32, *op, a, b),
+                            Kind::Bool | Kind::Address => return Err(inv("comparison of a non-integer")),
+                        };
+                        mem::write_bool(a, r);
+                    }
+                    Op::Eq { a, b, l, neg } => {
+                        let eq = mem::equal(l, at(*a), at(*b));
+                        mem::drop_value(l, at(*a));
+                        mem::drop_value(l, at(*b));
+                        mem::write_bool(at(*a), eq != *neg);
+                    }
+                    Op::EqBytes { a, b, n, neg } => {
+                        let eq = equal_bytes(at(*a), at(*b), *n);
+                        mem::write_bool(at(*a), eq != *neg);
+                    }
+                    Op::EqBrBytes { a, b, n, t, when } => {
+                        let eq = equal_bytes(at(*a), at(*b), *n);
+                        self.second_of_pair::<METERED, APTOS>(p, base, pc, sbase, limit_checks)?;
+                        if eq == *when {
+                            *pc = *t as usize;
+                            continue;
+                        }
+                    }
+                    Op::And { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) && mem::read_bool(at(*b))),
+                    Op::Or { a, b } => mem::write_bool(at(*a), mem::read_bool(at(*a)) || mem::read_bool(at(*b))),
+                    Op::Not { a } => mem::write_bool(at(*a), !mem::read_bool(at(*a))),
+                    Op::Shift { left, k, a, b } => {
+                        let n = mem::read::<1>(at(*b))[0];
+                        if !shift_in_place(*left, *k, at(*a), n) {
+                            let r = arith::shift(*left, load(*k, at(*a)), Value::U8(n))?;
+                            store(&r, at(*a))?;
+                        }
+                    }
+                    Op::Cast { from, to, a } => {
+                        if !cast_in_place(*from, *to, at(*a)) {
+                            let r = arith::cast(load(*from, at(*a)), *to)?;
+                            store(&r, at(*a))?;
+                        }
+                    }
+                    Op::Negate { k, a } => {
+                        let r = arith::negate(load(*k, at(*a)))?;
+                        store(&r, at(*a))?;
+                    }
+                    Op::Abort { a } => return Err(Box::new(VmError::abort(mem::read_u64(at(*a))))),
+                    Op::AbortMsg { code, msg, l } => {
+                        let e = l.elem().ok_or_else(|| inv("abort message is not a vector"))?;
+                        let v = at(*msg);
+                        let bytes = mem::vec_bytes(e, v).to_vec();
+                        mem::drop_value(l, v);
+                        self.gas.charge_bytes(bytes.len())?;
+                        if APTOS {
+                            self.charge_aptos_abort_msg(bytes.len())?;
+                        }
+                        let max = self.s.engine.config.limits.max_abort_message;
+                        return Err(Box::new(VmError::abort_with_message(mem::read_u64(at(*code)), bytes, max)));
+                    }
+                    Op::Call(site) => {
+                        let callee = self.s.flat_site_callee(*me, site, *pc)?;
+                        let sb = sbase + site.height_below;
+                        if APTOS {
+                            self.charge_aptos_call_site(&callee, p, *pc, site.args.len())?;
+                        }
+                        // Fast path: a Move callee, interpreted (no allocation).
+                        if let (Callee::Move(inst), None, false) = (callee, &self.s.compiled, APTOS) {
+                            let q = inst.p;
+                            if self.frames.len() >= self.max_depth {
+                                return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
+                            }
+                            if METERED {
+                                self.gas.charge_frame()?;
+                            }
+                            let (nb, mark) = if q.zero_frame {
+                                self.stack.push(q.frame_size)
+                            } else {
+                                self.stack.push_unzeroed(q.frame_size)
+                            };
+                            if site.args8 {
+                                for ((src, _), (off, _)) in site.args.iter().zip(&q.params) {
+                                    mem::write::<8>(nb.add(*off), mem::read::<8>(at(*src)));
+                                }
+                            } else {
+                                for ((src, l), (off, _)) in site.args.iter().zip(&q.params) {
+                                    move_sized(at(*src), nb.add(*off), l.size);
+                                }
+                            }
+                            if let Some(f) = self.frames.last_mut() {
+                                f.pc = *pc;
+                            }
+                            self.frames.push(Frame { inst, base: nb, mark, pc: 0, sbase: sb });
+                            (*me, *frame_base, *frame_sbase, *pc) = (inst, nb, sb, 0);
+                            continue 'frames;
+                        }
+                        let args: Vec<Slot> = site.args.iter().map(|(o, l)| (at(*o), l)).collect();
+                        let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                         if let Some(f) = self.frames.last_mut() {
                             f.pc = *pc;
                         }
-                        self.frames.push(Frame { inst, base: nb, mark, pc: 0, sbase: sb });
-                        return Ok(());
-                    }
-                    let args: Vec<Slot> = site.args.iter().map(|(o, l)| (at(*o), l)).collect();
-                    let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
-                    if let Some(f) = self.frames.last_mut() {
-                        f.pc = *pc;
-                    }
-                    let h = site.height_after - site.height_below;
-                    if self.call(&callee, Args { slots: &args, mutable: &site.arg_mut }, &rets, sb, h, &site.ty_args)? {
-                        return Ok(());
-                    }
-                }
-                Op::Pack { dst, size, tag, fields } => {
-                    let mut s = std::mem::take(&mut self.scratch);
-                    s.clear();
-                    s.resize(*size as usize, 0);
-                    if let Some(t) = tag {
-                        s[..2].copy_from_slice(&t.to_le_bytes());
-                    }
-                    for (src, off, n) in fields.iter() {
-                        mem::read_into(at(*src), &mut s[*off as usize..(*off + *n) as usize]);
-                    }
-                    mem::write_from(at(*dst), &s);
-                    self.scratch = s;
-                }
-                Op::Unpack { src, l, tag, fields } => {
-                    let mut s = std::mem::take(&mut self.scratch);
-                    s.clear();
-                    s.resize(l.size as usize, 0);
-                    mem::read_into(at(*src), &mut s);
-                    if let Some((t, status)) = tag {
-                        if u16::from_le_bytes([s[0], s[1]]) != *t {
-                            self.scratch = s;
-                            mem::drop_value(l, at(*src));
-                            return Err(Box::new(VmError::new(*status)));
+                        let h = site.height_after - site.height_below;
+                        if self.call(
+                            &callee,
+                            Args { slots: &args, mutable: &site.arg_mut },
+                            &rets,
+                            sb,
+                            h,
+                            &site.ty_args,
+                        )? {
+                            switch_to_top!('frames);
                         }
                     }
-                    for (off, dst, n) in fields.iter() {
-                        mem::write_from(at(*dst), &s[*off as usize..(*off + *n) as usize]);
+                    Op::Pack { dst, size, tag, fields } => {
+                        let mut s = std::mem::take(&mut self.scratch);
+                        s.clear();
+                        s.resize(*size as usize, 0);
+                        if let Some(t) = tag {
+                            s[..2].copy_from_slice(&t.to_le_bytes());
+                        }
+                        for (src, off, n) in fields.iter() {
+                            mem::read_into(at(*src), &mut s[*off as usize..(*off + *n) as usize]);
+                        }
+                        mem::write_from(at(*dst), &s);
+                        self.scratch = s;
                     }
-                    self.scratch = s;
-                }
-                Op::TestVariant { r, tag } => {
-                    let t = mem::read_addr(at(*r));
-                    mem::write_bool(at(*r), u16::from_le_bytes(mem::read(t)) == *tag);
-                }
-                Op::UnpackVariantRef { r, tag, fields } => {
-                    let t = mem::read_addr(at(*r));
-                    if u16::from_le_bytes(mem::read(t)) != *tag {
-                        return Err(Box::new(VmError::new(StatusCode::VARIANT_TAG_MISMATCH)));
+                    Op::Unpack { src, l, tag, fields } => {
+                        let mut s = std::mem::take(&mut self.scratch);
+                        s.clear();
+                        s.resize(l.size as usize, 0);
+                        mem::read_into(at(*src), &mut s);
+                        if let Some((t, status)) = tag {
+                            if u16::from_le_bytes([s[0], s[1]]) != *t {
+                                self.scratch = s;
+                                mem::drop_value(l, at(*src));
+                                return Err(Box::new(VmError::new(*status)));
+                            }
+                        }
+                        for (off, dst, n) in fields.iter() {
+                            mem::write_from(at(*dst), &s[*off as usize..(*off + *n) as usize]);
+                        }
+                        self.scratch = s;
                     }
-                    for (off, dst) in fields.iter() {
-                        mem::write_addr(at(*dst), t.add(*off));
+                    Op::TestVariant { r, tag } => {
+                        let t = mem::read_addr(at(*r));
+                        mem::write_bool(at(*r), u16::from_le_bytes(mem::read(t)) == *tag);
                     }
-                }
-                Op::VariantSwitch { r, targets } => {
-                    let t = mem::read_addr(at(*r));
-                    let tag = u16::from_le_bytes(mem::read(t));
-                    *pc = *targets.get(tag as usize).ok_or_else(|| inv("jump table entry"))? as usize;
-                    continue;
-                }
-                Op::VecPack { dst, e, elems } => {
-                    let mut s = std::mem::take(&mut self.scratch);
-                    s.clear();
-                    s.resize(elems.len() * e.size as usize, 0);
-                    for (i, src) in elems.iter().enumerate() {
-                        let at_ = i * e.size as usize;
-                        mem::read_into(at(*src), &mut s[at_..at_ + e.size as usize]);
+                    Op::UnpackVariantRef { r, tag, fields } => {
+                        let t = mem::read_addr(at(*r));
+                        if u16::from_le_bytes(mem::read(t)) != *tag {
+                            return Err(Box::new(VmError::new(StatusCode::VARIANT_TAG_MISMATCH)));
+                        }
+                        for (off, dst) in fields.iter() {
+                            mem::write_addr(at(*dst), t.add(*off));
+                        }
                     }
-                    let r = mem::vec_pack(e, at(*dst), &s, elems.len() as u64, self.max_vec);
-                    if r.is_err() {
-                        // The elements stay where they were (for the unwind).
+                    Op::VariantSwitch { r, targets } => {
+                        let t = mem::read_addr(at(*r));
+                        let tag = u16::from_le_bytes(mem::read(t));
+                        *pc = *targets.get(tag as usize).ok_or_else(|| inv("jump table entry"))? as usize;
+                        continue;
+                    }
+                    Op::VecPack { dst, e, elems } => {
+                        let mut s = std::mem::take(&mut self.scratch);
+                        s.clear();
+                        s.resize(elems.len() * e.size as usize, 0);
                         for (i, src) in elems.iter().enumerate() {
                             let at_ = i * e.size as usize;
-                            mem::write_from(at(*src), &s[at_..at_ + e.size as usize]);
+                            mem::read_into(at(*src), &mut s[at_..at_ + e.size as usize]);
+                        }
+                        let r = mem::vec_pack(e, at(*dst), &s, elems.len() as u64, self.max_vec);
+                        if r.is_err() {
+                            // The elements stay where they were (for the unwind).
+                            for (i, src) in elems.iter().enumerate() {
+                                let at_ = i * e.size as usize;
+                                mem::write_from(at(*src), &s[at_..at_ + e.size as usize]);
+                            }
+                        }
+                        self.scratch = s;
+                        r?;
+                    }
+                    Op::VecLen { r } => {
+                        let n = mem::vec_len(mem::read_addr(at(*r)));
+                        mem::write_u64(at(*r), n);
+                    }
+                    Op::VecBorrow { r, i, e } => {
+                        let idx = mem::read_u64(at(*i));
+                        let a = mem::vec_borrow(e, mem::read_addr(at(*r)), idx)?;
+                        mem::write_addr(at(*r), a);
+                    }
+                    Op::VecPush { r, v, e } => mem::vec_push_back(e, mem::read_addr(at(*r)), at(*v), self.max_vec)?,
+                    Op::VecPop { r, dst, e } => mem::vec_pop_back(e, mem::read_addr(at(*r)), at(*dst))?,
+                    Op::VecUnpack { src, n, e, dsts } if dsts.len() as u64 != *n => {
+                        let v = at(*src);
+                        if mem::vec_len(v) != *n {
+                            let mut none = [];
+                            return Err(Box::new(
+                                mem::vec_unpack(e, v, *n, &mut none)
+                                    .err()
+                                    .unwrap_or_else(|| VmError::invariant("vec_unpack")),
+                            ));
+                        }
+                        return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
+                    }
+                    Op::VecUnpack { src, n, e, dsts } => {
+                        let mut s = std::mem::take(&mut self.scratch);
+                        s.clear();
+                        s.resize(dsts.len() * e.size as usize, 0);
+                        let r = mem::vec_unpack(e, at(*src), *n, &mut s);
+                        if r.is_ok() {
+                            for (i, dst) in dsts.iter().enumerate() {
+                                let o = i * e.size as usize;
+                                mem::write_from(at(*dst), &s[o..o + e.size as usize]);
+                            }
+                        }
+                        self.scratch = s;
+                        r?;
+                    }
+                    Op::VecSwap { r, i, j, e } => {
+                        mem::vec_swap(e, mem::read_addr(at(*r)), mem::read_u64(at(*i)), mem::read_u64(at(*j)))?
+                    }
+                    Op::Exists { a, ty } => {
+                        let addr = AccountAddress(mem::read(at(*a)));
+                        let slot = self.s.flat_global_slot(addr, *ty)?;
+                        if APTOS {
+                            self.charge_aptos_global(p, *pc, slot)?;
+                        }
+                        let e = self.s.globals.flat.get(slot).is_some_and(|g| g.is_some());
+                        mem::write_bool(at(*a), e);
+                    }
+                    Op::BorrowGlobal { a, ty, mutable } => {
+                        let addr = AccountAddress(mem::read(at(*a)));
+                        let slot = self.s.flat_global_slot(addr, *ty)?;
+                        if APTOS {
+                            self.charge_aptos_global(p, *pc, slot)?;
+                        }
+                        let g = match self.s.globals.flat.get(slot) {
+                            Some(Some(v)) => Addr::of_value(v),
+                            _ => return Err(Box::new(VmError::missing_resource(&addr, false))),
+                        };
+                        if *mutable {
+                            self.s.globals.changing(slot);
+                        }
+                        mem::write_addr(at(*a), g);
+                    }
+                    Op::MoveFrom { a, ty } => {
+                        let addr = AccountAddress(mem::read(at(*a)));
+                        let slot = self.s.flat_global_slot(addr, *ty)?;
+                        if APTOS {
+                            self.charge_aptos_global(p, *pc, slot)?;
+                        }
+                        if !self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
+                            return Err(Box::new(VmError::missing_resource(&addr, true)));
+                        }
+                        self.s.globals.changing(slot);
+                        let v = self.s.globals.flat[slot].take().ok_or_else(|| VmError::invariant("global slot"))?;
+                        mem::move_in(v, at(*a));
+                    }
+                    Op::MoveTo { s, v, ty, l } => {
+                        let addr = AccountAddress(mem::read(mem::read_addr(at(*s))));
+                        let slot = self.s.flat_global_slot(addr, *ty)?;
+                        if APTOS {
+                            self.charge_aptos_global(p, *pc, slot)?;
+                        }
+                        if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
+                            mem::drop_value(l, at(*v));
+                            return Err(Box::new(VmError::resource_exists(&addr)));
+                        }
+                        self.s.globals.changing(slot);
+                        self.s.globals.flat[slot] = Some(mem::move_out(l, at(*v)));
+                    }
+                    Op::PackClosure(site) => {
+                        let t = self.s.pack_target(p, *pc, site.handle)?;
+                        if self.gas.is_aptos() {
+                            self.charge_aptos_pack(&t.module, t.serializable.then_some(&site.captured_tys[..]))?;
+                        }
+                        let captured = site.captured.iter().map(|(o, l)| mem::move_out(l, at(*o))).collect();
+                        let c = FlatClosure {
+                            function: t.index,
+                            type_args: site.ty_args.clone(),
+                            mask: site.mask,
+                            captured,
+                            serializable: t.serializable,
+                        };
+                        mem::put_closure(at(site.dst), c);
+                    }
+                    Op::CallClosure(site) => {
+                        let c = mem::take_closure(at(site.closure))
+                            .ok_or_else(|| inv("call of an empty function value"))?;
+                        if let Some(f) = self.frames.last_mut() {
+                            f.pc = *pc;
+                        }
+                        let sb = sbase + site.height_below;
+                        let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
+                        if self.call_closure(c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
+                            switch_to_top!('frames);
                         }
                     }
-                    self.scratch = s;
-                    r?;
                 }
-                Op::VecLen { r } => {
-                    let n = mem::vec_len(mem::read_addr(at(*r)));
-                    mem::write_u64(at(*r), n);
-                }
-                Op::VecBorrow { r, i, e } => {
-                    let idx = mem::read_u64(at(*i));
-                    let a = mem::vec_borrow(e, mem::read_addr(at(*r)), idx)?;
-                    mem::write_addr(at(*r), a);
-                }
-                Op::VecPush { r, v, e } => mem::vec_push_back(e, mem::read_addr(at(*r)), at(*v), self.max_vec)?,
-                Op::VecPop { r, dst, e } => mem::vec_pop_back(e, mem::read_addr(at(*r)), at(*dst))?,
-                Op::VecUnpack { src, n, e, dsts } if dsts.len() as u64 != *n => {
-                    let v = at(*src);
-                    if mem::vec_len(v) != *n {
-                        let mut none = [];
-                        return Err(Box::new(
-                            mem::vec_unpack(e, v, *n, &mut none)
-                                .err()
-                                .unwrap_or_else(|| VmError::invariant("vec_unpack")),
-                        ));
-                    }
+                if limit_checks && p.grows[*pc] != 0 && sbase + p.grows[*pc] > self.max_stack {
+                    self.failed_after = true;
                     return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
                 }
-                Op::VecUnpack { src, n, e, dsts } => {
-                    let mut s = std::mem::take(&mut self.scratch);
-                    s.clear();
-                    s.resize(dsts.len() * e.size as usize, 0);
-                    let r = mem::vec_unpack(e, at(*src), *n, &mut s);
-                    if r.is_ok() {
-                        for (i, dst) in dsts.iter().enumerate() {
-                            let o = i * e.size as usize;
-                            mem::write_from(at(*dst), &s[o..o + e.size as usize]);
-                        }
-                    }
-                    self.scratch = s;
-                    r?;
-                }
-                Op::VecSwap { r, i, j, e } => {
-                    mem::vec_swap(e, mem::read_addr(at(*r)), mem::read_u64(at(*i)), mem::read_u64(at(*j)))?
-                }
-                Op::Exists { a, ty } => {
-                    let addr = AccountAddress(mem::read(at(*a)));
-                    let slot = self.s.flat_global_slot(addr, *ty)?;
-                    if APTOS {
-                        self.charge_aptos_global(p, *pc, slot)?;
-                    }
-                    let e = self.s.globals.flat.get(slot).is_some_and(|g| g.is_some());
-                    mem::write_bool(at(*a), e);
-                }
-                Op::BorrowGlobal { a, ty, mutable } => {
-                    let addr = AccountAddress(mem::read(at(*a)));
-                    let slot = self.s.flat_global_slot(addr, *ty)?;
-                    if APTOS {
-                        self.charge_aptos_global(p, *pc, slot)?;
-                    }
-                    let g = match self.s.globals.flat.get(slot) {
-                        Some(Some(v)) => Addr::of_value(v),
-                        _ => return Err(Box::new(VmError::missing_resource(&addr, false))),
-                    };
-                    if *mutable {
-                        self.s.globals.changing(slot);
-                    }
-                    mem::write_addr(at(*a), g);
-                }
-                Op::MoveFrom { a, ty } => {
-                    let addr = AccountAddress(mem::read(at(*a)));
-                    let slot = self.s.flat_global_slot(addr, *ty)?;
-                    if APTOS {
-                        self.charge_aptos_global(p, *pc, slot)?;
-                    }
-                    if !self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
-                        return Err(Box::new(VmError::missing_resource(&addr, true)));
-                    }
-                    self.s.globals.changing(slot);
-                    let v = self.s.globals.flat[slot].take().ok_or_else(|| VmError::invariant("global slot"))?;
-                    mem::move_in(v, at(*a));
-                }
-                Op::MoveTo { s, v, ty, l } => {
-                    let addr = AccountAddress(mem::read(mem::read_addr(at(*s))));
-                    let slot = self.s.flat_global_slot(addr, *ty)?;
-                    if APTOS {
-                        self.charge_aptos_global(p, *pc, slot)?;
-                    }
-                    if self.s.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
-                        mem::drop_value(l, at(*v));
-                        return Err(Box::new(VmError::resource_exists(&addr)));
-                    }
-                    self.s.globals.changing(slot);
-                    self.s.globals.flat[slot] = Some(mem::move_out(l, at(*v)));
-                }
-                Op::PackClosure(site) => {
-                    let t = self.s.pack_target(p, *pc, site.handle)?;
-                    if self.gas.is_aptos() {
-                        self.charge_aptos_pack(&t.module, t.serializable.then_some(&site.captured_tys[..]))?;
-                    }
-                    let captured = site.captured.iter().map(|(o, l)| mem::move_out(l, at(*o))).collect();
-                    let c = FlatClosure {
-                        function: t.index,
-                        type_args: site.ty_args.clone(),
-                        mask: site.mask,
-                        captured,
-                        serializable: t.serializable,
-                    };
-                    mem::put_closure(at(site.dst), c);
-                }
-                Op::CallClosure(site) => {
-                    let c =
-                        mem::take_closure(at(site.closure)).ok_or_else(|| inv("call of an empty function value"))?;
-                    if let Some(f) = self.frames.last_mut() {
-                        f.pc = *pc;
-                    }
-                    let sb = sbase + site.height_below;
-                    let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
-                    if self.call_closure(c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
-                        return Ok(());
-                    }
-                }
+                *pc += 1;
             }
-            if limit_checks && p.grows[*pc] != 0 && sbase + p.grows[*pc] > self.max_stack {
-                self.failed_after = true;
-                return Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW)));
-            }
-            *pc += 1;
         }
     }
 
@@ -1782,13 +2075,19 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let srcs = p.ret_slots.get(pc).ok_or_else(|| inv("return slots"))?;
         match self.frames.last_mut() {
             Some(caller) => {
-                let rets = match caller.inst.p.ops.get(caller.pc) {
-                    Some(Op::Call(site)) => &site.rets,
-                    Some(Op::CallClosure(site)) => &site.rets,
+                let (rets, rets8) = match caller.inst.p.ops.get(caller.pc) {
+                    Some(Op::Call(site)) => (&site.rets, site.rets8),
+                    Some(Op::CallClosure(site)) => (&site.rets, false),
                     _ => return Err(inv("return to a non-call")),
                 };
-                for (src, (dst, l)) in srcs.iter().zip(rets) {
-                    mem::move_bytes(base.add(*src), caller.base.add(*dst), l.size);
+                if rets8 {
+                    for (src, (dst, _)) in srcs.iter().zip(rets) {
+                        mem::write::<8>(caller.base.add(*dst), mem::read::<8>(base.add(*src)));
+                    }
+                } else {
+                    for (src, (dst, l)) in srcs.iter().zip(rets) {
+                        move_sized(base.add(*src), caller.base.add(*dst), l.size);
+                    }
                 }
                 caller.pc += 1;
             }

@@ -49,6 +49,10 @@ pub(crate) struct CallSite {
     /// The number of this call site in its function (from 0, in pc order):
     /// where a session keeps what it resolved to.
     pub index: u32,
+    /// Every argument (result) is 8 bytes (u64s, references): interpreted
+    /// calls (returns) move them without a size dispatch.
+    pub args8: bool,
+    pub rets8: bool,
 }
 
 /// `PackClosure`'s operands.
@@ -125,8 +129,22 @@ pub(crate) enum Op {
         dst: u32,
         n: u32,
     },
-    /// `MoveBytes` of 8 bytes (u64, i64, references).
+    /// `MoveBytes` of 1, 8, 16 and 32 bytes (bools and u8; u64, i64 and
+    /// references; u128; u256 and addresses): fixed-size copies, no
+    /// `memmove` call.
+    Move1 {
+        src: u32,
+        dst: u32,
+    },
     Move8 {
+        src: u32,
+        dst: u32,
+    },
+    Move16 {
+        src: u32,
+        dst: u32,
+    },
+    Move32 {
         src: u32,
         dst: u32,
     },
@@ -169,6 +187,18 @@ pub(crate) enum Op {
         v: u32,
         l: L,
     },
+    /// `ReadRef` / `WriteRef` of a value that owns no heap memory: `n`
+    /// plain bytes.
+    ReadRefBytes {
+        r: u32,
+        dst: u32,
+        n: u32,
+    },
+    WriteRefBytes {
+        r: u32,
+        v: u32,
+        n: u32,
+    },
     BinU64 {
         op: BinOp,
         a: u32,
@@ -189,12 +219,77 @@ pub(crate) enum Op {
         b: u32,
         src: u32,
     },
+    /// `LdU64` of an i64 constant into `b` + `Bin` on i64.
+    LdBinI64 {
+        op: BinOp,
+        a: u32,
+        b: u32,
+        v: i64,
+    },
     CmpBrU64 {
         op: CmpOp,
         a: u32,
         b: u32,
         t: u32,
         when: bool,
+    },
+    /// Register forms of u64 groups whose operands are locals (`x`, `y`)
+    /// or a constant (`v`): stack slots resolved to frame offsets, one
+    /// dispatch for the group. `copy_loc x; copy_loc y | ld_u64 v; op`
+    /// leaves the result in `dst` (the first copy's slot, `len` 3), or
+    /// with a `st_loc` after it in that local (`len` 4). Each instruction
+    /// is still charged and checked in order; the operand slots the group
+    /// consumes are not written. The instructions after the first keep
+    /// their own ops for paths that jump to them.
+    BinU64LL {
+        op: BinOp,
+        x: u32,
+        y: u32,
+        dst: u32,
+        len: u8,
+    },
+    BinU64LC {
+        op: BinOp,
+        x: u32,
+        v: u64,
+        dst: u32,
+        len: u8,
+    },
+    /// `copy_loc x; copy_loc y | ld_u64 v; cmp; br_true | br_false`: the
+    /// branch is taken when `(x op y) == when`.
+    CmpBrU64LL {
+        op: CmpOp,
+        x: u32,
+        y: u32,
+        t: u32,
+        when: bool,
+    },
+    CmpBrU64LC {
+        op: CmpOp,
+        x: u32,
+        v: u64,
+        t: u32,
+        when: bool,
+    },
+    /// Register forms of reads through a reference (`place`) of `n`
+    /// plain bytes into `dst`, the reference's slot: `borrow_loc |
+    /// copy_loc; borrow_field; read_ref` (the field at `off`) and
+    /// `borrow_loc | copy_loc; copy_loc i; vec_borrow; read_ref` (element
+    /// `i` of a vector of `e`). As [`Op::BinU64LL`], each instruction is
+    /// charged in order; the reference slot holds what the original
+    /// instructions put there whenever a charge may measure it.
+    ReadField {
+        place: Place,
+        off: u32,
+        dst: u32,
+        n: u32,
+    },
+    ReadElem {
+        place: Place,
+        i: u32,
+        e: L,
+        dst: u32,
+        n: u32,
     },
     Bin {
         op: BinOp,
@@ -218,6 +313,23 @@ pub(crate) enum Op {
         b: u32,
         l: L,
         neg: bool,
+    },
+    /// `Eq` of values equal exactly when their `n` bytes are (scalars,
+    /// plain structs: `FlatLayout::bytewise_eq`, no heap memory to drop).
+    EqBytes {
+        a: u32,
+        b: u32,
+        n: u32,
+        neg: bool,
+    },
+    /// `EqBytes` fused with the `BrTrue` / `BrFalse` that pops its result:
+    /// the branch is taken when `(a == b) == when`.
+    EqBrBytes {
+        a: u32,
+        b: u32,
+        n: u32,
+        t: u32,
+        when: bool,
     },
     And {
         a: u32,
@@ -344,6 +456,14 @@ pub(crate) enum Op {
     CallClosure(Box<ClosureCallSite>),
 }
 
+/// Where a register-form read starts: a local itself (`borrow_loc`) or
+/// the reference a local holds (`copy_loc` / `move_loc` of a reference).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Place {
+    Local(u32),
+    RefIn(u32),
+}
+
 /// A prepared function instance.
 #[derive(Debug)]
 pub(crate) struct Prepared {
@@ -357,6 +477,11 @@ pub(crate) struct Prepared {
     /// it pops (0 otherwise): the stack limit is checked there.
     pub grows: Vec<u32>,
     pub frame_size: u32,
+    /// Whether a new frame must start zeroed: some local or operand may
+    /// own heap memory (dropped when zero, or read by the unwind) or a
+    /// local has a flag byte ([`Held`]). Other frames hold plain bytes,
+    /// each written before it is read, and skip the zeroing.
+    pub zero_frame: bool,
     /// The largest operand-stack height (above which the limit is checked).
     pub max_height: u32,
     /// Offset of each parameter.
@@ -1011,6 +1136,7 @@ impl Preparer<'_, '_, '_> {
                 for (i, r) in rets.iter().enumerate() {
                     rs.push((sl.at(h - n + i), self.layout(r)?));
                 }
+                let (args8, rets8) = (args.iter().all(|(_, l)| l.size == 8), rs.iter().all(|(_, l)| l.size == 8));
                 Op::Call(Box::new(CallSite {
                     handle,
                     ty_args: Arc::new(targs),
@@ -1020,6 +1146,8 @@ impl Preparer<'_, '_, '_> {
                     height_after: (h - n + rets.len()) as u32,
                     height_below: (h - n) as u32,
                     index: 0,
+                    args8,
+                    rets8,
                 }))
             }
             B::Pack(_) | B::PackGeneric(_) => {
@@ -1120,13 +1248,21 @@ impl Preparer<'_, '_, '_> {
                 let t = deref_ty(&pop(st)?)?;
                 st.push(t.clone());
                 let l = self.layout(&t)?;
-                Op::ReadRef { r: top(0), dst: top(0), l }
+                if l.owns_heap {
+                    Op::ReadRef { r: top(0), dst: top(0), l }
+                } else {
+                    Op::ReadRefBytes { r: top(0), dst: top(0), n: l.size }
+                }
             }
             B::WriteRef => {
                 let r = pop(st)?;
                 pop(st)?;
                 let l = self.layout(&deref_ty(&r)?)?;
-                Op::WriteRef { r: top(0), v: top(1), l }
+                if l.owns_heap {
+                    Op::WriteRef { r: top(0), v: top(1), l }
+                } else {
+                    Op::WriteRefBytes { r: top(0), v: top(1), n: l.size }
+                }
             }
             B::FreezeRef => {
                 let t = deref_ty(&pop(st)?)?;
@@ -1176,7 +1312,12 @@ impl Preparer<'_, '_, '_> {
                 let t = pop(st)?;
                 st.push(Type::Bool);
                 let l = self.layout(&t)?;
-                Op::Eq { a: top(1), b: top(0), l, neg: matches!(instr, B::Neq) }
+                let (a, b, neg) = (top(1), top(0), matches!(instr, B::Neq));
+                if l.bytewise_eq && !l.owns_heap {
+                    Op::EqBytes { a, b, n: l.size, neg }
+                } else {
+                    Op::Eq { a, b, l, neg }
+                }
             }
             B::And | B::Or => {
                 pop(st)?;
@@ -1476,12 +1617,99 @@ impl Preparer<'_, '_, '_> {
     }
 }
 
+/// The second operand of a register-form group: a local or a constant.
+enum Operand {
+    Local(u32),
+    Const(u64),
+}
+
+/// Fuses u64 groups into register forms (see [`Op::BinU64LL`]). Frame
+/// offsets below `locals_end` are locals, the others operand slots.
+fn fuse_groups(ops: &mut [Op], locals_end: u32) {
+    let local = |o: u32| o < locals_end;
+    let slot = |o: u32| o >= locals_end;
+    for i in 0..ops.len() {
+        let group = &ops[i..ops.len().min(i + 4)];
+        let [Op::Move8 { src: x, dst: d0 }, second, third, rest @ ..] = group else { continue };
+        let (x, d0) = (*x, *d0);
+        if !local(x) || !slot(d0) {
+            continue;
+        }
+        // The second operand, pushed into `d1`.
+        let (y, d1) = match second {
+            Op::Move8 { src, dst } if local(*src) => (Operand::Local(*src), *dst),
+            Op::LdU64 { dst, v } => (Operand::Const(*v), *dst),
+            _ => continue,
+        };
+        if !slot(d1) || d1 == d0 {
+            continue;
+        }
+        let fused = match (third, rest.first()) {
+            (Op::BinU64 { op, a, b }, next) if *a == d0 && *b == d1 => {
+                let (dst, len) = match next {
+                    Some(Op::Move8 { src, dst }) if *src == d0 && local(*dst) => (*dst, 4),
+                    _ => (d0, 3),
+                };
+                match y {
+                    Operand::Local(y) => Op::BinU64LL { op: *op, x, y, dst, len },
+                    Operand::Const(v) => Op::BinU64LC { op: *op, x, v, dst, len },
+                }
+            }
+            (Op::CmpU64 { op, a, b }, Some(Op::BrTrue { c, t } | Op::BrFalse { c, t }))
+                if *a == d0 && *b == d1 && *c == d0 =>
+            {
+                let when = matches!(rest.first(), Some(Op::BrTrue { .. }));
+                match y {
+                    Operand::Local(y) => Op::CmpBrU64LL { op: *op, x, y, t: *t, when },
+                    Operand::Const(v) => Op::CmpBrU64LC { op: *op, x, v, t: *t, when },
+                }
+            }
+            _ => continue,
+        };
+        ops[i] = fused;
+    }
+}
+
+/// Fuses reads through a reference made from a local (see
+/// [`Op::ReadField`]). Offsets below `locals_end` are locals.
+fn fuse_reads(ops: &mut [Op], locals_end: u32) {
+    let local = |o: u32| o < locals_end;
+    for i in 0..ops.len() {
+        let group = &ops[i..ops.len().min(i + 4)];
+        let (place, d0) = match group.first() {
+            Some(Op::BorrowLoc { local: l, dst }) => (Place::Local(*l), *dst),
+            Some(Op::Move8 { src, dst }) if local(*src) => (Place::RefIn(*src), *dst),
+            _ => continue,
+        };
+        if local(d0) {
+            continue;
+        }
+        let fused = match group {
+            [_, Op::BorrowField { r, off }, Op::ReadRefBytes { r: r2, dst, n }, ..]
+                if *r == d0 && *r2 == d0 && *dst == d0 =>
+            {
+                Op::ReadField { place, off: *off, dst: d0, n: *n }
+            }
+            [_, Op::Move8 { src: i, dst: d1 }, Op::VecBorrow { r, i: i2, e }, Op::ReadRefBytes { r: r2, dst, n }]
+                if local(*i) && !local(*d1) && *d1 != d0 && *r == d0 && *i2 == *d1 && *r2 == d0 && *dst == d0 =>
+            {
+                Op::ReadElem { place, i: *i, e: e.clone(), dst: d0, n: *n }
+            }
+            _ => continue,
+        };
+        ops[i] = fused;
+    }
+}
+
 /// Fuses frequent instruction pairs (see [`Op::LdBinU64`]).
 fn fuse(ops: &mut [Op]) {
     for i in 0..ops.len().saturating_sub(1) {
         let fused = match (&ops[i], &ops[i + 1]) {
             (Op::LdU64 { dst, v }, Op::BinU64 { op, a, b }) if dst == b && a != b => {
                 Some(Op::LdBinU64 { op: *op, a: *a, b: *b, v: *v })
+            }
+            (Op::LdU64 { dst, v }, Op::Bin { op, k: Kind::I64, a, b }) if dst == b && a != b => {
+                Some(Op::LdBinI64 { op: *op, a: *a, b: *b, v: *v as i64 })
             }
             (Op::Move8 { src, dst }, Op::BinU64 { op, a, b }) if dst == b && a != b => {
                 Some(Op::CopyBinU64 { op: *op, a: *a, b: *b, src: *src })
@@ -1492,6 +1720,12 @@ fn fuse(ops: &mut [Op]) {
             (Op::CmpU64 { op, a, b }, Op::BrFalse { c, t }) if c == a => {
                 Some(Op::CmpBrU64 { op: *op, a: *a, b: *b, t: *t, when: false })
             }
+            (Op::EqBytes { a, b, n, neg }, Op::BrTrue { c, t }) if c == a => {
+                Some(Op::EqBrBytes { a: *a, b: *b, n: *n, t: *t, when: !*neg })
+            }
+            (Op::EqBytes { a, b, n, neg }, Op::BrFalse { c, t }) if c == a => {
+                Some(Op::EqBrBytes { a: *a, b: *b, n: *n, t: *t, when: *neg })
+            }
             _ => None,
         };
         if let Some(f) = fused {
@@ -1501,10 +1735,12 @@ fn fuse(ops: &mut [Op]) {
 }
 
 fn move_bytes(src: u32, dst: u32, n: u32) -> Op {
-    if n == 8 {
-        Op::Move8 { src, dst }
-    } else {
-        Op::MoveBytes { src, dst, n }
+    match n {
+        1 => Op::Move1 { src, dst },
+        8 => Op::Move8 { src, dst },
+        16 => Op::Move16 { src, dst },
+        32 => Op::Move32 { src, dst },
+        _ => Op::MoveBytes { src, dst, n },
     }
 }
 
@@ -1720,6 +1956,9 @@ pub(crate) fn prepare(
     if hot_at > 0 {
         count_loops(&mut ops);
     }
+    let locals_end = fl.size.div_ceil(8) * 8;
+    fuse_reads(&mut ops, locals_end);
+    fuse_groups(&mut ops, locals_end);
     fuse(&mut ops);
     let mut call_sites = 0u32;
     for op in &mut ops {
@@ -1728,8 +1967,9 @@ pub(crate) fn prepare(
             call_sites += 1;
         }
     }
-    let owned_locals =
+    let owned_locals: Vec<(u32, L)> =
         fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
+    let zero_frame = !owned_locals.is_empty() || !tracked.is_empty() || owned_stack.iter().any(|s| !s.is_empty());
     let param_slots = fl.offsets.iter().zip(&local_layouts).take(params.len()).map(|(o, l)| (*o, l.clone())).collect();
     Ok(Prepared {
         module: m.clone(),
@@ -1739,6 +1979,7 @@ pub(crate) fn prepare(
         opcodes: code.code.iter().map(Bytecode::opcode).collect(),
         grows,
         frame_size: off,
+        zero_frame,
         max_height: max_size.len() as u32,
         params: param_slots,
         owned_locals,
