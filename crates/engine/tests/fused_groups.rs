@@ -5,10 +5,10 @@
 //! used at every budget from 0 to the call's full use, so that running out
 //! of gas is tried at each instruction of each group.
 
-use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
-use movejit_interp::runtime::{
+use movejit_engine::runtime::{
     AccountAddress, CostTable, ErrorLocation, GasMeter, InMemoryStorage, ModuleId, StatusCode,
 };
+use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 
 const SOURCE: &str = "version 9
 module 0xcafe::fused
