@@ -377,6 +377,9 @@ pub(crate) struct Prepared {
     pub gas: Vec<GasSite>,
     /// Type nodes of each local (parameters first): a new frame builds them.
     pub local_nodes: Box<[u64]>,
+    /// The instance's process-wide number (`movejit_runtime::intern::
+    /// instance_id`): Aptos's meter keys its instantiations by it.
+    pub instance_id: u32,
     /// What compiled code knows about this instance, for every session.
     pub compiled_hint: movejit_runtime::compiled::CompiledHint,
     /// Loop back edges taken while interpreted ([`Op::LoopBranch`]).
@@ -1731,7 +1734,9 @@ pub(crate) fn prepare(
     let owned_locals =
         fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
     let param_slots = fl.offsets.iter().zip(&local_layouts).take(params.len()).map(|(o, l)| (*o, l.clone())).collect();
+    let instance_id = movejit_runtime::intern::instance_id(&m.id, def, &ty_args)?;
     Ok(Prepared {
+        instance_id,
         module: m.clone(),
         def,
         ty_args,

@@ -8,15 +8,18 @@
 //! an instruction builds (`subst_ty_per_node` × nodes, charged first) and
 //! its price over counts of fields, elements, constant bytes, or abstract
 //! sizes of values whose layout fixes them. Instructions whose Aptos charges
-//! depend on run-time state (calls of natives, of generic functions and of
-//! functions in other modules not at special addresses: natives' own gas,
-//! instantiations and module loading charged once per transaction; global
-//! storage: resource reads; closures; values with vectors
-//! or closures inside) are not compiled under Aptos: the function runs
-//! interpreted, with identical charges. A call of a compiled function
-//! charges its price and its frame's types as constants too; running out
-//! in the frame's charges is located as Aptos locates loading errors
-//! (`ExecContext::AT_LOAD`).
+//! depend on run-time state (calls of natives: their own gas; global
+//! storage: resource reads; closures; values with vectors or closures
+//! inside) are not compiled under Aptos: the function runs interpreted,
+//! with identical charges. A call of a compiled function charges its price
+//! and its frame's types as constants too; running out in the frame's
+//! charges is located as Aptos locates loading errors
+//! (`ExecContext::AT_LOAD`). What a generic call or a call into another
+//! module (not at a special address) charges once per transaction, its
+//! instantiation's types and the module's loading, the runtime's
+//! `aptos_call` helper charges where the call runs, before those constants
+//! ([`call_site`](Lowerer::call_site)), on the same meter as the
+//! interpreter.
 //!
 //! Aptos's memory meter is fed where compiling fixes the amount
 //! ([`memory_feed`](Lowerer::memory_feed): packing, unpacking, vector
@@ -26,8 +29,9 @@
 use super::*;
 use movejit_format::StructFieldInformation;
 use movejit_runtime::gas::abstract_size::AbstractSizes;
-use movejit_runtime::gas::aptos::SiteCounts;
+use movejit_runtime::gas::aptos::{AptosCallSite, SiteCounts};
 use movejit_runtime::gas::memory::MemoryPoint;
+use movejit_runtime::intern::instance_id;
 
 impl Lowerer<'_, '_> {
     /// Instruction `i`'s Aptos charges, in the order the interpreter makes
@@ -49,23 +53,23 @@ impl Lowerer<'_, '_> {
             // its price (arguments, the callee's locals), then its frame
             // builds each local's type (errors there are located as
             // loading errors).
-            B::Call(h) => {
-                let callee = self.callee_ref(*h, Vec::new())?;
-                if callee.native.is_some() || !callee.module_free {
+            // (A generic call, or one loading another module, charges
+            // more before these where it runs: `call_site`.)
+            B::Call(_) | B::CallGeneric(_) => {
+                let (callee, ty_args) = self.named_callee(i)?;
+                if callee.native.is_some() {
                     return Err(refused());
                 }
                 let counts = SiteCounts {
                     units: callee.params.len() as u64,
                     locals: callee.local_nodes.len() as u64,
-                    ty_args: 0,
+                    ty_args: ty_args.len() as u64,
                 };
                 let mut out = vec![(p.costs.site_cost(op, counts), false)];
                 out.extend(callee.local_nodes.iter().map(|n| (p.costs.subst_ty_per_node.saturating_mul(*n), true)));
                 return Ok(out);
             }
-            B::CallGeneric(_) | B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) => {
-                return Err(refused())
-            }
+            B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) => return Err(refused()),
             // Its base here; per message byte where it runs (`lower/mod.rs`).
             B::AbortMsg => (0, SiteCounts::default()),
             // Resource reads (I/O gas) and their layouts' modules.
@@ -174,6 +178,60 @@ impl Lowerer<'_, '_> {
         } else {
             vec![(price, false)]
         })
+    }
+
+    /// The Move function call instruction `i` names, with its type
+    /// arguments.
+    fn named_callee(&mut self, i: usize) -> CompileResult<(std::rc::Rc<CalleeRef>, Vec<RType>)> {
+        let (h, ty_args) = match &self.code[i] {
+            Bytecode::Call(h) => (*h, Vec::new()),
+            Bytecode::CallGeneric(fi) => {
+                let m = self.target.module;
+                let inst =
+                    m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation"))?;
+                (inst.handle, self.inst_args(inst.type_parameters)?)
+            }
+            _ => return Err(malformed("a call site of another instruction")),
+        };
+        Ok((self.callee_ref(h, ty_args.clone())?, ty_args))
+    }
+
+    /// The Aptos charges of call instruction `i` that only the transaction
+    /// fixes, made where it runs (`lower/metered.rs` `charge_call_site`),
+    /// as the interpreter's `charge_aptos_call` makes them: a generic
+    /// call's type arguments on the caller's first resolution of it, the
+    /// callee module's loading on its first load. `charges`: the
+    /// instruction's constant charges, which follow them. `None` for a call
+    /// of a function of the caller's module or of one at a special address.
+    pub(super) fn call_site(&mut self, i: usize, charges: &[(u64, bool)]) -> CompileResult<Option<AptosCallSite>> {
+        if !matches!(self.code[i], Bytecode::Call(_) | Bytecode::CallGeneric(_)) {
+            return Ok(None);
+        }
+        let (callee, ty_args) = self.named_callee(i)?;
+        let generic = matches!(self.code[i], Bytecode::CallGeneric(_));
+        if !generic && callee.module_free {
+            return Ok(None);
+        }
+        let module = callee.module.clone().ok_or_else(|| malformed("a Move callee without its module"))?;
+        let instantiation = match &self.code[i] {
+            Bytecode::CallGeneric(fi) => {
+                let m = self.target.module;
+                let caller = movejit_runtime::ModuleId::new(*m.address(), m.name());
+                let id = instance_id(&caller, self.target.fdef, self.target.type_args)
+                    .map_err(|e| unsupported(format!("instance id: {e}")))?;
+                Some((id, fi.0 as u64, nodes_of(&ty_args)))
+            }
+            _ => None,
+        };
+        let mut sum = 0u64;
+        let steps = charges
+            .iter()
+            .map(|&(c, at_load)| {
+                sum = sum.saturating_add(c);
+                (sum, at_load)
+            })
+            .collect();
+        Ok(Some(AptosCallSite { instantiation, generic, module, steps }))
     }
 
     /// Whether instruction `ins` may feed Aptos's memory meter a nonzero

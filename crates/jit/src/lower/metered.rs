@@ -27,6 +27,7 @@ use super::aptos::MemoryFeed;
 use super::*;
 use crate::gas::instr_cost;
 use cranelift_codegen::ir::Inst;
+use movejit_runtime::gas::aptos::AptosCallSite;
 
 /// Words per event of the gas resolver's table.
 const EVENT_WORDS: usize = 3;
@@ -104,6 +105,10 @@ impl Lowerer<'_, '_> {
         });
         for i in a..z {
             let charges = self.charges(i)?;
+            let call_site = match self.target.aptos {
+                Some(_) => self.call_site(i, &charges)?,
+                None => None,
+            };
             if let Some(s) = self.seg.as_mut() {
                 let mut sum = s.prefix.last().copied().unwrap_or(0);
                 let mut steps = Vec::new();
@@ -129,6 +134,9 @@ impl Lowerer<'_, '_> {
                     }
                 }
                 _ => {}
+            }
+            if let Some(site) = call_site {
+                self.charge_call_site(i, site)?;
             }
             let last = i + 1 == z;
             if last || self.needs_hot_test(i) {
@@ -230,6 +238,39 @@ impl Lowerer<'_, '_> {
         self.jump_to_fail_keeping(st, offv, Some(kept));
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
+        Ok(())
+    }
+
+    /// Call instruction `i`'s Aptos charges that only the transaction
+    /// fixes (`site`, see `lower/aptos.rs` `call_site`): the events before
+    /// its charges are settled, then the runtime's `aptos_call` makes them
+    /// and checks the call's constant charges after them (the segment's
+    /// charge on entry included those), failing where the interpreter
+    /// fails: out of gas, at the instruction or (module loading, the
+    /// frame) as a loading error, or past the dependency limits. A failure
+    /// leaves the gas the helper computed (nothing is refunded).
+    fn charge_call_site(&mut self, i: usize, site: AptosCallSite) -> CompileResult<()> {
+        self.gas_test_steps(i, 0, true);
+        let at = self.env.aptos_call_site(site)?;
+        self.gas_out();
+        let sp = self.b.ins().iconst(self.ptr, at as i64);
+        let failed = self.call_helper(HelperId::aptos_call(), &[self.ctx, sp])?;
+        let cont = self.b.create_block();
+        let fail = self.b.create_block();
+        if !self.target.baseline {
+            self.b.set_cold_block(fail);
+        }
+        self.b.ins().brif(failed, fail, &[], cont, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        // The helper recorded the status (0 here) and the gas left.
+        let st = self.b.ins().iconst(types::I32, 0);
+        self.drop_operands();
+        let offv = self.b.ins().iconst(types::I32, i as i64);
+        self.jump_to_fail_keeping(st, offv, None);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        self.gas_in();
         Ok(())
     }
 

@@ -125,12 +125,22 @@ pub struct CalleeRef {
     /// Calling it loads no module Aptos charges for (the caller's own, or
     /// one at a special address).
     pub module_free: bool,
+    /// A Move callee's module.
+    pub module: Option<movejit_runtime::ModuleId>,
 }
 
 impl CalleeRef {
     /// A native callee at `site` with its parameter and result types.
     pub fn native(site: u64, (params, rets): (Vec<Ty>, Vec<Ty>)) -> Self {
-        CalleeRef { func: None, native: Some(site), params, rets, local_nodes: Vec::new(), module_free: true }
+        CalleeRef {
+            func: None,
+            native: Some(site),
+            params,
+            rets,
+            local_nodes: Vec::new(),
+            module_free: true,
+            module: None,
+        }
     }
 }
 
@@ -171,6 +181,12 @@ pub trait LowerEnv {
     ) -> CompileResult<closure::PackInfo> {
         let _ = (module_idx, handle, type_args, mask);
         Err(unsupported("closures"))
+    }
+    /// Keeps an Aptos call site (`lower/metered.rs` `charge_call_site`)
+    /// alive as long as the code; its address.
+    fn aptos_call_site(&mut self, site: movejit_runtime::gas::aptos::AptosCallSite) -> CompileResult<u64> {
+        let _ = site;
+        Err(unsupported("Aptos call sites"))
     }
     /// Registers a `CallClosure` site; its address.
     fn call_site(&mut self, spec: closure::CallSpec) -> CompileResult<u64> {
