@@ -136,6 +136,8 @@ helper_table! {
     memory_release(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_release;
     /// Aptos's memory meter releases the heap size of the value at `v` (a returning frame's local; all-zero: none).
     memory_release_value(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_value;
+    /// Aptos's memory meter releases the heap size of the live value at `v` (a returning frame's local).
+    memory_release_heap(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_heap;
     /// Aptos's charges of a call that only the transaction fixes (`flat::host::aptos_call`).
     aptos_call(ctx: *mut ExecContext, site: *const AptosCallSite) -> u32 = crate::flat::host::aptos_call;
     /// The length of the vector at `v` (a `u64` result).

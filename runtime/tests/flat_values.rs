@@ -566,7 +566,7 @@ fn value_shims_and_table() {
     }
     assert_eq!(flat::live_allocations(), live, "leak");
     // The table names every shim, context first; ids index it.
-    assert_eq!(HELPERS.len(), 33);
+    assert_eq!(HELPERS.len(), 34);
     for h in HELPERS {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }
@@ -701,4 +701,10 @@ fn memory_shims_feed_the_meter() {
         assert_eq!(shims::memory_release_value(&mut ctx, Arc::as_ptr(&fl), v.as_ptr()), 0);
     }
     assert_eq!(meter.memory.current(), 500 - heap);
+    // A value surely held: its heap size, whatever its bytes.
+    // SAFETY: live context and meter; live slots of layout `fl`.
+    unsafe {
+        assert_eq!(shims::memory_release_heap(&mut ctx, Arc::as_ptr(&fl), v.as_ptr()), 0);
+    }
+    assert_eq!(meter.memory.current(), 500 - 2 * heap);
 }

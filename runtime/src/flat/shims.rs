@@ -129,6 +129,21 @@ pub unsafe extern "C" fn memory_release_value(ctx: *mut ExecContext, l: *const F
     0
 }
 
+/// Aptos's memory meter releases the heap size of the live value of layout
+/// `l` at `v` (a returning frame's local that surely holds one; compare
+/// [`memory_release_value`]).
+pub unsafe extern "C" fn memory_release_heap(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 {
+    // SAFETY: shim contract.
+    let Some(c) = (unsafe { ctx.as_ref() }) else { return 1 };
+    // SAFETY: as in `memory_use`.
+    let Some(m) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else { return 0 };
+    let l = layout(l);
+    // SAFETY: shim contract: `v` is a live slot of layout `l`.
+    let bytes = unsafe { slice(v, l.size as usize) };
+    m.memory.release_memory(AptosPricing::v50().sizes.heap(l, bytes));
+    0
+}
+
 /// `VecLen` of the vector slot at `v`.
 pub unsafe extern "C" fn vec_len(_ctx: *mut ExecContext, v: *const u8) -> u64 {
     // SAFETY: shim contract.

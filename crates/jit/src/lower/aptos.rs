@@ -30,7 +30,7 @@ use super::*;
 use movejit_format::StructFieldInformation;
 use movejit_runtime::gas::abstract_size::AbstractSizes;
 use movejit_runtime::gas::aptos::{AptosCallSite, SiteCounts};
-use movejit_runtime::gas::memory::MemoryPoint;
+use movejit_runtime::gas::memory::{locals_held, MemoryPoint};
 use movejit_runtime::intern::instance_id;
 
 impl Lowerer<'_, '_> {
@@ -289,7 +289,8 @@ impl Lowerer<'_, '_> {
     }
 
     /// What instruction `i` feeds Aptos's memory meter when compiling fixes
-    /// the amount (`None`: nothing, or an amount only the values fix, which
+    /// the amount or how to find it (`None`: nothing, or an amount only the
+    /// values fix, which
     /// [`aptos_charges`](Self::aptos_charges) refuses): the stack sizes of
     /// the fields a struct or variant is packed from or unpacked to (the
     /// variant's tag too), the packed sizes of vector elements, the heap
@@ -364,12 +365,11 @@ impl Lowerer<'_, '_> {
             MemoryPoint::ReleaseTop | MemoryPoint::ReleaseTarget => fixed_heap(self)?.map(MemoryFeed::Release),
             // The locals still holding a value: those owning heap memory
             // tell it by their bytes (zero once moved out, as in the
-            // interpreter); any other with a heap part only the
-            // interpreter's dataflow knows (refused).
+            // interpreter); the others with a heap part, of a fixed size,
+            // by the interpreter's dataflow ([`FrameDrops`]).
             MemoryPoint::DropFrame => {
                 let measured = self.measured(ins)?;
-                let owned = measured.iter().filter(|l| !AbstractSizes::heapless(l)).all(|l| l.owns_heap);
-                (point.may_feed(measured.iter().map(|l| &**l)) && owned).then_some(MemoryFeed::ReleaseFrame)
+                point.may_feed(measured.iter().map(|l| &**l)).then_some(MemoryFeed::ReleaseFrame)
             }
             // The constant's heap size, measured on the value the
             // interpreter loads (deserialized the same way).
@@ -414,6 +414,142 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// What a returning frame releases of its locals whose heap part has a
+/// fixed size and who own no heap memory (structs, enums, signers without
+/// a vector inside): a moved-out slot is not zero, so whether one holds a
+/// value is the interpreter's dataflow (`gas::memory::locals_held`, its
+/// prepared `ret`): surely, not at all, or, for a local that only may hold
+/// one at some `ret`, a flag its `st_loc` and `move_loc` set (the
+/// interpreter's `Held` flag byte): held ≠ parameter.
+pub(super) struct FrameDrops {
+    may: Vec<Vec<bool>>,
+    surely: Vec<Vec<bool>>,
+    /// Per local: its heap size (`None`: measured where it is released,
+    /// an enum's varies with its variant), and its flag if tracked.
+    locals: Vec<Option<(Option<u64>, Option<Variable>)>>,
+    params: usize,
+}
+
+impl Lowerer<'_, '_> {
+    /// Sets up [`FrameDrops`] (Aptos's schedule only), its flags cleared on
+    /// entry (each local holds a value iff it is a parameter).
+    pub(super) fn track_frame_drops(&mut self, code: &movejit_format::CodeUnit) -> CompileResult<()> {
+        let Some(p) = self.target.aptos else { return Ok(()) };
+        let (params, n) = (self.target.params.len(), self.locals.len());
+        let may = locals_held(code, params, n, true);
+        let surely = locals_held(code, params, n, false);
+        let mut locals = Vec::with_capacity(n);
+        for i in 0..n {
+            let l = match &self.locals[i] {
+                Local::Mem(l, _) if !AbstractSizes::heapless(l) && !l.owns_heap => l.clone(),
+                _ => {
+                    locals.push(None);
+                    continue;
+                }
+            };
+            let heap = p.sizes.fixed(&l).map(|f| f.saturating_sub(p.sizes.stack(&l)));
+            let maybe = code.code.iter().enumerate().any(|(pc, b)| {
+                matches!(b, Bytecode::Ret) && may[pc].get(i) == Some(&true) && surely[pc].get(i) != Some(&true)
+            });
+            let flag = maybe.then(|| {
+                let v = self.b.declare_var(types::I8);
+                let z = self.b.ins().iconst(types::I8, 0);
+                self.b.def_var(v, z);
+                v
+            });
+            locals.push(Some((heap, flag)));
+        }
+        self.frame_drops = Some(FrameDrops { may, surely, locals, params });
+        Ok(())
+    }
+
+    /// After instruction `i`: a tracked local it stores to or moves from
+    /// now holds a value, or not.
+    pub(super) fn track_local(&mut self, i: usize) {
+        let (l, holds) = match self.code[i] {
+            Bytecode::StLoc(l) => (l as usize, true),
+            Bytecode::MoveLoc(l) => (l as usize, false),
+            _ => return,
+        };
+        let Some(d) = &self.frame_drops else { return };
+        if let Some(Some((_, Some(v)))) = d.locals.get(l) {
+            let v = *v;
+            let flag = self.b.ins().iconst(types::I8, i64::from(holds != (l < d.params)));
+            self.b.def_var(v, flag);
+        }
+    }
+
+    /// At `ret` (instruction `i`): releases the heap sizes of the locals of
+    /// [`FrameDrops`] that hold a value, as the interpreter does.
+    pub(super) fn release_frame_drops(&mut self, i: usize) -> CompileResult<()> {
+        let Some(d) = &self.frame_drops else { return Ok(()) };
+        // (local, heap size, flag and whether it is a parameter)
+        let mut drops = Vec::new();
+        for (l, drop) in d.locals.iter().enumerate() {
+            let Some((heap, flag)) = *drop else { continue };
+            if d.may.get(i).and_then(|m| m.get(l)) != Some(&true) || heap == Some(0) {
+                continue;
+            }
+            let surely = d.surely.get(i).and_then(|s| s.get(l)) == Some(&true);
+            drops.push((l, heap, flag.filter(|_| !surely).map(|v| (v, l < d.params))));
+        }
+        let mut fixed = 0u64;
+        let mut amount: Option<Value> = None;
+        for (l, heap, flag) in drops {
+            // Held: the flag differs from "is a parameter".
+            let held = flag.map(|(v, param)| {
+                let f = self.b.use_var(v);
+                if param {
+                    self.b.ins().icmp_imm_u(IntCC::Equal, f, 0)
+                } else {
+                    f
+                }
+            });
+            match (heap, held) {
+                (Some(h), None) => fixed = fixed.saturating_add(h),
+                (Some(h), Some(held)) => {
+                    let h = self.b.ins().iconst(types::I64, h as i64);
+                    let z = self.b.ins().iconst(types::I64, 0);
+                    let part = self.b.ins().select(held, h, z);
+                    amount = Some(match amount {
+                        Some(a) => self.b.ins().iadd(a, part),
+                        None => part,
+                    });
+                }
+                (None, held) => {
+                    let Local::Mem(layout, addr) = self.local(l as u8)? else {
+                        return Err(malformed("a frame drop of a local not in memory"));
+                    };
+                    let lp = self.layout_ptr(&layout);
+                    let (run, done) = (self.b.create_block(), self.b.create_block());
+                    match held {
+                        Some(h) => {
+                            self.b.ins().brif(h, run, &[], done, &[]);
+                        }
+                        None => {
+                            self.b.ins().jump(run, &[]);
+                        }
+                    }
+                    self.b.switch_to_block(run);
+                    self.b.seal_block(run);
+                    self.call_helper(HelperId::memory_release_heap(), &[self.ctx, lp, addr])?;
+                    self.b.ins().jump(done, &[]);
+                    self.b.switch_to_block(done);
+                    self.b.seal_block(done);
+                }
+            }
+        }
+        let amount = match (amount, fixed) {
+            (None, 0) => return Ok(()),
+            (None, f) => self.b.ins().iconst(types::I64, f as i64),
+            (Some(a), 0) => a,
+            (Some(a), f) => self.b.ins().iadd_imm_u(a, f as i64),
+        };
+        self.call_helper(HelperId::memory_release(), &[self.ctx, amount])?;
+        Ok(())
+    }
+}
+
 /// What an instruction feeds Aptos's memory meter, fixed when compiled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum MemoryFeed {
@@ -426,8 +562,9 @@ pub(super) enum MemoryFeed {
     /// Releases this many units once it has run (a release only lowers
     /// the usage, so only its order among the uses matters).
     Release(u64),
-    /// `ret`: releases the heap sizes of the frame's locals owning heap
-    /// memory that still hold a value (`memory_release_value` each).
+    /// `ret`: releases the heap sizes of the frame's locals that still
+    /// hold a value: those owning heap memory by `memory_release_value`
+    /// each, the others by [`FrameDrops`].
     ReleaseFrame,
 }
 

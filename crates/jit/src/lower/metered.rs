@@ -132,6 +132,7 @@ impl Lowerer<'_, '_> {
                         let lp = self.layout_ptr(&l);
                         self.call_helper(HelperId::memory_release_value(), &[self.ctx, lp, a])?;
                     }
+                    self.release_frame_drops(i)?;
                 }
                 _ => {}
             }
@@ -150,6 +151,7 @@ impl Lowerer<'_, '_> {
                 s.inline_pushes = last && call_like;
             }
             self.lower_instr(i)?;
+            self.track_local(i);
             if let Some(MemoryFeed::Release(n)) = feed {
                 let n = self.b.ins().iconst(types::I64, n as i64);
                 self.call_helper(HelperId::memory_release(), &[self.ctx, n])?;

@@ -438,6 +438,7 @@ pub fn lower_function(
         ctx,
         locals: Vec::new(),
         heap_locals: Vec::new(),
+        frame_drops: None,
         ret_ptrs: Vec::new(),
         stack: Vec::new(),
         watermark: 0,
@@ -470,6 +471,7 @@ pub fn lower_function(
         callees: HashMap::new(),
     };
     lw.prologue(&local_layouts, &borrowed, &params)?;
+    lw.track_frame_drops(code)?;
     for &(s, _) in &blocks {
         let blk = lw.b.create_block();
         lw.block_of.insert(s, blk);
@@ -522,6 +524,9 @@ struct Lowerer<'a, 'f> {
     locals: Vec<Local>,
     /// Locals owning heap memory: dropped at `Ret` and on failure.
     heap_locals: Vec<(Arc<FlatLayout>, Value)>,
+    /// Under Aptos's schedule: what each `ret` releases of the locals
+    /// with a fixed heap part (`lower/aptos.rs`).
+    frame_drops: Option<aptos::FrameDrops>,
     /// Destinations of the in-memory results.
     ret_ptrs: Vec<Value>,
     stack: Vec<(Ty, Val)>,
