@@ -21,6 +21,7 @@
 #![allow(unsafe_code, clippy::missing_safety_doc)]
 
 use super::context::ExecContext;
+use super::layout::FlatLayout;
 use super::mem::Addr;
 use super::raw::slice;
 use super::shims::NativeHost;
@@ -29,7 +30,7 @@ use crate::error::{VmError, VmResult};
 use crate::gas::aptos::{AptosCallSite, AptosMeter};
 use crate::natives::TypeInfo;
 use crate::{AccountAddress, Layout, Type, TypeId};
-use movejit_format::StatusCode;
+use movejit_format::{Opcode, StatusCode};
 
 /// The host of one compiled execution.
 #[repr(C)]
@@ -341,6 +342,49 @@ pub unsafe extern "C" fn aptos_call(ctx: *mut ExecContext, site: *const AptosCal
                 c.flags |= ExecContext::AT_LOAD;
             }
             r
+        }
+    }
+}
+
+/// `copy_loc` / `read_ref` (opcode number `op`) of the value of layout `l`
+/// at `v` whose Aptos charges depend on it (a vector or closure inside):
+/// [`AptosMeter::charge_copy`] with the fuel before the instruction's
+/// charges (`ctx.gas_left` plus `rest`, the segment's charges after the
+/// instruction, which its charge on entry included). The price is taken
+/// from `ctx.gas_left`; on failure `ctx.gas_left` is that fuel less what
+/// was spent (below zero, wrapped, when the price did not fit) and the
+/// error (`MEMORY_LIMIT_EXCEEDED`, `OUT_OF_GAS`) recorded.
+///
+/// [`AptosMeter::charge_copy`]: crate::gas::aptos::AptosMeter::charge_copy
+pub unsafe extern "C" fn aptos_copy(
+    ctx: *mut ExecContext,
+    op: u64,
+    l: *const FlatLayout,
+    v: *const u8,
+    rest: u64,
+) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
+    // SAFETY: as in `aptos_call`.
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
+    };
+    let Some(&op) = usize::try_from(op).ok().and_then(|i| Opcode::ALL.get(i)) else {
+        return c.fail(&VmError::invariant("opcode number"));
+    };
+    // SAFETY: shim contract: `l` is a layout the engine keeps alive.
+    let l = unsafe { &*l };
+    // SAFETY: shim contract: `v` holds a live value of layout `l`.
+    let bytes = unsafe { slice(v, l.size as usize) };
+    let fuel = c.gas_left.wrapping_add(rest);
+    match meter.charge_copy(op, l, bytes, fuel) {
+        Ok(price) => {
+            c.gas_left = c.gas_left.wrapping_sub(price);
+            0
+        }
+        Err(f) => {
+            c.gas_left = fuel.wrapping_sub(f.spent);
+            c.fail(&VmError::new(f.status))
         }
     }
 }

@@ -7,6 +7,7 @@ use super::abstract_size::AbstractSizes;
 use super::algebra::{GasAlgebra, MemoryAlgebra, TransactionLimits};
 use super::native::{NativePrices, NativeTerms};
 use super::schedule::{InstructionCosts, MissingParameter, Schedule};
+use crate::flat::FlatLayout;
 use crate::intern::TypeId;
 use crate::storage::ModuleId;
 use movejit_format::{AccountAddress, Opcode, StatusCode};
@@ -99,9 +100,11 @@ pub struct AptosCallSite {
     pub steps: Vec<(u64, bool)>,
 }
 
-/// A charge of [`AptosMeter::charge_call_site`] that failed.
+/// A charge compiled code makes through a helper
+/// ([`AptosMeter::charge_call_site`], [`AptosMeter::charge_copy`]) that
+/// failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CallSiteFailure {
+pub struct ChargeFailure {
     pub status: StatusCode,
     /// Gas spent through the failing charge.
     pub spent: u64,
@@ -220,8 +223,8 @@ impl AptosMeter {
         site: &AptosCallSite,
         fuel: u64,
         module_size: impl FnOnce() -> Option<u64>,
-    ) -> Result<u64, CallSiteFailure> {
-        let fail = |status, spent, at_load| Err(CallSiteFailure { status, spent, at_load });
+    ) -> Result<u64, ChargeFailure> {
+        let fail = |status, spent, at_load| Err(ChargeFailure { status, spent, at_load });
         let mut spent = 0u64;
         if let Some((caller, index, nodes)) = site.instantiation {
             if self.first_instantiation((caller, index)) {
@@ -254,6 +257,26 @@ impl AptosMeter {
             }
         }
         Ok(spent)
+    }
+
+    /// `copy_loc` or `read_ref` (`op`) of the value of layout `l` in
+    /// `bytes`, as compiled code makes it with `fuel` left before its
+    /// charges, in the interpreter's order (`charge_aptos`): the value's
+    /// heap part is used, then the instruction is priced by the value's
+    /// abstract size. `Ok`: the price; `Err` as in
+    /// [`charge_call_site`](Self::charge_call_site).
+    pub fn charge_copy(&mut self, op: Opcode, l: &FlatLayout, bytes: &[u8], fuel: u64) -> Result<u64, ChargeFailure> {
+        let sizes = &self.pricing.sizes;
+        let units = sizes.value(l, bytes);
+        let heap = if AbstractSizes::heapless(l) { 0 } else { units.saturating_sub(sizes.stack(l)) };
+        if let Err(status) = self.memory.use_memory(heap) {
+            return Err(ChargeFailure { status, spent: 0, at_load: false });
+        }
+        let price = self.pricing.costs.site_cost(op, SiteCounts { units, ..SiteCounts::default() });
+        if price > fuel {
+            return Err(ChargeFailure { status: StatusCode::OUT_OF_GAS, spent: price, at_load: false });
+        }
+        Ok(price)
     }
 
     /// Whether global slot `slot` was read in this transaction.
@@ -354,10 +377,10 @@ mod tests {
             steps: vec![(100, false), (130, true)],
         };
         let inst = 2 * per_node;
-        let fail = |status, spent, at_load| Err(CallSiteFailure { status, spent, at_load });
+        let fail = |status, spent, at_load| Err(ChargeFailure { status, spent, at_load });
         let oog = StatusCode::OUT_OF_GAS;
         // (fuel, outcome of a fresh meter's first call)
-        let table: Vec<(u64, Result<u64, CallSiteFailure>)> = vec![
+        let table: Vec<(u64, Result<u64, ChargeFailure>)> = vec![
             (inst - 1, fail(oog, inst, false)),
             (inst + load - 1, fail(oog, inst + load, true)),
             (inst + load + 99, fail(oog, inst + load + 100, false)),

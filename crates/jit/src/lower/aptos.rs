@@ -44,6 +44,11 @@ impl Lowerer<'_, '_> {
         let ins = &self.code[i];
         let op = ins.opcode();
         let refused = || unsupported(format!("Aptos gas of {op:?} is charged at run time (interpreted)"));
+        // Charged where it runs, by the value (`lower/metered.rs`
+        // `charge_copy`).
+        if self.copied_value(p, i)?.is_some() {
+            return Ok(Vec::new());
+        }
         if self.feeds_memory(ins)? && self.memory_feed(p, i)?.is_none() {
             return Err(unsupported(format!("Aptos memory of {op:?} is tracked at run time (interpreted)")));
         }
@@ -178,6 +183,30 @@ impl Lowerer<'_, '_> {
         } else {
             vec![(price, false)]
         })
+    }
+
+    /// A `copy_loc` or `read_ref` (instruction `i`) of a value whose Aptos
+    /// charges depend on it (its layout fixes no size: a vector or closure
+    /// inside): its layout and address (the local's slot, the reference's
+    /// target). Both its price and its memory use are measured on it where
+    /// it runs (the runtime's `aptos_copy`).
+    pub(super) fn copied_value(
+        &mut self,
+        p: &AptosPricing,
+        i: usize,
+    ) -> CompileResult<Option<(Arc<FlatLayout>, Value)>> {
+        let (l, at) = match self.code[i] {
+            Bytecode::CopyLoc(x) => match self.local(x)? {
+                Local::Mem(l, a) => (l, a),
+                _ => return Ok(None),
+            },
+            Bytecode::ReadRef => match self.stack.last() {
+                Some((Ty::R(l), v)) => (l.clone(), v.one()?),
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        Ok(p.sizes.fixed(&l).is_none().then_some((l, at)))
     }
 
     /// The Move function call instruction `i` names, with its type

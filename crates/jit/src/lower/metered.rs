@@ -105,9 +105,9 @@ impl Lowerer<'_, '_> {
         });
         for i in a..z {
             let charges = self.charges(i)?;
-            let call_site = match self.target.aptos {
-                Some(_) => self.call_site(i, &charges)?,
-                None => None,
+            let (call_site, copied) = match self.target.aptos {
+                Some(p) => (self.call_site(i, &charges)?, self.copied_value(p, i)?),
+                None => (None, None),
             };
             if let Some(s) = self.seg.as_mut() {
                 let mut sum = s.prefix.last().copied().unwrap_or(0);
@@ -138,6 +138,9 @@ impl Lowerer<'_, '_> {
             }
             if let Some(site) = call_site {
                 self.charge_call_site(i, site)?;
+            }
+            if let Some((l, at)) = copied {
+                self.charge_copy(i, &l, at)?;
             }
             let last = i + 1 == z;
             if last || self.needs_hot_test(i) {
@@ -273,6 +276,47 @@ impl Lowerer<'_, '_> {
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
         self.gas_in();
+        Ok(())
+    }
+
+    /// `copy_loc` / `read_ref` (instruction `i`) of the value of layout `l`
+    /// at `at`, charged by its size (`lower/aptos.rs` `copied_value`): the
+    /// events before it are settled, then the runtime's `aptos_copy` uses
+    /// its heap part and charges its price (with the fuel before it: the
+    /// gas left plus the segment's charges after `i`, which its charge on
+    /// entry included). A failure leaves the gas the helper computed. The
+    /// segment's later tests measure from the gas on entry less what the
+    /// helper charged: its entry gas is rebased (`gas left + total`).
+    fn charge_copy(&mut self, i: usize, l: &Arc<FlatLayout>, at: Value) -> CompileResult<()> {
+        self.gas_test_steps(i, 0, true);
+        let kept = self.kept_through(i).ok_or_else(|| malformed("a copy outside a segment"))?;
+        let rest = self.refund_const(Some(kept));
+        self.gas_out();
+        let op = self.b.ins().iconst(types::I64, self.code[i].opcode() as i64);
+        let lp = self.layout_ptr(l);
+        let failed = self.call_helper(HelperId::aptos_copy(), &[self.ctx, op, lp, at, rest])?;
+        let cont = self.b.create_block();
+        let fail = self.b.create_block();
+        if !self.target.baseline {
+            self.b.set_cold_block(fail);
+        }
+        self.b.ins().brif(failed, fail, &[], cont, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        // The helper recorded the status (0 here) and the gas left.
+        let st = self.b.ins().iconst(types::I32, 0);
+        self.drop_operands();
+        let offv = self.b.ins().iconst(types::I32, i as i64);
+        self.jump_to_fail_keeping(st, offv, None);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        self.gas_in();
+        let left = self.gas_get();
+        let total = self.refund_const(Some(0));
+        let rebased = self.b.ins().iadd(left, total);
+        if let Some(s) = self.seg.as_mut() {
+            s.gas = rebased;
+        }
         Ok(())
     }
 
