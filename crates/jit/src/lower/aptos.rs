@@ -391,7 +391,14 @@ impl Lowerer<'_, '_> {
             MemoryPoint::UseCopy => fixed_heap(self)?.map(MemoryFeed::Use),
             // Both operands, of the same layout.
             MemoryPoint::ReleasePair => fixed_heap(self)?.map(|n| MemoryFeed::Release(n.saturating_mul(2))),
-            MemoryPoint::ReleaseTop | MemoryPoint::ReleaseTarget => fixed_heap(self)?.map(MemoryFeed::Release),
+            // A value of no fixed size: measured where it runs.
+            MemoryPoint::ReleaseTop | MemoryPoint::ReleaseTarget => {
+                let measured = self.measured(ins)?;
+                if !point.may_feed(measured.iter().map(|l| &**l)) {
+                    return Ok(None);
+                }
+                Some(fixed_heap(self)?.map_or(MemoryFeed::ReleaseValue, MemoryFeed::Release))
+            }
             // The locals still holding a value: those owning heap memory
             // tell it by their bytes (zero once moved out, as in the
             // interpreter); the others with a heap part, of a fixed size,
@@ -591,6 +598,10 @@ pub(super) enum MemoryFeed {
     /// Releases this many units once it has run (a release only lowers
     /// the usage, so only its order among the uses matters).
     Release(u64),
+    /// Releases the heap size of the value the instruction pops (`pop`) or
+    /// writes over (`write_ref`), measured before it runs
+    /// (`memory_release_heap`): its layout fixes no size.
+    ReleaseValue,
     /// `ret`: releases the heap sizes of the frame's locals that still
     /// hold a value: those owning heap memory by `memory_release_value`
     /// each, the others by [`FrameDrops`].

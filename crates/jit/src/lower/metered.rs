@@ -134,6 +134,17 @@ impl Lowerer<'_, '_> {
                     }
                     self.release_frame_drops(i)?;
                 }
+                // Before it runs, while the value is there (a release only
+                // lowers the usage: only its order among the uses matters).
+                Some(MemoryFeed::ReleaseValue) => {
+                    let (l, at) = match self.stack.last() {
+                        Some((Ty::M(l), v)) if matches!(self.code[i], Bytecode::Pop) => (l.clone(), v.addr()?),
+                        Some((Ty::R(l), v)) if matches!(self.code[i], Bytecode::WriteRef) => (l.clone(), v.one()?),
+                        _ => return Err(malformed("a released value of another kind")),
+                    };
+                    let lp = self.layout_ptr(&l);
+                    self.call_helper(HelperId::memory_release_heap(), &[self.ctx, lp, at])?;
+                }
                 _ => {}
             }
             if let Some(site) = call_site {
