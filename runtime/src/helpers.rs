@@ -136,7 +136,7 @@ helper_table! {
     memory_release(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_release;
     /// Aptos's memory meter releases the heap size of the value at `v` (a returning frame's local; all-zero: none).
     memory_release_value(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_value;
-    /// Aptos's memory meter releases the heap size of the live value at `v` (a returning frame's local).
+    /// Aptos's memory meter releases the heap size of the live value at `v` (a `ret` local, a popped or overwritten value).
     memory_release_heap(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_heap;
     /// Aptos's charges of `copy_loc` / `read_ref` (opcode number `op`) of the value at `v` (`flat::host::aptos_copy`).
     aptos_copy(ctx: *mut ExecContext, op: u64, l: *const FlatLayout, v: *const u8, rest: u64) -> u32 = crate::flat::host::aptos_copy;

@@ -130,7 +130,8 @@ pub unsafe extern "C" fn memory_release_value(ctx: *mut ExecContext, l: *const F
 }
 
 /// Aptos's memory meter releases the heap size of the live value of layout
-/// `l` at `v` (a returning frame's local that surely holds one; compare
+/// `l` at `v` (a returning frame's local that holds one, the value `pop`
+/// pops or `write_ref` overwrites), whatever its bytes (compare
 /// [`memory_release_value`]).
 pub unsafe extern "C" fn memory_release_heap(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 {
     // SAFETY: shim contract.

@@ -49,6 +49,26 @@ impl Lowerer<'_, '_> {
         if self.copied_value(p, i)?.is_some() {
             return Ok(Vec::new());
         }
+        // Its types here; its price by the value's variant where it runs
+        // (`lower/metered.rs` `charge_variant_price`).
+        if self.variant_prices(p, i)?.is_some() {
+            let nodes = match ins {
+                B::UnpackVariantGeneric(x) => {
+                    let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                    let vh =
+                        m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                    let args = self.inst_args(inst.type_parameters)?;
+                    let fields = self.fields(vh.struct_index, Some(vh.variant), &args)?;
+                    nodes_of(&fields) + self.struct_type(vh.struct_index, args)?.num_nodes()
+                }
+                _ => 0,
+            };
+            return Ok(if nodes > 0 {
+                vec![(p.costs.subst_ty_per_node.saturating_mul(nodes), false)]
+            } else {
+                Vec::new()
+            });
+        }
         if self.feeds_memory(ins)? && self.memory_feed(p, i)?.is_none() {
             return Err(unsupported(format!("Aptos memory of {op:?} is tracked at run time (interpreted)")));
         }
@@ -207,6 +227,35 @@ impl Lowerer<'_, '_> {
             _ => return Ok(None),
         };
         Ok(p.sizes.fixed(&l).is_none().then_some((l, at)))
+    }
+
+    /// The price of `unpack_variant` (instruction `i`) by the variant of
+    /// the value it meets (its fields and the tag), when its enum's
+    /// variants differ in field count (the interpreter prices the value's
+    /// variant before it checks it): one price per variant.
+    pub(super) fn variant_prices(&self, p: &AptosPricing, i: usize) -> CompileResult<Option<Vec<u64>>> {
+        let m = self.target.module;
+        let sd = match &self.code[i] {
+            Bytecode::UnpackVariant(h) => {
+                m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?.struct_index
+            }
+            Bytecode::UnpackVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?.struct_index
+            }
+            _ => return Ok(None),
+        };
+        if self.same_variant_fields(sd).is_some() {
+            return Ok(None);
+        }
+        let Some(StructFieldInformation::DeclaredVariants(vs)) =
+            m.struct_defs.get(sd.idx()).map(|d| &d.field_information)
+        else {
+            return Err(malformed("unpack_variant of a struct"));
+        };
+        let op = self.code[i].opcode();
+        let price = |n: usize| p.costs.site_cost(op, SiteCounts { units: n as u64 + 1, ..SiteCounts::default() });
+        Ok(Some(vs.iter().map(|v| price(v.fields.len())).collect()))
     }
 
     /// The Move function call instruction `i` names, with its type

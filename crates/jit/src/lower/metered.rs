@@ -105,9 +105,9 @@ impl Lowerer<'_, '_> {
         });
         for i in a..z {
             let charges = self.charges(i)?;
-            let (call_site, copied) = match self.target.aptos {
-                Some(p) => (self.call_site(i, &charges)?, self.copied_value(p, i)?),
-                None => (None, None),
+            let (call_site, copied, variant_prices) = match self.target.aptos {
+                Some(p) => (self.call_site(i, &charges)?, self.copied_value(p, i)?, self.variant_prices(p, i)?),
+                None => (None, None, None),
             };
             if let Some(s) = self.seg.as_mut() {
                 let mut sum = s.prefix.last().copied().unwrap_or(0);
@@ -152,6 +152,9 @@ impl Lowerer<'_, '_> {
             }
             if let Some((l, at)) = copied {
                 self.charge_copy(i, &l, at)?;
+            }
+            if let Some(prices) = variant_prices {
+                self.charge_variant_price(i, &prices)?;
             }
             let last = i + 1 == z;
             if last || self.needs_hot_test(i) {
@@ -322,6 +325,56 @@ impl Lowerer<'_, '_> {
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
         self.gas_in();
+        let left = self.gas_get();
+        let total = self.refund_const(Some(0));
+        let rebased = self.b.ins().iadd(left, total);
+        if let Some(s) = self.seg.as_mut() {
+            s.gas = rebased;
+        }
+        Ok(())
+    }
+
+    /// `unpack_variant` (instruction `i`) of an enum whose variants differ
+    /// in field count: after its constant charges (settled here), its
+    /// price by the variant of the value on top of the stack (`prices`,
+    /// one per variant), as the interpreter charges it before checking the
+    /// variant. A price that does not fit is spent whole (the gas left
+    /// wrapping below zero, settled as the interpreter's one charge); the
+    /// segment's entry gas is then rebased, as after `charge_copy`.
+    fn charge_variant_price(&mut self, i: usize, prices: &[u64]) -> CompileResult<()> {
+        self.gas_test(i, true);
+        let src = match self.stack.last() {
+            Some((Ty::M(_), v)) => v.addr()?,
+            _ => return Err(malformed("unpack_variant of a value not in memory")),
+        };
+        let tag = self.b.ins().load(types::I16, Self::vmem(), src, 0);
+        let (last, rest) = prices.split_last().ok_or_else(|| malformed("an enum without variants"))?;
+        let mut price = self.b.ins().iconst(types::I64, *last as i64);
+        for (v, p) in rest.iter().enumerate() {
+            let is = self.b.ins().icmp_imm_u(IntCC::Equal, tag, v as i64);
+            let pv = self.b.ins().iconst(types::I64, *p as i64);
+            price = self.b.ins().select(is, pv, price);
+        }
+        let gas = self.gas_get();
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, price);
+        let left = self.b.ins().isub(gas, price);
+        self.gas_set(left);
+        let kept = self.kept_through(i);
+        let cont = self.b.create_block();
+        let fail = self.b.create_block();
+        if !self.target.baseline {
+            self.b.set_cold_block(fail);
+        }
+        self.b.ins().brif(short, fail, &[], cont, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        let st = self.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS));
+        self.drop_operands();
+        self.gas_out();
+        let offv = self.b.ins().iconst(types::I32, i as i64);
+        self.jump_to_fail_keeping(st, offv, kept);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
         let left = self.gas_get();
         let total = self.refund_const(Some(0));
         let rebased = self.b.ins().iadd(left, total);
