@@ -12,6 +12,7 @@ use crate::intern::TypeId;
 use crate::storage::ModuleId;
 use movejit_format::{AccountAddress, Opcode, StatusCode};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Aptos rounds each resource read up to whole pages (`IoPricingV4`).
@@ -85,7 +86,7 @@ impl InstructionCosts {
 /// A call site whose Aptos charges depend on the transaction (a generic
 /// call, a call into a module not at a special address), as compiled code
 /// hands it to [`AptosMeter::charge_call_site`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct AptosCallSite {
     /// A generic call: the caller's instance id, the instantiation's index
     /// and its type arguments' nodes.
@@ -98,6 +99,21 @@ pub struct AptosCallSite {
     /// frame's types): the running sum after each, and whether running
     /// out there is located as a loading error.
     pub steps: Vec<(u64, bool)>,
+    /// The [`AptosMeter::id`] of the last meter that charged this site's
+    /// instantiation and module (0: none): that meter skips looking them
+    /// up again (its sets only grow).
+    settled: AtomicU64,
+}
+
+impl AptosCallSite {
+    pub fn new(
+        instantiation: Option<(u32, u64, u64)>,
+        generic: bool,
+        module: ModuleId,
+        steps: Vec<(u64, bool)>,
+    ) -> Self {
+        AptosCallSite { instantiation, generic, module, steps, settled: AtomicU64::new(0) }
+    }
 }
 
 /// A charge compiled code makes through a helper
@@ -113,8 +129,11 @@ pub struct ChargeFailure {
 }
 
 /// One transaction under the Aptos schedule.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct AptosMeter {
+    /// Unique in the process (a clone or a restarted meter gets its own):
+    /// what [`AptosCallSite`]s remember they were charged by.
+    id: u64,
     pub pricing: Arc<AptosPricing>,
     pub algebra: GasAlgebra,
     /// The memory quota (`txn.memory_quota`) and the peak usage.
@@ -138,11 +157,31 @@ pub struct AptosMeter {
     instantiations: HashSet<(u32, u64)>,
 }
 
+/// The next [`AptosMeter`] id.
+static NEXT_METER: AtomicU64 = AtomicU64::new(1);
+
+impl Clone for AptosMeter {
+    fn clone(&self) -> Self {
+        AptosMeter {
+            id: NEXT_METER.fetch_add(1, Ordering::Relaxed),
+            pricing: self.pricing.clone(),
+            algebra: self.algebra.clone(),
+            memory: self.memory.clone(),
+            leak_native_args: self.leak_native_args,
+            modules: self.modules.clone(),
+            resources: self.resources.clone(),
+            native_reads: self.native_reads.clone(),
+            instantiations: self.instantiations.clone(),
+        }
+    }
+}
+
 impl AptosMeter {
     pub fn new(pricing: Arc<AptosPricing>, balance: u64) -> Self {
         let algebra = GasAlgebra::new(pricing.limits, balance);
         let memory = MemoryAlgebra::new(pricing.limits.memory_quota);
         AptosMeter {
+            id: NEXT_METER.fetch_add(1, Ordering::Relaxed),
             pricing,
             algebra,
             memory,
@@ -226,6 +265,17 @@ impl AptosMeter {
     ) -> Result<u64, ChargeFailure> {
         let fail = |status, spent, at_load| Err(ChargeFailure { status, spent, at_load });
         let mut spent = 0u64;
+        // Charged by this meter already: nothing to look up.
+        let settled = site.settled.load(Ordering::Relaxed) == self.id;
+        if settled {
+            if site.generic {
+                self.note_generic_call(&site.module);
+            }
+            return match site.steps.iter().find(|(q, _)| *q > fuel) {
+                Some(&(q, at_load)) => fail(StatusCode::OUT_OF_GAS, q, at_load),
+                None => Ok(0),
+            };
+        }
         if let Some((caller, index, nodes)) = site.instantiation {
             if self.first_instantiation((caller, index)) {
                 spent = spent.saturating_add(self.pricing.costs.subst_ty_per_node.saturating_mul(nodes));
@@ -256,6 +306,7 @@ impl AptosMeter {
                 return fail(StatusCode::OUT_OF_GAS, spent.saturating_add(q), at_load);
             }
         }
+        site.settled.store(self.id, Ordering::Relaxed);
         Ok(spent)
     }
 
@@ -370,12 +421,7 @@ mod tests {
         let size = 1000;
         let load = GasAlgebra::new(pricing.limits, u64::MAX).dependency_cost(&module.address, size);
         assert!(per_node > 0 && load > 0);
-        let site = AptosCallSite {
-            instantiation: Some((7, 3, 2)),
-            generic: true,
-            module: module.clone(),
-            steps: vec![(100, false), (130, true)],
-        };
+        let site = AptosCallSite::new(Some((7, 3, 2)), true, module.clone(), vec![(100, false), (130, true)]);
         let inst = 2 * per_node;
         let fail = |status, spent, at_load| Err(ChargeFailure { status, spent, at_load });
         let oog = StatusCode::OUT_OF_GAS;
@@ -397,16 +443,17 @@ mod tests {
         assert_eq!(m.charge_call_site(&site, 130, || None), Ok(0));
         assert_eq!(m.charge_call_site(&site, 129, || None), fail(oog, 130, true));
         // Another caller resolves the instantiation again.
-        let other = AptosCallSite { instantiation: Some((8, 3, 2)), ..site.clone() };
+        let other = AptosCallSite::new(Some((8, 3, 2)), true, module.clone(), site.steps.clone());
         assert_eq!(m.charge_call_site(&other, u64::MAX, || None), Ok(inst));
         // A module at a special address loads for free.
-        let framework = AptosCallSite {
-            instantiation: None,
-            generic: false,
-            module: ModuleId::new(AccountAddress::from_u64(1), "vector"),
-            steps: vec![(10, false)],
-        };
+        let framework =
+            AptosCallSite::new(None, false, ModuleId::new(AccountAddress::from_u64(1), "vector"), vec![(10, false)]);
         assert_eq!(m.charge_call_site(&framework, 10, || Some(size)), Ok(0));
+        // A site one meter settled charges another (a clone too) in full.
+        let mut fresh = AptosMeter::new(pricing.clone(), u64::MAX);
+        assert_eq!(fresh.charge_call_site(&site, u64::MAX, || Some(size)), Ok(inst + load));
+        let mut clone = AptosMeter::new(pricing.clone(), u64::MAX).clone();
+        assert_eq!(clone.charge_call_site(&site, u64::MAX, || Some(size)), Ok(inst + load));
         // An unknown module size is an invariant violation.
         let mut m = AptosMeter::new(pricing, u64::MAX);
         let failed = m.charge_call_site(&site, u64::MAX, || None).map_err(|f| f.status);

@@ -309,7 +309,7 @@ impl Lowerer<'_, '_> {
                 (sum, at_load)
             })
             .collect();
-        Ok(Some(AptosCallSite { instantiation, generic, module, steps }))
+        Ok(Some(AptosCallSite::new(instantiation, generic, module, steps)))
     }
 
     /// Whether instruction `ins` may feed Aptos's memory meter a nonzero
