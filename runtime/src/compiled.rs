@@ -42,9 +42,10 @@ pub struct CallState {
     /// charges its prices and may return `gas_left` below zero (wrapped)
     /// when a charge did not fit; the interpreter's meter settles it.
     pub aptos: bool,
-    /// The address of the Aptos meter's memory algebra compiled code feeds
-    /// (`ExecContext::memory_meter`; 0: memory is not tracked).
-    pub memory_meter: u64,
+    /// The address of the Aptos meter (`gas::aptos::AptosMeter`) compiled
+    /// code charges in place: memory, module loads, instantiations
+    /// (`ExecContext::aptos_meter`; 0: none).
+    pub aptos_meter: u64,
 }
 
 /// One argument or result at the seam: the address compiled code receives

@@ -14,6 +14,7 @@
 use crate::error::VmError;
 use crate::flat::closure_shims::{CallSite, InterpSite, PackSite};
 use crate::flat::{ExecContext, FlatLayout};
+use crate::gas::aptos::AptosCallSite;
 
 /// The status words helpers return (a `u32` result).
 pub mod status {
@@ -135,6 +136,12 @@ helper_table! {
     memory_release(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_release;
     /// Aptos's memory meter releases the heap size of the value at `v` (a returning frame's local; all-zero: none).
     memory_release_value(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_value;
+    /// Aptos's memory meter releases the heap size of the live value at `v` (a `ret` local, a popped or overwritten value).
+    memory_release_heap(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_heap;
+    /// Aptos's charges of `copy_loc` / `read_ref` (opcode number `op`) of the value at `v` (`flat::host::aptos_copy`).
+    aptos_copy(ctx: *mut ExecContext, op: u64, l: *const FlatLayout, v: *const u8, rest: u64) -> u32 = crate::flat::host::aptos_copy;
+    /// Aptos's charges of a call that only the transaction fixes (`flat::host::aptos_call`).
+    aptos_call(ctx: *mut ExecContext, site: *const AptosCallSite) -> u32 = crate::flat::host::aptos_call;
     /// The length of the vector at `v` (a `u64` result).
     vec_len(ctx: *mut ExecContext, v: *const u8) -> u64 = crate::flat::shims::vec_len;
     /// The address of element `i` of the vector at `v`, written to `out`.

@@ -15,6 +15,7 @@
 
 use crate::error::{VmError, VmResult};
 use crate::functions::Interner;
+use crate::storage::ModuleId;
 use crate::types::Type;
 use std::sync::{Arc, OnceLock};
 
@@ -70,6 +71,23 @@ impl TypeTable {
     pub fn is_empty(&self) -> bool {
         self.inner.is_empty()
     }
+}
+
+/// A function instance: its module, definition index and type arguments.
+type InstanceKey = (ModuleId, u16, Vec<Type>);
+
+/// The process-wide number of function instance `module::fdef<ty_args>`
+/// (dense, append-only, as [`TypeTable::shared`]): Aptos's meter keys the
+/// instantiations a caller resolved by it, so interpreted and compiled
+/// frames of one caller agree. Looked up where an instance is prepared or
+/// compiled, never per call.
+pub fn instance_id(module: &ModuleId, fdef: u16, ty_args: &[Type]) -> VmResult<u32> {
+    static INSTANCES: OnceLock<Interner<InstanceKey>> = OnceLock::new();
+    let key = (module.clone(), fdef, ty_args.to_vec());
+    INSTANCES
+        .get_or_init(Interner::default)
+        .intern(&key, || key.clone())
+        .ok_or_else(|| VmError::invariant("instance table full"))
 }
 
 #[cfg(test)]

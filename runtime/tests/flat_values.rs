@@ -566,13 +566,14 @@ fn value_shims_and_table() {
     }
     assert_eq!(flat::live_allocations(), live, "leak");
     // The table names every shim, context first; ids index it.
-    assert_eq!(HELPERS.len(), 32);
+    assert_eq!(HELPERS.len(), 35);
     for h in HELPERS {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }
     assert_eq!(HelperId::vec_push_back().entry().shim, shims::vec_push_back as *const u8);
     assert_eq!(HelperId::call_interpreted().entry().shim, flat::closure_shims::call_interpreted as *const u8);
     assert_eq!(HelperId::int_binop().entry().shim, shims::int_binop as *const u8);
+    assert_eq!(HelperId::aptos_call().entry().shim, flat::host::aptos_call as *const u8);
     assert_eq!(HelperId::native_fast().entry().params.len(), 8);
     // Exists and borrow take the address as four words; borrow returns the reference.
     assert_eq!(HelperId::global_borrow().entry().params.len(), 6);
@@ -631,22 +632,24 @@ fn layout_cache_is_shared_across_threads() {
     assert!(cache.layout_of(&PairTypes, &Type::Bool).is_err());
 }
 
-/// The memory shims feed the Aptos meter's algebra `ExecContext::memory_meter`
-/// points to, with its rules (uses past the quota fail with
+/// The memory shims feed the memory algebra of the Aptos meter
+/// `ExecContext::aptos_meter` points to, with its rules (uses past the quota fail with
 /// `MEMORY_LIMIT_EXCEEDED` and leave nothing; releases never fail); with no
 /// meter they do nothing.
 #[test]
 fn memory_shims_feed_the_meter() {
     use movejit_runtime::gas::algebra::MemoryAlgebra;
+    use movejit_runtime::gas::aptos::{AptosMeter, AptosPricing};
     let mut want = MemoryAlgebra::new(100);
-    let mut m = MemoryAlgebra::new(100);
+    let mut meter = AptosMeter::new(AptosPricing::v50(), 0);
+    meter.memory = MemoryAlgebra::new(100);
     let mut ctx = ExecContext::new(&Limits::default());
-    ctx.memory_meter = &mut m as *mut MemoryAlgebra as u64;
+    ctx.aptos_meter = &mut meter as *mut AptosMeter as u64;
     let ctxp: *mut ExecContext = &mut ctx;
     // (use or release, amount, status)
     let steps: [(bool, u64, u32); 5] = [(true, 60, 0), (false, 20, 0), (true, 50, 0), (true, 11, 1), (false, 5, 0)];
     for (using, n, st) in steps {
-        // SAFETY: `ctxp` is live and `memory_meter` points to a live algebra.
+        // SAFETY: `ctxp` is live and `aptos_meter` points to a live algebra.
         let got = unsafe {
             if using {
                 shims::memory_use(ctxp, n)
@@ -662,6 +665,7 @@ fn memory_shims_feed_the_meter() {
         }
     }
     assert_eq!(cx(ctxp).error().map(|e| e.status), Some(StatusCode::MEMORY_LIMIT_EXCEEDED));
+    let m = &meter.memory;
     assert_eq!((m.peak(), m.current()), (want.peak(), want.current()));
     assert_eq!(m.peak(), 100);
     // No meter: nothing to feed.
@@ -675,7 +679,6 @@ fn memory_shims_feed_the_meter() {
 
     // A returning frame's local: its heap size, unless the slot is all zero
     // (moved out).
-    use movejit_runtime::gas::aptos::AptosPricing;
     let l = Layout::Vector(Box::new(Layout::U64));
     let fl = Arc::new(FlatLayout::from_layout(&l, 8).expect("layout"));
     let v = flat::bcs::deserialize(
@@ -686,15 +689,22 @@ fn memory_shims_feed_the_meter() {
     let heap = AptosPricing::v50().sizes.heap(&fl, v.bytes());
     assert!(heap > 0);
     let empty = FlatValue::zeroed(fl.clone());
-    let mut m = MemoryAlgebra::new(1000);
-    m.use_memory(500).expect("fits");
+    let mut meter = AptosMeter::new(AptosPricing::v50(), 0);
+    meter.memory = MemoryAlgebra::new(1000);
+    meter.memory.use_memory(500).expect("fits");
     let mut ctx = ExecContext::new(&Limits::default());
-    ctx.memory_meter = &mut m as *mut MemoryAlgebra as u64;
+    ctx.aptos_meter = &mut meter as *mut AptosMeter as u64;
     // SAFETY: live context and meter; live slots of layout `fl`.
     unsafe {
         assert_eq!(shims::memory_release_value(&mut ctx, Arc::as_ptr(&fl), empty.as_ptr()), 0);
-        assert_eq!(m.current(), 500, "a zero slot holds nothing");
+        assert_eq!(meter.memory.current(), 500, "a zero slot holds nothing");
         assert_eq!(shims::memory_release_value(&mut ctx, Arc::as_ptr(&fl), v.as_ptr()), 0);
     }
-    assert_eq!(m.current(), 500 - heap);
+    assert_eq!(meter.memory.current(), 500 - heap);
+    // A value surely held: its heap size, whatever its bytes.
+    // SAFETY: live context and meter; live slots of layout `fl`.
+    unsafe {
+        assert_eq!(shims::memory_release_heap(&mut ctx, Arc::as_ptr(&fl), v.as_ptr()), 0);
+    }
+    assert_eq!(meter.memory.current(), 500 - 2 * heap);
 }

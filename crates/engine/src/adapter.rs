@@ -669,7 +669,7 @@ impl CompiledCode for JitSession<'_> {
             depth: state.depth,
             stack_base: state.stack_base,
             gas_left: state.gas_left,
-            memory_meter: state.memory_meter,
+            aptos_meter: state.aptos_meter,
         };
         // Fastest path: the session's entry taken from a warm set (not under
         // Aptos's schedule, whose code warm sets do not hold). While the

@@ -705,7 +705,7 @@ pub unsafe extern "C" fn call_interpreted(
         ptrs[np..].iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_mut() }) else { return 1 };
-    let state = CallState { depth: cx.depth, stack_base: cx.stack_base, gas_left: None, aptos: false, memory_meter: 0 };
+    let state = CallState { depth: cx.depth, stack_base: cx.stack_base, gas_left: None, aptos: false, aptos_meter: 0 };
     let call = InterpretedCall {
         module: &site.module,
         function: InterpretedFunction::Entered(site.fdef),
@@ -794,7 +794,7 @@ unsafe fn call_closure_interpreted(
         stack_base: cx.stack_base + site.held,
         gas_left: None,
         aptos: false,
-        memory_meter: 0,
+        aptos_meter: 0,
     };
     let metered = site.metered;
     let name = match c.name() {

@@ -37,13 +37,14 @@ pub struct ExecContext {
     /// The host's [`NativeHost`](super::shims::NativeHost) for
     /// `call_native` (0: none), valid while the execution runs.
     pub host: u64,
-    /// The address of the Aptos meter's [`MemoryAlgebra`] that compiled
-    /// code feeds through the `memory_use` / `memory_release` helpers (0:
-    /// memory is not tracked), valid while the execution runs. Compiled
-    /// code never reads it (it lies outside [`ExecContext::OFFSETS`]).
+    /// The address of the [`AptosMeter`] compiled code charges through
+    /// helpers (0: none), valid while the execution runs: its memory
+    /// algebra (`memory_use`, `memory_release`, ...), and the module loads
+    /// and instantiations of calls (`aptos_call`). Compiled code never
+    /// reads it (it lies outside [`ExecContext::OFFSETS`]).
     ///
-    /// [`MemoryAlgebra`]: crate::gas::algebra::MemoryAlgebra
-    pub memory_meter: u64,
+    /// [`AptosMeter`]: crate::gas::aptos::AptosMeter
+    pub aptos_meter: u64,
     /// The error of an interpreted callee (compiled code calling the
     /// interpreter: `closure_shims::call_interpreted`), with its location
     /// inside interpreted code and its message; `status` and `abort_code`

@@ -21,14 +21,16 @@
 #![allow(unsafe_code, clippy::missing_safety_doc)]
 
 use super::context::ExecContext;
+use super::layout::FlatLayout;
 use super::mem::Addr;
 use super::raw::slice;
 use super::shims::NativeHost;
 use crate::compiled::SessionHost;
 use crate::error::{VmError, VmResult};
+use crate::gas::aptos::{AptosCallSite, AptosMeter};
 use crate::natives::TypeInfo;
 use crate::{AccountAddress, Layout, Type, TypeId};
-use movejit_format::StatusCode;
+use movejit_format::{Opcode, StatusCode};
 
 /// The host of one compiled execution.
 #[repr(C)]
@@ -144,6 +146,14 @@ impl TypeInfo for SessionTypes<'_> {
     fn struct_field_types(&self, ty: &Type) -> VmResult<Option<Vec<Type>>> {
         // SAFETY: as in `layout_of`.
         unsafe { &*self.0 }.struct_field_types(ty)
+    }
+    fn layout_modules(&self, ty: &Type) -> VmResult<std::sync::Arc<[(crate::ModuleId, u64)]>> {
+        // SAFETY: as in `layout_of`.
+        unsafe { &*self.0 }.layout_modules(ty)
+    }
+    fn module_size(&self, id: &crate::ModuleId) -> VmResult<Option<u64>> {
+        // SAFETY: as in `layout_of`.
+        unsafe { &*self.0 }.module_size(id)
     }
 }
 
@@ -284,4 +294,97 @@ pub unsafe extern "C" fn global_move_to(ctx: *mut ExecContext, ty: u64, signer: 
     // SAFETY: shim contract.
     let r = s.move_to(unsafe { address(signer) }, t, Addr::from_raw(src));
     status(c, r)
+}
+
+/// A call site whose Aptos charges only the transaction fixes (`site`, kept
+/// alive by the code): [`AptosMeter::charge_call_site`] on the meter behind
+/// `ctx.aptos_meter`, with the fuel compiled code had before the call's
+/// charges (`ctx.gas_left`, written by the caller after the segment's
+/// charge, plus the site's constant steps, which that charge included).
+/// The callee's module size comes from the session (its first load in the
+/// transaction). On success what it charged more is taken from
+/// `ctx.gas_left`; on failure `ctx.gas_left` is what was left before the
+/// call's charges less all spent through the failing charge (below zero,
+/// wrapped, when it did not fit), the error is recorded, and a loading
+/// error is flagged `ExecContext::AT_LOAD`.
+///
+/// [`AptosMeter::charge_call_site`]: crate::gas::aptos::AptosMeter::charge_call_site
+pub unsafe extern "C" fn aptos_call(ctx: *mut ExecContext, site: *const AptosCallSite) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
+    // SAFETY: the code keeps its sites alive.
+    let Some(site) = (unsafe { site.as_ref() }) else {
+        return c.fail(&VmError::invariant("Aptos call site"));
+    };
+    // SAFETY: a nonzero `aptos_meter` is the address of the live meter,
+    // which nothing else touches while compiled code runs.
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
+    };
+    let constant = site.steps.last().map_or(0, |s| s.0);
+    let fuel = c.gas_left.wrapping_add(constant);
+    // SAFETY: shim contract: `host` is 0 or a live `Host`; its session is
+    // borrowed by nothing else while a shim runs.
+    let session = unsafe { (c.host as *const Host<'_>).as_ref() }.and_then(|h| h.session);
+    let size = || {
+        // SAFETY: as above.
+        session.and_then(|s| unsafe { &*s }.module_size(&site.module).ok().flatten())
+    };
+    match meter.charge_call_site(site, fuel, size) {
+        Ok(more) => {
+            c.gas_left = c.gas_left.wrapping_sub(more);
+            0
+        }
+        Err(f) => {
+            c.gas_left = fuel.wrapping_sub(f.spent);
+            let r = c.fail(&VmError::new(f.status));
+            if f.at_load {
+                c.flags |= ExecContext::AT_LOAD;
+            }
+            r
+        }
+    }
+}
+
+/// `copy_loc` / `read_ref` (opcode number `op`) of the value of layout `l`
+/// at `v` whose Aptos charges depend on it (a vector or closure inside):
+/// [`AptosMeter::charge_copy`] with the fuel before the instruction's
+/// charges (`ctx.gas_left` plus `rest`, the segment's charges after the
+/// instruction, which its charge on entry included). The price is taken
+/// from `ctx.gas_left`; on failure `ctx.gas_left` is that fuel less what
+/// was spent (below zero, wrapped, when the price did not fit) and the
+/// error (`MEMORY_LIMIT_EXCEEDED`, `OUT_OF_GAS`) recorded.
+///
+/// [`AptosMeter::charge_copy`]: crate::gas::aptos::AptosMeter::charge_copy
+pub unsafe extern "C" fn aptos_copy(
+    ctx: *mut ExecContext,
+    op: u64,
+    l: *const FlatLayout,
+    v: *const u8,
+    rest: u64,
+) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
+    // SAFETY: as in `aptos_call`.
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
+    };
+    let Some(&op) = usize::try_from(op).ok().and_then(|i| Opcode::ALL.get(i)) else {
+        return c.fail(&VmError::invariant("opcode number"));
+    };
+    // SAFETY: shim contract: `l` is a layout the engine keeps alive.
+    let l = unsafe { &*l };
+    // SAFETY: shim contract: `v` holds a live value of layout `l`.
+    let bytes = unsafe { slice(v, l.size as usize) };
+    let fuel = c.gas_left.wrapping_add(rest);
+    match meter.charge_copy(op, l, bytes, fuel) {
+        Ok(price) => {
+            c.gas_left = c.gas_left.wrapping_sub(price);
+            0
+        }
+        Err(f) => {
+            c.gas_left = fuel.wrapping_sub(f.spent);
+            c.fail(&VmError::new(f.status))
+        }
+    }
 }

@@ -19,8 +19,7 @@ use super::raw::{slice, slice_mut};
 use super::{value, vec};
 use crate::arith::{self, BinOp, CmpOp};
 use crate::error::{VmError, VmResult};
-use crate::gas::algebra::MemoryAlgebra;
-use crate::gas::aptos::AptosPricing;
+use crate::gas::aptos::{AptosMeter, AptosPricing};
 use crate::scalar::ScalarKind;
 use crate::values::Value;
 use ethnum::{I256, U256};
@@ -87,15 +86,15 @@ pub unsafe extern "C" fn vec_pack(
     status(ctx, vec::pack(e, d, s, n, max))
 }
 
-/// Aptos's memory meter (`ExecContext::memory_meter`) uses `amount`
+/// Aptos's memory meter (`ExecContext::aptos_meter`) uses `amount`
 /// abstract units: `MEMORY_LIMIT_EXCEEDED` past the quota, as the
 /// interpreter's meter (one formula, `MemoryAlgebra::use_memory`).
 pub unsafe extern "C" fn memory_use(ctx: *mut ExecContext, amount: u64) -> u32 {
     // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
     let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
-    // SAFETY: a nonzero `memory_meter` is the address of the meter's live
-    // algebra, which nothing else touches while compiled code runs.
-    match unsafe { (c.memory_meter as *mut MemoryAlgebra).as_mut() }.map(|m| m.use_memory(amount)) {
+    // SAFETY: a nonzero `aptos_meter` is the address of the live meter,
+    // which nothing else touches while compiled code runs.
+    match unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }.map(|m| m.memory.use_memory(amount)) {
         Some(Err(s)) => c.fail(&VmError::new(s)),
         _ => 0,
     }
@@ -106,8 +105,8 @@ pub unsafe extern "C" fn memory_release(ctx: *mut ExecContext, amount: u64) -> u
     // SAFETY: shim contract.
     let Some(c) = (unsafe { ctx.as_ref() }) else { return 1 };
     // SAFETY: as in `memory_use`.
-    if let Some(m) = unsafe { (c.memory_meter as *mut MemoryAlgebra).as_mut() } {
-        m.release_memory(amount);
+    if let Some(m) = unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() } {
+        m.memory.release_memory(amount);
     }
     0
 }
@@ -120,13 +119,29 @@ pub unsafe extern "C" fn memory_release_value(ctx: *mut ExecContext, l: *const F
     // SAFETY: shim contract.
     let Some(c) = (unsafe { ctx.as_ref() }) else { return 1 };
     // SAFETY: as in `memory_use`.
-    let Some(m) = (unsafe { (c.memory_meter as *mut MemoryAlgebra).as_mut() }) else { return 0 };
+    let Some(m) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else { return 0 };
     let l = layout(l);
     // SAFETY: shim contract: `v` is a live slot of layout `l`.
     let bytes = unsafe { slice(v, l.size as usize) };
     if bytes.iter().any(|b| *b != 0) {
-        m.release_memory(AptosPricing::v50().sizes.heap(l, bytes));
+        m.memory.release_memory(AptosPricing::v50().sizes.heap(l, bytes));
     }
+    0
+}
+
+/// Aptos's memory meter releases the heap size of the live value of layout
+/// `l` at `v` (a returning frame's local that holds one, the value `pop`
+/// pops or `write_ref` overwrites), whatever its bytes (compare
+/// [`memory_release_value`]).
+pub unsafe extern "C" fn memory_release_heap(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 {
+    // SAFETY: shim contract.
+    let Some(c) = (unsafe { ctx.as_ref() }) else { return 1 };
+    // SAFETY: as in `memory_use`.
+    let Some(m) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else { return 0 };
+    let l = layout(l);
+    // SAFETY: shim contract: `v` is a live slot of layout `l`.
+    let bytes = unsafe { slice(v, l.size as usize) };
+    m.memory.release_memory(AptosPricing::v50().sizes.heap(l, bytes));
     0
 }
 

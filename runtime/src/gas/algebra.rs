@@ -142,8 +142,27 @@ impl GasAlgebra {
         if is_special(address) {
             return Ok(());
         }
+        self.charge_execution(self.dependency_cost(address, size))?;
+        self.count_dependency(address, size)
+    }
+
+    /// What loading a module of `size` bytes at `address` costs (execution
+    /// gas; nothing at a special address).
+    pub fn dependency_cost(&self, address: &AccountAddress, size: u64) -> u64 {
+        if is_special(address) {
+            return 0;
+        }
         let l = self.limits;
-        self.charge_execution(l.dependency_per_module.saturating_add(l.dependency_per_byte.saturating_mul(size)))?;
+        l.dependency_per_module.saturating_add(l.dependency_per_byte.saturating_mul(size))
+    }
+
+    /// Counts a loaded module of `size` bytes at `address` (once charged)
+    /// against the dependency limits.
+    pub fn count_dependency(&mut self, address: &AccountAddress, size: u64) -> Result<(), StatusCode> {
+        if is_special(address) {
+            return Ok(());
+        }
+        let l = self.limits;
         self.dependencies += 1;
         self.dependency_bytes = self.dependency_bytes.saturating_add(size);
         if self.dependencies > l.max_num_dependencies || self.dependency_bytes > l.max_total_dependency_size {

@@ -7,10 +7,12 @@ use super::abstract_size::AbstractSizes;
 use super::algebra::{GasAlgebra, MemoryAlgebra, TransactionLimits};
 use super::native::{NativePrices, NativeTerms};
 use super::schedule::{InstructionCosts, MissingParameter, Schedule};
+use crate::flat::FlatLayout;
 use crate::intern::TypeId;
 use crate::storage::ModuleId;
 use movejit_format::{AccountAddress, Opcode, StatusCode};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Aptos rounds each resource read up to whole pages (`IoPricingV4`).
@@ -81,9 +83,57 @@ impl InstructionCosts {
     }
 }
 
+/// A call site whose Aptos charges depend on the transaction (a generic
+/// call, a call into a module not at a special address), as compiled code
+/// hands it to [`AptosMeter::charge_call_site`].
+#[derive(Debug)]
+pub struct AptosCallSite {
+    /// A generic call: the caller's instance id, the instantiation's index
+    /// and its type arguments' nodes.
+    pub instantiation: Option<(u32, u64, u64)>,
+    /// `CallGeneric` (see [`AptosMeter::note_generic_call`]).
+    pub generic: bool,
+    /// The callee's module.
+    pub module: ModuleId,
+    /// The site's constant charges after those (its price, then its
+    /// frame's types): the running sum after each, and whether running
+    /// out there is located as a loading error.
+    pub steps: Vec<(u64, bool)>,
+    /// The [`AptosMeter::id`] of the last meter that charged this site's
+    /// instantiation and module (0: none): that meter skips looking them
+    /// up again (its sets only grow).
+    settled: AtomicU64,
+}
+
+impl AptosCallSite {
+    pub fn new(
+        instantiation: Option<(u32, u64, u64)>,
+        generic: bool,
+        module: ModuleId,
+        steps: Vec<(u64, bool)>,
+    ) -> Self {
+        AptosCallSite { instantiation, generic, module, steps, settled: AtomicU64::new(0) }
+    }
+}
+
+/// A charge compiled code makes through a helper
+/// ([`AptosMeter::charge_call_site`], [`AptosMeter::charge_copy`]) that
+/// failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChargeFailure {
+    pub status: StatusCode,
+    /// Gas spent through the failing charge.
+    pub spent: u64,
+    /// Located as a loading error (`ExecContext::AT_LOAD`).
+    pub at_load: bool,
+}
+
 /// One transaction under the Aptos schedule.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct AptosMeter {
+    /// Unique in the process (a clone or a restarted meter gets its own):
+    /// what [`AptosCallSite`]s remember they were charged by.
+    id: u64,
     pub pricing: Arc<AptosPricing>,
     pub algebra: GasAlgebra,
     /// The memory quota (`txn.memory_quota`) and the peak usage.
@@ -102,9 +152,28 @@ pub struct AptosMeter {
     /// first such operation then reads nothing.
     native_reads: HashSet<(AccountAddress, TypeId)>,
     /// Generic instantiations resolved in this transaction (by caller
-    /// instance and instantiation index): Aptos builds their type
-    /// arguments once per caller.
-    instantiations: HashSet<(usize, u64)>,
+    /// instance, [`crate::intern::instance_id`], and instantiation index):
+    /// Aptos builds their type arguments once per caller.
+    instantiations: HashSet<(u32, u64)>,
+}
+
+/// The next [`AptosMeter`] id.
+static NEXT_METER: AtomicU64 = AtomicU64::new(1);
+
+impl Clone for AptosMeter {
+    fn clone(&self) -> Self {
+        AptosMeter {
+            id: NEXT_METER.fetch_add(1, Ordering::Relaxed),
+            pricing: self.pricing.clone(),
+            algebra: self.algebra.clone(),
+            memory: self.memory.clone(),
+            leak_native_args: self.leak_native_args,
+            modules: self.modules.clone(),
+            resources: self.resources.clone(),
+            native_reads: self.native_reads.clone(),
+            instantiations: self.instantiations.clone(),
+        }
+    }
 }
 
 impl AptosMeter {
@@ -112,6 +181,7 @@ impl AptosMeter {
         let algebra = GasAlgebra::new(pricing.limits, balance);
         let memory = MemoryAlgebra::new(pricing.limits.memory_quota);
         AptosMeter {
+            id: NEXT_METER.fetch_add(1, Ordering::Relaxed),
             pricing,
             algebra,
             memory,
@@ -156,7 +226,7 @@ impl AptosMeter {
 
     /// Whether instantiation `key` is resolved for the first time in this
     /// transaction (its type arguments are built, and charged, then).
-    pub fn first_instantiation(&mut self, key: (usize, u64)) -> bool {
+    pub fn first_instantiation(&mut self, key: (u32, u64)) -> bool {
         self.instantiations.insert(key)
     }
 
@@ -174,6 +244,90 @@ impl AptosMeter {
         }
         self.modules.insert(id.clone());
         self.algebra.charge_dependency(&id.address, size)
+    }
+
+    /// The charges of call site `site` that only the transaction fixes,
+    /// as compiled code makes them with `fuel` left before the call's own
+    /// charges, in the interpreter's order (`interp/src/flat/exec.rs`
+    /// `charge_aptos_call`, then the callee's frame): the instantiation's
+    /// types on its first resolution, the callee's module on its first
+    /// load (its size asked of `module_size` then), then the site's
+    /// constant steps. `Ok`: what was charged beyond the constant steps
+    /// (compiled code charged those already). `Err`: the charge that did
+    /// not fit or failed, with all that was spent through it (a charge
+    /// that does not fit is spent whole, for
+    /// [`charge_compiled`](Self::charge_compiled) to settle).
+    pub fn charge_call_site(
+        &mut self,
+        site: &AptosCallSite,
+        fuel: u64,
+        module_size: impl FnOnce() -> Option<u64>,
+    ) -> Result<u64, ChargeFailure> {
+        let fail = |status, spent, at_load| Err(ChargeFailure { status, spent, at_load });
+        let mut spent = 0u64;
+        // Charged by this meter already: nothing to look up.
+        let settled = site.settled.load(Ordering::Relaxed) == self.id;
+        if settled {
+            if site.generic {
+                self.note_generic_call(&site.module);
+            }
+            return match site.steps.iter().find(|(q, _)| *q > fuel) {
+                Some(&(q, at_load)) => fail(StatusCode::OUT_OF_GAS, q, at_load),
+                None => Ok(0),
+            };
+        }
+        if let Some((caller, index, nodes)) = site.instantiation {
+            if self.first_instantiation((caller, index)) {
+                spent = spent.saturating_add(self.pricing.costs.subst_ty_per_node.saturating_mul(nodes));
+                if spent > fuel {
+                    return fail(StatusCode::OUT_OF_GAS, spent, false);
+                }
+            }
+        }
+        if site.generic {
+            self.note_generic_call(&site.module);
+        }
+        if !self.modules.contains(&site.module) {
+            let Some(size) = module_size() else {
+                return fail(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR, spent, false);
+            };
+            self.modules.insert(site.module.clone());
+            let cost = self.algebra.dependency_cost(&site.module.address, size);
+            spent = spent.saturating_add(cost);
+            if spent > fuel {
+                return fail(StatusCode::OUT_OF_GAS, spent, true);
+            }
+            if let Err(s) = self.algebra.count_dependency(&site.module.address, size) {
+                return fail(s, spent, true);
+            }
+        }
+        for &(q, at_load) in &site.steps {
+            if spent.saturating_add(q) > fuel {
+                return fail(StatusCode::OUT_OF_GAS, spent.saturating_add(q), at_load);
+            }
+        }
+        site.settled.store(self.id, Ordering::Relaxed);
+        Ok(spent)
+    }
+
+    /// `copy_loc` or `read_ref` (`op`) of the value of layout `l` in
+    /// `bytes`, as compiled code makes it with `fuel` left before its
+    /// charges, in the interpreter's order (`charge_aptos`): the value's
+    /// heap part is used, then the instruction is priced by the value's
+    /// abstract size. `Ok`: the price; `Err` as in
+    /// [`charge_call_site`](Self::charge_call_site).
+    pub fn charge_copy(&mut self, op: Opcode, l: &FlatLayout, bytes: &[u8], fuel: u64) -> Result<u64, ChargeFailure> {
+        let sizes = &self.pricing.sizes;
+        let units = sizes.value(l, bytes);
+        let heap = if AbstractSizes::heapless(l) { 0 } else { units.saturating_sub(sizes.stack(l)) };
+        if let Err(status) = self.memory.use_memory(heap) {
+            return Err(ChargeFailure { status, spent: 0, at_load: false });
+        }
+        let price = self.pricing.costs.site_cost(op, SiteCounts { units, ..SiteCounts::default() });
+        if price > fuel {
+            return Err(ChargeFailure { status: StatusCode::OUT_OF_GAS, spent: price, at_load: false });
+        }
+        Ok(price)
     }
 
     /// Whether global slot `slot` was read in this transaction.
@@ -248,5 +402,61 @@ impl AptosMeter {
     /// Peak memory of the transaction so far, in abstract units.
     pub fn memory_used(&self) -> u64 {
         self.memory.peak()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `charge_call_site` charges as the interpreter's call sequence does
+    /// (instantiation once per caller, module once per transaction, then
+    /// the constant steps) and fails at the first charge past the fuel,
+    /// with everything spent through it and the loading errors flagged.
+    #[test]
+    fn call_sites_charge_in_the_interpreters_order() {
+        let pricing = AptosPricing::v50();
+        let per_node = pricing.costs.subst_ty_per_node;
+        let module = ModuleId::new(AccountAddress::from_u64(0xcafe), "m");
+        let size = 1000;
+        let load = GasAlgebra::new(pricing.limits, u64::MAX).dependency_cost(&module.address, size);
+        assert!(per_node > 0 && load > 0);
+        let site = AptosCallSite::new(Some((7, 3, 2)), true, module.clone(), vec![(100, false), (130, true)]);
+        let inst = 2 * per_node;
+        let fail = |status, spent, at_load| Err(ChargeFailure { status, spent, at_load });
+        let oog = StatusCode::OUT_OF_GAS;
+        // (fuel, outcome of a fresh meter's first call)
+        let table: Vec<(u64, Result<u64, ChargeFailure>)> = vec![
+            (inst - 1, fail(oog, inst, false)),
+            (inst + load - 1, fail(oog, inst + load, true)),
+            (inst + load + 99, fail(oog, inst + load + 100, false)),
+            (inst + load + 129, fail(oog, inst + load + 130, true)),
+            (inst + load + 130, Ok(inst + load)),
+        ];
+        for (fuel, want) in table {
+            let mut m = AptosMeter::new(pricing.clone(), u64::MAX);
+            assert_eq!(m.charge_call_site(&site, fuel, || Some(size)), want, "fuel {fuel}");
+        }
+        // Once resolved and loaded, only the constant steps are checked.
+        let mut m = AptosMeter::new(pricing.clone(), u64::MAX);
+        assert_eq!(m.charge_call_site(&site, u64::MAX, || Some(size)), Ok(inst + load));
+        assert_eq!(m.charge_call_site(&site, 130, || None), Ok(0));
+        assert_eq!(m.charge_call_site(&site, 129, || None), fail(oog, 130, true));
+        // Another caller resolves the instantiation again.
+        let other = AptosCallSite::new(Some((8, 3, 2)), true, module.clone(), site.steps.clone());
+        assert_eq!(m.charge_call_site(&other, u64::MAX, || None), Ok(inst));
+        // A module at a special address loads for free.
+        let framework =
+            AptosCallSite::new(None, false, ModuleId::new(AccountAddress::from_u64(1), "vector"), vec![(10, false)]);
+        assert_eq!(m.charge_call_site(&framework, 10, || Some(size)), Ok(0));
+        // A site one meter settled charges another (a clone too) in full.
+        let mut fresh = AptosMeter::new(pricing.clone(), u64::MAX);
+        assert_eq!(fresh.charge_call_site(&site, u64::MAX, || Some(size)), Ok(inst + load));
+        let mut clone = AptosMeter::new(pricing.clone(), u64::MAX).clone();
+        assert_eq!(clone.charge_call_site(&site, u64::MAX, || Some(size)), Ok(inst + load));
+        // An unknown module size is an invariant violation.
+        let mut m = AptosMeter::new(pricing, u64::MAX);
+        let failed = m.charge_call_site(&site, u64::MAX, || None).map_err(|f| f.status);
+        assert_eq!(failed, Err(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR));
     }
 }

@@ -98,6 +98,52 @@ impl MemoryPoint {
     }
 }
 
+/// For each instruction of `code`, which locals may (`may`) or surely
+/// (`!may`) hold a value before it runs (parameters hold one on entry;
+/// `move_loc` empties a local, `st_loc` fills it): what a returning frame
+/// drops (the interpreter's prepared `ret` and compiled code's alike).
+pub fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize, may: bool) -> Vec<Vec<bool>> {
+    let n = code.code.len();
+    let mut held: Vec<Option<Vec<bool>>> = vec![None; n];
+    if n == 0 {
+        return Vec::new();
+    }
+    held[0] = Some((0..locals).map(|i| i < params).collect());
+    let mut work = vec![0usize];
+    while let Some(pc) = work.pop() {
+        let Some(mut h) = held[pc].clone() else { continue };
+        match &code.code[pc] {
+            Bytecode::MoveLoc(i) => h.get_mut(*i as usize).into_iter().for_each(|x| *x = false),
+            Bytecode::StLoc(i) => h.get_mut(*i as usize).into_iter().for_each(|x| *x = true),
+            _ => {}
+        }
+        for succ in movejit_format::cfg::successors(code, pc) {
+            let Some(next) = held.get_mut(succ) else { continue };
+            match next {
+                None => {
+                    *next = Some(h.clone());
+                    work.push(succ);
+                }
+                Some(old) => {
+                    // The union over the paths in ("may hold") or the
+                    // intersection ("surely holds").
+                    let mut changed = false;
+                    for (o, x) in old.iter_mut().zip(&h) {
+                        if *o != *x && *o != may {
+                            *o = may;
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        work.push(succ);
+                    }
+                }
+            }
+        }
+    }
+    held.into_iter().map(Option::unwrap_or_default).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

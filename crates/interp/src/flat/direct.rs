@@ -120,7 +120,7 @@ impl<'e> SessionState<'e, '_> {
         if args.len() != direct.seam_layouts.len() || args.len() != plan.arg_layouts.len() {
             return Err(None);
         }
-        let state = CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false, memory_meter: 0 };
+        let state = CallState { depth: 1, stack_base: 0, gas_left: None, aptos: false, aptos_meter: 0 };
         let auto = self.engine.config.executor == ExecutorKind::Auto;
         if auto {
             let known_interpreted = match self.compiled.as_mut() {

@@ -26,7 +26,6 @@ use movejit_runtime::flat::mem::{self, Addr, FrameMark, FrameStack};
 use movejit_runtime::flat::native_bridge::{self, NativeArg};
 use movejit_runtime::flat::{FlatClosure, FlatLayout, FlatValue, Shape};
 use movejit_runtime::gas::abstract_size::AbstractSizes;
-use movejit_runtime::gas::algebra::MemoryAlgebra;
 use movejit_runtime::gas::aptos::{AptosMeter, AptosPricing, SiteCounts};
 use movejit_runtime::natives::Hash256;
 use movejit_runtime::{ErrorLocation, GasMeter, StatusCode, Type, Value, VmError, VmResult};
@@ -1073,10 +1072,11 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             None => None,
         };
         let gas_before = aptos.or_else(|| self.gas.remaining());
-        // Compiled code feeds the meter's memory algebra in place (the
-        // meter is boxed and untouched until the call returns).
-        let memory_meter = match self.gas.aptos_meter_mut() {
-            Some(a) if aptos.is_some() => &mut a.memory as *mut MemoryAlgebra as u64,
+        // Compiled code charges the meter in place (memory, modules and
+        // instantiations; the meter is boxed and untouched until the call
+        // returns).
+        let aptos_meter = match self.gas.aptos_meter_mut() {
+            Some(a) if aptos.is_some() => a as *mut AptosMeter as u64,
             _ => 0,
         };
         let state = CallState {
@@ -1084,7 +1084,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             stack_base: sbase as u64,
             gas_left: gas_before,
             aptos: aptos.is_some(),
-            memory_meter,
+            aptos_meter,
         };
         let Some(mut code) = self.s.compiled.take() else { return Ok(false) };
         // An instance known to run interpreted (not compilable, or its code
@@ -1173,7 +1173,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             None => false,
         };
         let gas_left = if aptos { self.gas.aptos_meter().map(|a| a.fuel()) } else { self.gas.remaining() };
-        let state = CallState { depth: self.frames.len() as u64, stack_base: 0, gas_left, aptos, memory_meter: 0 };
+        let state = CallState { depth: self.frames.len() as u64, stack_base: 0, gas_left, aptos, aptos_meter: 0 };
         let Some(mut code) = self.s.compiled.take() else { return };
         code.hot_loop(&*self.s, &p.module.id, p.def, &p.ty_args, &state, &p.compiled_hint);
         self.s.compiled = Some(code);
@@ -1865,7 +1865,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let g = &p.gas[pc];
         let counts = SiteCounts { units: nargs as u64, ..g.counts };
         let inst = match instruction(p, pc) {
-            Some(Bytecode::CallGeneric(fi)) => Some((g.nodes, (p as *const Prepared as usize, fi.0 as u64))),
+            Some(Bytecode::CallGeneric(fi)) => Some((g.nodes, (p.instance_id, fi.0 as u64))),
             _ => None,
         };
         self.charge_aptos_call(callee, p.opcodes[pc], counts, inst)
@@ -1881,7 +1881,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         callee: &Callee<'e>,
         op: Opcode,
         mut counts: SiteCounts,
-        instantiation: Option<(u64, (usize, u64))>,
+        instantiation: Option<(u64, (u32, u64))>,
     ) -> TrapResult<()> {
         let (module, locals) = match callee {
             Callee::Move(i) => (&i.p.module, i.p.local_nodes.len()),

@@ -502,6 +502,9 @@ pub(crate) struct Prepared {
     pub gas: Vec<GasSite>,
     /// Type nodes of each local (parameters first): a new frame builds them.
     pub local_nodes: Box<[u64]>,
+    /// The instance's process-wide number (`movejit_runtime::intern::
+    /// instance_id`): Aptos's meter keys its instantiations by it.
+    pub instance_id: u32,
     /// What compiled code knows about this instance, for every session.
     pub compiled_hint: movejit_runtime::compiled::CompiledHint,
     /// Loop back edges taken while interpreted ([`Op::LoopBranch`]).
@@ -1751,52 +1754,6 @@ fn fh_of(instr: &Bytecode) -> Option<&movejit_format::FieldHandleIndex> {
     }
 }
 
-/// For each instruction of `code`, which locals may (`may`) or surely
-/// (`!may`) hold a value before it runs (parameters hold one on entry;
-/// `move_loc` empties a local, `st_loc` fills it): what a returning frame
-/// drops.
-fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize, may: bool) -> Vec<Vec<bool>> {
-    let n = code.code.len();
-    let mut held: Vec<Option<Vec<bool>>> = vec![None; n];
-    if n == 0 {
-        return Vec::new();
-    }
-    held[0] = Some((0..locals).map(|i| i < params).collect());
-    let mut work = vec![0usize];
-    while let Some(pc) = work.pop() {
-        let Some(mut h) = held[pc].clone() else { continue };
-        match &code.code[pc] {
-            Bytecode::MoveLoc(i) => h.get_mut(*i as usize).into_iter().for_each(|x| *x = false),
-            Bytecode::StLoc(i) => h.get_mut(*i as usize).into_iter().for_each(|x| *x = true),
-            _ => {}
-        }
-        for succ in movejit_format::cfg::successors(code, pc) {
-            let Some(next) = held.get_mut(succ) else { continue };
-            match next {
-                None => {
-                    *next = Some(h.clone());
-                    work.push(succ);
-                }
-                Some(old) => {
-                    // The union over the paths in ("may hold") or the
-                    // intersection ("surely holds").
-                    let mut changed = false;
-                    for (o, x) in old.iter_mut().zip(&h) {
-                        if *o != *x && *o != may {
-                            *o = may;
-                            changed = true;
-                        }
-                    }
-                    if changed {
-                        work.push(succ);
-                    }
-                }
-            }
-        }
-    }
-    held.into_iter().map(Option::unwrap_or_default).collect()
-}
-
 /// Prepares `def` of `m` for `ty_args`.
 pub(crate) fn prepare(
     s: &Session<'_, '_>,
@@ -1850,8 +1807,8 @@ pub(crate) fn prepare(
         }
     }
 
-    let may_hold = locals_held(code, params.len(), locals.len(), true);
-    let holds = locals_held(code, params.len(), locals.len(), false);
+    let may_hold = movejit_runtime::gas::memory::locals_held(code, params.len(), locals.len(), true);
+    let holds = movejit_runtime::gas::memory::locals_held(code, params.len(), locals.len(), false);
     // Locals whose value has a heap part but owns no heap memory (so a
     // moved-out slot is not zero), and that only may hold a value at some
     // return: under Aptos's meter a flag byte in the frame says whether
@@ -1971,7 +1928,9 @@ pub(crate) fn prepare(
         fl.offsets.iter().zip(&local_layouts).filter(|(_, l)| l.owns_heap).map(|(o, l)| (*o, l.clone())).collect();
     let zero_frame = !owned_locals.is_empty() || !tracked.is_empty() || owned_stack.iter().any(|s| !s.is_empty());
     let param_slots = fl.offsets.iter().zip(&local_layouts).take(params.len()).map(|(o, l)| (*o, l.clone())).collect();
+    let instance_id = movejit_runtime::intern::instance_id(&m.id, def, &ty_args)?;
     Ok(Prepared {
+        instance_id,
         module: m.clone(),
         def,
         ty_args,

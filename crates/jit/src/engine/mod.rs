@@ -1034,7 +1034,8 @@ impl LowerEnv for Declarer<'_> {
         let (params, rets) = (inst.params.clone(), inst.rets.clone());
         self.callees.push(key);
         let fref = self.jit.declare_func_in_func(id, func);
-        Ok(CalleeRef { func: Some(fref), native: None, params, rets, local_nodes, module_free })
+        let module = Some(movejit_runtime::ModuleId::new(*tm.address(), tm.name()));
+        Ok(CalleeRef { func: Some(fref), native: None, params, rets, local_nodes, module_free, module })
     }
 
     fn helper(&mut self, h: HelperId, func: &mut Function) -> CompileResult<FuncRef> {
@@ -1086,6 +1087,10 @@ impl LowerEnv for Declarer<'_> {
 
     fn call_site(&mut self, spec: crate::lower::closure::CallSpec) -> CompileResult<u64> {
         self.closure_call_site(spec)
+    }
+
+    fn aptos_call_site(&mut self, site: movejit_runtime::gas::aptos::AptosCallSite) -> CompileResult<u64> {
+        Ok(self.consts.add_call_site(site))
     }
 
     /// The resource type's engine-wide interned id (`movejit_runtime::intern`).

@@ -99,7 +99,11 @@ pub enum ExecError {
 /// boxed so their addresses stay put while the pool grows.
 #[derive(Default)]
 #[allow(clippy::vec_box)]
-pub(crate) struct ConstPool(Vec<FlatValue>, Vec<Box<movejit_runtime::VmError>>);
+pub(crate) struct ConstPool(
+    Vec<FlatValue>,
+    Vec<Box<movejit_runtime::VmError>>,
+    Vec<Box<movejit_runtime::gas::aptos::AptosCallSite>>,
+);
 
 // SAFETY: the pool only owns its values' heap blocks (FlatValue is plain
 // owned memory); compiled code reads them through shared copies only.
@@ -113,6 +117,14 @@ impl ConstPool {
         let p = v.as_ptr() as u64;
         self.0.push(v);
         Ok(p)
+    }
+
+    /// Keeps an Aptos call site for the `aptos_call` helper; its address.
+    pub(crate) fn add_call_site(&mut self, site: movejit_runtime::gas::aptos::AptosCallSite) -> u64 {
+        let site = Box::new(site);
+        let p = &*site as *const movejit_runtime::gas::aptos::AptosCallSite as u64;
+        self.2.push(site);
+        p
     }
 
     /// Keeps `e` for the `fail_with` helper; its address.
@@ -196,7 +208,7 @@ impl JitEngine {
             (Some(g), Some(pf)) => Some(g - pf),
             _ => None,
         };
-        let state = NestedState { depth: 1, stack_base: 0, gas_left: gas, memory_meter: 0 };
+        let state = NestedState { depth: 1, stack_base: 0, gas_left: gas, aptos_meter: 0 };
         let out = self.execute_flat(key, flat, state)?;
         let ser = |vs: &[FlatValue]| vs.iter().map(|v| flat_bcs::serialize(v).unwrap_or_default()).collect();
         // A result the VM cannot serialize (a closure over a private
@@ -385,7 +397,7 @@ fn entry_context(config: &JitConfig, state: &NestedState, gas: Option<u64>) -> E
         max_stack: config.max_operand_stack,
         gas_left: gas.unwrap_or(u64::MAX),
         max_vector_len: config.limits.max_vector_len,
-        memory_meter: state.memory_meter,
+        aptos_meter: state.aptos_meter,
         ..ExecContext::default()
     }
 }
@@ -575,8 +587,8 @@ pub struct NestedState {
     /// Gas units left (metered engines).
     pub gas_left: Option<u64>,
     /// The Aptos meter's memory algebra compiled code feeds
-    /// (`ExecContext::memory_meter`; 0: none).
-    pub memory_meter: u64,
+    /// (`ExecContext::aptos_meter`; 0: none).
+    pub aptos_meter: u64,
 }
 
 /// One call: the trampoline and its three arguments, as addresses.

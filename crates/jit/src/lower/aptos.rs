@@ -8,15 +8,18 @@
 //! an instruction builds (`subst_ty_per_node` × nodes, charged first) and
 //! its price over counts of fields, elements, constant bytes, or abstract
 //! sizes of values whose layout fixes them. Instructions whose Aptos charges
-//! depend on run-time state (calls of natives, of generic functions and of
-//! functions in other modules not at special addresses: natives' own gas,
-//! instantiations and module loading charged once per transaction; global
-//! storage: resource reads; closures; values with vectors
-//! or closures inside) are not compiled under Aptos: the function runs
-//! interpreted, with identical charges. A call of a compiled function
-//! charges its price and its frame's types as constants too; running out
-//! in the frame's charges is located as Aptos locates loading errors
-//! (`ExecContext::AT_LOAD`).
+//! depend on run-time state (calls of natives: their own gas; global
+//! storage: resource reads; closures; values with vectors or closures
+//! inside) are not compiled under Aptos: the function runs interpreted,
+//! with identical charges. A call of a compiled function charges its price
+//! and its frame's types as constants too; running out in the frame's
+//! charges is located as Aptos locates loading errors
+//! (`ExecContext::AT_LOAD`). What a generic call or a call into another
+//! module (not at a special address) charges once per transaction, its
+//! instantiation's types and the module's loading, the runtime's
+//! `aptos_call` helper charges where the call runs, before those constants
+//! ([`call_site`](Lowerer::call_site)), on the same meter as the
+//! interpreter.
 //!
 //! Aptos's memory meter is fed where compiling fixes the amount
 //! ([`memory_feed`](Lowerer::memory_feed): packing, unpacking, vector
@@ -26,8 +29,9 @@
 use super::*;
 use movejit_format::StructFieldInformation;
 use movejit_runtime::gas::abstract_size::AbstractSizes;
-use movejit_runtime::gas::aptos::SiteCounts;
-use movejit_runtime::gas::memory::MemoryPoint;
+use movejit_runtime::gas::aptos::{AptosCallSite, SiteCounts};
+use movejit_runtime::gas::memory::{locals_held, MemoryPoint};
+use movejit_runtime::intern::instance_id;
 
 impl Lowerer<'_, '_> {
     /// Instruction `i`'s Aptos charges, in the order the interpreter makes
@@ -40,6 +44,31 @@ impl Lowerer<'_, '_> {
         let ins = &self.code[i];
         let op = ins.opcode();
         let refused = || unsupported(format!("Aptos gas of {op:?} is charged at run time (interpreted)"));
+        // Charged where it runs, by the value (`lower/metered.rs`
+        // `charge_copy`).
+        if self.copied_value(p, i)?.is_some() {
+            return Ok(Vec::new());
+        }
+        // Its types here; its price by the value's variant where it runs
+        // (`lower/metered.rs` `charge_variant_price`).
+        if self.variant_prices(p, i)?.is_some() {
+            let nodes = match ins {
+                B::UnpackVariantGeneric(x) => {
+                    let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                    let vh =
+                        m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?;
+                    let args = self.inst_args(inst.type_parameters)?;
+                    let fields = self.fields(vh.struct_index, Some(vh.variant), &args)?;
+                    nodes_of(&fields) + self.struct_type(vh.struct_index, args)?.num_nodes()
+                }
+                _ => 0,
+            };
+            return Ok(if nodes > 0 {
+                vec![(p.costs.subst_ty_per_node.saturating_mul(nodes), false)]
+            } else {
+                Vec::new()
+            });
+        }
         if self.feeds_memory(ins)? && self.memory_feed(p, i)?.is_none() {
             return Err(unsupported(format!("Aptos memory of {op:?} is tracked at run time (interpreted)")));
         }
@@ -49,23 +78,23 @@ impl Lowerer<'_, '_> {
             // its price (arguments, the callee's locals), then its frame
             // builds each local's type (errors there are located as
             // loading errors).
-            B::Call(h) => {
-                let callee = self.callee_ref(*h, Vec::new())?;
-                if callee.native.is_some() || !callee.module_free {
+            // (A generic call, or one loading another module, charges
+            // more before these where it runs: `call_site`.)
+            B::Call(_) | B::CallGeneric(_) => {
+                let (callee, ty_args) = self.named_callee(i)?;
+                if callee.native.is_some() {
                     return Err(refused());
                 }
                 let counts = SiteCounts {
                     units: callee.params.len() as u64,
                     locals: callee.local_nodes.len() as u64,
-                    ty_args: 0,
+                    ty_args: ty_args.len() as u64,
                 };
                 let mut out = vec![(p.costs.site_cost(op, counts), false)];
                 out.extend(callee.local_nodes.iter().map(|n| (p.costs.subst_ty_per_node.saturating_mul(*n), true)));
                 return Ok(out);
             }
-            B::CallGeneric(_) | B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) => {
-                return Err(refused())
-            }
+            B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) => return Err(refused()),
             // Its base here; per message byte where it runs (`lower/mod.rs`).
             B::AbortMsg => (0, SiteCounts::default()),
             // Resource reads (I/O gas) and their layouts' modules.
@@ -176,6 +205,113 @@ impl Lowerer<'_, '_> {
         })
     }
 
+    /// A `copy_loc` or `read_ref` (instruction `i`) of a value whose Aptos
+    /// charges depend on it (its layout fixes no size: a vector or closure
+    /// inside): its layout and address (the local's slot, the reference's
+    /// target). Both its price and its memory use are measured on it where
+    /// it runs (the runtime's `aptos_copy`).
+    pub(super) fn copied_value(
+        &mut self,
+        p: &AptosPricing,
+        i: usize,
+    ) -> CompileResult<Option<(Arc<FlatLayout>, Value)>> {
+        let (l, at) = match self.code[i] {
+            Bytecode::CopyLoc(x) => match self.local(x)? {
+                Local::Mem(l, a) => (l, a),
+                _ => return Ok(None),
+            },
+            Bytecode::ReadRef => match self.stack.last() {
+                Some((Ty::R(l), v)) => (l.clone(), v.one()?),
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        Ok(p.sizes.fixed(&l).is_none().then_some((l, at)))
+    }
+
+    /// The price of `unpack_variant` (instruction `i`) by the variant of
+    /// the value it meets (its fields and the tag), when its enum's
+    /// variants differ in field count (the interpreter prices the value's
+    /// variant before it checks it): one price per variant.
+    pub(super) fn variant_prices(&self, p: &AptosPricing, i: usize) -> CompileResult<Option<Vec<u64>>> {
+        let m = self.target.module;
+        let sd = match &self.code[i] {
+            Bytecode::UnpackVariant(h) => {
+                m.struct_variant_handles.get(h.idx()).ok_or_else(|| malformed("variant handle"))?.struct_index
+            }
+            Bytecode::UnpackVariantGeneric(x) => {
+                let inst = m.struct_variant_instantiations.get(x.idx()).ok_or_else(|| malformed("variant inst"))?;
+                m.struct_variant_handles.get(inst.handle.idx()).ok_or_else(|| malformed("variant handle"))?.struct_index
+            }
+            _ => return Ok(None),
+        };
+        if self.same_variant_fields(sd).is_some() {
+            return Ok(None);
+        }
+        let Some(StructFieldInformation::DeclaredVariants(vs)) =
+            m.struct_defs.get(sd.idx()).map(|d| &d.field_information)
+        else {
+            return Err(malformed("unpack_variant of a struct"));
+        };
+        let op = self.code[i].opcode();
+        let price = |n: usize| p.costs.site_cost(op, SiteCounts { units: n as u64 + 1, ..SiteCounts::default() });
+        Ok(Some(vs.iter().map(|v| price(v.fields.len())).collect()))
+    }
+
+    /// The Move function call instruction `i` names, with its type
+    /// arguments.
+    fn named_callee(&mut self, i: usize) -> CompileResult<(std::rc::Rc<CalleeRef>, Vec<RType>)> {
+        let (h, ty_args) = match &self.code[i] {
+            Bytecode::Call(h) => (*h, Vec::new()),
+            Bytecode::CallGeneric(fi) => {
+                let m = self.target.module;
+                let inst =
+                    m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation"))?;
+                (inst.handle, self.inst_args(inst.type_parameters)?)
+            }
+            _ => return Err(malformed("a call site of another instruction")),
+        };
+        Ok((self.callee_ref(h, ty_args.clone())?, ty_args))
+    }
+
+    /// The Aptos charges of call instruction `i` that only the transaction
+    /// fixes, made where it runs (`lower/metered.rs` `charge_call_site`),
+    /// as the interpreter's `charge_aptos_call` makes them: a generic
+    /// call's type arguments on the caller's first resolution of it, the
+    /// callee module's loading on its first load. `charges`: the
+    /// instruction's constant charges, which follow them. `None` for a call
+    /// of a function of the caller's module or of one at a special address.
+    pub(super) fn call_site(&mut self, i: usize, charges: &[(u64, bool)]) -> CompileResult<Option<AptosCallSite>> {
+        if !matches!(self.code[i], Bytecode::Call(_) | Bytecode::CallGeneric(_)) {
+            return Ok(None);
+        }
+        let (callee, ty_args) = self.named_callee(i)?;
+        let generic = matches!(self.code[i], Bytecode::CallGeneric(_));
+        if !generic && callee.module_free {
+            return Ok(None);
+        }
+        let module = callee.module.clone().ok_or_else(|| malformed("a Move callee without its module"))?;
+        let instantiation = match &self.code[i] {
+            Bytecode::CallGeneric(fi) => {
+                let m = self.target.module;
+                let caller = movejit_runtime::ModuleId::new(*m.address(), m.name());
+                let id = instance_id(&caller, self.target.fdef, self.target.type_args)
+                    .map_err(|e| unsupported(format!("instance id: {e}")))?;
+                Some((id, fi.0 as u64, nodes_of(&ty_args)))
+            }
+            _ => None,
+        };
+        let mut sum = 0u64;
+        let steps = charges
+            .iter()
+            .map(|&(c, at_load)| {
+                sum = sum.saturating_add(c);
+                (sum, at_load)
+            })
+            .collect();
+        Ok(Some(AptosCallSite::new(instantiation, generic, module, steps)))
+    }
+
     /// Whether instruction `ins` may feed Aptos's memory meter a nonzero
     /// amount (jit-abi.md 5.2), given the operand types before it: the
     /// runtime's memory point of the instruction ([`MemoryPoint`]) over
@@ -231,7 +367,8 @@ impl Lowerer<'_, '_> {
     }
 
     /// What instruction `i` feeds Aptos's memory meter when compiling fixes
-    /// the amount (`None`: nothing, or an amount only the values fix, which
+    /// the amount or how to find it (`None`: nothing, or an amount only the
+    /// values fix, which
     /// [`aptos_charges`](Self::aptos_charges) refuses): the stack sizes of
     /// the fields a struct or variant is packed from or unpacked to (the
     /// variant's tag too), the packed sizes of vector elements, the heap
@@ -303,15 +440,21 @@ impl Lowerer<'_, '_> {
             MemoryPoint::UseCopy => fixed_heap(self)?.map(MemoryFeed::Use),
             // Both operands, of the same layout.
             MemoryPoint::ReleasePair => fixed_heap(self)?.map(|n| MemoryFeed::Release(n.saturating_mul(2))),
-            MemoryPoint::ReleaseTop | MemoryPoint::ReleaseTarget => fixed_heap(self)?.map(MemoryFeed::Release),
+            // A value of no fixed size: measured where it runs.
+            MemoryPoint::ReleaseTop | MemoryPoint::ReleaseTarget => {
+                let measured = self.measured(ins)?;
+                if !point.may_feed(measured.iter().map(|l| &**l)) {
+                    return Ok(None);
+                }
+                Some(fixed_heap(self)?.map_or(MemoryFeed::ReleaseValue, MemoryFeed::Release))
+            }
             // The locals still holding a value: those owning heap memory
             // tell it by their bytes (zero once moved out, as in the
-            // interpreter); any other with a heap part only the
-            // interpreter's dataflow knows (refused).
+            // interpreter); the others with a heap part, of a fixed size,
+            // by the interpreter's dataflow ([`FrameDrops`]).
             MemoryPoint::DropFrame => {
                 let measured = self.measured(ins)?;
-                let owned = measured.iter().filter(|l| !AbstractSizes::heapless(l)).all(|l| l.owns_heap);
-                (point.may_feed(measured.iter().map(|l| &**l)) && owned).then_some(MemoryFeed::ReleaseFrame)
+                point.may_feed(measured.iter().map(|l| &**l)).then_some(MemoryFeed::ReleaseFrame)
             }
             // The constant's heap size, measured on the value the
             // interpreter loads (deserialized the same way).
@@ -356,6 +499,142 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// What a returning frame releases of its locals whose heap part has a
+/// fixed size and who own no heap memory (structs, enums, signers without
+/// a vector inside): a moved-out slot is not zero, so whether one holds a
+/// value is the interpreter's dataflow (`gas::memory::locals_held`, its
+/// prepared `ret`): surely, not at all, or, for a local that only may hold
+/// one at some `ret`, a flag its `st_loc` and `move_loc` set (the
+/// interpreter's `Held` flag byte): held ≠ parameter.
+pub(super) struct FrameDrops {
+    may: Vec<Vec<bool>>,
+    surely: Vec<Vec<bool>>,
+    /// Per local: its heap size (`None`: measured where it is released,
+    /// an enum's varies with its variant), and its flag if tracked.
+    locals: Vec<Option<(Option<u64>, Option<Variable>)>>,
+    params: usize,
+}
+
+impl Lowerer<'_, '_> {
+    /// Sets up [`FrameDrops`] (Aptos's schedule only), its flags cleared on
+    /// entry (each local holds a value iff it is a parameter).
+    pub(super) fn track_frame_drops(&mut self, code: &movejit_format::CodeUnit) -> CompileResult<()> {
+        let Some(p) = self.target.aptos else { return Ok(()) };
+        let (params, n) = (self.target.params.len(), self.locals.len());
+        let may = locals_held(code, params, n, true);
+        let surely = locals_held(code, params, n, false);
+        let mut locals = Vec::with_capacity(n);
+        for i in 0..n {
+            let l = match &self.locals[i] {
+                Local::Mem(l, _) if !AbstractSizes::heapless(l) && !l.owns_heap => l.clone(),
+                _ => {
+                    locals.push(None);
+                    continue;
+                }
+            };
+            let heap = p.sizes.fixed(&l).map(|f| f.saturating_sub(p.sizes.stack(&l)));
+            let maybe = code.code.iter().enumerate().any(|(pc, b)| {
+                matches!(b, Bytecode::Ret) && may[pc].get(i) == Some(&true) && surely[pc].get(i) != Some(&true)
+            });
+            let flag = maybe.then(|| {
+                let v = self.b.declare_var(types::I8);
+                let z = self.b.ins().iconst(types::I8, 0);
+                self.b.def_var(v, z);
+                v
+            });
+            locals.push(Some((heap, flag)));
+        }
+        self.frame_drops = Some(FrameDrops { may, surely, locals, params });
+        Ok(())
+    }
+
+    /// After instruction `i`: a tracked local it stores to or moves from
+    /// now holds a value, or not.
+    pub(super) fn track_local(&mut self, i: usize) {
+        let (l, holds) = match self.code[i] {
+            Bytecode::StLoc(l) => (l as usize, true),
+            Bytecode::MoveLoc(l) => (l as usize, false),
+            _ => return,
+        };
+        let Some(d) = &self.frame_drops else { return };
+        if let Some(Some((_, Some(v)))) = d.locals.get(l) {
+            let v = *v;
+            let flag = self.b.ins().iconst(types::I8, i64::from(holds != (l < d.params)));
+            self.b.def_var(v, flag);
+        }
+    }
+
+    /// At `ret` (instruction `i`): releases the heap sizes of the locals of
+    /// [`FrameDrops`] that hold a value, as the interpreter does.
+    pub(super) fn release_frame_drops(&mut self, i: usize) -> CompileResult<()> {
+        let Some(d) = &self.frame_drops else { return Ok(()) };
+        // (local, heap size, flag and whether it is a parameter)
+        let mut drops = Vec::new();
+        for (l, drop) in d.locals.iter().enumerate() {
+            let Some((heap, flag)) = *drop else { continue };
+            if d.may.get(i).and_then(|m| m.get(l)) != Some(&true) || heap == Some(0) {
+                continue;
+            }
+            let surely = d.surely.get(i).and_then(|s| s.get(l)) == Some(&true);
+            drops.push((l, heap, flag.filter(|_| !surely).map(|v| (v, l < d.params))));
+        }
+        let mut fixed = 0u64;
+        let mut amount: Option<Value> = None;
+        for (l, heap, flag) in drops {
+            // Held: the flag differs from "is a parameter".
+            let held = flag.map(|(v, param)| {
+                let f = self.b.use_var(v);
+                if param {
+                    self.b.ins().icmp_imm_u(IntCC::Equal, f, 0)
+                } else {
+                    f
+                }
+            });
+            match (heap, held) {
+                (Some(h), None) => fixed = fixed.saturating_add(h),
+                (Some(h), Some(held)) => {
+                    let h = self.b.ins().iconst(types::I64, h as i64);
+                    let z = self.b.ins().iconst(types::I64, 0);
+                    let part = self.b.ins().select(held, h, z);
+                    amount = Some(match amount {
+                        Some(a) => self.b.ins().iadd(a, part),
+                        None => part,
+                    });
+                }
+                (None, held) => {
+                    let Local::Mem(layout, addr) = self.local(l as u8)? else {
+                        return Err(malformed("a frame drop of a local not in memory"));
+                    };
+                    let lp = self.layout_ptr(&layout);
+                    let (run, done) = (self.b.create_block(), self.b.create_block());
+                    match held {
+                        Some(h) => {
+                            self.b.ins().brif(h, run, &[], done, &[]);
+                        }
+                        None => {
+                            self.b.ins().jump(run, &[]);
+                        }
+                    }
+                    self.b.switch_to_block(run);
+                    self.b.seal_block(run);
+                    self.call_helper(HelperId::memory_release_heap(), &[self.ctx, lp, addr])?;
+                    self.b.ins().jump(done, &[]);
+                    self.b.switch_to_block(done);
+                    self.b.seal_block(done);
+                }
+            }
+        }
+        let amount = match (amount, fixed) {
+            (None, 0) => return Ok(()),
+            (None, f) => self.b.ins().iconst(types::I64, f as i64),
+            (Some(a), 0) => a,
+            (Some(a), f) => self.b.ins().iadd_imm_u(a, f as i64),
+        };
+        self.call_helper(HelperId::memory_release(), &[self.ctx, amount])?;
+        Ok(())
+    }
+}
+
 /// What an instruction feeds Aptos's memory meter, fixed when compiled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum MemoryFeed {
@@ -368,8 +647,13 @@ pub(super) enum MemoryFeed {
     /// Releases this many units once it has run (a release only lowers
     /// the usage, so only its order among the uses matters).
     Release(u64),
-    /// `ret`: releases the heap sizes of the frame's locals owning heap
-    /// memory that still hold a value (`memory_release_value` each).
+    /// Releases the heap size of the value the instruction pops (`pop`) or
+    /// writes over (`write_ref`), measured before it runs
+    /// (`memory_release_heap`): its layout fixes no size.
+    ReleaseValue,
+    /// `ret`: releases the heap sizes of the frame's locals that still
+    /// hold a value: those owning heap memory by `memory_release_value`
+    /// each, the others by [`FrameDrops`].
     ReleaseFrame,
 }
 

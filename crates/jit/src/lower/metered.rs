@@ -27,6 +27,7 @@ use super::aptos::MemoryFeed;
 use super::*;
 use crate::gas::instr_cost;
 use cranelift_codegen::ir::Inst;
+use movejit_runtime::gas::aptos::AptosCallSite;
 
 /// Words per event of the gas resolver's table.
 const EVENT_WORDS: usize = 3;
@@ -104,6 +105,10 @@ impl Lowerer<'_, '_> {
         });
         for i in a..z {
             let charges = self.charges(i)?;
+            let (call_site, copied, variant_prices) = match self.target.aptos {
+                Some(p) => (self.call_site(i, &charges)?, self.copied_value(p, i)?, self.variant_prices(p, i)?),
+                None => (None, None, None),
+            };
             if let Some(s) = self.seg.as_mut() {
                 let mut sum = s.prefix.last().copied().unwrap_or(0);
                 let mut steps = Vec::new();
@@ -127,8 +132,29 @@ impl Lowerer<'_, '_> {
                         let lp = self.layout_ptr(&l);
                         self.call_helper(HelperId::memory_release_value(), &[self.ctx, lp, a])?;
                     }
+                    self.release_frame_drops(i)?;
+                }
+                // Before it runs, while the value is there (a release only
+                // lowers the usage: only its order among the uses matters).
+                Some(MemoryFeed::ReleaseValue) => {
+                    let (l, at) = match self.stack.last() {
+                        Some((Ty::M(l), v)) if matches!(self.code[i], Bytecode::Pop) => (l.clone(), v.addr()?),
+                        Some((Ty::R(l), v)) if matches!(self.code[i], Bytecode::WriteRef) => (l.clone(), v.one()?),
+                        _ => return Err(malformed("a released value of another kind")),
+                    };
+                    let lp = self.layout_ptr(&l);
+                    self.call_helper(HelperId::memory_release_heap(), &[self.ctx, lp, at])?;
                 }
                 _ => {}
+            }
+            if let Some(site) = call_site {
+                self.charge_call_site(i, site)?;
+            }
+            if let Some((l, at)) = copied {
+                self.charge_copy(i, &l, at)?;
+            }
+            if let Some(prices) = variant_prices {
+                self.charge_variant_price(i, &prices)?;
             }
             let last = i + 1 == z;
             if last || self.needs_hot_test(i) {
@@ -142,6 +168,7 @@ impl Lowerer<'_, '_> {
                 s.inline_pushes = last && call_like;
             }
             self.lower_instr(i)?;
+            self.track_local(i);
             if let Some(MemoryFeed::Release(n)) = feed {
                 let n = self.b.ins().iconst(types::I64, n as i64);
                 self.call_helper(HelperId::memory_release(), &[self.ctx, n])?;
@@ -230,6 +257,130 @@ impl Lowerer<'_, '_> {
         self.jump_to_fail_keeping(st, offv, Some(kept));
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
+        Ok(())
+    }
+
+    /// Call instruction `i`'s Aptos charges that only the transaction
+    /// fixes (`site`, see `lower/aptos.rs` `call_site`): the events before
+    /// its charges are settled, then the runtime's `aptos_call` makes them
+    /// and checks the call's constant charges after them (the segment's
+    /// charge on entry included those), failing where the interpreter
+    /// fails: out of gas, at the instruction or (module loading, the
+    /// frame) as a loading error, or past the dependency limits. A failure
+    /// leaves the gas the helper computed (nothing is refunded).
+    fn charge_call_site(&mut self, i: usize, site: AptosCallSite) -> CompileResult<()> {
+        self.gas_test_steps(i, 0, true);
+        let at = self.env.aptos_call_site(site)?;
+        self.gas_out();
+        let sp = self.b.ins().iconst(self.ptr, at as i64);
+        let failed = self.call_helper(HelperId::aptos_call(), &[self.ctx, sp])?;
+        let cont = self.b.create_block();
+        let fail = self.b.create_block();
+        if !self.target.baseline {
+            self.b.set_cold_block(fail);
+        }
+        self.b.ins().brif(failed, fail, &[], cont, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        // The helper recorded the status (0 here) and the gas left.
+        let st = self.b.ins().iconst(types::I32, 0);
+        self.drop_operands();
+        let offv = self.b.ins().iconst(types::I32, i as i64);
+        self.jump_to_fail_keeping(st, offv, None);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        self.gas_in();
+        Ok(())
+    }
+
+    /// `copy_loc` / `read_ref` (instruction `i`) of the value of layout `l`
+    /// at `at`, charged by its size (`lower/aptos.rs` `copied_value`): the
+    /// events before it are settled, then the runtime's `aptos_copy` uses
+    /// its heap part and charges its price (with the fuel before it: the
+    /// gas left plus the segment's charges after `i`, which its charge on
+    /// entry included). A failure leaves the gas the helper computed. The
+    /// segment's later tests measure from the gas on entry less what the
+    /// helper charged: its entry gas is rebased (`gas left + total`).
+    fn charge_copy(&mut self, i: usize, l: &Arc<FlatLayout>, at: Value) -> CompileResult<()> {
+        self.gas_test_steps(i, 0, true);
+        let kept = self.kept_through(i).ok_or_else(|| malformed("a copy outside a segment"))?;
+        let rest = self.refund_const(Some(kept));
+        self.gas_out();
+        let op = self.b.ins().iconst(types::I64, self.code[i].opcode() as i64);
+        let lp = self.layout_ptr(l);
+        let failed = self.call_helper(HelperId::aptos_copy(), &[self.ctx, op, lp, at, rest])?;
+        let cont = self.b.create_block();
+        let fail = self.b.create_block();
+        if !self.target.baseline {
+            self.b.set_cold_block(fail);
+        }
+        self.b.ins().brif(failed, fail, &[], cont, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        // The helper recorded the status (0 here) and the gas left.
+        let st = self.b.ins().iconst(types::I32, 0);
+        self.drop_operands();
+        let offv = self.b.ins().iconst(types::I32, i as i64);
+        self.jump_to_fail_keeping(st, offv, None);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        self.gas_in();
+        let left = self.gas_get();
+        let total = self.refund_const(Some(0));
+        let rebased = self.b.ins().iadd(left, total);
+        if let Some(s) = self.seg.as_mut() {
+            s.gas = rebased;
+        }
+        Ok(())
+    }
+
+    /// `unpack_variant` (instruction `i`) of an enum whose variants differ
+    /// in field count: after its constant charges (settled here), its
+    /// price by the variant of the value on top of the stack (`prices`,
+    /// one per variant), as the interpreter charges it before checking the
+    /// variant. A price that does not fit is spent whole (the gas left
+    /// wrapping below zero, settled as the interpreter's one charge); the
+    /// segment's entry gas is then rebased, as after `charge_copy`.
+    fn charge_variant_price(&mut self, i: usize, prices: &[u64]) -> CompileResult<()> {
+        self.gas_test(i, true);
+        let src = match self.stack.last() {
+            Some((Ty::M(_), v)) => v.addr()?,
+            _ => return Err(malformed("unpack_variant of a value not in memory")),
+        };
+        let tag = self.b.ins().load(types::I16, Self::vmem(), src, 0);
+        let (last, rest) = prices.split_last().ok_or_else(|| malformed("an enum without variants"))?;
+        let mut price = self.b.ins().iconst(types::I64, *last as i64);
+        for (v, p) in rest.iter().enumerate() {
+            let is = self.b.ins().icmp_imm_u(IntCC::Equal, tag, v as i64);
+            let pv = self.b.ins().iconst(types::I64, *p as i64);
+            price = self.b.ins().select(is, pv, price);
+        }
+        let gas = self.gas_get();
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, price);
+        let left = self.b.ins().isub(gas, price);
+        self.gas_set(left);
+        let kept = self.kept_through(i);
+        let cont = self.b.create_block();
+        let fail = self.b.create_block();
+        if !self.target.baseline {
+            self.b.set_cold_block(fail);
+        }
+        self.b.ins().brif(short, fail, &[], cont, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        let st = self.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS));
+        self.drop_operands();
+        self.gas_out();
+        let offv = self.b.ins().iconst(types::I32, i as i64);
+        self.jump_to_fail_keeping(st, offv, kept);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        let left = self.gas_get();
+        let total = self.refund_const(Some(0));
+        let rebased = self.b.ins().iadd(left, total);
+        if let Some(s) = self.seg.as_mut() {
+            s.gas = rebased;
+        }
         Ok(())
     }
 

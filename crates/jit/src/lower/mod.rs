@@ -131,12 +131,22 @@ pub struct CalleeRef {
     /// Calling it loads no module Aptos charges for (the caller's own, or
     /// one at a special address).
     pub module_free: bool,
+    /// A Move callee's module.
+    pub module: Option<movejit_runtime::ModuleId>,
 }
 
 impl CalleeRef {
     /// A native callee at `site` with its parameter and result types.
     pub fn native(site: u64, (params, rets): (Vec<Ty>, Vec<Ty>)) -> Self {
-        CalleeRef { func: None, native: Some(site), params, rets, local_nodes: Vec::new(), module_free: true }
+        CalleeRef {
+            func: None,
+            native: Some(site),
+            params,
+            rets,
+            local_nodes: Vec::new(),
+            module_free: true,
+            module: None,
+        }
     }
 }
 
@@ -177,6 +187,12 @@ pub trait LowerEnv {
     ) -> CompileResult<closure::PackInfo> {
         let _ = (module_idx, handle, type_args, mask);
         Err(unsupported("closures"))
+    }
+    /// Keeps an Aptos call site (`lower/metered.rs` `charge_call_site`)
+    /// alive as long as the code; its address.
+    fn aptos_call_site(&mut self, site: movejit_runtime::gas::aptos::AptosCallSite) -> CompileResult<u64> {
+        let _ = site;
+        Err(unsupported("Aptos call sites"))
     }
     /// Registers a `CallClosure` site; its address.
     fn call_site(&mut self, spec: closure::CallSpec) -> CompileResult<u64> {
@@ -443,6 +459,7 @@ pub fn lower_function(
         ctx,
         locals: Vec::new(),
         heap_locals: Vec::new(),
+        frame_drops: None,
         ret_ptrs: Vec::new(),
         stack: Vec::new(),
         watermark: 0,
@@ -477,6 +494,7 @@ pub fn lower_function(
         callees: HashMap::new(),
     };
     lw.prologue(&local_layouts, &borrowed, &params)?;
+    lw.track_frame_drops(code)?;
     // The body starts past a dispatch block, filled once the copies exist.
     let dispatch = lw.b.create_block();
     lw.b.ins().jump(dispatch, &[]);
@@ -562,6 +580,9 @@ struct Lowerer<'a, 'f> {
     locals: Vec<Local>,
     /// Locals owning heap memory: dropped at `Ret` and on failure.
     heap_locals: Vec<(Arc<FlatLayout>, Value)>,
+    /// Under Aptos's schedule: what each `ret` releases of the locals
+    /// with a fixed heap part (`lower/aptos.rs`).
+    frame_drops: Option<aptos::FrameDrops>,
     /// Destinations of the in-memory results.
     ret_ptrs: Vec<Value>,
     stack: Vec<(Ty, Val)>,
