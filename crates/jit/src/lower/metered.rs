@@ -241,23 +241,34 @@ impl Lowerer<'_, '_> {
         self.gas_test_steps(i, own, true);
         let n = self.b.ins().iconst(types::I64, amount as i64);
         let failed = self.call_helper(HelperId::memory_use(), &[self.ctx, n])?;
+        // The helper recorded the status.
+        self.fail_keeping_if(failed, i, 0, true, Some(kept));
+        Ok(())
+    }
+
+    /// When `failed` is set, instruction `i` fails on a cold path with
+    /// status number `status` (0: the helper that answered `failed`
+    /// recorded it), dropping the operand stack, writing the gas out first
+    /// when `gas_out` (else a helper before it did), and keeping `kept` of
+    /// the segment's charges; lowering continues on the other path.
+    fn fail_keeping_if(&mut self, failed: Value, i: usize, status: i64, gas_out: bool, kept: Option<u64>) {
         let cont = self.b.create_block();
-        let site = self.b.create_block();
+        let fail = self.b.create_block();
         if !self.target.baseline {
-            self.b.set_cold_block(site);
+            self.b.set_cold_block(fail);
         }
-        self.b.ins().brif(failed, site, &[], cont, &[]);
-        self.b.switch_to_block(site);
-        self.b.seal_block(site);
-        // The helper recorded the status (0 here).
-        let st = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().brif(failed, fail, &[], cont, &[]);
+        self.b.switch_to_block(fail);
+        self.b.seal_block(fail);
+        let st = self.b.ins().iconst(types::I32, status);
         self.drop_operands();
-        self.gas_out();
+        if gas_out {
+            self.gas_out();
+        }
         let offv = self.b.ins().iconst(types::I32, i as i64);
-        self.jump_to_fail_keeping(st, offv, Some(kept));
+        self.jump_to_fail_keeping(st, offv, kept);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
-        Ok(())
     }
 
     /// Call instruction `i`'s Aptos charges that only the transaction
@@ -274,21 +285,8 @@ impl Lowerer<'_, '_> {
         self.gas_out();
         let sp = self.b.ins().iconst(self.ptr, at as i64);
         let failed = self.call_helper(HelperId::aptos_call(), &[self.ctx, sp])?;
-        let cont = self.b.create_block();
-        let fail = self.b.create_block();
-        if !self.target.baseline {
-            self.b.set_cold_block(fail);
-        }
-        self.b.ins().brif(failed, fail, &[], cont, &[]);
-        self.b.switch_to_block(fail);
-        self.b.seal_block(fail);
-        // The helper recorded the status (0 here) and the gas left.
-        let st = self.b.ins().iconst(types::I32, 0);
-        self.drop_operands();
-        let offv = self.b.ins().iconst(types::I32, i as i64);
-        self.jump_to_fail_keeping(st, offv, None);
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
+        // The helper recorded the status and the gas left.
+        self.fail_keeping_if(failed, i, 0, false, None);
         self.gas_in();
         Ok(())
     }
@@ -309,21 +307,8 @@ impl Lowerer<'_, '_> {
         let op = self.b.ins().iconst(types::I64, self.code[i].opcode() as i64);
         let lp = self.layout_ptr(l);
         let failed = self.call_helper(HelperId::aptos_copy(), &[self.ctx, op, lp, at, rest])?;
-        let cont = self.b.create_block();
-        let fail = self.b.create_block();
-        if !self.target.baseline {
-            self.b.set_cold_block(fail);
-        }
-        self.b.ins().brif(failed, fail, &[], cont, &[]);
-        self.b.switch_to_block(fail);
-        self.b.seal_block(fail);
-        // The helper recorded the status (0 here) and the gas left.
-        let st = self.b.ins().iconst(types::I32, 0);
-        self.drop_operands();
-        let offv = self.b.ins().iconst(types::I32, i as i64);
-        self.jump_to_fail_keeping(st, offv, None);
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
+        // The helper recorded the status and the gas left.
+        self.fail_keeping_if(failed, i, 0, false, None);
         self.gas_in();
         let left = self.gas_get();
         let total = self.refund_const(Some(0));
@@ -360,21 +345,7 @@ impl Lowerer<'_, '_> {
         let left = self.b.ins().isub(gas, price);
         self.gas_set(left);
         let kept = self.kept_through(i);
-        let cont = self.b.create_block();
-        let fail = self.b.create_block();
-        if !self.target.baseline {
-            self.b.set_cold_block(fail);
-        }
-        self.b.ins().brif(short, fail, &[], cont, &[]);
-        self.b.switch_to_block(fail);
-        self.b.seal_block(fail);
-        let st = self.b.ins().iconst(types::I32, status_number(StatusCode::OUT_OF_GAS));
-        self.drop_operands();
-        self.gas_out();
-        let offv = self.b.ins().iconst(types::I32, i as i64);
-        self.jump_to_fail_keeping(st, offv, kept);
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
+        self.fail_keeping_if(short, i, status_number(StatusCode::OUT_OF_GAS), true, kept);
         let left = self.gas_get();
         let total = self.refund_const(Some(0));
         let rebased = self.b.ins().iadd(left, total);
