@@ -6,10 +6,11 @@
 //! Status, abort code, error location and results must be the
 //! interpreter's.
 
-use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
-use movejit_engine::{Engine, EngineConfig};
-use movejit_format::{serialize_module, AccountAddress, StatusCode};
-use movejit_jit::{JitConfig, JitEngine};
+mod common;
+
+use common::Pair;
+use movejit_format::StatusCode;
+use movejit_jit::JitConfig;
 
 const SOURCE: &str = "
 module 0xcafe::loops
@@ -110,49 +111,7 @@ L0: copy_loc i
     ret
 ";
 
-/// Status, abort code or sub-status, location (function, offset), results.
-type Observed = (StatusCode, Option<u64>, Option<(u16, u16)>, Vec<Vec<u8>>);
-
-struct Setup {
-    interp: Engine,
-    storage: InMemoryStorage,
-    jit: JitEngine,
-    module: u32,
-}
-
 const TIERS: [(&str, usize); 2] = [("optimizing", usize::MAX), ("baseline", 0)];
-
-fn setup(baseline_above: usize) -> Setup {
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
-    let mut storage = InMemoryStorage::default();
-    storage.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "loops"), serialize_module(&m));
-    let mut jit = JitEngine::new(JitConfig { cost: None, baseline_above, ..JitConfig::default() }).expect("engine");
-    let module = jit.add_module(m).expect("module added");
-    Setup { interp: Engine::new(EngineConfig::aptos()), storage, jit, module }
-}
-
-impl Setup {
-    fn interp(&self, f: &str, args: &[Vec<u8>]) -> Observed {
-        let mut session = self.interp.new_session(&self.storage);
-        let mut gas = GasMeter::new(CostTable::default(), u64::MAX / 4);
-        let r =
-            session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "loops"), f, &[], args, &mut gas);
-        match r {
-            Ok(r) => (StatusCode::EXECUTED, None, None, r.returns),
-            Err(e) => (e.status, e.sub_status, e.location.map(|l| (l.function_index, l.code_offset)), Vec::new()),
-        }
-    }
-
-    fn jit(&mut self, f: &str, args: &[Vec<u8>]) -> Observed {
-        let key = self.jit.instance_key(self.module, f, &[]).expect("instance");
-        let o = self.jit.execute(&key, args, None).unwrap_or_else(|e| panic!("{f}: {e}"));
-        (o.status, o.abort_code, o.location.map(|l| (l.function, l.code_offset)), o.returns)
-    }
-}
 
 fn u64_arg(x: u64) -> Vec<u8> {
     x.to_le_bytes().to_vec()
@@ -161,7 +120,7 @@ fn u64_arg(x: u64) -> Vec<u8> {
 #[test]
 fn stack_overflow_in_rotated_loops() {
     for (tier, baseline_above) in TIERS {
-        let mut s = setup(baseline_above);
+        let mut s = Pair::new(SOURCE, JitConfig { cost: None, baseline_above, ..JitConfig::default() });
         let mut bad = Vec::new();
         let mut outcomes = std::collections::BTreeSet::new();
         // Depths around the limit (a frame holds one value), loops of
@@ -202,7 +161,7 @@ fn loop_counters_at_the_edges_of_their_types() {
         ("not_zero", vec![u64_arg(u64::MAX)], "MAX - 1"),
     ];
     for (tier, baseline_above) in TIERS {
-        let mut s = setup(baseline_above);
+        let mut s = Pair::new(SOURCE, JitConfig { cost: None, baseline_above, ..JitConfig::default() });
         let mut statuses = std::collections::BTreeSet::new();
         for (f, args, what) in &cases {
             let want = s.interp(f, args);

@@ -4,10 +4,11 @@
 //! driven into both limits at every depth around them. Status, abort code,
 //! error location and results must be the interpreter's.
 
-use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId};
-use movejit_engine::{Engine, EngineConfig};
-use movejit_format::{serialize_module, AccountAddress, StatusCode};
-use movejit_jit::{JitConfig, JitEngine};
+mod common;
+
+use common::Pair;
+use movejit_format::StatusCode;
+use movejit_jit::JitConfig;
 
 const SOURCE: &str = "
 module 0xcafe::split
@@ -84,48 +85,6 @@ L0: copy_loc n
     ret
 ";
 
-/// Status, abort code or sub-status, location (function, offset), results.
-type Observed = (StatusCode, Option<u64>, Option<(u16, u16)>, Vec<Vec<u8>>);
-
-struct Setup {
-    interp: Engine,
-    storage: InMemoryStorage,
-    jit: JitEngine,
-    module: u32,
-}
-
-fn setup() -> Setup {
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
-    let mut storage = InMemoryStorage::default();
-    storage.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "split"), serialize_module(&m));
-    let mut jit = JitEngine::new(JitConfig { cost: None, ..JitConfig::default() }).expect("engine");
-    let module = jit.add_module(m).expect("module added");
-    Setup { interp: Engine::new(EngineConfig::aptos()), storage, jit, module }
-}
-
-impl Setup {
-    fn interp(&self, f: &str, args: &[Vec<u8>]) -> Observed {
-        let mut session = self.interp.new_session(&self.storage);
-        let mut gas = GasMeter::new(CostTable::default(), u64::MAX / 4);
-        let r =
-            session.execute_function(&ModuleId::new(AccountAddress::from_u64(0xcafe), "split"), f, &[], args, &mut gas);
-        match r {
-            Ok(r) => (StatusCode::EXECUTED, None, None, r.returns),
-            Err(e) => (e.status, e.sub_status, e.location.map(|l| (l.function_index, l.code_offset)), Vec::new()),
-        }
-    }
-
-    fn jit(&mut self, f: &str, args: &[Vec<u8>]) -> Observed {
-        let key = self.jit.instance_key(self.module, f, &[]).expect("instance");
-        let o = self.jit.execute(&key, args, None).unwrap_or_else(|e| panic!("{f}: {e}"));
-        (o.status, o.abort_code, o.location.map(|l| (l.function, l.code_offset)), o.returns)
-    }
-}
-
 #[test]
 fn fast_and_checking_copies_at_the_limits() {
     // (function, depths to run, statuses the interpreter must show).
@@ -134,7 +93,7 @@ fn fast_and_checking_copies_at_the_limits() {
         ("hold3", 500..520, &[StatusCode::EXECUTED, StatusCode::EXECUTION_STACK_OVERFLOW]),
         ("chain", 1015..1035, &[StatusCode::EXECUTED, StatusCode::CALL_STACK_OVERFLOW]),
     ];
-    let mut s = setup();
+    let mut s = Pair::new(SOURCE, JitConfig { cost: None, ..JitConfig::default() });
     let mut bad = Vec::new();
     for (f, depths, statuses) in cases {
         let mut outcomes = std::collections::BTreeSet::new();
