@@ -1253,8 +1253,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             // By value: a closure over `&base` kept base behind a spilled pointer
             // (two dependent loads per operand).
             let at = move |off: u32| base.add(off);
+            // The ops as a slice in registers: through `p.ops` their
+            // pointer and length were reloaded after every write to frame
+            // memory (raw pointers may alias the `Vec`'s header).
+            let ops = p.ops.as_slice();
             loop {
-                let op = p.ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
+                let op = ops.get(*pc).ok_or_else(|| VmError::new(StatusCode::PC_OVERFLOW))?;
                 if APTOS {
                     self.charge_aptos_at(p, *pc, base)?;
                 } else if METERED {
