@@ -192,6 +192,9 @@ impl<T: ModuleSource + TypeInfo + GlobalStore + Interpreter> SessionHost for T {
 pub struct CompiledStats {
     /// Distinct function instances that ran compiled.
     pub compiled_functions: usize,
+    /// Of those, the instances run from code an earlier session left in
+    /// their hint ([`CompiledHint`]), without a code cache look-up.
+    pub from_hint: usize,
     /// Distinct function instances the interpreter ran.
     pub interpreted_functions: usize,
     /// Instances compiled (including callees compiled with them).

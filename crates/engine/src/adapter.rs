@@ -20,6 +20,7 @@ use movejit_runtime::fxhash::{FxHashMap, FxHasher};
 use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::{CostTable, ErrorLocation, ModuleId, Type, VmError};
 use movejit_runtime::{EngineConfig, ExecutorKind, JitOptions};
+use smallvec::SmallVec;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
@@ -166,7 +167,7 @@ impl CompiledCodeFactory for JitFactory {
             hot: FxHashMap::default(),
             warm_entry: None,
             closures: FxHashMap::default(),
-            hint_ran: Vec::new(),
+            hint_ran: SmallVec::new(),
             stats: CompiledStats::default(),
         })
     }
@@ -266,8 +267,9 @@ pub struct JitSession<'f> {
     /// many functions of few modules do not walk the imports again.
     closures: FxHashMap<ModuleId, Closure>,
     /// Code run from hints ([`HintCode`]), by address: counted among the
-    /// instances the session ran compiled.
-    hint_ran: Vec<usize>,
+    /// instances the session ran compiled (inline: a session's first run
+    /// from a hint does not allocate).
+    hint_ran: SmallVec<[usize; 4]>,
     stats: CompiledStats,
 }
 
@@ -992,6 +994,7 @@ impl CompiledCode for JitSession<'_> {
     fn stats(&self) -> CompiledStats {
         CompiledStats {
             compiled_functions: self.compiled_ran(),
+            from_hint: self.hint_ran.len(),
             interpreted_functions: self.interpreted.len(),
             ..self.stats.clone()
         }
