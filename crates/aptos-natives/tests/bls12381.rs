@@ -6,10 +6,8 @@
 //! interpreters and the JIT (results and gas identical).
 
 mod common;
-#[path = "common/framework.rs"]
-mod framework;
 
-use framework::{bool_bcs, bytes_arg, Framework, Outcome};
+use common::framework::{bool_bcs, bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{aptos_registry, FRAMEWORK};
 use movejit_engine::runtime::natives::{NativeContext, TypeInfo};
 use movejit_engine::runtime::{GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};

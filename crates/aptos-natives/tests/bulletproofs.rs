@@ -7,10 +7,8 @@
 //! and the JIT.
 
 mod common;
-#[path = "common/framework.rs"]
-mod framework;
 
-use framework::{bool_bcs, bytes_arg, Framework, Outcome};
+use common::framework::{bool_bcs, bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{aptos_registry, FRAMEWORK};
 use movejit_engine::runtime::natives::{with_extensions, NativeContext, NativeExtensions, TypeInfo};
 use movejit_engine::runtime::{

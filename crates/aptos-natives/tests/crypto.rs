@@ -4,10 +4,8 @@
 //! interpreters and the JIT (all must agree, gas included).
 
 mod common;
-#[path = "common/framework.rs"]
-mod framework;
 
-use framework::{bool_bcs, bytes_arg, Framework};
+use common::framework::{bool_bcs, bytes_arg, Framework};
 use movejit_aptos_natives::{aptos_registry, FRAMEWORK};
 use movejit_engine::runtime::natives::{NativeContext, TypeInfo};
 use movejit_engine::runtime::{GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};
@@ -424,7 +422,7 @@ public fun recover(msg: vector<u8>, rid: u8, sig: vector<u8>): 0x1::option::Opti
 fn framework_secp256k1_recover_agrees_on_every_executor() {
     let fw = Framework::with_wrapper(SECP_WRAPPER);
     let some = |pk: &[u8]| [vec![1u8], bytes_arg(pk)].concat();
-    let rows: Vec<(Vec<u8>, u8, Vec<u8>, framework::Outcome)> = vec![
+    let rows: Vec<(Vec<u8>, u8, Vec<u8>, common::framework::Outcome)> = vec![
         (secp_msg(), 0, hex(SECP_SIG), Ok(vec![some(&hex(SECP_PK))])),
         (secp_msg(), 0, hex(SECP_SIG_NONE), Ok(vec![vec![0]])),
         // `test_bad_ecdsa_recovery_id`: the Move wrapper's E_BAD_RECOVERY_ID (invalid_argument(2)).

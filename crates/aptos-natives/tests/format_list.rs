@@ -7,10 +7,8 @@
 //! interpreters and the JIT.
 
 mod common;
-#[path = "common/framework.rs"]
-mod framework;
 
-use framework::{bytes_arg, Framework};
+use common::framework::{bytes_arg, Framework};
 use movejit_aptos_natives::native_format_list;
 use movejit_engine::runtime::{AccountAddress, DatatypeId, StatusCode, Type, Value, VmError};
 use std::sync::Arc;
@@ -144,7 +142,7 @@ fn framework_format_functions_agree_on_every_executor() {
     let u = |x: u64| x.to_le_bytes().to_vec();
     let text = |s: &str| Ok(vec![bytes_arg(s.as_bytes())]);
     let aborted = |code: u64| Err((StatusCode::ABORTED, Some(code)));
-    type Row = (&'static str, Vec<Vec<u8>>, framework::Outcome);
+    type Row = (&'static str, Vec<Vec<u8>>, common::framework::Outcome);
     let fmt = |s: &str| bytes_arg(s.as_bytes());
     let rows: Vec<Row> = vec![
         (

@@ -7,10 +7,8 @@
 //! flat interpreters and the JIT (results and gas identical).
 
 mod common;
-#[path = "common/framework.rs"]
-mod framework;
 
-use framework::{bytes_arg, Framework, Outcome};
+use common::framework::{bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{aptos_registry, run_transaction, FRAMEWORK};
 use movejit_engine::runtime::natives::{NativeContext, NativeExtensions, TypeInfo};
 use movejit_engine::runtime::{GasMeter, Layout, Memory, StatusCode, Type, Value, VmError, VmResult};

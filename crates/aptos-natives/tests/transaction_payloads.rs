@@ -6,10 +6,8 @@
 //! `consensus_config::validator_txn_enabled` over a published config.
 
 mod common;
-#[path = "common/framework.rs"]
-mod framework;
 
-use framework::{bool_bcs, bytes_arg, Framework, Outcome};
+use common::framework::{bool_bcs, bytes_arg, Framework, Outcome};
 use movejit_aptos_natives::{
     aptos_registry, EntryFunctionPayload, MultisigPayload, StateStorageUsage, TransactionContext, UserTransaction,
     FRAMEWORK,

@@ -5,13 +5,10 @@
 //! rendered by the command's JSON code). Status, sub-status, abort code,
 //! message, location, returns, `&mut` results and gas must all agree.
 
-#[path = "../../interp/tests/common/mod.rs"]
-mod common;
-
-use common::sui::{replay_sui_test, sui_genesis, sui_tests};
 use movejit_cli::run::{before_run_label, EngineChoice, GasUsed, Ran, Request, Runner};
 use movejit_engine::JitOptions;
 use movejit_format::StatusFlavour;
+use movejit_testkit::sui::{replay_sui_test, sui_genesis, sui_tests};
 use serde_json::Value as Json;
 
 /// The executors compared, the reference (the interpreter) first.
@@ -49,7 +46,7 @@ fn report(what: &str, n: usize, with_message: usize, bad: &[String]) {
 
 #[test]
 fn aptos_cases_identical_json_on_every_executor() {
-    let cases = common::load_aptos_cases();
+    let cases = movejit_testkit::load_aptos_cases();
     assert!(cases.len() >= 2441, "expected the full case file");
     let mut runners = runners();
     let (mut bad, mut with_message) = (Vec::new(), 0);

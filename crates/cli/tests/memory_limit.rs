@@ -21,11 +21,7 @@ L0: mut_borrow_loc v
 
 /// The module assembled into a fresh directory of its own.
 fn module_file() -> PathBuf {
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
+    let m = movejit_testkit::masm::assemble_module(SOURCE);
     let dir = std::env::temp_dir().join(format!("movejit-memory-limit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("grow.mv");

@@ -51,13 +51,9 @@ const PER_BYTE: u64 = 1830;
 
 /// Storage with the module and an `R` of 8 bytes at 0xa (none at 0xb).
 fn storage() -> InMemoryStorage {
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
+    let m = movejit_testkit::masm::assemble_module(SOURCE);
     let mut st = InMemoryStorage::default();
-    st.publish(ModuleId::new(AccountAddress::from_u64(1), "object"), movejit_format::serialize_module(&m));
+    movejit_testkit::masm::publish(&mut st, &m);
     let r = Type::Datatype(
         Arc::new(DatatypeId { address: AccountAddress::from_u64(1), module: "object".into(), name: "R".into() }),
         vec![],

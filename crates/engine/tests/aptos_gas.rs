@@ -11,13 +11,10 @@
 //! the reference's per-charge breakdown (`trace.jsonl`). To look into one
 //! case: `GAS_CASE=<id>`; every difference, one a line: `MOVEJIT_GAS_DIFFS=1`.
 
-#[path = "../../interp/tests/common/mod.rs"]
-mod common;
-
-use common::*;
 use movejit_engine::runtime::gas::aptos::AptosPricing;
 use movejit_engine::runtime::GasMeter;
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
+use movejit_testkit::*;
 use serde_json::Value as Json;
 use std::collections::HashMap;
 
@@ -309,18 +306,11 @@ fn benchmarks_match_aptos_on(label: &str, kind: ExecutorKind) -> usize {
 /// `0xcafe::dep` and `0xcafe::user` assembled (`user_src` is `user`'s
 /// text), in storage; `dep`'s size.
 fn two_modules(dep_src: &str, user_src: &str) -> (movejit_engine::runtime::InMemoryStorage, u64) {
-    use movejit_engine::runtime::{AccountAddress, InMemoryStorage, ModuleId};
-    let assemble = |src: &str| match movejit_masm::assemble(src) {
-        Ok(movejit_masm::Assembled::Module(m)) => movejit_format::serialize_module(&m),
-        other => panic!("assemble: {:?}", other.err()),
-    };
-    let (dep, user) = (assemble(dep_src), assemble(user_src));
-    let id = |m: &str| ModuleId::new(AccountAddress::from_u64(0xcafe), m);
-    let mut st = InMemoryStorage::default();
-    let dep_size = dep.len() as u64;
-    st.publish(id("dep"), dep);
-    st.publish(id("user"), user);
-    (st, dep_size)
+    use movejit_testkit::masm::publish_masm;
+    let mut st = movejit_engine::runtime::InMemoryStorage::default();
+    let dep = publish_masm(&mut st, dep_src);
+    publish_masm(&mut st, user_src);
+    (st, movejit_format::serialize_module(&dep).len() as u64)
 }
 
 /// The execution gas of `0xcafe::user::<f>()` under the v50 schedule, on

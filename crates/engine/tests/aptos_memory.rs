@@ -186,14 +186,7 @@ public fun shout(n: u64)
 ";
 
 fn storage() -> InMemoryStorage {
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
-    let mut st = InMemoryStorage::default();
-    st.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "grow"), movejit_format::serialize_module(&m));
-    st
+    movejit_testkit::masm::storage_with(SOURCE)
 }
 
 /// What every executor must agree on: the status with its function and

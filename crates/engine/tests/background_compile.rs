@@ -6,14 +6,11 @@
 //! the interpreter gives: returns, errors, gas (unit schedule and Aptos's)
 //! and change sets.
 
-#[path = "../../interp/tests/common/mod.rs"]
-mod common;
-
-use common::{load_aptos_cases, CaseCall};
 use movejit_engine::runtime::gas::aptos::AptosPricing;
 use movejit_engine::runtime::{ChangeSet, CostTable, GasMeter, VmError};
 use movejit_engine::ExecutionResult;
 use movejit_engine::{new_engine, new_engine_with_cache, EngineConfig, ExecutorKind, JitOptions};
+use movejit_testkit::{load_aptos_cases, CaseCall};
 use std::time::{Duration, Instant};
 
 /// What a call and its session's finish give, and the gas it used.

@@ -317,11 +317,7 @@ fn republished(v: u64) -> InMemoryStorage {
     let user = "version 7\nmodule 0xcafe::user\nuse 0xcafe::dep\n    fun g(): u64\npublic fun f(): u64\n    call dep::g\n    ld_u64 1\n    add\n    ret\n";
     let mut st = InMemoryStorage::default();
     for src in [dep.as_str(), user] {
-        let m = match movejit_masm::assemble(src) {
-            Ok(movejit_masm::Assembled::Module(m)) => m,
-            other => panic!("assemble: {:?}", other.err()),
-        };
-        st.publish(ModuleId::new(*m.address(), m.name()), movejit_format::serialize_module(&m));
+        movejit_testkit::masm::publish_masm(&mut st, src);
     }
     st
 }

@@ -3,12 +3,9 @@
 //! interpreter's and to the expected results; metered reruns compare gas
 //! used and the `OUT_OF_GAS` location too.
 
-#[path = "../../interp/tests/common/mod.rs"]
-mod common;
-
-use common::*;
 use movejit_engine::runtime::{CostTable, GasMeter, StatusCode};
 use movejit_engine::{engine_label, new_engine, Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
+use movejit_testkit::*;
 
 fn engine(kind: ExecutorKind) -> Engine {
     new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() })

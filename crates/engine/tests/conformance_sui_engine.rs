@@ -4,12 +4,9 @@
 //! task; `jit` must agree on every call it compiles (the rest are refused
 //! with `JIT_NOT_COMPILED`, counted by reason).
 
-#[path = "../../interp/tests/common/mod.rs"]
-mod common;
-
-use common::sui::{replay_sui_test, sui_genesis, sui_loose, sui_tests, SuiGot, SuiTask};
 use movejit_engine::runtime::StatusCode;
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
+use movejit_testkit::sui::{replay_sui_test, sui_genesis, sui_loose, sui_tests, SuiGot, SuiTask};
 use std::collections::BTreeMap;
 
 fn engine(kind: ExecutorKind) -> Engine {

@@ -107,14 +107,7 @@ public fun narrow(x: u64, s: u8): u8
 ";
 
 fn storage() -> InMemoryStorage {
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
-    let mut st = InMemoryStorage::default();
-    st.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "fused"), movejit_format::serialize_module(&m));
-    st
+    movejit_testkit::masm::storage_with(SOURCE)
 }
 
 /// What a call observably did: results, or (status, location).

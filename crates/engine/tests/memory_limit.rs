@@ -233,12 +233,7 @@ fn storage() -> InMemoryStorage {
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/aptos/modules/stdlib3p");
     let mut st = InMemoryStorage::default();
     st.publish(ModuleId::new(AccountAddress::from_u64(1), "bcs"), std::fs::read(dir.join("bcs.mv")).expect("bcs.mv"));
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
-    st.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "mem"), movejit_format::serialize_module(&m));
+    movejit_testkit::masm::publish_masm(&mut st, SOURCE);
     st
 }
 

@@ -241,11 +241,7 @@ L0: move_loc k
 ";
 
 fn storage() -> InMemoryStorage {
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
+    let m = movejit_testkit::masm::assemble_module(SOURCE);
     let lens: Vec<usize> = m.function_defs.iter().map(|f| f.code.as_ref().map_or(0, |c| c.code.len())).collect();
     // The split the test relies on: short functions compile, long ones don't.
     for (name, long) in [
@@ -266,7 +262,7 @@ fn storage() -> InMemoryStorage {
         assert_eq!(lens[i] > MAX_CODE_LEN, long, "{name}: {} instructions", lens[i]);
     }
     let mut st = InMemoryStorage::default();
-    st.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "mixed"), movejit_format::serialize_module(&m));
+    movejit_testkit::masm::publish(&mut st, &m);
     st
 }
 
@@ -505,10 +501,7 @@ public fun call_missing(x: u64): u64
     call missing
     ret
 ";
-    let m = match movejit_masm::assemble(src) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        other => panic!("assemble: {:?}", other.err()),
-    };
+    let m = movejit_testkit::masm::assemble_module(src);
     let id = ModuleId::new(AccountAddress::from_u64(0xcafe), "nat");
     let mut st = InMemoryStorage::default();
     st.publish(id.clone(), movejit_format::serialize_module(&m));

@@ -6,14 +6,11 @@
 //! results, gas); a second run gives the same again, also out of gas
 //! midway; and every heap block a run allocates is freed.
 
-#[path = "../../interp/tests/common/mod.rs"]
-mod common;
-
-use common::shared_dir;
 use movejit_engine::runtime::flat::live_allocations;
 use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
 use movejit_format::{AccountAddress, Flavour, SignatureToken as S};
+use movejit_testkit::shared_dir;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -80,12 +80,7 @@ fn storage() -> InMemoryStorage {
     let mut st = InMemoryStorage::default();
     let signer = std::fs::read(dir.join("signer.mv")).expect("signer.mv");
     st.publish(ModuleId::new(AccountAddress::from_u64(1), "signer"), signer);
-    let m = match movejit_masm::assemble(&source()) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("expected a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
-    st.publish(ModuleId::new(AccountAddress::from_u64(0xcafe), "seam"), movejit_format::serialize_module(&m));
+    movejit_testkit::masm::publish_masm(&mut st, &source());
     st
 }
 

@@ -40,12 +40,7 @@ fn storage() -> InMemoryStorage {
         let m = movejit_format::decode_module(&bytes).expect("decodes");
         st.publish(ModuleId::new(*m.address(), m.name()), bytes);
     }
-    let m = match movejit_masm::assemble(DEEP) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        Ok(_) => panic!("not a module"),
-        Err(e) => panic!("assemble: {e}"),
-    };
-    st.publish(ModuleId::new(*m.address(), m.name()), movejit_format::serialize_module(&m));
+    movejit_testkit::masm::publish_masm(&mut st, DEEP);
     st
 }
 

@@ -6,15 +6,12 @@
 //! `movejit_interp`'s `flat/direct.rs`), so every Aptos conformance case
 //! runs in three rounds over engines that keep their plans and code.
 
-#[path = "../../interp/tests/common/mod.rs"]
-mod common;
-
-use common::{load_aptos_cases, Case};
 use movejit_engine::runtime::{
     AccountAddress, ChangeSet, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,
 };
 use movejit_engine::ExecutionResult;
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
+use movejit_testkit::{load_aptos_cases, Case};
 
 /// Everything a call and its session's finish give.
 type Observed = (Result<ExecutionResult, VmError>, Result<ChangeSet, VmError>);

@@ -8,11 +8,7 @@ use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
 const EXECUTORS: &[ExecutorKind] = &[ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto];
 
 fn publish(st: &mut InMemoryStorage, src: &str) {
-    let m = match movejit_masm::assemble(src) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        other => panic!("assemble: {:?}", other.err()),
-    };
-    st.publish(ModuleId::new(*m.address(), m.name()), movejit_format::serialize_module(&m));
+    movejit_testkit::masm::publish_masm(st, src);
 }
 
 const USER: &str = "version 7\nmodule 0xcafe::user\nuse 0xcafe::dep\n    fun g(): u64\npublic fun f(): u64\n    call dep::g\n    ld_u64 1\n    add\n    ret\n";

@@ -2,10 +2,8 @@
 //! interpreter and reports agreement by family. Fails on any disagreement
 //! not listed in `KNOWN_GAPS`.
 
-mod common;
-
-use common::*;
 use movejit_engine::{Engine, EngineConfig};
+use movejit_testkit::*;
 
 /// Cases the interpreter does not agree with yet, each with the reason.
 const KNOWN_GAPS: &[(&str, &str)] = &[];

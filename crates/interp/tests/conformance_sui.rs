@@ -5,10 +5,8 @@
 //! returns; strict: also sub-status, location and offsets) and fails on any
 //! loose disagreement not listed in `KNOWN_GAPS`.
 
-mod common;
-
-use common::sui::{replay_sui_test, strs, sui_genesis, sui_loose, sui_strict, sui_tests, sui_want_offsets};
 use movejit_engine::{Engine, EngineConfig};
+use movejit_testkit::sui::{replay_sui_test, strs, sui_genesis, sui_loose, sui_strict, sui_tests, sui_want_offsets};
 use std::collections::BTreeMap;
 
 /// Tasks (`id#index`) that disagree today (loose), with the reason.

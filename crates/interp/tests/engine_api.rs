@@ -2,12 +2,10 @@
 //! engine, gas metering, the change set of global-storage calls, and error
 //! reporting for bad calls.
 
-mod common;
-
-use common::shared_dir;
 use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, StatusCode, WriteOp};
 use movejit_engine::{Engine, EngineConfig};
 use movejit_format::AccountAddress;
+use movejit_testkit::shared_dir;
 
 fn storage_with(dirs: &[&str]) -> InMemoryStorage {
     let mut s = InMemoryStorage::default();
@@ -94,7 +92,7 @@ fn change_set_records_published_resources() {
     // program and leaves a resource must show up as a write.
     let engine = Engine::new(EngineConfig::aptos());
     let storage = storage_with(&["stdlib3p", "storage"]);
-    let cases = common::load_aptos_cases();
+    let cases = movejit_testkit::load_aptos_cases();
     let mut checked = 0;
     let mut writes = 0;
     for c in cases.iter().filter(|c| c.family == "global_storage" && c.expect["status"] == "EXECUTED") {

@@ -6,7 +6,7 @@
 
 #![allow(dead_code)]
 
-use crate::common::{shared, split, EXECUTORS};
+use super::{shared, split, EXECUTORS};
 use movejit_engine::runtime::natives::{with_extensions, NativeExtensions};
 use movejit_engine::runtime::{
     AccountAddress, CostTable, DatatypeId, GasMeter, InMemoryStorage, ModuleId, StatusCode, Type, VmError,

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod framework;
+
 use movejit_engine::runtime::{GasMeter, InMemoryStorage, ModuleId, VmError};
 use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
 use std::path::{Path, PathBuf};

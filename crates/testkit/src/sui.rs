@@ -5,7 +5,7 @@
 //! task's result with the real Sui VM's (loose: ok + status + abort code +
 //! printed returns; strict: also sub-status, location and offsets).
 
-use super::shared_dir;
+use crate::shared_dir;
 use movejit_engine::runtime::fmt::print_value;
 use movejit_engine::runtime::{bcs, CostTable, GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use movejit_engine::{Engine, ExecutionResult};

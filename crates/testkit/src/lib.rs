@@ -1,9 +1,14 @@
-//! The executor-test table: Aptos oracle cases (case → expected result) and
-//! a runner generic over the executor, so the same table later runs on the
-//! JIT and both executors can be compared case by case.
+//! Test support shared by the executors' test suites (interpreter, engine,
+//! CLI): the Aptos oracle cases of `../shared/conformance/aptos` (case →
+//! expected result) with a runner generic over the executor, so the same
+//! table runs on every executor and executors can be compared case by case;
+//! the Sui conformance tasks ([`sui`]); and modules written as `.masm` text
+//! published into a storage ([`masm`]).
+//!
+//! Test-only: it may panic on a malformed reference file, and assumes
+//! `../shared` sits beside the checkout.
 
-#![allow(dead_code)]
-
+pub mod masm;
 pub mod sui;
 
 use movejit_engine::runtime::{GasMeter, InMemoryStorage, ModuleId, Type, VmError};
