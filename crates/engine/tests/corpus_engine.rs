@@ -7,14 +7,11 @@
 //! compile or be reported as not supported yet; floors on the compiled
 //! counts keep coverage from silently going down.
 
-#[path = "../../jit/tests/survey/mod.rs"]
-mod survey;
-
 use movejit_engine::{EngineConfig, JitFactory};
 use movejit_runtime::compiled::{CompiledCodeFactory, ModuleSource};
 use movejit_runtime::ModuleId;
+use movejit_testkit::survey::{survey, Corpus, Failure, Item, SETS};
 use std::collections::HashMap;
-use survey::{survey, Corpus, Failure, SETS};
 
 /// Compiled counts today (non-generic, closed instantiations, reached
 /// from those), per set of `SETS`: everything. A call of a native no
@@ -63,7 +60,7 @@ fn corpus_compiles_through_the_engine_or_is_reported_unsupported() {
         };
         let factory = JitFactory::new(&config);
         let mut session = factory.new_session();
-        let compile = |it: &survey::Item| {
+        let compile = |it: &Item| {
             session.compile(&source, &ids[it.module], it.fdef, &it.type_args).map_err(|why| {
                 match why.strip_prefix(UNSUPPORTED) {
                     Some(m) => Failure::Unsupported(m.to_string()),

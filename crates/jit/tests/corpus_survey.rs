@@ -15,11 +15,9 @@
 //! crates/engine/tests/corpus_engine.rs. Per-call p50 / p99 compile times
 //! of the Aptos framework: the `compile_cost` bench of movejit-benches.
 
-mod survey;
-
 use movejit_engine::EngineConfig;
 use movejit_jit::{CompileError, InstanceKey, JitConfig, JitEngine};
-use survey::{survey, Corpus, Failure, SETS};
+use movejit_testkit::survey::{survey, Corpus, Failure, Item, SETS};
 
 /// Compiled counts today (non-generic, closed instantiations, reached from
 /// those), per set of [`SETS`].
@@ -48,7 +46,7 @@ fn corpus_functions_and_instantiations_compile_or_are_reported_unsupported() {
             // Module numbers are the corpus' own.
             e.add_module(m.clone()).unwrap();
         }
-        let compile = |it: &survey::Item| {
+        let compile = |it: &Item| {
             let key = InstanceKey { module: it.module as u32, fdef: it.fdef, type_args: it.type_args.clone() };
             e.compile(&key).map_err(|err| match err {
                 CompileError::Unsupported(m) => Failure::Unsupported(m),

@@ -3,13 +3,15 @@
 //! expected result) with a runner generic over the executor, so the same
 //! table runs on every executor and executors can be compared case by case;
 //! the Sui conformance tasks ([`sui`]); and modules written as `.masm` text
-//! published into a storage ([`masm`]).
+//! published into a storage ([`masm`]); the corpus survey of which function
+//! instances compile ([`survey`]).
 //!
 //! Test-only: it may panic on a malformed reference file, and assumes
 //! `../shared` sits beside the checkout.
 
 pub mod masm;
 pub mod sui;
+pub mod survey;
 
 use movejit_engine::runtime::{GasMeter, InMemoryStorage, ModuleId, Type, VmError};
 use movejit_engine::{Engine, ExecutionResult};

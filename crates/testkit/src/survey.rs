@@ -1,10 +1,9 @@
-//! The corpus survey shared by the JIT's own survey (`corpus_survey.rs`)
-//! and the engine's (`crates/engine/tests/corpus_engine.rs`): loading a
+//! The corpus survey shared by the JIT's own survey
+//! (`crates/jit/tests/corpus_survey.rs`) and the engine's
+//! (`crates/engine/tests/corpus_engine.rs`): loading a
 //! corpus set, the function instances to compile (non-generic functions,
 //! the closed generic instantiations the set's own calls name, and the
 //! generic instances those reach), tallies with a histogram of reasons.
-
-#![allow(dead_code)]
 
 use movejit_format::{decode_module, AccountAddress, Bytecode, CompiledModule, SignatureToken};
 use movejit_jit::types::to_type;
