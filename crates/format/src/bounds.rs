@@ -570,7 +570,11 @@ impl<'a> Checker<'a> {
                 }
             }
             if let Some(sig) = inst_sig {
-                self.tparams_in_sig(sig, tparams, at, &cx_pc())?;
+                // The instruction goes into the context only on error.
+                self.tparams_in_sig(sig, tparams, at, cx).map_err(|mut e| {
+                    e.context = cx_pc();
+                    e
+                })?;
             }
         }
         for (j, jt) in unit.jump_tables.iter().enumerate() {
