@@ -10,5 +10,7 @@ count="${DIFF_COUNT:-2000}"
 seed="${DIFF_SEED:-1}"
 echo "== diff: JIT vs interpreter, seed $seed, $count generated programs"
 cargo run --release --locked -p movejit-cli -- diff --quiet --jobs 2 --seed "$seed" --count "$count"
+echo "== diff: the same under Aptos's gas schedule, seed $seed, $((count / 2)) generated programs"
+cargo run --release --locked -p movejit-cli -- diff --quiet --jobs 2 --seed "$seed" --count "$((count / 2))" --gas-schedule aptos
 echo "== diff: conformance modules' public functions"
 cargo run --release --locked -p movejit-cli -- diff --quiet --seed "$seed" --rounds 2 ../shared/conformance/aptos/modules

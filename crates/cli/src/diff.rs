@@ -9,7 +9,7 @@ use movejit_diff::args::{cases_for, verified_in_order};
 use movejit_diff::driver::Stats;
 use movejit_diff::minimize::minimize;
 use movejit_diff::rng::Rng;
-use movejit_diff::{run_both_with, Case, Divergence, JitVerdict, Options};
+use movejit_diff::{run_both_with, Case, Divergence, JitVerdict, Options, Schedule};
 use movejit_format::{decode_module, version_and_flavour, Flavour, StatusFlavour};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,9 +35,16 @@ pub struct Args {
     /// Tiny-gas reruns per case (budgets spread over the gas used).
     #[arg(long, default_value_t = 12)]
     gas_points: u64,
-    /// Gas budget of the first run of each case.
-    #[arg(long, default_value_t = 5_000_000)]
-    budget: u64,
+    /// Gas budget of the first run of each case, in the schedule's internal
+    /// units (default: 5,000,000 under `unit`; 2,000,000 external units
+    /// under `aptos`).
+    #[arg(long)]
+    budget: Option<u64>,
+    /// Gas schedule of Aptos-flavoured cases, charged identically by every
+    /// executor (Sui cases use `unit`): tiny-gas reruns then run out at
+    /// Aptos's charges, memory quota and module loads too.
+    #[arg(long, value_enum, default_value = "unit")]
+    gas_schedule: crate::run::GasScheduleChoice,
     /// Print divergences without minimizing them.
     #[arg(long)]
     no_minimize: bool,
@@ -193,7 +200,18 @@ fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, qu
 }
 
 pub fn run(a: Args) -> ExitCode {
-    let opts = Options { full_budget: a.budget, gas_points: a.gas_points, ..Options::default() };
+    let (schedule, default_budget) = match a.gas_schedule {
+        crate::run::GasScheduleChoice::Unit => (Schedule::Unit, 5_000_000),
+        crate::run::GasScheduleChoice::Aptos => {
+            (Schedule::Aptos, movejit_engine::runtime::gas::aptos::AptosPricing::v50().limits.to_internal(2_000_000))
+        }
+    };
+    let opts = Options {
+        full_budget: a.budget.unwrap_or(default_budget),
+        gas_points: a.gas_points,
+        schedule,
+        ..Options::default()
+    };
     let start = Instant::now();
     let mut diverged = 0usize;
 

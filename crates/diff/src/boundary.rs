@@ -246,6 +246,7 @@ mod tests {
             mutrefs: Vec::new(),
             changes: Vec::new(),
             gas_used: 0,
+            memory_used: None,
         }
     }
 

@@ -8,6 +8,7 @@
 
 use crate::case::Case;
 use crate::outcome::{Loc, Outcome};
+use movejit_engine::runtime::gas::aptos::AptosPricing;
 use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, VmError, WriteOp};
 use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
@@ -47,9 +48,30 @@ pub enum RunError {
     Failed(String),
 }
 
-/// The gas table every comparison uses.
+/// The gas table of the unit schedule.
 pub fn cost_table() -> CostTable {
     CostTable::default()
+}
+
+/// The gas schedule a comparison charges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// The placeholder table ([`cost_table`]).
+    #[default]
+    Unit,
+    /// Aptos's production schedule (v50) with its memory quota, for
+    /// Aptos-flavoured cases; Sui cases keep the unit schedule.
+    Aptos,
+}
+
+impl Schedule {
+    /// A meter with `budget` internal units for a case of `flavour`.
+    fn meter(self, flavour: StatusFlavour, budget: u64) -> GasMeter {
+        match (self, flavour) {
+            (Schedule::Aptos, StatusFlavour::Aptos) => GasMeter::aptos(AptosPricing::v50(), budget),
+            _ => GasMeter::new(cost_table(), budget),
+        }
+    }
 }
 
 /// The engine configuration of a flavour with executor `executor`: Aptos
@@ -77,6 +99,7 @@ pub struct Prepared<'c> {
     storage: InMemoryStorage,
     /// Compiled-code counters after the first run (`None` for `Interp`).
     first_stats: Option<CompiledStats>,
+    schedule: Schedule,
 }
 
 impl<'c> Prepared<'c> {
@@ -100,7 +123,12 @@ impl<'c> Prepared<'c> {
             storage.publish(ModuleId::new(*m.address(), m.name()), bytes);
         }
         let engine = movejit_engine::new_engine(config);
-        Prepared { case, executor, engine, storage, first_stats: None }
+        Prepared { case, executor, engine, storage, first_stats: None, schedule: Schedule::Unit }
+    }
+
+    /// Runs charge `schedule` (the unit schedule unless set).
+    pub fn with_schedule(self, schedule: Schedule) -> Self {
+        Prepared { schedule, ..self }
     }
 
     /// What compiled code did in the first run: `None` for the interpreter.
@@ -120,7 +148,7 @@ impl<'c> Prepared<'c> {
     pub fn run_call(&mut self, function: &str, args: &[Vec<u8>], budget: u64) -> Result<Outcome, RunError> {
         let c = self.case;
         let mut session = self.engine.new_session(&self.storage);
-        let mut gas = GasMeter::new(cost_table(), budget);
+        let mut gas = self.schedule.meter(c.flavour, budget);
         let id = ModuleId::new(c.address, &c.module);
         let result = session.execute_function(&id, function, &c.type_args, args, &mut gas);
         if self.first_stats.is_none() {
@@ -155,9 +183,11 @@ impl<'c> Prepared<'c> {
                         })
                         .collect(),
                     gas_used: r.gas_used,
+                    memory_used: None,
                 },
             },
         };
+        let outcome = Outcome { memory_used: gas.aptos_meter().map(|a| a.memory_used()), ..outcome };
         Ok(outcome)
     }
 }
@@ -217,6 +247,7 @@ fn failed(e: VmError, gas_used: u64) -> Outcome {
         mutrefs: Vec::new(),
         changes: Vec::new(),
         gas_used,
+        memory_used: None,
     }
 }
 

@@ -6,7 +6,7 @@
 #![allow(clippy::result_large_err)]
 
 use crate::case::Case;
-use crate::exec::{Executor, Prepared, RunError};
+use crate::exec::{Executor, Prepared, RunError, Schedule};
 use crate::outcome::{Divergence, Outcome};
 use movejit_format::StatusCode;
 
@@ -25,11 +25,20 @@ pub struct Options {
     /// tiers inside the run ([`Prepared::tiered`], a threshold of 1 to 3
     /// calls picked from the case).
     pub tier_switch: bool,
+    /// The gas schedule of Aptos-flavoured cases (Sui cases: always the
+    /// unit schedule). Budgets are in the schedule's internal units.
+    pub schedule: Schedule,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { full_budget: 5_000_000, gas_points: 12, assume_verified: false, tier_switch: true }
+        Options {
+            full_budget: 5_000_000,
+            gas_points: 12,
+            assume_verified: false,
+            tier_switch: true,
+            schedule: Schedule::Unit,
+        }
     }
 }
 
@@ -129,14 +138,15 @@ fn interp_failed(budget: u64, e: RunError) -> Divergence {
 /// compiled) with the full budget and
 /// every tiny budget, comparing everything observable.
 pub fn run_both_with(case: &Case, opts: &Options) -> Result<Compared, Divergence> {
-    let mut interp = Prepared::new(Executor::Interp, case);
+    let prepared = |executor| Prepared::new(executor, case).with_schedule(opts.schedule);
+    let mut interp = prepared(Executor::Interp);
     let full = interp.run(opts.full_budget).map_err(|e| interp_failed(opts.full_budget, e))?;
     if !opts.assume_verified {
         if let Err(status) = verify_case(case) {
             return Ok(Compared { outcome: full, jit: JitVerdict::Rejected(status), runs: 1, out_of_gas: 0 });
         }
     }
-    let mut other = Prepared::new(Executor::Jit, case);
+    let mut other = prepared(Executor::Jit);
     let (name, verdict, first) = match other.run(opts.full_budget) {
         Err(RunError::Failed(e)) => {
             return Err(Divergence {
@@ -148,7 +158,7 @@ pub fn run_both_with(case: &Case, opts: &Options) -> Result<Compared, Divergence
             })
         }
         Err(RunError::Unsupported(reason)) => {
-            other = Prepared::new(Executor::Auto, case);
+            other = prepared(Executor::Auto);
             let first = other.run(opts.full_budget);
             let outcome = compare("auto", opts.full_budget, full, first)?;
             if other.first_stats().is_none_or(|s| s.compiled_functions == 0) {
@@ -162,7 +172,7 @@ pub fn run_both_with(case: &Case, opts: &Options) -> Result<Compared, Divergence
     let outcome = first;
     let mut runs = 1;
     if opts.tier_switch {
-        let mut tiered = Prepared::tiered(case, switch_threshold(case));
+        let mut tiered = Prepared::tiered(case, switch_threshold(case)).with_schedule(opts.schedule);
         for _ in 0..2 {
             compare("auto (tier switch)", opts.full_budget, outcome.clone(), tiered.run(opts.full_budget))?;
             runs += 1;
@@ -197,6 +207,7 @@ fn setup_failure() -> Outcome {
         mutrefs: Vec::new(),
         changes: Vec::new(),
         gas_used: 0,
+        memory_used: None,
     }
 }
 

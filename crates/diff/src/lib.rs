@@ -50,6 +50,6 @@ pub mod outcome;
 pub mod rng;
 
 pub use case::Case;
-pub use exec::{Executor, Prepared, RunError};
+pub use exec::{Executor, Prepared, RunError, Schedule};
 pub use harness::{assert_agree, gas_budgets, run_both, run_both_with, Compared, JitVerdict, Options};
 pub use outcome::{Divergence, Loc, Outcome};

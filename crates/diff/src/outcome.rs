@@ -32,12 +32,15 @@ pub struct Outcome {
     /// Resource writes: (`address/type`, new BCS or `None` for a delete), sorted.
     pub changes: Vec<(String, Option<Vec<u8>>)>,
     pub gas_used: u64,
+    /// Peak memory in Aptos's abstract units (`None` under the unit
+    /// schedule, which does not track it).
+    pub memory_used: Option<u64>,
 }
 
 impl Outcome {
     /// The first field where `self` and `other` differ, if any.
     pub fn first_difference(&self, other: &Outcome) -> Option<&'static str> {
-        let fields: [(&'static str, bool); 9] = [
+        let fields: [(&'static str, bool); 10] = [
             ("status", self.status == other.status),
             ("sub_status", self.sub_status == other.sub_status),
             ("abort_code", self.abort_code == other.abort_code),
@@ -47,6 +50,7 @@ impl Outcome {
             ("mutrefs", self.mutrefs == other.mutrefs),
             ("changes", self.changes == other.changes),
             ("gas_used", self.gas_used == other.gas_used),
+            ("memory_used", self.memory_used == other.memory_used),
         ];
         fields.iter().find(|(_, same)| !same).map(|(name, _)| *name)
     }
@@ -80,7 +84,11 @@ impl fmt::Display for Outcome {
                 None => write!(f, " delete {k}")?,
             }
         }
-        write!(f, " gas={}", self.gas_used)
+        write!(f, " gas={}", self.gas_used)?;
+        if let Some(m) = self.memory_used {
+            write!(f, " memory={m}")?;
+        }
+        Ok(())
     }
 }
 

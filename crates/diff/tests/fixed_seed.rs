@@ -23,6 +23,27 @@ fn fixed_seed_budget_has_no_divergence() {
     assert!(stats.out_of_gas > 200, "only {} tiny-gas runs ran out of gas", stats.out_of_gas);
 }
 
+/// The same kind of budget under Aptos's production schedule: every
+/// executor charges Aptos's gas (instructions, calls, value sizes, memory
+/// quota, module loads) identically, so runs out of gas at the same charge.
+#[test]
+fn fixed_seed_budget_under_aptos_gas_has_no_divergence() {
+    use movejit_diff::Schedule;
+    let mut stats = Stats::default();
+    let full_budget = movejit_engine::runtime::gas::aptos::AptosPricing::v50().limits.to_internal(2_000_000);
+    let opts = Options { full_budget, gas_points: 6, schedule: Schedule::Aptos, ..Options::default() };
+    for i in 0..32 {
+        stats.run_generated(17, i, &opts);
+    }
+    println!("{}", stats.summary());
+    for f in &stats.divergences {
+        println!("DIVERGENCE {} ({}): {}", f.name, f.case.describe(), f.divergence);
+    }
+    assert!(stats.divergences.is_empty(), "{} divergences", stats.divergences.len());
+    assert!(stats.compared > 40, "only {} cases compared on the JIT", stats.compared);
+    assert!(stats.out_of_gas > 100, "only {} tiny-gas runs ran out of gas", stats.out_of_gas);
+}
+
 /// Every generated opcode family appears in a modest stream (generation and
 /// verification only: no execution, so it is quick).
 #[test]
