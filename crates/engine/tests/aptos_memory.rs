@@ -7,7 +7,9 @@
 //! location, execution gas and peak memory (`memory_used`), at full
 //! balance (growth ends with `MEMORY_LIMIT_EXCEEDED` at the growing
 //! instruction, the whole quota used) and at every small balance of a range (running out of gas
-//! next to a memory use: the peak counts exactly the uses before it).
+//! next to a memory use: the peak counts exactly the uses before it, and
+//! an instruction whose memory use comes before its only charge runs out
+//! there even after one that uses memory between two charges).
 
 use movejit_engine::runtime::gas::aptos::AptosPricing;
 use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
@@ -19,6 +21,11 @@ module 0xcafe::grow
 struct P has copy + drop
   a: u64
   b: u64
+
+enum Opt<T> has copy + drop
+  None
+  Some
+    v: T
 
 enum Shape has drop
   Circle
@@ -179,6 +186,21 @@ L0: copy_loc n
 L1: move_loc s
     ret
 
+public fun partial(n: u64): u64
+    local o: Opt<u64>
+    local p: P
+    copy_loc n
+    pack_variant Opt<u64>, Some
+    st_loc o
+    copy_loc n
+    copy_loc n
+    pack P
+    st_loc p
+    copy_loc p
+    unpack P
+    add
+    ret
+
 public fun shout(n: u64)
     move_loc n
     ld_const <vector<u8>> [97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108]
@@ -276,7 +298,12 @@ fn small_balances_agree_next_to_memory_uses() {
     let st = storage();
     let (mut out_of_gas, mut runs, mut compiled_runs) = (0, 0, 0);
     let mut offsets = std::collections::BTreeSet::new();
-    for (f, args) in [("endless", &[][..]), ("seesaw", &[]), ("churn", &[3]), ("pokes", &[3]), ("fill", &[3])] {
+    // `partial`: a generic `pack_variant` (its types, a memory use, then
+    // its price) and later `pack` and `copy_loc`, whose memory uses come
+    // before their only charge.
+    let fs =
+        [("endless", &[][..]), ("seesaw", &[]), ("churn", &[3]), ("pokes", &[3]), ("fill", &[3]), ("partial", &[3])];
+    for (f, args) in fs {
         // Balances over the first iterations, finer than one instruction's
         // price, so each instruction is the one that runs out in some run.
         let from = first_compiled_balance(&st, f, args);

@@ -456,8 +456,13 @@ impl Lowerer<'_, '_> {
             seg.oog_upto = seg.oog_upto.max(i + 1);
             seg.prefix[i + 1 - start]
         } else {
-            if seg.oog_upto <= i {
+            // The steps counted in the table are `i`'s own: a count left
+            // by an earlier instruction's partial test does not carry over
+            // (it would hide `i`'s first steps from the table).
+            if seg.oog_upto < i {
                 seg.oog_upto = i;
+                seg.oog_steps = own;
+            } else if seg.oog_upto == i {
                 seg.oog_steps = seg.oog_steps.max(own);
             }
             if own == 0 {
