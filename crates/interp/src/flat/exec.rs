@@ -17,8 +17,8 @@
 use super::prepare::{GasSite, Kind, Measure, Memory, Op, Place, Prepared};
 use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::SessionState as Session;
-use crate::loader::LoadedModule;
 use movejit_format::{AccountAddress, Bytecode, Opcode};
+use movejit_loader::LoadedModule;
 use movejit_runtime::arith::{self, BinOp, CmpOp};
 use movejit_runtime::error::TrapResult;
 use movejit_runtime::ethnum::{I256, U256};

@@ -26,19 +26,19 @@ use std::sync::Arc;
 
 impl ModuleSource for SessionState<'_, '_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
-        self.modules.get(id).map(|m| &m.module)
+        self.loaded.get(id).map(|m| &m.module)
     }
 
     fn module_hash(&self, id: &ModuleId) -> Option<[u8; 32]> {
-        self.module_hashes.get(id).copied()
+        self.loaded.hashes().get(id).copied()
     }
 
     fn module_set_id(&self) -> Option<u64> {
-        self.module_set_id
+        self.loaded.set_id()
     }
 
     fn shared_module(&self, id: &ModuleId) -> Option<movejit_runtime::compiled::SharedModule> {
-        self.modules.get(id).map(|m| m.clone() as movejit_runtime::compiled::SharedModule)
+        self.loaded.get(id).map(|m| m.clone() as movejit_runtime::compiled::SharedModule)
     }
 }
 
@@ -121,7 +121,7 @@ impl SessionState<'_, '_> {
     }
 
     /// The function compiled code enters (cached per session).
-    fn function_target(&mut self, m: Arc<crate::loader::LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
+    fn function_target(&mut self, m: Arc<movejit_loader::LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
         let key = (Arc::as_ptr(&m) as usize, def);
         if let Some(t) = self.flat.entered.get(&key) {
             return Ok(t.clone());
