@@ -42,7 +42,9 @@
 // Unsafe code only where the interpreter works on flat memory by address
 // (`flat::exec`, the loop; `flat::seam`, the slots compiled code passes),
 // each module allowing it explicitly: `runtime::flat::mem`'s functions that
-// read or write through an address are `unsafe fn`.
+// read or write through an address are `unsafe fn`, and so are the seam's
+// (`SeamSlot::new`, `GlobalStore::move_from` / `move_to`): no safe function
+// reachable from here dereferences an address safe code could make.
 #![deny(unsafe_code)]
 
 mod engine;
