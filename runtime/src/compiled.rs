@@ -17,7 +17,9 @@
 //! [`Interpreter`]: the same slots ([`SeamSlot`]) and call state, run by a
 //! nested interpreter over the same session and native state.
 
-#![forbid(unsafe_code)]
+// No unsafe code; only the `unsafe fn`s declared below (whose callers
+// promise the `flat::mem` contract), each allowed where it is declared.
+#![deny(unsafe_code)]
 
 use crate::flat::native_bridge::NativeSession;
 use crate::flat::{Addr, FlatLayout};
@@ -61,10 +63,69 @@ pub struct CallState {
 /// The layout is borrowed from whoever made the slot (a plan, a call
 /// site, a value): making and dropping slots touches no reference count
 /// (issue 14 item 9).
+///
+/// A slot can only be made by [`SeamSlot::new`], an `unsafe fn`: whoever
+/// makes one promises what is above, so code that receives slots (compiled
+/// code, the interpreter, [`crate::flat::closure_shims::closures_in`]) may
+/// read and write through them.
+///
+/// Safe code cannot make one from an address; only unsafe code, which
+/// promises the contract:
+///
+/// ```
+/// use movejit_runtime::compiled::SeamSlot;
+/// use movejit_runtime::flat::{Addr, FlatLayout};
+/// /// # Safety
+/// /// `a` is a live slot of `l`.
+/// unsafe fn slot(a: Addr, l: &std::sync::Arc<FlatLayout>) -> SeamSlot<'_> {
+///     unsafe { SeamSlot::new(a, l) }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// use movejit_runtime::compiled::SeamSlot;
+/// use movejit_runtime::flat::{Addr, FlatLayout};
+/// fn forge(l: &std::sync::Arc<FlatLayout>) -> SeamSlot<'_> {
+///     SeamSlot { addr: Addr::from_raw(std::ptr::null_mut()), layout: l }
+/// }
+/// ```
+///
+/// ```compile_fail
+/// use movejit_runtime::compiled::SeamSlot;
+/// use movejit_runtime::flat::{Addr, FlatLayout};
+/// fn forge(l: &std::sync::Arc<FlatLayout>) -> SeamSlot<'_> {
+///     SeamSlot::new(Addr::from_raw(std::ptr::null_mut()), l)
+/// }
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct SeamSlot<'a> {
-    pub addr: Addr,
-    pub layout: &'a Arc<FlatLayout>,
+    addr: Addr,
+    layout: &'a Arc<FlatLayout>,
+}
+
+impl<'a> SeamSlot<'a> {
+    /// A slot at `addr` of layout `layout`.
+    ///
+    /// # Safety
+    /// `addr` is as described for [`SeamSlot`] (a live slot of `layout`, or
+    /// for a reference layout the live target of the reference, or a result
+    /// slot holding no live value) for as long as the slot is used (the
+    /// `flat::mem` contract).
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    pub unsafe fn new(addr: Addr, layout: &'a Arc<FlatLayout>) -> Self {
+        SeamSlot { addr, layout }
+    }
+
+    #[inline(always)]
+    pub fn addr(&self) -> Addr {
+        self.addr
+    }
+
+    #[inline(always)]
+    pub fn layout(&self) -> &'a Arc<FlatLayout> {
+        self.layout
+    }
 }
 
 /// The answer of [`CompiledCode::call`].
@@ -126,11 +187,21 @@ pub trait GlobalStore {
     fn borrow(&mut self, address: AccountAddress, ty: TypeId, mutable: bool) -> VmResult<Addr>;
     /// Moves resource `ty` at `address` into the slot `dst` (`MISSING_DATA`
     /// when absent).
-    fn move_from(&mut self, address: AccountAddress, ty: TypeId, dst: Addr) -> VmResult<()>;
+    ///
+    /// # Safety
+    /// `dst` is a live slot of the resource's layout holding no live value
+    /// (the `flat::mem` contract).
+    #[allow(unsafe_code)]
+    unsafe fn move_from(&mut self, address: AccountAddress, ty: TypeId, dst: Addr) -> VmResult<()>;
     /// Moves the value in slot `src` into storage as resource `ty` at
     /// `address`; when one exists already the value is dropped and the
     /// call fails with `RESOURCE_ALREADY_EXISTS`.
-    fn move_to(&mut self, address: AccountAddress, ty: TypeId, src: Addr) -> VmResult<()>;
+    ///
+    /// # Safety
+    /// `src` is a live slot of the resource's layout holding a live value,
+    /// which the call consumes (the `flat::mem` contract).
+    #[allow(unsafe_code)]
+    unsafe fn move_to(&mut self, address: AccountAddress, ty: TypeId, src: Addr) -> VmResult<()>;
 }
 
 /// Which function an [`InterpretedCall`] runs.

@@ -13,9 +13,8 @@ use movejit_runtime::compiled::{
     CompiledCall, CompiledCode, CompiledCodeFactory, CompiledHint, CompiledStats, EntrySlot, ModuleSource, SeamCall,
     SeamSlot, SessionHost,
 };
-use movejit_runtime::flat::closure_shims::{closures_in, may_hold_closure};
+use movejit_runtime::flat::closure_shims::closures_in;
 use movejit_runtime::flat::native_bridge::NativeSession;
-use movejit_runtime::flat::Shape;
 use movejit_runtime::fxhash::{FxHashMap, FxHasher};
 use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::{CostTable, ErrorLocation, ModuleId, Type, VmError};
@@ -534,13 +533,7 @@ impl JitSession<'_> {
     ) -> bool {
         let mut found = Vec::new();
         for s in args {
-            let l = match &s.layout.shape {
-                Shape::Reference(t) => t,
-                _ => s.layout,
-            };
-            if may_hold_closure(l) {
-                closures_in(l, s.addr, &mut found);
-            }
+            closures_in(s, &mut found);
         }
         if found.is_empty() {
             return true;

@@ -1,6 +1,6 @@
 //! movejit-engine: the product API of movejit, one engine over both
 //! executors. Data flows one way: bytes → movejit-format (decode) →
-//! movejit-verifier → the loader (`movejit_interp::loader`) → the
+//! movejit-verifier → the loader (`movejit-loader`) → the
 //! interpreter (`movejit-interp`) or the JIT (`movejit-jit`) over the runtime
 //! (`movejit-runtime`) → results and change sets. Hosts, tools and tests use
 //! this crate only: [`Engine`], [`EngineConfig`], [`Session`] (publishing,

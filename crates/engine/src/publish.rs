@@ -5,8 +5,7 @@
 
 use crate::Session;
 use movejit_format::{decode_module, StructFieldInformation};
-use movejit_interp::loader::LoadedModule;
-use movejit_interp::verifier_config;
+use movejit_loader::{check_links, verify_linked, LoadedModule, Stage};
 use movejit_runtime::{AccountAddress, ErrorLocation, ModuleId, StatusCode, VmError, VmResult};
 use std::sync::Arc;
 
@@ -73,22 +72,7 @@ impl Session<'_, '_> {
                     }
                 }
             }
-            let mut dep_refs: Vec<_> = closure.iter().map(|d| &d.module).collect();
-            dep_refs.extend(friends.iter());
-            movejit_verifier::verify_module(&m, &dep_refs, &verifier_config(self.flavour())).map_err(|e| {
-                let (function_index, code_offset) = match e.location {
-                    movejit_verifier::Location::Function { index, code_offset } => (index, code_offset.unwrap_or(0)),
-                    _ => (0, 0),
-                };
-                let mut err = VmError::new(e.status).with_message(e.message);
-                err.location = Some(ErrorLocation {
-                    module: id.long_string(),
-                    function_name: String::new(),
-                    function_index,
-                    code_offset,
-                });
-                err
-            })?;
+            verify_linked(&m, id, &closure, &friends, self.flavour(), Stage::Publish)?;
             let mut loaded = LoadedModule::new(m, &self.state.config().natives)?;
             loaded.size = bytes.len() as u64;
             for (i, f) in loaded.module.function_defs.iter().enumerate() {
@@ -102,40 +86,9 @@ impl Session<'_, '_> {
             if loaded.module.struct_defs.iter().any(|d| matches!(d.field_information, StructFieldInformation::Native)) {
                 return Err(located(StatusCode::MISSING_DEPENDENCY, "native struct".into()));
             }
-            self.check_links(&loaded, &deps).map_err(|e| located(e.status, e.message.unwrap_or_default()))?;
+            check_links(&loaded, &deps).map_err(|e| located(e.status, e.message.unwrap_or_default()))?;
             done.push(Arc::new(loaded));
         }
         Ok(ids.into_iter().zip(bundle.iter().cloned()).collect())
-    }
-
-    /// Every imported function and datatype must exist in its module.
-    fn check_links(&self, m: &LoadedModule, deps: &[Arc<LoadedModule>]) -> VmResult<()> {
-        let cm = &m.module;
-        let find = |mh: movejit_format::ModuleHandleIndex| -> Option<&Arc<LoadedModule>> {
-            let h = cm.module_handles.get(mh.idx())?;
-            let id = ModuleId::new(*cm.address_identifiers.get(h.address.idx())?, cm.identifiers.get(h.name.idx())?);
-            deps.iter().find(|d| d.id == id)
-        };
-        for fh in &cm.function_handles {
-            if fh.module == cm.self_module_handle_idx {
-                continue;
-            }
-            let name = cm.identifiers.get(fh.name.idx()).map(String::as_str).unwrap_or("");
-            match find(fh.module) {
-                Some(d) if d.functions.contains_key(name) => {}
-                _ => return Err(VmError::new(StatusCode::LOOKUP_FAILED).with_message(format!("function {name}"))),
-            }
-        }
-        for sh in &cm.struct_handles {
-            if sh.module == cm.self_module_handle_idx {
-                continue;
-            }
-            let name = cm.identifiers.get(sh.name.idx()).map(String::as_str).unwrap_or("");
-            match find(sh.module) {
-                Some(d) if d.datatypes.contains_key(name) => {}
-                _ => return Err(VmError::new(StatusCode::LOOKUP_FAILED).with_message(format!("datatype {name}"))),
-            }
-        }
-        Ok(())
     }
 }

@@ -17,45 +17,30 @@
 use crate::flat::exec::FlatInterp;
 use crate::flat::{FlatSession, PreparedTable};
 use crate::fxhash::FxHashMap;
-use crate::loader::LoadedModule;
-use movejit_format::{decode_module, AbilitySet, StatusFlavour};
+use movejit_format::{AbilitySet, StatusFlavour};
+use movejit_loader::{verifier_config, LoadedModule, ModuleCache, SessionModules};
 use movejit_runtime::compiled::{CompiledCode, CompiledCodeFactory, CompiledStats, ModuleSource};
 use movejit_runtime::flat::{bcs as flat_bcs, FlatValue};
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::resolve::{self, DatatypeFields, DatatypeSource, LayoutLimits};
 use movejit_runtime::DatatypeId;
 use movejit_runtime::{
-    AccountAddress, ChangeSet, EngineConfig, ErrorLocation, ExecutorKind, GasMeter, Layout, ModuleHash, ModuleId,
-    Resolver, StatusCode, Type, TypeId, TypeTable, VmError, VmResult, WriteOp,
+    AccountAddress, ChangeSet, EngineConfig, ErrorLocation, ExecutorKind, GasMeter, Layout, ModuleId, Resolver,
+    StatusCode, Type, TypeId, TypeTable, VmError, VmResult, WriteOp,
 };
-use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Message prefix of the `FEATURE_NOT_ENABLED` error of executor `Jit` when
 /// the called function (or something it reaches) cannot be compiled.
 pub const JIT_NOT_COMPILED: &str = "not compiled by the JIT: ";
 
-/// Sub-status of TYPE_RESOLUTION_FAILURE when a caller-given type argument
-/// does not load (Move's `sub_status::type_resolution_failure`).
-pub const EUSER_TYPE_LOADING_FAILURE: u64 = 1;
-
 /// The engine-wide state of the interpreter. `Send + Sync`: sessions on
 /// many threads use one; decoded and verified modules are cached by
 /// content.
 pub struct EngineState {
     pub(crate) config: EngineConfig,
-    cache: Mutex<HashMap<ModuleHash, Arc<LoadedModule>>>,
-    /// The warm module cache: by module id, the module as last loaded with
-    /// its transitive dependencies (an index into `warm_sets`). A session
-    /// takes the whole set at once when its store has the same version
-    /// (content hash) of every member.
-    warm: RwLock<WarmSets>,
-    /// Every warm set made, append-only while the engine lives (as the
-    /// module cache and the entry plans, which keep their modules): a
-    /// session borrows its set for `'e` and threads remember sets by index.
-    warm_sets: boxcar::Vec<ModuleSet>,
+    /// The loader's engine-wide module cache and warm module sets.
+    pub(crate) modules: ModuleCache,
     /// Unique while the process runs: names the engine in threads' entry
     /// memos ([`EntryMemo`]).
     serial: u64,
@@ -80,10 +65,6 @@ pub struct EngineState {
     /// such calls (each frame is zeroed when pushed). At most
     /// [`SPARE_STACKS`] are kept.
     pub(crate) spare_stacks: Mutex<Vec<movejit_runtime::flat::mem::FrameStack>>,
-    /// Empty module and hash maps a new session starts with (shared, not
-    /// allocated per session; the first module it loads copies them).
-    no_modules: FxHashMap<ModuleId, Arc<LoadedModule>>,
-    no_hashes: FxHashMap<ModuleId, ModuleHash>,
 }
 
 static NEXT_ENGINE_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -139,17 +120,6 @@ impl EntryMemo {
             });
         });
     }
-}
-
-/// The warm module cache's indices into `EngineState::warm_sets`.
-#[derive(Default)]
-struct WarmSets {
-    /// By module: the set it was last loaded with.
-    by_module: FxHashMap<ModuleId, usize>,
-    /// By members (ids and versions): a module set loaded again is the
-    /// same set (the module cache gives the same modules for the same
-    /// versions), so the sets grow only with new versions.
-    by_members: FxHashMap<Vec<(ModuleId, ModuleHash)>, usize>,
 }
 
 /// Frame stacks an engine keeps (one per thread running calls at once is
@@ -236,9 +206,7 @@ impl EngineState {
         let meter_template = GasMeter::new(config.costs.clone(), 0);
         EngineState {
             config,
-            cache: Mutex::new(HashMap::new()),
-            warm: RwLock::default(),
-            warm_sets: boxcar::Vec::new(),
+            modules: ModuleCache::default(),
             serial: NEXT_ENGINE_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             compiled,
             prepared: Default::default(),
@@ -247,8 +215,6 @@ impl EngineState {
             set_layouts: RwLock::default(),
             primitive_layouts: crate::flat::primitive_flat_layouts(),
             spare_stacks: Mutex::default(),
-            no_modules: FxHashMap::default(),
-            no_hashes: FxHashMap::default(),
         }
     }
     pub fn config(&self) -> &EngineConfig {
@@ -260,9 +226,7 @@ impl EngineState {
         SessionState {
             engine: self,
             resolver,
-            modules: Cow::Borrowed(&self.no_modules),
-            module_hashes: Cow::Borrowed(&self.no_hashes),
-            module_set_id: None,
+            loaded: SessionModules::new(&self.modules, &self.config, resolver),
             globals: Globals::default(),
             depth_cache: FxHashMap::default(),
             flat: FlatSession::default(),
@@ -399,15 +363,8 @@ impl Globals {
 pub struct SessionState<'e, 'r> {
     pub(crate) engine: &'e EngineState,
     pub(crate) resolver: &'r dyn Resolver,
-    /// Borrowed from the engine's warm module cache until the session loads
-    /// a module the warm set it took lacks (copy on write).
-    pub(crate) modules: Cow<'e, FxHashMap<ModuleId, Arc<LoadedModule>>>,
-    /// SHA-256 of the bytes each loaded module came from (compiled code is
-    /// cached by module content).
-    pub(crate) module_hashes: Cow<'e, FxHashMap<ModuleId, ModuleHash>>,
-    /// The number of the warm set `modules` is, while the session has
-    /// loaded nothing else ([`ModuleSource::module_set_id`]).
-    pub(crate) module_set_id: Option<u64>,
+    /// The session's loaded modules (the loader's).
+    pub(crate) loaded: SessionModules<'e, 'r>,
     pub(crate) globals: Globals,
     /// Value depth of types already measured.
     pub(crate) depth_cache: FxHashMap<Type, usize>,
@@ -415,22 +372,6 @@ pub struct SessionState<'e, 'r> {
     pub(crate) compiled: Option<Box<dyn CompiledCode + 'e>>,
     /// Call-site caches and layouts of the flat interpreter.
     pub(crate) flat: FlatSession<'e>,
-}
-
-/// A module loaded with its transitive dependencies, as the warm module
-/// cache hands it to sessions.
-pub(crate) struct ModuleSet {
-    /// Unique while the process runs ([`ModuleSource::module_set_id`]).
-    id: u64,
-    /// Every member with the content hash it was loaded from: the set is
-    /// valid for a store that has these versions of all of them.
-    members: Vec<(ModuleId, ModuleHash)>,
-    modules: FxHashMap<ModuleId, Arc<LoadedModule>>,
-    hashes: FxHashMap<ModuleId, ModuleHash>,
-    /// The last store version ([`Resolver::modules_version`]) found to have
-    /// every member (0: none yet): sessions over it skip the per-member
-    /// check. Written only when the version changes.
-    checked_version: AtomicU64,
 }
 
 /// The session's loaded modules, their hashes and warm set number, for
@@ -459,21 +400,6 @@ impl ModuleSource for LoadedModules<'_> {
     }
 }
 
-/// The verifier's rules for code published (and scripts run) under `f`.
-pub fn verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
-    match f {
-        StatusFlavour::Aptos => movejit_verifier::VerifierConfig::aptos(),
-        StatusFlavour::Sui => movejit_verifier::VerifierConfig::sui(),
-    }
-}
-
-/// The rules for a module loaded from storage: it passed publishing, so
-/// publish-only rules (its friends existing) no longer apply; a friend
-/// module may legitimately be absent from the store.
-fn load_verifier_config(f: StatusFlavour) -> movejit_verifier::VerifierConfig {
-    movejit_verifier::VerifierConfig { check_friends_exist: false, ..verifier_config(f) }
-}
-
 impl<'e, 'r> SessionState<'e, 'r> {
     /// Compiled vs interpreted counts (`None` when no compiled code is attached).
     pub fn compiled_stats(&self) -> Option<CompiledStats> {
@@ -496,319 +422,28 @@ impl<'e, 'r> SessionState<'e, 'r> {
 
     /// Loads (decodes, links, verifies) a module and its dependencies.
     pub fn load_module(&mut self, id: &ModuleId) -> VmResult<Arc<LoadedModule>> {
-        if let Some(m) = self.modules.get(id) {
-            return Ok(m.clone());
-        }
-        if let Some(m) = self.load_warm(id) {
-            return Ok(m);
-        }
-        let mut visiting = Vec::new();
-        let m = self.load_rec(id, &mut visiting)?;
-        self.remember_warm(id);
-        Ok(m)
+        self.loaded.load_module(id)
     }
 
-    /// `id` and its dependencies from the engine's warm module cache, when
-    /// the session's store has the version of every member the set was
-    /// loaded from (then loading them anew would give the same modules):
-    /// one look-up of the store per member, no hashing, one shared lock.
-    fn load_warm(&mut self, id: &ModuleId) -> Option<Arc<LoadedModule>> {
-        if !self.take_warm(id) {
-            return None;
-        }
-        self.modules.get(id).cloned()
-    }
-
-    /// [`SessionState::load_warm`] without handing out the module: `true` when
-    /// the session has `id` from a warm set now.
-    fn take_warm(&mut self, id: &ModuleId) -> bool {
-        let index = match self.engine.warm.read() {
-            Ok(warm) => warm.by_module.get(id).copied(),
-            Err(_) => None,
-        };
-        match index.and_then(|i| self.engine.warm_sets.get(i)) {
-            Some(set) => self.adopt_warm(set, id),
-            None => false,
-        }
-    }
-
-    /// Takes warm set `set` (of module `id`) when the session's store has
-    /// the version of every member it was loaded from: `true` when the
-    /// session has `id` from it now.
-    fn adopt_warm(&mut self, set: &'e ModuleSet, id: &ModuleId) -> bool {
-        let version = self.resolver.modules_version();
-        if version.is_none_or(|v| set.checked_version.load(Ordering::Relaxed) != v) {
-            if !set.members.iter().all(|(m, h)| self.resolver.module_hash(m).as_ref() == Some(h)) {
-                return false;
-            }
-            if let Some(v) = version {
-                set.checked_version.store(v, Ordering::Relaxed);
-            }
-        }
-        if self.modules.is_empty() {
-            self.modules = Cow::Borrowed(&set.modules);
-            self.module_hashes = Cow::Borrowed(&set.hashes);
-            self.module_set_id = Some(set.id);
-        } else {
-            self.module_set_id = None;
-            // Modules this session loaded already came from the same store.
-            let modules = self.modules.to_mut();
-            let hashes = self.module_hashes.to_mut();
-            for (mid, h) in &set.members {
-                if let Some(m) = set.modules.get(mid) {
-                    modules.entry(mid.clone()).or_insert_with(|| m.clone());
-                    hashes.entry(mid.clone()).or_insert(*h);
-                }
-            }
-        }
-        // A set is made from the module it is found by, its first member.
-        set.members.first().is_some_and(|(m, _)| m == id) || set.modules.contains_key(id)
-    }
-
-    /// Records `id`, just loaded, and its dependencies as a warm set.
-    fn remember_warm(&self, id: &ModuleId) {
-        let mut members: Vec<(ModuleId, ModuleHash)> = Vec::new();
-        let mut modules = FxHashMap::default();
-        let mut todo = vec![id.clone()];
-        while let Some(mid) = todo.pop() {
-            if modules.contains_key(&mid) {
-                continue;
-            }
-            let (Some(m), Some(h)) = (self.modules.get(&mid), self.module_hashes.get(&mid)) else {
-                return;
-            };
-            todo.extend(m.module.immediate_dependencies().into_iter().map(|(a, n)| ModuleId::new(a, &n)));
-            members.push((mid.clone(), *h));
-            modules.insert(mid, m.clone());
-        }
-        let Ok(mut warm) = self.engine.warm.write() else { return };
-        let index = match warm.by_members.get(&members) {
-            Some(i) => *i,
-            None => {
-                let hashes = members.iter().cloned().collect();
-                static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-                let set_id = NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let set = ModuleSet {
-                    id: set_id,
-                    members: members.clone(),
-                    modules,
-                    hashes,
-                    checked_version: AtomicU64::new(0),
-                };
-                let i = self.engine.warm_sets.push(set);
-                warm.by_members.insert(members, i);
-                i
-            }
-        };
-        warm.by_module.insert(id.clone(), index);
-    }
-
-    fn load_rec(&mut self, id: &ModuleId, visiting: &mut Vec<ModuleId>) -> VmResult<Arc<LoadedModule>> {
-        if let Some(m) = self.modules.get(id) {
-            return Ok(m.clone());
-        }
-        if visiting.contains(id) {
-            return Err(VmError::new(StatusCode::CYCLIC_MODULE_DEPENDENCY).with_message(format!("{id}")));
-        }
-        let bytes = self
-            .resolver
-            .get_module(id)
-            .ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR).with_message(format!("module {id} not found")))?;
-        let key = self.resolver.module_hash(id).unwrap_or_else(|| movejit_runtime::module_hash(&bytes));
-        let cached = self.engine.cache.lock().map(|c| c.get(&key).cloned()).unwrap_or(None);
-        visiting.push(id.clone());
-        let loaded = match cached {
-            Some(m) => {
-                for (a, n) in m.module.immediate_dependencies() {
-                    self.load_rec(&ModuleId::new(a, &n), visiting)?;
-                }
-                m
-            }
-            None => {
-                let module = decode_module(&bytes)
-                    .map_err(|e| VmError::new(e.status).with_message(format!("{id}: {}", e.message)))?;
-                let deps_ids: Vec<ModuleId> =
-                    module.immediate_dependencies().into_iter().map(|(a, n)| ModuleId::new(a, &n)).collect();
-                let mut deps = Vec::new();
-                for d in &deps_ids {
-                    deps.push(self.load_rec(d, visiting)?);
-                }
-                let (closure, friends) = self.linking_context(&module, &deps);
-                let mut dep_refs: Vec<_> = closure.iter().map(|d| &d.module).collect();
-                dep_refs.extend(friends.iter());
-                movejit_verifier::verify_module(&module, &dep_refs, &load_verifier_config(self.flavour())).map_err(
-                    |e| {
-                        let (function_index, code_offset) = match e.location {
-                            movejit_verifier::Location::Function { index, code_offset } => {
-                                (index, code_offset.unwrap_or(0))
-                            }
-                            _ => (0, 0),
-                        };
-                        let mut err = VmError::new(StatusCode::UNEXPECTED_VERIFIER_ERROR).with_message(format!(
-                            "{}: {}",
-                            e.status.name(),
-                            e.message
-                        ));
-                        err.location = Some(ErrorLocation {
-                            module: id.long_string(),
-                            function_name: String::new(),
-                            function_index,
-                            code_offset,
-                        });
-                        err
-                    },
-                )?;
-                let mut m = LoadedModule::new(module, &self.engine.config.natives)?;
-                m.size = bytes.len() as u64;
-                let m = Arc::new(m);
-                if &m.id != id {
-                    return Err(VmError::new(StatusCode::LINKER_ERROR).with_message("module id mismatch"));
-                }
-                if let Ok(mut c) = self.engine.cache.lock() {
-                    c.insert(key, m.clone());
-                }
-                m
-            }
-        };
-        visiting.pop();
-        self.module_set_id = None;
-        self.modules.to_mut().insert(id.clone(), loaded.clone());
-        self.module_hashes.to_mut().insert(id.clone(), key);
-        Ok(loaded)
-    }
-
-    /// What the verifier links `module` against: its dependencies with their
-    /// transitive closure (already loaded), and its friends, decoded but not
-    /// loaded (friends usually depend on the module, and only their existence
-    /// is checked). Publishing (movejit-engine) verifies against the same.
+    /// What the verifier links `module` against
+    /// ([`SessionModules::linking_context`]).
     pub fn linking_context(
         &self,
         module: &movejit_format::CompiledModule,
         deps: &[Arc<LoadedModule>],
     ) -> (Vec<Arc<LoadedModule>>, Vec<movejit_format::CompiledModule>) {
-        let mut closure: Vec<Arc<LoadedModule>> = Vec::new();
-        let mut todo: Vec<Arc<LoadedModule>> = deps.to_vec();
-        while let Some(d) = todo.pop() {
-            if closure.iter().any(|c| c.id == d.id) {
-                continue;
-            }
-            for (a, n) in d.module.immediate_dependencies() {
-                if let Some(m) = self.modules.get(&ModuleId::new(a, &n)) {
-                    todo.push(m.clone());
-                }
-            }
-            closure.push(d);
-        }
-        let mut friends = Vec::new();
-        for f in &module.friend_decls {
-            let (Some(a), Some(n)) =
-                (module.address_identifiers.get(f.address.idx()), module.identifiers.get(f.name.idx()))
-            else {
-                continue;
-            };
-            let fid = ModuleId::new(*a, n);
-            if closure.iter().any(|c| c.id == fid) {
-                continue;
-            }
-            if let Some(m) = self.modules.get(&fid) {
-                friends.push(m.module.clone());
-            } else if let Some(bytes) = self.resolver.get_module(&fid) {
-                if let Ok(m) = decode_module(&bytes) {
-                    friends.push(m);
-                }
-            }
-        }
-        (closure, friends)
+        self.loaded.linking_context(module, deps)
     }
 
-    /// Loads and checks a caller-given type argument the way the Move VM
-    /// turns a type tag into a runtime type, before anything runs: every
-    /// datatype's module loads (LINKER_ERROR) and declares it
-    /// (TYPE_RESOLUTION_FAILURE), gets as many type arguments as it declares
-    /// (NUMBER_OF_TYPE_ARGUMENTS_MISMATCH) and they meet its constraints
-    /// (CONSTRAINT_NOT_SATISFIED); size and depth stay within
-    /// [`Limits::max_type_arg_nodes`] and [`Limits::max_type_arg_depth`]
-    /// (TOO_MANY_TYPE_NODES, VM_MAX_TYPE_DEPTH_REACHED). What no type tag
-    /// can express (a reference outside a function type's parameters or
-    /// results, a type parameter) is TYPE_RESOLUTION_FAILURE, with the Move
-    /// VM's sub-status for a user type argument
-    /// ([`EUSER_TYPE_LOADING_FAILURE`]).
+    /// Loads and checks a caller-given type argument
+    /// ([`SessionModules::load_type`]).
     pub fn load_type(&mut self, t: &Type) -> VmResult<()> {
-        let mut nodes = 0;
-        self.check_type_arg(t, &mut nodes, 1).map_err(|e| {
-            if e.status == StatusCode::TYPE_RESOLUTION_FAILURE {
-                e.with_sub_status(EUSER_TYPE_LOADING_FAILURE)
-            } else {
-                e
-            }
-        })
-    }
-
-    fn check_type_arg(&mut self, t: &Type, nodes: &mut usize, depth: usize) -> VmResult<()> {
-        let limits = &self.engine.config.limits;
-        if limits.max_type_arg_nodes.is_some_and(|max| *nodes >= max) {
-            return Err(VmError::new(StatusCode::TOO_MANY_TYPE_NODES).with_message(format!("type argument {t}")));
-        }
-        if depth > limits.max_type_arg_depth {
-            return Err(VmError::new(StatusCode::VM_MAX_TYPE_DEPTH_REACHED).with_message(format!("type argument {t}")));
-        }
-        *nodes += 1;
-        match t {
-            Type::Vector(e) => self.check_type_arg(e, nodes, depth + 1),
-            Type::Datatype(id, args) => {
-                let mid = ModuleId { address: id.address, name: id.module.clone() };
-                let m = self.load_module(&mid)?;
-                let params = m
-                    .datatypes
-                    .contains_key(&*id.name)
-                    .then(|| m.handle_ids.iter().position(|h| **h == **id))
-                    .flatten()
-                    .and_then(|i| m.module.struct_handles.get(i))
-                    .map(|h| h.type_parameters.clone())
-                    .ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE).with_message(format!("{t}")))?;
-                for a in args {
-                    self.check_type_arg(a, nodes, depth + 1)?;
-                }
-                if params.len() != args.len() {
-                    return Err(VmError::new(StatusCode::NUMBER_OF_TYPE_ARGUMENTS_MISMATCH).with_message(format!(
-                        "{}::{}::{} takes {} type argument(s), {} given",
-                        id.address.to_hex_short(),
-                        id.module,
-                        id.name,
-                        params.len(),
-                        args.len()
-                    )));
-                }
-                for (a, p) in args.iter().zip(&params) {
-                    if !self.abilities_of(a)?.contains(p.constraints) {
-                        return Err(
-                            VmError::new(StatusCode::CONSTRAINT_NOT_SATISFIED).with_message(format!("{a} in {t}"))
-                        );
-                    }
-                }
-                Ok(())
-            }
-            // A function type's parameters and results may be references
-            // (one level deeper, as Aptos counts them).
-            Type::Function(p, r, _) => p.iter().chain(r).try_for_each(|a| match a {
-                Type::Reference(e) | Type::MutableReference(e) => self.check_type_arg(e, nodes, depth + 2),
-                a => self.check_type_arg(a, nodes, depth + 1),
-            }),
-            Type::Reference(_) | Type::MutableReference(_) | Type::TyParam(_) => {
-                Err(VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE)
-                    .with_message(format!("{t} is not a type argument")))
-            }
-            _ => Ok(()),
-        }
+        self.loaded.load_type(t)
     }
 
     /// Resolves `module::name` to a loaded function definition.
     pub(crate) fn resolve_function(&mut self, module: &ModuleId, name: &str) -> VmResult<(Arc<LoadedModule>, u16)> {
-        let m = self.load_module(module)?;
-        let def = *m.functions.get(name).ok_or_else(|| {
-            VmError::new(StatusCode::FUNCTION_RESOLUTION_FAILURE).with_message(format!("{module}::{name}"))
-        })?;
-        Ok((m, def))
+        self.loaded.resolve_function(module, name)
     }
 
     /// Runs an Aptos script: decode, load its dependencies, verify, then call
@@ -835,13 +470,10 @@ impl<'e, 'r> SessionState<'e, 'r> {
         let module = script_as_module(script);
         let loaded = Arc::new(LoadedModule::new(module, &self.engine.config.natives)?);
         let id = loaded.id.clone();
-        self.module_set_id = None;
-        self.modules.to_mut().insert(id.clone(), loaded);
         // Every script is module `0x0::<SELF>`: its bytes tell them apart.
-        self.module_hashes.to_mut().insert(id.clone(), movejit_runtime::module_hash(bytes));
+        self.loaded.add_unstored(loaded, movejit_runtime::module_hash(bytes));
         let r = self.execute_function(&id, "main", ty_args, args, gas);
-        self.modules.to_mut().remove(&id);
-        self.module_hashes.to_mut().remove(&id);
+        self.loaded.remove(&id);
         r
     }
 
@@ -912,7 +544,7 @@ impl<'e, 'r> SessionState<'e, 'r> {
                 a.charge_module(module, bytes.len() as u64).map_err(VmError::new)?;
             }
         }
-        let fresh = self.modules.is_empty();
+        let fresh = self.loaded.is_empty();
         if let Some(plan) = self.entry_plan(module, name, ty_args, fresh) {
             return self.execute_planned(plan, name, ty_args, args, gas);
         }
@@ -951,7 +583,7 @@ impl<'e, 'r> SessionState<'e, 'r> {
         // Every check passed: later sessions over the same warm module
         // set skip them (checked against the set the session has now:
         // loading the type arguments may have added modules).
-        if let Some(set) = self.module_set_id {
+        if let Some(set) = self.loaded.set_id() {
             let key = (set, Arc::as_ptr(&m) as usize, def);
             let plan = EntryPlan {
                 module: m.clone(),
@@ -973,7 +605,7 @@ impl<'e, 'r> SessionState<'e, 'r> {
                 let _ = self.check_compiles(&m, def, name, ty_args, gas, Some(&plan.compiled));
             }
         }
-        let key = self.module_set_id.map(|set| (set, Arc::as_ptr(&m) as usize, def));
+        let key = self.loaded.set_id().map(|set| (set, Arc::as_ptr(&m) as usize, def));
         let r = self.execute_flat(m, def, ty_args, &params, &returns, flat_args, gas, None);
         // The next session's call of the plan may take the direct path.
         if let (Ok(done), Some(plan)) = (&r, key.and_then(|k| self.engine.entries.find(&k, ty_args))) {
@@ -992,11 +624,11 @@ impl<'e, 'r> SessionState<'e, 'r> {
         }
         // Only a module already loaded or in a warm set: loading anew (and
         // its errors) is the full path's.
-        if !self.modules.contains_key(module) && !self.take_warm(module) {
+        if !self.loaded.modules().contains_key(module) && !self.loaded.take_warm(module) {
             return None;
         }
-        let set = self.module_set_id?;
-        let m = self.modules.get(module)?;
+        let set = self.loaded.set_id()?;
+        let m = self.loaded.get(module)?;
         let def = *m.functions.get(name)?;
         let at = self.engine.entries.find_index(&(set, Arc::as_ptr(m) as usize, def), ty_args)?;
         if fresh {
@@ -1009,8 +641,8 @@ impl<'e, 'r> SessionState<'e, 'r> {
     /// `module::name<ty_args>` took warm set `set` (of `module`) and plan
     /// `plan`.
     fn remember_entry(&self, module: &ModuleId, name: &str, ty_args: &[Type], set: u64, plan: usize) {
-        let warm = self.engine.warm.read().ok().and_then(|w| w.by_module.get(module).copied());
-        if let Some(set_index) = warm.filter(|i| self.engine.warm_sets.get(*i).is_some_and(|s| s.id == set)) {
+        let warm = self.engine.modules.warm_index(module);
+        if let Some(set_index) = warm.filter(|i| self.engine.modules.warm_set(*i).is_some_and(|s| s.id() == set)) {
             EntryMemo::remember(self.engine.serial, set_index, plan, module, name, ty_args);
         }
     }
@@ -1020,8 +652,8 @@ impl<'e, 'r> SessionState<'e, 'r> {
     /// set's versions: no lock, no hashing of names.
     fn remembered_plan(&mut self, module: &ModuleId, name: &str, ty_args: &[Type]) -> Option<&'e EntryPlan> {
         let (set_index, plan) = EntryMemo::find(self.engine.serial, module, name, ty_args)?;
-        let set = self.engine.warm_sets.get(set_index)?;
-        if !self.adopt_warm(set, module) {
+        let set = self.engine.modules.warm_set(set_index)?;
+        if !self.loaded.adopt_warm(set, module) {
             return None;
         }
         self.engine.entries.plans.get(plan)
@@ -1096,7 +728,7 @@ impl<'e, 'r> SessionState<'e, 'r> {
         if self.engine.config.executor != ExecutorKind::Jit || native_entry || gas.is_aptos() {
             return Ok(());
         }
-        let modules = LoadedModules(&self.modules, &self.module_hashes, self.module_set_id);
+        let modules = LoadedModules(self.loaded.modules(), self.loaded.hashes(), self.loaded.set_id());
         let r = match (self.compiled.as_mut(), slot) {
             (Some(c), Some(slot)) => c.compile_entry(&modules, &m.id, def, ty_args, slot),
             (Some(c), None) => c.compile(&modules, &m.id, def, ty_args),
@@ -1200,60 +832,7 @@ impl<'e, 'r> SessionState<'e, 'r> {
     }
     /// The abilities of a runtime type.
     pub(crate) fn abilities_of(&self, t: &Type) -> VmResult<AbilitySet> {
-        Ok(match t {
-            Type::Bool
-            | Type::U8
-            | Type::U16
-            | Type::U32
-            | Type::U64
-            | Type::U128
-            | Type::U256
-            | Type::I8
-            | Type::I16
-            | Type::I32
-            | Type::I64
-            | Type::I128
-            | Type::I256
-            | Type::Address => AbilitySet::PRIMITIVES,
-            Type::Signer => AbilitySet::SIGNER,
-            Type::Reference(_) | Type::MutableReference(_) => AbilitySet::REFERENCES,
-            Type::Vector(e) => AbilitySet::VECTOR.intersect(self.abilities_of(e)?),
-            Type::Function(_, _, ab) => *ab,
-            Type::TyParam(_) => AbilitySet::EMPTY,
-            Type::Datatype(id, args) => {
-                let mid = ModuleId { address: id.address, name: id.module.clone() };
-                let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
-                let h = m
-                    .handle_ids
-                    .iter()
-                    .position(|h| **h == **id)
-                    .and_then(|i| m.module.struct_handles.get(i))
-                    .ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
-                let declared = h.abilities;
-                // Abilities of a generic datatype: declared ones, each kept
-                // only if every non-phantom argument has the matching one
-                // (key requires store).
-                let mut ab = declared;
-                for (a, p) in args.iter().zip(&h.type_parameters) {
-                    if p.is_phantom {
-                        continue;
-                    }
-                    let aa = self.abilities_of(a)?;
-                    let mut keep = 0u8;
-                    if aa.has_copy() {
-                        keep |= AbilitySet::COPY;
-                    }
-                    if aa.has_drop() {
-                        keep |= AbilitySet::DROP;
-                    }
-                    if aa.has_store() {
-                        keep |= AbilitySet::STORE | AbilitySet::KEY;
-                    }
-                    ab = ab.intersect(AbilitySet(keep));
-                }
-                ab
-            }
-        })
+        self.loaded.abilities_of(t)
     }
 
     /// The value depth of a type, uncached (for preparing flat code).
@@ -1284,10 +863,7 @@ impl<'e, 'r> SessionState<'e, 'r> {
 
 impl DatatypeSource for SessionState<'_, '_> {
     fn datatype_fields(&self, id: &DatatypeId, args: &[Type]) -> VmResult<Option<DatatypeFields>> {
-        let mid = ModuleId { address: id.address, name: id.module.clone() };
-        let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
-        let def = m.datatypes.get(&*id.name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
-        m.field_types(*def, args)
+        self.loaded.datatype_fields(id, args)
     }
 }
 
@@ -1319,7 +895,7 @@ impl TypeInfo for SessionState<'_, '_> {
         Ok(fields.filter(|f| !f.is_enum).and_then(|f| f.variants.into_iter().next()))
     }
     fn module_size(&self, id: &ModuleId) -> VmResult<Option<u64>> {
-        Ok(self.modules.get(id).map(|m| m.size).or_else(|| self.resolver.get_module(id).map(|b| b.len() as u64)))
+        Ok(self.loaded.module_size(id))
     }
     /// Loaded resources answer from the session's globals, others from
     /// storage.

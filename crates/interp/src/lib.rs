@@ -3,7 +3,7 @@
 //! tools and tests use.
 //!
 //! What it offers: [`EngineState`] (one per engine, `Send + Sync`: the
-//! module cache and warm module sets, prepared function instances, entry
+//! loader's module cache and warm module sets, prepared function instances, entry
 //! plans, layouts) and [`SessionState`] (one per session over a
 //! [`Resolver`](movejit_runtime::Resolver): the loaded module set, the
 //! global-storage cache, the flat interpreter's caches, the session's
@@ -17,8 +17,8 @@
 //!
 //! What it may assume: the configuration (`movejit_runtime::EngineConfig`)
 //! is the engine's and does not change while it lives; modules come from a
-//! resolver and are decoded (movejit-format) and verified (movejit-verifier)
-//! here before any of their code runs; compiled code, when attached, is a
+//! resolver and are loaded by movejit-loader (decoded, linked, verified)
+//! before any of their code runs; compiled code, when attached, is a
 //! `CompiledCodeFactory` that follows jit-abi.md (same results, gas and
 //! errors as interpreting). Nothing else about the JIT is known here.
 //!
@@ -42,7 +42,9 @@
 // Unsafe code only where the interpreter works on flat memory by address
 // (`flat::exec`, the loop; `flat::seam`, the slots compiled code passes),
 // each module allowing it explicitly: `runtime::flat::mem`'s functions that
-// read or write through an address are `unsafe fn`.
+// read or write through an address are `unsafe fn`, and so are the seam's
+// (`SeamSlot::new`, `GlobalStore::move_from` / `move_to`): no safe function
+// reachable from here dereferences an address safe code could make.
 #![deny(unsafe_code)]
 
 mod engine;
@@ -50,10 +52,8 @@ mod flat;
 mod fxhash;
 #[cfg(test)]
 mod globals_tests;
-pub mod loader;
 
-pub use engine::{
-    verifier_config, EngineState, ExecutionResult, SessionState, EUSER_TYPE_LOADING_FAILURE, JIT_NOT_COMPILED,
-};
+pub use engine::{EngineState, ExecutionResult, SessionState, JIT_NOT_COMPILED};
+pub use movejit_loader::EUSER_TYPE_LOADING_FAILURE;
 // The flat interpreter names the executor kind from the crate root.
 use movejit_runtime::ExecutorKind;

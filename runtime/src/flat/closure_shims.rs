@@ -699,10 +699,18 @@ pub unsafe extern "C" fn call_interpreted(
     let site = unsafe { &*site };
     let np = site.params.len();
     let ptrs = unsafe { std::slice::from_raw_parts(slots, np + site.rets.len()) };
-    let args: Vec<SeamSlot<'_>> =
-        ptrs[..np].iter().zip(&site.params).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
-    let rets: Vec<SeamSlot<'_>> =
-        ptrs[np..].iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
+    // SAFETY: shim contract: each pointer is the site's parameter or
+    // result slot of its layout (a reference parameter's: its target).
+    /// # Safety
+    /// `p` points to a slot of layout `l` as `SeamSlot::new` requires.
+    unsafe fn slot<'s>((p, l): (&*mut u8, &'s Arc<FlatLayout>)) -> SeamSlot<'s> {
+        // SAFETY: the caller's contract.
+        unsafe { SeamSlot::new(Addr::from_raw(*p), l) }
+    }
+    // SAFETY: see above.
+    let args: Vec<SeamSlot<'_>> = ptrs[..np].iter().zip(&site.params).map(|x| unsafe { slot(x) }).collect();
+    // SAFETY: see above.
+    let rets: Vec<SeamSlot<'_>> = ptrs[np..].iter().zip(&site.rets).map(|x| unsafe { slot(x) }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_mut() }) else { return 1 };
     let state = CallState { depth: cx.depth, stack_base: cx.stack_base, gas_left: None, aptos: false, aptos_meter: 0 };
@@ -756,12 +764,15 @@ unsafe fn call_closure_interpreted(
         let slot = if captured_at(i) {
             cap.next().map(|v| {
                 if owned {
-                    SeamSlot { addr: Addr::of_value(v), layout: v.layout() }
+                    // SAFETY: the box's own captured value, live for the call.
+                    unsafe { SeamSlot::new(Addr::of_value(v), v.layout()) }
                 } else {
                     let copy = v.copy();
                     // The copy's layout is the captured value's (borrowed
-                    // from it: `copy` moves into `copies`).
-                    let s = SeamSlot { addr: Addr::of_value(&copy), layout: v.layout() };
+                    // from it: `copy` moves into `copies`, its heap slot
+                    // staying where it is, live for the call).
+                    // SAFETY: as above.
+                    let s = unsafe { SeamSlot::new(Addr::of_value(&copy), v.layout()) };
                     copies.push(copy);
                     s
                 }
@@ -770,7 +781,9 @@ unsafe fn call_closure_interpreted(
             prov.next().map(|(p, l)| {
                 // A reference argument's slot holds its target's address.
                 let addr = if is_ref(l) { mem::read_addr(Addr::from_raw(*p)) } else { Addr::from_raw(*p) };
-                SeamSlot { addr, layout: l }
+                // SAFETY: shim contract: a provided argument's live slot
+                // (a reference's: its target) of the site's layout.
+                unsafe { SeamSlot::new(addr, l) }
             })
         };
         match slot {
@@ -785,8 +798,9 @@ unsafe fn call_closure_interpreted(
             }
         }
     }
+    // SAFETY: shim contract: the site's result slots, of its layouts.
     let rets: Vec<SeamSlot> =
-        rets.iter().zip(&site.rets).map(|(p, l)| SeamSlot { addr: Addr::from_raw(*p), layout: l }).collect();
+        rets.iter().zip(&site.rets).map(|(p, l)| unsafe { SeamSlot::new(Addr::from_raw(*p), l) }).collect();
     // SAFETY: shim contract.
     let Some(cx) = (unsafe { ctx.as_ref() }) else { return FAILED_HERE };
     let state = CallState {
@@ -833,19 +847,25 @@ pub fn may_hold_closure(l: &FlatLayout) -> bool {
     }
 }
 
-/// The function and type arguments of every closure in the live value of
-/// layout `l` at `a` (captured values included), for engines that compile
-/// the targets of closures arriving from outside their code. `a` is a seam
-/// slot's address (`compiled::SeamSlot`): a live slot of `l`, by the seam's
-/// contract, which its safe signature does not yet enforce (jit-abi.md 1.3).
-pub fn closures_in(l: &FlatLayout, a: Addr, out: &mut Vec<(FunctionId, Vec<Type>)>) {
-    // SAFETY: `a` is a live slot of layout `l` (the seam contract, above);
-    // so is every field, element, captured value and target reached below.
-    unsafe { closures_in_slot(l, a, out) }
+/// The function and type arguments of every closure in the value of seam
+/// slot `s` (a reference argument: its target; captured values included),
+/// for engines that compile the targets of closures arriving from outside
+/// their code.
+pub fn closures_in(s: &crate::compiled::SeamSlot<'_>, out: &mut Vec<(FunctionId, Vec<Type>)>) {
+    let l = match &s.layout().shape {
+        Shape::Reference(t) => t,
+        _ => s.layout(),
+    };
+    if may_hold_closure(l) {
+        // SAFETY: a seam slot's address is a live slot of its layout, or
+        // of a reference layout's target (`SeamSlot::new`'s contract); so is
+        // every field, element, captured value and target reached below.
+        unsafe { closures_at(l, s.addr(), out) }
+    }
 }
 
-/// [`closures_in`] below the seam (`flat::mem` contract).
-unsafe fn closures_in_slot(l: &FlatLayout, a: Addr, out: &mut Vec<(FunctionId, Vec<Type>)>) {
+/// [`closures_in`] at a slot of layout `l` (`flat::mem` contract).
+unsafe fn closures_at(l: &FlatLayout, a: Addr, out: &mut Vec<(FunctionId, Vec<Type>)>) {
     match &l.shape {
         Shape::Closure => {
             if let Some(c) = mem::closure(a) {
@@ -855,29 +875,29 @@ unsafe fn closures_in_slot(l: &FlatLayout, a: Addr, out: &mut Vec<(FunctionId, V
                     }
                 }
                 for v in &c.captured {
-                    closures_in(v.layout(), Addr::of_value(v), out);
+                    closures_at(v.layout(), Addr::of_value(v), out);
                 }
             }
         }
         Shape::Vector(e) if may_hold_closure(e) => {
             for i in 0..mem::vec_len(a) {
                 if let Ok(p) = mem::vec_borrow(e, a, i) {
-                    closures_in(e, p, out);
+                    closures_at(e, p, out);
                 }
             }
         }
         Shape::Struct(fs) => {
             for f in fs.iter().filter(|f| may_hold_closure(&f.layout)) {
-                closures_in(&f.layout, a.add(f.offset), out);
+                closures_at(&f.layout, a.add(f.offset), out);
             }
         }
         Shape::Enum(vs) => {
             let tag = u16::from_le_bytes(mem::read::<2>(a));
             for f in vs.get(tag as usize).into_iter().flatten().filter(|f| may_hold_closure(&f.layout)) {
-                closures_in(&f.layout, a.add(f.offset), out);
+                closures_at(&f.layout, a.add(f.offset), out);
             }
         }
-        Shape::Reference(t) if may_hold_closure(t) => closures_in(t, mem::read_addr(a), out),
+        Shape::Reference(t) if may_hold_closure(t) => closures_at(t, mem::read_addr(a), out),
         _ => {}
     }
 }

@@ -274,8 +274,9 @@ pub unsafe extern "C" fn global_move_from(ctx: *mut ExecContext, ty: u64, addr: 
         Ok(x) => x,
         Err(st) => return st,
     };
-    // SAFETY: shim contract.
-    let r = s.move_from(unsafe { address(addr) }, t, Addr::from_raw(dst));
+    // SAFETY: shim contract (`addr` an address, `dst` a free slot of the
+    // resource's layout).
+    let r = unsafe { s.move_from(address(addr), t, Addr::from_raw(dst)) };
     status(c, r)
 }
 
@@ -291,8 +292,9 @@ pub unsafe extern "C" fn global_move_to(ctx: *mut ExecContext, ty: u64, signer: 
         Ok(x) => x,
         Err(st) => return st,
     };
-    // SAFETY: shim contract.
-    let r = s.move_to(unsafe { address(signer) }, t, Addr::from_raw(src));
+    // SAFETY: shim contract (`signer` an address, `src` a live slot of the
+    // resource's layout, consumed).
+    let r = unsafe { s.move_to(address(signer), t, Addr::from_raw(src)) };
     status(c, r)
 }
 

@@ -53,9 +53,12 @@ fn bad_ret(i: usize) -> VmError {
 }
 
 impl<'a, 'c> FlatCall<'a, 'c> {
-    /// A call over `args` and `rets`: every slot is live, of its layout,
-    /// for the whole call (the module's invariant).
-    pub(crate) fn new(
+    /// A call over `args` and `rets`.
+    ///
+    /// # Safety
+    /// Every slot is live, of its layout, for the whole call (the module's
+    /// invariant, which the safe accessors rely on).
+    pub(crate) unsafe fn new(
         cx: NativeContext<'c>,
         ty_args: &'a [Type],
         args: &'a [NativeArg<'a>],

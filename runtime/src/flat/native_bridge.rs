@@ -275,7 +275,8 @@ pub unsafe fn call_native(
     rets: &[(Addr, &FlatLayout)],
 ) -> VmResult<()> {
     if let Some(flat) = native.flat() {
-        let mut call = FlatCall::new(NativeContext { mem: &mut ns.mem, gas, types }, ty_args, args, rets);
+        // SAFETY: the caller's contract: every slot live, of its layout.
+        let mut call = unsafe { FlatCall::new(NativeContext { mem: &mut ns.mem, gas, types }, ty_args, args, rets) };
         let r = flat(&mut call);
         return call.finish(r);
     }

@@ -24,7 +24,8 @@
 //!   interpreter's entry reports it).
 //!
 //! `unsafe` only to copy out returned references (as the interpreter's
-//! entry does).
+//! entry does) and to hand the call's slots to compiled code
+//! (`SeamSlot::new`).
 
 #![allow(unsafe_code)]
 
@@ -149,10 +150,12 @@ impl<'e> SessionState<'e, '_> {
         // The arguments' seam slots, then the results' (on the stack when few).
         let nargs = values.len();
         let mut seam = |i: usize| {
+            // SAFETY: the slots of `values` and `rets`, live for the call,
+            // of these layouts (argument values, results holding none).
             if i < nargs {
-                SeamSlot { addr: values.addr(i), layout: &direct.seam_layouts[i] }
+                unsafe { SeamSlot::new(values.addr(i), &direct.seam_layouts[i]) }
             } else {
-                SeamSlot { addr: rets.addr(i - nargs), layout: &direct.ret_layouts[i - nargs] }
+                unsafe { SeamSlot::new(rets.addr(i - nargs), &direct.ret_layouts[i - nargs]) }
             }
         };
         let n = nargs + direct.ret_layouts.len();

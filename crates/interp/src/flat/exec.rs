@@ -17,8 +17,8 @@
 use super::prepare::{GasSite, Kind, Measure, Memory, Op, Place, Prepared};
 use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::SessionState as Session;
-use crate::loader::LoadedModule;
 use movejit_format::{AccountAddress, Bytecode, Opcode};
+use movejit_loader::LoadedModule;
 use movejit_runtime::arith::{self, BinOp, CmpOp};
 use movejit_runtime::error::TrapResult;
 use movejit_runtime::ethnum::{I256, U256};
@@ -799,17 +799,17 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         let mut ref_slots: Vec<FlatValue> = Vec::new();
         let mut slots: Vec<(Addr, L)> = Vec::with_capacity(args.len());
         for a in args {
-            if matches!(a.layout.shape, Shape::Reference(_)) {
-                let r = FlatValue::zeroed(a.layout.clone());
+            if matches!(a.layout().shape, Shape::Reference(_)) {
+                let r = FlatValue::zeroed(a.layout().clone());
                 // SAFETY: `r` is an owned reference slot.
-                unsafe { mem::write_addr(Addr::of_value(&r), a.addr) };
-                slots.push((Addr::of_value(&r), a.layout.clone()));
+                unsafe { mem::write_addr(Addr::of_value(&r), a.addr()) };
+                slots.push((Addr::of_value(&r), a.layout().clone()));
                 ref_slots.push(r);
             } else {
-                slots.push((a.addr, a.layout.clone()));
+                slots.push((a.addr(), a.layout().clone()));
             }
         }
-        let ret_slots: Vec<(Addr, L)> = rets.iter().map(|s| (s.addr, s.layout.clone())).collect();
+        let ret_slots: Vec<(Addr, L)> = rets.iter().map(|s| (s.addr(), s.layout().clone())).collect();
         self.nested_rets = Some(ret_slots.iter().map(|(a, l)| (*a, l.size)).collect());
         let started = match u32::try_from(state.stack_base) {
             // SAFETY: the seam contract: compiled code passes live slots of
@@ -1098,10 +1098,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             .iter()
             .map(|(a, l)| {
                 let addr = if matches!(l.shape, Shape::Reference(_)) { mem::read_addr(*a) } else { *a };
-                SeamSlot { addr, layout: l }
+                // SAFETY: the call's live argument slot of layout `l` (a
+                // reference's: its live target).
+                unsafe { SeamSlot::new(addr, l) }
             })
             .collect();
-        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| SeamSlot { addr: *a, layout: l }).collect();
+        // SAFETY: the call's result slots, of their layouts, holding no value.
+        let seam_rets: Vec<SeamSlot> = rets.iter().map(|(a, l)| unsafe { SeamSlot::new(*a, l) }).collect();
         let call = SeamCall {
             module: &p.module.id,
             fdef: p.def,

@@ -16,7 +16,7 @@ mod seam;
 
 use crate::engine::SessionState;
 use crate::fxhash::FxHashMap;
-use crate::loader::LoadedModule;
+use movejit_loader::LoadedModule;
 use movejit_runtime::flat::FlatLayout;
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::{
@@ -336,7 +336,7 @@ impl<'e> SessionState<'e, '_> {
         let m: LayoutModules = ids
             .into_iter()
             .map(|id| {
-                let size = self.modules.get(&id).map_or(0, |m| m.size);
+                let size = self.loaded.get(&id).map_or(0, |m| m.size);
                 (id, size)
             })
             .collect();
@@ -352,7 +352,7 @@ impl<'e> SessionState<'e, '_> {
         if let Some(l) = self.flat.layouts.borrow().get(t) {
             return Ok(l.clone());
         }
-        let set = self.module_set_id;
+        let set = self.loaded.set_id();
         let shared = set.and_then(|set| {
             let layouts = self.engine.set_layouts.read().ok()?;
             layouts.get(&set)?.get(t).cloned()
@@ -442,7 +442,7 @@ impl<'e> SessionState<'e, '_> {
             return Ok(c.1);
         }
         let table = &self.engine.prepared;
-        let known = self.module_set_id.and_then(|set| table.find_in_set(&(set, key.0, def), &ty_args));
+        let known = self.loaded.set_id().and_then(|set| table.find_in_set(&(set, key.0, def), &ty_args));
         let p = match known {
             Some(p) => p,
             None => {
@@ -453,7 +453,7 @@ impl<'e> SessionState<'e, '_> {
                     None => table.add(ekey, prepare::prepare(self, m, def, ty_args.clone(), links)?),
                 };
                 // (The set as it is now: the links may have loaded modules.)
-                if let Some(set) = self.module_set_id {
+                if let Some(set) = self.loaded.set_id() {
                     table.remember_in_set((set, key.0, def), &ty_args, i);
                 }
                 &table.prepared[i]
@@ -574,7 +574,7 @@ impl<'e> SessionState<'e, '_> {
             return Ok(t.clone());
         }
         let sites = &self.engine.prepared.sites_by_set;
-        let shared = self.module_set_id.and_then(|set| sites.read().ok()?.get(&(set, key.0, key.1)).cloned());
+        let shared = self.loaded.set_id().and_then(|set| sites.read().ok()?.get(&(set, key.0, key.1)).cloned());
         if let Some(t) = shared {
             self.flat.closures.insert(key, t.clone());
             return Ok(t);
@@ -582,7 +582,7 @@ impl<'e> SessionState<'e, '_> {
         let m = &p.module;
         let (module, name) = movejit_runtime::resolve::function_target(&m.module, h)?;
         let t = self.resolve_function(&module, name)?;
-        if let (Some(set), Ok(mut sites)) = (self.module_set_id, self.engine.prepared.sites_by_set.write()) {
+        if let (Some(set), Ok(mut sites)) = (self.loaded.set_id(), self.engine.prepared.sites_by_set.write()) {
             sites.insert((set, key.0, key.1), t.clone());
         }
         self.flat.closures.insert(key, t.clone());

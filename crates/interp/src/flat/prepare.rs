@@ -11,11 +11,11 @@
 //! that instruction, so they surface at the same place.
 
 use crate::engine::SessionState as Session;
-use crate::loader::LoadedModule;
 use movejit_format::{
     AbilitySet, Bytecode, FunctionHandleIndex, Opcode, SignatureIndex, SignatureToken, StructDefinitionIndex,
     StructFieldInformation,
 };
+use movejit_loader::LoadedModule;
 use movejit_runtime::arith::{BinOp, CmpOp};
 use movejit_runtime::flat::{FlatLayout, FlatValue, FrameLayout, Shape};
 use movejit_runtime::gas::abstract_size::AbstractSizes;

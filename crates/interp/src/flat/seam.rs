@@ -5,10 +5,9 @@
 //! [`FlatInterp`] over this session, its own frame stack and a meter with
 //! the gas left).
 //!
-//! Unsafe: `GlobalStore::move_from` / `move_to` write and read the slots
-//! compiled code passes, under the seam's contract (a live slot of the
-//! resource's layout; jit-abi.md 1.3), which the trait's safe signature
-//! does not enforce yet.
+//! Unsafe: `GlobalStore::move_from` / `move_to` (`unsafe fn`s) write and
+//! read the slots compiled code passes, under their contract (a live slot
+//! of the resource's layout; jit-abi.md 1.3).
 
 #![allow(unsafe_code)]
 
@@ -26,19 +25,19 @@ use std::sync::Arc;
 
 impl ModuleSource for SessionState<'_, '_> {
     fn module(&self, id: &ModuleId) -> Option<&movejit_format::CompiledModule> {
-        self.modules.get(id).map(|m| &m.module)
+        self.loaded.get(id).map(|m| &m.module)
     }
 
     fn module_hash(&self, id: &ModuleId) -> Option<[u8; 32]> {
-        self.module_hashes.get(id).copied()
+        self.loaded.hashes().get(id).copied()
     }
 
     fn module_set_id(&self) -> Option<u64> {
-        self.module_set_id
+        self.loaded.set_id()
     }
 
     fn shared_module(&self, id: &ModuleId) -> Option<movejit_runtime::compiled::SharedModule> {
-        self.modules.get(id).map(|m| m.clone() as movejit_runtime::compiled::SharedModule)
+        self.loaded.get(id).map(|m| m.clone() as movejit_runtime::compiled::SharedModule)
     }
 }
 
@@ -60,25 +59,25 @@ impl GlobalStore for SessionState<'_, '_> {
         Ok(g)
     }
 
-    fn move_from(&mut self, address: AccountAddress, ty: TypeId, dst: Addr) -> VmResult<()> {
+    unsafe fn move_from(&mut self, address: AccountAddress, ty: TypeId, dst: Addr) -> VmResult<()> {
         let slot = self.flat_global_slot(address, ty)?;
         if !self.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
             return Err(VmError::missing_resource(&address, true));
         }
         self.globals.changing(slot);
         let v = self.globals.flat[slot].take().ok_or_else(|| VmError::invariant("global slot"))?;
-        // SAFETY: the seam contract: `dst` is a live slot of the resource's
-        // layout holding no live value.
+        // SAFETY: the caller's contract: `dst` is a live slot of the
+        // resource's layout holding no live value.
         unsafe { mem::move_in(v, dst) };
         Ok(())
     }
 
-    fn move_to(&mut self, address: AccountAddress, ty: TypeId, src: Addr) -> VmResult<()> {
+    unsafe fn move_to(&mut self, address: AccountAddress, ty: TypeId, src: Addr) -> VmResult<()> {
         let slot = self.flat_global_slot(address, ty)?;
         let l = self.global_layout(ty)?;
         if self.globals.flat.get(slot).is_some_and(|g| g.is_some()) {
-            // SAFETY: the seam contract: `src` is a live slot of layout `l`,
-            // which the call consumes.
+            // SAFETY: the caller's contract: `src` is a live slot of layout
+            // `l`, which the call consumes.
             unsafe { mem::drop_value(&l, src) };
             return Err(VmError::resource_exists(&address));
         }
@@ -121,7 +120,7 @@ impl SessionState<'_, '_> {
     }
 
     /// The function compiled code enters (cached per session).
-    fn function_target(&mut self, m: Arc<crate::loader::LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
+    fn function_target(&mut self, m: Arc<movejit_loader::LoadedModule>, def: u16) -> VmResult<ClosureTarget> {
         let key = (Arc::as_ptr(&m) as usize, def);
         if let Some(t) = self.flat.entered.get(&key) {
             return Ok(t.clone());

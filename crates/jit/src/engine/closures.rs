@@ -29,8 +29,9 @@ use super::{find_function, Declarer, InstanceKey, JitEngine, State};
 use crate::error::{CompileError, CompileResult};
 use crate::lower::closure::{CallSpec, PackInfo};
 use movejit_format::{AbilitySet, FunctionAttribute, FunctionHandleIndex, Visibility};
+use movejit_runtime::compiled::SeamSlot;
 use movejit_runtime::flat::closure_shims::{self, CallSite, ClosureTable, FastTarget, PackSite, Target, TargetCode};
-use movejit_runtime::flat::{Addr, FlatLayout};
+use movejit_runtime::flat::FlatLayout;
 use movejit_runtime::functions::{self, FunctionIndex};
 use movejit_runtime::{FunctionId, ModuleId, Type as RType};
 use std::sync::Arc;
@@ -313,20 +314,14 @@ impl JitEngine {
         }
     }
 
-    /// Compiles the targets of every closure in the values at `slots`
-    /// (address and layout; a reference layout: the address of its target)
-    /// before compiled code runs with them. Inside a session a target that
-    /// does not compile is no obstacle (it is interpreted when called).
-    pub(crate) fn compile_closure_args(&mut self, slots: &[(Addr, Arc<FlatLayout>)]) -> CompileResult<()> {
+    /// Compiles the targets of every closure in the values at seam slots
+    /// `slots` before compiled code runs with them. Inside a session a
+    /// target that does not compile is no obstacle (it is interpreted when
+    /// called).
+    pub(crate) fn compile_closure_args(&mut self, slots: &[SeamSlot<'_>]) -> CompileResult<()> {
         let mut found = Vec::new();
-        for (a, l) in slots {
-            let l = match &l.shape {
-                movejit_runtime::flat::Shape::Reference(t) => t,
-                _ => l,
-            };
-            if closure_shims::may_hold_closure(l) {
-                closure_shims::closures_in(l, *a, &mut found);
-            }
+        for s in slots {
+            closure_shims::closures_in(s, &mut found);
         }
         for (f, targs) in found {
             let r = self.compile_closure_target(&f, &targs);

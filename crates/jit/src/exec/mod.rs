@@ -238,9 +238,12 @@ impl JitEngine {
     ) -> Result<FlatOutcome, ExecError> {
         let entry = self.entry_address(key)?;
         let (params, rets) = self.instance_signature(key)?;
-        self.compile_closure_args(
-            &args.iter().map(|v| (movejit_runtime::flat::Addr::of_value(v), v.layout().clone())).collect::<Vec<_>>(),
-        )?;
+        // SAFETY: each slot is an owned argument value's, live for the call.
+        let slots: Vec<SeamSlot> = args
+            .iter()
+            .map(|v| unsafe { SeamSlot::new(movejit_runtime::flat::Addr::of_value(v), v.layout()) })
+            .collect();
+        self.compile_closure_args(&slots)?;
         let metered = self.config.cost.is_some();
         let gas = if metered { Some(state.gas_left.unwrap_or(u64::MAX)) } else { None };
         if args.len() != params.len() {
@@ -340,7 +343,7 @@ impl JitEngine {
     ) -> Result<FlatOutcome, ExecError> {
         check_slots(e, args, rets)?;
         if e.closures {
-            self.compile_closure_args(&args.iter().map(|s| (s.addr, s.layout.clone())).collect::<Vec<_>>())?;
+            self.compile_closure_args(args)?;
         }
         if self.executor.is_none() {
             self.executor = Some(Executor::start(self.config.stack_size)?);
@@ -405,11 +408,11 @@ fn entry_context(config: &JitConfig, state: &NestedState, gas: Option<u64>) -> E
 /// `Err` unless the slots fit the entry's signature (then nothing ran).
 fn check_slots(e: &SessionEntry, args: &[SeamSlot], rets: &[SeamSlot]) -> Result<(), ExecError> {
     let (params, ret_tys) = (&e.params, &e.rets);
-    let fits = |t: &Ty, s: &SeamSlot| match (t, &s.layout.shape) {
+    let fits = |t: &Ty, s: &SeamSlot| match (t, &s.layout().shape) {
         (Ty::R(l), Shape::Reference(target)) => l.size == target.size && l.align == target.align,
         (_, Shape::Reference(_)) | (Ty::R(_), _) => false,
-        (Ty::S(k), _) => crate::ty::kind_of_layout(s.layout) == Some(*k),
-        (Ty::M(l), _) => l.size == s.layout.size && l.align == s.layout.align,
+        (Ty::S(k), _) => crate::ty::kind_of_layout(s.layout()) == Some(*k),
+        (Ty::M(l), _) => l.size == s.layout().size && l.align == s.layout().align,
     };
     if params.len() != args.len()
         || ret_tys.len() != rets.len()
@@ -448,7 +451,7 @@ fn run_session_entry(
         &mut large
     };
     for (p, s) in ptrs.iter_mut().zip(args.iter().chain(rets)) {
-        *p = s.addr.to_raw() as u64;
+        *p = s.addr().to_raw() as u64;
     }
     let (arg_ptrs, ret_ptrs) = ptrs.split_at(args.len());
     let mut ctx = entry_context(tables.config, &state, gas);

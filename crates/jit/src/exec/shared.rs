@@ -194,8 +194,7 @@ impl SharedEntry {
         check_slots(&self.entry, args, rets)?;
         let engine = &self.engine;
         if self.entry.closures {
-            let slots: Vec<_> = args.iter().map(|s| (s.addr, s.layout.clone())).collect();
-            engine.with(|jit| jit.compile_closure_args(&slots))??;
+            engine.with(|jit| jit.compile_closure_args(args))??;
         }
         let tables = ThreadRuns::take_tables(engine)?;
         let view = Tables { config: &engine.config, sites: &tables.tables.sites };
