@@ -86,7 +86,9 @@ fn main() {
     let load_ns = t.elapsed().as_nanos() as u64;
     let runs = if benching { 3 } else { 1 };
     // `MOVEJIT_BASELINE_ABOVE=N`: the tier policy to measure
-    // (`JitConfig::baseline_above`; 0 = everything on the baseline tier).
+    // (`JitConfig::baseline_above`; 0 = everything on the baseline tier);
+    // `MOVEJIT_UNCHECKED_COPY_MAX_LEN=N`: which functions are split
+    // (`JitConfig::unchecked_copy_max_len`; 0 = none).
     let baseline_above = std::env::var("MOVEJIT_BASELINE_ABOVE")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -94,7 +96,11 @@ fn main() {
     for mode in CompileMode::ALL {
         let mut reports: Vec<CorpusCompile> = (0..runs)
             .map(|_| {
-                let config = JitConfig { baseline_above, ..mode.config() };
+                let unchecked_copy_max_len = std::env::var("MOVEJIT_UNCHECKED_COPY_MAX_LEN")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(JitConfig::default().unchecked_copy_max_len);
+                let config = JitConfig { baseline_above, unchecked_copy_max_len, ..mode.config() };
                 let mut r = compile_all_with(modules.clone(), config).unwrap_or_else(|e| panic!("{e}"));
                 r.rejected_modules = rejected.clone();
                 r
