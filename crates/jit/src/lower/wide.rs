@@ -1,6 +1,7 @@
 //! Inline 256-bit integer operations: `u256` add and subtract with overflow
-//! checks, comparisons and shifts by a constant amount, and every cast to
-//! or from `u256` / `i256`. The four `i64` limbs are paired into `i128`
+//! checks, comparisons and shifts by a constant amount, every cast to or
+//! from `u256` / `i256`, and `u128` / `u256` multiplication of operands
+//! whose upper halves are zero. The four `i64` limbs are paired into `i128`
 //! halves where Cranelift's 128-bit operations do the carries (portable
 //! IR, no host-specific code). Everything else on 256-bit values still goes
 //! to the runtime's integer shims.
@@ -44,6 +45,91 @@ impl Lowerer<'_, '_> {
         let code = Kind::U256.code() | opc << 4;
         self.arith_fail_if(of, i, Redo::Bin(code, *a, *b))?;
         Ok(self.join_halves(lo, hi))
+    }
+
+    /// `u128` / `u256` `*`. When both operands' upper halves are zero the
+    /// product fits the type, so it cannot fail: one widening multiply for
+    /// `u128`, four 64x64->128 partial products for `u256`. Otherwise the
+    /// runtime's shim computes it or fails as the interpreter does.
+    pub(super) fn wide_mul(&mut self, k: Kind, a: Val, b: Val, i: usize) -> CompileResult<Val> {
+        let (x, y) = match k {
+            Kind::U128 => {
+                let (a0, a1) = self.b.ins().isplit(a.one()?);
+                let (b0, b1) = self.b.ins().isplit(b.one()?);
+                ([a0, a1, a1, a1], [b0, b1, b1, b1])
+            }
+            Kind::U256 => (a.wide()?, b.wide()?),
+            _ => return self.helper_binop(op::MUL, k, a, b, i),
+        };
+        let upper = if k == Kind::U128 {
+            self.b.ins().bor(x[1], y[1])
+        } else {
+            let ax = self.b.ins().bor(x[2], x[3]);
+            let bx = self.b.ins().bor(y[2], y[3]);
+            self.b.ins().bor(ax, bx)
+        };
+        let narrow = self.b.create_block();
+        let shim = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.set_cold_block(shim);
+        self.b.ins().brif(upper, shim, &[], narrow, &[]);
+
+        self.b.switch_to_block(narrow);
+        self.b.seal_block(narrow);
+        let lanes = if k == Kind::U128 {
+            vec![self.mul_64x64(x[0], y[0])]
+        } else {
+            // (a0 + a1 X)(b0 + b1 X), X = 2^64: limb 0 is lo(a0 b0); limb 1
+            // collects hi(a0 b0), lo(a0 b1), lo(a1 b0); the rest and its
+            // carry form limbs 2-3 (below 2^128: the product is < 2^256).
+            let p00 = self.mul_64x64(x[0], y[0]);
+            let p01 = self.mul_64x64(x[0], y[1]);
+            let p10 = self.mul_64x64(x[1], y[0]);
+            let p11 = self.mul_64x64(x[1], y[1]);
+            let (r0, h00) = self.b.ins().isplit(p00);
+            let (l01, h01) = self.b.ins().isplit(p01);
+            let (l10, h10) = self.b.ins().isplit(p10);
+            let mid = self.sum_u64s(&[h00, l01, l10]);
+            let (r1, carry) = self.b.ins().isplit(mid);
+            let hi = self.sum_u64s(&[h01, h10, carry]);
+            let top = self.b.ins().iadd(p11, hi);
+            let (r2, r3) = self.b.ins().isplit(top);
+            vec![r0, r1, r2, r3]
+        };
+        let args: Vec<BlockArg> = lanes.iter().map(|v| BlockArg::Value(*v)).collect();
+        for v in &lanes {
+            let t = self.b.func.dfg.value_type(*v);
+            self.b.append_block_param(done, t);
+        }
+        self.b.ins().jump(done, &args);
+
+        self.b.switch_to_block(shim);
+        self.b.seal_block(shim);
+        let r = self.helper_binop(op::MUL, k, a, b, i)?;
+        let args: Vec<BlockArg> = r.lanes().into_iter().map(BlockArg::Value).collect();
+        self.b.ins().jump(done, &args);
+
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+        let params = self.b.block_params(done).to_vec();
+        Ok(Val::from_lanes(&Ty::S(k), &params))
+    }
+
+    /// The full 128-bit product of two 64-bit lanes.
+    fn mul_64x64(&mut self, x: Value, y: Value) -> Value {
+        let x = self.b.ins().uextend(types::I128, x);
+        let y = self.b.ins().uextend(types::I128, y);
+        self.b.ins().imul(x, y)
+    }
+
+    /// The 128-bit sum of 64-bit lanes (at most 3, so it cannot wrap).
+    fn sum_u64s(&mut self, lanes: &[Value]) -> Value {
+        let mut acc = self.iconst_ty(types::I128, 0);
+        for &l in lanes {
+            let w = self.b.ins().uextend(types::I128, l);
+            acc = self.b.ins().iadd(acc, w);
+        }
+        acc
     }
 
     /// `a < b` on `u256` (`strict`), or `a <= b`.
