@@ -2650,7 +2650,7 @@ impl Lowerer<'_, '_> {
         if k == Kind::U256 && (opc == op::ADD || opc == op::SUB) {
             return self.u256_add_sub(opc == op::ADD, &a, &b, i);
         }
-        if opc == op::MUL && matches!(k, Kind::U128 | Kind::U256) {
+        if opc == op::MUL && matches!(k, Kind::U128 | Kind::U256 | Kind::I256) {
             return self.wide_mul(k, a, b, i);
         }
         if !inline {

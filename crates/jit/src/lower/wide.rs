@@ -1,7 +1,7 @@
 //! Inline 256-bit integer operations: `u256` add and subtract with overflow
 //! checks, comparisons and shifts by a constant amount, every cast to or
-//! from `u256` / `i256`, and `u128` / `u256` multiplication of operands
-//! whose upper halves are zero. The four `i64` limbs are paired into `i128`
+//! from `u256` / `i256`, and `u128` / `u256` / `i256` multiplication of
+//! operands that fit their lower halves. The four `i64` limbs are paired into `i128`
 //! halves where Cranelift's 128-bit operations do the carries (portable
 //! IR, no host-specific code). Everything else on 256-bit values still goes
 //! to the runtime's integer shims.
@@ -47,54 +47,65 @@ impl Lowerer<'_, '_> {
         Ok(self.join_halves(lo, hi))
     }
 
-    /// `u128` / `u256` `*`. When both operands' upper halves are zero the
-    /// product fits the type, so it cannot fail: one widening multiply for
-    /// `u128`, four 64x64->128 partial products for `u256`. Otherwise the
-    /// runtime's shim computes it or fails as the interpreter does.
+    /// `u128` / `u256` / `i256` `*`. When both operands fit the lower half
+    /// (`u128`, `u256`: upper half zero; `i256`: upper half the sign
+    /// extension of the lower) the product fits the type, so it cannot
+    /// fail: one widening multiply for `u128`, four 64x64->128 partial
+    /// products for the 256-bit kinds. Otherwise the runtime's shim
+    /// computes it or fails as the interpreter does.
     pub(super) fn wide_mul(&mut self, k: Kind, a: Val, b: Val, i: usize) -> CompileResult<Val> {
-        let (x, y) = match k {
+        let (x, y, spill) = match k {
             Kind::U128 => {
                 let (a0, a1) = self.b.ins().isplit(a.one()?);
                 let (b0, b1) = self.b.ins().isplit(b.one()?);
-                ([a0, a1, a1, a1], [b0, b1, b1, b1])
+                ([a0, a1, a1, a1], [b0, b1, b1, b1], self.b.ins().bor(a1, b1))
             }
-            Kind::U256 => (a.wide()?, b.wide()?),
+            Kind::U256 => {
+                let (x, y) = (a.wide()?, b.wide()?);
+                let ax = self.b.ins().bor(x[2], x[3]);
+                let bx = self.b.ins().bor(y[2], y[3]);
+                (x, y, self.b.ins().bor(ax, bx))
+            }
+            Kind::I256 => {
+                let (alo, ahi) = self.halves(&a)?;
+                let (blo, bhi) = self.halves(&b)?;
+                let asign = self.b.ins().sshr_imm_u(alo, 127);
+                let bsign = self.b.ins().sshr_imm_u(blo, 127);
+                let awide = self.b.ins().icmp(IntCC::NotEqual, ahi, asign);
+                let bwide = self.b.ins().icmp(IntCC::NotEqual, bhi, bsign);
+                (a.wide()?, b.wide()?, self.b.ins().bor(awide, bwide))
+            }
             _ => return self.helper_binop(op::MUL, k, a, b, i),
-        };
-        let upper = if k == Kind::U128 {
-            self.b.ins().bor(x[1], y[1])
-        } else {
-            let ax = self.b.ins().bor(x[2], x[3]);
-            let bx = self.b.ins().bor(y[2], y[3]);
-            self.b.ins().bor(ax, bx)
         };
         let narrow = self.b.create_block();
         let shim = self.b.create_block();
         let done = self.b.create_block();
         self.b.set_cold_block(shim);
-        self.b.ins().brif(upper, shim, &[], narrow, &[]);
+        self.b.ins().brif(spill, shim, &[], narrow, &[]);
 
         self.b.switch_to_block(narrow);
         self.b.seal_block(narrow);
-        let lanes = if k == Kind::U128 {
-            vec![self.mul_64x64(x[0], y[0])]
-        } else {
-            // (a0 + a1 X)(b0 + b1 X), X = 2^64: limb 0 is lo(a0 b0); limb 1
-            // collects hi(a0 b0), lo(a0 b1), lo(a1 b0); the rest and its
-            // carry form limbs 2-3 (below 2^128: the product is < 2^256).
-            let p00 = self.mul_64x64(x[0], y[0]);
-            let p01 = self.mul_64x64(x[0], y[1]);
-            let p10 = self.mul_64x64(x[1], y[0]);
-            let p11 = self.mul_64x64(x[1], y[1]);
-            let (r0, h00) = self.b.ins().isplit(p00);
-            let (l01, h01) = self.b.ins().isplit(p01);
-            let (l10, h10) = self.b.ins().isplit(p10);
-            let mid = self.sum_u64s(&[h00, l01, l10]);
-            let (r1, carry) = self.b.ins().isplit(mid);
-            let hi = self.sum_u64s(&[h01, h10, carry]);
-            let top = self.b.ins().iadd(p11, hi);
-            let (r2, r3) = self.b.ins().isplit(top);
-            vec![r0, r1, r2, r3]
+        let lanes = match k {
+            Kind::U128 => vec![self.mul_64x64(x[0], y[0])],
+            Kind::U256 => self.mul_128x128(x, y).to_vec(),
+            _ => {
+                // Two's complement: a = A - 2^128 [a < 0] for the unsigned
+                // lower half A, so a * b = A * B - 2^128 (B [a < 0] +
+                // A [b < 0]) mod 2^256, exact since |a * b| <= 2^254.
+                let r = self.mul_128x128(x, y);
+                let alo = self.b.ins().iconcat(x[0], x[1]);
+                let blo = self.b.ins().iconcat(y[0], y[1]);
+                let zero = self.iconst_ty(types::I128, 0);
+                let aneg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, alo, 0);
+                let bneg = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, blo, 0);
+                let fix_a = self.b.ins().select(aneg, blo, zero);
+                let fix_b = self.b.ins().select(bneg, alo, zero);
+                let hi = self.b.ins().iconcat(r[2], r[3]);
+                let hi = self.b.ins().isub(hi, fix_a);
+                let hi = self.b.ins().isub(hi, fix_b);
+                let (r2, r3) = self.b.ins().isplit(hi);
+                vec![r[0], r[1], r2, r3]
+            }
         };
         let args: Vec<BlockArg> = lanes.iter().map(|v| BlockArg::Value(*v)).collect();
         for v in &lanes {
@@ -113,6 +124,27 @@ impl Lowerer<'_, '_> {
         self.b.seal_block(done);
         let params = self.b.block_params(done).to_vec();
         Ok(Val::from_lanes(&Ty::S(k), &params))
+    }
+
+    /// The 256-bit product of the unsigned 128-bit lower halves (limbs 0
+    /// and 1) of `x` and `y`, as four limbs.
+    fn mul_128x128(&mut self, x: [Value; 4], y: [Value; 4]) -> [Value; 4] {
+        // (x0 + x1 X)(y0 + y1 X), X = 2^64: limb 0 is lo(x0 y0); limb 1
+        // collects hi(x0 y0), lo(x0 y1), lo(x1 y0); the rest and its carry
+        // form limbs 2-3 (below 2^128: the product is < 2^256).
+        let p00 = self.mul_64x64(x[0], y[0]);
+        let p01 = self.mul_64x64(x[0], y[1]);
+        let p10 = self.mul_64x64(x[1], y[0]);
+        let p11 = self.mul_64x64(x[1], y[1]);
+        let (r0, h00) = self.b.ins().isplit(p00);
+        let (l01, h01) = self.b.ins().isplit(p01);
+        let (l10, h10) = self.b.ins().isplit(p10);
+        let mid = self.sum_u64s(&[h00, l01, l10]);
+        let (r1, carry) = self.b.ins().isplit(mid);
+        let hi = self.sum_u64s(&[h01, h10, carry]);
+        let top = self.b.ins().iadd(p11, hi);
+        let (r2, r3) = self.b.ins().isplit(top);
+        [r0, r1, r2, r3]
     }
 
     /// The full 128-bit product of two 64-bit lanes.
