@@ -2252,8 +2252,8 @@ impl Lowerer<'_, '_> {
                     (B::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
                     _ => IntCC::SignedGreaterThanOrEqual,
                 };
-                let r = if ka == Kind::U256 {
-                    self.u256_compare(&ins, &a, &b)?
+                let r = if matches!(ka, Kind::U256 | Kind::I256) {
+                    self.wide_compare(ka, &ins, &a, &b)?
                 } else if ka.is_wide() {
                     let opc = match ins {
                         B::Lt => op::LT,
@@ -2647,8 +2647,8 @@ impl Lowerer<'_, '_> {
             _ => op::MOD,
         };
         let inline = !k.is_wide() && (k.bits() < 128 || opc == op::ADD || opc == op::SUB);
-        if k == Kind::U256 && (opc == op::ADD || opc == op::SUB) {
-            return self.u256_add_sub(opc == op::ADD, &a, &b, i);
+        if matches!(k, Kind::U256 | Kind::I256) && (opc == op::ADD || opc == op::SUB) {
+            return self.wide_add_sub(k, opc == op::ADD, &a, &b, i);
         }
         if opc == op::MUL && matches!(k, Kind::U128 | Kind::U256 | Kind::I256) {
             return self.wide_mul(k, a, b, i);

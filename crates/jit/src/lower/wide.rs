@@ -1,10 +1,11 @@
-//! Inline 256-bit integer operations: `u256` add and subtract with overflow
-//! checks, comparisons and shifts by a constant amount, every cast to or
-//! from `u256` / `i256`, and `u128` / `u256` / `i256` multiplication of
-//! operands that fit their lower halves. The four `i64` limbs are paired into `i128`
-//! halves where Cranelift's 128-bit operations do the carries (portable
-//! IR, no host-specific code). Everything else on 256-bit values still goes
-//! to the runtime's integer shims.
+//! Inline 256-bit integer operations: `u256` and `i256` add and subtract
+//! with overflow checks and comparisons, `u256` shifts by a constant
+//! amount, every cast to or from `u256` / `i256`, and `u128` / `u256` /
+//! `i256` multiplication of operands that fit their lower halves. The four
+//! `i64` limbs are paired into `i128` halves where Cranelift's 128-bit
+//! operations do the carries (portable IR, no host-specific code).
+//! Everything else on 256-bit values still goes to the runtime's integer
+//! shims.
 
 use super::*;
 use cranelift_codegen::ir::{InstructionData, Opcode, ValueDef};
@@ -24,25 +25,39 @@ impl Lowerer<'_, '_> {
         Val::Wide([a, b, c, d])
     }
 
-    /// `u256` `+` / `-`, failing with `ARITHMETIC_ERROR` on overflow.
-    pub(super) fn u256_add_sub(&mut self, add: bool, a: &Val, b: &Val, i: usize) -> CompileResult<Val> {
+    /// `u256` / `i256` `+` / `-`, failing with `ARITHMETIC_ERROR` on
+    /// overflow. The low halves carry (borrow) into the high ones; `u256`
+    /// overflows when either high step wraps, `i256` when exactly one of
+    /// them overflows signed (the carry can bring a wrapped sum back).
+    pub(super) fn wide_add_sub(&mut self, k: Kind, add: bool, a: &Val, b: &Val, i: usize) -> CompileResult<Val> {
         let (alo, ahi) = self.halves(a)?;
         let (blo, bhi) = self.halves(b)?;
+        let signed = k.is_signed();
         let (lo, hi, of) = if add {
             let (lo, c0) = self.b.ins().uadd_overflow(alo, blo);
-            let (t, c1) = self.b.ins().uadd_overflow(ahi, bhi);
             let c0w = self.b.ins().uextend(types::I128, c0);
-            let (hi, c2) = self.b.ins().uadd_overflow(t, c0w);
-            (lo, hi, self.b.ins().bor(c1, c2))
+            let ((t, c1), (hi, c2)) = if signed {
+                let t = self.b.ins().sadd_overflow(ahi, bhi);
+                (t, self.b.ins().sadd_overflow(t.0, c0w))
+            } else {
+                let t = self.b.ins().uadd_overflow(ahi, bhi);
+                (t, self.b.ins().uadd_overflow(t.0, c0w))
+            };
+            (lo, hi, if signed { self.b.ins().bxor(c1, c2) } else { self.b.ins().bor(c1, c2) })
         } else {
             let (lo, b0) = self.b.ins().usub_overflow(alo, blo);
-            let (t, b1) = self.b.ins().usub_overflow(ahi, bhi);
             let b0w = self.b.ins().uextend(types::I128, b0);
-            let (hi, b2) = self.b.ins().usub_overflow(t, b0w);
-            (lo, hi, self.b.ins().bor(b1, b2))
+            let ((t, b1), (hi, b2)) = if signed {
+                let t = self.b.ins().ssub_overflow(ahi, bhi);
+                (t, self.b.ins().ssub_overflow(t.0, b0w))
+            } else {
+                let t = self.b.ins().usub_overflow(ahi, bhi);
+                (t, self.b.ins().usub_overflow(t.0, b0w))
+            };
+            (lo, hi, if signed { self.b.ins().bxor(b1, b2) } else { self.b.ins().bor(b1, b2) })
         };
         let opc = if add { op::ADD } else { op::SUB };
-        let code = Kind::U256.code() | opc << 4;
+        let code = k.code() | opc << 4;
         self.arith_fail_if(of, i, Redo::Bin(code, *a, *b))?;
         Ok(self.join_halves(lo, hi))
     }
@@ -164,11 +179,13 @@ impl Lowerer<'_, '_> {
         acc
     }
 
-    /// `a < b` on `u256` (`strict`), or `a <= b`.
-    fn u256_less(&mut self, a: &Val, b: &Val, strict: bool) -> CompileResult<Value> {
+    /// `a < b` on `u256` / `i256` (`strict`), or `a <= b`: the high halves
+    /// decide (signed for `i256`), the low halves break a tie unsigned.
+    fn wide_less(&mut self, signed: bool, a: &Val, b: &Val, strict: bool) -> CompileResult<Value> {
         let (alo, ahi) = self.halves(a)?;
         let (blo, bhi) = self.halves(b)?;
-        let hi_lt = self.b.ins().icmp(IntCC::UnsignedLessThan, ahi, bhi);
+        let hi_cc = if signed { IntCC::SignedLessThan } else { IntCC::UnsignedLessThan };
+        let hi_lt = self.b.ins().icmp(hi_cc, ahi, bhi);
         let hi_eq = self.b.ins().icmp(IntCC::Equal, ahi, bhi);
         let cc = if strict { IntCC::UnsignedLessThan } else { IntCC::UnsignedLessThanOrEqual };
         let lo_ok = self.b.ins().icmp(cc, alo, blo);
@@ -176,13 +193,14 @@ impl Lowerer<'_, '_> {
         Ok(self.b.ins().bor(hi_lt, tie))
     }
 
-    /// `Lt` / `Gt` / `Le` / `Ge` on `u256` as a bool.
-    pub(super) fn u256_compare(&mut self, ins: &Bytecode, a: &Val, b: &Val) -> CompileResult<Value> {
+    /// `Lt` / `Gt` / `Le` / `Ge` on `u256` / `i256` as a bool.
+    pub(super) fn wide_compare(&mut self, k: Kind, ins: &Bytecode, a: &Val, b: &Val) -> CompileResult<Value> {
+        let s = k.is_signed();
         Ok(match ins {
-            Bytecode::Lt => self.u256_less(a, b, true)?,
-            Bytecode::Gt => self.u256_less(b, a, true)?,
-            Bytecode::Le => self.u256_less(a, b, false)?,
-            _ => self.u256_less(b, a, false)?,
+            Bytecode::Lt => self.wide_less(s, a, b, true)?,
+            Bytecode::Gt => self.wide_less(s, b, a, true)?,
+            Bytecode::Le => self.wide_less(s, a, b, false)?,
+            _ => self.wide_less(s, b, a, false)?,
         })
     }
 
