@@ -36,7 +36,7 @@ impl Lowerer<'_, '_> {
         let (lo, hi, of) = if add {
             let (lo, c0) = self.b.ins().uadd_overflow(alo, blo);
             let c0w = self.b.ins().uextend(types::I128, c0);
-            let ((t, c1), (hi, c2)) = if signed {
+            let ((_, c1), (hi, c2)) = if signed {
                 let t = self.b.ins().sadd_overflow(ahi, bhi);
                 (t, self.b.ins().sadd_overflow(t.0, c0w))
             } else {
@@ -47,7 +47,7 @@ impl Lowerer<'_, '_> {
         } else {
             let (lo, b0) = self.b.ins().usub_overflow(alo, blo);
             let b0w = self.b.ins().uextend(types::I128, b0);
-            let ((t, b1), (hi, b2)) = if signed {
+            let ((_, b1), (hi, b2)) = if signed {
                 let t = self.b.ins().ssub_overflow(ahi, bhi);
                 (t, self.b.ins().ssub_overflow(t.0, b0w))
             } else {
