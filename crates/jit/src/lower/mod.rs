@@ -36,6 +36,7 @@ pub(crate) mod closure;
 mod counters;
 mod fastnative;
 mod global;
+mod headers;
 mod metered;
 mod rotate;
 mod vecops;
@@ -61,7 +62,7 @@ use movejit_format::{
 use movejit_runtime::flat::{ExecContext, FlatLayout, Shape};
 use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::Type as RType;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Default of `JitConfig::unchecked_copy_max_len`: functions of at most
@@ -492,6 +493,9 @@ pub fn lower_function(
         mode: Mode::Unmetered,
         helpers: HashMap::new(),
         callees: HashMap::new(),
+        pinned_locals: headers::pinned_locals(&code.code, &target.params, local_layouts.len()),
+        pinned_refs: HashSet::new(),
+        headers_move: false,
     };
     lw.prologue(&local_layouts, &borrowed, &params)?;
     lw.track_frame_drops(code)?;
@@ -499,6 +503,8 @@ pub fn lower_function(
     let dispatch = lw.b.create_block();
     lw.b.ins().jump(dispatch, &[]);
     let checking = lw.lower_copy(code, &blocks, metered)?;
+    // Before the checking copy clones the function.
+    lw.unpin_headers();
     let height = lw.checked_height;
     let depth_checked = lw.depth_checked;
     // A loop without calls already checks its heights once per entry
@@ -645,6 +651,13 @@ struct Lowerer<'a, 'f> {
     mode: Mode,
     helpers: HashMap<HelperId, FuncRef>,
     callees: HashMap<(FunctionHandleIndex, Vec<RType>), std::rc::Rc<CalleeRef>>,
+    /// Per local: a vector reference parameter whose header is pinned for
+    /// the frame (`lower/headers.rs`).
+    pinned_locals: Vec<bool>,
+    /// References read from those locals.
+    pinned_refs: HashSet<Value>,
+    /// Set by a `WriteRef` of an in-memory value: no header is pinned.
+    headers_move: bool,
 }
 
 impl Lowerer<'_, '_> {
@@ -1904,7 +1917,11 @@ impl Lowerer<'_, '_> {
                         let v = Val::from_lanes(&t, &lanes);
                         (t, v)
                     }
-                    Local::Ref(t, var) => (Ty::R(t), Val::One(self.b.use_var(var))),
+                    Local::Ref(t, var) => {
+                        let r = self.b.use_var(var);
+                        self.note_local_ref(l, r);
+                        (Ty::R(t), Val::One(r))
+                    }
                     Local::Mem(layout, addr) => match Ty::of(&layout) {
                         Ty::S(k) => (Ty::S(k), self.load_scalar(k, addr, 0)),
                         _ => {
@@ -2074,6 +2091,7 @@ impl Lowerer<'_, '_> {
             B::WriteRef => {
                 let (t, r) = self.pop_ref()?;
                 let (vt, v) = self.pop()?;
+                self.note_write_ref(&vt);
                 match vt {
                     Ty::S(k) => self.store_scalar(k, &v, r, 0),
                     Ty::M(_) => {
@@ -2115,20 +2133,32 @@ impl Lowerer<'_, '_> {
             }
             B::VecLen(_) => {
                 let (_, r) = self.pop_ref()?;
-                let n = self.vec_len_inline(r);
+                let n = match self.pinned_header(r) {
+                    Some((len, _)) => len,
+                    None => self.vec_len_inline(r),
+                };
                 self.push(Ty::S(Kind::U64), Val::One(n), i);
             }
             B::VecImmBorrow(_) | B::VecMutBorrow(_) => {
                 let idx = self.pop_kind(Kind::U64)?.one()?;
                 let (t, r) = self.pop_ref()?;
                 let el = Self::elem_of(&t)?;
-                let p = self.b.ins().load(types::I64, Self::vmem(), r, 0);
-                let null = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
-                self.vec_index_fail_if(null, i, &el, r, idx)?;
-                let len = self.b.ins().load(types::I64, Self::mem(), p, 0);
-                let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
-                self.vec_index_fail_if(oob, i, &el, r, idx)?;
-                let data = self.b.ins().load(self.ptr, Self::mem(), p, 16);
+                let data = match self.pinned_header(r) {
+                    Some((len, data)) => {
+                        let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
+                        self.vec_index_fail_if(oob, i, &el, r, idx)?;
+                        data
+                    }
+                    None => {
+                        let p = self.b.ins().load(types::I64, Self::vmem(), r, 0);
+                        let null = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
+                        self.vec_index_fail_if(null, i, &el, r, idx)?;
+                        let len = self.b.ins().load(types::I64, Self::mem(), p, 0);
+                        let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
+                        self.vec_index_fail_if(oob, i, &el, r, idx)?;
+                        self.b.ins().load(self.ptr, Self::mem(), p, 16)
+                    }
+                };
                 let scaled = self.b.ins().imul_imm_s(idx, el.size as i64);
                 let a = self.b.ins().iadd(data, scaled);
                 self.push(Ty::R(el), Val::One(a), i);
@@ -2222,8 +2252,8 @@ impl Lowerer<'_, '_> {
                     (B::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
                     _ => IntCC::SignedGreaterThanOrEqual,
                 };
-                let r = if ka == Kind::U256 {
-                    self.u256_compare(&ins, &a, &b)?
+                let r = if matches!(ka, Kind::U256 | Kind::I256) {
+                    self.wide_compare(ka, &ins, &a, &b)?
                 } else if ka.is_wide() {
                     let opc = match ins {
                         B::Lt => op::LT,
@@ -2617,8 +2647,11 @@ impl Lowerer<'_, '_> {
             _ => op::MOD,
         };
         let inline = !k.is_wide() && (k.bits() < 128 || opc == op::ADD || opc == op::SUB);
-        if k == Kind::U256 && (opc == op::ADD || opc == op::SUB) {
-            return self.u256_add_sub(opc == op::ADD, &a, &b, i);
+        if matches!(k, Kind::U256 | Kind::I256) && (opc == op::ADD || opc == op::SUB) {
+            return self.wide_add_sub(k, opc == op::ADD, &a, &b, i);
+        }
+        if opc == op::MUL && matches!(k, Kind::U128 | Kind::U256 | Kind::I256) {
+            return self.wide_mul(k, a, b, i);
         }
         if !inline {
             return self.helper_binop(opc, k, a, b, i);
