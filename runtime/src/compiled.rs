@@ -21,9 +21,10 @@
 
 use crate::flat::native_bridge::NativeSession;
 use crate::flat::{Addr, FlatLayout};
+use crate::gas::aptos::AptosMeter;
 use crate::natives::TypeInfo;
 use crate::{AccountAddress, ModuleId, Type, TypeId, VmError, VmResult};
-use movejit_format::CompiledModule;
+use movejit_format::{CompiledModule, Opcode};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -131,6 +132,21 @@ pub trait GlobalStore {
     /// `address`; when one exists already the value is dropped and the
     /// call fails with `RESOURCE_ALREADY_EXISTS`.
     fn move_to(&mut self, address: AccountAddress, ty: TypeId, src: Addr) -> VmResult<()>;
+    /// Under Aptos's schedule: what global operation `op` on resource `ty`
+    /// at `address` charges `meter` where the interpreter charges it
+    /// (after finding the resource, before the operation): on the
+    /// transaction's first read of the resource the modules of its
+    /// layout, then its I/O and memory, then `op`'s price.
+    fn charge_aptos_global(
+        &mut self,
+        meter: &mut AptosMeter,
+        address: AccountAddress,
+        ty: TypeId,
+        op: Opcode,
+    ) -> VmResult<()>;
+    /// Drops the value of resource `ty` in slot `src` (a `move_to` that
+    /// failed before it ran consumes its value too).
+    fn drop_resource(&mut self, ty: TypeId, src: Addr) -> VmResult<()>;
 }
 
 /// Which function an [`InterpretedCall`] runs.

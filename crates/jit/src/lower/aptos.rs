@@ -8,10 +8,14 @@
 //! an instruction builds (`subst_ty_per_node` × nodes, charged first) and
 //! its price over counts of fields, elements, constant bytes, or abstract
 //! sizes of values whose layout fixes them. Instructions whose Aptos charges
-//! depend on run-time state (calls of natives: their own gas; global
-//! storage: resource reads; closures; values with vectors or closures
-//! inside) are not compiled under Aptos: the function runs interpreted,
-//! with identical charges. A call of a compiled function charges its price
+//! depend on run-time state (calls of natives: their own gas; closures;
+//! comparisons of values with vectors or closures inside) are not compiled
+//! under Aptos: the function runs interpreted, with identical charges.
+//! Global storage charges its types here and its price in the segment; the
+//! resource's first read in the transaction (its layout's modules, its I/O
+//! and memory) and the price after it are made by the runtime's global shim
+//! where it runs, on the meter (`flat::host::charge_global`; jit-abi.md).
+//! A call of a compiled function charges its price
 //! and its frame's types as constants too; running out in the frame's
 //! charges is located as Aptos locates loading errors
 //! (`ExecContext::AT_LOAD`). What a generic call or a call into another
@@ -97,8 +101,17 @@ impl Lowerer<'_, '_> {
             B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) => return Err(refused()),
             // Its base here; per message byte where it runs (`lower/mod.rs`).
             B::AbortMsg => (0, SiteCounts::default()),
-            // Resource reads (I/O gas) and their layouts' modules.
-            b if b.is_global_storage() => return Err(refused()),
+            // Its types, then its price: the resource's loading and I/O
+            // come between them where it runs (`lower/global.rs`).
+            B::ExistsGeneric(si)
+            | B::ImmBorrowGlobalGeneric(si)
+            | B::MutBorrowGlobalGeneric(si)
+            | B::MoveFromGeneric(si)
+            | B::MoveToGeneric(si) => {
+                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct inst"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                (self.struct_type(inst.def, args)?.num_nodes(), SiteCounts::default())
+            }
             B::LdConst(c) => {
                 let c = m.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
                 (to_type(m, &c.type_, &[])?.num_nodes(), units(c.data.len() as u64))

@@ -157,7 +157,10 @@ impl Lowerer<'_, '_> {
                 self.charge_variant_price(i, &prices)?;
             }
             let last = i + 1 == z;
-            if last || self.needs_hot_test(i) {
+            // Global storage under Aptos: tested before its price
+            // (`aptos_global_enter`).
+            let aptos_global = self.target.aptos.is_some() && self.code[i].is_global_storage();
+            if (last || self.needs_hot_test(i)) && !aptos_global {
                 self.gas_test(i, true);
             }
             // A call ending the segment pushes its results after the
@@ -317,6 +320,51 @@ impl Lowerer<'_, '_> {
             s.gas = rebased;
         }
         Ok(())
+    }
+
+    /// Before global-storage instruction `i` under Aptos's schedule: the
+    /// events before its price are settled (its price is charged after the
+    /// resource's loading and I/O, which only the transaction fixes) and
+    /// the gas left written out. Returns `rest` for the runtime's global
+    /// shim: the segment's charges from `i`'s price on, which its charge on
+    /// entry included (`flat::host::charge_global`). `None` outside Aptos's
+    /// schedule.
+    pub(super) fn aptos_global_enter(&mut self, i: usize) -> CompileResult<Option<Value>> {
+        if self.target.aptos.is_none() {
+            return Ok(None);
+        }
+        let s = self.seg.as_ref().ok_or_else(|| malformed("a global operation outside a segment"))?;
+        let steps = &s.steps[i - s.start];
+        let own = steps.len().saturating_sub(1);
+        let kept = match own {
+            0 => s.prefix[i - s.start],
+            n => steps[n - 1].0,
+        };
+        self.gas_test_steps(i, own, true);
+        let rest = self.refund_const(Some(kept));
+        self.gas_out();
+        Ok(Some(rest))
+    }
+
+    /// After the global shim of instruction `i` (Aptos's schedule): the
+    /// gas left is read back and the segment's entry gas rebased, as after
+    /// `charge_copy`; the shim settled `i`'s charges.
+    pub(super) fn aptos_global_leave(&mut self, i: usize) {
+        if self.target.aptos.is_none() {
+            return;
+        }
+        self.gas_in();
+        let left = self.gas_get();
+        let total = self.refund_const(Some(0));
+        let rebased = self.b.ins().iadd(left, total);
+        if let Some(s) = self.seg.as_mut() {
+            s.gas = rebased;
+            s.tested = Some(i);
+            if s.oog_upto <= i {
+                s.oog_upto = i + 1;
+                s.oog_steps = 0;
+            }
+        }
     }
 
     /// `unpack_variant` (instruction `i`) of an enum whose variants differ
