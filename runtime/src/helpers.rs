@@ -140,6 +140,8 @@ helper_table! {
     memory_release_heap(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_heap;
     /// Aptos's charges of `copy_loc` / `read_ref` (opcode number `op`) of the value at `v` (`flat::host::aptos_copy`).
     aptos_copy(ctx: *mut ExecContext, op: u64, l: *const FlatLayout, v: *const u8, rest: u64) -> u32 = crate::flat::host::aptos_copy;
+    /// Aptos's charges of `eq` / `neq` (opcode number `op`) of the values at `a` and `b` (`flat::host::aptos_compare`).
+    aptos_compare(ctx: *mut ExecContext, op: u64, l: *const FlatLayout, a: *const u8, b: *const u8, values: u64, rest: u64) -> u32 = crate::flat::host::aptos_compare;
     /// Aptos's charges of a call that only the transaction fixes (`flat::host::aptos_call`).
     aptos_call(ctx: *mut ExecContext, site: *const AptosCallSite) -> u32 = crate::flat::host::aptos_call;
     /// The length of the vector at `v` (a `u64` result).

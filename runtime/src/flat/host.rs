@@ -470,3 +470,46 @@ pub unsafe extern "C" fn aptos_copy(
         }
     }
 }
+
+/// `eq` / `neq` (opcode number `op`) of the values of layout `l` at `a`
+/// and `b` (the operands themselves when `values` is 1, else the targets
+/// of the compared references) whose Aptos charges depend on them (a
+/// vector or closure inside): [`AptosMeter::charge_compare`] with the fuel
+/// before the instruction's charges (`ctx.gas_left` plus `rest`), as in
+/// [`aptos_copy`].
+///
+/// [`AptosMeter::charge_compare`]: crate::gas::aptos::AptosMeter::charge_compare
+pub unsafe extern "C" fn aptos_compare(
+    ctx: *mut ExecContext,
+    op: u64,
+    l: *const FlatLayout,
+    a: *const u8,
+    b: *const u8,
+    values: u64,
+    rest: u64,
+) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
+    // SAFETY: as in `aptos_call`.
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
+    };
+    let Some(&op) = usize::try_from(op).ok().and_then(|i| Opcode::ALL.get(i)) else {
+        return c.fail(&VmError::invariant("opcode number"));
+    };
+    // SAFETY: shim contract: `l` is a layout the engine keeps alive.
+    let l = unsafe { &*l };
+    // SAFETY: shim contract: `a` and `b` hold live values of layout `l`.
+    let (a, b) = unsafe { (slice(a, l.size as usize), slice(b, l.size as usize)) };
+    let fuel = c.gas_left.wrapping_add(rest);
+    match meter.charge_compare(op, l, (a, b), values != 0, fuel) {
+        Ok(price) => {
+            c.gas_left = c.gas_left.wrapping_sub(price);
+            0
+        }
+        Err(f) => {
+            c.gas_left = fuel.wrapping_sub(f.spent);
+            c.fail(&VmError::new(f.status))
+        }
+    }
+}

@@ -105,9 +105,14 @@ impl Lowerer<'_, '_> {
         });
         for i in a..z {
             let charges = self.charges(i)?;
-            let (call_site, copied, variant_prices) = match self.target.aptos {
-                Some(p) => (self.call_site(i, &charges)?, self.copied_value(p, i)?, self.variant_prices(p, i)?),
-                None => (None, None, None),
+            let (call_site, copied, compared, variant_prices) = match self.target.aptos {
+                Some(p) => (
+                    self.call_site(i, &charges)?,
+                    self.copied_value(p, i)?,
+                    self.compared_values(p, i)?,
+                    self.variant_prices(p, i)?,
+                ),
+                None => (None, None, None, None),
             };
             if let Some(s) = self.seg.as_mut() {
                 let mut sum = s.prefix.last().copied().unwrap_or(0);
@@ -152,6 +157,9 @@ impl Lowerer<'_, '_> {
             }
             if let Some((l, at)) = copied {
                 self.charge_copy(i, &l, at)?;
+            }
+            if let Some((l, [a, b], values)) = compared {
+                self.charge_compare(i, &l, a, b, values)?;
             }
             if let Some(prices) = variant_prices {
                 self.charge_variant_price(i, &prices)?;
@@ -365,6 +373,33 @@ impl Lowerer<'_, '_> {
                 s.oog_steps = 0;
             }
         }
+    }
+
+    /// `eq` / `neq` (instruction `i`) of the values of layout `l` at `a`
+    /// and `b`, charged by their sizes (`lower/aptos.rs`
+    /// `compared_values`) as `charge_copy` charges a copy: the runtime's
+    /// `aptos_compare` releases the operands' heap parts (`values`: they
+    /// are values, not references) and charges the price; the segment's
+    /// entry gas is then rebased.
+    fn charge_compare(&mut self, i: usize, l: &Arc<FlatLayout>, a: Value, b: Value, values: bool) -> CompileResult<()> {
+        self.gas_test_steps(i, 0, true);
+        let kept = self.kept_through(i).ok_or_else(|| malformed("a comparison outside a segment"))?;
+        let rest = self.refund_const(Some(kept));
+        self.gas_out();
+        let op = self.b.ins().iconst(types::I64, self.code[i].opcode() as i64);
+        let lp = self.layout_ptr(l);
+        let vals = self.b.ins().iconst(types::I64, i64::from(values));
+        let failed = self.call_helper(HelperId::aptos_compare(), &[self.ctx, op, lp, a, b, vals, rest])?;
+        // The helper recorded the status and the gas left.
+        self.fail_keeping_if(failed, i, 0, false, None);
+        self.gas_in();
+        let left = self.gas_get();
+        let total = self.refund_const(Some(0));
+        let rebased = self.b.ins().iadd(left, total);
+        if let Some(s) = self.seg.as_mut() {
+            s.gas = rebased;
+        }
+        Ok(())
     }
 
     /// `unpack_variant` (instruction `i`) of an enum whose variants differ
