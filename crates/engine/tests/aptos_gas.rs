@@ -707,6 +707,75 @@ L1: borrow_loc v
     assert!(at_compare > 0, "no run ran out of gas at a comparison");
 }
 
+/// `unpack_variant` of a value of another variant: the interpreter prices
+/// the value's variant (its fields and the tag) before it checks the
+/// variant, so compiled code must charge `B`'s three units, not the named
+/// `A`'s two, before failing with `STRUCT_VARIANT_MISMATCH`: at 201
+/// balances over the run's last tenth and past its end, and at a full
+/// balance, every executor agrees (some runs end in the mismatch, others
+/// out of gas at it).
+#[test]
+fn a_variant_mismatch_is_priced_by_the_value() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun one(): u64
+    ld_u64 1
+    ret
+",
+        "version 8
+module 0xcafe::user
+
+enum E has drop
+  A
+    x: u64
+  B
+    x: u64
+    y: u64
+
+public fun mismatch(): u64
+    ld_u64 1
+    ld_u64 2
+    pack_variant E, B
+    unpack_variant E, A
+    ret
+",
+    );
+    let engines: Vec<(&str, Engine)> =
+        [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
+            .into_iter()
+            .map(|(l, k)| (l, new_engine(EngineConfig { executor: k, ..EngineConfig::aptos() })))
+            .collect();
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(&engines[2].1, &st, "mismatch", &[], full);
+    assert_eq!(whole.status, "STRUCT_VARIANT_MISMATCH");
+    assert!(compiled > 0, "mismatch did not run compiled");
+    let total = whole.execution_gas_used;
+    let (mut out_of_gas, mut bad) = (0, Vec::new());
+    // The last tenth of the run (the unpack), then past its end.
+    let near = (0..=200u64).map(|k| total - total / 10 + total / 1000 * k + k % 7);
+    for balance in near.chain([full]) {
+        let results: Vec<_> = engines.iter().map(|(_, e)| run_user(e, &st, "mismatch", &[], balance)).collect();
+        let want = &results[0];
+        out_of_gas += usize::from(want.0.status == "OUT_OF_GAS" && want.0.location.as_ref().is_some_and(|l| l.2 == 3));
+        for ((label, _), got) in engines.iter().zip(&results).skip(1) {
+            if (&got.0, got.1) != (&want.0, want.1) {
+                bad.push(format!(
+                    "{label} at {balance}:\n  got  {:?}\n  want {:?}",
+                    (&got.0, got.1),
+                    (&want.0, want.1)
+                ));
+            }
+        }
+    }
+    for d in bad.iter().take(12) {
+        eprintln!("DIFF {d}");
+    }
+    assert!(bad.is_empty(), "the executors disagree at {} balances", bad.len());
+    assert!(out_of_gas > 0, "no run ran out of gas at the unpack_variant");
+}
+
 /// Metered differential runs: small benchmark calls (calls, recursion,
 /// loops, structs, vectors) at 400 balances spread up to what a full run
 /// uses: the compiled executors stop at the
