@@ -423,11 +423,15 @@ impl Lowerer<'_, '_> {
             let pv = self.b.ins().iconst(types::I64, *p as i64);
             price = self.b.ins().select(is, pv, price);
         }
+        // The fuel before the price: the gas left plus the segment's
+        // charges after `i`, which its charge on entry included.
         let gas = self.gas_get();
-        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, price);
+        let kept = self.kept_through(i);
+        let rest = self.refund_const(kept);
+        let fuel = self.b.ins().iadd(gas, rest);
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, fuel, price);
         let left = self.b.ins().isub(gas, price);
         self.gas_set(left);
-        let kept = self.kept_through(i);
         self.fail_keeping_if(short, i, status_number(StatusCode::OUT_OF_GAS), true, kept);
         let left = self.gas_get();
         let total = self.refund_const(Some(0));
