@@ -211,10 +211,15 @@ fn status(c: &mut ExecContext, r: VmResult<()>) -> u32 {
 }
 
 /// A global-storage shim's `code`: the opcode's number << 32 | the
-/// resource's type id.
-fn decode(code: u64) -> (u64, Option<Opcode>) {
-    let op = usize::try_from(code >> 32).ok().and_then(|i| Opcode::ALL.get(i)).copied();
-    (code & 0xffff_ffff, op)
+/// resource's type id. The type id (the hint path needs only it).
+#[inline(always)]
+fn type_of(code: u64) -> u64 {
+    code & 0xffff_ffff
+}
+
+/// The opcode `code` names (off the hint path: a table look-up).
+fn opcode_of(code: u64) -> Option<Opcode> {
+    usize::try_from(code >> 32).ok().and_then(|i| Opcode::ALL.get(i)).copied()
 }
 
 /// Under Aptos's schedule (`ctx.aptos_meter` set), global operation `op`'s
@@ -248,7 +253,7 @@ fn charge_global(
     r
 }
 
-/// `exists<T>(addr)`, the address as its words (`code`: see [`decode`];
+/// `exists<T>(addr)`, the address as its words (`code`: see [`type_of`];
 /// `rest`: see [`charge_global`]): 0 or 1, or 2 when it failed (error
 /// recorded).
 pub unsafe extern "C" fn global_exists(
@@ -260,7 +265,7 @@ pub unsafe extern "C" fn global_exists(
     a3: u64,
     rest: u64,
 ) -> u8 {
-    let (ty, op) = decode(code);
+    let ty = type_of(code);
     let words = [a0, a1, a2, a3];
     // A resource this execution borrowed was read already: its price is
     // all it charges, which compiled code charged.
@@ -274,7 +279,7 @@ pub unsafe extern "C" fn global_exists(
         Err(_) => return crate::helpers::status::EXISTS_FAILED,
     };
     let address = address_of_words(&words);
-    match charge_global(c, s, address, t, op, rest).and_then(|()| s.exists(address, t)) {
+    match charge_global(c, s, address, t, opcode_of(code), rest).and_then(|()| s.exists(address, t)) {
         Ok(e) => e as u8,
         Err(e) => {
             c.fail(&e);
@@ -284,7 +289,7 @@ pub unsafe extern "C" fn global_exists(
 }
 
 /// `borrow_global<T>(addr)` (mutable for the `mut` opcodes in `code`, see
-/// [`decode`]; `rest`: see [`charge_global`]); the address as its words.
+/// [`type_of`]; `rest`: see [`charge_global`]); the address as its words.
 /// Returns the resource's address, or 0 when it failed (error recorded).
 pub unsafe extern "C" fn global_borrow(
     ctx: *mut ExecContext,
@@ -295,8 +300,9 @@ pub unsafe extern "C" fn global_borrow(
     a3: u64,
     rest: u64,
 ) -> u64 {
-    let (ty, op) = decode(code);
-    let mutable = matches!(op, Some(Opcode::MutBorrowGlobal | Opcode::MutBorrowGlobalGeneric));
+    let ty = type_of(code);
+    let op = code >> 32;
+    let mutable = op == Opcode::MutBorrowGlobal as u64 || op == Opcode::MutBorrowGlobalGeneric as u64;
     let words = [a0, a1, a2, a3];
     // SAFETY: shim contract; the borrow ends here.
     if let Some(v) = unsafe { hints(ctx) }.and_then(|h| h.find(ty, words, mutable)) {
@@ -308,7 +314,7 @@ pub unsafe extern "C" fn global_borrow(
         Err(_) => return 0,
     };
     let address = address_of_words(&words);
-    match charge_global(c, s, address, t, op, rest).and_then(|()| s.borrow(address, t, mutable)) {
+    match charge_global(c, s, address, t, opcode_of(code), rest).and_then(|()| s.borrow(address, t, mutable)) {
         Ok(a) => {
             let v = a.to_raw() as usize;
             // SAFETY: shim contract; `c` and `s` are not used again.
@@ -333,7 +339,7 @@ pub unsafe extern "C" fn global_move_from(
     dst: *mut u8,
     rest: u64,
 ) -> u32 {
-    let (ty, op) = decode(code);
+    let (ty, op) = (type_of(code), opcode_of(code));
     // SAFETY: shim contract; the borrow ends here.
     if let Some(h) = unsafe { hints(ctx) } {
         h.clear();
@@ -359,7 +365,7 @@ pub unsafe extern "C" fn global_move_to(
     src: *mut u8,
     rest: u64,
 ) -> u32 {
-    let (ty, op) = decode(code);
+    let (ty, op) = (type_of(code), opcode_of(code));
     // SAFETY: shim contract; the borrow ends here.
     if let Some(h) = unsafe { hints(ctx) } {
         h.clear();
