@@ -23,9 +23,10 @@
 
 use crate::flat::native_bridge::NativeSession;
 use crate::flat::{Addr, FlatLayout};
+use crate::gas::aptos::AptosMeter;
 use crate::natives::TypeInfo;
 use crate::{AccountAddress, ModuleId, Type, TypeId, VmError, VmResult};
-use movejit_format::CompiledModule;
+use movejit_format::{CompiledModule, Opcode};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -202,6 +203,26 @@ pub trait GlobalStore {
     /// which the call consumes (the `flat::mem` contract).
     #[allow(unsafe_code)]
     unsafe fn move_to(&mut self, address: AccountAddress, ty: TypeId, src: Addr) -> VmResult<()>;
+    /// Under Aptos's schedule: what global operation `op` on resource `ty`
+    /// at `address` charges `meter` where the interpreter charges it
+    /// (after finding the resource, before the operation): on the
+    /// transaction's first read of the resource the modules of its
+    /// layout, then its I/O and memory, then `op`'s price.
+    fn charge_aptos_global(
+        &mut self,
+        meter: &mut AptosMeter,
+        address: AccountAddress,
+        ty: TypeId,
+        op: Opcode,
+    ) -> VmResult<()>;
+    /// Drops the value of resource `ty` in slot `src` (a `move_to` that
+    /// failed before it ran consumes its value too).
+    ///
+    /// # Safety
+    /// `src` is a live slot of the resource's layout holding a live value,
+    /// which the call consumes (the `flat::mem` contract).
+    #[allow(unsafe_code)]
+    unsafe fn drop_resource(&mut self, ty: TypeId, src: Addr) -> VmResult<()>;
 }
 
 /// Which function an [`InterpretedCall`] runs.

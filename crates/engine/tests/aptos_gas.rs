@@ -216,17 +216,17 @@ fn check(file: &str, balance: u64, cases_compared: usize, approx_matching: usize
 
 #[test]
 fn full_balance_matches_aptos() {
-    check("gas.jsonl", 20_000_000, 2427, 14, 2281);
+    check("gas.jsonl", 20_000_000, 2427, 14, 2309);
 }
 
 #[test]
 fn balance_of_two_units_matches_aptos() {
-    check("gas_budget2.jsonl", 2, 2441, 0, 1876);
+    check("gas_budget2.jsonl", 2, 2441, 0, 1898);
 }
 
 #[test]
 fn balance_of_three_units_matches_aptos() {
-    check("gas_budget3.jsonl", 3, 2427, 14, 2278);
+    check("gas_budget3.jsonl", 3, 2427, 14, 2306);
 }
 
 /// `bench_gas.jsonl`: the benchmarks (clob aside) at each size, at the
@@ -458,6 +458,312 @@ public fun capture_u64s(): u64
         let (coins, u64s) = (execution_gas(kind, &st, "capture_coins"), execution_gas(kind, &st, "capture_u64s"));
         assert_eq!(coins, u64s + loading(dep_size), "{kind:?}");
     }
+}
+
+/// `0xcafe::user::<f>(args)` under the v50 schedule with `balance`
+/// internal units, on `engine`, in a fresh session: its charges, peak
+/// memory and how many function instances ran compiled.
+fn run_user(
+    engine: &Engine,
+    st: &movejit_engine::runtime::InMemoryStorage,
+    f: &str,
+    args: &[Vec<u8>],
+    balance: u64,
+) -> (Charged, MemoryUsed, usize) {
+    use movejit_engine::runtime::{AccountAddress, ModuleId};
+    let mut session = engine.new_session(st);
+    let mut gas = GasMeter::aptos(AptosPricing::v50(), balance);
+    let user = ModuleId::new(AccountAddress::from_u64(0xcafe), "user");
+    let r = session.execute_function(&user, f, &[], args, &mut gas);
+    let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
+    let o = outcome_of(r);
+    let a = gas.aptos_meter().expect("an Aptos meter");
+    let charged = Charged {
+        location: if o.status != "EXECUTED" { o.location } else { None },
+        status: o.status,
+        abort_code: o.abort_code,
+        execution_gas_used: a.algebra.execution_used(),
+        io_gas_used: a.algebra.io_used(),
+    };
+    (charged, a.memory_used(), compiled)
+}
+
+/// Global storage in compiled code under Aptos's schedule: `store` moves
+/// resources to storage, tests, borrows and moves them back (plain and
+/// generic forms; `R`'s layout reaches `dep`), run at 600 balances over the
+/// whole run on every executor. Compiled code stops at the same charge as
+/// the interpreter (status, location, execution and I/O gas, peak memory),
+/// among them running out in `move_to R`'s resource read (all the gas
+/// spent, some of it as I/O gas, less than the run's).
+#[test]
+fn global_storage_out_of_gas_agrees_across_executors() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+struct Coin has store
+  v: u64
+
+public fun new(v: u64): Coin
+    move_loc v
+    pack Coin
+    ret
+",
+        "version 8
+module 0xcafe::user
+use 0xcafe::dep
+    struct Coin has store
+    fun new(l0: u64): dep::Coin
+
+struct R has key
+  c: dep::Coin
+  v: vector<u64>
+
+struct G<T> has key
+  x: T
+
+public fun store(s: &signer, n: u64): u64 acquires R, G
+    copy_loc s
+    copy_loc n
+    call dep::new
+    copy_loc n
+    vec_pack <u64>, 1
+    pack R
+    move_to R
+    ld_const <address> 0xcafe
+    exists G<u64>
+    pop
+    copy_loc s
+    copy_loc n
+    pack G<u64>
+    move_to G<u64>
+    ld_const <address> 0xcafe
+    exists R
+    pop
+    ld_const <address> 0xcafe
+    mut_borrow_global R
+    mut_borrow_field R, v
+    copy_loc n
+    vec_push_back <u64>
+    ld_const <address> 0xcafe
+    borrow_global G<u64>
+    borrow_field G<u64>, x
+    read_ref
+    ld_const <address> 0xcafe
+    move_from G<u64>
+    unpack G<u64>
+    add
+    ret
+",
+    );
+    // Variant 0 (an account's own signer), then the address; n = 7.
+    let signer = [&[0u8][..], &movejit_engine::runtime::AccountAddress::from_u64(0xcafe).0].concat();
+    let args = [signer, 7u64.to_le_bytes().to_vec()];
+    let engines: Vec<(&str, Engine)> =
+        [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
+            .into_iter()
+            .map(|(l, k)| (l, new_engine(EngineConfig { executor: k, ..EngineConfig::aptos() })))
+            .collect();
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(&engines[2].1, &st, "store", &args, full);
+    assert_eq!(whole.status, "EXECUTED");
+    assert!(compiled > 0, "store did not run compiled");
+    let total = whole.execution_gas_used + whole.io_gas_used;
+    let move_to_r = Some(("0xcafe::user".to_string(), 0, 6));
+    let (mut in_read, mut compiled_runs, mut bad) = (0, 0, Vec::new());
+    for k in 0..=600u64 {
+        let balance = total / 600 * k + k * 997 % 1009;
+        let results: Vec<_> = engines.iter().map(|(_, e)| run_user(e, &st, "store", &args, balance)).collect();
+        let want = &results[0];
+        compiled_runs += usize::from(results[2].2 > 0);
+        if want.0.status == "OUT_OF_GAS" && want.0.location == move_to_r {
+            let read = want.0.io_gas_used > 0 && want.0.execution_gas_used + want.0.io_gas_used == balance;
+            in_read += usize::from(read && want.0.io_gas_used < whole.io_gas_used);
+        }
+        for ((label, _), got) in engines.iter().zip(&results).skip(1) {
+            if (&got.0, got.1) != (&want.0, want.1) {
+                bad.push(format!(
+                    "{label} at {balance}:\n  got  {:?}\n  want {:?}",
+                    (&got.0, got.1),
+                    (&want.0, want.1)
+                ));
+            }
+        }
+    }
+    for d in bad.iter().take(12) {
+        eprintln!("DIFF {d}");
+    }
+    eprintln!("601 balances: compiled code ran in {compiled_runs}; out of gas in move_to R's read {in_read}");
+    assert!(bad.is_empty(), "the executors disagree at {} balances", bad.len());
+    assert!(compiled_runs > 300, "compiled code ran in only {compiled_runs} runs");
+    assert!(in_read > 0, "no run ran out of gas in move_to R's resource read");
+}
+
+/// `eq` / `neq` of values with a vector inside, in compiled code under
+/// Aptos's schedule: priced by both operands' abstract sizes where they run
+/// (the references' targets; compared values release their heap parts
+/// too), at 400 balances over the whole run and 400 over its last tenth
+/// (the comparisons) on every executor, vectors of 40 elements compared as
+/// references, as values and inside structs:
+/// compiled code stops at the same charge as the interpreter (status,
+/// location, execution gas, peak memory).
+#[test]
+fn comparisons_of_vectors_agree_across_executors() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun one(): u64
+    ld_u64 1
+    ret
+",
+        "version 8
+module 0xcafe::user
+
+struct W has copy + drop
+  v: vector<u64>
+
+public fun cmp(n: u64): bool
+    local v: vector<u64>
+    local i: u64
+    vec_pack <u64>, 0
+    st_loc v
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L1
+    mut_borrow_loc v
+    copy_loc i
+    vec_push_back <u64>
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: borrow_loc v
+    borrow_loc v
+    eq
+    copy_loc v
+    pack W
+    copy_loc v
+    pack W
+    neq
+    or
+    copy_loc v
+    move_loc v
+    eq
+    and
+    ret
+",
+    );
+    let args = [40u64.to_le_bytes().to_vec()];
+    let engines: Vec<(&str, Engine)> =
+        [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
+            .into_iter()
+            .map(|(l, k)| (l, new_engine(EngineConfig { executor: k, ..EngineConfig::aptos() })))
+            .collect();
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(&engines[2].1, &st, "cmp", &args, full);
+    assert_eq!(whole.status, "EXECUTED");
+    assert!(compiled > 0, "cmp did not run compiled");
+    let total = whole.execution_gas_used + whole.io_gas_used;
+    let (mut at_compare, mut compiled_runs, mut bad) = (0, 0, Vec::new());
+    let spread = (0..400u64).map(|k| total / 400 * k + k * 997 % 1009);
+    let last_tenth = (0..400u64).map(|k| total - total / 10 + total / 4000 * k + k * 7 % 11);
+    for balance in spread.chain(last_tenth) {
+        let results: Vec<_> = engines.iter().map(|(_, e)| run_user(e, &st, "cmp", &args, balance)).collect();
+        let want = &results[0];
+        compiled_runs += usize::from(results[2].2 > 0);
+        let offset = want.0.location.as_ref().map(|(_, _, o)| *o);
+        at_compare += usize::from(want.0.status == "OUT_OF_GAS" && matches!(offset, Some(18 | 23 | 27)));
+        for ((label, _), got) in engines.iter().zip(&results).skip(1) {
+            if (&got.0, got.1) != (&want.0, want.1) {
+                bad.push(format!(
+                    "{label} at {balance}:\n  got  {:?}\n  want {:?}",
+                    (&got.0, got.1),
+                    (&want.0, want.1)
+                ));
+            }
+        }
+    }
+    for d in bad.iter().take(12) {
+        eprintln!("DIFF {d}");
+    }
+    eprintln!("800 balances: compiled code ran in {compiled_runs}; out of gas at a comparison {at_compare}");
+    assert!(bad.is_empty(), "the executors disagree at {} balances", bad.len());
+    assert!(compiled_runs > 400, "compiled code ran in only {compiled_runs} runs");
+    assert!(at_compare > 0, "no run ran out of gas at a comparison");
+}
+
+/// `unpack_variant` of a value of another variant: the interpreter prices
+/// the value's variant (its fields and the tag) before it checks the
+/// variant, so compiled code must charge `B`'s three units, not the named
+/// `A`'s two, before failing with `STRUCT_VARIANT_MISMATCH`: at 201
+/// balances over the run's last tenth and past its end, and at a full
+/// balance, every executor agrees (some runs end in the mismatch, others
+/// out of gas at it).
+#[test]
+fn a_variant_mismatch_is_priced_by_the_value() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun one(): u64
+    ld_u64 1
+    ret
+",
+        "version 8
+module 0xcafe::user
+
+enum E has drop
+  A
+    x: u64
+  B
+    x: u64
+    y: u64
+
+public fun mismatch(): u64
+    ld_u64 1
+    ld_u64 2
+    pack_variant E, B
+    unpack_variant E, A
+    ret
+",
+    );
+    let engines: Vec<(&str, Engine)> =
+        [("interp", ExecutorKind::Interpreter), ("auto", ExecutorKind::Auto), ("jit", ExecutorKind::Jit)]
+            .into_iter()
+            .map(|(l, k)| (l, new_engine(EngineConfig { executor: k, ..EngineConfig::aptos() })))
+            .collect();
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(&engines[2].1, &st, "mismatch", &[], full);
+    assert_eq!(whole.status, "STRUCT_VARIANT_MISMATCH");
+    assert!(compiled > 0, "mismatch did not run compiled");
+    let total = whole.execution_gas_used;
+    let (mut out_of_gas, mut bad) = (0, Vec::new());
+    // The last tenth of the run (the unpack), then past its end.
+    let near = (0..=200u64).map(|k| total - total / 10 + total / 1000 * k + k % 7);
+    for balance in near.chain([full]) {
+        let results: Vec<_> = engines.iter().map(|(_, e)| run_user(e, &st, "mismatch", &[], balance)).collect();
+        let want = &results[0];
+        out_of_gas += usize::from(want.0.status == "OUT_OF_GAS" && want.0.location.as_ref().is_some_and(|l| l.2 == 3));
+        for ((label, _), got) in engines.iter().zip(&results).skip(1) {
+            if (&got.0, got.1) != (&want.0, want.1) {
+                bad.push(format!(
+                    "{label} at {balance}:\n  got  {:?}\n  want {:?}",
+                    (&got.0, got.1),
+                    (&want.0, want.1)
+                ));
+            }
+        }
+    }
+    for d in bad.iter().take(12) {
+        eprintln!("DIFF {d}");
+    }
+    assert!(bad.is_empty(), "the executors disagree at {} balances", bad.len());
+    assert!(out_of_gas > 0, "no run ran out of gas at the unpack_variant");
 }
 
 /// Metered differential runs: small benchmark calls (calls, recursion,

@@ -27,7 +27,7 @@ use super::raw::slice;
 use super::shims::NativeHost;
 use crate::compiled::SessionHost;
 use crate::error::{VmError, VmResult};
-use crate::gas::aptos::{AptosCallSite, AptosMeter};
+use crate::gas::aptos::{AptosCallSite, AptosMeter, SiteCounts};
 use crate::natives::TypeInfo;
 use crate::{AccountAddress, Layout, Type, TypeId};
 use movejit_format::{Opcode, StatusCode};
@@ -210,10 +210,65 @@ fn status(c: &mut ExecContext, r: VmResult<()>) -> u32 {
     }
 }
 
-/// `exists<T>(addr)`, the address as its words: 0 or 1, or 2 when it
-/// failed (error recorded).
-pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u8 {
+/// A global-storage shim's `code`: the opcode's number << 32 | the
+/// resource's type id. The type id (the hint path needs only it).
+#[inline(always)]
+fn type_of(code: u64) -> u64 {
+    code & 0xffff_ffff
+}
+
+/// The opcode `code` names (off the hint path: a table look-up).
+fn opcode_of(code: u64) -> Option<Opcode> {
+    usize::try_from(code >> 32).ok().and_then(|i| Opcode::ALL.get(i)).copied()
+}
+
+/// Under Aptos's schedule (`ctx.aptos_meter` set), global operation `op`'s
+/// charges that only the transaction fixes (the session's
+/// `GlobalStore::charge_aptos_global`: its layout's modules and its I/O on
+/// the resource's first read, then its price). I/O is drawn from the
+/// balance compiled code spends from, so what compiled code spent so far
+/// is settled on the meter first: its fuel before the operation is
+/// `ctx.gas_left + rest` (`rest`: the segment's charges from the
+/// operation's price on, which its charge on entry included). Afterwards,
+/// also on failure, `ctx.gas_left` is the meter's fuel less the segment's
+/// charges after the operation (compiled code refunds those on failure):
+/// the meter holds everything charged through the operation.
+fn charge_global(
+    c: &mut ExecContext,
+    s: &mut dyn SessionHost,
+    address: AccountAddress,
+    t: TypeId,
+    op: Option<Opcode>,
+    rest: u64,
+) -> VmResult<()> {
+    // SAFETY: a nonzero `aptos_meter` is the address of the live meter,
+    // which nothing else touches while compiled code runs.
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else { return Ok(()) };
+    let op = op.ok_or_else(|| VmError::invariant("global operation's opcode"))?;
+    let price = meter.pricing.costs.site_cost(op, SiteCounts::default());
+    let spent = meter.fuel().wrapping_sub(c.gas_left.wrapping_add(rest));
+    let r =
+        meter.charge_compiled(spent).map_err(VmError::new).and_then(|()| s.charge_aptos_global(meter, address, t, op));
+    c.gas_left = meter.fuel().wrapping_sub(rest.wrapping_sub(price));
+    r
+}
+
+/// `exists<T>(addr)`, the address as its words (`code`: see [`type_of`];
+/// `rest`: see [`charge_global`]): 0 or 1, or 2 when it failed (error
+/// recorded).
+pub unsafe extern "C" fn global_exists(
+    ctx: *mut ExecContext,
+    code: u64,
+    a0: u64,
+    a1: u64,
+    a2: u64,
+    a3: u64,
+    rest: u64,
+) -> u8 {
+    let ty = type_of(code);
     let words = [a0, a1, a2, a3];
+    // A resource this execution borrowed was read already: its price is
+    // all it charges, which compiled code charged.
     // SAFETY: shim contract; the borrow ends here.
     if unsafe { hints(ctx) }.is_some_and(|h| h.find(ty, words, false).is_some()) {
         return 1;
@@ -223,7 +278,8 @@ pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, a0: u64, 
         Ok(x) => x,
         Err(_) => return crate::helpers::status::EXISTS_FAILED,
     };
-    match s.exists(address_of_words(&words), t) {
+    let address = address_of_words(&words);
+    match charge_global(c, s, address, t, opcode_of(code), rest).and_then(|()| s.exists(address, t)) {
         Ok(e) => e as u8,
         Err(e) => {
             c.fail(&e);
@@ -232,11 +288,21 @@ pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, ty: u64, a0: u64, 
     }
 }
 
-/// `borrow_global<T>(addr)`; `code` = type id << 1 | mutable; the address
-/// as its words. Returns the resource's address, or 0 when it failed
-/// (error recorded).
-pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u64 {
-    let (ty, mutable) = (code >> 1, code & 1 == 1);
+/// `borrow_global<T>(addr)` (mutable for the `mut` opcodes in `code`, see
+/// [`type_of`]; `rest`: see [`charge_global`]); the address as its words.
+/// Returns the resource's address, or 0 when it failed (error recorded).
+pub unsafe extern "C" fn global_borrow(
+    ctx: *mut ExecContext,
+    code: u64,
+    a0: u64,
+    a1: u64,
+    a2: u64,
+    a3: u64,
+    rest: u64,
+) -> u64 {
+    let ty = type_of(code);
+    let op = code >> 32;
+    let mutable = op == Opcode::MutBorrowGlobal as u64 || op == Opcode::MutBorrowGlobalGeneric as u64;
     let words = [a0, a1, a2, a3];
     // SAFETY: shim contract; the borrow ends here.
     if let Some(v) = unsafe { hints(ctx) }.and_then(|h| h.find(ty, words, mutable)) {
@@ -247,7 +313,8 @@ pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, a0: u64
         Ok(x) => x,
         Err(_) => return 0,
     };
-    match s.borrow(address_of_words(&words), t, mutable) {
+    let address = address_of_words(&words);
+    match charge_global(c, s, address, t, opcode_of(code), rest).and_then(|()| s.borrow(address, t, mutable)) {
         Ok(a) => {
             let v = a.to_raw() as usize;
             // SAFETY: shim contract; `c` and `s` are not used again.
@@ -263,8 +330,16 @@ pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, a0: u64
     }
 }
 
-/// `move_from<T>(addr)` into the slot `dst`.
-pub unsafe extern "C" fn global_move_from(ctx: *mut ExecContext, ty: u64, addr: *const u8, dst: *mut u8) -> u32 {
+/// `move_from<T>(addr)` into the slot `dst` (`code`, `rest` as in
+/// [`global_borrow`]).
+pub unsafe extern "C" fn global_move_from(
+    ctx: *mut ExecContext,
+    code: u64,
+    addr: *const u8,
+    dst: *mut u8,
+    rest: u64,
+) -> u32 {
+    let (ty, op) = (type_of(code), opcode_of(code));
     // SAFETY: shim contract; the borrow ends here.
     if let Some(h) = unsafe { hints(ctx) } {
         h.clear();
@@ -274,15 +349,26 @@ pub unsafe extern "C" fn global_move_from(ctx: *mut ExecContext, ty: u64, addr: 
         Ok(x) => x,
         Err(st) => return st,
     };
-    // SAFETY: shim contract (`addr` an address, `dst` a free slot of the
-    // resource's layout).
-    let r = unsafe { s.move_from(address(addr), t, Addr::from_raw(dst)) };
+    // SAFETY: shim contract (`addr` an address).
+    let address = unsafe { address(addr) };
+    let r = charge_global(c, s, address, t, op, rest).and_then(|()| {
+        // SAFETY: shim contract (`dst` a free slot of the resource's layout).
+        unsafe { s.move_from(address, t, Addr::from_raw(dst)) }
+    });
     status(c, r)
 }
 
 /// `move_to<T>(signer, value)`: the value in `src` (consumed, also on
-/// failure) to the signer's address.
-pub unsafe extern "C" fn global_move_to(ctx: *mut ExecContext, ty: u64, signer: *const u8, src: *mut u8) -> u32 {
+/// failure) to the signer's address (`code`, `rest` as in
+/// [`global_borrow`]).
+pub unsafe extern "C" fn global_move_to(
+    ctx: *mut ExecContext,
+    code: u64,
+    signer: *const u8,
+    src: *mut u8,
+    rest: u64,
+) -> u32 {
+    let (ty, op) = (type_of(code), opcode_of(code));
     // SAFETY: shim contract; the borrow ends here.
     if let Some(h) = unsafe { hints(ctx) } {
         h.clear();
@@ -292,9 +378,15 @@ pub unsafe extern "C" fn global_move_to(ctx: *mut ExecContext, ty: u64, signer: 
         Ok(x) => x,
         Err(st) => return st,
     };
-    // SAFETY: shim contract (`signer` an address, `src` a live slot of the
-    // resource's layout, consumed).
-    let r = unsafe { s.move_to(address(signer), t, Addr::from_raw(src)) };
+    // SAFETY: shim contract (`signer` an address).
+    let address = unsafe { address(signer) };
+    let r = match charge_global(c, s, address, t, op, rest) {
+        // SAFETY: shim contract (`src` a live slot of the resource's
+        // layout, consumed either way).
+        Ok(()) => unsafe { s.move_to(address, t, Addr::from_raw(src)) },
+        // SAFETY: as above.
+        Err(e) => unsafe { s.drop_resource(t, Addr::from_raw(src)) }.and(Err(e)),
+    };
     status(c, r)
 }
 
@@ -380,6 +472,49 @@ pub unsafe extern "C" fn aptos_copy(
     let bytes = unsafe { slice(v, l.size as usize) };
     let fuel = c.gas_left.wrapping_add(rest);
     match meter.charge_copy(op, l, bytes, fuel) {
+        Ok(price) => {
+            c.gas_left = c.gas_left.wrapping_sub(price);
+            0
+        }
+        Err(f) => {
+            c.gas_left = fuel.wrapping_sub(f.spent);
+            c.fail(&VmError::new(f.status))
+        }
+    }
+}
+
+/// `eq` / `neq` (opcode number `op`) of the values of layout `l` at `a`
+/// and `b` (the operands themselves when `values` is 1, else the targets
+/// of the compared references) whose Aptos charges depend on them (a
+/// vector or closure inside): [`AptosMeter::charge_compare`] with the fuel
+/// before the instruction's charges (`ctx.gas_left` plus `rest`), as in
+/// [`aptos_copy`].
+///
+/// [`AptosMeter::charge_compare`]: crate::gas::aptos::AptosMeter::charge_compare
+pub unsafe extern "C" fn aptos_compare(
+    ctx: *mut ExecContext,
+    op: u64,
+    l: *const FlatLayout,
+    a: *const u8,
+    b: *const u8,
+    values: u64,
+    rest: u64,
+) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
+    // SAFETY: as in `aptos_call`.
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
+    };
+    let Some(&op) = usize::try_from(op).ok().and_then(|i| Opcode::ALL.get(i)) else {
+        return c.fail(&VmError::invariant("opcode number"));
+    };
+    // SAFETY: shim contract: `l` is a layout the engine keeps alive.
+    let l = unsafe { &*l };
+    // SAFETY: shim contract: `a` and `b` hold live values of layout `l`.
+    let (a, b) = unsafe { (slice(a, l.size as usize), slice(b, l.size as usize)) };
+    let fuel = c.gas_left.wrapping_add(rest);
+    match meter.charge_compare(op, l, (a, b), values != 0, fuel) {
         Ok(price) => {
             c.gas_left = c.gas_left.wrapping_sub(price);
             0

@@ -330,6 +330,34 @@ impl AptosMeter {
         Ok(price)
     }
 
+    /// `eq` or `neq` (`op`) of the values of layout `l` in `a` and `b`, as
+    /// compiled code makes it with `fuel` left before its charges, in the
+    /// interpreter's order (`charge_aptos`): when the operands are values
+    /// (`values`; not references) their heap parts are released (compared
+    /// values are destroyed), then the instruction is priced by both
+    /// abstract sizes. `Ok`: the price; `Err` as in
+    /// [`charge_call_site`](Self::charge_call_site).
+    pub fn charge_compare(
+        &mut self,
+        op: Opcode,
+        l: &FlatLayout,
+        (a, b): (&[u8], &[u8]),
+        values: bool,
+        fuel: u64,
+    ) -> Result<u64, ChargeFailure> {
+        let sizes = &self.pricing.sizes;
+        let units = sizes.value(l, a).saturating_add(sizes.value(l, b));
+        if values && !AbstractSizes::heapless(l) {
+            let heap = sizes.heap(l, a).saturating_add(sizes.heap(l, b));
+            self.memory.release_memory(heap);
+        }
+        let price = self.pricing.costs.site_cost(op, SiteCounts { units, ..SiteCounts::default() });
+        if price > fuel {
+            return Err(ChargeFailure { status: StatusCode::OUT_OF_GAS, spent: price, at_load: false });
+        }
+        Ok(price)
+    }
+
     /// Whether global slot `slot` was read in this transaction.
     pub fn has_read(&self, slot: usize) -> bool {
         self.resources.contains(&slot)

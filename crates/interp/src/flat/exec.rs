@@ -1118,10 +1118,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         self.s.compiled = Some(code);
         // What compiled code spent, charged here. Under Aptos's schedule a
         // charge that did not fit left the fuel below zero: the meter
-        // decides between OUT_OF_GAS and EXECUTION_LIMIT_REACHED.
+        // decides between OUT_OF_GAS and EXECUTION_LIMIT_REACHED. The
+        // global shims settle on the meter as they run (their I/O draws
+        // from the same balance) and leave the fuel left relative to the
+        // meter's: what is left to settle is measured from its fuel now.
         let settle = |gas: &mut GasMeter, left: Option<u64>| -> VmResult<()> {
             match (gas_before, left, gas.aptos_meter_mut()) {
-                (Some(b), Some(l), Some(a)) => a.charge_compiled(b.wrapping_sub(l)).map_err(VmError::new),
+                (Some(_), Some(l), Some(a)) => a.charge_compiled(a.fuel().wrapping_sub(l)).map_err(VmError::new),
                 (Some(b), Some(l), None) => gas.charge(b.saturating_sub(l)),
                 _ => Ok(()),
             }
@@ -1931,43 +1934,13 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         Ok(())
     }
 
-    /// The Aptos charges of a global operation at `pc` on `slot`: the
-    /// resource's first read in the transaction (I/O), then the operation.
+    /// The Aptos charges of a global operation at `pc` on `slot`
+    /// ([`Session::charge_aptos_global`]).
     #[cold]
     #[inline(never)]
     fn charge_aptos_global(&mut self, p: &Prepared, pc: usize, slot: usize) -> TrapResult<()> {
-        if self.gas.aptos_meter().is_some_and(|a| !a.has_read(slot)) {
-            // A native (`object::exists_at`) may have loaded it already.
-            let key = self.s.globals.meta.get(slot).map(|m| (m.address, m.id)).ok_or_else(|| inv("global slot"))?;
-            let native = self.gas.aptos_meter_mut().is_some_and(|a| a.read_by_native(slot, key));
-            if !native {
-                self.charge_aptos_layout_modules(slot)?;
-            }
-        }
         let Some(a) = self.gas.aptos_meter_mut() else { return Ok(()) };
-        let loaded = match self.s.globals.flat.get(slot) {
-            Some(Some(v)) => {
-                // SAFETY: an owned global value of its own layout.
-                let bytes = unsafe { mem::serialize(v.layout(), Addr::of_value(v)) }?.len() as u64;
-                Some((bytes, a.pricing.sizes.heap(v.layout(), v.bytes())))
-            }
-            _ => None,
-        };
-        a.charge_resource(slot, loaded).map_err(VmError::new)?;
-        a.charge_site(p.opcodes[pc], SiteCounts::default()).map_err(|s| Box::new(VmError::new(s)))
-    }
-
-    /// Reading the resource of global `slot` builds its layout: Aptos's
-    /// lazy loader loads (and charges, once per transaction) the module of
-    /// every datatype the layout reaches, before the read.
-    fn charge_aptos_layout_modules(&mut self, slot: usize) -> TrapResult<()> {
-        let ty = self.s.globals.meta.get(slot).map(|m| m.ty.clone()).ok_or_else(|| inv("global slot"))?;
-        for (id, size) in self.s.layout_modules_cached(&ty)?.iter() {
-            if let Some(a) = self.gas.aptos_meter_mut() {
-                a.charge_module(id, *size).map_err(VmError::new)?;
-            }
-        }
-        Ok(())
+        self.s.charge_aptos_global(a, slot, p.opcodes[pc]).map_err(Box::new)
     }
 
     /// `CallClosure`: the captured values and the provided arguments (frame
@@ -2116,5 +2089,37 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
         self.stack.pop(f.mark);
         Ok(())
+    }
+}
+
+impl Session<'_, '_> {
+    /// The Aptos charges of global operation `op` on global `slot`, as both
+    /// executors make them (compiled code through the session's
+    /// `GlobalStore::charge_aptos_global`): on the resource's first read in
+    /// the transaction its layout's modules (Aptos's lazy loader, unless a
+    /// native loaded the resource before) and its I/O, then the operation.
+    pub(crate) fn charge_aptos_global(&mut self, a: &mut AptosMeter, slot: usize, op: Opcode) -> VmResult<()> {
+        if !a.has_read(slot) {
+            let meta = self.globals.meta.get(slot).ok_or_else(|| VmError::invariant("global slot"))?;
+            let (key, ty) = ((meta.address, meta.id), meta.ty.clone());
+            if !a.read_by_native(slot, key) {
+                // Reading the resource builds its layout: every datatype
+                // module it reaches is loaded (and charged, once per
+                // transaction) before the read.
+                for (id, size) in self.layout_modules_cached(&ty)?.iter() {
+                    a.charge_module(id, *size).map_err(VmError::new)?;
+                }
+            }
+        }
+        let loaded = match self.globals.flat.get(slot) {
+            Some(Some(v)) => {
+                // SAFETY: an owned global value of its own layout.
+                let bytes = unsafe { mem::serialize(v.layout(), Addr::of_value(v)) }?.len() as u64;
+                Some((bytes, a.pricing.sizes.heap(v.layout(), v.bytes())))
+            }
+            _ => None,
+        };
+        a.charge_resource(slot, loaded).map_err(VmError::new)?;
+        a.charge_site(op, SiteCounts::default()).map_err(VmError::new)
     }
 }

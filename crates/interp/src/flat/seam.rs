@@ -14,11 +14,13 @@
 use super::exec::FlatInterp;
 use super::ClosureTarget;
 use crate::engine::SessionState;
+use movejit_format::Opcode;
 use movejit_runtime::compiled::{
     GlobalStore, Interpreted, InterpretedCall, InterpretedFunction, Interpreter, ModuleSource,
 };
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::{mem, Addr};
+use movejit_runtime::gas::aptos::AptosMeter;
 use movejit_runtime::GasMeter;
 use movejit_runtime::{AccountAddress, ModuleId, TypeId, VmError, VmResult};
 use std::sync::Arc;
@@ -84,6 +86,25 @@ impl GlobalStore for SessionState<'_, '_> {
         self.globals.changing(slot);
         // SAFETY: as above.
         self.globals.flat[slot] = Some(unsafe { mem::move_out(&l, src) });
+        Ok(())
+    }
+
+    fn charge_aptos_global(
+        &mut self,
+        meter: &mut AptosMeter,
+        address: AccountAddress,
+        ty: TypeId,
+        op: Opcode,
+    ) -> VmResult<()> {
+        let slot = self.flat_global_slot(address, ty)?;
+        SessionState::charge_aptos_global(self, meter, slot, op)
+    }
+
+    unsafe fn drop_resource(&mut self, ty: TypeId, src: Addr) -> VmResult<()> {
+        let l = self.global_layout(ty)?;
+        // SAFETY: the caller's contract: `src` is a live slot of layout `l`,
+        // which the call consumes.
+        unsafe { mem::drop_value(&l, src) };
         Ok(())
     }
 }

@@ -8,10 +8,16 @@
 //! an instruction builds (`subst_ty_per_node` × nodes, charged first) and
 //! its price over counts of fields, elements, constant bytes, or abstract
 //! sizes of values whose layout fixes them. Instructions whose Aptos charges
-//! depend on run-time state (calls of natives: their own gas; global
-//! storage: resource reads; closures; values with vectors or closures
-//! inside) are not compiled under Aptos: the function runs interpreted,
-//! with identical charges. A call of a compiled function charges its price
+//! depend on run-time state (calls of natives: their own gas; closures)
+//! are not compiled under Aptos: the function runs interpreted, with
+//! identical charges. Copies and comparisons of values with a vector or
+//! closure inside are priced by the values where they run (the runtime's
+//! `aptos_copy`, `aptos_compare`).
+//! Global storage charges its types here and its price in the segment; the
+//! resource's first read in the transaction (its layout's modules, its I/O
+//! and memory) and the price after it are made by the runtime's global shim
+//! where it runs, on the meter (`flat::host::charge_global`; jit-abi.md).
+//! A call of a compiled function charges its price
 //! and its frame's types as constants too; running out in the frame's
 //! charges is located as Aptos locates loading errors
 //! (`ExecContext::AT_LOAD`). What a generic call or a call into another
@@ -46,7 +52,7 @@ impl Lowerer<'_, '_> {
         let refused = || unsupported(format!("Aptos gas of {op:?} is charged at run time (interpreted)"));
         // Charged where it runs, by the value (`lower/metered.rs`
         // `charge_copy`).
-        if self.copied_value(p, i)?.is_some() {
+        if self.copied_value(p, i)?.is_some() || self.compared_values(p, i)?.is_some() {
             return Ok(Vec::new());
         }
         // Its types here; its price by the value's variant where it runs
@@ -97,8 +103,17 @@ impl Lowerer<'_, '_> {
             B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) => return Err(refused()),
             // Its base here; per message byte where it runs (`lower/mod.rs`).
             B::AbortMsg => (0, SiteCounts::default()),
-            // Resource reads (I/O gas) and their layouts' modules.
-            b if b.is_global_storage() => return Err(refused()),
+            // Its types, then its price: the resource's loading and I/O
+            // come between them where it runs (`lower/global.rs`).
+            B::ExistsGeneric(si)
+            | B::ImmBorrowGlobalGeneric(si)
+            | B::MutBorrowGlobalGeneric(si)
+            | B::MoveFromGeneric(si)
+            | B::MoveToGeneric(si) => {
+                let inst = m.struct_def_instantiations.get(si.idx()).ok_or_else(|| malformed("struct inst"))?;
+                let args = self.inst_args(inst.type_parameters)?;
+                (self.struct_type(inst.def, args)?.num_nodes(), SiteCounts::default())
+            }
             B::LdConst(c) => {
                 let c = m.constant_pool.get(c.idx()).ok_or_else(|| malformed("constant index"))?;
                 (to_type(m, &c.type_, &[])?.num_nodes(), units(c.data.len() as u64))
@@ -227,6 +242,32 @@ impl Lowerer<'_, '_> {
             _ => return Ok(None),
         };
         Ok(p.sizes.fixed(&l).is_none().then_some((l, at)))
+    }
+
+    /// An `eq` / `neq` (instruction `i`) of values whose Aptos charges
+    /// depend on them (their layout fixes no size): the compared layout,
+    /// both operands' addresses (the values, or the references' targets)
+    /// and whether they are values (released as memory). Its price and
+    /// memory are measured where it runs (the runtime's `aptos_compare`).
+    pub(super) fn compared_values(&mut self, p: &AptosPricing, i: usize) -> CompileResult<Option<Compared>> {
+        if !matches!(self.code[i], Bytecode::Eq | Bytecode::Neq) {
+            return Ok(None);
+        }
+        let n = self.stack.len();
+        if n < 2 {
+            return Err(malformed("Eq without operands"));
+        }
+        let (l, values) = match &self.stack[n - 1].0 {
+            Ty::M(l) => (l.clone(), true),
+            Ty::R(l) => (l.clone(), false),
+            Ty::S(_) => return Ok(None),
+        };
+        if p.sizes.fixed(&l).is_some() {
+            return Ok(None);
+        }
+        let at = |v: &Val| if values { v.addr() } else { v.one() };
+        let (a, b) = (at(&self.stack[n - 2].1)?, at(&self.stack[n - 1].1)?);
+        Ok(Some((l, [a, b], values)))
     }
 
     /// The price of `unpack_variant` (instruction `i`) by the variant of
@@ -634,6 +675,11 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 }
+
+/// An `eq` / `neq` charged where it runs
+/// ([`compared_values`](Lowerer::compared_values)): the compared layout,
+/// both operands' addresses, whether they are values.
+pub(super) type Compared = (Arc<FlatLayout>, [Value; 2], bool);
 
 /// What an instruction feeds Aptos's memory meter, fixed when compiled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

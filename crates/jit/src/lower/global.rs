@@ -56,17 +56,24 @@ impl Lowerer<'_, '_> {
         Ok(words)
     }
 
-    /// Lowers global-storage instruction `ins` at offset `i`.
+    /// Lowers global-storage instruction `ins` at offset `i`. Under Aptos's
+    /// schedule the shim also makes the charges only the transaction fixes
+    /// (the resource's loading and I/O, then the price:
+    /// `flat::host::charge_global`), between `aptos_global_enter` and
+    /// `aptos_global_leave` (`lower/metered.rs`).
     pub(super) fn lower_global(&mut self, ins: &Bytecode, i: usize) -> CompileResult<()> {
         use Bytecode as B;
         let t = self.global_resource(ins)?;
         let id = self.env.global_type(&t)?;
         let l = self.env.layout(&t)?;
+        let code = self.b.ins().iconst(types::I64, ((ins.opcode() as u64) << 32 | id) as i64);
+        // Settled while the operands are on the stack (running out drops them).
+        let rest = self.global_rest(i)?;
         match ins {
             B::Exists(_) | B::ExistsGeneric(_) => {
                 let a = self.pop_address_words()?;
-                let idv = self.b.ins().iconst(types::I64, id as i64);
-                let r = self.call_helper(HelperId::global_exists(), &[self.ctx, idv, a[0], a[1], a[2], a[3]])?;
+                let r = self.call_helper(HelperId::global_exists(), &[self.ctx, code, a[0], a[1], a[2], a[3], rest])?;
+                self.aptos_global_leave(i);
                 let bad = self.b.ins().icmp_imm_u(IntCC::Equal, r, status::EXISTS_FAILED as i64);
                 let refund = self.refund_at(i);
                 self.fail_if_with(bad, i, refund, |lw| lw.b.ins().iconst(types::I32, 0));
@@ -76,10 +83,9 @@ impl Lowerer<'_, '_> {
             | B::ImmBorrowGlobalGeneric(_)
             | B::MutBorrowGlobal(_)
             | B::MutBorrowGlobalGeneric(_) => {
-                let mutable = matches!(ins, B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_));
                 let a = self.pop_address_words()?;
-                let code = self.b.ins().iconst(types::I64, (id << 1 | mutable as u64) as i64);
-                let p = self.call_helper(HelperId::global_borrow(), &[self.ctx, code, a[0], a[1], a[2], a[3]])?;
+                let p = self.call_helper(HelperId::global_borrow(), &[self.ctx, code, a[0], a[1], a[2], a[3], rest])?;
+                self.aptos_global_leave(i);
                 // 0: the shim recorded the error.
                 let bad = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
                 let refund = self.refund_at(i);
@@ -89,18 +95,35 @@ impl Lowerer<'_, '_> {
             B::MoveFrom(_) | B::MoveFromGeneric(_) => {
                 let a = self.pop_address_slot()?;
                 let dst = self.opslot(self.stack.len(), &l);
-                let idv = self.b.ins().iconst(types::I64, id as i64);
-                self.call_status(HelperId::global_move_from(), &[self.ctx, idv, a, dst], i)?;
+                let st = self.call_helper(HelperId::global_move_from(), &[self.ctx, code, a, dst, rest])?;
+                self.aptos_global_leave(i);
+                self.fail_unless_ok(st, i);
                 self.push(Ty::M(l), Val::Mem(dst), i);
             }
             B::MoveTo(_) | B::MoveToGeneric(_) => {
                 let (_, v) = self.pop_mem()?;
                 let (_, signer) = self.pop_ref()?;
-                let idv = self.b.ins().iconst(types::I64, id as i64);
-                self.call_status(HelperId::global_move_to(), &[self.ctx, idv, signer, v], i)?;
+                let st = self.call_helper(HelperId::global_move_to(), &[self.ctx, code, signer, v, rest])?;
+                self.aptos_global_leave(i);
+                self.fail_unless_ok(st, i);
             }
             _ => return Err(malformed("not a global-storage instruction")),
         }
         Ok(())
+    }
+
+    /// Fails at `i` with the error the shim recorded when `st` is not OK.
+    fn fail_unless_ok(&mut self, st: Value, i: usize) {
+        let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, status::OK as i64);
+        let refund = self.refund_at(i);
+        self.fail_if_with(bad, i, refund, |lw| lw.b.ins().iconst(types::I32, 0));
+    }
+
+    /// The global shims' `rest` (0 outside Aptos's schedule).
+    fn global_rest(&mut self, i: usize) -> CompileResult<Value> {
+        match self.aptos_global_enter(i)? {
+            Some(rest) => Ok(rest),
+            None => Ok(self.b.ins().iconst(types::I64, 0)),
+        }
     }
 }

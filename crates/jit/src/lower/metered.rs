@@ -105,9 +105,14 @@ impl Lowerer<'_, '_> {
         });
         for i in a..z {
             let charges = self.charges(i)?;
-            let (call_site, copied, variant_prices) = match self.target.aptos {
-                Some(p) => (self.call_site(i, &charges)?, self.copied_value(p, i)?, self.variant_prices(p, i)?),
-                None => (None, None, None),
+            let (call_site, copied, compared, variant_prices) = match self.target.aptos {
+                Some(p) => (
+                    self.call_site(i, &charges)?,
+                    self.copied_value(p, i)?,
+                    self.compared_values(p, i)?,
+                    self.variant_prices(p, i)?,
+                ),
+                None => (None, None, None, None),
             };
             if let Some(s) = self.seg.as_mut() {
                 let mut sum = s.prefix.last().copied().unwrap_or(0);
@@ -153,11 +158,17 @@ impl Lowerer<'_, '_> {
             if let Some((l, at)) = copied {
                 self.charge_copy(i, &l, at)?;
             }
+            if let Some((l, [a, b], values)) = compared {
+                self.charge_compare(i, &l, a, b, values)?;
+            }
             if let Some(prices) = variant_prices {
                 self.charge_variant_price(i, &prices)?;
             }
             let last = i + 1 == z;
-            if last || self.needs_hot_test(i) {
+            // Global storage under Aptos: tested before its price
+            // (`aptos_global_enter`).
+            let aptos_global = self.target.aptos.is_some() && self.code[i].is_global_storage();
+            if (last || self.needs_hot_test(i)) && !aptos_global {
                 self.gas_test(i, true);
             }
             // A call ending the segment pushes its results after the
@@ -319,6 +330,78 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// Before global-storage instruction `i` under Aptos's schedule: the
+    /// events before its price are settled (its price is charged after the
+    /// resource's loading and I/O, which only the transaction fixes) and
+    /// the gas left written out. Returns `rest` for the runtime's global
+    /// shim: the segment's charges from `i`'s price on, which its charge on
+    /// entry included (`flat::host::charge_global`). `None` outside Aptos's
+    /// schedule.
+    pub(super) fn aptos_global_enter(&mut self, i: usize) -> CompileResult<Option<Value>> {
+        if self.target.aptos.is_none() {
+            return Ok(None);
+        }
+        let s = self.seg.as_ref().ok_or_else(|| malformed("a global operation outside a segment"))?;
+        let steps = &s.steps[i - s.start];
+        let own = steps.len().saturating_sub(1);
+        let kept = match own {
+            0 => s.prefix[i - s.start],
+            n => steps[n - 1].0,
+        };
+        self.gas_test_steps(i, own, true);
+        let rest = self.refund_const(Some(kept));
+        self.gas_out();
+        Ok(Some(rest))
+    }
+
+    /// After the global shim of instruction `i` (Aptos's schedule): the
+    /// gas left is read back and the segment's entry gas rebased, as after
+    /// `charge_copy`; the shim settled `i`'s charges.
+    pub(super) fn aptos_global_leave(&mut self, i: usize) {
+        if self.target.aptos.is_none() {
+            return;
+        }
+        self.gas_in();
+        let left = self.gas_get();
+        let total = self.refund_const(Some(0));
+        let rebased = self.b.ins().iadd(left, total);
+        if let Some(s) = self.seg.as_mut() {
+            s.gas = rebased;
+            s.tested = Some(i);
+            if s.oog_upto <= i {
+                s.oog_upto = i + 1;
+                s.oog_steps = 0;
+            }
+        }
+    }
+
+    /// `eq` / `neq` (instruction `i`) of the values of layout `l` at `a`
+    /// and `b`, charged by their sizes (`lower/aptos.rs`
+    /// `compared_values`) as `charge_copy` charges a copy: the runtime's
+    /// `aptos_compare` releases the operands' heap parts (`values`: they
+    /// are values, not references) and charges the price; the segment's
+    /// entry gas is then rebased.
+    fn charge_compare(&mut self, i: usize, l: &Arc<FlatLayout>, a: Value, b: Value, values: bool) -> CompileResult<()> {
+        self.gas_test_steps(i, 0, true);
+        let kept = self.kept_through(i).ok_or_else(|| malformed("a comparison outside a segment"))?;
+        let rest = self.refund_const(Some(kept));
+        self.gas_out();
+        let op = self.b.ins().iconst(types::I64, self.code[i].opcode() as i64);
+        let lp = self.layout_ptr(l);
+        let vals = self.b.ins().iconst(types::I64, i64::from(values));
+        let failed = self.call_helper(HelperId::aptos_compare(), &[self.ctx, op, lp, a, b, vals, rest])?;
+        // The helper recorded the status and the gas left.
+        self.fail_keeping_if(failed, i, 0, false, None);
+        self.gas_in();
+        let left = self.gas_get();
+        let total = self.refund_const(Some(0));
+        let rebased = self.b.ins().iadd(left, total);
+        if let Some(s) = self.seg.as_mut() {
+            s.gas = rebased;
+        }
+        Ok(())
+    }
+
     /// `unpack_variant` (instruction `i`) of an enum whose variants differ
     /// in field count: after its constant charges (settled here), its
     /// price by the variant of the value on top of the stack (`prices`,
@@ -340,11 +423,15 @@ impl Lowerer<'_, '_> {
             let pv = self.b.ins().iconst(types::I64, *p as i64);
             price = self.b.ins().select(is, pv, price);
         }
+        // The fuel before the price: the gas left plus the segment's
+        // charges after `i`, which its charge on entry included.
         let gas = self.gas_get();
-        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, gas, price);
+        let kept = self.kept_through(i);
+        let rest = self.refund_const(kept);
+        let fuel = self.b.ins().iadd(gas, rest);
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, fuel, price);
         let left = self.b.ins().isub(gas, price);
         self.gas_set(left);
-        let kept = self.kept_through(i);
         self.fail_keeping_if(short, i, status_number(StatusCode::OUT_OF_GAS), true, kept);
         let left = self.gas_get();
         let total = self.refund_const(Some(0));
