@@ -8,80 +8,9 @@
 use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 
-const SOURCE: &str = "version 9
-module 0xcafe::split
-
-// Recurses holding two values; the base case pushes three.
-public fun hold2(n: u64): u64
-    copy_loc n
-    ld_u64 0
-    eq
-    br_false L0
-    ld_u64 7
-    ld_u64 8
-    ld_u64 9
-    add
-    add
-    ret
-L0: copy_loc n
-    copy_loc n
-    copy_loc n
-    ld_u64 1
-    sub
-    call hold2
-    add
-    add
-    ret
-
-// Recurses holding two values, its highest pushes after a call of a
-// leaf; the base case pushes five.
-public fun hold3(n: u64): u64
-    copy_loc n
-    ld_u64 0
-    neq
-    br_true L0
-    ld_u64 1
-    ld_u64 2
-    ld_u64 3
-    ld_u64 4
-    ld_u64 5
-    add
-    add
-    add
-    add
-    ret
-L0: copy_loc n
-    copy_loc n
-    call leaf
-    copy_loc n
-    ld_u64 1
-    sub
-    call hold3
-    add
-    add
-    ret
-
-// Pushes two values.
-public fun leaf(x: u64): u64
-    copy_loc x
-    copy_loc x
-    xor
-    ret
-
-// Recurses holding nothing: the call depth runs out first.
-public fun chain(n: u64): u64
-    copy_loc n
-    ld_u64 0
-    eq
-    br_false L0
-    ld_u64 1
-    ret
-L0: copy_loc n
-    ld_u64 1
-    sub
-    call chain
-    ret
-";
+/// The JIT's split test's module (recursions that hold values near the
+/// limits).
+const SOURCE: &str = include_str!("../../jit/tests/split.masm");
 
 /// Status, abort code or sub-status, location (function, offset), results.
 type Observed = (StatusCode, Option<u64>, Option<(u16, u16)>, Vec<Vec<u8>>);
@@ -98,13 +27,8 @@ fn observe(kind: ExecutorKind, st: &InMemoryStorage, id: &ModuleId, f: &str, n: 
 
 #[test]
 fn near_limit_frames_fail_as_the_interpreter() {
-    let m = match movejit_masm::assemble(SOURCE) {
-        Ok(movejit_masm::Assembled::Module(m)) => m,
-        other => panic!("assemble: {:?}", other.err()),
-    };
+    let st = movejit_testkit::masm::storage_with(&format!("version 9\n{SOURCE}"));
     let id = ModuleId::new(AccountAddress::from_u64(0xcafe), "split");
-    let mut st = InMemoryStorage::default();
-    st.publish(id.clone(), movejit_format::serialize_module(&m));
     // (function, depths to run, statuses the interpreter must show).
     let cases: [(&str, std::ops::Range<u64>, &[StatusCode]); 3] = [
         ("hold2", 500..516, &[StatusCode::EXECUTED, StatusCode::EXECUTION_STACK_OVERFLOW]),

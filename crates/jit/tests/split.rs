@@ -10,80 +10,9 @@ use common::Pair;
 use movejit_format::StatusCode;
 use movejit_jit::JitConfig;
 
-const SOURCE: &str = "
-module 0xcafe::split
-
-// Recurses holding two values; the base case pushes three.
-public fun hold2(n: u64): u64
-    copy_loc n
-    ld_u64 0
-    eq
-    br_false L0
-    ld_u64 7
-    ld_u64 8
-    ld_u64 9
-    add
-    add
-    ret
-L0: copy_loc n
-    copy_loc n
-    copy_loc n
-    ld_u64 1
-    sub
-    call hold2
-    add
-    add
-    ret
-
-// Recurses holding two values, its highest pushes after a call of a
-// leaf; the base case pushes five.
-public fun hold3(n: u64): u64
-    copy_loc n
-    ld_u64 0
-    neq
-    br_true L0
-    ld_u64 1
-    ld_u64 2
-    ld_u64 3
-    ld_u64 4
-    ld_u64 5
-    add
-    add
-    add
-    add
-    ret
-L0: copy_loc n
-    copy_loc n
-    call leaf
-    copy_loc n
-    ld_u64 1
-    sub
-    call hold3
-    add
-    add
-    ret
-
-// Pushes two values.
-public fun leaf(x: u64): u64
-    copy_loc x
-    copy_loc x
-    xor
-    ret
-
-// Recurses holding nothing: the call depth runs out first.
-public fun chain(n: u64): u64
-    copy_loc n
-    ld_u64 0
-    eq
-    br_false L0
-    ld_u64 1
-    ret
-L0: copy_loc n
-    ld_u64 1
-    sub
-    call chain
-    ret
-";
+/// Recursions that hold values near the limits (shared with the engine's
+/// `split_session` test).
+const SOURCE: &str = include_str!("split.masm");
 
 #[test]
 fn fast_and_checking_copies_at_the_limits() {
