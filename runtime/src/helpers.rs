@@ -161,13 +161,13 @@ helper_table! {
     value_eq(ctx: *mut ExecContext, l: *const FlatLayout, a: *const u8, b: *const u8) -> u8 = crate::flat::shims::value_eq;
     /// Global storage (`crate::flat::host`): `code = opcode number << 32 | the resource's type number`;
     /// `rest`: under Aptos's schedule, the segment's charges from the instruction's price on (`flat::host::charge_global`).
-    global_move_to(ctx: *mut ExecContext, code: u64, signer: *const u8, src: *mut u8, rest: u64) -> u32 = crate::flat::host::global_move_to;
-    global_move_from(ctx: *mut ExecContext, code: u64, addr: *const u8, dst: *mut u8, rest: u64) -> u32 = crate::flat::host::global_move_from;
+    global_move_to(ctx: *mut ExecContext, code: u64, signer: *const u8, src: *mut u8) -> u32 = crate::flat::host::global_move_to;
+    global_move_from(ctx: *mut ExecContext, code: u64, addr: *const u8, dst: *mut u8) -> u32 = crate::flat::host::global_move_from;
     /// The address as its four words (memory order). Returns the reference
     /// (a `u64`), 0 when it failed.
-    global_borrow(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64, rest: u64) -> u64 = crate::flat::host::global_borrow;
+    global_borrow(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u64 = crate::flat::host::global_borrow;
     /// The address as its four words. 0 or 1, or [`status::EXISTS_FAILED`].
-    global_exists(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64, rest: u64) -> u8 = crate::flat::host::global_exists;
+    global_exists(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u8 = crate::flat::host::global_exists;
     /// A registry native at `site`: pointers to the argument slots (a
     /// reference argument's slot holds its target's address), then the result slots.
     call_native(ctx: *mut ExecContext, site: u64, slots: *const *mut u8) -> u32 = crate::flat::shims::call_native;

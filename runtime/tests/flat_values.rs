@@ -575,13 +575,17 @@ fn value_shims_and_table() {
     assert_eq!(HelperId::int_binop().entry().shim, shims::int_binop as *const u8);
     assert_eq!(HelperId::aptos_call().entry().shim, flat::host::aptos_call as *const u8);
     assert_eq!(HelperId::native_fast().entry().params.len(), 8);
-    // Exists and borrow take the address as four words (then `rest`); borrow returns the reference.
-    assert_eq!(HelperId::global_borrow().entry().params.len(), 7);
+    // Exists and borrow take the address as four words (under Aptos the
+    // segment's rest is in the context: unmetered calls pass six words in
+    // registers); borrow returns the reference.
+    assert_eq!(HelperId::global_borrow().entry().params.len(), 6);
     assert_eq!(HelperId::global_borrow().entry().result, Kind::U64);
     assert_eq!(HelperId::closure_fast().entry().result, Kind::U64);
     assert_eq!(ExecContext::OFFSETS.status, 0);
     assert_eq!(ExecContext::OFFSETS.flags, 28);
     assert_eq!(ExecContext::OFFSETS.max_vector_len, 80);
+    assert_eq!(ExecContext::OFFSETS.global_rest, 88);
+    assert_eq!(ExecContext::OFFSETS.host, 96);
 }
 
 /// A `TypeInfo` that knows one generic struct `0x1::m::Pair<T>` = `{ T, u8 }`.

@@ -34,6 +34,11 @@ pub struct ExecContext {
     pub stack_limit: u64,
     /// Elements one vector may hold (`VECTOR_OPERATION_ERROR` sub-status 4).
     pub max_vector_len: u64,
+    /// Under Aptos's schedule, written by compiled code before a global
+    /// shim: the segment's charges from the operation's price on, which
+    /// its charge on entry included (`flat::host::charge_global`). Read
+    /// only when `aptos_meter` is set, so unmetered code never writes it.
+    pub global_rest: u64,
     /// The host's [`NativeHost`](super::shims::NativeHost) for
     /// `call_native` (0: none), valid while the execution runs.
     pub host: u64,
@@ -74,6 +79,7 @@ pub struct ContextOffsets {
     pub gas_left: usize,
     pub stack_limit: usize,
     pub max_vector_len: usize,
+    pub global_rest: usize,
     pub host: usize,
 }
 
@@ -105,6 +111,7 @@ impl ExecContext {
         gas_left: offset_of!(ExecContext, gas_left),
         stack_limit: offset_of!(ExecContext, stack_limit),
         max_vector_len: offset_of!(ExecContext, max_vector_len),
+        global_rest: offset_of!(ExecContext, global_rest),
         host: offset_of!(ExecContext, host),
     };
 

@@ -228,8 +228,9 @@ fn opcode_of(code: u64) -> Option<Opcode> {
 /// the resource's first read, then its price). I/O is drawn from the
 /// balance compiled code spends from, so what compiled code spent so far
 /// is settled on the meter first: its fuel before the operation is
-/// `ctx.gas_left + rest` (`rest`: the segment's charges from the
-/// operation's price on, which its charge on entry included). Afterwards,
+/// `ctx.gas_left + ctx.global_rest` (`global_rest`, written by compiled
+/// code: the segment's charges from the operation's price on, which its
+/// charge on entry included). Afterwards,
 /// also on failure, `ctx.gas_left` is the meter's fuel less the segment's
 /// charges after the operation (compiled code refunds those on failure):
 /// the meter holds everything charged through the operation.
@@ -239,11 +240,11 @@ fn charge_global(
     address: AccountAddress,
     t: TypeId,
     op: Option<Opcode>,
-    rest: u64,
 ) -> VmResult<()> {
     // SAFETY: a nonzero `aptos_meter` is the address of the live meter,
     // which nothing else touches while compiled code runs.
     let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else { return Ok(()) };
+    let rest = c.global_rest;
     let op = op.ok_or_else(|| VmError::invariant("global operation's opcode"))?;
     let price = meter.pricing.costs.site_cost(op, SiteCounts::default());
     let spent = meter.fuel().wrapping_sub(c.gas_left.wrapping_add(rest));
@@ -254,17 +255,9 @@ fn charge_global(
 }
 
 /// `exists<T>(addr)`, the address as its words (`code`: see [`type_of`];
-/// `rest`: see [`charge_global`]): 0 or 1, or 2 when it failed (error
+/// under Aptos see [`charge_global`]): 0 or 1, or 2 when it failed (error
 /// recorded).
-pub unsafe extern "C" fn global_exists(
-    ctx: *mut ExecContext,
-    code: u64,
-    a0: u64,
-    a1: u64,
-    a2: u64,
-    a3: u64,
-    rest: u64,
-) -> u8 {
+pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u8 {
     let ty = type_of(code);
     let words = [a0, a1, a2, a3];
     // A resource this execution borrowed was read already: its price is
@@ -279,7 +272,7 @@ pub unsafe extern "C" fn global_exists(
         Err(_) => return crate::helpers::status::EXISTS_FAILED,
     };
     let address = address_of_words(&words);
-    match charge_global(c, s, address, t, opcode_of(code), rest).and_then(|()| s.exists(address, t)) {
+    match charge_global(c, s, address, t, opcode_of(code)).and_then(|()| s.exists(address, t)) {
         Ok(e) => e as u8,
         Err(e) => {
             c.fail(&e);
@@ -289,17 +282,9 @@ pub unsafe extern "C" fn global_exists(
 }
 
 /// `borrow_global<T>(addr)` (mutable for the `mut` opcodes in `code`, see
-/// [`type_of`]; `rest`: see [`charge_global`]); the address as its words.
+/// [`type_of`]; under Aptos see [`charge_global`]); the address as its words.
 /// Returns the resource's address, or 0 when it failed (error recorded).
-pub unsafe extern "C" fn global_borrow(
-    ctx: *mut ExecContext,
-    code: u64,
-    a0: u64,
-    a1: u64,
-    a2: u64,
-    a3: u64,
-    rest: u64,
-) -> u64 {
+pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u64 {
     let ty = type_of(code);
     let op = code >> 32;
     let mutable = op == Opcode::MutBorrowGlobal as u64 || op == Opcode::MutBorrowGlobalGeneric as u64;
@@ -314,7 +299,7 @@ pub unsafe extern "C" fn global_borrow(
         Err(_) => return 0,
     };
     let address = address_of_words(&words);
-    match charge_global(c, s, address, t, opcode_of(code), rest).and_then(|()| s.borrow(address, t, mutable)) {
+    match charge_global(c, s, address, t, opcode_of(code)).and_then(|()| s.borrow(address, t, mutable)) {
         Ok(a) => {
             let v = a.to_raw() as usize;
             // SAFETY: shim contract; `c` and `s` are not used again.
@@ -330,15 +315,9 @@ pub unsafe extern "C" fn global_borrow(
     }
 }
 
-/// `move_from<T>(addr)` into the slot `dst` (`code`, `rest` as in
+/// `move_from<T>(addr)` into the slot `dst` (`code` as in
 /// [`global_borrow`]).
-pub unsafe extern "C" fn global_move_from(
-    ctx: *mut ExecContext,
-    code: u64,
-    addr: *const u8,
-    dst: *mut u8,
-    rest: u64,
-) -> u32 {
+pub unsafe extern "C" fn global_move_from(ctx: *mut ExecContext, code: u64, addr: *const u8, dst: *mut u8) -> u32 {
     let (ty, op) = (type_of(code), opcode_of(code));
     // SAFETY: shim contract; the borrow ends here.
     if let Some(h) = unsafe { hints(ctx) } {
@@ -351,7 +330,7 @@ pub unsafe extern "C" fn global_move_from(
     };
     // SAFETY: shim contract (`addr` an address).
     let address = unsafe { address(addr) };
-    let r = charge_global(c, s, address, t, op, rest).and_then(|()| {
+    let r = charge_global(c, s, address, t, op).and_then(|()| {
         // SAFETY: shim contract (`dst` a free slot of the resource's layout).
         unsafe { s.move_from(address, t, Addr::from_raw(dst)) }
     });
@@ -359,15 +338,9 @@ pub unsafe extern "C" fn global_move_from(
 }
 
 /// `move_to<T>(signer, value)`: the value in `src` (consumed, also on
-/// failure) to the signer's address (`code`, `rest` as in
+/// failure) to the signer's address (`code` as in
 /// [`global_borrow`]).
-pub unsafe extern "C" fn global_move_to(
-    ctx: *mut ExecContext,
-    code: u64,
-    signer: *const u8,
-    src: *mut u8,
-    rest: u64,
-) -> u32 {
+pub unsafe extern "C" fn global_move_to(ctx: *mut ExecContext, code: u64, signer: *const u8, src: *mut u8) -> u32 {
     let (ty, op) = (type_of(code), opcode_of(code));
     // SAFETY: shim contract; the borrow ends here.
     if let Some(h) = unsafe { hints(ctx) } {
@@ -380,7 +353,7 @@ pub unsafe extern "C" fn global_move_to(
     };
     // SAFETY: shim contract (`signer` an address).
     let address = unsafe { address(signer) };
-    let r = match charge_global(c, s, address, t, op, rest) {
+    let r = match charge_global(c, s, address, t, op) {
         // SAFETY: shim contract (`src` a live slot of the resource's
         // layout, consumed either way).
         Ok(()) => unsafe { s.move_to(address, t, Addr::from_raw(src)) },

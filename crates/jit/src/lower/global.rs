@@ -68,11 +68,11 @@ impl Lowerer<'_, '_> {
         let l = self.env.layout(&t)?;
         let code = self.b.ins().iconst(types::I64, ((ins.opcode() as u64) << 32 | id) as i64);
         // Settled while the operands are on the stack (running out drops them).
-        let rest = self.global_rest(i)?;
+        self.aptos_global_enter(i)?;
         match ins {
             B::Exists(_) | B::ExistsGeneric(_) => {
                 let a = self.pop_address_words()?;
-                let r = self.call_helper(HelperId::global_exists(), &[self.ctx, code, a[0], a[1], a[2], a[3], rest])?;
+                let r = self.call_helper(HelperId::global_exists(), &[self.ctx, code, a[0], a[1], a[2], a[3]])?;
                 self.aptos_global_leave(i);
                 let bad = self.b.ins().icmp_imm_u(IntCC::Equal, r, status::EXISTS_FAILED as i64);
                 let refund = self.refund_at(i);
@@ -84,7 +84,7 @@ impl Lowerer<'_, '_> {
             | B::MutBorrowGlobal(_)
             | B::MutBorrowGlobalGeneric(_) => {
                 let a = self.pop_address_words()?;
-                let p = self.call_helper(HelperId::global_borrow(), &[self.ctx, code, a[0], a[1], a[2], a[3], rest])?;
+                let p = self.call_helper(HelperId::global_borrow(), &[self.ctx, code, a[0], a[1], a[2], a[3]])?;
                 self.aptos_global_leave(i);
                 // 0: the shim recorded the error.
                 let bad = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
@@ -95,7 +95,7 @@ impl Lowerer<'_, '_> {
             B::MoveFrom(_) | B::MoveFromGeneric(_) => {
                 let a = self.pop_address_slot()?;
                 let dst = self.opslot(self.stack.len(), &l);
-                let st = self.call_helper(HelperId::global_move_from(), &[self.ctx, code, a, dst, rest])?;
+                let st = self.call_helper(HelperId::global_move_from(), &[self.ctx, code, a, dst])?;
                 self.aptos_global_leave(i);
                 self.fail_unless_ok(st, i);
                 self.push(Ty::M(l), Val::Mem(dst), i);
@@ -103,7 +103,7 @@ impl Lowerer<'_, '_> {
             B::MoveTo(_) | B::MoveToGeneric(_) => {
                 let (_, v) = self.pop_mem()?;
                 let (_, signer) = self.pop_ref()?;
-                let st = self.call_helper(HelperId::global_move_to(), &[self.ctx, code, signer, v, rest])?;
+                let st = self.call_helper(HelperId::global_move_to(), &[self.ctx, code, signer, v])?;
                 self.aptos_global_leave(i);
                 self.fail_unless_ok(st, i);
             }
@@ -117,13 +117,5 @@ impl Lowerer<'_, '_> {
         let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, status::OK as i64);
         let refund = self.refund_at(i);
         self.fail_if_with(bad, i, refund, |lw| lw.b.ins().iconst(types::I32, 0));
-    }
-
-    /// The global shims' `rest` (0 outside Aptos's schedule).
-    fn global_rest(&mut self, i: usize) -> CompileResult<Value> {
-        match self.aptos_global_enter(i)? {
-            Some(rest) => Ok(rest),
-            None => Ok(self.b.ins().iconst(types::I64, 0)),
-        }
     }
 }

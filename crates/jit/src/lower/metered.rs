@@ -333,13 +333,13 @@ impl Lowerer<'_, '_> {
     /// Before global-storage instruction `i` under Aptos's schedule: the
     /// events before its price are settled (its price is charged after the
     /// resource's loading and I/O, which only the transaction fixes) and
-    /// the gas left written out. Returns `rest` for the runtime's global
-    /// shim: the segment's charges from `i`'s price on, which its charge on
-    /// entry included (`flat::host::charge_global`). `None` outside Aptos's
-    /// schedule.
-    pub(super) fn aptos_global_enter(&mut self, i: usize) -> CompileResult<Option<Value>> {
+    /// the gas left written out, and `rest` for the runtime's global shim
+    /// (`ExecContext::global_rest`): the segment's charges from `i`'s price
+    /// on, which its charge on entry included (`flat::host::charge_global`).
+    /// Nothing outside Aptos's schedule.
+    pub(super) fn aptos_global_enter(&mut self, i: usize) -> CompileResult<()> {
         if self.target.aptos.is_none() {
-            return Ok(None);
+            return Ok(());
         }
         let s = self.seg.as_ref().ok_or_else(|| malformed("a global operation outside a segment"))?;
         let steps = &s.steps[i - s.start];
@@ -351,7 +351,8 @@ impl Lowerer<'_, '_> {
         self.gas_test_steps(i, own, true);
         let rest = self.refund_const(Some(kept));
         self.gas_out();
-        Ok(Some(rest))
+        self.store_ctx(rest, off::GLOBAL_REST);
+        Ok(())
     }
 
     /// After the global shim of instruction `i` (Aptos's schedule): the

@@ -92,6 +92,7 @@ mod off {
     pub const MAX_STACK: i32 = O.max_stack as i32;
     pub const GAS_LEFT: i32 = O.gas_left as i32;
     pub const STACK_LIMIT: i32 = O.stack_limit as i32;
+    pub const GLOBAL_REST: i32 = O.global_rest as i32;
 }
 pub(crate) use off::STATUS as CTX_STATUS;
 
