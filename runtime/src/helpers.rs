@@ -166,6 +166,8 @@ helper_table! {
     /// The address as its four words (memory order). Returns the reference
     /// (a `u64`), 0 when it failed.
     global_borrow(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u64 = crate::flat::host::global_borrow;
+    /// As `global_borrow`, for `borrow_global_mut`.
+    global_borrow_mut(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u64 = crate::flat::host::global_borrow_mut;
     /// The address as its four words. 0 or 1, or [`status::EXISTS_FAILED`].
     global_exists(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u8 = crate::flat::host::global_exists;
     /// A registry native at `site`: pointers to the argument slots (a

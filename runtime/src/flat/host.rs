@@ -281,14 +281,35 @@ pub unsafe extern "C" fn global_exists(ctx: *mut ExecContext, code: u64, a0: u64
     }
 }
 
-/// `borrow_global<T>(addr)` (mutable for the `mut` opcodes in `code`, see
-/// [`type_of`]; under Aptos see [`charge_global`]); the address as its words.
-/// Returns the resource's address, or 0 when it failed (error recorded).
+/// `borrow_global<T>(addr)` (`code`: see [`type_of`]; under Aptos see
+/// [`charge_global`]); the address as its words. Returns the resource's
+/// address, or 0 when it failed (error recorded).
 pub unsafe extern "C" fn global_borrow(ctx: *mut ExecContext, code: u64, a0: u64, a1: u64, a2: u64, a3: u64) -> u64 {
+    // SAFETY: the caller's shim contract.
+    unsafe { borrow_global(ctx, code, [a0, a1, a2, a3], false) }
+}
+
+/// `borrow_global_mut<T>(addr)`: as [`global_borrow`]. A shim of its own,
+/// so that the hot hint look-up tests a constant.
+pub unsafe extern "C" fn global_borrow_mut(
+    ctx: *mut ExecContext,
+    code: u64,
+    a0: u64,
+    a1: u64,
+    a2: u64,
+    a3: u64,
+) -> u64 {
+    // SAFETY: the caller's shim contract.
+    unsafe { borrow_global(ctx, code, [a0, a1, a2, a3], true) }
+}
+
+/// The body of [`global_borrow`] and [`global_borrow_mut`].
+///
+/// # Safety
+/// Shim contract (module doc).
+#[inline(always)]
+unsafe fn borrow_global(ctx: *mut ExecContext, code: u64, words: AddressWords, mutable: bool) -> u64 {
     let ty = type_of(code);
-    let op = code >> 32;
-    let mutable = op == Opcode::MutBorrowGlobal as u64 || op == Opcode::MutBorrowGlobalGeneric as u64;
-    let words = [a0, a1, a2, a3];
     // SAFETY: shim contract; the borrow ends here.
     if let Some(v) = unsafe { hints(ctx) }.and_then(|h| h.find(ty, words, mutable)) {
         return v as u64;

@@ -84,7 +84,12 @@ impl Lowerer<'_, '_> {
             | B::MutBorrowGlobal(_)
             | B::MutBorrowGlobalGeneric(_) => {
                 let a = self.pop_address_words()?;
-                let p = self.call_helper(HelperId::global_borrow(), &[self.ctx, code, a[0], a[1], a[2], a[3]])?;
+                let shim = if matches!(ins, B::MutBorrowGlobal(_) | B::MutBorrowGlobalGeneric(_)) {
+                    HelperId::global_borrow_mut()
+                } else {
+                    HelperId::global_borrow()
+                };
+                let p = self.call_helper(shim, &[self.ctx, code, a[0], a[1], a[2], a[3]])?;
                 self.aptos_global_leave(i);
                 // 0: the shim recorded the error.
                 let bad = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
