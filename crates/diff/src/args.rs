@@ -135,6 +135,11 @@ pub fn verified_in_order(given: Vec<CompiledModule>, flavour: StatusFlavour) -> 
         StatusFlavour::Aptos => movejit_verifier::VerifierConfig::aptos(),
         StatusFlavour::Sui => movejit_verifier::VerifierConfig::sui(),
     };
+    // Linking looks past the immediate dependencies (friends, which depend
+    // on the module, and a dependency's own dependencies), so every module
+    // links against all the given ones, as a bundle publish would.
+    let bundle = given.clone();
+    let linked: Vec<&CompiledModule> = bundle.iter().collect();
     let mut done: Vec<CompiledModule> = Vec::new();
     let mut failed = 0u64;
     let mut pending = given;
@@ -143,13 +148,11 @@ pub fn verified_in_order(given: Vec<CompiledModule>, flavour: StatusFlavour) -> 
         let mut rest = Vec::new();
         for m in pending {
             let deps = m.immediate_dependencies();
-            let found: Vec<&CompiledModule> =
-                deps.iter().filter_map(|(a, n)| done.iter().find(|d| d.address() == a && d.name() == n)).collect();
-            if found.len() < deps.len() {
+            if !deps.iter().all(|(a, n)| done.iter().any(|d| d.address() == a && d.name() == n)) {
                 rest.push(m);
                 continue;
             }
-            if movejit_verifier::verify_module(&m, &found, &config).is_ok()
+            if movejit_verifier::verify_module(&m, &linked, &config).is_ok()
                 && !done.iter().any(|d| d.address() == m.address() && d.name() == m.name())
             {
                 done.push(m);
