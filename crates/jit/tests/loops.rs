@@ -57,6 +57,52 @@ L2: copy_loc acc
     add
     ret
 
+// `deep` whose loop body starts by borrowing `acc` and freezing that
+// reference (a no-op) before its pushes of `i`.
+public fun deep_frozen(n: u64, pad: u64): u64
+    local i: u64
+    local acc: u64
+    local t: u64
+    ld_u64 0
+    st_loc acc
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    copy_loc pad
+    lt
+    br_false L1
+    mut_borrow_loc acc
+    freeze_ref
+    copy_loc i
+    copy_loc i
+    copy_loc i
+    xor
+    xor
+    st_loc t
+    read_ref
+    copy_loc t
+    add
+    st_loc acc
+    move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L1: copy_loc n
+    ld_u64 0
+    eq
+    br_false L2
+    move_loc acc
+    ret
+L2: copy_loc acc
+    copy_loc n
+    ld_u64 1
+    sub
+    copy_loc pad
+    call deep_frozen
+    add
+    ret
+
 // Counts a u8 up from `from` while below `to`, then adds `extra`.
 public fun up8(from: u8, to: u8, extra: u8): u8
     local i: u8
@@ -122,27 +168,30 @@ fn stack_overflow_in_rotated_loops() {
     for (tier, baseline_above) in TIERS {
         let mut s = Pair::new(SOURCE, JitConfig { cost: None, baseline_above, ..JitConfig::default() });
         let mut bad = Vec::new();
-        let mut outcomes = std::collections::BTreeSet::new();
         // Depths around the limit (a frame holds one value), loops of
         // 0 to 3 iterations: the overflow lands in the loop body's first
         // iteration, or after the loop when it runs no iteration.
-        for n in (1000..1030).chain([5, 2000]) {
-            for pad in 0..4 {
-                let args = [u64_arg(n), u64_arg(pad)];
-                let want = s.interp("deep", &args);
-                let got = s.jit("deep", &args);
-                outcomes.insert((want.0, want.2));
-                if got != want {
-                    bad.push(format!("{tier}: deep({n}, {pad}): jit {got:?} interp {want:?}"));
+        // Per function: its index, and the offsets of the overflow in the body's first
+        // iteration (its fourth push: the check moved to the body's
+        // entry) and after the loop.
+        for (f, fdef, in_body, after) in [("deep", 0, 11, 29), ("deep_frozen", 1, 12, 33)] {
+            let mut outcomes = std::collections::BTreeSet::new();
+            for n in (1000..1030).chain([5, 2000]) {
+                for pad in 0..4 {
+                    let args = [u64_arg(n), u64_arg(pad)];
+                    let want = s.interp(f, &args);
+                    let got = s.jit(f, &args);
+                    outcomes.insert((want.0, want.2));
+                    if got != want {
+                        bad.push(format!("{tier}: {f}({n}, {pad}): jit {got:?} interp {want:?}"));
+                    }
                 }
             }
+            let overflow = |at: u16| outcomes.contains(&(StatusCode::EXECUTION_STACK_OVERFLOW, Some((fdef, at))));
+            assert!(overflow(in_body) && overflow(after), "{tier}: {f}: outcomes {outcomes:?}");
+            assert!(outcomes.iter().any(|o| o.0 == StatusCode::EXECUTED), "{tier}: {f}: {outcomes:?}");
         }
         assert!(bad.is_empty(), "{bad:#?}");
-        // In the body's first iteration (its fourth push, offset 11: the
-        // check moved to the body's entry) and after the loop.
-        let overflow = |at: u16| outcomes.contains(&(StatusCode::EXECUTION_STACK_OVERFLOW, Some((0, at))));
-        assert!(overflow(11) && overflow(29), "{tier}: outcomes {outcomes:?}");
-        assert!(outcomes.iter().any(|o| o.0 == StatusCode::EXECUTED), "{tier}: {outcomes:?}");
     }
 }
 

@@ -12,7 +12,16 @@ use common::Pair;
 use movejit_format::StatusCode;
 use movejit_jit::JitConfig;
 
-const SOURCE: &str = "
+/// The start of both summing loops: `s` and `i` from 0, then the loop
+/// test reads `i`.
+macro_rules! sum_loop_head {
+    () => {
+        "    local i: u64\n    local s: u64\n    ld_u64 0\n    st_loc s\n    ld_u64 0\n    st_loc i\nL0: copy_loc i\n"
+    };
+}
+
+const SOURCE: &str = concat!(
+    r#"
 module 0xcafe::pinned
 
 // Sets v[i - 1] = false for i in k, 2k, 3k, .. <= limit; counts the writes.
@@ -50,14 +59,9 @@ L1: move_loc v
 
 // Sums v[i] for i < len(v), then reads v[extra] once more.
 public fun sum_then(v: &vector<u64>, extra: u64): u64
-    local i: u64
-    local s: u64
-    ld_u64 0
-    st_loc s
-    ld_u64 0
-    st_loc i
-L0: copy_loc i
-    copy_loc v
+"#,
+    sum_loop_head!(),
+    r#"    copy_loc v
     vec_len <u64>
     lt
     br_false L1
@@ -84,14 +88,9 @@ L1: move_loc s
 // Reads v[i] for i < n; after the read at i == at, replaces *v by [7, 8]
 // (lowered after the reads, so their loads were emitted pinned).
 public fun replace_midway(v: &mut vector<u64>, n: u64, at: u64): u64
-    local i: u64
-    local s: u64
-    ld_u64 0
-    st_loc s
-    ld_u64 0
-    st_loc i
-L0: copy_loc i
-    copy_loc n
+"#,
+    sum_loop_head!(),
+    r#"    copy_loc n
     lt
     br_false L2
     move_loc s
@@ -186,7 +185,47 @@ public fun run_replace(n: u64, at: u64): u64
     copy_loc at
     call replace_midway
     ret
-";
+
+// Reads v[i - 1], then pushes i: the push may move the header, so it is
+// read at the borrow (not pinned).
+public fun read_then_push(v: &mut vector<u64>, i: u64): u64
+    local x: u64
+    copy_loc v
+    freeze_ref
+    copy_loc i
+    ld_u64 1
+    sub
+    vec_borrow <u64>
+    read_ref
+    st_loc x
+    move_loc v
+    copy_loc i
+    vec_push_back <u64>
+    move_loc x
+    ret
+
+// read_then_push at `i` of [10, 20, 30], or (n == 0) of an empty vector
+// that never allocated.
+public fun run_read_push(n: u64, i: u64): u64
+    local v: vector<u64>
+    copy_loc n
+    ld_u64 0
+    neq
+    br_true L0
+    vec_pack <u64>, 0
+    st_loc v
+    branch L1
+L0: ld_u64 10
+    ld_u64 20
+    ld_u64 30
+    vec_pack <u64>, 3
+    st_loc v
+L1: mut_borrow_loc v
+    copy_loc i
+    call read_then_push
+    ret
+"#
+);
 
 const TIERS: [(&str, usize); 2] = [("optimizing", usize::MAX), ("baseline", 0)];
 
@@ -203,6 +242,7 @@ fn pinned_headers_match_the_interpreter() {
         ("run_strike", vec![0, 5, 5], "empty vector that never allocated"),
         ("run_strike", vec![0, 5, 4], "empty vector, no iteration"),
         ("run_strike", vec![10, 0, 0], "index 0 - 1 underflows"),
+        ("run_strike", vec![0, 0, 0], "0 - 1 on an empty vector that never allocated: the sub fails first"),
         ("run_sum", vec![20, 19], "sum, then the last element"),
         ("run_sum", vec![20, 20], "sum, then one past the end"),
         ("run_sum", vec![0, 0], "empty vector that never allocated, then index 0"),
@@ -210,6 +250,14 @@ fn pinned_headers_match_the_interpreter() {
         ("run_replace", vec![2, 0], "replaced after reading index 0, reads [7, 8][1]"),
         ("run_replace", vec![4, 1], "replaced after index 1, reads [7, 8][2]: out of bounds"),
         ("run_replace", vec![5, 4], "replaced after the last read"),
+        // `v[i - 1]` tests its bounds once (lower/index.rs): the wrap of
+        // `i - 1` must still fail at the sub, before the borrow's errors.
+        ("run_read_push", vec![1, 3], "reads [10, 20, 30][2], header not pinned"),
+        ("run_read_push", vec![1, 4], "index 4 - 1 of 3: out of bounds"),
+        ("run_read_push", vec![1, u64::MAX], "index MAX - 1 does not wrap: out of bounds"),
+        ("run_read_push", vec![1, 0], "index 0 - 1 wraps: the sub fails, not the borrow"),
+        ("run_read_push", vec![0, 0], "0 - 1 on an empty vector that never allocated: the sub fails"),
+        ("run_read_push", vec![0, 1], "index 0 of an empty vector that never allocated"),
     ];
     for (tier, baseline_above) in TIERS {
         let mut s = Pair::new(SOURCE, JitConfig { cost: None, baseline_above, ..JitConfig::default() });

@@ -37,6 +37,7 @@ mod counters;
 mod fastnative;
 mod global;
 mod headers;
+mod index;
 mod metered;
 mod rotate;
 mod vecops;
@@ -497,6 +498,7 @@ pub fn lower_function(
         pinned_locals: headers::pinned_locals(&code.code, &target.params, local_layouts.len()),
         pinned_refs: HashSet::new(),
         headers_move: false,
+        fused_sub: None,
     };
     lw.prologue(&local_layouts, &borrowed, &params)?;
     lw.track_frame_drops(code)?;
@@ -659,6 +661,9 @@ struct Lowerer<'a, 'f> {
     pinned_refs: HashSet<Value>,
     /// Set by a `WriteRef` of an in-memory value: no header is pinned.
     headers_move: bool,
+    /// A `sub` whose wrap test the vector borrow after it makes
+    /// (`lower/index.rs`).
+    fused_sub: Option<index::FusedSub>,
 }
 
 impl Lowerer<'_, '_> {
@@ -951,13 +956,17 @@ impl Lowerer<'_, '_> {
     ) -> CompileResult<()> {
         let f = self.helper_ref(HelperId::vec_borrow())?;
         let r = self.refund_at(offset);
-        self.fail_if_with(cond, offset, r, |lw| {
-            let lp = lw.layout_ptr(el);
-            let out = lw.slot_addr(64);
-            lw.b.ins().call(f, &[lw.ctx, lp, vec, idx, out]);
-            lw.b.ins().iconst(types::I32, status_number(StatusCode::VECTOR_OPERATION_ERROR))
-        });
+        self.fail_if_with(cond, offset, r, |lw| lw.vec_index_status(f, el, vec, idx));
         Ok(())
+    }
+
+    /// At a failing vector borrow's cold site: the `vec_borrow` shim
+    /// (`f`) records the interpreter's error; returns its status.
+    fn vec_index_status(&mut self, f: FuncRef, el: &Arc<FlatLayout>, vec: Value, idx: Value) -> Value {
+        let lp = self.layout_ptr(el);
+        let out = self.slot_addr(64);
+        self.b.ins().call(f, &[self.ctx, lp, vec, idx, out]);
+        self.b.ins().iconst(types::I32, status_number(StatusCode::VECTOR_OPERATION_ERROR))
     }
 
     /// Branches to a cold per-site block when `cond` holds; that block
@@ -983,6 +992,15 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(cond, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
+        self.fail_here(offset, refund, status);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+    }
+
+    /// Fills the current (cold) block with a failure at `offset`: the
+    /// status `status` computes, the operands dropped, then the shared
+    /// failure path.
+    fn fail_here(&mut self, offset: usize, refund: Option<usize>, status: impl FnOnce(&mut Self) -> Value) {
         // Metered code: an earlier out-of-gas or overflow wins (lower/metered.rs).
         self.note_failure_site(offset);
         let st = status(self);
@@ -990,8 +1008,6 @@ impl Lowerer<'_, '_> {
         self.gas_out();
         let offv = self.b.ins().iconst(types::I32, offset as i64);
         self.jump_to_fail(st, offv, refund);
-        self.b.switch_to_block(cont);
-        self.b.seal_block(cont);
     }
 
     /// Jumps to the failure path with `status` (0: a helper recorded it),
@@ -1402,6 +1418,7 @@ impl Lowerer<'_, '_> {
     /// known to fit (`lower/checked.rs`).
     fn lower_block(&mut self, s: usize, e: usize, checked: usize) -> CompileResult<()> {
         self.stack.clear();
+        self.fused_sub = None;
         self.watermark = checked;
         self.block_start = s;
         if self.target.cost.is_none() {
@@ -1476,8 +1493,11 @@ impl Lowerer<'_, '_> {
                 .find(|&b| b != ts && checked.dominates_at(b, s));
             let Some(body) = body else { continue };
             let end = blocks.iter().find(|&&(bs, _)| bs == body).map_or(body, |&(_, be)| be);
-            let n = self.code[body..end].iter().take_while(|ins| self.scalar_push(ins)).count();
-            if n == 0 || body + n >= end {
+            // `freeze_ref` (a no-op here) may sit among them: `copy_loc v;
+            // freeze_ref; copy_loc i` starts a loop reading `v[i]`.
+            let lead = self.code[body..end].iter().take_while(|ins| self.scalar_push(ins) || self.no_op(ins)).count();
+            let n = self.code[body..body + lead].iter().filter(|ins| self.scalar_push(ins)).count();
+            if n == 0 || body + lead >= end {
                 continue;
             }
             let main = match self.prechecked.get(&body) {
@@ -1517,6 +1537,11 @@ impl Lowerer<'_, '_> {
         }
     }
 
+    /// Lowered as nothing: leaves the operand stack as it is.
+    fn no_op(&self, ins: &Bytecode) -> bool {
+        matches!(ins, Bytecode::Nop | Bytecode::FreezeRef)
+    }
+
     /// The entry of prechecked body `s` from outside its loop: the stack
     /// checks of its `n` leading pushes above watermark `w`, each at its
     /// push's offset, then on to `main`, where the body is lowered with
@@ -1524,10 +1549,13 @@ impl Lowerer<'_, '_> {
     fn precheck(&mut self, s: usize, n: usize, w: usize, main: Block) -> usize {
         self.stack.clear();
         if let Some(room) = self.room {
-            for h in w..n {
+            // The offsets of the leading pushes, past any no-ops among them.
+            let pushes: Vec<usize> =
+                (s..self.code.len()).filter(|&o| self.scalar_push(&self.code[o])).take(n).collect();
+            for (h, &at) in pushes.iter().enumerate().skip(w) {
                 self.checked_height = self.checked_height.max(h + 1);
                 let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64);
-                self.fail_if(over, StatusCode::EXECUTION_STACK_OVERFLOW, s + h);
+                self.fail_if(over, StatusCode::EXECUTION_STACK_OVERFLOW, at);
             }
         }
         self.b.ins().jump(main, &[]);
@@ -1788,6 +1816,7 @@ impl Lowerer<'_, '_> {
 
     fn lower_instr(&mut self, i: usize) -> CompileResult<()> {
         use Bytecode as B;
+        self.check_no_fused_sub(i)?;
         let ins = self.code[i].clone();
         let m = self.target.module;
         match ins {
@@ -2142,21 +2171,22 @@ impl Lowerer<'_, '_> {
             }
             B::VecImmBorrow(_) | B::VecMutBorrow(_) => {
                 let idx = self.pop_kind(Kind::U64)?.one()?;
+                let fused = self.take_fused_sub(idx)?;
                 let (t, r) = self.pop_ref()?;
                 let el = Self::elem_of(&t)?;
                 let data = match self.pinned_header(r) {
                     Some((len, data)) => {
                         let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
-                        self.vec_index_fail_if(oob, i, &el, r, idx)?;
+                        self.index_fail_if(oob, i, &el, r, idx, fused)?;
                         data
                     }
                     None => {
                         let p = self.b.ins().load(types::I64, Self::vmem(), r, 0);
                         let null = self.b.ins().icmp_imm_u(IntCC::Equal, p, 0);
-                        self.vec_index_fail_if(null, i, &el, r, idx)?;
+                        self.index_fail_if(null, i, &el, r, idx, fused)?;
                         let len = self.b.ins().load(types::I64, Self::mem(), p, 0);
                         let oob = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
-                        self.vec_index_fail_if(oob, i, &el, r, idx)?;
+                        self.index_fail_if(oob, i, &el, r, idx, fused)?;
                         self.b.ins().load(self.ptr, Self::mem(), p, 16)
                     }
                 };
@@ -2689,6 +2719,7 @@ impl Lowerer<'_, '_> {
                 // reads only the result and the failure site recomputes
                 // `x`, so `x` need not outlive the sub (`n - 1` of a
                 // spilled `n` reloads it once).
+                Some(c) if self.fusable_sub(i, k, c) => self.lower_fused_sub(x, y, b, c, k.code() | opc << 4, i),
                 Some(c) => {
                     let r = self.b.ins().isub(x, y);
                     let lim = self.iconst_ty(k.ir_type(), (k.max_bits() as u64).wrapping_sub(c) as u128);
