@@ -491,9 +491,10 @@ impl JitSession<'_> {
             // Interpret this call; the code comes from a compiler thread
             // (the session's copies of a closure's modules made once).
             let memo = self.closures.get_mut(module).filter(|c| Arc::ptr_eq(&c.modules, &modules));
+            let natives = cache.natives();
             let sources = || match memo {
-                Some(c) => c.sources.get_or_insert_with(|| sources(src, &c.modules)).clone(),
-                None => sources(src, &modules),
+                Some(c) => c.sources.get_or_insert_with(|| sources(src, &c.modules, natives)).clone(),
+                None => sources(src, &modules, natives),
             };
             return Err(NoCode::Pending(cache.request(&key, module, ty_args, &modules, sources)));
         }

@@ -5,7 +5,7 @@
 
 use movejit_format::{CompiledModule, FunctionAttribute, SignatureToken, StructHandleIndex, Visibility};
 use movejit_runtime::resolve::{self, DatatypeFields};
-use movejit_runtime::{DatatypeId, ModuleId, NativeFunction, NativeRegistry, Type, VmError, VmResult};
+use movejit_runtime::{DatatypeId, ModuleId, NativeFunction, NativeRegistry, StatusCode, Type, VmError, VmResult};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -39,6 +39,14 @@ pub struct LoadedModule {
 
 impl AsRef<CompiledModule> for LoadedModule {
     fn as_ref(&self) -> &CompiledModule {
+        &self.module
+    }
+}
+
+/// A loaded module reads as its compiled module (code, handles, pools).
+impl std::ops::Deref for LoadedModule {
+    type Target = CompiledModule;
+    fn deref(&self) -> &CompiledModule {
         &self.module
     }
 }
@@ -119,6 +127,14 @@ impl LoadedModule {
     /// The types of signature `idx`.
     pub fn sig_types(&self, idx: movejit_format::SignatureIndex, ty_args: &[Type]) -> VmResult<Vec<Type>> {
         resolve::signature_types(&self.module, idx, ty_args, &|h| self.datatype_id(h))
+    }
+
+    /// The instantiated field types of the datatype named `name`
+    /// (`TYPE_RESOLUTION_FAILURE` when the module declares none; `None`:
+    /// native).
+    pub fn datatype_fields(&self, name: &str, ty_args: &[Type]) -> VmResult<Option<DatatypeFields>> {
+        let def = self.datatypes.get(name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
+        self.field_types(*def, ty_args)
     }
 
     /// The instantiated field types of datatype `def` (`None`: native).
