@@ -20,6 +20,16 @@ pub struct FnInfo {
     pub is_native: bool,
 }
 
+/// The name of function definition `def` of `m` (empty when out of bounds).
+pub fn function_name(m: &CompiledModule, def: u16) -> String {
+    m.function_defs
+        .get(def as usize)
+        .and_then(|f| m.function_handles.get(f.function.idx()))
+        .and_then(|h| m.identifiers.get(h.name.idx()))
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// A module ready to run.
 pub struct LoadedModule {
     pub id: ModuleId,
@@ -94,13 +104,7 @@ impl LoadedModule {
     }
 
     pub fn function_name(&self, def: u16) -> String {
-        let m = &self.module;
-        m.function_defs
-            .get(def as usize)
-            .and_then(|f| m.function_handles.get(f.function.idx()))
-            .and_then(|h| m.identifiers.get(h.name.idx()))
-            .cloned()
-            .unwrap_or_default()
+        function_name(&self.module, def)
     }
 
     /// Whether closures over function `def` may be serialized.
