@@ -173,8 +173,10 @@ pub trait ModuleSource {
     }
 }
 
-/// A module kept by a background compile ([`ModuleSource::shared_module`]).
-pub type SharedModule = Arc<dyn AsRef<CompiledModule> + Send + Sync>;
+/// A module kept by a background compile ([`ModuleSource::shared_module`]):
+/// the loader's `Arc<LoadedModule>` (`movejit-loader`, which depends on this
+/// crate), which the code cache takes back with `Arc::downcast`.
+pub type SharedModule = Arc<dyn std::any::Any + Send + Sync>;
 
 /// The session's global-storage cache over flat values, with the
 /// interpreter's semantics (statuses; what is marked written for the change

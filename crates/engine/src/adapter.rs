@@ -7,7 +7,7 @@ use crate::cache::{
     imports, link_hash, serialized_hash, sources, CacheStats, CodeCache, CodeKey, Hash, Lookup, ModuleSet, Ready, Slot,
     SlotCell, Sources,
 };
-use movejit_format::{CompiledModule, StatusCode};
+use movejit_format::StatusCode;
 use movejit_jit::{FlatOutcome, JitConfig, Location, NestedState};
 use movejit_runtime::compiled::{
     CompiledCall, CompiledCode, CompiledCodeFactory, CompiledHint, CompiledStats, EntrySlot, ModuleSource, SeamCall,
@@ -491,9 +491,10 @@ impl JitSession<'_> {
             // Interpret this call; the code comes from a compiler thread
             // (the session's copies of a closure's modules made once).
             let memo = self.closures.get_mut(module).filter(|c| Arc::ptr_eq(&c.modules, &modules));
+            let natives = cache.natives();
             let sources = || match memo {
-                Some(c) => c.sources.get_or_insert_with(|| sources(src, &c.modules)).clone(),
-                None => sources(src, &modules),
+                Some(c) => c.sources.get_or_insert_with(|| sources(src, &c.modules, natives)).clone(),
+                None => sources(src, &modules, natives),
             };
             return Err(NoCode::Pending(cache.request(&key, module, ty_args, &modules, sources)));
         }
@@ -589,7 +590,8 @@ impl JitSession<'_> {
         } else if let Some(loc) = &out.location {
             let id = ready.gen.ids.read().ok().and_then(|ids| ids.get(loc.module as usize).cloned());
             if let Some(id) = id {
-                let name = source.module(&id).map(|m| function_name(m, loc.function)).unwrap_or_default();
+                let name =
+                    source.module(&id).map(|m| movejit_loader::function_name(m, loc.function)).unwrap_or_default();
                 e.location = Some(ErrorLocation {
                     module: id.long_string(),
                     function_name: name,
@@ -619,15 +621,6 @@ fn type_modules(t: &Type, out: &mut Vec<ModuleId>) {
         Type::Function(p, r, _) => p.iter().chain(r).for_each(|a| type_modules(a, out)),
         _ => {}
     }
-}
-
-fn function_name(m: &CompiledModule, def: u16) -> String {
-    m.function_defs
-        .get(def as usize)
-        .and_then(|f| m.function_handles.get(f.function.idx()))
-        .and_then(|h| m.identifiers.get(h.name.idx()))
-        .cloned()
-        .unwrap_or_default()
 }
 
 impl CompiledCode for JitSession<'_> {

@@ -26,9 +26,11 @@
 
 use movejit_format::CompiledModule;
 use movejit_jit::{InstanceKey, JitConfig, SharedEngine, SharedEntry};
+use movejit_loader::LoadedModule;
 use movejit_runtime::compiled::ModuleSource;
 use movejit_runtime::compiled::SharedModule;
 use movejit_runtime::JitOptions;
+use movejit_runtime::NativeRegistry;
 use movejit_runtime::{ModuleId, Type};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
@@ -195,38 +197,34 @@ struct Job {
     slot: Slot,
 }
 
-/// The session's copies of a module set's modules, owned by background
+/// The session's loaded modules of a module set, owned by background
 /// compiles (shared by the requests of one session that need the same set).
-pub type Sources = Arc<HashMap<ModuleId, SharedModule>>;
+pub type Sources = Arc<HashMap<ModuleId, Arc<LoadedModule>>>;
 
-/// `modules` as `src` has them (a copy where it cannot share one).
-pub fn sources(src: &dyn ModuleSource, modules: &ModuleSet) -> Sources {
-    let mut out = HashMap::new();
-    for (id, _) in modules {
-        let shared =
-            src.shared_module(id).or_else(|| src.module(id).map(|m| Arc::new(Copied(m.clone())) as SharedModule));
-        if let Some(m) = shared {
-            out.insert(id.clone(), m);
-        }
-    }
+/// Module `id` as the loader loaded it for `src`: shared when `src` can
+/// share it, else loaded anew from its copy (natives bound from `natives`).
+fn loaded(src: &dyn ModuleSource, id: &ModuleId, natives: &NativeRegistry) -> Option<Arc<LoadedModule>> {
+    src.shared_module(id)
+        .and_then(|m| m.downcast::<LoadedModule>().ok())
+        .or_else(|| LoadedModule::new(src.module(id)?.clone(), natives).ok().map(Arc::new))
+}
+
+/// `modules` as `src` has them.
+pub fn sources(src: &dyn ModuleSource, modules: &ModuleSet, natives: &NativeRegistry) -> Sources {
+    let out = modules.iter().filter_map(|(id, _)| Some((id.clone(), loaded(src, id, natives)?))).collect();
     Arc::new(out)
 }
 
 /// The modules of a [`Job`], as a module source.
-struct JobModules<'a>(&'a HashMap<ModuleId, SharedModule>);
+struct JobModules<'a>(&'a HashMap<ModuleId, Arc<LoadedModule>>);
 
 impl ModuleSource for JobModules<'_> {
     fn module(&self, id: &ModuleId) -> Option<&CompiledModule> {
-        self.0.get(id).map(|m| (**m).as_ref())
+        self.0.get(id).map(|m| &m.module)
     }
-}
 
-/// A module copy for a source that cannot share its modules.
-struct Copied(CompiledModule);
-
-impl AsRef<CompiledModule> for Copied {
-    fn as_ref(&self) -> &CompiledModule {
-        &self.0
+    fn shared_module(&self, id: &ModuleId) -> Option<SharedModule> {
+        self.0.get(id).map(|m| m.clone() as SharedModule)
     }
 }
 
@@ -492,7 +490,12 @@ impl Inner {
     pub fn admit(&self, gen: &Arc<Gen>, src: &dyn ModuleSource, modules: &ModuleSet) -> bool {
         let mut st = self.state();
         let Some(i) = st.gens.iter().position(|g| Arc::ptr_eq(&g.gen, gen)) else { return false };
-        st.consistent(i, modules) && st.add_modules(i, src, modules).is_ok()
+        st.consistent(i, modules) && st.add_modules(i, src, modules, &self.config.natives).is_ok()
+    }
+
+    /// The natives modules a session cannot share are loaded with.
+    pub fn natives(&self) -> &NativeRegistry {
+        &self.config.natives
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -575,21 +578,26 @@ impl State {
         };
         self.clock += 1;
         self.gens[i].used = self.clock;
-        self.add_modules(i, src, modules)?;
+        self.add_modules(i, src, modules, &config.natives)?;
         Ok(i)
     }
 
-    fn add_modules(&mut self, gen: usize, src: &dyn ModuleSource, modules: &ModuleSet) -> Result<(), String> {
+    fn add_modules(
+        &mut self,
+        gen: usize,
+        src: &dyn ModuleSource,
+        modules: &ModuleSet,
+        natives: &NativeRegistry,
+    ) -> Result<(), String> {
         let g = &mut self.gens[gen];
         for (id, h) in modules {
             if g.names.contains_key(id) {
                 continue;
             }
             // A module the session has not loaded: its use fails to compile.
-            let Some(m) = src.module(id) else { continue };
-            let copy = m.clone();
+            let Some(m) = loaded(src, id, natives) else { continue };
             let num =
-                g.gen.engine.with(|jit| jit.add_module(copy)).map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+                g.gen.engine.with(|jit| jit.add_loaded(m)).map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
             g.names.insert(id.clone(), (*h, num));
             if let Ok(mut ids) = g.gen.ids.write() {
                 if ids.len() <= num as usize {

@@ -21,25 +21,10 @@ pub enum Ty {
     R(Arc<FlatLayout>),
 }
 
-/// The scalar kind of a flat layout, if it is one.
+/// The scalar kind of a flat layout, if it is one (the runtime's table,
+/// `Shape::scalar`).
 pub fn kind_of_layout(l: &FlatLayout) -> Option<Kind> {
-    Some(match l.shape {
-        Shape::Bool => Kind::Bool,
-        Shape::U8 => Kind::U8,
-        Shape::U16 => Kind::U16,
-        Shape::U32 => Kind::U32,
-        Shape::U64 => Kind::U64,
-        Shape::U128 => Kind::U128,
-        Shape::U256 => Kind::U256,
-        Shape::I8 => Kind::I8,
-        Shape::I16 => Kind::I16,
-        Shape::I32 => Kind::I32,
-        Shape::I64 => Kind::I64,
-        Shape::I128 => Kind::I128,
-        Shape::I256 => Kind::I256,
-        Shape::Address => Kind::Address,
-        _ => return None,
-    })
+    l.shape.scalar()
 }
 
 impl Ty {

@@ -1,6 +1,9 @@
-//! Runtime types and flat layouts for the code generator: signature tokens
-//! instantiated to [`Type`]s, datatypes resolved through the engine's
-//! modules, and the value-depth measure the interpreter checks at `Pack`.
+//! Runtime types and flat layouts for the code generator, over the loader's
+//! modules (`movejit_loader::LoadedModule`): signature tokens instantiated
+//! to [`Type`]s with the module's datatype ids per handle, datatype fields
+//! from the module's datatype table, and the value-depth measure the
+//! interpreter checks at `Pack`. Nothing here resolves on its own: it is
+//! the loader's resolution with the JIT's error mapping and limits.
 //!
 //! Any failure here (an unknown module, a native struct, a layout over the
 //! limits) makes the function not compiled: the interpreter then runs it
@@ -9,11 +12,12 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{CompileError, CompileResult};
-use movejit_format::{AccountAddress, CompiledModule, SignatureToken, StatusCode, StructHandleIndex};
+use movejit_format::{SignatureIndex, SignatureToken, StatusCode, StructHandleIndex};
+use movejit_loader::LoadedModule;
 use movejit_runtime::layout::Layout;
 use movejit_runtime::natives::TypeInfo;
 use movejit_runtime::resolve::{self, DatatypeFields, DatatypeSource, LayoutLimits};
-use movejit_runtime::{DatatypeId, Type, VmError, VmResult};
+use movejit_runtime::{DatatypeId, ModuleId, Type, VmError, VmResult};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -33,37 +37,48 @@ fn unresolved(e: VmError) -> CompileError {
 }
 
 /// The datatype a struct handle of `m` names.
-pub fn datatype_id(m: &CompiledModule, h: StructHandleIndex) -> CompileResult<Arc<DatatypeId>> {
-    resolve::datatype_id(m, h).map_err(unresolved)
+pub fn datatype_id(m: &LoadedModule, h: StructHandleIndex) -> CompileResult<Arc<DatatypeId>> {
+    m.datatype_id(h).map_err(unresolved)
 }
 
 /// The runtime type of `tok` in `m`, type parameters taken from `args`.
-pub fn to_type(m: &CompiledModule, tok: &SignatureToken, args: &[Type]) -> CompileResult<Type> {
-    resolve::token_type(tok, args, &|h| resolve::datatype_id(m, h)).map_err(unresolved)
+pub fn to_type(m: &LoadedModule, tok: &SignatureToken, args: &[Type]) -> CompileResult<Type> {
+    m.to_type(tok, args).map_err(unresolved)
 }
 
 /// The types of signature `idx` of `m`.
-pub fn sig_types(m: &CompiledModule, idx: movejit_format::SignatureIndex, args: &[Type]) -> CompileResult<Vec<Type>> {
-    resolve::signature_types(m, idx, args, &|h| resolve::datatype_id(m, h)).map_err(unresolved)
+pub fn sig_types(m: &LoadedModule, idx: SignatureIndex, args: &[Type]) -> CompileResult<Vec<Type>> {
+    m.sig_types(idx, args).map_err(unresolved)
+}
+
+/// Parameter and result types of function definition `fdef` of `m`
+/// instantiated with `type_args` (which must be as many as it declares).
+pub fn function_types(m: &LoadedModule, fdef: u16, type_args: &[Type]) -> CompileResult<(Vec<Type>, Vec<Type>)> {
+    let bad = |what: &str| CompileError::Malformed(format!("function {what}"));
+    let d = m.function_defs.get(fdef as usize).ok_or_else(|| bad("definition index"))?;
+    let h = m.function_handles.get(d.function.idx()).ok_or_else(|| bad("handle index"))?;
+    if h.type_parameters.len() != type_args.len() {
+        return Err(CompileError::Malformed("wrong number of type arguments".into()));
+    }
+    Ok((sig_types(m, h.parameters, type_args)?, sig_types(m, h.return_, type_args)?))
 }
 
 /// Resolves datatypes through the engine's modules.
 pub struct Types<'a> {
-    pub modules: &'a [Arc<CompiledModule>],
-    pub by_name: &'a HashMap<(AccountAddress, String), u32>,
+    pub modules: &'a [Arc<LoadedModule>],
+    pub by_id: &'a HashMap<ModuleId, u32>,
     pub limits: TypeLimits,
 }
 
 impl DatatypeSource for Types<'_> {
     fn datatype_fields(&self, id: &DatatypeId, args: &[Type]) -> VmResult<Option<DatatypeFields>> {
-        let idx = self
-            .by_name
-            .get(&(id.address, id.module.to_string()))
+        let mid = ModuleId { address: id.address, name: id.module.clone() };
+        let m = self
+            .by_id
+            .get(&mid)
+            .and_then(|i| self.modules.get(*i as usize))
             .ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
-        let m = self.modules.get(*idx as usize).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
-        let def =
-            resolve::find_datatype(m, &id.name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
-        resolve::field_types(m, def, args, &|h| resolve::datatype_id(m, h))
+        m.datatype_fields(&id.name, args)
     }
 }
 

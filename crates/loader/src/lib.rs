@@ -31,6 +31,6 @@ mod verify;
 
 pub use cache::{ModuleCache, ModuleSet};
 pub use link::check_links;
-pub use module::{DatatypeDef, FnInfo, LoadedModule};
+pub use module::{function_name, DatatypeDef, FnInfo, LoadedModule};
 pub use session::{SessionModules, EUSER_TYPE_LOADING_FAILURE};
 pub use verify::{verification_error, verifier_config, verify_linked, Stage};

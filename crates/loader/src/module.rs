@@ -5,7 +5,7 @@
 
 use movejit_format::{CompiledModule, FunctionAttribute, SignatureToken, StructHandleIndex, Visibility};
 use movejit_runtime::resolve::{self, DatatypeFields};
-use movejit_runtime::{DatatypeId, ModuleId, NativeFunction, NativeRegistry, Type, VmError, VmResult};
+use movejit_runtime::{DatatypeId, ModuleId, NativeFunction, NativeRegistry, StatusCode, Type, VmError, VmResult};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -18,6 +18,16 @@ pub struct FnInfo {
     /// Declared locals beyond the parameters (0 for natives).
     pub locals: usize,
     pub is_native: bool,
+}
+
+/// The name of function definition `def` of `m` (empty when out of bounds).
+pub fn function_name(m: &CompiledModule, def: u16) -> String {
+    m.function_defs
+        .get(def as usize)
+        .and_then(|f| m.function_handles.get(f.function.idx()))
+        .and_then(|h| m.identifiers.get(h.name.idx()))
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// A module ready to run.
@@ -39,6 +49,14 @@ pub struct LoadedModule {
 
 impl AsRef<CompiledModule> for LoadedModule {
     fn as_ref(&self) -> &CompiledModule {
+        &self.module
+    }
+}
+
+/// A loaded module reads as its compiled module (code, handles, pools).
+impl std::ops::Deref for LoadedModule {
+    type Target = CompiledModule;
+    fn deref(&self) -> &CompiledModule {
         &self.module
     }
 }
@@ -86,13 +104,7 @@ impl LoadedModule {
     }
 
     pub fn function_name(&self, def: u16) -> String {
-        let m = &self.module;
-        m.function_defs
-            .get(def as usize)
-            .and_then(|f| m.function_handles.get(f.function.idx()))
-            .and_then(|h| m.identifiers.get(h.name.idx()))
-            .cloned()
-            .unwrap_or_default()
+        function_name(&self.module, def)
     }
 
     /// Whether closures over function `def` may be serialized.
@@ -119,6 +131,14 @@ impl LoadedModule {
     /// The types of signature `idx`.
     pub fn sig_types(&self, idx: movejit_format::SignatureIndex, ty_args: &[Type]) -> VmResult<Vec<Type>> {
         resolve::signature_types(&self.module, idx, ty_args, &|h| self.datatype_id(h))
+    }
+
+    /// The instantiated field types of the datatype named `name`
+    /// (`TYPE_RESOLUTION_FAILURE` when the module declares none; `None`:
+    /// native).
+    pub fn datatype_fields(&self, name: &str, ty_args: &[Type]) -> VmResult<Option<DatatypeFields>> {
+        let def = self.datatypes.get(name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
+        self.field_types(*def, ty_args)
     }
 
     /// The instantiated field types of datatype `def` (`None`: native).

@@ -9,7 +9,9 @@ use crate::LoadedModule;
 use movejit_format::{decode_module, AbilitySet, CompiledModule, StatusFlavour};
 use movejit_runtime::fxhash::FxHashMap;
 use movejit_runtime::resolve::{DatatypeFields, DatatypeSource};
-use movejit_runtime::{DatatypeId, EngineConfig, ModuleHash, ModuleId, Resolver, StatusCode, Type, VmError, VmResult};
+use movejit_runtime::{
+    DatatypeId, EngineConfig, ModuleHash, ModuleId, Resolver, ScalarKind, StatusCode, Type, VmError, VmResult,
+};
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -366,20 +368,7 @@ impl<'e, 'r> SessionModules<'e, 'r> {
     /// The abilities of a runtime type (its datatypes' modules loaded).
     pub fn abilities_of(&self, t: &Type) -> VmResult<AbilitySet> {
         Ok(match t {
-            Type::Bool
-            | Type::U8
-            | Type::U16
-            | Type::U32
-            | Type::U64
-            | Type::U128
-            | Type::U256
-            | Type::I8
-            | Type::I16
-            | Type::I32
-            | Type::I64
-            | Type::I128
-            | Type::I256
-            | Type::Address => AbilitySet::PRIMITIVES,
+            t if ScalarKind::of_type(t).is_some() => AbilitySet::PRIMITIVES,
             Type::Signer => AbilitySet::SIGNER,
             Type::Reference(_) | Type::MutableReference(_) => AbilitySet::REFERENCES,
             Type::Vector(e) => AbilitySet::VECTOR.intersect(self.abilities_of(e)?),
@@ -418,6 +407,8 @@ impl<'e, 'r> SessionModules<'e, 'r> {
                 }
                 ab
             }
+            // Every scalar is matched above.
+            t => return Err(VmError::invariant(format!("type {t} has no abilities"))),
         })
     }
 
@@ -431,7 +422,6 @@ impl DatatypeSource for SessionModules<'_, '_> {
     fn datatype_fields(&self, id: &DatatypeId, args: &[Type]) -> VmResult<Option<DatatypeFields>> {
         let mid = ModuleId { address: id.address, name: id.module.clone() };
         let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
-        let def = m.datatypes.get(&*id.name).ok_or_else(|| VmError::new(StatusCode::TYPE_RESOLUTION_FAILURE))?;
-        m.field_types(*def, args)
+        m.datatype_fields(&id.name, args)
     }
 }

@@ -1,7 +1,7 @@
 //! Runtime types as Sui's `TypeTag`s: their BCS (what `hash_type_and_key`
 //! hashes) and their size for gas.
 
-use movejit_runtime::{Type, VmError, VmResult};
+use movejit_runtime::{ScalarKind, Type, VmError, VmResult};
 
 /// Sui's type tags nest at most this deep (`MAX_TYPE_TAG_NESTING`).
 const MAX_NESTING: usize = 60;
@@ -22,15 +22,9 @@ fn check(ty: &Type, depth: usize) -> VmResult<()> {
         return Err(VmError::new(movejit_runtime::StatusCode::VM_MAX_TYPE_DEPTH_REACHED));
     }
     match ty {
-        Type::Bool
-        | Type::U8
-        | Type::U16
-        | Type::U32
-        | Type::U64
-        | Type::U128
-        | Type::U256
-        | Type::Address
-        | Type::Signer => Ok(()),
+        // Sui has no signed integers.
+        t if ScalarKind::of_type(t).is_some_and(|k| !k.is_signed()) => Ok(()),
+        Type::Signer => Ok(()),
         Type::Vector(e) => check(e, depth + 1),
         Type::Datatype(_, args) => args.iter().try_for_each(|a| check(a, depth + 1)),
         t => Err(VmError::invariant(format!("type {t} has no Sui type tag"))),

@@ -6,7 +6,7 @@
 //! generic instances those reach), tallies with a histogram of reasons.
 
 use movejit_format::{decode_module, AccountAddress, Bytecode, CompiledModule, SignatureToken};
-use movejit_jit::types::to_type;
+use movejit_runtime::resolve;
 use movejit_runtime::Type;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -137,7 +137,11 @@ impl Corpus {
         let m = &self.modules[mi];
         let inst = m.function_instantiations.get(fi)?;
         let toks = &m.signatures.get(inst.type_parameters.idx())?.0;
-        let type_args: Vec<Type> = toks.iter().map(|t| to_type(m, t, outer)).collect::<Result<_, _>>().ok()?;
+        let type_args: Vec<Type> = toks
+            .iter()
+            .map(|t| resolve::token_type(t, outer, &|h| resolve::datatype_id(m, h)))
+            .collect::<Result<_, _>>()
+            .ok()?;
         let fh = m.function_handles.get(inst.handle.idx())?;
         let target = if fh.module == m.self_module_handle_idx {
             mi

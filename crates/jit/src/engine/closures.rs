@@ -25,7 +25,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::{find_function, Declarer, InstanceKey, JitEngine, State};
+use super::{Declarer, InstanceKey, JitEngine, State};
 use crate::error::{CompileError, CompileResult};
 use crate::lower::closure::{CallSpec, PackInfo};
 use movejit_format::{AbilitySet, FunctionAttribute, FunctionHandleIndex, Visibility};
@@ -82,12 +82,12 @@ impl Declarer<'_> {
             let addr = m.address_identifiers.get(mh.address.idx()).ok_or_else(|| bad("address"))?;
             let mname = m.identifiers.get(mh.name.idx()).ok_or_else(|| bad("identifier"))?;
             *self
-                .by_name
-                .get(&(*addr, mname.clone()))
+                .by_id
+                .get(&ModuleId::new(*addr, mname))
                 .ok_or_else(|| CompileError::UnknownFunction(format!("{}::{mname}::{fname}", addr.to_hex_short())))?
         };
         let tm = self.modules.get(target as usize).ok_or_else(|| bad("module"))?;
-        let fdef = find_function(tm, fname).ok_or_else(|| CompileError::UnknownFunction(fname.clone()))?;
+        let fdef = *tm.functions.get(fname).ok_or_else(|| CompileError::UnknownFunction(fname.clone()))?;
         Ok((target, fdef))
     }
 
@@ -101,13 +101,9 @@ impl Declarer<'_> {
         table: &ClosureTable,
     ) -> CompileResult<(FunctionIndex, bool, Vec<RType>, Vec<RType>)> {
         let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
+        let (params, rets) = crate::types::function_types(&m, key.fdef, &key.type_args)?;
         let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
         let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
-        if h.type_parameters.len() != key.type_args.len() {
-            return Err(bad("number of type arguments"));
-        }
-        let params = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
-        let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
         let name = m.identifiers.get(h.name.idx()).ok_or_else(|| bad("identifier"))?;
         let id = functions::intern(&FunctionId {
             module: ModuleId::new(*m.address(), m.name()),
@@ -262,15 +258,8 @@ impl JitEngine {
     /// layouts.
     fn target_layouts(&self, key: &InstanceKey) -> CompileResult<(FunctionIndex, Layouts, Layouts)> {
         let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
-        let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
-        let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
-        let name = m.identifiers.get(h.name.idx()).ok_or_else(|| bad("identifier"))?;
-        let id = functions::intern(&FunctionId {
-            module: ModuleId::new(*m.address(), m.name()),
-            name: name.as_str().into(),
-        });
-        let params = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
-        let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
+        let id = functions::intern(&FunctionId { module: m.id.clone(), name: m.function_name(key.fdef).into() });
+        let (params, rets) = crate::types::function_types(&m, key.fdef, &key.type_args)?;
         let layouts = |ts: &[RType]| ts.iter().map(|t| self.layout_of(t)).collect::<CompileResult<Vec<_>>>();
         Ok((id, layouts(&params)?, layouts(&rets)?))
     }
@@ -294,8 +283,10 @@ impl JitEngine {
             .module_index(&function.module.address, &function.module.name)
             .ok_or_else(|| CompileError::UnknownFunction(format!("{}::{}", function.module, function.name)))?;
         let m = self.module(module).ok_or_else(|| bad("module"))?;
-        let fdef =
-            find_function(m, &function.name).ok_or_else(|| CompileError::UnknownFunction(function.name.to_string()))?;
+        let fdef = *m
+            .functions
+            .get(&*function.name)
+            .ok_or_else(|| CompileError::UnknownFunction(function.name.to_string()))?;
         let key = InstanceKey { module, fdef, type_args: type_args.to_vec() };
         let table = self.closures.table.clone();
         self.env().closure_target(&key, &table)?;

@@ -36,7 +36,7 @@ use cranelift_codegen::Context;
 use cranelift_frontend::FunctionBuilder;
 use cranelift_module::FuncId;
 use movejit_runtime::flat::closure_shims::InterpSite;
-use movejit_runtime::{ModuleId, Type as RType};
+use movejit_runtime::Type as RType;
 
 /// The interpreter sites stub code points to (boxed: fixed addresses),
 /// alive as long as the engine's code.
@@ -49,13 +49,10 @@ impl JitEngine {
     fn interp_site(&mut self, key: &InstanceKey) -> CompileResult<u64> {
         let bad = |w: &str| CompileError::Malformed(format!("interpreter stub: bad {w}"));
         let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
-        let fdef = m.function_defs.get(key.fdef as usize).ok_or_else(|| bad("function definition"))?;
-        let h = m.function_handles.get(fdef.function.idx()).ok_or_else(|| bad("function handle"))?;
-        let params = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
-        let rets = crate::types::sig_types(&m, h.return_, &key.type_args)?;
+        let (params, rets) = crate::types::function_types(&m, key.fdef, &key.type_args)?;
         let layouts = |ts: &[RType]| ts.iter().map(|t| self.layout_of(t)).collect::<CompileResult<Vec<_>>>();
         let site = Box::new(InterpSite {
-            module: ModuleId::new(*m.address(), m.name()),
+            module: m.id.clone(),
             fdef: key.fdef,
             ty_args: key.type_args.clone(),
             params: layouts(&params)?,

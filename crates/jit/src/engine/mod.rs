@@ -24,7 +24,7 @@ use crate::exec::ConstPool;
 use crate::gas::CostTable;
 use crate::helpers::{self, HelperId};
 use crate::kind::KindIr;
-use crate::lower::{lower_function, move_signature, return_failure, sig_tys, CalleeRef, LowerEnv, Target, CTX_STATUS};
+use crate::lower::{lower_function, move_signature, return_failure, CalleeRef, LowerEnv, Target, CTX_STATUS};
 use crate::ty::Ty;
 use crate::types::{TypeLimits, Types};
 use cranelift_codegen::control::ControlPlane;
@@ -38,10 +38,11 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module, ModuleReloc};
 use movejit_format::{AccountAddress, CompiledModule, FunctionHandleIndex, StatusCode, StatusFlavour};
+use movejit_loader::LoadedModule;
 use movejit_runtime::flat::shims::NativeSite;
 use movejit_runtime::flat::{FlatLayout, FlatLayouts};
 use movejit_runtime::gas::aptos::AptosPricing;
-use movejit_runtime::{Limits, NativeRegistry, Type as RType};
+use movejit_runtime::{Limits, ModuleId, NativeRegistry, Type as RType};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -85,7 +86,8 @@ pub struct JitConfig {
     pub unchecked_copy_max_len: usize,
     /// Type, value-depth and vector limits (the interpreter's).
     pub limits: Limits,
-    /// The natives compiled code may call (the interpreter's registry).
+    /// The natives bound to the modules [`JitEngine::add_module`] loads
+    /// (the interpreter's registry; a module of the loader comes bound).
     pub natives: NativeRegistry,
     /// Compiled code runs inside an interpreter session
     /// ([`JitEngine::execute_in_session`]): global storage and every
@@ -182,8 +184,10 @@ pub enum Emit {
 /// The JIT engine and its code cache.
 pub struct JitEngine {
     pub(crate) config: JitConfig,
-    modules: Vec<Arc<CompiledModule>>,
-    by_name: HashMap<(AccountAddress, String), u32>,
+    /// The loader's modules, by number (compiled code reports locations
+    /// with it); one version per module id.
+    modules: Vec<Arc<LoadedModule>>,
+    by_id: HashMap<ModuleId, u32>,
     jit: Option<JITModule>,
     /// The baseline tier's ISA (the JIT module's own ISA is the optimizing
     /// tier): same target and ABI flags, quick code generation.
@@ -264,7 +268,7 @@ impl JitEngine {
         Ok(JitEngine {
             config,
             modules: Vec::new(),
-            by_name: HashMap::new(),
+            by_id: HashMap::new(),
             jit: Some(jit),
             baseline,
             call_conv,
@@ -289,42 +293,43 @@ impl JitEngine {
         })
     }
 
-    /// Makes a (decoded, verified) module known; returns its number. A later
-    /// module with the same address and name shadows the earlier one.
+    /// Makes a (decoded, verified) module known, loaded with the engine's
+    /// natives ([`JitEngine::add_loaded`]); returns its number.
     pub fn add_module(&mut self, module: CompiledModule) -> CompileResult<u32> {
-        let handle = module
-            .module_handles
-            .get(module.self_module_handle_idx.idx())
-            .ok_or_else(|| CompileError::Malformed("no self module handle".into()))?;
-        let addr = *module
-            .address_identifiers
-            .get(handle.address.idx())
-            .ok_or_else(|| CompileError::Malformed("bad self address".into()))?;
-        let name = module
-            .identifiers
-            .get(handle.name.idx())
-            .ok_or_else(|| CompileError::Malformed("bad self name".into()))?
-            .clone();
+        let loaded = LoadedModule::new(module, &self.config.natives)
+            .map_err(|e| CompileError::Malformed(format!("loading a module: {e}")))?;
+        self.add_loaded(Arc::new(loaded))
+    }
+
+    /// Makes a module of the loader known; returns its number. The same
+    /// loaded module (by identity) keeps its number; a later module with
+    /// the same id shadows the earlier one.
+    pub fn add_loaded(&mut self, module: Arc<LoadedModule>) -> CompileResult<u32> {
+        if let Some(&idx) = self.by_id.get(&module.id) {
+            if Arc::ptr_eq(&self.modules[idx as usize], &module) {
+                return Ok(idx);
+            }
+        }
         let idx =
             u32::try_from(self.modules.len()).map_err(|_| CompileError::Unsupported("too many modules".into()))?;
-        self.modules.push(Arc::new(module));
-        self.by_name.insert((addr, name), idx);
+        self.by_id.insert(module.id.clone(), idx);
+        self.modules.push(module);
         Ok(idx)
     }
 
-    pub fn module(&self, idx: u32) -> Option<&CompiledModule> {
+    pub fn module(&self, idx: u32) -> Option<&LoadedModule> {
         self.modules.get(idx as usize).map(|m| &**m)
     }
 
     /// The number of the module `address::name`.
     pub fn module_index(&self, address: &AccountAddress, name: &str) -> Option<u32> {
-        self.by_name.get(&(*address, name.to_string())).copied()
+        self.by_id.get(&ModuleId::new(*address, name)).copied()
     }
 
     /// The key of `module::function<type_args>`.
     pub fn instance_key(&self, module: u32, function: &str, type_args: &[RType]) -> CompileResult<InstanceKey> {
         let m = self.module(module).ok_or_else(|| CompileError::UnknownFunction(format!("module #{module}")))?;
-        let fdef = find_function(m, function).ok_or_else(|| CompileError::UnknownFunction(function.to_string()))?;
+        let fdef = *m.functions.get(function).ok_or_else(|| CompileError::UnknownFunction(function.to_string()))?;
         Ok(InstanceKey { module, fdef, type_args: type_args.to_vec() })
     }
 
@@ -338,20 +343,18 @@ impl JitEngine {
     /// The cached flat layout of a runtime type (datatypes resolved through
     /// the engine's modules).
     pub fn layout_of(&self, ty: &RType) -> CompileResult<Arc<FlatLayout>> {
-        let types = Types { modules: &self.modules, by_name: &self.by_name, limits: type_limits(&self.config.limits) };
-        self.layouts.layout_of(&types, ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
+        self.layouts.layout_of(&self.types(), ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
     }
 
     /// Type resolution over the engine's modules.
     pub(crate) fn types(&self) -> Types<'_> {
-        Types { modules: &self.modules, by_name: &self.by_name, limits: type_limits(&self.config.limits) }
+        Types { modules: &self.modules, by_id: &self.by_id, limits: type_limits(&self.config.limits) }
     }
 
     /// The session layout (for tree-value BCS) of a runtime type.
     pub fn value_layout_of(&self, ty: &RType) -> CompileResult<movejit_runtime::Layout> {
         use movejit_runtime::natives::TypeInfo;
-        let types = Types { modules: &self.modules, by_name: &self.by_name, limits: type_limits(&self.config.limits) };
-        types.layout_of(ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
+        self.types().layout_of(ty).map_err(|e| CompileError::Unsupported(format!("layout of {ty}: {e}")))
     }
 
     /// Bytes of machine code this engine has defined so far (compiled
@@ -485,7 +488,7 @@ impl JitEngine {
         Declarer {
             jit: self.jit.as_mut().expect("JIT module present until drop"),
             modules: &self.modules,
-            by_name: &self.by_name,
+            by_id: &self.by_id,
             instances: &mut self.instances,
             queue: &mut self.queue,
             helpers: &mut self.helpers,
@@ -495,7 +498,6 @@ impl JitEngine {
             symbols: &mut self.symbols,
             layouts: &self.layouts,
             consts: &mut self.consts,
-            natives: &self.config.natives,
             native_sites: &mut self.native_sites,
             native_keys: &mut self.native_keys,
             session_host: self.config.session_host,
@@ -578,7 +580,7 @@ impl JitEngine {
     }
 
     /// Whether function `fdef` of `module` is compiled by the baseline tier.
-    fn is_baseline(&self, module: &CompiledModule, fdef: u16) -> bool {
+    fn is_baseline(&self, module: &LoadedModule, fdef: u16) -> bool {
         let len = module.function_defs.get(fdef as usize).and_then(|f| f.code.as_ref()).map_or(0, |c| c.code.len());
         len > self.config.baseline_above
     }
@@ -865,24 +867,11 @@ impl Drop for JitEngine {
     }
 }
 
-/// Finds a function definition by name without trusting any index.
-pub(crate) fn find_function(m: &CompiledModule, name: &str) -> Option<u16> {
-    m.function_defs
-        .iter()
-        .position(|fd| {
-            m.function_handles
-                .get(fd.function.idx())
-                .and_then(|h| m.identifiers.get(h.name.idx()))
-                .is_some_and(|n| n == name)
-        })
-        .and_then(|i| u16::try_from(i).ok())
-}
-
 /// The lowering's view of the engine: declares instances and helpers.
 struct Declarer<'e> {
     jit: &'e mut JITModule,
-    modules: &'e [Arc<CompiledModule>],
-    by_name: &'e HashMap<(AccountAddress, String), u32>,
+    modules: &'e [Arc<LoadedModule>],
+    by_id: &'e HashMap<ModuleId, u32>,
     instances: &'e mut HashMap<InstanceKey, Instance>,
     queue: &'e mut Vec<InstanceKey>,
     helpers: &'e mut HashMap<HelperId, FuncId>,
@@ -892,7 +881,6 @@ struct Declarer<'e> {
     symbols: &'e mut usize,
     layouts: &'e FlatLayouts,
     consts: &'e mut ConstPool,
-    natives: &'e NativeRegistry,
     native_sites: &'e mut Vec<NativeSite>,
     native_keys: &'e mut HashMap<InstanceKey, u64>,
     session_host: bool,
@@ -905,7 +893,7 @@ struct Declarer<'e> {
 
 impl Declarer<'_> {
     fn types(&self) -> Types<'_> {
-        Types { modules: self.modules, by_name: self.by_name, limits: self.limits }
+        Types { modules: self.modules, by_id: self.by_id, limits: self.limits }
     }
 
     fn layout_of(&self, ty: &RType) -> CompileResult<Arc<FlatLayout>> {
@@ -921,23 +909,13 @@ impl Declarer<'_> {
             .get(key.module as usize)
             .ok_or_else(|| CompileError::UnknownFunction(format!("module #{}", key.module)))?
             .clone();
-        let fdef = m
-            .function_defs
-            .get(key.fdef as usize)
-            .ok_or_else(|| CompileError::Malformed("function definition index".into()))?;
-        let handle = m
-            .function_handles
-            .get(fdef.function.idx())
-            .ok_or_else(|| CompileError::Malformed("function handle index".into()))?;
-        if handle.type_parameters.len() != key.type_args.len() {
-            return Err(CompileError::Malformed("wrong number of type arguments".into()));
-        }
-        if fdef.code.is_none() {
+        let (params, rets) = crate::types::function_types(&m, key.fdef, &key.type_args)?;
+        if m.fn_info.get(key.fdef as usize).is_none_or(|f| f.is_native) {
             return Err(CompileError::Unsupported("native function".into()));
         }
-        let mut lay = |t: &RType| self.layout_of(t);
-        let params = sig_tys(&mut lay, &m, handle.parameters, &key.type_args)?;
-        let rets = sig_tys(&mut lay, &m, handle.return_, &key.type_args)?;
+        let tys =
+            |ts: &[RType]| ts.iter().map(|t| self.layout_of(t).map(|l| Ty::of(&l))).collect::<CompileResult<Vec<_>>>();
+        let (params, rets) = (tys(&params)?, tys(&rets)?);
         let sig = move_signature(self.call_conv, self.ptr, &params, &rets);
         *self.symbols += 1;
         let name = format!("movejit_m{}_f{}_{}", key.module, key.fdef, self.symbols);
@@ -950,7 +928,7 @@ impl Declarer<'_> {
 
 /// The type nodes of each local of function `fdef` of `m` instantiated
 /// with `type_args`, parameters first.
-fn local_nodes(m: &CompiledModule, fdef: u16, type_args: &[RType]) -> CompileResult<Vec<u64>> {
+fn local_nodes(m: &LoadedModule, fdef: u16, type_args: &[RType]) -> CompileResult<Vec<u64>> {
     let bad = || CompileError::Malformed("function definition".into());
     let d = m.function_defs.get(fdef as usize).ok_or_else(bad)?;
     let h = m.function_handles.get(d.function.idx()).ok_or_else(bad)?;
@@ -976,19 +954,7 @@ impl Declarer<'_> {
     /// A call site of native `key` (registered once per instance).
     fn native_callee(&mut self, key: &InstanceKey) -> CompileResult<CalleeRef> {
         let m = self.modules.get(key.module as usize).ok_or_else(|| CompileError::Malformed("module".into()))?.clone();
-        let fdef = m
-            .function_defs
-            .get(key.fdef as usize)
-            .ok_or_else(|| CompileError::Malformed("function definition".into()))?;
-        let h = m
-            .function_handles
-            .get(fdef.function.idx())
-            .ok_or_else(|| CompileError::Malformed("function handle".into()))?;
-        if h.type_parameters.len() != key.type_args.len() {
-            return Err(CompileError::Malformed("wrong number of type arguments".into()));
-        }
-        let params_t = crate::types::sig_types(&m, h.parameters, &key.type_args)?;
-        let rets_t = crate::types::sig_types(&m, h.return_, &key.type_args)?;
+        let (params_t, rets_t) = crate::types::function_types(&m, key.fdef, &key.type_args)?;
         let mut params = Vec::new();
         let mut rets = Vec::new();
         for t in &params_t {
@@ -1005,9 +971,10 @@ impl Declarer<'_> {
             return Ok(CalleeRef::native(*site, tys));
         }
         let addr = *m.address();
-        let (mname, fname) = (m.name().to_string(), m.identifiers.get(h.name.idx()).cloned().unwrap_or_default());
+        let (mname, fname) = (m.name().to_string(), m.function_name(key.fdef));
         let stdlib = addr == AccountAddress::from_u64(1) && STATELESS_NATIVE_MODULES.contains(&mname.as_str());
-        let native = self.natives.get(&addr, &mname, &fname);
+        // Bound when the module was loaded (the engine's registry).
+        let native = m.natives.get(key.fdef as usize).cloned().flatten();
         if native.is_none() && self.session_host {
             // Inside a session a call of it fails as in the interpreter
             // (`MISSING_DEPENDENCY` at the call).

@@ -57,9 +57,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
-use movejit_format::{
-    Bytecode, CompiledModule, FunctionHandleIndex, SignatureToken, StatusCode, StatusFlavour, StructDefinitionIndex,
-};
+use movejit_format::{Bytecode, FunctionHandleIndex, SignatureToken, StatusCode, StatusFlavour, StructDefinitionIndex};
 use movejit_runtime::flat::{ExecContext, FlatLayout, Shape};
 use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::Type as RType;
@@ -220,7 +218,7 @@ pub trait LowerEnv {
 
 /// The function instantiation to lower.
 pub struct Target<'a> {
-    pub module: &'a CompiledModule,
+    pub module: &'a movejit_loader::LoadedModule,
     pub module_idx: u32,
     pub fdef: u16,
     pub type_args: &'a [RType],
@@ -2859,16 +2857,6 @@ fn scalar_layout(k: Kind) -> Arc<FlatLayout> {
         bytewise_eq: true,
         shape: Shape::U8,
     }))
-}
-
-/// The parameter and return types of function handle `sig` instantiated.
-pub fn sig_tys(
-    env: &mut dyn FnMut(&RType) -> CompileResult<Arc<FlatLayout>>,
-    module: &CompiledModule,
-    sig: movejit_format::SignatureIndex,
-    type_args: &[RType],
-) -> CompileResult<Vec<Ty>> {
-    sig_types(module, sig, type_args)?.iter().map(|t| env(t).map(|l| Ty::of(&l))).collect()
 }
 
 #[allow(dead_code)]
