@@ -27,7 +27,7 @@ use super::raw::slice;
 use super::shims::NativeHost;
 use crate::compiled::SessionHost;
 use crate::error::{VmError, VmResult};
-use crate::gas::aptos::{AptosCallSite, AptosMeter, SiteCounts};
+use crate::gas::aptos::{AptosCallSite, AptosMeter, ChargeFailure, SiteCounts};
 use crate::natives::TypeInfo;
 use crate::{AccountAddress, Layout, Type, TypeId};
 use movejit_format::{Opcode, StatusCode};
@@ -430,30 +430,12 @@ pub unsafe extern "C" fn aptos_copy(
     v: *const u8,
     rest: u64,
 ) -> u32 {
-    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
-    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
-    // SAFETY: as in `aptos_call`.
-    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
-        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
-    };
-    let Some(&op) = usize::try_from(op).ok().and_then(|i| Opcode::ALL.get(i)) else {
-        return c.fail(&VmError::invariant("opcode number"));
-    };
     // SAFETY: shim contract: `l` is a layout the engine keeps alive.
     let l = unsafe { &*l };
     // SAFETY: shim contract: `v` holds a live value of layout `l`.
     let bytes = unsafe { slice(v, l.size as usize) };
-    let fuel = c.gas_left.wrapping_add(rest);
-    match meter.charge_copy(op, l, bytes, fuel) {
-        Ok(price) => {
-            c.gas_left = c.gas_left.wrapping_sub(price);
-            0
-        }
-        Err(f) => {
-            c.gas_left = fuel.wrapping_sub(f.spent);
-            c.fail(&VmError::new(f.status))
-        }
-    }
+    // SAFETY: shim contract.
+    unsafe { charge_priced(ctx, op, rest, |meter, op, fuel| meter.charge_copy(op, l, bytes, fuel)) }
 }
 
 /// `eq` / `neq` (opcode number `op`) of the values of layout `l` at `a`
@@ -473,7 +455,31 @@ pub unsafe extern "C" fn aptos_compare(
     values: u64,
     rest: u64,
 ) -> u32 {
-    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    // SAFETY: shim contract: `l` is a layout the engine keeps alive.
+    let l = unsafe { &*l };
+    // SAFETY: shim contract: `a` and `b` hold live values of layout `l`.
+    let (a, b) = unsafe { (slice(a, l.size as usize), slice(b, l.size as usize)) };
+    // SAFETY: shim contract.
+    unsafe { charge_priced(ctx, op, rest, |meter, op, fuel| meter.charge_compare(op, l, (a, b), values != 0, fuel)) }
+}
+
+/// An instruction (opcode number `op`) priced by its values where it runs
+/// ([`aptos_copy`], [`aptos_compare`]): `charge` gets the meter, the
+/// opcode and the fuel before the instruction's charges (`ctx.gas_left`
+/// plus `rest`, the segment's charges after it, which its charge on entry
+/// included) and answers the price, which is taken from `ctx.gas_left`; on
+/// failure `ctx.gas_left` is that fuel less what was spent (below zero,
+/// wrapped, when the price did not fit) and the error recorded.
+///
+/// # Safety
+/// `ctx` is live and not otherwise borrowed.
+unsafe fn charge_priced(
+    ctx: *mut ExecContext,
+    op: u64,
+    rest: u64,
+    charge: impl FnOnce(&mut AptosMeter, Opcode, u64) -> Result<u64, ChargeFailure>,
+) -> u32 {
+    // SAFETY: the caller's contract.
     let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
     // SAFETY: as in `aptos_call`.
     let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
@@ -482,12 +488,8 @@ pub unsafe extern "C" fn aptos_compare(
     let Some(&op) = usize::try_from(op).ok().and_then(|i| Opcode::ALL.get(i)) else {
         return c.fail(&VmError::invariant("opcode number"));
     };
-    // SAFETY: shim contract: `l` is a layout the engine keeps alive.
-    let l = unsafe { &*l };
-    // SAFETY: shim contract: `a` and `b` hold live values of layout `l`.
-    let (a, b) = unsafe { (slice(a, l.size as usize), slice(b, l.size as usize)) };
     let fuel = c.gas_left.wrapping_add(rest);
-    match meter.charge_compare(op, l, (a, b), values != 0, fuel) {
+    match charge(meter, op, fuel) {
         Ok(price) => {
             c.gas_left = c.gas_left.wrapping_sub(price);
             0

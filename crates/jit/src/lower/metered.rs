@@ -321,12 +321,7 @@ impl Lowerer<'_, '_> {
         // The helper recorded the status and the gas left.
         self.fail_keeping_if(failed, i, 0, false, None);
         self.gas_in();
-        let left = self.gas_get();
-        let total = self.refund_const(Some(0));
-        let rebased = self.b.ins().iadd(left, total);
-        if let Some(s) = self.seg.as_mut() {
-            s.gas = rebased;
-        }
+        self.rebase_segment();
         Ok(())
     }
 
@@ -363,11 +358,8 @@ impl Lowerer<'_, '_> {
             return;
         }
         self.gas_in();
-        let left = self.gas_get();
-        let total = self.refund_const(Some(0));
-        let rebased = self.b.ins().iadd(left, total);
+        self.rebase_segment();
         if let Some(s) = self.seg.as_mut() {
-            s.gas = rebased;
             s.tested = Some(i);
             if s.oog_upto <= i {
                 s.oog_upto = i + 1;
@@ -394,12 +386,7 @@ impl Lowerer<'_, '_> {
         // The helper recorded the status and the gas left.
         self.fail_keeping_if(failed, i, 0, false, None);
         self.gas_in();
-        let left = self.gas_get();
-        let total = self.refund_const(Some(0));
-        let rebased = self.b.ins().iadd(left, total);
-        if let Some(s) = self.seg.as_mut() {
-            s.gas = rebased;
-        }
+        self.rebase_segment();
         Ok(())
     }
 
@@ -434,13 +421,21 @@ impl Lowerer<'_, '_> {
         let left = self.b.ins().isub(gas, price);
         self.gas_set(left);
         self.fail_keeping_if(short, i, status_number(StatusCode::OUT_OF_GAS), true, kept);
+        self.rebase_segment();
+        Ok(())
+    }
+
+    /// After a helper charged a run-time amount (the gas left holds it):
+    /// the segment's later tests measure from its entry gas less that
+    /// amount, so the entry gas is rebased to `gas left + total` (the
+    /// total is the segment's charge on entry, set when it is finished).
+    fn rebase_segment(&mut self) {
         let left = self.gas_get();
         let total = self.refund_const(Some(0));
         let rebased = self.b.ins().iadd(left, total);
         if let Some(s) = self.seg.as_mut() {
             s.gas = rebased;
         }
-        Ok(())
     }
 
     /// The instruction defining `v`.
