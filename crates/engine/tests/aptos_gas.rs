@@ -812,6 +812,65 @@ L1: move_loc acc
     assert!(in_native > 0, "no run ran out of gas inside the native");
 }
 
+/// Aptos's dependency limit reached in compiled calls: `0xcafe::m0::f`
+/// calls `m1::f`, which calls `m2::f`, ... past `txn.max_num_dependencies`
+/// modules, each loaded (and counted) by the call into it. Every executor
+/// fails with `DEPENDENCY_LIMIT_REACHED` at the same call, located as a
+/// loading error, with the same gas; at balances around the last loads
+/// they also agree (some run out of gas loading a module instead).
+#[test]
+fn the_dependency_limit_in_compiled_calls_agrees_across_executors() {
+    // 770 nested calls, some through the seam: more than a test thread's
+    // default stack holds.
+    let t = std::thread::Builder::new().stack_size(256 << 20).spawn(dependency_limit_in_compiled_calls);
+    t.expect("a test thread").join().expect("the test");
+}
+
+fn dependency_limit_in_compiled_calls() {
+    use movejit_engine::runtime::{AccountAddress, ModuleId};
+    let limit = AptosPricing::v50().limits.max_num_dependencies as usize;
+    let n = limit + 2;
+    let mut st = movejit_engine::runtime::InMemoryStorage::default();
+    for k in 0..n {
+        let body = if k + 1 < n {
+            format!("use 0xcafe::m{next}\n    fun f(): u64\n\npublic fun f(): u64\n    call m{next}::f\n    ld_u64 1\n    add\n    ret\n", next = k + 1)
+        } else {
+            "public fun f(): u64\n    ld_u64 1\n    ret\n".to_string()
+        };
+        movejit_testkit::masm::publish_masm(&mut st, &format!("version 8\nmodule 0xcafe::m{k}\n{body}"));
+    }
+    let engines = every_executor(&EngineConfig::aptos());
+    let m0 = ModuleId::new(AccountAddress::from_u64(0xcafe), "m0");
+    let run = |engine: &Engine, balance: u64| {
+        let mut session = engine.new_session(&st);
+        let mut gas = GasMeter::aptos(AptosPricing::v50(), balance);
+        let r = session.execute_function(&m0, "f", &[], &[], &mut gas);
+        let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
+        let o = outcome_of(r);
+        let a = gas.aptos_meter().expect("an Aptos meter");
+        let charged = Charged {
+            location: if o.status != "EXECUTED" { o.location } else { None },
+            status: o.status,
+            abort_code: o.abort_code,
+            execution_gas_used: a.algebra.execution_used(),
+            io_gas_used: a.algebra.io_used(),
+        };
+        ((charged, a.memory_used()), compiled)
+    };
+    let full = AptosPricing::v50().limits.to_internal(1_000_000);
+    let whole = agree_at_balances(&engines, [full], run);
+    whole.assert_agreed();
+    let ((reached, _), compiled) = (&whole.reference[0].1, whole.compiled_runs);
+    assert_eq!(reached.status, "DEPENDENCY_LIMIT_REACHED", "{reached:?}");
+    assert!(compiled > 0, "the chain did not run compiled");
+    // Around the last module loads.
+    let used = reached.execution_gas_used;
+    let near = (0..40u64).map(|k| used - used / 200 + used / 4000 * k + k * 7 % 11);
+    let agreement = agree_at_balances(&engines, near, run);
+    agreement.assert_agreed();
+    assert!(agreement.compiled_runs > 20, "compiled code ran in only {} runs", agreement.compiled_runs);
+}
+
 /// Metered differential runs: small benchmark calls (calls, recursion,
 /// loops, structs, vectors) at 400 balances spread up to what a full run
 /// uses: the compiled executors stop at the
