@@ -1048,7 +1048,7 @@ impl LowerEnv for Declarer<'_> {
             // Aptos charges a native's module and locates running out of
             // gas in it at the native itself.
             let native = self.native_callee(&key)?;
-            return Ok(CalleeRef { module_free, module, native_def: Some(fdef as u16), ..native });
+            return Ok(CalleeRef { module_free, module, native_def: Some(fdef), ..native });
         }
         let local_nodes = local_nodes(tm, fdef, &key.type_args)?;
         let id = self.declare(&key)?;
