@@ -597,6 +597,64 @@ public fun store(s: &signer, n: u64): u64 acquires R, G
     assert!(in_read > 0, "no run ran out of gas in move_to R's resource read");
 }
 
+/// A resource borrowed again in the same run is answered from compiled
+/// code's `GlobalHints` without reading it: the price its segment
+/// precharged must still be checked there. At 858 balances over the run's
+/// last 6000 units every executor agrees, some running out at the second borrow
+/// (offset 9; the hit path once reported it at the next instruction).
+#[test]
+fn a_borrow_answered_from_the_hints_still_checks_its_price() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun one(): u64
+    ld_u64 1
+    ret
+",
+        "version 8
+module 0xcafe::user
+
+struct R has key
+  v: u64
+
+public fun twice(s: &signer): u64 acquires R
+    move_loc s
+    ld_u64 5
+    pack R
+    move_to R
+    ld_const <address> 0xcafe
+    borrow_global R
+    borrow_field R, v
+    read_ref
+    ld_const <address> 0xcafe
+    borrow_global R
+    borrow_field R, v
+    read_ref
+    add
+    ret
+",
+    );
+    let signer = [&[0u8][..], &movejit_engine::runtime::AccountAddress::from_u64(0xcafe).0].concat();
+    let args = [signer];
+    let engines = every_executor(&EngineConfig::aptos());
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(&engines[2].1, &st, "twice", &args, full);
+    assert_eq!(whole.status, "EXECUTED");
+    assert!(compiled > 0, "twice did not run compiled");
+    let total = whole.execution_gas_used + whole.io_gas_used;
+    // The run's last 6000 units (the borrows), unit by unit every 7.
+    let tail = (1..=6000u64).step_by(7).map(|k| total - k);
+    let agreement = agree_at_balances(&engines, tail, user_run(&st, "twice", &args));
+    let at_second = agreement
+        .reference
+        .iter()
+        .filter(|(_, (want, _))| want.status == "OUT_OF_GAS" && want.location.as_ref().is_some_and(|l| l.2 == 9))
+        .count();
+    agreement.assert_agreed();
+    assert!(at_second > 0, "no run ran out of gas at the second borrow");
+}
+
 /// `eq` / `neq` of values with a vector inside, in compiled code under
 /// Aptos's schedule: priced by both operands' abstract sizes where they run
 /// (the references' targets; compared values release their heap parts

@@ -414,20 +414,18 @@ impl Lowerer<'_, '_> {
 
     /// After the global shim of instruction `i` (Aptos's schedule): the
     /// gas left is read back and the segment's entry gas rebased, as after
-    /// `charge_copy`; the shim settled `i`'s charges.
+    /// `charge_copy`, then `i`'s price is tested on the hot path. A shim
+    /// that read the resource settled the price on the meter (the test
+    /// cannot fire then); one that answered from `GlobalHints` charged
+    /// nothing, and the price the segment precharged must still fit, or
+    /// the run stops out of gas at `i` as in the interpreter.
     pub(super) fn aptos_global_leave(&mut self, i: usize) {
         if self.target.aptos.is_none() {
             return;
         }
         self.gas_in();
         self.rebase_segment();
-        if let Some(s) = self.seg.as_mut() {
-            s.tested = Some(i);
-            if s.oog_upto <= i {
-                s.oog_upto = i + 1;
-                s.oog_steps = 0;
-            }
-        }
+        self.gas_test(i, true);
     }
 
     /// `eq` / `neq` (instruction `i`) of the values of layout `l` at `a`
