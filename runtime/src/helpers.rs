@@ -144,6 +144,8 @@ helper_table! {
     aptos_compare(ctx: *mut ExecContext, op: u64, l: *const FlatLayout, a: *const u8, b: *const u8, values: u64, rest: u64) -> u32 = crate::flat::host::aptos_compare;
     /// Aptos's charges of a call that only the transaction fixes (`flat::host::aptos_call`).
     aptos_call(ctx: *mut ExecContext, site: *const AptosCallSite) -> u32 = crate::flat::host::aptos_call;
+    /// A native called under Aptos's schedule: settles compiled code's gas, then runs it on the meter (`flat::host::aptos_native`); 0, 1 (failed here) or 2 (out of gas in the native, located there).
+    aptos_native(ctx: *mut ExecContext, site: u64, slots: *const *mut u8, rest: u64, at: *const VmError) -> u32 = crate::flat::host::aptos_native;
     /// The length of the vector at `v` (a `u64` result).
     vec_len(ctx: *mut ExecContext, v: *const u8) -> u64 = crate::flat::shims::vec_len;
     /// The address of element `i` of the vector at `v`, written to `out`.

@@ -4,11 +4,13 @@
 //! table runs on every executor and executors can be compared case by case;
 //! the Sui conformance tasks ([`sui`]); and modules written as `.masm` text
 //! published into a storage ([`masm`]); the corpus survey of which function
-//! instances compile ([`survey`]).
+//! instances compile ([`survey`]); executors compared at many gas
+//! balances ([`balances`]).
 //!
 //! Test-only: it may panic on a malformed reference file, and assumes
 //! `../shared` sits beside the checkout.
 
+pub mod balances;
 pub mod masm;
 pub mod sui;
 pub mod survey;

@@ -23,11 +23,12 @@
 use super::context::ExecContext;
 use super::layout::FlatLayout;
 use super::mem::Addr;
-use super::raw::slice;
+use super::raw::{slice, slice_mut};
 use super::shims::NativeHost;
 use crate::compiled::SessionHost;
 use crate::error::{VmError, VmResult};
-use crate::gas::aptos::{AptosCallSite, AptosMeter, SiteCounts};
+use crate::gas::abstract_size::AbstractSizes;
+use crate::gas::aptos::{AptosCallSite, AptosMeter, ChargeFailure, SiteCounts};
 use crate::natives::TypeInfo;
 use crate::{AccountAddress, Layout, Type, TypeId};
 use movejit_format::{Opcode, StatusCode};
@@ -451,30 +452,12 @@ pub unsafe extern "C" fn aptos_copy(
     v: *const u8,
     rest: u64,
 ) -> u32 {
-    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
-    let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
-    // SAFETY: as in `aptos_call`.
-    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
-        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
-    };
-    let Some(&op) = usize::try_from(op).ok().and_then(|i| Opcode::ALL.get(i)) else {
-        return c.fail(&VmError::invariant("opcode number"));
-    };
     // SAFETY: shim contract: `l` is a layout the engine keeps alive.
     let l = unsafe { &*l };
     // SAFETY: shim contract: `v` holds a live value of layout `l`.
     let bytes = unsafe { slice(v, l.size as usize) };
-    let fuel = c.gas_left.wrapping_add(rest);
-    match meter.charge_copy(op, l, bytes, fuel) {
-        Ok(price) => {
-            c.gas_left = c.gas_left.wrapping_sub(price);
-            0
-        }
-        Err(f) => {
-            c.gas_left = fuel.wrapping_sub(f.spent);
-            c.fail(&VmError::new(f.status))
-        }
-    }
+    // SAFETY: shim contract.
+    unsafe { charge_priced(ctx, op, rest, |meter, op, fuel| meter.charge_copy(op, l, bytes, fuel)) }
 }
 
 /// `eq` / `neq` (opcode number `op`) of the values of layout `l` at `a`
@@ -494,7 +477,31 @@ pub unsafe extern "C" fn aptos_compare(
     values: u64,
     rest: u64,
 ) -> u32 {
-    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    // SAFETY: shim contract: `l` is a layout the engine keeps alive.
+    let l = unsafe { &*l };
+    // SAFETY: shim contract: `a` and `b` hold live values of layout `l`.
+    let (a, b) = unsafe { (slice(a, l.size as usize), slice(b, l.size as usize)) };
+    // SAFETY: shim contract.
+    unsafe { charge_priced(ctx, op, rest, |meter, op, fuel| meter.charge_compare(op, l, (a, b), values != 0, fuel)) }
+}
+
+/// An instruction (opcode number `op`) priced by its values where it runs
+/// ([`aptos_copy`], [`aptos_compare`]): `charge` gets the meter, the
+/// opcode and the fuel before the instruction's charges (`ctx.gas_left`
+/// plus `rest`, the segment's charges after it, which its charge on entry
+/// included) and answers the price, which is taken from `ctx.gas_left`; on
+/// failure `ctx.gas_left` is that fuel less what was spent (below zero,
+/// wrapped, when the price did not fit) and the error recorded.
+///
+/// # Safety
+/// `ctx` is live and not otherwise borrowed.
+unsafe fn charge_priced(
+    ctx: *mut ExecContext,
+    op: u64,
+    rest: u64,
+    charge: impl FnOnce(&mut AptosMeter, Opcode, u64) -> Result<u64, ChargeFailure>,
+) -> u32 {
+    // SAFETY: the caller's contract.
     let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
     // SAFETY: as in `aptos_call`.
     let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
@@ -503,12 +510,8 @@ pub unsafe extern "C" fn aptos_compare(
     let Some(&op) = usize::try_from(op).ok().and_then(|i| Opcode::ALL.get(i)) else {
         return c.fail(&VmError::invariant("opcode number"));
     };
-    // SAFETY: shim contract: `l` is a layout the engine keeps alive.
-    let l = unsafe { &*l };
-    // SAFETY: shim contract: `a` and `b` hold live values of layout `l`.
-    let (a, b) = unsafe { (slice(a, l.size as usize), slice(b, l.size as usize)) };
     let fuel = c.gas_left.wrapping_add(rest);
-    match meter.charge_compare(op, l, (a, b), values != 0, fuel) {
+    match charge(meter, op, fuel) {
         Ok(price) => {
             c.gas_left = c.gas_left.wrapping_sub(price);
             0
@@ -516,6 +519,112 @@ pub unsafe extern "C" fn aptos_compare(
         Err(f) => {
             c.gas_left = fuel.wrapping_sub(f.spent);
             c.fail(&VmError::new(f.status))
+        }
+    }
+}
+
+/// Native site `site` of the context's host called by compiled code under
+/// Aptos's schedule, as the interpreter calls a native
+/// (`interp/src/flat/exec.rs` `call`): what compiled code spent is settled
+/// on the meter first (`ctx.gas_left` plus `rest`, the segment's charges
+/// after the call, which its charge on entry included, is the fuel left
+/// before the call), the arguments' heap parts are released, the native
+/// runs on the meter itself (its own gas from the schedule's parameters),
+/// then its results' heap parts are used. `slots` as for
+/// [`call_native`](super::shims::call_native).
+///
+/// Returns 0 with `ctx.gas_left` the meter's fuel less `rest`; 1 (an error
+/// of the call, which compiled code locates there: an abort of the native,
+/// `MEMORY_LIMIT_EXCEEDED` of its results) or 2 (running out of gas in the
+/// native, located at the native function, offset 0, as Aptos locates it:
+/// `at` is that location's error, recorded whole in
+/// `ctx.interpreted_error`), with `ctx.gas_left` the meter's fuel.
+pub unsafe extern "C" fn aptos_native(
+    ctx: *mut ExecContext,
+    site: u64,
+    slots: *const *mut u8,
+    rest: u64,
+    at: *const VmError,
+) -> u32 {
+    use crate::helpers::status::{CALLEE_FAILED, FAILED};
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
+    let Some(c) = (unsafe { ctx.as_mut() }) else { return FAILED };
+    // SAFETY: shim contract: `host` is 0 or a live `Host`, whose first
+    // field is its `NativeHost`; nothing else borrows it while a shim runs.
+    let Some(host) = (unsafe { (c.host as *mut NativeHost<'_>).as_mut() }) else {
+        return c.fail(&VmError::invariant("no native host"));
+    };
+    let Some(s) = host.sites.get(site as usize) else {
+        return c.fail(&VmError::invariant("native site"));
+    };
+    // SAFETY: as in `aptos_call`.
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
+    };
+    // SAFETY: shim contract: one pointer per parameter and result of the
+    // site, each to a live slot of its layout (results: holding nothing).
+    let ptrs = unsafe { std::slice::from_raw_parts(slots, s.params.len() + s.rets.len()) };
+    let (params, results) = ptrs.split_at(s.params.len());
+    let spent = meter.fuel().wrapping_sub(c.gas_left.wrapping_add(rest));
+    if let Err(status) = meter.charge_compiled(spent) {
+        // (Compiled code tested the call's charges before it: not reached.)
+        for ((l, _), p) in s.params.iter().zip(params) {
+            // SAFETY: an argument slot holding a live value of `l`, consumed.
+            super::value::drop_in_place(l, unsafe { slice_mut(*p, l.size as usize) });
+        }
+        c.gas_left = meter.fuel();
+        return c.fail(&VmError::new(status));
+    }
+    let heap_of = |meter: &AptosMeter, slots: &[*mut u8], layouts: &mut dyn Iterator<Item = &FlatLayout>| {
+        layouts.zip(slots).filter(|(l, _)| !AbstractSizes::heapless(l)).fold(0u64, |acc, (l, p)| {
+            // SAFETY: a live slot of layout `l` (the caller's contract).
+            acc.saturating_add(meter.pricing.sizes.heap(l, unsafe { slice(*p, l.size as usize) }))
+        })
+    };
+    let args_heap = heap_of(meter, params, &mut s.params.iter().map(|(l, _)| &**l));
+    meter.release_native_args(args_heap);
+    // The native charges the meter itself: it runs on a `GasMeter` holding
+    // it for the call (moved in and back out; made once per run).
+    if !host.metered.as_ref().is_some_and(|g| g.is_aptos()) {
+        host.metered = Some(crate::GasMeter::aptos(meter.pricing.clone(), 0));
+    }
+    let Some(gas) = host.metered.as_mut() else { return c.fail(&VmError::invariant("native meter")) };
+    let swap = |gas: &mut crate::GasMeter, meter: &mut AptosMeter| {
+        if let Some(held) = gas.aptos_meter_mut() {
+            std::mem::swap(held, meter);
+        }
+    };
+    swap(gas, meter);
+    // SAFETY: shim contract: the slots are live, of the site's layouts.
+    let r = unsafe { super::shims::run_native_site(s, ptrs, &mut *host.session, host.types, gas) };
+    swap(gas, meter);
+    let located = |mut e: VmError| {
+        let gas_error = matches!(e.status, StatusCode::OUT_OF_GAS | StatusCode::EXECUTION_LIMIT_REACHED);
+        if gas_error && e.location.is_none() {
+            // SAFETY: shim contract: `at` is 0 or an error the code keeps alive.
+            e.location = unsafe { at.as_ref() }.and_then(|a| a.location.clone());
+        }
+        e
+    };
+    c.gas_left = meter.fuel();
+    match r.map_err(located) {
+        Err(e) if e.location.is_some() => {
+            c.fail(&e);
+            c.interpreted_error = Some(Box::new(e));
+            CALLEE_FAILED
+        }
+        Err(e) => c.fail(&e),
+        Ok(()) => {
+            let rets_heap = heap_of(meter, results, &mut s.rets.iter().map(|l| &**l));
+            if let Err(status) = meter.use_memory(rets_heap) {
+                for (l, p) in s.rets.iter().zip(results) {
+                    // SAFETY: a result slot the native wrote a live value of `l` to.
+                    super::value::drop_in_place(l, unsafe { slice_mut(*p, l.size as usize) });
+                }
+                return c.fail(&VmError::new(status));
+            }
+            c.gas_left = meter.fuel().wrapping_sub(rest);
+            0
         }
     }
 }

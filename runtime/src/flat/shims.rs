@@ -584,10 +584,9 @@ pub unsafe extern "C" fn abort_msg(ctx: *mut ExecContext, code: u64, msg: *mut u
 /// Calls native site `site` of the context's host. `slots` holds one
 /// pointer per parameter then one per result: a value slot (consumed), for
 /// a reference parameter a slot holding the target's address; result slots
-/// hold no live value (a reference result receives an address).
+/// hold no live value (a reference result receives an address). Under
+/// Aptos's schedule compiled code calls `flat::host::aptos_native` instead.
 pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *const *mut u8) -> u32 {
-    use super::mem::Addr;
-    use super::native_bridge::{self, NativeArg};
     // SAFETY: shim contract: `ctx` is live; `host`, when set, points to a
     // `NativeHost` the executing host keeps alive for the whole run.
     let Some(c) = (unsafe { ctx.as_mut() }) else { return 1 };
@@ -597,15 +596,9 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
     let Some(s) = host.sites.get(site as usize) else {
         return c.fail(&VmError::invariant("native site"));
     };
-    let n = s.params.len() + s.rets.len();
-    // SAFETY: shim contract: `slots` holds `n` pointers to live slots.
-    let ptrs = unsafe { std::slice::from_raw_parts(slots, n) };
-    let args = s.params.iter().zip(ptrs).map(|((l, mutable), p)| NativeArg {
-        layout: l,
-        slot: Addr::from_raw(*p),
-        mutable: *mutable,
-    });
-    let rets = s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), &**l));
+    // SAFETY: shim contract: `slots` holds a pointer per parameter and
+    // result of the site.
+    let ptrs = unsafe { std::slice::from_raw_parts(slots, s.params.len() + s.rets.len()) };
     let gas = match host.cost {
         Some(t) => {
             let m = host.metered.get_or_insert_with(|| crate::gas::GasMeter::new(t.clone(), 0));
@@ -614,9 +607,8 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
         }
         None => &mut host.unmetered,
     };
-    let r = native_bridge::with_native_slots(args, rets, |args, rets| {
-        native_bridge::call_native(&s.native, &mut *host.session, gas, host.types, &s.ty_args, args, rets)
-    });
+    // SAFETY: shim contract: the slots are live, of the site's layouts.
+    let r = unsafe { run_native_site(s, ptrs, &mut *host.session, host.types, gas) };
     if host.cost.is_some() {
         c.gas_left = c.gas_left.saturating_sub(gas.used());
     }
@@ -624,6 +616,33 @@ pub unsafe extern "C" fn call_native(ctx: *mut ExecContext, site: u64, slots: *c
         Ok(()) => 0,
         Err(e) => c.fail(&e),
     }
+}
+
+/// Runs native site `s` on `ptrs` (as [`call_native`]'s `slots`) through
+/// the native bridge, charging `gas`.
+///
+/// # Safety
+/// `ptrs` holds one pointer per parameter, then per result, of `s`, to
+/// live slots of their layouts (a reference parameter's target too).
+pub(crate) unsafe fn run_native_site(
+    s: &NativeSite,
+    ptrs: &[*mut u8],
+    session: &mut super::native_bridge::NativeSession,
+    types: &dyn crate::natives::TypeInfo,
+    gas: &mut crate::gas::GasMeter,
+) -> VmResult<()> {
+    use super::mem::Addr;
+    use super::native_bridge::{self, NativeArg};
+    let args = s.params.iter().zip(ptrs).map(|((l, mutable), p)| NativeArg {
+        layout: l,
+        slot: Addr::from_raw(*p),
+        mutable: *mutable,
+    });
+    let rets = s.rets.iter().zip(&ptrs[s.params.len()..]).map(|(l, p)| (Addr::from_raw(*p), &**l));
+    native_bridge::with_native_slots(args, rets, |args, rets| {
+        // SAFETY: the caller's contract.
+        unsafe { native_bridge::call_native(&s.native, session, gas, types, &s.ty_args, args, rets) }
+    })
 }
 
 // ---- natives compiled code runs straight on flat memory ----

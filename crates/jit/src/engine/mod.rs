@@ -1009,18 +1009,30 @@ impl LowerEnv for Declarer<'_> {
         let (target, fdef) = self.resolve_handle(module_idx, handle)?;
         let tm = self.modules.get(target as usize).ok_or_else(|| CompileError::Malformed("call: bad module".into()))?;
         let key = InstanceKey { module: target, fdef, type_args };
+        let module_free = target == module_idx || movejit_runtime::gas::algebra::is_special(tm.address());
+        let module = Some(movejit_runtime::ModuleId::new(*tm.address(), tm.name()));
         if tm.function_defs.get(fdef as usize).is_some_and(|d| d.code.is_none()) {
-            return self.native_callee(&key);
+            // Aptos charges a native's module and locates running out of
+            // gas in it at the native itself.
+            let native = self.native_callee(&key)?;
+            return Ok(CalleeRef { module_free, module, native_def: Some(fdef), ..native });
         }
         let local_nodes = local_nodes(tm, fdef, &key.type_args)?;
-        let module_free = target == module_idx || movejit_runtime::gas::algebra::is_special(tm.address());
         let id = self.declare(&key)?;
         let inst = &self.instances[&key];
         let (params, rets) = (inst.params.clone(), inst.rets.clone());
         self.callees.push(key);
         let fref = self.jit.declare_func_in_func(id, func);
-        let module = Some(movejit_runtime::ModuleId::new(*tm.address(), tm.name()));
-        Ok(CalleeRef { func: Some(fref), native: None, params, rets, local_nodes, module_free, module })
+        Ok(CalleeRef {
+            func: Some(fref),
+            native: None,
+            params,
+            rets,
+            local_nodes,
+            module_free,
+            module,
+            native_def: None,
+        })
     }
 
     fn helper(&mut self, h: HelperId, func: &mut Function) -> CompileResult<FuncRef> {

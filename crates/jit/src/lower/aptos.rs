@@ -88,7 +88,9 @@ impl Lowerer<'_, '_> {
             // more before these where it runs: `call_site`.)
             B::Call(_) | B::CallGeneric(_) => {
                 let (callee, ty_args) = self.named_callee(i)?;
-                if callee.native.is_some() {
+                // (A native has no locals: its price, then it charges its
+                // own gas where it runs, `call_native`.)
+                if callee.native == Some(crate::engine::MISSING_NATIVE) {
                     return Err(refused());
                 }
                 let counts = SiteCounts {

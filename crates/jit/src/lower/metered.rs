@@ -27,6 +27,7 @@ use super::aptos::MemoryFeed;
 use super::*;
 use crate::gas::instr_cost;
 use cranelift_codegen::ir::Inst;
+use movejit_runtime::flat::closure_shims::FAILED_HERE;
 use movejit_runtime::gas::aptos::AptosCallSite;
 
 /// Words per event of the gas resolver's table.
@@ -302,6 +303,67 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// Call instruction `i` of a native (`site`, its slot table at `table`)
+    /// under Aptos's schedule: the segment's events through the call's
+    /// price were settled by its hot test; the runtime's `aptos_native`
+    /// settles them on the meter (the fuel before the call: the gas left
+    /// plus the segment's charges after `i`), runs the native on the meter
+    /// with its arguments' and results' memory, and leaves the gas left
+    /// relative to the meter's fuel, so the segment is rebased. An error of
+    /// the call fails here keeping the gas the helper left; running out of
+    /// gas inside the native is located at the native (offset 0), as Aptos
+    /// locates it, and passed on as a callee's error.
+    pub(super) fn aptos_native(
+        &mut self,
+        site: Value,
+        table: Value,
+        callee: &CalleeRef,
+        i: usize,
+    ) -> CompileResult<()> {
+        let kept = self.kept_through(i).ok_or_else(|| malformed("a native call outside a segment"))?;
+        let rest = self.refund_const(Some(kept));
+        let at = self.native_location(callee, i)?;
+        let at = self.b.ins().iconst(self.ptr, at as i64);
+        self.gas_out();
+        let st = self.call_helper(HelperId::aptos_native(), &[self.ctx, site, table, rest, at])?;
+        let here = self.b.ins().icmp_imm_u(IntCC::Equal, st, FAILED_HERE as i64);
+        // The helper recorded the status and the gas left.
+        self.fail_keeping_if(here, i, 0, false, None);
+        let located = self.b.ins().icmp_imm_u(IntCC::NotEqual, st, 0);
+        let cont = self.b.create_block();
+        self.propagate_if(located, cont);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        self.gas_in();
+        self.rebase_segment();
+        Ok(())
+    }
+
+    /// The error constant locating running out of gas inside the native
+    /// call instruction `i` calls: the native function, offset 0 (the
+    /// interpreter's `native_error`).
+    fn native_location(&mut self, callee: &CalleeRef, i: usize) -> CompileResult<u64> {
+        let m = self.target.module;
+        let h = match &self.code[i] {
+            Bytecode::Call(h) => *h,
+            Bytecode::CallGeneric(fi) => {
+                m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation"))?.handle
+            }
+            _ => return Err(malformed("a native call of another instruction")),
+        };
+        let fh = m.function_handles.get(h.idx()).ok_or_else(|| malformed("function handle index"))?;
+        let module = callee.module.as_ref().ok_or_else(|| malformed("a native without its module"))?;
+        let function_index = callee.native_def.ok_or_else(|| malformed("a native without its definition"))?;
+        let mut e = movejit_runtime::VmError::new(StatusCode::OUT_OF_GAS);
+        e.location = Some(movejit_runtime::ErrorLocation {
+            module: module.long_string(),
+            function_name: m.identifier_at(fh.name).to_string(),
+            function_index,
+            code_offset: 0,
+        });
+        Ok(self.env.error_constant(e))
+    }
+
     /// `copy_loc` / `read_ref` (instruction `i`) of the value of layout `l`
     /// at `at`, charged by its size (`lower/aptos.rs` `copied_value`): the
     /// events before it are settled, then the runtime's `aptos_copy` uses
@@ -321,12 +383,7 @@ impl Lowerer<'_, '_> {
         // The helper recorded the status and the gas left.
         self.fail_keeping_if(failed, i, 0, false, None);
         self.gas_in();
-        let left = self.gas_get();
-        let total = self.refund_const(Some(0));
-        let rebased = self.b.ins().iadd(left, total);
-        if let Some(s) = self.seg.as_mut() {
-            s.gas = rebased;
-        }
+        self.rebase_segment();
         Ok(())
     }
 
@@ -357,23 +414,18 @@ impl Lowerer<'_, '_> {
 
     /// After the global shim of instruction `i` (Aptos's schedule): the
     /// gas left is read back and the segment's entry gas rebased, as after
-    /// `charge_copy`; the shim settled `i`'s charges.
+    /// `charge_copy`, then `i`'s price is tested on the hot path. A shim
+    /// that read the resource settled the price on the meter (the test
+    /// cannot fire then); one that answered from `GlobalHints` charged
+    /// nothing, and the price the segment precharged must still fit, or
+    /// the run stops out of gas at `i` as in the interpreter.
     pub(super) fn aptos_global_leave(&mut self, i: usize) {
         if self.target.aptos.is_none() {
             return;
         }
         self.gas_in();
-        let left = self.gas_get();
-        let total = self.refund_const(Some(0));
-        let rebased = self.b.ins().iadd(left, total);
-        if let Some(s) = self.seg.as_mut() {
-            s.gas = rebased;
-            s.tested = Some(i);
-            if s.oog_upto <= i {
-                s.oog_upto = i + 1;
-                s.oog_steps = 0;
-            }
-        }
+        self.rebase_segment();
+        self.gas_test(i, true);
     }
 
     /// `eq` / `neq` (instruction `i`) of the values of layout `l` at `a`
@@ -394,12 +446,7 @@ impl Lowerer<'_, '_> {
         // The helper recorded the status and the gas left.
         self.fail_keeping_if(failed, i, 0, false, None);
         self.gas_in();
-        let left = self.gas_get();
-        let total = self.refund_const(Some(0));
-        let rebased = self.b.ins().iadd(left, total);
-        if let Some(s) = self.seg.as_mut() {
-            s.gas = rebased;
-        }
+        self.rebase_segment();
         Ok(())
     }
 
@@ -434,13 +481,21 @@ impl Lowerer<'_, '_> {
         let left = self.b.ins().isub(gas, price);
         self.gas_set(left);
         self.fail_keeping_if(short, i, status_number(StatusCode::OUT_OF_GAS), true, kept);
+        self.rebase_segment();
+        Ok(())
+    }
+
+    /// After a helper charged a run-time amount (the gas left holds it):
+    /// the segment's later tests measure from its entry gas less that
+    /// amount, so the entry gas is rebased to `gas left + total` (the
+    /// total is the segment's charge on entry, set when it is finished).
+    fn rebase_segment(&mut self) {
         let left = self.gas_get();
         let total = self.refund_const(Some(0));
         let rebased = self.b.ins().iadd(left, total);
         if let Some(s) = self.seg.as_mut() {
             s.gas = rebased;
         }
-        Ok(())
     }
 
     /// The instruction defining `v`.

@@ -132,8 +132,11 @@ pub struct CalleeRef {
     /// Calling it loads no module Aptos charges for (the caller's own, or
     /// one at a special address).
     pub module_free: bool,
-    /// A Move callee's module.
+    /// The callee's module (set by the engine for natives too).
     pub module: Option<movejit_runtime::ModuleId>,
+    /// A native callee's function definition index in its module (where
+    /// Aptos locates running out of gas in it).
+    pub native_def: Option<u16>,
 }
 
 impl CalleeRef {
@@ -147,6 +150,7 @@ impl CalleeRef {
             local_nodes: Vec::new(),
             module_free: true,
             module: None,
+            native_def: None,
         }
     }
 }
@@ -2509,7 +2513,8 @@ impl Lowerer<'_, '_> {
             return self.call_missing_native(h, &callee, i);
         }
         if let Some(site) = callee.native {
-            if let Some(op) = self.fast_native_op(h, &callee) {
+            // (Under Aptos's schedule every native runs on the meter.)
+            if let Some(op) = self.fast_native_op(h, &callee).filter(|_| self.target.aptos.is_none()) {
                 return self.lower_fast_native(op, &callee, &type_args, i);
             }
             return self.call_native(site, &callee, i);
@@ -2565,7 +2570,7 @@ impl Lowerer<'_, '_> {
     fn call_native(&mut self, site: u64, callee: &CalleeRef, i: usize) -> CompileResult<()> {
         // Charged while the arguments are still operands (a failure drops
         // them).
-        if let Some(cost) = self.target.cost {
+        if let (Some(cost), None) = (self.target.cost, self.target.aptos) {
             self.charge_dynamic(cost.native_base, i);
         }
         let split = self.stack.len() - callee.params.len();
@@ -2607,7 +2612,11 @@ impl Lowerer<'_, '_> {
         }
         let sitev = self.b.ins().iconst(types::I64, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);
-        self.call_status(HelperId::call_native(), &[self.ctx, sitev, tp], i)?;
+        if self.target.aptos.is_some() {
+            self.aptos_native(sitev, tp, callee, i)?;
+        } else {
+            self.call_status(HelperId::call_native(), &[self.ctx, sitev, tp], i)?;
+        }
         let mut vals = Vec::new();
         for (t, a) in callee.rets.iter().zip(outs) {
             let v = match t {
