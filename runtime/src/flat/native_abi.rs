@@ -148,6 +148,19 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         Ok(())
     }
 
+    /// `std::cmp::compare`'s order of the values reference arguments `i`
+    /// and `j` point to (of one layout), read in place.
+    pub fn compare_ref_args(&self, i: usize, j: usize) -> VmResult<std::cmp::Ordering> {
+        let (x, lx) = self.arg_ref(i)?;
+        let (y, ly) = self.arg_ref(j)?;
+        if !std::ptr::eq(lx, ly) && lx != ly {
+            return Err(VmError::invariant("cmp::compare of values of different layouts"));
+        }
+        // SAFETY: two live targets of reference arguments, of layout `lx`
+        // (module doc); nothing is written.
+        unsafe { mem::compare(lx, x, y) }
+    }
+
     /// The place at field path `path` (indices of nested struct fields) of
     /// argument `i`: in the value, or in the value a reference points to.
     #[inline]
@@ -567,6 +580,34 @@ mod tests {
         Ok((results, after))
     }
 
+    /// Sui's `type_name` natives (which replace the stdlib's) give the same
+    /// results and aborts on their flat forms as on their tree forms.
+    #[test]
+    fn sui_type_name_flat_forms_agree_with_tree_forms() {
+        let r = NativeRegistry::with_sui_stdlib();
+        let one = AccountAddress::from_u64(1);
+        let id = crate::DatatypeId { address: AccountAddress::from_u64(0xcafe), module: "m".into(), name: "S".into() };
+        let datatype = Type::Datatype(Arc::new(id), vec![Type::U8]);
+        let name = Layout::Struct(vec![Layout::Struct(vec![Layout::Vector(Box::new(Layout::U8))])]);
+        for ty in [datatype, Type::Vector(Box::new(Type::U64))] {
+            for f in ["get", "get_with_original_ids", "with_defining_ids", "with_original_ids"] {
+                let native = r.get(&one, "type_name", f).expect("registered");
+                assert!(native.flat().is_some(), "type_name::{f} is ported");
+                let rets = [(name.clone(), false)];
+                let flat_run = run(&native, false, std::slice::from_ref(&ty), &[], &rets).map_err(|e| e.to_string());
+                assert!(flat_run.is_ok(), "{f}: {flat_run:?}");
+                assert_eq!(flat_run, run(&native, true, std::slice::from_ref(&ty), &[], &rets).map_err(|e| e.to_string()));
+            }
+            for f in ["defining_id", "original_id"] {
+                let native = r.get(&one, "type_name", f).expect("registered");
+                let rets = [(Layout::Address, false)];
+                let flat_run = run(&native, false, std::slice::from_ref(&ty), &[], &rets).map_err(|e| format!("{e:?}"));
+                let tree_run = run(&native, true, std::slice::from_ref(&ty), &[], &rets).map_err(|e| format!("{e:?}"));
+                assert_eq!(flat_run, tree_run, "type_name::{f} of {ty}");
+            }
+        }
+    }
+
     /// Each ported stdlib native gives the same results, argument values
     /// and errors on its flat form as on its tree form.
     #[test]
@@ -650,6 +691,45 @@ mod tests {
                 vec![(Layout::Address, true)],
             ),
         ];
+        // cmp::compare over every shape its flat order walks itself or
+        // hands to the tree's: both orders of each pair, and equal values.
+        let ordering = Layout::Enum(vec![vec![], vec![], vec![]]);
+        let pair = Layout::Struct(vec![Layout::U8, words.clone()]);
+        let opt = Layout::Enum(vec![vec![], vec![Layout::I64, Layout::U128]]);
+        let compared: Vec<(Layout, Value, Value)> = vec![
+            (Layout::U64, Value::U64(3), Value::U64(9)),
+            (Layout::I64, Value::I64(-5), Value::I64(2)),
+            (Layout::U128, Value::U128(1 << 100), Value::U128(7)),
+            (Layout::Address, Value::Address(AccountAddress::from_u64(2)), Value::Address(AccountAddress::from_u64(1))),
+            (Layout::Signer, Value::signer(AccountAddress::from_u64(2)), Value::signer(AccountAddress::from_u64(3))),
+            (bytes.clone(), bytes_value(b"ab"), bytes_value(b"abc")),
+            (bytes.clone(), bytes_value(b"b"), bytes_value(b"abc")),
+            (words.clone(), words_value(&[1, 2]), words_value(&[1])),
+            (words.clone(), words_value(&[0, 9]), words_value(&[1])),
+            (
+                pair.clone(),
+                Value::Struct(vec![Value::U8(1), words_value(&[4])]),
+                Value::Struct(vec![Value::U8(1), words_value(&[3, 9])]),
+            ),
+            (opt.clone(), Value::Variant(0, vec![]), Value::Variant(1, vec![Value::I64(-1), Value::U128(0)])),
+            (
+                opt.clone(),
+                Value::Variant(1, vec![Value::I64(-1), Value::U128(5)]),
+                Value::Variant(1, vec![Value::I64(-1), Value::U128(4)]),
+            ),
+        ];
+        let mut cases = cases;
+        for (l, x, y) in compared {
+            for (p, q) in [(&x, &y), (&y, &x), (&x, &x)] {
+                cases.push((
+                    "cmp",
+                    "compare",
+                    vec![Type::U64],
+                    vec![(p.clone(), l.clone(), Some(false)), (q.clone(), l.clone(), Some(false))],
+                    vec![(ordering.clone(), false)],
+                ));
+            }
+        }
         let live = super::super::live_allocations();
         for (m, f, ty, args, rets) in cases {
             let native = r.get(&one, m, f).expect("registered");
@@ -657,6 +737,7 @@ mod tests {
             let flat_run = run(&native, false, &ty, &args, &rets).map_err(|e| e.to_string());
             let tree_run = run(&native, true, &ty, &args, &rets).map_err(|e| e.to_string());
             assert_eq!(flat_run, tree_run, "{m}::{f}");
+            assert!(m != "cmp" || flat_run.is_ok(), "cmp::compare fails: {flat_run:?}");
         }
         assert_eq!(super::super::live_allocations(), live, "no flat value leaks");
     }
