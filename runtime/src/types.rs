@@ -41,6 +41,29 @@ pub enum Type {
 }
 
 impl Type {
+    /// A copy of this type sharing no reference count with it (its
+    /// datatype ids and their names allocated anew): for types a session
+    /// keeps, whose clones and drops then write no cache line that other
+    /// threads' sessions also write.
+    pub fn unshared(&self) -> Type {
+        let all = |ts: &[Type]| ts.iter().map(Type::unshared).collect();
+        match self {
+            Type::Vector(e) => Type::Vector(Box::new(e.unshared())),
+            Type::Reference(e) => Type::Reference(Box::new(e.unshared())),
+            Type::MutableReference(e) => Type::MutableReference(Box::new(e.unshared())),
+            Type::Datatype(id, args) => Type::Datatype(
+                Arc::new(DatatypeId {
+                    address: id.address,
+                    module: Arc::from(&*id.module),
+                    name: Arc::from(&*id.name),
+                }),
+                all(args),
+            ),
+            Type::Function(params, rets, abilities) => Type::Function(all(params), all(rets), *abilities),
+            t => t.clone(),
+        }
+    }
+
     /// The type a primitive signature token names (integers, `bool`,
     /// `address`, `signer`); `None` for every token with parts (vectors,
     /// datatypes, functions, references, type parameters), which each

@@ -43,6 +43,37 @@ fn derived_string(bytes: Vec<u8>, width: usize) -> VmResult<Value> {
     Ok(Value::Struct(vec![crate::args::string_value_bytes(&bytes), Value::from_bytes(&vec![0; padding])]))
 }
 
+/// `create_derived_string`'s result for input `bytes` (charged already).
+fn created_derived_string(bytes: Vec<u8>) -> VmResult<Value> {
+    if bytes.len() > DERIVED_STRING_INPUT_MAX_LENGTH {
+        return Err(VmError::abort(EINPUT_STRING_LENGTH_TOO_LARGE));
+    }
+    let width = (bcs_size_of_byte_array(bytes.len()) + 1).max(U64_MAX_DIGITS + 2);
+    derived_string(bytes, width)
+}
+
+/// `derive_string_concat`'s checks, in Aptos's order, for `len` bytes of
+/// prefix and suffix and snapshot type `t`: the most digits `t` prints.
+fn concat_digits(t: &Type, len: usize) -> VmResult<usize> {
+    if len > DERIVED_STRING_INPUT_MAX_LENGTH {
+        return Err(VmError::abort(EINPUT_STRING_LENGTH_TOO_LARGE));
+    }
+    match t {
+        Type::U64 => Ok(U64_MAX_DIGITS),
+        Type::U128 => Ok(U128_MAX_DIGITS),
+        _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)),
+    }
+}
+
+/// `derive_string_concat`'s result: `prefix`, `value` in decimal, `suffix`.
+fn concat_derived_string(prefix: &[u8], value: u128, suffix: &[u8], digits: usize) -> VmResult<Value> {
+    let width = bcs_size_of_byte_array(prefix.len() + suffix.len() + digits) + 1;
+    let mut out = prefix.to_vec();
+    out.extend_from_slice(value.to_string().as_bytes());
+    out.extend_from_slice(suffix);
+    derived_string(out, width)
+}
+
 /// The bytes of a `String` value.
 fn string_bytes(v: &Value) -> VmResult<Vec<u8>> {
     match v {
@@ -223,6 +254,66 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_TYPE)),
         }
     });
+    r.add_flat(m, "snapshot", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_SNAPSHOT, 1)])?;
+        let t = call.ty_arg(0)?;
+        let (value, _) = flat_read(call, t)?;
+        call.ret_tree(0, &Value::Struct(vec![value_of(t, value, EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)?]))
+    });
+    r.add_flat(m, "create_snapshot", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_CREATE_SNAPSHOT, 1)])?;
+        let t = call.ty_arg(0)?;
+        match t {
+            Type::U64 | Type::U128 => {
+                let v = flat_int(call, t, 0, &[])?;
+                call.ret_tree(0, &Value::Struct(vec![value_of(t, v, EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)?]))
+            }
+            _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)),
+        }
+    });
+    for f in ["copy_snapshot", "string_concat"] {
+        r.add_flat(m, f, |call| {
+            call.cx.gas.charge_native(0)?;
+            Err(VmError::abort(EAGGREGATOR_FUNCTION_NOT_YET_SUPPORTED))
+        });
+    }
+    // A `String` is `{ bytes: vector<u8> }`: its bytes are at field path [0].
+    r.add_flat(m, "create_derived_string", |call| {
+        call.cx.gas.charge_aptos_native(&[(V2_CREATE_SNAPSHOT, 1)])?;
+        let bytes = call.arg_bytes_at(0, &[0])?.to_vec();
+        call.cx.gas.charge_native(bytes.len())?;
+        call.cx.gas.charge_aptos_native(&[(V2_CREATE_SNAPSHOT_PER_BYTE, bytes.len() as u64)])?;
+        let v = created_derived_string(bytes)?;
+        call.ret_tree(0, &v)
+    });
+    r.add_flat(m, "derive_string_concat", |call| {
+        call.cx.gas.charge_aptos_native(&[(V2_STRING_CONCAT, 1)])?;
+        let suffix_len = call.arg_bytes_at(2, &[0])?.len();
+        call.cx.gas.charge_aptos_native(&[(V2_STRING_CONCAT_PER_BYTE, suffix_len as u64)])?;
+        let prefix_len = call.arg_bytes_at(0, &[0])?.len();
+        call.cx.gas.charge_aptos_native(&[(V2_STRING_CONCAT_PER_BYTE, prefix_len as u64)])?;
+        call.cx.gas.charge_native(prefix_len + suffix_len)?;
+        let t = call.ty_arg(0)?;
+        let digits = concat_digits(t, prefix_len + suffix_len)?;
+        let value = flat_int(call, t, 1, &[0])?;
+        let v = concat_derived_string(call.arg_bytes_at(0, &[0])?, value, call.arg_bytes_at(2, &[0])?, digits)?;
+        call.ret_tree(0, &v)
+    });
+    r.add_flat(m, "read_derived_string", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_READ_SNAPSHOT, 1)])?;
+        call.ret_copy_of_arg(0, 0, &[0])
+    });
+    r.add_flat(m, "read_snapshot", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V2_READ_SNAPSHOT, 1)])?;
+        match call.ty_arg(0)? {
+            Type::U64 | Type::U128 => call.ret_copy_of_arg(0, 0, &[0]),
+            _ => Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)),
+        }
+    });
 }
 
 fn register_v2(r: &mut Registrar<'_>) {
@@ -282,11 +373,7 @@ fn register_v2(r: &mut Registrar<'_>) {
         let bytes = string_bytes(&pop(&mut args)?)?;
         cx.gas.charge_native(bytes.len())?;
         cx.gas.charge_aptos_native(&[(V2_CREATE_SNAPSHOT_PER_BYTE, bytes.len() as u64)])?;
-        if bytes.len() > DERIVED_STRING_INPUT_MAX_LENGTH {
-            return Err(VmError::abort(EINPUT_STRING_LENGTH_TOO_LARGE));
-        }
-        let width = (bcs_size_of_byte_array(bytes.len()) + 1).max(U64_MAX_DIGITS + 2);
-        Ok(vec![derived_string(bytes, width)?])
+        Ok(vec![created_derived_string(bytes)?])
     });
     r.add(m, "derive_string_concat", |cx, ty, mut args: Args| {
         cx.gas.charge_aptos_native(&[(V2_STRING_CONCAT, 1)])?;
@@ -296,24 +383,13 @@ fn register_v2(r: &mut Registrar<'_>) {
         let prefix = string_bytes(&pop(&mut args)?)?;
         cx.gas.charge_aptos_native(&[(V2_STRING_CONCAT_PER_BYTE, prefix.len() as u64)])?;
         cx.gas.charge_native(prefix.len() + suffix.len())?;
-        if prefix.len() + suffix.len() > DERIVED_STRING_INPUT_MAX_LENGTH {
-            return Err(VmError::abort(EINPUT_STRING_LENGTH_TOO_LARGE));
-        }
         let t = ty_arg(ty, 0)?;
-        let digits = match t {
-            Type::U64 => U64_MAX_DIGITS,
-            Type::U128 => U128_MAX_DIGITS,
-            _ => return Err(VmError::abort(EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)),
-        };
+        let digits = concat_digits(t, prefix.len() + suffix.len())?;
         let value = match cx.deref(&snapshot)? {
             Value::Struct(f) if f.len() == 1 => int_of(t, &f[0], EUNSUPPORTED_AGGREGATOR_SNAPSHOT_TYPE)?,
             v => return Err(VmError::invariant(format!("snapshot: {v:?}"))),
         };
-        let width = bcs_size_of_byte_array(prefix.len() + suffix.len() + digits) + 1;
-        let mut out = prefix;
-        out.extend_from_slice(value.to_string().as_bytes());
-        out.extend_from_slice(&suffix);
-        Ok(vec![derived_string(out, width)?])
+        Ok(vec![concat_derived_string(&prefix, value, &suffix, digits)?])
     });
     r.add(m, "read_derived_string", |cx, _, mut args: Args| {
         cx.gas.charge_native(0)?;
@@ -403,18 +479,8 @@ pub(crate) fn register_v1(r: &mut Registrar<'_>) {
             },
             v => return Err(VmError::invariant(format!("aggregator factory {v:?}"))),
         };
-        cx.with_extensions(|ext, _| {
-            let seed = crate::transaction_context::context(ext).session_hash;
-            let store = ext.get_or_default::<AggregatorV1Store>();
-            // key = sha3_256(session hash || aggregators so far, u32 big endian)
-            use sha3::Digest;
-            let mut d = sha3::Sha3_256::new();
-            d.update(seed);
-            d.update((store.values.len() as u32).to_be_bytes());
-            let key = AccountAddress(d.finalize().into());
-            store.values.insert((handle, key), 0);
-            Ok(vec![Value::Struct(vec![Value::Address(handle), Value::Address(key), Value::U128(limit)])])
-        })
+        let key = cx.with_extensions(|ext, _| Ok(new_v1_key(ext, handle)))?;
+        Ok(vec![Value::Struct(vec![Value::Address(handle), Value::Address(key), Value::U128(limit)])])
     });
     r.add("aggregator", "add", |cx, _, args| v1_update(cx, args, true));
     r.add("aggregator", "sub", |cx, _, args| v1_update(cx, args, false));
@@ -441,4 +507,92 @@ pub(crate) fn register_v1(r: &mut Registrar<'_>) {
             Ok(vec![])
         })
     });
+    register_v1_flat(r);
+}
+
+/// The u128 at field path `path` of argument `i` (a value, or the value a
+/// reference points to): a v1 aggregator's limit, or an input.
+fn flat_u128(call: &FlatCall<'_, '_>, i: usize, path: &[usize]) -> VmResult<u128> {
+    match call.uint_at(i, path)? {
+        (v, l) if matches!(l.shape, Shape::U128) => Ok(v),
+        _ => Err(VmError::invariant("aggregator v1: not a u128")),
+    }
+}
+
+/// (handle, key, limit) of the v1 aggregator argument 0 is or points to:
+/// the flat form of [`v1_fields`].
+fn flat_v1_fields(call: &FlatCall<'_, '_>) -> VmResult<(AccountAddress, AccountAddress, u128)> {
+    Ok((call.arg_address_field(0, 0)?, call.arg_address_field(0, 1)?, flat_u128(call, 0, &[2])?))
+}
+
+/// The flat form of [`v1_update`].
+fn flat_v1_update(call: &mut FlatCall<'_, '_>, add: bool) -> VmResult<()> {
+    call.cx.gas.charge_native(0)?;
+    call.cx.gas.charge_aptos_native(&[(if add { V1_ADD } else { V1_SUB }, 1)])?;
+    let input = flat_u128(call, 1, &[])?;
+    let (h, k, limit) = flat_v1_fields(call)?;
+    call.cx.with_extensions(|ext, _| {
+        let v = ext
+            .get_or_default::<AggregatorV1Store>()
+            .values
+            .get_mut(&(h, k))
+            .ok_or_else(|| extension_error("aggregator v1 stored before this session: not supported yet"))?;
+        *v = if add {
+            v.checked_add(input).filter(|n| *n <= limit).ok_or_else(|| VmError::abort(EADD_OVERFLOW))?
+        } else {
+            v.checked_sub(input).ok_or_else(|| VmError::abort(ESUB_UNDERFLOW))?
+        };
+        Ok(())
+    })
+}
+
+/// The flat forms of the v1 natives (same checks, charges and store).
+fn register_v1_flat(r: &mut Registrar<'_>) {
+    r.add_flat("aggregator_factory", "new_aggregator", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V1_NEW_AGGREGATOR, 1)])?;
+        let limit = flat_u128(call, 1, &[])?;
+        // AggregatorFactory { phantom_table: Table { handle } }
+        let handle = call.arg_address_at(0, &[0, 0])?;
+        let key = call.cx.with_extensions(|ext, _| Ok(new_v1_key(ext, handle)))?;
+        call.ret_tree(0, &Value::Struct(vec![Value::Address(handle), Value::Address(key), Value::U128(limit)]))
+    });
+    r.add_flat("aggregator", "add", |call| flat_v1_update(call, true));
+    r.add_flat("aggregator", "sub", |call| flat_v1_update(call, false));
+    r.add_flat("aggregator", "read", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V1_READ, 1)])?;
+        let (h, k, _) = flat_v1_fields(call)?;
+        let v = call.cx.with_extensions(|ext, _| {
+            ext.get_or_default::<AggregatorV1Store>()
+                .values
+                .get(&(h, k))
+                .copied()
+                .ok_or_else(|| extension_error("aggregator v1 stored before this session: not supported yet"))
+        })?;
+        call.ret_u128(0, v)
+    });
+    r.add_flat("aggregator", "destroy", |call| {
+        call.cx.gas.charge_native(0)?;
+        call.cx.gas.charge_aptos_native(&[(V1_DESTROY, 1)])?;
+        let (h, k, _) = flat_v1_fields(call)?;
+        call.cx.with_extensions(|ext, _| {
+            ext.get_or_default::<AggregatorV1Store>().values.remove(&(h, k));
+            Ok(())
+        })
+    });
+}
+
+/// A new v1 aggregator of table `handle` in the session's store, at 0: its
+/// key, `sha3_256(session hash || aggregators so far, u32 big endian)`.
+fn new_v1_key(ext: &mut movejit_runtime::natives::NativeExtensions, handle: AccountAddress) -> AccountAddress {
+    use sha3::Digest;
+    let seed = crate::transaction_context::context(ext).session_hash;
+    let store = ext.get_or_default::<AggregatorV1Store>();
+    let mut d = sha3::Sha3_256::new();
+    d.update(seed);
+    d.update((store.values.len() as u32).to_be_bytes());
+    let key = AccountAddress(d.finalize().into());
+    store.values.insert((handle, key), 0);
+    key
 }

@@ -43,6 +43,26 @@ pub struct EmittedEvent {
 #[derive(Clone, Debug, Default)]
 pub struct EventLog {
     pub events: Vec<EmittedEvent>,
+    /// (engine's type, the session's own copy of it: [`Type::unshared`])
+    /// of each event type: an event's type is cloned from the copy, so
+    /// events write no reference count other threads' sessions write.
+    own_types: Vec<(Type, Type)>,
+}
+
+impl EventLog {
+    /// Records an event of type `ty`.
+    fn push(&mut self, handle: Option<(Vec<u8>, u64)>, ty: &Type, data: Vec<u8>) {
+        // Equal engine types share their datatype ids: compared by pointer.
+        let ty = match self.own_types.iter().find(|(engine, _)| engine == ty) {
+            Some((_, own)) => own.clone(),
+            None => {
+                let own = ty.unshared();
+                self.own_types.push((ty.clone(), own.clone()));
+                own
+            }
+        };
+        self.events.push(EmittedEvent { handle, ty, data });
+    }
 }
 
 pub(crate) fn register(r: &mut Registrar<'_>) {
@@ -57,7 +77,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         }
         let data = serialize(cx, &t, &msg)?;
         cx.with_extensions(|ext, _| {
-            ext.get_or_default::<EventLog>().events.push(EmittedEvent { handle: None, ty: t, data });
+            ext.get_or_default::<EventLog>().push(None, &t, data);
             Ok(vec![])
         })
     });
@@ -73,7 +93,7 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
             return Err(VmError::new(StatusCode::EVENT_KEY_MISMATCH));
         }
         cx.with_extensions(|ext, _| {
-            ext.get_or_default::<EventLog>().events.push(EmittedEvent { handle: Some((guid, seq)), ty: t, data });
+            ext.get_or_default::<EventLog>().push(Some((guid, seq)), &t, data);
             Ok(vec![])
         })
     });
@@ -83,13 +103,13 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
 pub(crate) fn register_flat(r: &mut Registrar<'_>) {
     r.add_flat("event", "write_module_event_to_store", |call| {
         charge_flat(call, 0)?;
-        let t = call.ty_arg(0)?.clone();
+        let t = call.ty_arg(0)?;
         if !matches!(t, Type::Datatype(..)) {
             return Err(VmError::new(StatusCode::INTERNAL_TYPE_ERROR).with_message(format!("event type {t}")));
         }
         let data = flat_serialize(call, 0)?;
         call.cx.with_extensions(|ext, _| {
-            ext.get_or_default::<EventLog>().events.push(EmittedEvent { handle: None, ty: t, data });
+            ext.get_or_default::<EventLog>().push(None, t, data);
             Ok(())
         })
     });
@@ -97,13 +117,13 @@ pub(crate) fn register_flat(r: &mut Registrar<'_>) {
         charge_flat(call, 2)?;
         let guid = call.arg_bytes(0)?.to_vec();
         let seq = call.arg_u64(1)?;
-        let t = call.ty_arg(0)?.clone();
+        let t = call.ty_arg(0)?;
         let data = flat_serialize(call, 2)?;
         if guid.len() != 40 {
             return Err(VmError::new(StatusCode::EVENT_KEY_MISMATCH));
         }
         call.cx.with_extensions(|ext, _| {
-            ext.get_or_default::<EventLog>().events.push(EmittedEvent { handle: Some((guid, seq)), ty: t, data });
+            ext.get_or_default::<EventLog>().push(Some((guid, seq)), t, data);
             Ok(())
         })
     });
@@ -121,4 +141,27 @@ fn serialize(cx: &mut NativeContext<'_>, t: &Type, msg: &Value) -> VmResult<Vec<
     let data = bcs::serialize(cx.deref(msg)?, &layout).map_err(|_| VmError::invariant("cannot serialize event"))?;
     cx.gas.charge_native(data.len())?;
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use movejit_runtime::{AccountAddress, DatatypeId};
+    use std::sync::Arc;
+
+    /// Events of one type count once on the engine's type, not once per
+    /// event: their types are clones of the session's own copy.
+    #[test]
+    fn events_clone_the_session_s_own_type() {
+        let id = Arc::new(DatatypeId { address: AccountAddress::from_u64(1), module: "m".into(), name: "E".into() });
+        let engine = Type::Datatype(id.clone(), vec![Type::U64]);
+        let mut log = EventLog::default();
+        for i in 0..10u8 {
+            log.push(None, &engine, vec![i]);
+        }
+        assert_eq!(log.events.len(), 10);
+        assert!(log.events.iter().all(|e| e.ty == engine));
+        // `id`, `engine` and the log's one clone of the engine's type.
+        assert_eq!(Arc::strong_count(&id), 3);
+    }
 }

@@ -186,6 +186,13 @@ pub(crate) fn register(r: &mut Registrar<'_>) {
         cx.gas.charge_aptos_native(&[(IS_IDENTIFIER.0, 1), (IS_IDENTIFIER.1, b.len() as u64)])?;
         Ok(vec![Value::Bool(is_identifier(&b))])
     });
+    r.add_flat("function_info", "is_identifier", |call| {
+        let n = call.arg_bytes(0)?.len();
+        call.cx.gas.charge_native(n)?;
+        call.cx.gas.charge_aptos_native(&[(IS_IDENTIFIER.0, 1), (IS_IDENTIFIER.1, n as u64)])?;
+        let ok = is_identifier(call.arg_bytes(0)?);
+        call.ret_bool(0, ok)
+    });
     // Loads the function's module for dispatch: its price, then (Aptos's
     // lazy loader) the module's loading, charged once per transaction.
     r.add("function_info", "load_function_impl", |cx, _, mut args: Args| {

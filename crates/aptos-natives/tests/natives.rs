@@ -614,6 +614,21 @@ fn ported_natives_have_a_flat_form() {
         ("transaction_context", "generate_unique_address"),
         ("transaction_context", "monotonically_increasing_counter_internal"),
         ("transaction_context", "monotonically_increasing_counter_internal_for_test_only"),
+        ("cmp", "compare"),
+        ("function_info", "is_identifier"),
+        ("aggregator_v2", "snapshot"),
+        ("aggregator_v2", "create_snapshot"),
+        ("aggregator_v2", "copy_snapshot"),
+        ("aggregator_v2", "string_concat"),
+        ("aggregator_v2", "create_derived_string"),
+        ("aggregator_v2", "derive_string_concat"),
+        ("aggregator_v2", "read_derived_string"),
+        ("aggregator_v2", "read_snapshot"),
+        ("aggregator_factory", "new_aggregator"),
+        ("aggregator", "add"),
+        ("aggregator", "sub"),
+        ("aggregator", "read"),
+        ("aggregator", "destroy"),
     ];
     for (m, f) in ported {
         assert!(r.get(&one, m, f).expect("registered").flat().is_some(), "{m}::{f} has a flat form");
@@ -927,4 +942,227 @@ fn constant_serialized_size_counts_a_repeated_struct_once() {
     let r = f(&mut NativeContext { mem: &mut mem, gas: &mut gas, types: &WithPair }, &[pair], vec![]);
     assert_eq!(r.expect("a size"), vec![Value::Variant(1, vec![Value::U64(16)])]);
     assert_eq!(gas.aptos_meter().expect("an Aptos meter").algebra.execution_used(), 7350 + 400 * 4);
+}
+
+/// One call of a native's flat form (or, when `tree`, its tree form) on
+/// tree values under Aptos's schedule: results and referenced arguments
+/// afterwards, or the error, and the gas used.
+type Outcome = (Result<(Vec<Value>, Vec<Value>), String>, u64);
+
+fn run_form(
+    tree: bool,
+    module: &str,
+    function: &str,
+    ty: &[Type],
+    args: &[(Value, Layout, Option<bool>)],
+    rets: &[(Layout, bool)],
+) -> Outcome {
+    let registry = aptos_registry();
+    let f = registry.get(&FRAMEWORK, module, function).unwrap_or_else(|| panic!("{module}::{function} registered"));
+    assert!(f.flat().is_some(), "{module}::{function} has a flat form");
+    let mut gas = GasMeter::aptos(movejit_runtime::gas::aptos::AptosPricing::v50(), u64::MAX / 4);
+    let r = movejit_runtime::flat::native_abi::run_on_values(&f, tree, &Primitives, &mut gas, ty, args, rets);
+    (r.map_err(|e| format!("{e:?}")), gas.used())
+}
+
+/// The aggregator, `cmp::compare` and `function_info::is_identifier`
+/// natives ported to the flat ABI give the same results, errors, abort
+/// codes and gas on both forms, on the same inputs (aggregator v1: one
+/// transcript per form, over its own session state).
+#[test]
+fn ported_aggregator_cmp_and_identifier_forms_agree() {
+    let bytes = Layout::Vector(Box::new(Layout::U8));
+    let string_layout = Layout::Struct(vec![bytes.clone()]);
+    let s = |b: &[u8]| Value::Struct(vec![Value::from_bytes(b)]);
+    let snapshot = |t: Layout| Layout::Struct(vec![t]);
+    let derived = Layout::Struct(vec![string_layout.clone(), bytes.clone()]);
+    let agg64 = Layout::Struct(vec![Layout::U64, Layout::U64]);
+    let ordering = Layout::Enum(vec![vec![], vec![], vec![]]);
+    let words = Layout::Vector(Box::new(Layout::U64));
+    let w = |xs: &[u64]| Value::Vector(xs.iter().map(|x| Value::U64(*x)).collect());
+    let a64 = |v: u64, m: u64| Value::Struct(vec![Value::U64(v), Value::U64(m)]);
+    #[allow(clippy::type_complexity)]
+    let cases: Vec<(&str, &str, Vec<Type>, Vec<(Value, Layout, Option<bool>)>, Vec<(Layout, bool)>, bool)> = vec![
+        (
+            "aggregator_v2",
+            "snapshot",
+            vec![Type::U64],
+            vec![(a64(7, 10), agg64.clone(), Some(false))],
+            vec![(snapshot(Layout::U64), false)],
+            true,
+        ),
+        (
+            "aggregator_v2",
+            "create_snapshot",
+            vec![Type::U64],
+            vec![(Value::U64(42), Layout::U64, None)],
+            vec![(snapshot(Layout::U64), false)],
+            true,
+        ),
+        (
+            "aggregator_v2",
+            "create_snapshot",
+            vec![Type::U8],
+            vec![(Value::U8(4), Layout::U8, None)],
+            vec![(snapshot(Layout::U8), false)],
+            false,
+        ),
+        (
+            "aggregator_v2",
+            "copy_snapshot",
+            vec![Type::U64],
+            vec![(Value::Struct(vec![Value::U64(1)]), snapshot(Layout::U64), Some(false))],
+            vec![(snapshot(Layout::U64), false)],
+            false,
+        ),
+        (
+            "aggregator_v2",
+            "read_snapshot",
+            vec![Type::U64],
+            vec![(Value::Struct(vec![Value::U64(9)]), snapshot(Layout::U64), Some(false))],
+            vec![(Layout::U64, false)],
+            true,
+        ),
+        (
+            "aggregator_v2",
+            "create_derived_string",
+            vec![],
+            vec![(s(b"name #"), string_layout.clone(), None)],
+            vec![(derived.clone(), false)],
+            true,
+        ),
+        (
+            "aggregator_v2",
+            "create_derived_string",
+            vec![],
+            vec![(s(&[b'x'; 1025]), string_layout.clone(), None)],
+            vec![(derived.clone(), false)],
+            false,
+        ),
+        (
+            "aggregator_v2",
+            "derive_string_concat",
+            vec![Type::U64],
+            vec![
+                (s(b"#"), string_layout.clone(), None),
+                (Value::Struct(vec![Value::U64(12345)]), snapshot(Layout::U64), Some(false)),
+                (s(b" of many"), string_layout.clone(), None),
+            ],
+            vec![(derived.clone(), false)],
+            true,
+        ),
+        (
+            "aggregator_v2",
+            "derive_string_concat",
+            vec![Type::U8],
+            vec![
+                (s(b"#"), string_layout.clone(), None),
+                (Value::Struct(vec![Value::U8(1)]), snapshot(Layout::U8), Some(false)),
+                (s(b""), string_layout.clone(), None),
+            ],
+            vec![(derived.clone(), false)],
+            false,
+        ),
+        (
+            "aggregator_v2",
+            "read_derived_string",
+            vec![],
+            vec![(Value::Struct(vec![s(b"abc"), Value::from_bytes(&[0; 5])]), derived.clone(), Some(false))],
+            vec![(string_layout.clone(), false)],
+            true,
+        ),
+        (
+            "function_info",
+            "is_identifier",
+            vec![],
+            vec![(Value::from_bytes(b"transfer_2"), bytes.clone(), Some(false))],
+            vec![(Layout::Bool, false)],
+            true,
+        ),
+        (
+            "function_info",
+            "is_identifier",
+            vec![],
+            vec![(Value::from_bytes(b"2x"), bytes.clone(), Some(false))],
+            vec![(Layout::Bool, false)],
+            true,
+        ),
+        (
+            "cmp",
+            "compare",
+            vec![Type::Vector(Box::new(Type::U64))],
+            vec![(w(&[1, 2, 3]), words.clone(), Some(false)), (w(&[1, 2]), words.clone(), Some(false))],
+            vec![(ordering.clone(), false)],
+            true,
+        ),
+        (
+            "cmp",
+            "compare",
+            vec![Type::U64],
+            vec![(Value::U64(1), Layout::U64, Some(false)), (Value::U64(1), Layout::U64, Some(false))],
+            vec![(ordering.clone(), false)],
+            true,
+        ),
+    ];
+    for (m, f, ty, args, rets, ok) in cases {
+        let flat = run_form(false, m, f, &ty, &args, &rets);
+        let tree = run_form(true, m, f, &ty, &args, &rets);
+        assert_eq!(flat, tree, "{m}::{f} on {args:?}");
+        assert_eq!(flat.0.is_ok(), ok, "{m}::{f}: {flat:?}");
+        assert!(!ok || flat.1 > 0, "{m}::{f} charges gas");
+    }
+
+    // Aggregator v1: a transcript per form over its own session state.
+    let v1 = Layout::Struct(vec![Layout::Address, Layout::Address, Layout::U128]);
+    let factory = Layout::Struct(vec![Layout::Struct(vec![Layout::Address])]);
+    let transcript = |tree: bool| {
+        let mut ext = NativeExtensions::new();
+        with_extensions(&mut ext, || {
+            let mut out = Vec::new();
+            let handle = Value::Struct(vec![Value::Struct(vec![Value::Address(AccountAddress::from_u64(0x77))])]);
+            let created = run_form(
+                tree,
+                "aggregator_factory",
+                "new_aggregator",
+                &[],
+                &[(handle, factory.clone(), Some(true)), (Value::U128(10), Layout::U128, None)],
+                &[(v1.clone(), false)],
+            );
+            let agg = created.0.as_ref().expect("new_aggregator").0[0].clone();
+            out.push(created);
+            for (f, x) in [("add", 7), ("add", 4), ("sub", 8), ("sub", 1)] {
+                out.push(run_form(
+                    tree,
+                    "aggregator",
+                    f,
+                    &[],
+                    &[(agg.clone(), v1.clone(), Some(true)), (Value::U128(x), Layout::U128, None)],
+                    &[],
+                ));
+                out.push(run_form(
+                    tree,
+                    "aggregator",
+                    "read",
+                    &[],
+                    &[(agg.clone(), v1.clone(), Some(false))],
+                    &[(Layout::U128, false)],
+                ));
+            }
+            out.push(run_form(tree, "aggregator", "destroy", &[], &[(agg.clone(), v1.clone(), None)], &[]));
+            out.push(run_form(
+                tree,
+                "aggregator",
+                "read",
+                &[],
+                &[(agg, v1.clone(), Some(false))],
+                &[(Layout::U128, false)],
+            ));
+            out
+        })
+    };
+    let (flat, tree) = (transcript(false), transcript(true));
+    assert_eq!(flat, tree, "aggregator v1 transcripts");
+    let reads: Vec<_> = flat.iter().filter_map(|o| o.0.as_ref().ok()).filter_map(|r| r.0.first().cloned()).collect();
+    assert!(reads.contains(&Value::U128(7)) && reads.contains(&Value::U128(6)), "{reads:?}");
+    assert!(flat.iter().filter(|o| o.0.is_err()).count() >= 2, "the overflow, and the read after destroy, fail");
 }

@@ -182,6 +182,11 @@ pub unsafe fn equal(l: &FlatLayout, a: Addr, b: Addr) -> bool {
     value::equal(l, bytes(a, l.size), bytes(b, l.size))
 }
 
+/// `std::cmp::compare`'s order of the values at `a` and `b`.
+pub unsafe fn compare(l: &FlatLayout, a: Addr, b: Addr) -> VmResult<std::cmp::Ordering> {
+    value::compare(l, bytes(a, l.size), bytes(b, l.size))
+}
+
 /// A deep copy of the value at `a` as an owned value.
 pub unsafe fn to_owned(l: &std::sync::Arc<FlatLayout>, a: Addr) -> VmResult<FlatValue> {
     let v = FlatValue::zeroed(l.clone());

@@ -120,7 +120,13 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     /// The bytes of `vector<u8>` argument `i` (a value, or the vector a
     /// reference points to).
     pub fn arg_bytes(&self, i: usize) -> VmResult<&[u8]> {
-        let (a, l) = self.place(i, &[])?;
+        self.arg_bytes_at(i, &[])
+    }
+
+    /// The bytes of the `vector<u8>` at field path `path` of argument `i`
+    /// (a value, or the value a reference points to): `[0]` of a `String`.
+    pub fn arg_bytes_at(&self, i: usize, path: &[usize]) -> VmResult<&[u8]> {
+        let (a, l) = self.place(i, path)?;
         match &l.shape {
             // SAFETY: a live vector slot (`place`); its buffer is not
             // changed while `self` is borrowed (result writes borrow it
@@ -146,6 +152,19 @@ impl<'a, 'c> FlatCall<'a, 'c> {
             mem::write_from(y, &x_bytes);
         }
         Ok(())
+    }
+
+    /// `std::cmp::compare`'s order of the values reference arguments `i`
+    /// and `j` point to (of one layout), read in place.
+    pub fn compare_ref_args(&self, i: usize, j: usize) -> VmResult<std::cmp::Ordering> {
+        let (x, lx) = self.arg_ref(i)?;
+        let (y, ly) = self.arg_ref(j)?;
+        if !std::ptr::eq(lx, ly) && lx != ly {
+            return Err(VmError::invariant("cmp::compare of values of different layouts"));
+        }
+        // SAFETY: two live targets of reference arguments, of layout `lx`
+        // (module doc); nothing is written.
+        unsafe { mem::compare(lx, x, y) }
     }
 
     /// The place at field path `path` (indices of nested struct fields) of
@@ -388,6 +407,28 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         unsafe { self.ret_ref(i, target) }
     }
 
+    /// Result `i`: a copy of the value at field path `path` of the value
+    /// reference argument `arg` points to (a snapshot's field).
+    pub fn ret_copy_of_arg(&mut self, i: usize, arg: usize, path: &[usize]) -> VmResult<()> {
+        if !matches!(self.arg(arg)?.layout.shape, Shape::Reference(_)) {
+            return Err(bad_arg(arg));
+        }
+        let (src, sl) = self.place(arg, path)?;
+        let (a, l) = self.ret(i)?;
+        if !std::ptr::eq(sl, l) && sl != l {
+            return Err(bad_ret(i));
+        }
+        // SAFETY: `src` is in the target of a reference argument, live for
+        // the call, of layout `l`; `a` is the call's own result slot of
+        // layout `l`, zeroed first so that it holds no live value.
+        unsafe {
+            mem::zero(a, l.size);
+            mem::copy_value(l, src, a)?;
+        }
+        self.written |= 1 << i;
+        Ok(())
+    }
+
     /// A reference result `i` to the value at `target`.
     ///
     /// # Safety
@@ -457,10 +498,93 @@ impl<'a, 'c> FlatCall<'a, 'c> {
     }
 }
 
+/// Runs `native` on tree values, for tests that hold a native's two forms
+/// to the same results: its flat form (or, when `tree`, its tree form
+/// through the bridge) on `args` (value, layout, `Some(mutable)` for a
+/// reference to it) with results `rets` (layout, whether a reference to
+/// one). Returns the results and the referenced arguments afterwards, as
+/// tree values. Natives see the extensions installed on this thread
+/// ([`crate::natives::with_extensions`]), else the call's own.
+#[allow(clippy::too_many_arguments)]
+pub fn run_on_values(
+    native: &crate::natives::NativeFunction,
+    tree: bool,
+    types: &dyn crate::natives::TypeInfo,
+    gas: &mut crate::gas::GasMeter,
+    ty_args: &[Type],
+    args: &[(Value, crate::layout::Layout, Option<bool>)],
+    rets: &[(crate::layout::Layout, bool)],
+) -> VmResult<(Vec<Value>, Vec<Value>)> {
+    use super::native_bridge::{call_native, put_value, to_value, NativeSession};
+    use super::FlatValue;
+    use std::sync::Arc;
+    let flat = |l: &crate::layout::Layout| FlatLayout::from_layout(l, super::MAX_FLAT_DEPTH).map(Arc::new);
+    let tree_only;
+    let native = if tree {
+        let f = native.clone();
+        tree_only = crate::natives::NativeFunction::new(move |cx, ty, a| (*f)(cx, ty, a));
+        &tree_only
+    } else {
+        native
+    };
+    let mut held: Vec<FlatValue> = Vec::with_capacity(args.len());
+    for (v, l, _) in args {
+        let fv = FlatValue::zeroed(flat(l)?);
+        // SAFETY: the zeroed slot of an owned value of its layout.
+        unsafe { put_value(v, fv.layout(), Addr::of_value(&fv)) }?;
+        held.push(fv);
+    }
+    let ref_layouts: Vec<Arc<FlatLayout>> =
+        held.iter().map(|fv| Arc::new(FlatLayout::reference(fv.layout().clone()))).collect();
+    // A reference argument's slot holds its target's address.
+    let mut ref_slots: Vec<[u8; 8]> = held.iter().map(|fv| (fv.as_ptr() as usize as u64).to_le_bytes()).collect();
+    let ref_addrs: Vec<Addr> = ref_slots.iter_mut().map(|s| Addr::of_scratch(s)).collect();
+    let nargs: Vec<NativeArg<'_>> = args
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, r))| match r {
+            Some(m) => NativeArg { layout: &ref_layouts[i], slot: ref_addrs[i], mutable: *m },
+            None => NativeArg { layout: held[i].layout(), slot: Addr::of_value(&held[i]), mutable: false },
+        })
+        .collect();
+    let ret_layouts: Vec<Arc<FlatLayout>> = rets
+        .iter()
+        .map(|(l, is_ref)| flat(l).map(|f| if *is_ref { Arc::new(FlatLayout::reference(f)) } else { f }))
+        .collect::<VmResult<_>>()?;
+    let out: Vec<FlatValue> = ret_layouts.iter().map(|l| FlatValue::zeroed(l.clone())).collect();
+    let nrets: Vec<(Addr, &FlatLayout)> =
+        out.iter().zip(&ret_layouts).map(|(v, l)| (Addr::of_value(v), &**l)).collect();
+    let mut ns = NativeSession::default();
+    // SAFETY: every slot is an owned value (or scratch reference slot to
+    // one) of its layout, alive until the end of this function.
+    let r = unsafe { call_native(native, &mut ns, gas, types, ty_args, &nargs, &nrets) };
+    // Value arguments were consumed: their slots own nothing now.
+    for ((_, _, r), fv) in args.iter().zip(&mut held) {
+        if r.is_none() {
+            fv.bytes_mut().fill(0);
+        }
+    }
+    r?;
+    let results = out
+        .iter()
+        .zip(&ret_layouts)
+        .map(|(v, l)| match &l.shape {
+            // SAFETY: a reference result points into an argument (held).
+            Shape::Reference(t) => unsafe { native_bridge::value_at(t, mem::read_addr(Addr::of_value(v))) },
+            _ => to_value(l, v.bytes()),
+        })
+        .collect::<VmResult<_>>()?;
+    let after = args
+        .iter()
+        .zip(&held)
+        .filter(|((_, _, r), _)| r.is_some())
+        .map(|(_, fv)| to_value(fv.layout(), fv.bytes()))
+        .collect::<VmResult<_>>()?;
+    Ok((results, after))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::native_bridge::{call_native, put_value, to_value, NativeSession};
-    use super::super::{FlatLayout, FlatValue};
     use super::*;
     use crate::gas::GasMeter;
     use crate::layout::Layout;
@@ -479,19 +603,6 @@ mod tests {
         }
     }
 
-    fn flat(l: &Layout) -> Arc<FlatLayout> {
-        Arc::new(FlatLayout::from_layout(l, 64).expect("layout"))
-    }
-
-    fn bytes_value(b: &[u8]) -> Value {
-        Value::Vector(b.iter().map(|x| Value::U8(*x)).collect())
-    }
-
-    /// Runs `native` (its flat form, or its tree form through the bridge
-    /// when `tree`) on `args` (value, layout, `Some(mutable)` for a
-    /// reference) with results `rets` (layout, whether a reference to one)
-    /// and returns the results and the referenced arguments afterwards, as
-    /// tree values.
     fn run(
         native: &NativeFunction,
         tree: bool,
@@ -499,72 +610,42 @@ mod tests {
         args: &[(Value, Layout, Option<bool>)],
         rets: &[(Layout, bool)],
     ) -> VmResult<(Vec<Value>, Vec<Value>)> {
-        let tree_only;
-        let native = if tree {
-            let f = native.clone();
-            tree_only = NativeFunction::new(move |cx, ty, a| (*f)(cx, ty, a));
-            &tree_only
-        } else {
-            native
-        };
-        let mut held: Vec<FlatValue> = args
-            .iter()
-            .map(|(v, l, _)| {
-                let fl = flat(l);
-                let fv = FlatValue::zeroed(fl.clone());
-                // SAFETY: the zeroed slot of an owned value of layout `fl`.
-                unsafe { put_value(v, &fl, Addr::of_value(&fv)) }.expect("argument");
-                fv
-            })
-            .collect();
-        let ref_layouts: Vec<Arc<FlatLayout>> =
-            held.iter().map(|fv| Arc::new(FlatLayout::reference(fv.layout().clone()))).collect();
-        // A reference argument's slot holds its target's address.
-        let mut ref_slots: Vec<[u8; 8]> = held.iter().map(|fv| (fv.as_ptr() as usize as u64).to_le_bytes()).collect();
-        let ref_addrs: Vec<Addr> = ref_slots.iter_mut().map(|s| Addr::of_scratch(s)).collect();
-        let nargs: Vec<NativeArg<'_>> = args
-            .iter()
-            .enumerate()
-            .map(|(i, (_, _, r))| match r {
-                Some(m) => NativeArg { layout: &ref_layouts[i], slot: ref_addrs[i], mutable: *m },
-                None => NativeArg { layout: held[i].layout(), slot: Addr::of_value(&held[i]), mutable: false },
-            })
-            .collect();
-        let ret_layouts: Vec<Arc<FlatLayout>> = rets
-            .iter()
-            .map(|(l, is_ref)| if *is_ref { Arc::new(FlatLayout::reference(flat(l))) } else { flat(l) })
-            .collect();
-        let out: Vec<FlatValue> = ret_layouts.iter().map(|l| FlatValue::zeroed(l.clone())).collect();
-        let nrets: Vec<(Addr, &FlatLayout)> =
-            out.iter().zip(&ret_layouts).map(|(v, l)| (Addr::of_value(v), &**l)).collect();
-        let mut ns = NativeSession::default();
-        let mut gas = GasMeter::unmetered();
-        // SAFETY: every slot is an owned value (or scratch reference slot
-        // to one) of its layout, alive until the end of this function.
-        let r = unsafe { call_native(native, &mut ns, &mut gas, &Primitives, ty_args, &nargs, &nrets) };
-        // Value arguments were consumed: their slots own nothing now.
-        for ((_, _, r), fv) in args.iter().zip(&mut held) {
-            if r.is_none() {
-                fv.bytes_mut().fill(0);
+        run_on_values(native, tree, &Primitives, &mut GasMeter::unmetered(), ty_args, args, rets)
+    }
+
+    fn bytes_value(b: &[u8]) -> Value {
+        Value::Vector(b.iter().map(|x| Value::U8(*x)).collect())
+    }
+
+    /// Sui's `type_name` natives (which replace the stdlib's) give the same
+    /// results and aborts on their flat forms as on their tree forms.
+    #[test]
+    fn sui_type_name_flat_forms_agree_with_tree_forms() {
+        let r = NativeRegistry::with_sui_stdlib();
+        let one = AccountAddress::from_u64(1);
+        let id = crate::DatatypeId { address: AccountAddress::from_u64(0xcafe), module: "m".into(), name: "S".into() };
+        let datatype = Type::Datatype(Arc::new(id), vec![Type::U8]);
+        let name = Layout::Struct(vec![Layout::Struct(vec![Layout::Vector(Box::new(Layout::U8))])]);
+        for ty in [datatype, Type::Vector(Box::new(Type::U64))] {
+            for f in ["get", "get_with_original_ids", "with_defining_ids", "with_original_ids"] {
+                let native = r.get(&one, "type_name", f).expect("registered");
+                assert!(native.flat().is_some(), "type_name::{f} is ported");
+                let rets = [(name.clone(), false)];
+                let flat_run = run(&native, false, std::slice::from_ref(&ty), &[], &rets).map_err(|e| e.to_string());
+                assert!(flat_run.is_ok(), "{f}: {flat_run:?}");
+                assert_eq!(
+                    flat_run,
+                    run(&native, true, std::slice::from_ref(&ty), &[], &rets).map_err(|e| e.to_string())
+                );
+            }
+            for f in ["defining_id", "original_id"] {
+                let native = r.get(&one, "type_name", f).expect("registered");
+                let rets = [(Layout::Address, false)];
+                let flat_run = run(&native, false, std::slice::from_ref(&ty), &[], &rets).map_err(|e| format!("{e:?}"));
+                let tree_run = run(&native, true, std::slice::from_ref(&ty), &[], &rets).map_err(|e| format!("{e:?}"));
+                assert_eq!(flat_run, tree_run, "type_name::{f} of {ty}");
             }
         }
-        r?;
-        let results = out
-            .iter()
-            .zip(&ret_layouts)
-            .map(|(v, l)| match &l.shape {
-                // SAFETY: a reference result points into an argument (held).
-                Shape::Reference(t) => unsafe { native_bridge::value_at(t, mem::read_addr(Addr::of_value(v))) },
-                _ => to_value(l, v.bytes()),
-            })
-            .collect::<VmResult<_>>()?;
-        let after = args
-            .iter()
-            .zip(&held)
-            .filter(|((_, _, r), _)| r.is_some())
-            .map(|(_, fv)| to_value(fv.layout(), fv.bytes()))
-            .collect::<VmResult<_>>()?;
-        Ok((results, after))
     }
 
     /// Each ported stdlib native gives the same results, argument values
@@ -650,6 +731,45 @@ mod tests {
                 vec![(Layout::Address, true)],
             ),
         ];
+        // cmp::compare over every shape its flat order walks itself or
+        // hands to the tree's: both orders of each pair, and equal values.
+        let ordering = Layout::Enum(vec![vec![], vec![], vec![]]);
+        let pair = Layout::Struct(vec![Layout::U8, words.clone()]);
+        let opt = Layout::Enum(vec![vec![], vec![Layout::I64, Layout::U128]]);
+        let compared: Vec<(Layout, Value, Value)> = vec![
+            (Layout::U64, Value::U64(3), Value::U64(9)),
+            (Layout::I64, Value::I64(-5), Value::I64(2)),
+            (Layout::U128, Value::U128(1 << 100), Value::U128(7)),
+            (Layout::Address, Value::Address(AccountAddress::from_u64(2)), Value::Address(AccountAddress::from_u64(1))),
+            (Layout::Signer, Value::signer(AccountAddress::from_u64(2)), Value::signer(AccountAddress::from_u64(3))),
+            (bytes.clone(), bytes_value(b"ab"), bytes_value(b"abc")),
+            (bytes.clone(), bytes_value(b"b"), bytes_value(b"abc")),
+            (words.clone(), words_value(&[1, 2]), words_value(&[1])),
+            (words.clone(), words_value(&[0, 9]), words_value(&[1])),
+            (
+                pair.clone(),
+                Value::Struct(vec![Value::U8(1), words_value(&[4])]),
+                Value::Struct(vec![Value::U8(1), words_value(&[3, 9])]),
+            ),
+            (opt.clone(), Value::Variant(0, vec![]), Value::Variant(1, vec![Value::I64(-1), Value::U128(0)])),
+            (
+                opt.clone(),
+                Value::Variant(1, vec![Value::I64(-1), Value::U128(5)]),
+                Value::Variant(1, vec![Value::I64(-1), Value::U128(4)]),
+            ),
+        ];
+        let mut cases = cases;
+        for (l, x, y) in compared {
+            for (p, q) in [(&x, &y), (&y, &x), (&x, &x)] {
+                cases.push((
+                    "cmp",
+                    "compare",
+                    vec![Type::U64],
+                    vec![(p.clone(), l.clone(), Some(false)), (q.clone(), l.clone(), Some(false))],
+                    vec![(ordering.clone(), false)],
+                ));
+            }
+        }
         let live = super::super::live_allocations();
         for (m, f, ty, args, rets) in cases {
             let native = r.get(&one, m, f).expect("registered");
@@ -657,6 +777,7 @@ mod tests {
             let flat_run = run(&native, false, &ty, &args, &rets).map_err(|e| e.to_string());
             let tree_run = run(&native, true, &ty, &args, &rets).map_err(|e| e.to_string());
             assert_eq!(flat_run, tree_run, "{m}::{f}");
+            assert!(m != "cmp" || flat_run.is_ok(), "cmp::compare fails: {flat_run:?}");
         }
         assert_eq!(super::super::live_allocations(), live, "no flat value leaks");
     }

@@ -184,6 +184,54 @@ pub(crate) fn equal(l: &FlatLayout, a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// `std::cmp::compare`'s order of two values of layout `l` (the tree's
+/// [`crate::values::compare_values`]), read in place: vectors element by
+/// element then by length, structs field by field, enums by tag then
+/// fields. Scalars and closures are read through their tree form, which
+/// allocates nothing for a scalar, so the two orders cannot drift apart.
+pub(crate) fn compare(l: &FlatLayout, a: &[u8], b: &[u8]) -> VmResult<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    let fields_then = |fs: &[super::layout::Field], tail: Ordering| -> VmResult<Ordering> {
+        for f in fs {
+            let o = compare(&f.layout, field(a, f), field(b, f))?;
+            if o != Ordering::Equal {
+                return Ok(o);
+            }
+        }
+        Ok(tail)
+    };
+    match &l.shape {
+        Shape::Vector(e) => {
+            let (x, y) = (raw::vec_data(a, e.size), raw::vec_data(b, e.size));
+            if matches!(e.shape, Shape::U8) {
+                return Ok(x.cmp(y));
+            }
+            let stride = e.size as usize;
+            for (p, q) in x.chunks_exact(stride).zip(y.chunks_exact(stride)) {
+                let o = compare(e, p, q)?;
+                if o != Ordering::Equal {
+                    return Ok(o);
+                }
+            }
+            Ok(raw::vec_len(a).cmp(&raw::vec_len(b)))
+        }
+        Shape::Struct(fs) => fields_then(fs, Ordering::Equal),
+        Shape::Enum(vs) => {
+            let bad = || crate::error::VmError::invariant("bad variant tag");
+            let (fa, _) = (variant(vs, a).ok_or_else(bad)?, variant(vs, b).ok_or_else(bad)?);
+            match tag_of(a).cmp(&tag_of(b)) {
+                Ordering::Equal => fields_then(fa, Ordering::Equal),
+                o => Ok(o),
+            }
+        }
+        Shape::Reference(_) => Err(crate::error::VmError::invariant("a reference has no order")),
+        _ => crate::values::compare_values(
+            &super::native_bridge::to_value(l, a)?,
+            &super::native_bridge::to_value(l, b)?,
+        ),
+    }
+}
+
 /// An owned flat value: its layout and an aligned buffer holding it.
 /// Dropping it frees everything it owns.
 #[derive(Debug)]

@@ -150,6 +150,11 @@ pub struct NativeSlots {
     pub home: Option<ParkedHome>,
     /// The call's own extensions (when the host installed none).
     extensions: Option<NativeExtensions>,
+    /// (engine's layout, this memory's copy of it) of each layout a parked
+    /// value was made flat with. A flat value holds a count on its layout;
+    /// on the engine's, every thread's sessions would write one cache line
+    /// per parked value (`clob`: ~1,500 a call).
+    layouts: Vec<(Arc<FlatLayout>, Arc<FlatLayout>)>,
 }
 
 fn dangling() -> VmError {
@@ -189,17 +194,41 @@ impl NativeSlots {
     /// (with layout `layout`) on first use; its address stays valid while
     /// the value is parked.
     pub fn flat(&mut self, slot: u32, layout: Option<&Arc<FlatLayout>>) -> VmResult<&FlatValue> {
-        let p = self.values.get_mut(slot as usize).and_then(Option::as_mut).ok_or_else(dangling)?;
+        let i = slot as usize;
+        if !matches!(self.values.get(i), Some(Some(Parked::Flat(_)))) {
+            self.make_flat(i, layout)?;
+        }
+        match self.values.get(i) {
+            Some(Some(Parked::Flat(fv))) => Ok(fv),
+            _ => Err(VmError::invariant("parked value form")),
+        }
+    }
+
+    /// Converts the tree value parked in slot `i` to its flat form.
+    #[cold]
+    fn make_flat(&mut self, i: usize, layout: Option<&Arc<FlatLayout>>) -> VmResult<()> {
+        if !matches!(self.values.get(i), Some(Some(_))) {
+            return Err(dangling());
+        }
+        let l = layout.ok_or_else(|| VmError::invariant("reference into a parked value of unknown layout"))?;
+        let mut fv = FlatValue::zeroed(self.own_layout(l));
+        let p = self.values.get_mut(i).and_then(Option::as_mut).ok_or_else(dangling)?;
         if let Parked::Tree(v) = p {
-            let l = layout.ok_or_else(|| VmError::invariant("reference into a parked value of unknown layout"))?;
-            let mut fv = FlatValue::zeroed(l.clone());
-            native_bridge::from_value(v, l, fv.bytes_mut())?;
+            let (l, bytes) = fv.parts_mut();
+            native_bridge::from_value(v, l, bytes)?;
             *p = Parked::Flat(fv);
         }
-        match p {
-            Parked::Flat(fv) => Ok(fv),
-            Parked::Tree(_) => Err(VmError::invariant("parked value form")),
+        Ok(())
+    }
+
+    /// This memory's copy of the engine's layout `l` (made on first use).
+    fn own_layout(&mut self, l: &Arc<FlatLayout>) -> Arc<FlatLayout> {
+        if let Some((_, own)) = self.layouts.iter().find(|(shared, _)| Arc::ptr_eq(shared, l)) {
+            return own.clone();
         }
+        let own = Arc::new(FlatLayout::clone(l));
+        self.layouts.push((l.clone(), own.clone()));
+        own
     }
 }
 
@@ -249,6 +278,23 @@ mod tests {
         });
         assert_eq!(outer.get::<Counter>(), Some(&Counter(1)));
         assert!(INSTALLED.with(|s| s.borrow().is_empty()));
+    }
+
+    /// Making parked values flat takes one count on the engine's layout
+    /// per memory, not one per value (flat values count on the memory's
+    /// own copy, which no other thread writes).
+    #[test]
+    fn flat_parked_values_share_the_memory_s_own_layout() {
+        let engine =
+            Arc::new(FlatLayout::from_layout(&crate::Layout::Vector(Box::new(crate::Layout::U64)), 8).unwrap());
+        let mut slots = NativeSlots::default();
+        for i in 0..10 {
+            let s = slots.park(Value::Vector(vec![Value::U64(i)])).unwrap();
+            let fv = slots.flat(s, Some(&engine)).unwrap();
+            assert_eq!(**fv.layout(), *engine);
+        }
+        assert_eq!(Arc::strong_count(&engine), 2, "the engine's layout is counted once by the memory");
+        assert_eq!(slots.take(3).unwrap(), Value::Vector(vec![Value::U64(3)]));
     }
 
     #[test]

@@ -275,14 +275,18 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
             let units = cx.gas.abstract_size(&layout, cx.deref(&x)?) + cx.gas.abstract_size(&layout, cx.deref(&y)?);
             cx.gas.charge_aptos_native(&[(CMP_BASE, 1), (CMP_PER_ABS_VAL_UNIT, units)])?;
         }
-        let o = compare_values(cx.deref(&x)?, cx.deref(&y)?)?;
-        let tag = match o {
-            std::cmp::Ordering::Less => 0,
-            std::cmp::Ordering::Equal => 1,
-            std::cmp::Ordering::Greater => 2,
-        };
+        let tag = ordering_tag(compare_values(cx.deref(&x)?, cx.deref(&y)?)?);
         Ok(vec![Value::Variant(tag, vec![])])
     });
+}
+
+/// The variant of `0x1::cmp::Ordering` (`Less`, `Equal`, `Greater`) for `o`.
+fn ordering_tag(o: std::cmp::Ordering) -> u16 {
+    match o {
+        std::cmp::Ordering::Less => 0,
+        std::cmp::Ordering::Equal => 1,
+        std::cmp::Ordering::Greater => 2,
+    }
 }
 
 /// `bcs::to_bytes` of a value that cannot be serialized.
@@ -427,6 +431,14 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
     for name in ["print", "print_stack_trace"] {
         r.register_flat(a, "debug", name, |_| Ok(()));
     }
+    r.register_flat(a, "cmp", "compare", |call| {
+        if call.cx.gas.is_aptos() {
+            let units = call.arg_abstract_size(0)? + call.arg_abstract_size(1)?;
+            call.cx.gas.charge_aptos_native(&[(CMP_BASE, 1), (CMP_PER_ABS_VAL_UNIT, units)])?;
+        }
+        let tag = ordering_tag(call.compare_ref_args(0, 1)?);
+        call.ret_tree(0, &Value::Variant(tag, vec![]))
+    });
     // Two places of one layout: their bytes trade places (ownership with them).
     r.register_flat(a, "mem", "swap", |call| {
         call.cx.gas.charge_aptos_native(&[(MEM_SWAP, 1)])?;
@@ -452,6 +464,20 @@ pub(super) fn register_sui_overrides(r: &mut NativeRegistry, a: AccountAddress) 
         reg(r, a, "type_name", f, |_, ty, _| match ty.first() {
             Some(Type::Datatype(id, _)) => Ok(vec![Value::Address(id.address)]),
             // Sui aborts for types that are not datatypes.
+            _ => Err(VmError::abort(0)),
+        });
+    }
+    // Their flat forms (the same results; Sui charges nothing here).
+    for f in ["get", "get_with_original_ids", "with_defining_ids", "with_original_ids"] {
+        r.register_flat(a, "type_name", f, |call| {
+            let t = call.ty_arg(0).map_err(|_| VmError::invariant("type_name without type"))?;
+            let name = t.canonical_name(false);
+            call.ret_tree(0, &Value::Struct(vec![Value::Struct(vec![Value::from_bytes(name.as_bytes())])]))
+        });
+    }
+    for f in ["defining_id", "original_id"] {
+        r.register_flat(a, "type_name", f, |call| match call.ty_args.first() {
+            Some(Type::Datatype(id, _)) => call.ret_address(0, id.address),
             _ => Err(VmError::abort(0)),
         });
     }
