@@ -15,7 +15,7 @@ use movejit_runtime::compiled::{
 };
 use movejit_runtime::flat::closure_shims::closures_in;
 use movejit_runtime::flat::native_bridge::NativeSession;
-use movejit_runtime::fxhash::{FxHashMap, FxHasher};
+use movejit_runtime::fxhash::{FxHashMap, FxHashSet};
 use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::{CostTable, ErrorLocation, ModuleId, Type, VmError};
 use movejit_runtime::{EngineConfig, ExecutorKind, JitOptions};
@@ -89,8 +89,6 @@ impl Shared {
 /// ([`ModuleSource::module_set_id`]): a session over a set the engine has
 /// seen finds its entry's code with one look-up, no link hashes and no
 /// code-cache lock. Weak: code the cache evicted is looked up anew.
-type FxHashSet<T> = HashSet<T, std::hash::BuildHasherDefault<FxHasher>>;
-
 type SharedEntries = RwLock<FxHashMap<u64, FxHashMap<ModuleId, Vec<Arc<EntryCode>>>>>;
 
 /// The unmetered and metered code of one entry instance.
@@ -292,9 +290,22 @@ struct Closure {
     sources: Option<Sources>,
 }
 
-/// Imports deeper than this are hashed by content alone (no verified
-/// module set is that deep; bounds the recursion on any input).
-const MAX_LINK_DEPTH: usize = 512;
+/// Where computing a module's link hash starts ([`JitSession::link_start`]).
+enum LinkStart {
+    Known(Hash),
+    /// Not in the session's source.
+    Missing,
+    Open(PendingLink),
+}
+
+/// A module whose link hash waits for its imports' ([`JitSession::link`]).
+struct PendingLink {
+    id: ModuleId,
+    own: Hash,
+    imports: Vec<ModuleId>,
+    /// The link hashes of `imports` so far, in order.
+    deps: Vec<Hash>,
+}
 
 impl JitSession<'_> {
     /// Both variants of an entry's code, found by an earlier session over
@@ -358,37 +369,73 @@ impl JitSession<'_> {
         }
     }
 
-    /// The link hash of `id` (see `cache.rs`); `None` when not loaded.
-    fn link(&mut self, src: &dyn ModuleSource, id: &ModuleId, depth: usize) -> Option<Hash> {
-        let own = self.own_hash(src, id)?;
-        if let Some((h, l)) = self.hashes.get(id) {
-            if *h == own {
-                return Some(*l);
+    /// The link hash of `id` (see `cache.rs`); `None` when not loaded. A
+    /// module's comes after its imports', computed with a stack of its own:
+    /// import chains of any length take no host recursion.
+    fn link(&mut self, src: &dyn ModuleSource, id: &ModuleId) -> Option<Hash> {
+        let mut stack = match self.link_start(src, id) {
+            LinkStart::Known(l) => return Some(l),
+            LinkStart::Missing => return None,
+            LinkStart::Open(p) => vec![p],
+        };
+        let mut open: FxHashSet<ModuleId> = FxHashSet::default();
+        open.insert(id.clone());
+        loop {
+            let top = stack.last_mut()?;
+            if let Some(d) = top.imports.get(top.deps.len()).cloned() {
+                // A dependency the session lacks (or, in no verified set,
+                // a cycle) counts by name.
+                let by_name = || link_hash(&[0; 32], &mut [name_hash(&d)]);
+                if open.contains(&d) {
+                    top.deps.push(by_name());
+                    continue;
+                }
+                match self.link_start(src, &d) {
+                    LinkStart::Known(l) => top.deps.push(l),
+                    LinkStart::Missing => top.deps.push(by_name()),
+                    LinkStart::Open(p) => {
+                        open.insert(d);
+                        stack.push(p);
+                    }
+                }
+                continue;
+            }
+            let mut done = stack.pop()?;
+            open.remove(&done.id);
+            let l = link_hash(&done.own, &mut done.deps);
+            self.hashes.insert(done.id.clone(), (done.own, l));
+            if let (Some(set), Ok(mut shared)) = (src.module_set_id(), self.shared.links.write()) {
+                shared.entry(set).or_default().insert(done.id, (done.own, l));
+            }
+            match stack.last_mut() {
+                Some(parent) => parent.deps.push(l),
+                None => return Some(l),
             }
         }
-        let set = src.module_set_id();
-        if let Some(set) = set {
+    }
+
+    /// `id`'s link hash when the session or the engine knows it for the
+    /// module's current content, else what computing it needs.
+    fn link_start(&mut self, src: &dyn ModuleSource, id: &ModuleId) -> LinkStart {
+        let Some(own) = self.own_hash(src, id) else { return LinkStart::Missing };
+        if let Some((h, l)) = self.hashes.get(id) {
+            if *h == own {
+                return LinkStart::Known(*l);
+            }
+        }
+        if let Some(set) = src.module_set_id() {
             let shared = self.shared.links.read().ok().and_then(|m| m.get(&set).and_then(|s| s.get(id)).copied());
             if let Some((h, l)) = shared.filter(|(h, _)| *h == own) {
                 self.hashes.insert(id.clone(), (h, l));
-                return Some(l);
+                return LinkStart::Known(l);
             }
         }
-        let m = src.module(id)?;
-        let mut deps = Vec::new();
-        if depth < MAX_LINK_DEPTH {
-            for d in imports(m).collect::<Vec<_>>() {
-                // A dependency the session lacks counts by name.
-                let h = self.link(src, &d, depth + 1).unwrap_or_else(|| link_hash(&[0; 32], &mut [name_hash(&d)]));
-                deps.push(h);
+        match src.module(id) {
+            Some(m) => {
+                LinkStart::Open(PendingLink { id: id.clone(), own, imports: imports(m).collect(), deps: Vec::new() })
             }
+            None => LinkStart::Missing,
         }
-        let l = link_hash(&own, &mut deps);
-        self.hashes.insert(id.clone(), (own, l));
-        if let (Some(set), Ok(mut shared)) = (set, self.shared.links.write()) {
-            shared.entry(set).or_default().insert(id.clone(), (own, l));
-        }
-        Some(l)
     }
 
     /// `roots` and everything they import, with content hashes.
@@ -444,7 +491,7 @@ impl JitSession<'_> {
         fdef: u16,
         ty_args: &[Type],
     ) -> Option<(CodeKey, Vec<ModuleId>)> {
-        let link = self.link(src, module, 0)?;
+        let link = self.link(src, module)?;
         let mut named = Vec::new();
         for t in ty_args {
             type_modules(t, &mut named);
@@ -453,7 +500,7 @@ impl JitSession<'_> {
         named.dedup();
         let mut type_links = Vec::new();
         for m in &named {
-            type_links.push(self.link(src, m, 0).unwrap_or_else(|| name_hash(m)));
+            type_links.push(self.link(src, m).unwrap_or_else(|| name_hash(m)));
         }
         Some((CodeKey { link, fdef, type_args: ty_args.to_vec(), type_links }, named))
     }

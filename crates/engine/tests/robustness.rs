@@ -159,3 +159,39 @@ fn corpus_functions_never_panic_and_agree_on_every_executor() {
         assert!(calls > 100, "the corpus should give many callable functions");
     }
 }
+
+/// A dependency chain far longer than any limit (each module uses the
+/// next), loaded by a call on a thread with a small stack: the loader walks
+/// it without host recursion, so every executor answers instead of
+/// overflowing the stack.
+#[test]
+fn a_long_dependency_chain_loads_on_a_small_stack() {
+    const CHAIN: usize = 1500;
+    let mut st = InMemoryStorage::default();
+    for k in 0..CHAIN {
+        let uses = if k + 1 < CHAIN {
+            format!(
+                "use 0xcafe::m{next}\n    fun f(): u64\n\nfun g(): u64\n    call m{next}::f\n    ret\n\n",
+                next = k + 1
+            )
+        } else {
+            String::new()
+        };
+        let src = format!("version 7\nmodule 0xcafe::m{k}\n{uses}public fun f(): u64\n    ld_u64 {k}\n    ret\n");
+        movejit_testkit::masm::publish_masm(&mut st, &src);
+    }
+    let m0 = ModuleId::new(AccountAddress::from_u64(0xcafe), "m0");
+    let run = move || {
+        [ExecutorKind::Interpreter, ExecutorKind::Jit, ExecutorKind::Auto].map(|kind| {
+            let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
+            let mut session = engine.new_session(&st);
+            let mut gas = GasMeter::new(CostTable::default(), 1_000_000);
+            session.execute_function(&m0, "f", &[], &[], &mut gas).map(|r| r.returns).map_err(|e| e.status)
+        })
+    };
+    let results =
+        std::thread::Builder::new().stack_size(256 << 10).spawn(run).expect("a thread").join().expect("no panic");
+    for r in results {
+        assert_eq!(r, Ok(vec![0u64.to_le_bytes().to_vec()]));
+    }
+}

@@ -7,7 +7,7 @@ use crate::cache::{ModuleCache, ModuleSet};
 use crate::verify::{verify_linked, Stage};
 use crate::LoadedModule;
 use movejit_format::{decode_module, AbilitySet, CompiledModule, StatusFlavour};
-use movejit_runtime::fxhash::FxHashMap;
+use movejit_runtime::fxhash::{FxHashMap, FxHashSet};
 use movejit_runtime::resolve::{DatatypeFields, DatatypeSource};
 use movejit_runtime::{
     DatatypeId, EngineConfig, ModuleHash, ModuleId, Resolver, ScalarKind, StatusCode, Type, VmError, VmResult,
@@ -112,8 +112,7 @@ impl<'e, 'r> SessionModules<'e, 'r> {
                 return Ok(m.clone());
             }
         }
-        let mut visiting = Vec::new();
-        let m = self.load_rec(id, &mut visiting)?;
+        let m = self.load_rec(id)?;
         self.remember_warm(id);
         Ok(m)
     }
@@ -182,52 +181,90 @@ impl<'e, 'r> SessionModules<'e, 'r> {
         self.cache.remember(id, members, modules);
     }
 
-    fn load_rec(&mut self, id: &ModuleId, visiting: &mut Vec<ModuleId>) -> VmResult<Arc<LoadedModule>> {
-        if let Some(m) = self.modules.get(id) {
+    /// Loads `root` and, first, its dependencies, depth first. The walk
+    /// keeps its own stack: a dependency chain of any length loads without
+    /// host recursion (a store may hold chains longer than any limit that
+    /// is checked later).
+    fn load_rec(&mut self, root: &ModuleId) -> VmResult<Arc<LoadedModule>> {
+        if let Some(m) = self.modules.get(root) {
             return Ok(m.clone());
         }
-        if visiting.contains(id) {
-            return Err(VmError::new(StatusCode::CYCLIC_MODULE_DEPENDENCY).with_message(format!("{id}")));
+        let mut visiting: FxHashSet<ModuleId> = FxHashSet::default();
+        visiting.insert(root.clone());
+        let mut stack = vec![self.open(root)?];
+        loop {
+            let top = stack.last_mut().ok_or_else(|| VmError::invariant("module load stack"))?;
+            if let Some(d) = top.deps.get(top.next).cloned() {
+                top.next += 1;
+                if self.modules.contains_key(&d) {
+                    continue;
+                }
+                if !visiting.insert(d.clone()) {
+                    return Err(VmError::new(StatusCode::CYCLIC_MODULE_DEPENDENCY).with_message(format!("{d}")));
+                }
+                let pending = self.open(&d)?;
+                stack.push(pending);
+                continue;
+            }
+            let done = stack.pop().ok_or_else(|| VmError::invariant("module load stack"))?;
+            visiting.remove(&done.id);
+            let loaded = self.finish(done)?;
+            if stack.is_empty() {
+                return Ok(loaded);
+            }
         }
+    }
+
+    /// Fetches module `id` (the engine's cached copy, else decoded) and
+    /// names the dependencies to load before it.
+    fn open(&mut self, id: &ModuleId) -> VmResult<PendingModule> {
         let bytes = self
             .resolver
             .get_module(id)
             .ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR).with_message(format!("module {id} not found")))?;
         let key = self.resolver.module_hash(id).unwrap_or_else(|| movejit_runtime::module_hash(&bytes));
-        let cached = self.cache.cached(&key);
-        visiting.push(id.clone());
-        let loaded = match cached {
+        let (form, deps) = match self.cache.cached(&key) {
             Some(m) => {
-                for (a, n) in m.module.immediate_dependencies() {
-                    self.load_rec(&ModuleId::new(a, &n), visiting)?;
-                }
-                m
+                let deps = m.module.immediate_dependencies();
+                (PendingForm::Cached(m), deps)
             }
             None => {
                 let module = decode_module(&bytes)
                     .map_err(|e| VmError::new(e.status).with_message(format!("{id}: {}", e.message)))?;
-                let deps_ids: Vec<ModuleId> =
-                    module.immediate_dependencies().into_iter().map(|(a, n)| ModuleId::new(a, &n)).collect();
-                let mut deps = Vec::new();
-                for d in &deps_ids {
-                    deps.push(self.load_rec(d, visiting)?);
-                }
+                let deps = module.immediate_dependencies();
+                (PendingForm::Decoded(Box::new(module), bytes.len() as u64), deps)
+            }
+        };
+        let deps = deps.into_iter().map(|(a, n)| ModuleId::new(a, &n)).collect();
+        Ok(PendingModule { id: id.clone(), key, form, deps, next: 0 })
+    }
+
+    /// Links and verifies `p` (a decoded module) against its loaded
+    /// dependencies, and adds it to the session.
+    fn finish(&mut self, p: PendingModule) -> VmResult<Arc<LoadedModule>> {
+        let loaded = match p.form {
+            PendingForm::Cached(m) => m,
+            PendingForm::Decoded(module, size) => {
+                let deps = p
+                    .deps
+                    .iter()
+                    .map(|d| self.modules.get(d).cloned().ok_or_else(|| VmError::invariant("dependency not loaded")))
+                    .collect::<VmResult<Vec<_>>>()?;
                 let (closure, friends) = self.linking_context(&module, &deps);
-                verify_linked(&module, id, &closure, &friends, self.flavour(), Stage::Load)?;
-                let mut m = LoadedModule::new(module, &self.config.natives)?;
-                m.size = bytes.len() as u64;
+                verify_linked(&module, &p.id, &closure, &friends, self.flavour(), Stage::Load)?;
+                let mut m = LoadedModule::new(*module, &self.config.natives)?;
+                m.size = size;
                 let m = Arc::new(m);
-                if &m.id != id {
+                if m.id != p.id {
                     return Err(VmError::new(StatusCode::LINKER_ERROR).with_message("module id mismatch"));
                 }
-                self.cache.insert(key, m.clone());
+                self.cache.insert(p.key, m.clone());
                 m
             }
         };
-        visiting.pop();
         self.set_id = None;
-        self.modules.to_mut().insert(id.clone(), loaded.clone());
-        self.hashes.to_mut().insert(id.clone(), key);
+        self.modules.to_mut().insert(p.id.clone(), loaded.clone());
+        self.hashes.to_mut().insert(p.id, p.key);
         Ok(loaded)
     }
 
@@ -241,9 +278,10 @@ impl<'e, 'r> SessionModules<'e, 'r> {
         deps: &[Arc<LoadedModule>],
     ) -> (Vec<Arc<LoadedModule>>, Vec<CompiledModule>) {
         let mut closure: Vec<Arc<LoadedModule>> = Vec::new();
+        let mut seen: FxHashSet<ModuleId> = FxHashSet::default();
         let mut todo: Vec<Arc<LoadedModule>> = deps.to_vec();
         while let Some(d) = todo.pop() {
-            if closure.iter().any(|c| c.id == d.id) {
+            if !seen.insert(d.id.clone()) {
                 continue;
             }
             for (a, n) in d.module.immediate_dependencies() {
@@ -261,7 +299,7 @@ impl<'e, 'r> SessionModules<'e, 'r> {
                 continue;
             };
             let fid = ModuleId::new(*a, n);
-            if closure.iter().any(|c| c.id == fid) {
+            if seen.contains(&fid) {
                 continue;
             }
             if let Some(m) = self.modules.get(&fid) {
@@ -424,4 +462,22 @@ impl DatatypeSource for SessionModules<'_, '_> {
         let m = self.modules.get(&mid).ok_or_else(|| VmError::new(StatusCode::LINKER_ERROR))?;
         m.datatype_fields(&id.name, args)
     }
+}
+
+/// A module [`SessionModules::load_rec`] has fetched and whose
+/// dependencies it is loading.
+struct PendingModule {
+    id: ModuleId,
+    key: ModuleHash,
+    form: PendingForm,
+    deps: Vec<ModuleId>,
+    /// The next of `deps` to load.
+    next: usize,
+}
+
+enum PendingForm {
+    /// Verified before, by this engine.
+    Cached(Arc<LoadedModule>),
+    /// Decoded; verified once its dependencies are loaded. Its size in bytes.
+    Decoded(Box<CompiledModule>, u64),
 }
