@@ -443,7 +443,19 @@ fn v1_update(cx: &mut NativeContext<'_>, mut args: Args, add: bool) -> VmResult<
         Value::U128(x) => x,
         v => return Err(VmError::invariant(format!("aggregator v1 input {v:?}"))),
     };
-    let (h, k, limit) = v1_fields(cx, &pop(&mut args)?)?;
+    let fields = v1_fields(cx, &pop(&mut args)?)?;
+    v1_apply(cx, fields, input, add)?;
+    Ok(vec![])
+}
+
+/// Adds `input` to (or subtracts it from) the v1 aggregator `(handle, key,
+/// limit)` in the session's store: the rule both forms of `add`/`sub` share.
+fn v1_apply(
+    cx: &mut NativeContext<'_>,
+    (h, k, limit): (AccountAddress, AccountAddress, u128),
+    input: u128,
+    add: bool,
+) -> VmResult<()> {
     cx.with_extensions(|ext, _| {
         let v = ext
             .get_or_default::<AggregatorV1Store>()
@@ -455,7 +467,7 @@ fn v1_update(cx: &mut NativeContext<'_>, mut args: Args, add: bool) -> VmResult<
         } else {
             v.checked_sub(input).ok_or_else(|| VmError::abort(ESUB_UNDERFLOW))?
         };
-        Ok(vec![])
+        Ok(())
     })
 }
 
@@ -530,20 +542,8 @@ fn flat_v1_update(call: &mut FlatCall<'_, '_>, add: bool) -> VmResult<()> {
     call.cx.gas.charge_native(0)?;
     call.cx.gas.charge_aptos_native(&[(if add { V1_ADD } else { V1_SUB }, 1)])?;
     let input = flat_u128(call, 1, &[])?;
-    let (h, k, limit) = flat_v1_fields(call)?;
-    call.cx.with_extensions(|ext, _| {
-        let v = ext
-            .get_or_default::<AggregatorV1Store>()
-            .values
-            .get_mut(&(h, k))
-            .ok_or_else(|| extension_error("aggregator v1 stored before this session: not supported yet"))?;
-        *v = if add {
-            v.checked_add(input).filter(|n| *n <= limit).ok_or_else(|| VmError::abort(EADD_OVERFLOW))?
-        } else {
-            v.checked_sub(input).ok_or_else(|| VmError::abort(ESUB_UNDERFLOW))?
-        };
-        Ok(())
-    })
+    let fields = flat_v1_fields(call)?;
+    v1_apply(&mut call.cx, fields, input, add)
 }
 
 /// The flat forms of the v1 natives (same checks, charges and store).
