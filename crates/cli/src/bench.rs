@@ -250,7 +250,7 @@ pub fn run(args: Args) -> ExitCode {
 /// Prints a table line on stdout, above the progress bar (which is on
 /// stderr, and hidden when stderr is not a terminal).
 fn say(bar: &ProgressBar, line: impl AsRef<str>) {
-    bar.suspend(|| println!("{}", line.as_ref()));
+    bar.suspend(|| movejit_cli::outln!("{}", line.as_ref()));
 }
 
 /// The command-line name of a size.

@@ -31,7 +31,7 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     match compile(args) {
         Ok(text) => {
-            print!("{text}");
+            movejit_cli::out!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {

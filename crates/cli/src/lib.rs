@@ -3,4 +3,5 @@
 //! tests replay calls in-process exactly as the command makes them.
 
 pub mod files;
+pub mod out;
 pub mod run;

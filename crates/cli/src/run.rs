@@ -188,7 +188,7 @@ pub fn run(args: Args) -> ExitCode {
                 _ => StatusFlavour::Aptos,
             };
             if json_out {
-                println!("{}", f.json(flavour, before_run_label(engine)));
+                crate::outln!("{}", f.json(flavour, before_run_label(engine)));
             } else {
                 eprintln!("movejit run: {}: {}", f.name.unwrap_or(f.status.name()), f.message);
             }
@@ -339,7 +339,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
     let ran = runner.run(&request)?;
     let label = ran.label;
     if args.json {
-        println!("{}", ran.json());
+        crate::outln!("{}", ran.json());
     } else {
         report_text(&ran.result, ran.flavour, ran.gas_used.total);
     }
@@ -372,7 +372,7 @@ fn prepare_and_run(args: Args) -> Result<ExitCode, Failure> {
         if args.json {
             eprintln!("{line}");
         } else {
-            println!("{line}");
+            crate::outln!("{line}");
         }
     }
     Ok(if ran.ran() { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -653,36 +653,36 @@ fn vm_fail(e: &VmError) -> Failure {
 fn report_text(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour, gas_used: u64) {
     match result {
         Ok(r) => {
-            println!("status: EXECUTED");
+            crate::outln!("status: EXECUTED");
             for (i, (b, l)) in r.returns.iter().zip(&r.return_layouts).enumerate() {
                 let text = bcs::deserialize(b, l).map(|v| print_value(&v, l)).unwrap_or_default();
-                println!("return {i}: {text} (bcs 0x{})", hex::encode(b));
+                crate::outln!("return {i}: {text} (bcs 0x{})", hex::encode(b));
             }
             for ((p, b), l) in r.mutrefs.iter().zip(&r.mutref_layouts) {
                 let text = bcs::deserialize(b, l).map(|v| print_value(&v, l)).unwrap_or_default();
-                println!("&mut argument {p}: {text} (bcs 0x{})", hex::encode(b));
+                crate::outln!("&mut argument {p}: {text} (bcs 0x{})", hex::encode(b));
             }
-            println!("gas used: {gas_used}");
+            crate::outln!("gas used: {gas_used}");
         }
         Err(e) => {
             let (abort_code, sub_status) = codes(e);
-            println!("status: {} ({})", e.status.name(), e.status.number(flavour));
+            crate::outln!("status: {} ({})", e.status.name(), e.status.number(flavour));
             if let Some(c) = abort_code {
-                println!("abort code: {c} (0x{c:x})");
+                crate::outln!("abort code: {c} (0x{c:x})");
             }
             if let Some(s) = sub_status {
-                println!("sub-status: {s}");
+                crate::outln!("sub-status: {s}");
             }
             if let Some(m) = &e.message {
-                println!("message: {m}");
+                crate::outln!("message: {m}");
             }
             if let Some(l) = &e.location {
-                println!(
+                crate::outln!(
                     "location: {}::{} (function #{}, offset {})",
                     l.module, l.function_name, l.function_index, l.code_offset
                 );
             }
-            println!("gas used: {gas_used}");
+            crate::outln!("gas used: {gas_used}");
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The `movejit` command refuses bad input with Move's status, the same on
 //! every executor: malformed or ill-formed type arguments, a module given
-//! twice, an incompatible upgrade given to `verify`.
+//! twice, an incompatible upgrade given to `verify`; and a closed stdout
+//! ends it quietly.
 
 mod common;
 
@@ -88,4 +89,27 @@ fn verify_checks_bundles_and_upgrades() {
     let (code, out) = movejit(&args);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains(": BACKWARD_INCOMPATIBLE_MODULE_UPDATE"), "{}: {out}", case["id"]);
+}
+
+/// A reader that stops early (`movejit bench | head -1`) ends the command
+/// quietly, as SIGPIPE would, instead of a panic with a backtrace.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_movejit"))
+        .args(["bench", "--iters", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs movejit");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("a first line");
+    // The reader is dropped here: the pipe is closed before the next line.
+    let mut stderr = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("stderr");
+    let status = child.wait().expect("movejit ends");
+    assert!(first.starts_with("suite "), "first line: {first}");
+    assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+    assert_eq!(status.code(), Some(141), "stderr: {stderr}");
 }
