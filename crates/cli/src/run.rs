@@ -679,7 +679,10 @@ fn report_text(result: &Result<ExecutionResult, VmError>, flavour: StatusFlavour
             if let Some(l) = &e.location {
                 crate::outln!(
                     "location: {}::{} (function #{}, offset {})",
-                    l.module, l.function_name, l.function_index, l.code_offset
+                    l.module,
+                    l.function_name,
+                    l.function_index,
+                    l.code_offset
                 );
             }
             crate::outln!("gas used: {gas_used}");
