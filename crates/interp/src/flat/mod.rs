@@ -98,31 +98,80 @@ impl PreparedTable {
         i
     }
 
-    /// The instance of `module::def<ty_args>` a session over warm set `set` found.
-    fn find_in_set(&self, key: &crate::engine::WarmKey, ty_args: &[Type]) -> Option<&Prepared> {
-        self.prepared.get(self.by_set.find(key, ty_args)?)
-    }
-
     /// Records `p` (an entry of this table) for sessions over warm set `key.0`.
     fn remember_in_set(&self, key: crate::engine::WarmKey, ty_args: &[Type], i: usize) {
         self.by_set.insert_with(key, ty_args, || i);
     }
 
     /// The callee of native definition `def` of `m`.
-    fn native(&self, m: &Arc<LoadedModule>, def: u16) -> &NativeCallee {
+    fn native(&self, m: &Arc<LoadedModule>, def: u16) -> usize {
         let key = (Arc::as_ptr(m) as usize, def);
         if let Some(i) = self.natives_by_key.read().ok().and_then(|n| n.get(&key).copied()) {
-            return &self.natives[i];
+            return i;
         }
         let mut by_key = self.natives_by_key.write().unwrap_or_else(|e| e.into_inner());
         if let Some(&i) = by_key.get(&key) {
-            return &self.natives[i];
+            return i;
         }
         let f = m.natives.get(def as usize).cloned().flatten();
         let fast = if f.is_some() { VecNative::of(m, def) } else { None };
         let i = self.natives.push(NativeCallee { f, module: m.clone(), def, fast });
         by_key.insert(key, i);
-        &self.natives[i]
+        i
+    }
+
+    /// The callee a [`SiteTargets`] code names.
+    fn callee_of_code(&self, code: u32) -> Option<CalleeRef<'_>> {
+        let i = (code >> 1) as usize - 1;
+        Some(if code & 1 == 0 {
+            CalleeRef::Move(self.prepared.get(i)?)
+        } else {
+            CalleeRef::Native(self.natives.get(i)?)
+        })
+    }
+}
+
+/// A callee in the engine's [`PreparedTable`] (a session adds its own
+/// instance number to a Move function's).
+enum CalleeRef<'t> {
+    Move(&'t Prepared),
+    Native(&'t NativeCallee),
+}
+
+/// What the call sites of one prepared function reach, kept engine-wide
+/// for the first warm module set that resolves one of them. Every session
+/// over that set (one per transaction, on any thread) then finds a site's
+/// callee with one atomic load and writes nothing shared; resolving it
+/// again per session took shared locks and reference counts that two
+/// threads fought over. Sessions over another set resolve as before.
+/// A site's code numbers its callee in the [`PreparedTable`]:
+/// `(index + 1) << 1`, with the low bit set for a native; 0 while unknown.
+#[derive(Debug, Default)]
+pub(crate) struct SiteTargets(std::sync::OnceLock<(u64, Box<[std::sync::atomic::AtomicU32]>)>);
+
+impl SiteTargets {
+    /// The code site `site` resolved to in warm set `set`, if known.
+    #[inline]
+    fn get(&self, set: u64, site: u32) -> Option<u32> {
+        let (s, codes) = self.0.get()?;
+        let code = codes.get(site as usize)?.load(std::sync::atomic::Ordering::Acquire);
+        (*s == set && code != 0).then_some(code)
+    }
+
+    /// Records `code` for `site` (of `sites`) in warm set `set`, unless
+    /// the sites are kept for another set.
+    fn record(&self, set: u64, sites: u32, site: u32, code: u32) {
+        let (s, codes) =
+            self.0.get_or_init(|| (set, (0..sites).map(|_| std::sync::atomic::AtomicU32::new(0)).collect()));
+        if let (true, Some(c)) = (*s == set, codes.get(site as usize)) {
+            c.store(code, std::sync::atomic::Ordering::Release);
+        }
+    }
+
+    /// The code of entry `index` of the table's Move functions (`native`:
+    /// of its natives); 0 (never recorded) past what a code holds.
+    fn code(index: usize, native: bool) -> u32 {
+        u32::try_from(index + 1).ok().and_then(|i| i.checked_mul(2)).map_or(0, |c| c | native as u32)
     }
 }
 
@@ -189,8 +238,8 @@ pub(crate) struct ClosureTarget {
 }
 
 /// The callees of one call site: each instantiation's type arguments with
-/// what it resolved to.
-type SiteCallees<'e> = Vec<(Vec<Type>, Callee<'e>)>;
+/// what it resolved to (and its [`SiteTargets`] code).
+type SiteCallees<'e> = Vec<(Vec<Type>, Callee<'e>, u32)>;
 
 /// The modules a layout reaches, with their sizes in bytes.
 pub(crate) type LayoutModules = Arc<[(ModuleId, u64)]>;
@@ -433,36 +482,48 @@ impl<'e> SessionState<'e, '_> {
         def: u16,
         ty_args: Arc<Vec<Type>>,
     ) -> VmResult<Callee<'e>> {
+        Ok(self.flat_callee_coded(m, def, &ty_args)?.0)
+    }
+
+    /// [`Self::flat_callee`], with the callee's [`SiteTargets`] code.
+    fn flat_callee_coded(
+        &mut self,
+        m: &Arc<LoadedModule>,
+        def: u16,
+        ty_args: &Arc<Vec<Type>>,
+    ) -> VmResult<(Callee<'e>, u32)> {
         let info = *m.fn_info.get(def as usize).ok_or_else(|| VmError::invariant("function definition"))?;
+        let table = &self.engine.prepared;
         if info.is_native {
-            return Ok(Callee::Native(self.engine.prepared.native(m, def)));
+            let i = table.native(m, def);
+            return Ok((Callee::Native(&table.natives[i]), SiteTargets::code(i, true)));
         }
         let key = (Arc::as_ptr(m) as usize, def);
-        if let Some(c) = self.flat.callees.get(&key).and_then(|v| v.iter().find(|(t, _)| *t == *ty_args)) {
-            return Ok(c.1);
+        if let Some(c) = self.flat.callees.get(&key).and_then(|v| v.iter().find(|(t, ..)| *t == **ty_args)) {
+            return Ok((c.1, c.2));
         }
-        let table = &self.engine.prepared;
-        let known = self.loaded.set_id().and_then(|set| table.find_in_set(&(set, key.0, def), &ty_args));
-        let p = match known {
-            Some(p) => p,
+        let known = self.loaded.set_id().and_then(|set| table.by_set.find(&(set, key.0, def), ty_args));
+        let (p, i) = match known.and_then(|i| Some((table.prepared.get(i)?, i))) {
+            Some(found) => found,
             None => {
-                let links = self.links_of(m, &ty_args)?;
-                let ekey = (key.0, def, (*ty_args).clone());
+                let links = self.links_of(m, ty_args)?;
+                let ekey = (key.0, def, (**ty_args).clone());
                 let i = match table.find(&ekey, &links) {
                     Some(i) => i,
                     None => table.add(ekey, prepare::prepare(self, m, def, ty_args.clone(), links)?),
                 };
                 // (The set as it is now: the links may have loaded modules.)
                 if let Some(set) = self.loaded.set_id() {
-                    table.remember_in_set((set, key.0, def), &ty_args, i);
+                    table.remember_in_set((set, key.0, def), ty_args, i);
                 }
-                &table.prepared[i]
+                (&table.prepared[i], i)
             }
         };
-        let targs = (*ty_args).clone();
+        let targs = (**ty_args).clone();
         let c = Callee::Move(self.flat.instance(p));
-        self.flat.callees.entry(key).or_default().push((targs, c));
-        Ok(c)
+        let code = SiteTargets::code(i, false);
+        self.flat.callees.entry(key).or_default().push((targs, c, code));
+        Ok((c, code))
     }
 
     /// The function a closure value names.
@@ -550,8 +611,20 @@ impl<'e> SessionState<'e, '_> {
 
     #[cold]
     fn resolve_site(&mut self, caller: Instance<'e>, site: &CallSite, pc: usize) -> VmResult<Callee<'e>> {
-        let (tm, tdef) = self.flat_site_function(caller.p, pc, site.handle)?;
-        let c = self.flat_callee(&tm, tdef, site.ty_args.clone())?;
+        let set = self.loaded.set_id();
+        let known = set.and_then(|set| caller.p.site_targets.get(set, site.index));
+        let c = match known.and_then(|code| self.engine.prepared.callee_of_code(code)) {
+            Some(CalleeRef::Move(p)) => Callee::Move(self.flat.instance(p)),
+            Some(CalleeRef::Native(n)) => Callee::Native(n),
+            None => {
+                let (tm, tdef) = self.flat_site_function(caller.p, pc, site.handle)?;
+                let (c, code) = self.flat_callee_coded(&tm, tdef, &site.ty_args)?;
+                if let (Some(set), true) = (set, code != 0) {
+                    caller.p.site_targets.record(set, caller.p.call_sites, site.index, code);
+                }
+                c
+            }
+        };
         let slot = self
             .flat
             .instances

@@ -509,6 +509,9 @@ pub(crate) struct Prepared {
     pub compiled_hint: movejit_runtime::compiled::CompiledHint,
     /// Loop back edges taken while interpreted ([`Op::LoopBranch`]).
     pub loop_heat: LoopHeat,
+    /// What the call sites reach in one warm module set, for every
+    /// session over it ([`super::SiteTargets`]).
+    pub site_targets: super::SiteTargets,
 }
 
 /// Loop back edges an instance took, over all sessions and threads, up to
@@ -1950,5 +1953,6 @@ pub(crate) fn prepare(
         local_nodes: locals.iter().map(Type::num_nodes).collect(),
         compiled_hint: Default::default(),
         loop_heat: LoopHeat { hot_at, ..LoopHeat::default() },
+        site_targets: super::SiteTargets::default(),
     })
 }
