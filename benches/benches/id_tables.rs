@@ -81,7 +81,7 @@ fn main() {
         let t: Interner<Arc<Type>> = Interner::default();
         for i in 0..types.len() as u32 {
             let ty = types.get(TypeId(i)).unwrap_or_else(|e| panic!("{e:?}"));
-            t.intern(&ty, || Arc::new((*ty).clone()));
+            t.intern(ty, || Arc::new(ty.clone()));
         }
         t
     });

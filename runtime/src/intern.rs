@@ -58,9 +58,12 @@ impl TypeTable {
         self.inner.lookup(t).map(TypeId)
     }
 
-    /// The type of `id`.
-    pub fn get(&self, id: TypeId) -> VmResult<Arc<Type>> {
-        self.inner.get(id.0).cloned().ok_or_else(|| VmError::invariant(format!("type id {} unknown", id.0)))
+    /// The type of `id`, borrowed: for [`TypeTable::shared`] it lives as
+    /// long as the process, so sessions keep it without a reference count
+    /// (writing the shared count per use would be a write that every
+    /// thread's sessions fight over).
+    pub fn get(&self, id: TypeId) -> VmResult<&Type> {
+        self.inner.get(id.0).map(|t| &**t).ok_or_else(|| VmError::invariant(format!("type id {} unknown", id.0)))
     }
 
     /// How many types are interned.

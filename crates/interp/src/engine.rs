@@ -257,7 +257,7 @@ pub(crate) struct GlobalMeta {
     /// The resource type, interned (the slot's key) and structural (for
     /// the change set).
     pub id: TypeId,
-    pub ty: Arc<Type>,
+    pub ty: &'static Type,
     pub existed: bool,
     pub dirty: bool,
     /// In the running call's journal ([`Globals::changing`]).
@@ -820,10 +820,10 @@ impl<'e, 'r> SessionState<'e, 'r> {
             }
             match self.globals.flat.get(i).and_then(|v| v.as_ref()) {
                 Some(v) => {
-                    cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Write(flat_bcs::serialize(v)?));
+                    cs.resources.insert((meta.address, meta.ty.clone()), WriteOp::Write(flat_bcs::serialize(v)?));
                 }
                 None if meta.existed => {
-                    cs.resources.insert((meta.address, (*meta.ty).clone()), WriteOp::Delete);
+                    cs.resources.insert((meta.address, meta.ty.clone()), WriteOp::Delete);
                 }
                 None => {}
             }

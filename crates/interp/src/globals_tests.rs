@@ -15,7 +15,14 @@ fn resource(name: &str, args: Vec<Type>) -> Type {
 fn add(g: &mut Globals, address: AccountAddress, ty: &Type) -> usize {
     let id = TypeTable::shared().intern(ty).unwrap();
     let slot = g.meta.len();
-    g.meta.push(GlobalMeta { address, id, ty: Arc::new(ty.clone()), existed: false, dirty: false, journaled: false });
+    g.meta.push(GlobalMeta {
+        address,
+        id,
+        ty: TypeTable::shared().get(id).unwrap(),
+        existed: false,
+        dirty: false,
+        journaled: false,
+    });
     g.flat.push(None);
     g.index.insert((address, id), slot as u32);
     slot

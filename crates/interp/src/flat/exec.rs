@@ -2106,12 +2106,12 @@ impl Session<'_, '_> {
     pub(crate) fn charge_aptos_global(&mut self, a: &mut AptosMeter, slot: usize, op: Opcode) -> VmResult<()> {
         if !a.has_read(slot) {
             let meta = self.globals.meta.get(slot).ok_or_else(|| VmError::invariant("global slot"))?;
-            let (key, ty) = ((meta.address, meta.id), meta.ty.clone());
+            let (key, ty) = ((meta.address, meta.id), meta.ty);
             if !a.read_by_native(slot, key) {
                 // Reading the resource builds its layout: every datatype
                 // module it reaches is loaded (and charged, once per
                 // transaction) before the read.
-                for (id, size) in self.layout_modules_cached(&ty)?.iter() {
+                for (id, size) in self.layout_modules_cached(ty)?.iter() {
                     a.charge_module(id, *size).map_err(VmError::new)?;
                 }
             }

@@ -679,7 +679,7 @@ impl<'e> SessionState<'e, '_> {
     #[inline(never)]
     fn load_flat_global(&mut self, address: AccountAddress, ty: TypeId) -> VmResult<usize> {
         let t = TypeTable::shared().get(ty)?;
-        let value = match self.resolver.get_resource(&address, &t) {
+        let value = match self.resolver.get_resource(&address, t) {
             Some(bytes) => {
                 let l = self.global_layout(ty)?;
                 Some(
@@ -708,8 +708,7 @@ impl<'e> SessionState<'e, '_> {
         if let Some(l) = self.globals.layouts.get(&ty) {
             return Ok(l.clone());
         }
-        let t = TypeTable::shared().get(ty)?;
-        let l = self.flat_layout(&t)?;
+        let l = self.flat_layout(TypeTable::shared().get(ty)?)?;
         self.globals.layouts.insert(ty, l.clone());
         Ok(l)
     }
