@@ -49,11 +49,6 @@ struct Scratch([u8; SCRATCH_BYTES]);
 /// `Arc` per call would write a shared counter).
 type Slot<'x> = (Addr, &'x L);
 
-/// A call site's argument or result slots, inline for the usual counts:
-/// interpreted calls of natives, compiled code and closures allocate
-/// nothing for them (heap lists were about 44k allocations per clob call).
-type CallSlots<'x> = smallvec::SmallVec<[Slot<'x>; 6]>;
-
 /// `slots` with borrowed layouts.
 fn borrowed(slots: &[(Addr, L)]) -> Vec<Slot<'_>> {
     slots.iter().map(|(a, l)| (*a, l)).collect()
@@ -1583,8 +1578,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                             (*me, *frame_base, *frame_sbase, *pc) = (inst, nb, sb, 0);
                             continue 'frames;
                         }
-                        let args: CallSlots = site.args.iter().map(|(o, l)| (at(*o), l)).collect();
-                        let rets: CallSlots = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
+                        let args: Vec<Slot> = site.args.iter().map(|(o, l)| (at(*o), l)).collect();
+                        let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                         if let Some(f) = self.frames.last_mut() {
                             f.pc = *pc;
                         }
@@ -1780,7 +1775,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                             f.pc = *pc;
                         }
                         let sb = sbase + site.height_below;
-                        let rets: CallSlots = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
+                        let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                         if self.call_closure(c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
                             switch_to_top!('frames);
                         }
