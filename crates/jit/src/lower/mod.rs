@@ -264,7 +264,33 @@ enum Redo {
     Negate(u8, Val),
 }
 
+/// Integer failure sites of one helper share a redo block from this many
+/// instructions that may have one: below it the block costs more code
+/// than the calls it replaces.
+const REDO_SHARE_MIN: usize = 2;
+
+/// Per integer helper ([`Redo::HELPERS`]): the instructions of `code` that
+/// may fail through it (an upper bound of its failure sites).
+fn redo_sites(code: &[Bytecode]) -> [usize; 4] {
+    let mut n = [0; 4];
+    for ins in code {
+        let h = match ins {
+            Bytecode::Add | Bytecode::Sub | Bytecode::Mul | Bytecode::Div | Bytecode::Mod => 0,
+            Bytecode::Shl | Bytecode::Shr => 1,
+            Bytecode::Negate => 3,
+            _ if Kind::cast_target(ins).is_some() => 2,
+            _ => continue,
+        };
+        n[h] += 1;
+    }
+    n
+}
+
 impl Redo {
+    /// The integer helpers, in the order of `redo_sites`.
+    const HELPERS: [fn() -> HelperId; 4] =
+        [HelperId::int_binop, HelperId::int_shift, HelperId::int_cast, HelperId::int_negate];
+
     fn helper(&self) -> HelperId {
         match self {
             Redo::Bin(..) => HelperId::int_binop(),
@@ -362,12 +388,14 @@ pub(crate) fn return_failure(b: &mut FunctionBuilder<'_>, rets: &[Ty], ptr: Type
 }
 
 /// Bytes of the scratch slot helpers read and write: operands at 0 and 32,
-/// a result at 64, and a failing arithmetic instruction's helper code and
-/// shift amount (read by its function's shared redo block) at `REDO_CODE`
-/// and `REDO_AMOUNT`.
-const SCRATCH_BYTES: u32 = 112;
-const REDO_CODE: i32 = 96;
-const REDO_AMOUNT: i32 = 104;
+/// a result at 64. A failing integer instruction's shift amount and helper
+/// code (read by its function's shared redo block before the call, so the
+/// result may overwrite them) are staged in the result's bytes, at
+/// `REDO_AMOUNT` and `REDO_CODE`: a bigger slot would lengthen every
+/// frame-relative access past 127 bytes.
+const SCRATCH_BYTES: u32 = 96;
+const REDO_AMOUNT: i32 = 80;
+const REDO_CODE: i32 = 88;
 
 /// Bytes of the failure path's frame slot and its fields.
 const FAIL_SLOT_BYTES: u32 = 16;
@@ -502,6 +530,7 @@ pub fn lower_function(
         propagate,
         scratch,
         redo_blocks: Vec::new(),
+        redo_sites: redo_sites(&code.code),
         opslots: HashMap::new(),
         mode: Mode::Unmetered,
         helpers: HashMap::new(),
@@ -676,6 +705,9 @@ struct Lowerer<'a, 'f> {
     /// sites that re-run their instruction through it (filled at the end,
     /// [`Lowerer::fill_redo_blocks`]).
     redo_blocks: Vec<(HelperId, Block)>,
+    /// Per integer helper ([`Redo::HELPERS`]): how many of the function's
+    /// instructions may re-run through it (`redo_sites`).
+    redo_sites: [usize; 4],
     /// Operand slots by (height, size, alignment).
     opslots: HashMap<(usize, u32, u32), StackSlot>,
     mode: Mode,
@@ -1078,8 +1110,10 @@ impl Lowerer<'_, '_> {
     ) -> CompileResult<()> {
         let f = self.helper_ref(h)?;
         let r = self.refund_at(offset);
-        if self.operands_own_heap() {
-            // Drops after the helper recorded the error: a site of its own.
+        let sites = Redo::HELPERS.iter().position(|g| g() == h).map_or(0, |k| self.redo_sites[k]);
+        if self.operands_own_heap() || sites < REDO_SHARE_MIN {
+            // Drops after the helper recorded the error, or too few sites
+            // to share: a site of its own.
             self.fail_if_with(cond, offset, r, |lw| {
                 let redo = redo(lw);
                 let args = lw.redo_args(redo);
