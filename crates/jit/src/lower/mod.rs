@@ -264,7 +264,33 @@ enum Redo {
     Negate(u8, Val),
 }
 
+/// Integer failure sites of one helper share a redo block from this many
+/// instructions that may have one: below it the block costs more code
+/// than the calls it replaces.
+const REDO_SHARE_MIN: usize = 2;
+
+/// Per integer helper ([`Redo::HELPERS`]): the instructions of `code` that
+/// may fail through it (an upper bound of its failure sites).
+fn redo_sites(code: &[Bytecode]) -> [usize; 4] {
+    let mut n = [0; 4];
+    for ins in code {
+        let h = match ins {
+            Bytecode::Add | Bytecode::Sub | Bytecode::Mul | Bytecode::Div | Bytecode::Mod => 0,
+            Bytecode::Shl | Bytecode::Shr => 1,
+            Bytecode::Negate => 3,
+            _ if Kind::cast_target(ins).is_some() => 2,
+            _ => continue,
+        };
+        n[h] += 1;
+    }
+    n
+}
+
 impl Redo {
+    /// The integer helpers, in the order of `redo_sites`.
+    const HELPERS: [fn() -> HelperId; 4] =
+        [HelperId::int_binop, HelperId::int_shift, HelperId::int_cast, HelperId::int_negate];
+
     fn helper(&self) -> HelperId {
         match self {
             Redo::Bin(..) => HelperId::int_binop(),
@@ -361,6 +387,16 @@ pub(crate) fn return_failure(b: &mut FunctionBuilder<'_>, rets: &[Ty], ptr: Type
     b.ins().return_(&vals);
 }
 
+/// Bytes of the scratch slot helpers read and write: operands at 0 and 32,
+/// a result at 64. A failing integer instruction's shift amount and helper
+/// code (read by its function's shared redo block before the call, so the
+/// result may overwrite them) are staged in the result's bytes, at
+/// `REDO_AMOUNT` and `REDO_CODE`: a bigger slot would lengthen every
+/// frame-relative access past 127 bytes.
+const SCRATCH_BYTES: u32 = 96;
+const REDO_AMOUNT: i32 = 80;
+const REDO_CODE: i32 = 88;
+
 /// Bytes of the failure path's frame slot and its fields.
 const FAIL_SLOT_BYTES: u32 = 16;
 const FAIL_STATUS: i32 = 0;
@@ -451,7 +487,7 @@ pub fn lower_function(
     let propagate = b.create_block();
     b.set_cold_block(propagate);
 
-    let scratch = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 96, 4));
+    let scratch = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, SCRATCH_BYTES, 4));
 
     let mut lw = Lowerer {
         b,
@@ -493,6 +529,8 @@ pub fn lower_function(
         fail_early,
         propagate,
         scratch,
+        redo_blocks: Vec::new(),
+        redo_sites: redo_sites(&code.code),
         opslots: HashMap::new(),
         mode: Mode::Unmetered,
         helpers: HashMap::new(),
@@ -507,24 +545,38 @@ pub fn lower_function(
     // The body starts past a dispatch block, filled once the copies exist.
     let dispatch = lw.b.create_block();
     lw.b.ins().jump(dispatch, &[]);
-    let checking = lw.lower_copy(code, &blocks, metered)?;
-    // Before the checking copy clones the function.
-    lw.unpin_headers();
-    let height = lw.checked_height;
-    let depth_checked = lw.depth_checked;
     // A loop without calls already checks its heights once per entry
     // (watermarks, prechecks): splitting gains it nothing, and measured
     // costs sieve 10% by a worse register assignment of its loop.
     let loops = code.code.iter().enumerate().any(|(pc, ins)| ins.branch_target().is_some_and(|t| t as usize <= pc));
-    let split = (depth_checked || (height > 0 && !loops))
-        && target.split
+    let calls = lw.depth.is_some();
+    let may_split = target.split
         && !metered
         && !target.baseline
         && code.code.len() <= target.unchecked_copy_max_len
-        // Both copies stay within the IR limit.
-        && lw.b.func.dfg.num_insts() * 2 + 16 <= target.max_ir_insts;
+        && (calls || !loops);
+    // A function that may split is lowered once, as the fast copy: its
+    // lowering records the checks it leaves out (`checked_height`,
+    // `depth_checked`), which decide the split. Only when it does not split
+    // is the checking copy lowered after it (the fast copy is then left
+    // unreachable).
+    let fast = if may_split {
+        let (room, max_depth) = (lw.room.take(), lw.max_depth.take());
+        let fast = lw.lower_copy(code, &blocks, metered)?;
+        lw.room = room;
+        lw.max_depth = max_depth;
+        Some(fast)
+    } else {
+        None
+    };
+    let height = lw.checked_height;
+    let depth_checked = lw.depth_checked;
+    let split = fast.is_some()
+        && (depth_checked || (height > 0 && !loops))
+        // The fast copy and the dispatch stay within the IR limit.
+        && lw.b.func.dfg.num_insts() + 16 <= target.max_ir_insts;
     let checking_fn = if split { lw.env.checking_copy(lw.b.func).ok() } else { None };
-    match (lw.room, checking_fn) {
+    match (lw.room, checking_fn, fast) {
         // Small unmetered functions become a fast copy without the checks
         // whose outcome is fixed per frame: operand-stack overflow (the
         // room is fixed, so a frame whose room holds the highest height any
@@ -532,14 +584,8 @@ pub fn lower_function(
         // so a frame below the limit passes every call's check). A frame
         // near either limit calls the checking copy, a function of its own
         // (so its registers cost the fast copy nothing), which fails
-        // exactly where the interpreter does. The copy lowered above only
-        // measured the checks and is left unreachable.
-        (Some(room), Some(checking_fn)) => {
-            let max_depth = lw.max_depth.take();
-            lw.room = None;
-            let fast = lw.lower_copy(code, &blocks, metered)?;
-            lw.room = Some(room);
-            lw.max_depth = max_depth;
+        // exactly where the interpreter does.
+        (Some(room), Some(checking_fn), Some(fast)) => {
             let near = lw.b.create_block();
             lw.b.set_cold_block(near);
             lw.b.switch_to_block(dispatch);
@@ -565,11 +611,15 @@ pub fn lower_function(
             lw.b.ins().return_(&results);
         }
         _ => {
+            let checking = lw.lower_copy(code, &blocks, metered)?;
             lw.b.switch_to_block(dispatch);
             lw.b.ins().jump(checking, &[]);
         }
     }
+    // Once the whole body is lowered: a `WriteRef` anywhere unpins them all.
+    lw.unpin_headers();
     lw.epilogues(metered)?;
+    lw.fill_redo_blocks()?;
     lw.finish_gas()?;
     if let Some(e) = lw.drop_error.take() {
         return Err(e);
@@ -651,6 +701,13 @@ struct Lowerer<'a, 'f> {
     fail_early: Block,
     propagate: Block,
     scratch: StackSlot,
+    /// Per integer helper: the cold block shared by the arithmetic failure
+    /// sites that re-run their instruction through it (filled at the end,
+    /// [`Lowerer::fill_redo_blocks`]).
+    redo_blocks: Vec<(HelperId, Block)>,
+    /// Per integer helper ([`Redo::HELPERS`]): how many of the function's
+    /// instructions may re-run through it (`redo_sites`).
+    redo_sites: [usize; 4],
     /// Operand slots by (height, size, alignment).
     opslots: HashMap<(usize, u32, u32), StackSlot>,
     mode: Mode,
@@ -1053,12 +1110,101 @@ impl Lowerer<'_, '_> {
     ) -> CompileResult<()> {
         let f = self.helper_ref(h)?;
         let r = self.refund_at(offset);
-        self.fail_if_with(cond, offset, r, |lw| {
-            let redo = redo(lw);
-            let args = lw.redo_args(redo);
-            lw.b.ins().call(f, &args);
-            lw.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR))
-        });
+        let sites = Redo::HELPERS.iter().position(|g| g() == h).map_or(0, |k| self.redo_sites[k]);
+        if self.operands_own_heap() || sites < REDO_SHARE_MIN {
+            // Drops after the helper recorded the error, or too few sites
+            // to share: a site of its own.
+            self.fail_if_with(cond, offset, r, |lw| {
+                let redo = redo(lw);
+                let args = lw.redo_args(redo);
+                lw.b.ins().call(f, &args);
+                lw.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR))
+            });
+            return Ok(());
+        }
+        // The site only stages the helper's operands in the scratch slot
+        // and its offset (and refund) in the fail slot; the helper call,
+        // the same for every site of the helper, is made once per function
+        // by the shared redo block.
+        let shared = self.redo_block(h);
+        let cont = self.b.create_block();
+        let site = self.b.create_block();
+        // The baseline tier keeps each site next to its test (see
+        // `fail_if_with`).
+        if !self.target.baseline {
+            self.b.set_cold_block(site);
+        }
+        self.b.ins().brif(cond, site, &[], cont, &[]);
+        self.b.switch_to_block(site);
+        self.b.seal_block(site);
+        self.note_failure_site(offset);
+        let redo = redo(self);
+        self.stage_redo(redo);
+        self.gas_out();
+        let offv = self.b.ins().iconst(types::I32, offset as i64);
+        self.b.ins().stack_store(self.ptr, offv, self.fail_slot, FAIL_OFFSET);
+        if self.target.cost.is_some() {
+            let kept = r.and_then(|k| self.kept_through(k));
+            let refund = self.refund_const(kept);
+            self.b.ins().stack_store(self.ptr, refund, self.fail_slot, FAIL_REFUND);
+        }
+        self.b.ins().jump(shared, &[]);
+        self.b.switch_to_block(cont);
+        self.b.seal_block(cont);
+        Ok(())
+    }
+
+    /// The shared redo block of integer helper `h` (created at its first
+    /// site).
+    fn redo_block(&mut self, h: HelperId) -> Block {
+        if let Some(&(_, b)) = self.redo_blocks.iter().find(|(g, _)| *g == h) {
+            return b;
+        }
+        let b = self.b.create_block();
+        self.b.set_cold_block(b);
+        self.redo_blocks.push((h, b));
+        b
+    }
+
+    /// Stores what `redo`'s helper reads into the scratch slot: the
+    /// operands as [`redo_args`](Self::redo_args) passes them, the code at
+    /// `REDO_CODE`, a shift's amount at `REDO_AMOUNT`.
+    fn stage_redo(&mut self, redo: Redo) {
+        let (code, a) = match redo {
+            Redo::Bin(c, a, _) | Redo::Shift(c, a, _) | Redo::Cast(c, a) | Redo::Negate(c, a) => (c, a),
+        };
+        self.spill(&a, 0);
+        match redo {
+            Redo::Bin(_, _, b) => self.spill(&b, 32),
+            Redo::Shift(_, _, amt) => {
+                self.b.ins().stack_store(self.ptr, amt, self.scratch, REDO_AMOUNT);
+            }
+            Redo::Cast(..) | Redo::Negate(..) => {}
+        }
+        let c = self.code_const(code);
+        self.b.ins().stack_store(self.ptr, c, self.scratch, REDO_CODE);
+    }
+
+    /// Fills each shared redo block: the helper re-runs the staged
+    /// instruction, which fails and records the interpreter's error, then
+    /// the failure path with `ARITHMETIC_ERROR` (the site stored the offset
+    /// and refund).
+    fn fill_redo_blocks(&mut self) -> CompileResult<()> {
+        for (h, block) in std::mem::take(&mut self.redo_blocks) {
+            self.b.switch_to_block(block);
+            let f = self.helper_ref(h)?;
+            let mut args = vec![self.ctx, self.slot_addr(64), self.slot_addr(0)];
+            if h == HelperId::int_binop() {
+                args.push(self.slot_addr(32));
+            } else if h == HelperId::int_shift() {
+                args.push(self.b.ins().stack_load(self.ptr, types::I8, self.scratch, REDO_AMOUNT));
+            }
+            args.push(self.b.ins().stack_load(self.ptr, types::I8, self.scratch, REDO_CODE));
+            self.b.ins().call(f, &args);
+            let st = self.b.ins().iconst(types::I32, status_number(StatusCode::ARITHMETIC_ERROR));
+            self.b.ins().stack_store(self.ptr, st, self.fail_slot, FAIL_STATUS);
+            self.b.ins().jump(self.fail, &[]);
+        }
         Ok(())
     }
 
@@ -1125,9 +1271,10 @@ impl Lowerer<'_, '_> {
             return;
         }
         if h + 1 > self.watermark {
+            // Recorded by the fast copy too, which leaves the check out.
+            self.checked_height = self.checked_height.max(h + 1);
             if let Some(room) = self.room {
                 // Overflows iff stack_base + h >= max_stack, i.e. room <= h.
-                self.checked_height = self.checked_height.max(h + 1);
                 let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64);
                 self.fail_if(over, StatusCode::EXECUTION_STACK_OVERFLOW, offset);
             }
@@ -1550,12 +1697,12 @@ impl Lowerer<'_, '_> {
     /// those heights known. Returns the body's watermark.
     fn precheck(&mut self, s: usize, n: usize, w: usize, main: Block) -> usize {
         self.stack.clear();
-        if let Some(room) = self.room {
-            // The offsets of the leading pushes, past any no-ops among them.
-            let pushes: Vec<usize> =
-                (s..self.code.len()).filter(|&o| self.scalar_push(&self.code[o])).take(n).collect();
-            for (h, &at) in pushes.iter().enumerate().skip(w) {
-                self.checked_height = self.checked_height.max(h + 1);
+        // The offsets of the leading pushes, past any no-ops among them.
+        let pushes: Vec<usize> = (s..self.code.len()).filter(|&o| self.scalar_push(&self.code[o])).take(n).collect();
+        for (h, &at) in pushes.iter().enumerate().skip(w) {
+            // Recorded by the fast copy too, which leaves the check out.
+            self.checked_height = self.checked_height.max(h + 1);
+            if let Some(room) = self.room {
                 let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64);
                 self.fail_if(over, StatusCode::EXECUTION_STACK_OVERFLOW, at);
             }
@@ -2886,9 +3033,10 @@ impl Lowerer<'_, '_> {
         emit: impl FnOnce(&mut FunctionBuilder<'_>) -> cranelift_codegen::ir::Inst,
     ) -> CompileResult<Vec<Value>> {
         let depth = self.depth.ok_or_else(|| malformed("no prologue"))?;
-        // Without the limit: lowering the copy that runs below it.
+        // Recorded by the fast copy too, which runs below the limit and
+        // leaves the check out.
+        self.depth_checked = true;
         if let Some(max) = self.max_depth {
-            self.depth_checked = true;
             let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max);
             self.fail_if(over, StatusCode::CALL_STACK_OVERFLOW, i);
         }
