@@ -56,6 +56,9 @@ pub struct CallSpec {
     /// The closure operand is a local's, left in place (see
     /// [`Lowerer::closure_copy_elided`]).
     pub borrowed: bool,
+    /// Aptos's schedule: the call makes the interpreter's charges on the
+    /// meter (`closure_shims::call_closure`).
+    pub aptos: bool,
 }
 
 impl Lowerer<'_, '_> {
@@ -89,6 +92,9 @@ impl Lowerer<'_, '_> {
         i: usize,
     ) -> CompileResult<()> {
         let info = self.env.pack_site(self.target.module_idx, handle, targs, mask)?;
+        if self.target.aptos.is_some() {
+            self.aptos_pack(info.site, i)?;
+        }
         let n = info.captured.len();
         if self.stack.len() < n {
             return Err(malformed("too few captured values on the stack"));
@@ -151,6 +157,7 @@ impl Lowerer<'_, '_> {
         let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
         let borrowed = i > 0 && matches!(self.code[i - 1], Bytecode::CopyLoc(l) if self.closure_copy_elided(l, i - 1));
         let metered = self.target.cost.is_some();
+        let aptos = self.target.aptos.is_some();
         let spec = CallSpec {
             provided: provided.clone(),
             rets: ret_layouts.clone(),
@@ -159,11 +166,14 @@ impl Lowerer<'_, '_> {
             native_base,
             metered,
             borrowed,
+            aptos,
         };
         let site = self.env.call_site(spec)?;
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
         let merge = self.b.create_block();
-        if borrowed {
+        // (Under Aptos a call makes run-time charges before its frame: the
+        // shim makes them.)
+        if borrowed && !aptos {
             self.call_closure_fast(sitev, closure, &args, &provided, &ret_layouts, &outs, split, merge, i)?;
         }
         let n = provided.len() + ret_layouts.len();
@@ -201,6 +211,8 @@ impl Lowerer<'_, '_> {
         // A native target pushes its results like any instruction; a Move
         // callee's pushes were checked as it ran, so these never fire then.
         self.push_all(vals, i);
+        // (Under Aptos the shim charged the meter; nothing of the segment
+        // follows: a closure call ends it, `gas::segments`.)
         Ok(())
     }
 
