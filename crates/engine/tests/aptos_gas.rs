@@ -1149,3 +1149,126 @@ L1: move_loc acc
     assert!(compiled_runs > 2_000, "compiled code ran in only {compiled_runs} runs");
     assert!(packs > 0 && calls > 0 && frames > 0, "some closure charge was never where a run stopped");
 }
+
+/// A closure compiled code reads from storage, whose target the JIT engine
+/// has not compiled (another engine stored it), runs on the session's
+/// interpreter under Aptos's schedule over the execution's own meter: the
+/// call's charges (the target's module, its price, its frame), then the
+/// target, as in the interpreter. At balances over the whole run every
+/// executor stops at the same charge, among them in the closure call, in
+/// the interpreted target, and making its frame.
+#[test]
+fn stored_closures_in_compiled_code_agree_across_executors() {
+    use movejit_engine::runtime::{AccountAddress, ModuleId};
+    let (mut st, _) = two_modules(
+        "version 9
+module 0xcafe::dep
+
+public fun unused(): u64
+    ld_u64 0
+    ret
+",
+        "version 9
+module 0xcafe::user
+
+struct Holder has key
+  f: |u64|u64 has copy + drop + store
+
+fun unused(): u64
+    ld_u64 0
+    ret
+
+#[persistent] public fun add(k: u64, x: u64): u64
+    local a: u64
+    local b: vector<u64>
+    move_loc k
+    move_loc x
+    add
+    ret
+
+public fun store(s: &signer, k: u64)
+    move_loc s
+    move_loc k
+    pack_closure add, 1
+    pack Holder
+    move_to Holder
+    ret
+
+public fun call_stored(a: address, n: u64): u64 acquires Holder
+    local acc: u64
+    ld_u64 0
+    st_loc acc
+L0: copy_loc n
+    ld_u64 0
+    eq
+    br_true L1
+    move_loc acc
+    copy_loc a
+    borrow_global Holder
+    borrow_field Holder, f
+    read_ref
+    call_closure <|u64|u64>
+    st_loc acc
+    move_loc n
+    ld_u64 1
+    sub
+    st_loc n
+    branch L0
+L1: move_loc acc
+    ret
+
+public fun run(a: address, n: u64): u64 acquires Holder
+    move_loc a
+    move_loc n
+    call call_stored
+    ret
+",
+    );
+    let cafe = AccountAddress::from_u64(0xcafe);
+    let user = ModuleId::new(cafe, "user");
+    // Stored by an engine of its own (the JIT engines below never packed it).
+    let storer = new_engine(EngineConfig { executor: ExecutorKind::Interpreter, ..EngineConfig::aptos() });
+    let mut session = storer.new_session(&st);
+    let mut gas = GasMeter::aptos(AptosPricing::v50(), AptosPricing::v50().limits.to_internal(1_000));
+    let signer = [&[0u8][..], &cafe.0].concat();
+    session.execute_function(&user, "store", &[], &[signer, 7u64.to_le_bytes().to_vec()], &mut gas).expect("store");
+    let changes = session.finish().expect("a change set");
+    st.apply(&changes);
+    let args = [cafe.0.to_vec(), 4u64.to_le_bytes().to_vec()];
+    let engines = every_executor(&EngineConfig::aptos());
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(&engines[2].1, &st, "run", &args, full);
+    assert_eq!(whole.status, "EXECUTED");
+    assert!(compiled > 0, "run did not run compiled");
+    let total = whole.execution_gas_used + whole.io_gas_used;
+    // The resource's first read takes most of the run: 2,000 balances over
+    // its last fifth, off any regular grid.
+    let low = total / 5 * 4;
+    let balances = (0..2_000u64).map(|k| low + (total - low) / 2_000 * k + k * 997 % 101);
+    let agreement = agree_at_balances(&engines, balances, user_run(&st, "run", &args));
+    let stopped = |module: &str, at: (u16, u16)| {
+        agreement
+            .reference
+            .iter()
+            .filter(|(_, (want, _))| {
+                want.status == "OUT_OF_GAS"
+                    && want.location.as_ref().is_some_and(|(m, f, o)| m == module && (*f, *o) == at)
+            })
+            .count()
+    };
+    // `call_stored` is function 3, its closure call at offset 11; the
+    // target `add` is function 1; making its frame is a loading error,
+    // located at the module below `call_stored`'s frame: a module only
+    // (function 0, offset 0: `unused` never runs).
+    let calls = stopped("0xcafe::user", (3, 11));
+    let in_target = (0..4).map(|o| stopped("0xcafe::user", (1, o))).sum::<usize>();
+    let frames = stopped("0xcafe::user", (0, 0));
+    let compiled_runs = agreement.compiled_runs;
+    eprintln!(
+        "2,000 balances: compiled code ran in {compiled_runs}; out of gas in the call {calls}, in the target \
+         {in_target}, making its frame {frames}"
+    );
+    agreement.assert_agreed();
+    assert!(compiled_runs > 1_000, "compiled code ran in only {compiled_runs} runs");
+    assert!(calls > 0 && in_target > 0 && frames > 0, "no run stopped in the closure call, its frame or its target");
+}
