@@ -47,6 +47,7 @@ use crate::types::Type;
 use crate::values::FunctionId;
 use movejit_format::{Opcode, StatusCode};
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 /// The status word (Aptos numbering space, unused by Aptos) a closure call
@@ -76,6 +77,9 @@ pub struct PackSite {
     /// A serializable closure's captured types, whose layouts packing
     /// builds (loading the modules they reach); empty otherwise.
     pub captured_tys: Vec<Type>,
+    /// The last Aptos meter that loaded all those modules
+    /// (`AptosMeter::loaded_at`): packing again under it looks none up.
+    pub loaded: AtomicU64,
 }
 
 /// An entry trampoline: `(ctx, args, rets) -> 0 | 1`; `args` and `rets`
@@ -105,6 +109,9 @@ pub struct Target {
     /// A Move target's locals' type sizes in nodes (Aptos charges building
     /// them when its frame is made); empty for a native.
     pub local_nodes: Arc<[u64]>,
+    /// The last Aptos meter that loaded the target's module
+    /// (`AptosMeter::loaded_at`): calls under it look it up no more.
+    pub loaded: AtomicU64,
 }
 
 /// Captured values a fast entry takes, at most.
@@ -333,6 +340,10 @@ pub unsafe extern "C" fn aptos_pack(ctx: *mut ExecContext, site: *const PackSite
         Ok(m) => m,
         Err(e) => return c.fail(&e),
     };
+    if meter.loaded_at(&site.loaded) {
+        c.gas_left = meter.fuel().wrapping_sub(rest);
+        return 0;
+    }
     // SAFETY: as above.
     let charged = unsafe { session_of(c) }.and_then(|s| {
         let size = s.module_size(&site.module)?.ok_or_else(|| VmError::invariant("closure target's module"))?;
@@ -342,6 +353,7 @@ pub unsafe extern "C" fn aptos_pack(ctx: *mut ExecContext, site: *const PackSite
                 meter.charge_module(id, *size).map_err(VmError::new)?;
             }
         }
+        meter.mark_loaded(&site.loaded);
         Ok(())
     });
     match charged {
@@ -373,11 +385,14 @@ unsafe fn aptos_closure_call(cx: &mut ExecContext, t: &Target, total: usize) -> 
     // SAFETY: the caller's contract.
     let meter = unsafe { settled_meter(cx, 0) }.map_err(at)?;
     let r = (|| {
-        // SAFETY: the caller's contract.
-        let size = unsafe { session_of(cx) }
-            .and_then(|s| s.module_size(&t.module)?.ok_or_else(|| VmError::invariant("closure target's module")))
-            .map_err(at)?;
-        meter.charge_module(&t.module, size).map_err(|s| (VmError::new(s), true))?;
+        if !meter.loaded_at(&t.loaded) {
+            // SAFETY: the caller's contract.
+            let size = unsafe { session_of(cx) }
+                .and_then(|s| s.module_size(&t.module)?.ok_or_else(|| VmError::invariant("closure target's module")))
+                .map_err(at)?;
+            meter.charge_module(&t.module, size).map_err(|s| (VmError::new(s), true))?;
+            meter.mark_loaded(&t.loaded);
+        }
         let counts = SiteCounts { units: total as u64, locals: t.local_nodes.len() as u64, ty_args: 0 };
         meter.charge_site(Opcode::CallClosure, counts).map_err(|s| at(VmError::new(s)))?;
         for n in t.local_nodes.iter() {

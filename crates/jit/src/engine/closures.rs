@@ -125,6 +125,7 @@ impl Declarer<'_> {
                     rets: rets.iter().map(|t| self.layout_of(t)).collect::<CompileResult<_>>()?,
                     module: m.id.clone(),
                     local_nodes: Arc::new([]),
+                    loaded: Default::default(),
                 };
                 table.insert(id, key.type_args.clone(), target);
             } else {
@@ -186,6 +187,7 @@ impl Declarer<'_> {
             serializable,
             module: target_module,
             captured_tys,
+            loaded: Default::default(),
         });
         let addr = &*site as *const PackSite as u64;
         self.closures.packs.push(site);
@@ -286,7 +288,7 @@ impl JitEngine {
         let code = TargetCode::Move(entry);
         let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
         let local_nodes = super::local_nodes(&m, key.fdef, &key.type_args)?.into();
-        let target = Target { code, params, rets, module: m.id.clone(), local_nodes };
+        let target = Target { code, params, rets, module: m.id.clone(), local_nodes, loaded: Default::default() };
         self.closures.table.insert(id, key.type_args.clone(), target);
         Ok(())
     }
