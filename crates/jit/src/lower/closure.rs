@@ -19,6 +19,10 @@
 //!   the interpreter). A segment
 //!   of gas ends after every `CallClosure` (`gas::segments`), so the callee
 //!   sees exactly the interpreter's gas.
+//! * Under Aptos's schedule a pack first calls `aptos_pack` (the target's
+//!   module loads, `lower/metered.rs`), and the `call_closure` shim makes
+//!   the interpreter's closure-call charges on the meter (jit-abi.md 5.1);
+//!   the fast path is not taken.
 
 #![forbid(unsafe_code)]
 
