@@ -267,6 +267,13 @@ pub struct InterpretedCall<'a> {
 pub struct Interpreted {
     pub result: VmResult<()>,
     pub gas_left: Option<u64>,
+    /// Under Aptos's schedule: the call itself failed making the callee's
+    /// frame (its module's loading, its locals' types), which Aptos locates
+    /// at the module of the frame below the calling one. (An error with
+    /// a location naming no module was raised making a frame for a call
+    /// of the callee run at the bottom of the nested run: Aptos locates it
+    /// at the calling frame's module.)
+    pub at_load: bool,
 }
 
 /// The session's interpreter, for calls compiled code cannot make itself.

@@ -186,6 +186,8 @@ helper_table! {
     closure_fast(ctx: *mut ExecContext, site: *const CallSite, closure: *const u8, caps: *mut u8) -> u64 = crate::flat::closure_shims::closure_fast;
     /// Packs a closure from the captured slots into `dst`.
     pack_closure(ctx: *mut ExecContext, site: *const PackSite, captured: *const *mut u8, dst: *mut u8) -> u32 = crate::flat::closure_shims::pack_closure;
+    /// `pack_closure` under Aptos's schedule: settles compiled code's gas, then charges the target's module and a storable closure's captured layouts' modules (`flat::closure_shims::aptos_pack`).
+    aptos_pack(ctx: *mut ExecContext, site: *const PackSite, rest: u64) -> u32 = crate::flat::closure_shims::aptos_pack;
     /// A callee compiled code runs on the session's interpreter: pointers to
     /// the argument slots (a reference: its target), then the result slots.
     call_interpreted(ctx: *mut ExecContext, site: *const InterpSite, slots: *const *mut u8) -> u32 = crate::flat::closure_shims::call_interpreted;

@@ -41,11 +41,13 @@ use super::value::FlatValue;
 use crate::compiled::{CallState, InterpretedCall, InterpretedFunction, SeamSlot};
 use crate::error::VmError;
 use crate::functions::{FunctionIndex, OnceSlots};
+use crate::gas::aptos::{AptosMeter, SiteCounts};
 use crate::storage::ModuleId;
 use crate::types::Type;
 use crate::values::FunctionId;
-use movejit_format::StatusCode;
+use movejit_format::{Opcode, StatusCode};
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 /// The status word (Aptos numbering space, unused by Aptos) a closure call
@@ -69,6 +71,15 @@ pub struct PackSite {
     pub captured: Vec<Arc<FlatLayout>>,
     /// Public or `#[persistent]` (as `LoadedModule::is_persistent`).
     pub serializable: bool,
+    /// The target's module: packing loads it (Aptos's lazy loader,
+    /// [`aptos_pack`]).
+    pub module: ModuleId,
+    /// A serializable closure's captured types, whose layouts packing
+    /// builds (loading the modules they reach); empty otherwise.
+    pub captured_tys: Vec<Type>,
+    /// The last Aptos meter that loaded all those modules
+    /// (`AptosMeter::loaded_at`): packing again under it looks none up.
+    pub loaded: AtomicU64,
 }
 
 /// An entry trampoline: `(ctx, args, rets) -> 0 | 1`; `args` and `rets`
@@ -93,6 +104,14 @@ pub struct Target {
     /// Parameter layouts (reference layouts for `&` / `&mut`).
     pub params: Vec<Arc<FlatLayout>>,
     pub rets: Vec<Arc<FlatLayout>>,
+    /// The target's module (Aptos charges its loading at a call).
+    pub module: ModuleId,
+    /// A Move target's locals' type sizes in nodes (Aptos charges building
+    /// them when its frame is made); empty for a native.
+    pub local_nodes: Arc<[u64]>,
+    /// The last Aptos meter that loaded the target's module
+    /// (`AptosMeter::loaded_at`): calls under it look it up no more.
+    pub loaded: AtomicU64,
 }
 
 /// Captured values a fast entry takes, at most.
@@ -241,6 +260,10 @@ pub struct CallSite {
     /// The closure operand is a local's (a `CopyLoc` just before): the
     /// call leaves it in place and passes copies of its captured values.
     pub borrowed: bool,
+    /// The calling code charges Aptos's schedule: the call settles it on
+    /// the meter and makes the interpreter's closure-call charges there
+    /// ([`call_closure`]).
+    pub aptos: bool,
 }
 
 /// Argument pointers a call passes without allocating.
@@ -269,6 +292,119 @@ pub unsafe extern "C" fn pack_closure(
     };
     mem::put_closure(Addr::from_raw(dst), c);
     0
+}
+
+/// The meter behind `c.aptos_meter`, with compiled code's spending settled
+/// on it: `c.gas_left` plus `rest` (the segment's charges after the
+/// instruction, which its charge on entry included) is the fuel left.
+///
+/// # Safety
+/// A nonzero `c.aptos_meter` is the address of the live meter, which
+/// nothing else touches while compiled code runs.
+unsafe fn settled_meter<'m>(c: &ExecContext, rest: u64) -> Result<&'m mut AptosMeter, VmError> {
+    // SAFETY: the caller's contract.
+    let meter = unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }
+        .ok_or_else(|| VmError::invariant("Aptos-metered code without a meter"))?;
+    let spent = meter.fuel().wrapping_sub(c.gas_left.wrapping_add(rest));
+    meter.charge_compiled(spent).map_err(VmError::new)?;
+    Ok(meter)
+}
+
+/// The session compiled code runs in.
+///
+/// # Safety
+/// `c.host` is 0 or a live [`Host`], whose session nothing else borrows
+/// while a shim runs.
+unsafe fn session_of<'s>(c: &ExecContext) -> Result<&'s dyn crate::compiled::SessionHost, VmError> {
+    // SAFETY: the caller's contract.
+    let host = unsafe { (c.host as *const Host<'s>).as_ref() };
+    // SAFETY: as above.
+    host.and_then(|h| h.session).map(|s| unsafe { &*s }).ok_or_else(|| VmError::invariant("no session"))
+}
+
+/// `PackClosure` / `PackClosureGeneric` under Aptos's schedule, after its
+/// constant charges (memory, price, types) and before the captured values
+/// move: what only the transaction fixes, as the interpreter's
+/// `charge_aptos_pack` charges it. Compiled code's spending is settled on
+/// the meter first (`rest` as in [`settled_meter`]), then the target's
+/// module is loaded (once per transaction) and, for a serializable
+/// closure, the modules its captured values' layouts reach. Returns 0 with
+/// `ctx.gas_left` the meter's fuel less `rest`, or 1: the error (of the
+/// instruction) recorded, `ctx.gas_left` the meter's fuel.
+pub unsafe extern "C" fn aptos_pack(ctx: *mut ExecContext, site: *const PackSite, rest: u64) -> u32 {
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed; a
+    // live site.
+    let (Some(c), site) = (unsafe { ctx.as_mut() }, unsafe { &*site }) else { return FAILED_HERE };
+    // SAFETY: shim contract (`settled_meter`, `session_of`).
+    let meter = match unsafe { settled_meter(c, rest) } {
+        Ok(m) => m,
+        Err(e) => return c.fail(&e),
+    };
+    if meter.loaded_at(&site.loaded) {
+        c.gas_left = meter.fuel().wrapping_sub(rest);
+        return 0;
+    }
+    // SAFETY: as above.
+    let charged = unsafe { session_of(c) }.and_then(|s| {
+        let size = s.module_size(&site.module)?.ok_or_else(|| VmError::invariant("closure target's module"))?;
+        meter.charge_module(&site.module, size).map_err(VmError::new)?;
+        for t in &site.captured_tys {
+            for (id, size) in s.layout_modules(t)?.iter() {
+                meter.charge_module(id, *size).map_err(VmError::new)?;
+            }
+        }
+        meter.mark_loaded(&site.loaded);
+        Ok(())
+    });
+    match charged {
+        Ok(()) => {
+            c.gas_left = meter.fuel().wrapping_sub(rest);
+            0
+        }
+        Err(e) => {
+            c.gas_left = meter.fuel();
+            c.fail(&e)
+        }
+    }
+}
+
+/// Aptos's charges of a closure call of compiled Move target `t` with
+/// `total` arguments, as the interpreter's `CallClosure` makes them
+/// (`charge_aptos_call`, then the frame): compiled code's spending settled
+/// on the meter (a `CallClosure` ends its segment: nothing after it is
+/// precharged), the target's module loaded (once per transaction), the
+/// call's price (arguments, the target's locals), the frame's locals'
+/// types, then the depth check. On success `cx.gas_left` is the meter's
+/// fuel; on failure too, and the error says whether Aptos locates it as a
+/// loading error (`true`: `ExecContext::AT_LOAD`) or at the instruction.
+///
+/// # Safety
+/// As [`settled_meter`] and [`session_of`].
+unsafe fn aptos_closure_call(cx: &mut ExecContext, t: &Target, total: usize) -> Result<(), (VmError, bool)> {
+    let at = |e: VmError| (e, false);
+    // SAFETY: the caller's contract.
+    let meter = unsafe { settled_meter(cx, 0) }.map_err(at)?;
+    let r = (|| {
+        if !meter.loaded_at(&t.loaded) {
+            // SAFETY: the caller's contract.
+            let size = unsafe { session_of(cx) }
+                .and_then(|s| s.module_size(&t.module)?.ok_or_else(|| VmError::invariant("closure target's module")))
+                .map_err(at)?;
+            meter.charge_module(&t.module, size).map_err(|s| (VmError::new(s), true))?;
+            meter.mark_loaded(&t.loaded);
+        }
+        let counts = SiteCounts { units: total as u64, locals: t.local_nodes.len() as u64, ty_args: 0 };
+        meter.charge_site(Opcode::CallClosure, counts).map_err(|s| at(VmError::new(s)))?;
+        for n in t.local_nodes.iter() {
+            meter.charge_create_ty(*n).map_err(|s| (VmError::new(s), true))?;
+        }
+        if cx.depth >= cx.max_depth {
+            return Err(at(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));
+        }
+        Ok(())
+    })();
+    cx.gas_left = meter.fuel();
+    r
 }
 
 /// `CallClosure`'s fast path at a site whose closure operand stays in its
@@ -422,7 +558,10 @@ pub unsafe extern "C" fn call_closure(
             }
         },
     };
-    let Some(t) = site.table.get(c.function, &c.type_args) else {
+    // Under Aptos's schedule a native target runs on the interpreter,
+    // which charges and meters natives as it does everywhere.
+    let compiled = site.table.get(c.function, &c.type_args);
+    let Some(t) = compiled.filter(|t| !(site.aptos && matches!(t.code, TargetCode::Native(_)))) else {
         // SAFETY: as in `fail`.
         if unsafe { has_interpreter(ctx) } {
             // SAFETY: shim contract (as above).
@@ -482,6 +621,17 @@ pub unsafe extern "C" fn call_closure(
     // is handed over.
     // SAFETY: as in `fail`; the borrow ends before the callee runs.
     let Some(cx) = (unsafe { ctx.as_mut() }) else { return FAILED_HERE };
+    if site.aptos {
+        // SAFETY: shim contract (`aptos_closure_call`).
+        if let Err((e, at_load)) = unsafe { aptos_closure_call(cx, t, total) } {
+            drop_provided(site, provided);
+            let r = cx.fail(&e);
+            if at_load {
+                cx.flags |= ExecContext::AT_LOAD;
+            }
+            return r;
+        }
+    }
     let check = match t.code {
         TargetCode::Native(_) if cx.gas_left < site.native_base => Err(StatusCode::OUT_OF_GAS),
         TargetCode::Native(_) => {
@@ -655,7 +805,17 @@ unsafe fn interpret(ctx: *mut ExecContext, call: InterpretedCall<'_>, metered: b
     let Some((host, session)) = host.and_then(|h| h.session.map(|s| (h, s))) else {
         return cx.fail(&VmError::invariant("compiled code calls the interpreter outside a session"));
     };
-    let state = CallState { gas_left: metered.then_some(cx.gas_left), ..call.state };
+    // Under Aptos's schedule the interpreter charges the meter itself:
+    // compiled code's spending is settled on it first (a closure call ends
+    // its segment: nothing after it is precharged).
+    let aptos = call.state.aptos_meter != 0;
+    if aptos {
+        // SAFETY: caller's contract (`settled_meter`).
+        if let Err(e) = unsafe { settled_meter(cx, 0) } {
+            return cx.fail(&e);
+        }
+    }
+    let state = CallState { gas_left: (metered && !aptos).then_some(cx.gas_left), ..call.state };
     // SAFETY: the session outlives the execution and nothing else borrows
     // it while this shim runs (the interpreter that lent it to compiled
     // code is suspended below); the nested run borrows the natives' state
@@ -663,15 +823,33 @@ unsafe fn interpret(ctx: *mut ExecContext, call: InterpretedCall<'_>, metered: b
     let out = unsafe { &mut *session }.interpret(&mut *host.native.session, InterpretedCall { state, ..call });
     // The interpreter may have moved resources compiled code had borrowed.
     host.storage_may_have_changed();
-    if metered {
+    if aptos {
+        // SAFETY: caller's contract (as `settled_meter`).
+        if let Some(m) = unsafe { (cx.aptos_meter as *const AptosMeter).as_ref() } {
+            cx.gas_left = m.fuel();
+        }
+    } else if metered {
         if let Some(g) = out.gas_left {
             cx.gas_left = g;
         }
     }
     match out.result {
         Ok(()) => 0,
-        Err(e) => {
+        Err(mut e) => {
             cx.fail(&e);
+            // Aptos's loading errors: making the callee's frame (located at
+            // the module below the calling frame), or one the callee made
+            // as the nested run's bottom frame (located at the calling
+            // frame's module, which the calling site records).
+            if out.at_load {
+                cx.flags |= ExecContext::AT_LOAD;
+                return FAILED_HERE;
+            }
+            if e.location.as_ref().is_some_and(|l| l.module.is_empty()) {
+                e.location = None;
+                cx.flags |= ExecContext::MODULE_ONLY;
+                return FAILED_HERE;
+            }
             if e.location.is_some() {
                 cx.interpreted_error = Some(Box::new(e));
                 CALLEE_FAILED
@@ -807,8 +985,8 @@ unsafe fn call_closure_interpreted(
         depth: cx.depth,
         stack_base: cx.stack_base + site.held,
         gas_left: None,
-        aptos: false,
-        aptos_meter: 0,
+        aptos: site.aptos,
+        aptos_meter: if site.aptos { cx.aptos_meter } else { 0 },
     };
     let metered = site.metered;
     let name = match c.name() {

@@ -237,6 +237,19 @@ impl AptosMeter {
         self.algebra.charge_execution(cost)
     }
 
+    /// Whether `mark` names this meter: a site that found every module it
+    /// loads loaded by this meter (the transaction) once need not look
+    /// them up again (see [`mark_loaded`](Self::mark_loaded)).
+    pub fn loaded_at(&self, mark: &AtomicU64) -> bool {
+        mark.load(Ordering::Relaxed) == self.id
+    }
+
+    /// Records in a site's `mark` that this meter has loaded every module
+    /// the site loads.
+    pub fn mark_loaded(&self, mark: &AtomicU64) {
+        mark.store(self.id, Ordering::Relaxed);
+    }
+
     /// Loading module `id` of `size` bytes: once per transaction.
     pub fn charge_module(&mut self, id: &ModuleId, size: u64) -> Result<(), StatusCode> {
         if self.modules.contains(id) {

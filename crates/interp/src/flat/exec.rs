@@ -787,7 +787,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         rets: &[movejit_runtime::compiled::SeamSlot],
         state: movejit_runtime::compiled::CallState,
         natives: &mut native_bridge::NativeSession,
-    ) -> VmResult<()> {
+    ) -> Result<(), (VmError, bool)> {
         let below = if entered { state.depth.saturating_sub(1) } else { state.depth };
         self.max_depth = self.max_depth.saturating_sub(usize::try_from(below).unwrap_or(usize::MAX));
         if let Some(st) = self.s.flat.nested_stack.take() {
@@ -821,7 +821,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
             Err(_) => Err(Box::new(VmError::new(StatusCode::EXECUTION_STACK_OVERFLOW))),
         };
         let r = match started {
-            Ok(true) => self.run(),
+            Ok(true) => self.run().map_err(|e| (e, false)),
             Ok(false) => Ok(()),
             Err(e) => {
                 // Each argument is in place or its slot owns nothing: the
@@ -832,13 +832,22 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         unsafe { mem::drop_value(l, *a) };
                     }
                 }
-                Err(e)
+                Err((e, true))
             }
         };
-        let r = r.map_err(|mut e| {
+        let aptos = self.gas.is_aptos();
+        let r = r.map_err(|(mut e, by_call)| {
             self.unwind();
-            unlocated(&mut e);
-            *e
+            // Aptos locates a loading error at the frame below: none in
+            // this run when the call itself failed (`true`: the frame
+            // below the calling one), or when its callee, the bottom
+            // frame, failed making a frame (the location names no module:
+            // the calling frame's, which the caller knows).
+            let at_load = aptos && by_call && e.location.as_ref().is_some_and(|l| l.module.is_empty());
+            if by_call || !aptos {
+                unlocated(&mut e);
+            }
+            (*e, at_load)
         });
         self.nested_rets = None;
         std::mem::swap(&mut self.natives, natives);
@@ -862,6 +871,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
     ) -> TrapResult<bool> {
         let callee = self.s.flat_callee(&target.module, target.def, ty_args.clone())?;
         if !entered {
+            // A closure call: its charges before the callee's frame, as at
+            // `CallClosure` (`call_closure`).
+            if self.gas.is_aptos() {
+                let counts = SiteCounts { units: slots.len() as u64, ..SiteCounts::default() };
+                self.charge_aptos_call(&callee, Opcode::CallClosure, counts, None)?;
+            }
             let h = rets.len() as u32;
             return self.call(&callee, Args { slots, mutable: &target.mutable }, rets, sbase, h, ty_args);
         }

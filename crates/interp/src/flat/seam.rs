@@ -111,28 +111,58 @@ impl GlobalStore for SessionState<'_, '_> {
 
 impl Interpreter for SessionState<'_, '_> {
     fn interpret(&mut self, natives: &mut NativeSession, call: InterpretedCall<'_>) -> Interpreted {
+        // SAFETY: a nonzero `aptos_meter` is the address of the execution's
+        // live meter, which nothing else touches while this call runs (the
+        // compiled code that passed it is suspended below it).
+        if let Some(meter) = unsafe { (call.state.aptos_meter as *mut AptosMeter).as_mut() } {
+            // The nested run charges the execution's meter itself: moved
+            // into a meter of its own for the run, and back.
+            let mut gas = GasMeter::aptos(meter.pricing.clone(), 0);
+            let swap = |gas: &mut GasMeter, meter: &mut AptosMeter| {
+                if let Some(held) = gas.aptos_meter_mut() {
+                    std::mem::swap(held, meter);
+                }
+            };
+            swap(&mut gas, meter);
+            let result = self.interpret_with(natives, &call, &mut gas);
+            swap(&mut gas, meter);
+            let (result, at_load) = split(result);
+            return Interpreted { result, gas_left: None, at_load };
+        }
         let mut gas = match call.state.gas_left {
             Some(g) => self.engine.meter_template.with_budget(g),
             None => GasMeter::unmetered(),
         };
-        let result = self.interpret_with(natives, &call, &mut gas);
-        Interpreted { result, gas_left: gas.remaining() }
+        let (result, at_load) = split(self.interpret_with(natives, &call, &mut gas));
+        Interpreted { result, gas_left: gas.remaining(), at_load }
+    }
+}
+
+/// A nested run's result and whether its error is a loading error of the
+/// call itself.
+fn split(r: Result<(), (VmError, bool)>) -> (VmResult<()>, bool) {
+    match r {
+        Ok(()) => (Ok(()), false),
+        Err((e, at_load)) => (Err(e), at_load),
     }
 }
 
 impl SessionState<'_, '_> {
+    /// The nested run; an error's flag: a loading error of the call itself
+    /// (see [`Interpreted::at_load`]).
     fn interpret_with(
         &mut self,
         natives: &mut NativeSession,
         call: &InterpretedCall<'_>,
         gas: &mut GasMeter,
-    ) -> VmResult<()> {
+    ) -> Result<(), (VmError, bool)> {
+        let no_load = |e: VmError| (e, false);
         let (target, entered) = match call.function {
             InterpretedFunction::Entered(def) => {
-                let m = self.load_module(call.module)?;
-                (self.function_target(m, def)?, true)
+                let m = self.load_module(call.module).map_err(no_load)?;
+                (self.function_target(m, def).map_err(no_load)?, true)
             }
-            InterpretedFunction::Called(f) => (self.closure_target(f)?, false),
+            InterpretedFunction::Called(f) => (self.closure_target(f).map_err(no_load)?, false),
         };
         self.flat.note_nested(&target, call.ty_args);
         let ty_args = Arc::new(call.ty_args.to_vec());

@@ -123,6 +123,9 @@ impl Declarer<'_> {
                     code: TargetCode::Native(site),
                     params: params.iter().map(|t| self.layout_of(t)).collect::<CompileResult<_>>()?,
                     rets: rets.iter().map(|t| self.layout_of(t)).collect::<CompileResult<_>>()?,
+                    module: m.id.clone(),
+                    local_nodes: Arc::new([]),
+                    loaded: Default::default(),
                 };
                 table.insert(id, key.type_args.clone(), target);
             } else {
@@ -149,10 +152,14 @@ impl Declarer<'_> {
         }
         let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
         let mut captured = Vec::new();
+        let mut captured_tys = Vec::new();
         let mut rest = Vec::new();
         for (i, t) in params.iter().enumerate() {
             if captured_at(i) {
                 captured.push(self.layout_of(t)?);
+                if serializable {
+                    captured_tys.push(t.clone());
+                }
             } else {
                 rest.push(t.clone());
             }
@@ -171,8 +178,17 @@ impl Declarer<'_> {
                 self.closures.fast_pending.push((key.clone(), mask));
             }
         }
-        let site =
-            Box::new(PackSite { function, type_args: key.type_args, mask, captured: captured.clone(), serializable });
+        let target_module = self.modules.get(module as usize).ok_or_else(|| bad("module"))?.id.clone();
+        let site = Box::new(PackSite {
+            function,
+            type_args: key.type_args,
+            mask,
+            captured: captured.clone(),
+            serializable,
+            module: target_module,
+            captured_tys,
+            loaded: Default::default(),
+        });
         let addr = &*site as *const PackSite as u64;
         self.closures.packs.push(site);
         Ok(PackInfo { site: addr, captured, closure })
@@ -189,6 +205,7 @@ impl Declarer<'_> {
             native_base: spec.native_base,
             metered: spec.metered,
             borrowed: spec.borrowed,
+            aptos: spec.aptos,
         });
         let addr = &*site as *const CallSite as u64;
         self.closures.calls.push(site);
@@ -269,7 +286,10 @@ impl JitEngine {
         let entry = self.entry_address(key)?;
         let (id, params, rets) = self.target_layouts(key)?;
         let code = TargetCode::Move(entry);
-        self.closures.table.insert(id, key.type_args.clone(), Target { code, params, rets });
+        let m = self.modules.get(key.module as usize).ok_or_else(|| bad("module"))?.clone();
+        let local_nodes = super::local_nodes(&m, key.fdef, &key.type_args)?.into();
+        let target = Target { code, params, rets, module: m.id.clone(), local_nodes, loaded: Default::default() };
+        self.closures.table.insert(id, key.type_args.clone(), target);
         Ok(())
     }
 

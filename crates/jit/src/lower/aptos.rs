@@ -7,10 +7,12 @@
 //! Only charges fixed when the function is compiled are lowered: the types
 //! an instruction builds (`subst_ty_per_node` × nodes, charged first) and
 //! its price over counts of fields, elements, constant bytes, or abstract
-//! sizes of values whose layout fixes them. Instructions whose Aptos charges
-//! depend on run-time state (calls of natives: their own gas; closures)
-//! are not compiled under Aptos: the function runs interpreted, with
-//! identical charges. Copies and comparisons of values with a vector or
+//! sizes of values whose layout fixes them. What depends on run-time state
+//! is charged on the meter where it runs, after compiled code settles what
+//! it spent: a closure pack's module loads (`lower/metered.rs`
+//! `aptos_pack`), a closure call's charges (the runtime's `call_closure`:
+//! the target's module, its price, its frame; a target compiled code lacks,
+//! or a native one, runs on the interpreter over the same meter). Copies and comparisons of values with a vector or
 //! closure inside are priced by the values where they run (the runtime's
 //! `aptos_copy`, `aptos_compare`).
 //! Global storage charges its types here and its price in the segment; the
@@ -102,7 +104,22 @@ impl Lowerer<'_, '_> {
                 out.extend(callee.local_nodes.iter().map(|n| (p.costs.subst_ty_per_node.saturating_mul(*n), true)));
                 return Ok(out);
             }
-            B::CallClosure(_) | B::PackClosure(..) | B::PackClosureGeneric(..) => return Err(refused()),
+            // Everything where it runs: its target's module, its price by
+            // the closure's arguments and the target's locals, the frame
+            // (`closure_shims::call_closure`).
+            B::CallClosure(_) => return Ok(Vec::new()),
+            // Its price by the captured values here; the target's module
+            // (and a storable closure's captured layouts' modules) where it
+            // runs (`lower/metered.rs` `aptos_pack`).
+            B::PackClosure(_, mask) => (0, units(mask.captured_count() as u64)),
+            // Priced first, then its type arguments are built.
+            B::PackClosureGeneric(fi, mask) => {
+                let inst =
+                    m.function_instantiations.get(fi.idx()).ok_or_else(|| malformed("function instantiation"))?;
+                let nodes = nodes_of(&self.inst_args(inst.type_parameters)?);
+                let price = p.costs.site_cost(op, units(mask.captured_count() as u64));
+                return Ok(vec![(price, false), (p.costs.subst_ty_per_node.saturating_mul(nodes), false)]);
+            }
             // Its base here; per message byte where it runs (`lower/mod.rs`).
             B::AbortMsg => (0, SiteCounts::default()),
             // Its types, then its price: the resource's loading and I/O
@@ -444,6 +461,22 @@ impl Lowerer<'_, '_> {
             }
             _ => None,
         };
+        // The captured values' stack sizes, before all its charges (a
+        // generic pack's are its price, then its types).
+        if let B::PackClosure(_, mask) | B::PackClosureGeneric(_, mask) = ins {
+            let top =
+                self.stack.len().checked_sub(mask.captured_count()).ok_or_else(|| malformed("captured values"))?;
+            let mut used = 0u64;
+            for (t, _) in &self.stack[top..] {
+                let l = match t {
+                    Ty::S(k) => scalar_layout(*k),
+                    Ty::M(l) => l.clone(),
+                    Ty::R(_) => return Err(malformed("a captured reference")),
+                };
+                used = used.saturating_add(p.sizes.stack(&l));
+            }
+            return Ok(Some(MemoryFeed::UseFirst(used)));
+        }
         let mut stack_sizes = 0u64;
         for t in fields.iter().flatten() {
             stack_sizes = stack_sizes.saturating_add(p.sizes.stack(&*self.env.layout(t)?));
@@ -692,6 +725,9 @@ pub(super) enum MemoryFeed {
     Use(u64),
     /// Uses this many units after its price (`ld_const`).
     UseAfterPrice(u64),
+    /// Uses this many units before all its charges (`pack_closure`'s
+    /// captured values; a generic one is priced, then builds its types).
+    UseFirst(u64),
     /// Releases this many units once it has run (a release only lowers
     /// the usage, so only its order among the uses matters).
     Release(u64),

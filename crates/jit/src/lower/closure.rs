@@ -19,6 +19,10 @@
 //!   the interpreter). A segment
 //!   of gas ends after every `CallClosure` (`gas::segments`), so the callee
 //!   sees exactly the interpreter's gas.
+//! * Under Aptos's schedule a pack first calls `aptos_pack` (the target's
+//!   module loads, `lower/metered.rs`), and the `call_closure` shim makes
+//!   the interpreter's closure-call charges on the meter (jit-abi.md 5.1);
+//!   the fast path is not taken.
 
 #![forbid(unsafe_code)]
 
@@ -56,6 +60,9 @@ pub struct CallSpec {
     /// The closure operand is a local's, left in place (see
     /// [`Lowerer::closure_copy_elided`]).
     pub borrowed: bool,
+    /// Aptos's schedule: the call makes the interpreter's charges on the
+    /// meter (`closure_shims::call_closure`).
+    pub aptos: bool,
 }
 
 impl Lowerer<'_, '_> {
@@ -89,6 +96,9 @@ impl Lowerer<'_, '_> {
         i: usize,
     ) -> CompileResult<()> {
         let info = self.env.pack_site(self.target.module_idx, handle, targs, mask)?;
+        if self.target.aptos.is_some() {
+            self.aptos_pack(info.site, i)?;
+        }
         let n = info.captured.len();
         if self.stack.len() < n {
             return Err(malformed("too few captured values on the stack"));
@@ -151,6 +161,7 @@ impl Lowerer<'_, '_> {
         let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
         let borrowed = i > 0 && matches!(self.code[i - 1], Bytecode::CopyLoc(l) if self.closure_copy_elided(l, i - 1));
         let metered = self.target.cost.is_some();
+        let aptos = self.target.aptos.is_some();
         let spec = CallSpec {
             provided: provided.clone(),
             rets: ret_layouts.clone(),
@@ -159,11 +170,14 @@ impl Lowerer<'_, '_> {
             native_base,
             metered,
             borrowed,
+            aptos,
         };
         let site = self.env.call_site(spec)?;
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
         let merge = self.b.create_block();
-        if borrowed {
+        // (Under Aptos a call makes run-time charges before its frame: the
+        // shim makes them.)
+        if borrowed && !aptos {
             self.call_closure_fast(sitev, closure, &args, &provided, &ret_layouts, &outs, split, merge, i)?;
         }
         let n = provided.len() + ret_layouts.len();
@@ -201,6 +215,8 @@ impl Lowerer<'_, '_> {
         // A native target pushes its results like any instruction; a Move
         // callee's pushes were checked as it ran, so these never fire then.
         self.push_all(vals, i);
+        // (Under Aptos the shim charged the meter; nothing of the segment
+        // follows: a closure call ends it, `gas::segments`.)
         Ok(())
     }
 

@@ -130,8 +130,9 @@ impl Lowerer<'_, '_> {
                 None => None,
             };
             match feed {
-                Some(MemoryFeed::Use(n)) => self.memory_use(i, n, false)?,
-                Some(MemoryFeed::UseAfterPrice(n)) => self.memory_use(i, n, true)?,
+                Some(MemoryFeed::Use(n)) => self.memory_use(i, n, 1)?,
+                Some(MemoryFeed::UseAfterPrice(n)) => self.memory_use(i, n, 0)?,
+                Some(MemoryFeed::UseFirst(n)) => self.memory_use(i, n, usize::MAX)?,
                 // Before the frame's values are moved out and dropped.
                 Some(MemoryFeed::ReleaseFrame) => {
                     for (l, a) in self.heap_locals.clone() {
@@ -235,17 +236,18 @@ impl Lowerer<'_, '_> {
         r
     }
 
-    /// Instruction `i` uses `amount` units of Aptos's memory before its
-    /// price (after the types it builds), or after it (`after_price`), as
+    /// Instruction `i` uses `amount` units of Aptos's memory before the
+    /// last `later` of its charges (1: before its price, after the types
+    /// it builds; 0: after its price; more than it has: before all), as
     /// the interpreter feeds its meter: the gas events up to that point are
     /// settled first (so memory is used exactly when the interpreter uses
     /// it, and the peak matches), then the runtime's `memory_use` runs;
     /// past the quota, `i` fails with `MEMORY_LIMIT_EXCEEDED`, keeping the
     /// gas charged up to that point.
-    fn memory_use(&mut self, i: usize, amount: u64, after_price: bool) -> CompileResult<()> {
+    fn memory_use(&mut self, i: usize, amount: u64, later: usize) -> CompileResult<()> {
         let s = self.seg.as_ref().ok_or_else(|| malformed("a memory use outside a segment"))?;
         let steps = &s.steps[i - s.start];
-        let own = if after_price { steps.len() } else { steps.len().saturating_sub(1) };
+        let own = steps.len().saturating_sub(later);
         let kept = match own {
             0 => s.prefix[i - s.start],
             n => steps[n - 1].0,
@@ -300,6 +302,26 @@ impl Lowerer<'_, '_> {
         // The helper recorded the status and the gas left.
         self.fail_keeping_if(failed, i, 0, false, None);
         self.gas_in();
+        Ok(())
+    }
+
+    /// `pack_closure` (instruction `i`, its `PackSite` at `site`) under
+    /// Aptos's schedule, after its constant charges (settled by its hot
+    /// test) and before the captured values move: the runtime's
+    /// `aptos_pack` settles the segment on the meter (the fuel before the
+    /// pack's module loads: the gas left plus the segment's charges after
+    /// `i`) and charges the target's module and a storable closure's
+    /// captured layouts' modules, as the interpreter's `charge_aptos_pack`.
+    /// A failure fails here keeping the gas the helper left; the segment's
+    /// entry gas is then rebased.
+    pub(super) fn aptos_pack(&mut self, site: u64, i: usize) -> CompileResult<()> {
+        let kept = self.kept_through(i).ok_or_else(|| malformed("a closure pack outside a segment"))?;
+        let rest = self.refund_const(Some(kept));
+        let sp = self.b.ins().iconst(self.ptr, site as i64);
+        let failed = self.call_helper(HelperId::aptos_pack(), &[self.ctx, sp, rest])?;
+        // The helper recorded the status and the gas left.
+        self.fail_keeping_if(failed, i, 0, false, None);
+        self.rebase_segment();
         Ok(())
     }
 
