@@ -286,7 +286,14 @@ unsafe fn move_sized(src: Addr, dst: Addr, n: u32) {
 ///
 /// # Safety
 /// `base` is a live frame holding the op's slots (the module's contract).
-unsafe fn pack_scratch(scratch: &mut Vec<u8>, base: Addr, dst: u32, size: u32, tag: Option<u16>, fields: &[(u32, u32, u32)]) {
+unsafe fn pack_scratch(
+    scratch: &mut Vec<u8>,
+    base: Addr,
+    dst: u32,
+    size: u32,
+    tag: Option<u16>,
+    fields: &[(u32, u32, u32)],
+) {
     scratch.clear();
     scratch.resize(size as usize, 0);
     if let Some(t) = tag {
@@ -305,7 +312,14 @@ unsafe fn pack_scratch(scratch: &mut Vec<u8>, base: Addr, dst: u32, size: u32, t
 /// # Safety
 /// As [`pack_scratch`]; `order` is the op's prepared order.
 #[inline(always)]
-unsafe fn pack_direct(base: Addr, dst: u32, size: u32, tag: Option<u16>, order: FieldOrder, fields: &[(u32, u32, u32)]) {
+unsafe fn pack_direct(
+    base: Addr,
+    dst: u32,
+    size: u32,
+    tag: Option<u16>,
+    order: FieldOrder,
+    fields: &[(u32, u32, u32)],
+) {
     let d = base.add(dst);
     let one = |&(src, off, n): &(u32, u32, u32)| move_sized(base.add(src), d.add(off), n);
     if order == FieldOrder::Backward {

@@ -480,9 +480,8 @@ pub(crate) fn field_order(moves: &[(u32, u32, u32)]) -> FieldOrder {
         let (rs, re) = (u64::from(r.0), u64::from(r.0) + u64::from(r.2));
         w.2 > 0 && r.2 > 0 && ws < re && rs < we
     };
-    let safe = |seq: &[usize]| {
-        seq.iter().enumerate().all(|(k, &i)| seq[k + 1..].iter().all(|&j| !hits(&moves[i], &moves[j])))
-    };
+    let safe =
+        |seq: &[usize]| seq.iter().enumerate().all(|(k, &i)| seq[k + 1..].iter().all(|&j| !hits(&moves[i], &moves[j])));
     let forward: Vec<usize> = (0..moves.len()).collect();
     let backward: Vec<usize> = (0..moves.len()).rev().collect();
     if safe(&forward) {
