@@ -49,11 +49,6 @@ struct Scratch([u8; SCRATCH_BYTES]);
 /// `Arc` per call would write a shared counter).
 type Slot<'x> = (Addr, &'x L);
 
-/// A call's argument or result slots, on the stack when there are a few
-/// (natives, and every call under Aptos's meter, take this path: a heap
-/// allocation per call cost more than most natives).
-type CallSlots<'x> = smallvec::SmallVec<[Slot<'x>; INLINE_CLOSURE_ARGS]>;
-
 /// `slots` with borrowed layouts.
 fn borrowed(slots: &[(Addr, L)]) -> Vec<Slot<'_>> {
     slots.iter().map(|(a, l)| (*a, l)).collect()
@@ -1673,8 +1668,8 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                             (*me, *frame_base, *frame_sbase, *pc) = (inst, nb, sb, 0);
                             continue 'frames;
                         }
-                        let args: CallSlots = site.args.iter().map(|(o, l)| (at(*o), l)).collect();
-                        let rets: CallSlots = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
+                        let args: Vec<Slot> = site.args.iter().map(|(o, l)| (at(*o), l)).collect();
+                        let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                         if let Some(f) = self.frames.last_mut() {
                             f.pc = *pc;
                         }
@@ -1856,7 +1851,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                             f.pc = *pc;
                         }
                         let sb = sbase + site.height_below;
-                        let rets: CallSlots = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
+                        let rets: Vec<Slot> = site.rets.iter().map(|(o, l)| (at(*o), l)).collect();
                         if self.call_closure(c, &site.args, base, &rets, sb, site.height_after - site.height_below)? {
                             switch_to_top!('frames);
                         }
