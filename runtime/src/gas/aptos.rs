@@ -8,6 +8,7 @@ use super::algebra::{GasAlgebra, MemoryAlgebra, TransactionLimits};
 use super::native::{NativePrices, NativeTerms};
 use super::schedule::{InstructionCosts, MissingParameter, Schedule};
 use crate::flat::FlatLayout;
+use crate::fxhash::FxHashSet;
 use crate::intern::TypeId;
 use crate::storage::ModuleId;
 use movejit_format::{AccountAddress, Opcode, StatusCode};
@@ -143,10 +144,11 @@ pub struct AptosMeter {
     /// whether its callee is in `0x1::table` or `0x1::event`, and kept
     /// until the next generic call.
     leak_native_args: bool,
-    /// Modules whose loading was charged in this transaction.
-    modules: HashSet<ModuleId>,
+    /// Modules whose loading was charged in this transaction (looked up
+    /// at every call: a fast hasher, the keys being loaded modules).
+    modules: FxHashSet<ModuleId>,
     /// Resources read in this transaction (by the session's global slot).
-    resources: HashSet<usize>,
+    resources: FxHashSet<usize>,
     /// Resources a native loaded in this transaction (`object::exists_at`)
     /// before any global operation read them, by address and type: the
     /// first such operation then reads nothing.
@@ -154,7 +156,7 @@ pub struct AptosMeter {
     /// Generic instantiations resolved in this transaction (by caller
     /// instance, [`crate::intern::instance_id`], and instantiation index):
     /// Aptos builds their type arguments once per caller.
-    instantiations: HashSet<(u32, u64)>,
+    instantiations: FxHashSet<(u32, u64)>,
 }
 
 /// The next [`AptosMeter`] id.
@@ -186,10 +188,10 @@ impl AptosMeter {
             algebra,
             memory,
             leak_native_args: false,
-            modules: HashSet::new(),
-            resources: HashSet::new(),
+            modules: FxHashSet::default(),
+            resources: FxHashSet::default(),
             native_reads: HashSet::new(),
-            instantiations: HashSet::new(),
+            instantiations: FxHashSet::default(),
         }
     }
 

@@ -14,7 +14,7 @@
 
 #![allow(unsafe_code)]
 
-use super::prepare::{GasSite, Kind, Measure, Memory, Op, Place, Prepared};
+use super::prepare::{FieldOrder, GasSite, Kind, Measure, Memory, Op, Place, Prepared};
 use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::SessionState as Session;
 use movejit_format::{AccountAddress, Bytecode, Opcode};
@@ -273,6 +273,96 @@ unsafe fn move_sized(src: Addr, dst: Addr, n: u32) {
         16 => mem::write::<16>(dst, mem::read::<16>(src)),
         32 => mem::write::<32>(dst, mem::read::<32>(src)),
         _ => mem::move_bytes(src, dst, n),
+    }
+}
+
+/// `Op::Pack` through a copy of the whole value in `scratch` (the fields'
+/// slots and the value may overlap in any way).
+///
+/// # Safety
+/// `base` is a live frame holding the op's slots (the module's contract).
+unsafe fn pack_scratch(
+    scratch: &mut Vec<u8>,
+    base: Addr,
+    dst: u32,
+    size: u32,
+    tag: Option<u16>,
+    fields: &[(u32, u32, u32)],
+) {
+    scratch.clear();
+    scratch.resize(size as usize, 0);
+    if let Some(t) = tag {
+        scratch[..2].copy_from_slice(&t.to_le_bytes());
+    }
+    for (src, off, n) in fields {
+        mem::read_into(base.add(*src), &mut scratch[*off as usize..(*off + *n) as usize]);
+    }
+    mem::write_from(base.add(dst), scratch);
+}
+
+/// `Op::Pack` in place: the fields in `order` ([`FieldOrder`]: no move
+/// lands on a source not yet moved), then the bytes between them zeroed
+/// and the tag written, as [`pack_scratch`] leaves them.
+///
+/// # Safety
+/// As [`pack_scratch`]; `order` is the op's prepared order.
+#[inline(always)]
+unsafe fn pack_direct(
+    base: Addr,
+    dst: u32,
+    size: u32,
+    tag: Option<u16>,
+    order: FieldOrder,
+    fields: &[(u32, u32, u32)],
+) {
+    let d = base.add(dst);
+    let one = |&(src, off, n): &(u32, u32, u32)| move_sized(base.add(src), d.add(off), n);
+    if order == FieldOrder::Backward {
+        fields.iter().rev().for_each(one);
+    } else {
+        fields.iter().for_each(one);
+    }
+    // The fields' offsets increase (`prepare::pack_order` checks it).
+    let mut end = if tag.is_some() { 2 } else { 0 };
+    for &(_, off, n) in fields {
+        if off > end {
+            mem::zero(d.add(end), off - end);
+        }
+        end = off + n;
+    }
+    if size > end {
+        mem::zero(d.add(end), size - end);
+    }
+    if let Some(t) = tag {
+        mem::write(d, t.to_le_bytes());
+    }
+}
+
+/// `Op::Unpack` (after its tag check) through a copy of the value.
+///
+/// # Safety
+/// As [`pack_scratch`].
+unsafe fn unpack_scratch(scratch: &mut Vec<u8>, base: Addr, src: u32, size: u32, fields: &[(u32, u32, u32)]) {
+    scratch.clear();
+    scratch.resize(size as usize, 0);
+    mem::read_into(base.add(src), scratch);
+    for (off, dst, n) in fields {
+        mem::write_from(base.add(*dst), &scratch[*off as usize..(*off + *n) as usize]);
+    }
+}
+
+/// `Op::Unpack` (after its tag check) in place, in `order`.
+///
+/// # Safety
+/// As [`pack_direct`].
+#[inline(always)]
+unsafe fn unpack_direct(base: Addr, src: u32, order: FieldOrder, fields: &[(u32, u32, u32)]) {
+    let s = base.add(src);
+    let one = |&(off, dst, n): &(u32, u32, u32)| move_sized(s.add(off), base.add(dst), n);
+    if order == FieldOrder::Backward {
+        fields.iter().rev().for_each(one);
+    } else {
+        fields.iter().for_each(one);
     }
 }
 
@@ -1610,35 +1700,21 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                             switch_to_top!('frames);
                         }
                     }
-                    Op::Pack { dst, size, tag, fields } => {
-                        let mut s = std::mem::take(&mut self.scratch);
-                        s.clear();
-                        s.resize(*size as usize, 0);
-                        if let Some(t) = tag {
-                            s[..2].copy_from_slice(&t.to_le_bytes());
-                        }
-                        for (src, off, n) in fields.iter() {
-                            mem::read_into(at(*src), &mut s[*off as usize..(*off + *n) as usize]);
-                        }
-                        mem::write_from(at(*dst), &s);
-                        self.scratch = s;
-                    }
-                    Op::Unpack { src, l, tag, fields } => {
-                        let mut s = std::mem::take(&mut self.scratch);
-                        s.clear();
-                        s.resize(l.size as usize, 0);
-                        mem::read_into(at(*src), &mut s);
+                    Op::Pack { dst, size, tag, order, fields } => match order {
+                        FieldOrder::Scratch => pack_scratch(&mut self.scratch, base, *dst, *size, *tag, fields),
+                        _ => pack_direct(base, *dst, *size, *tag, *order, fields),
+                    },
+                    Op::Unpack { src, l, tag, order, fields } => {
                         if let Some((t, status)) = tag {
-                            if u16::from_le_bytes([s[0], s[1]]) != *t {
-                                self.scratch = s;
+                            if u16::from_le_bytes(mem::read(at(*src))) != *t {
                                 mem::drop_value(l, at(*src));
                                 return Err(Box::new(VmError::new(*status)));
                             }
                         }
-                        for (off, dst, n) in fields.iter() {
-                            mem::write_from(at(*dst), &s[*off as usize..(*off + *n) as usize]);
+                        match order {
+                            FieldOrder::Scratch => unpack_scratch(&mut self.scratch, base, *src, l.size, fields),
+                            _ => unpack_direct(base, *src, *order, fields),
                         }
-                        self.scratch = s;
                     }
                     Op::TestVariant { r, tag } => {
                         let t = mem::read_addr(at(*r));
@@ -2136,5 +2212,91 @@ impl Session<'_, '_> {
         };
         a.charge_resource(slot, loaded).map_err(VmError::new)?;
         a.charge_site(op, SiteCounts::default()).map_err(VmError::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flat::prepare::{pack_order, unpack_order};
+    use FieldOrder::{Backward, Forward};
+
+    /// A frame of 256 bytes, each byte distinct from its neighbours.
+    fn frame() -> Scratch {
+        let mut f = Scratch([0; SCRATCH_BYTES]);
+        for (i, b) in f.0.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37).wrapping_add(11);
+        }
+        f
+    }
+
+    /// Packs the prepared order picks (`want`) and packing in place leaves
+    /// the same bytes as packing through scratch memory.
+    #[test]
+    fn direct_pack_matches_scratch() {
+        type Fields = &'static [(u32, u32, u32)];
+        // (value slot, size, tag, fields (source slot, offset, size), order)
+        let cases: &[(u32, u32, Option<u16>, Fields, FieldOrder)] = &[
+            // struct { u64, u64, u64 } over three 8-byte slots: in place
+            (64, 24, None, &[(64, 0, 8), (72, 8, 8), (80, 16, 8)], Forward),
+            // struct { bool, u64 }: padding after the bool zeroed
+            (64, 16, None, &[(64, 0, 1), (72, 8, 8)], Forward),
+            // struct { u64, u128 } from 32-byte slots: the second moves down
+            (64, 24, None, &[(64, 0, 8), (96, 8, 16)], Forward),
+            // enum variant { u64, u64 }: the fields move up past the tag
+            (64, 24, Some(3), &[(64, 8, 8), (72, 16, 8)], Backward),
+            // enum variant { u8, u64 } in a 32-byte enum: tail zeroed
+            (64, 32, Some(1), &[(64, 8, 1), (72, 16, 8)], Backward),
+            // empty variant of a 24-byte enum
+            (64, 24, Some(2), &[], Forward),
+            // sources crossing: only scratch memory can do it
+            (64, 16, None, &[(72, 0, 8), (64, 8, 8)], FieldOrder::Scratch),
+        ];
+        for (k, &(dst, size, tag, fields, want)) in cases.iter().enumerate() {
+            let order = pack_order(dst, size, tag.is_some(), fields);
+            assert_eq!(order, want, "case {k}: order");
+            let (mut a, mut b) = (frame(), frame());
+            let mut scratch = Vec::new();
+            // SAFETY: every slot of the cases lies inside the 256-byte frames.
+            unsafe {
+                pack_scratch(&mut scratch, Addr::of_scratch(&mut a.0), dst, size, tag, fields);
+                if order != FieldOrder::Scratch {
+                    pack_direct(Addr::of_scratch(&mut b.0), dst, size, tag, order, fields);
+                    assert_eq!(a.0[..], b.0[..], "case {k}: bytes");
+                }
+            }
+        }
+    }
+
+    /// As [`direct_pack_matches_scratch`], for unpacking.
+    #[test]
+    fn direct_unpack_matches_scratch() {
+        type Fields = &'static [(u32, u32, u32)];
+        // (value slot, size, fields (offset, destination slot, size), order)
+        let cases: &[(u32, u32, Fields, FieldOrder)] = &[
+            (64, 24, &[(0, 64, 8), (8, 72, 8), (16, 80, 8)], Forward),
+            (64, 16, &[(0, 64, 1), (8, 72, 8)], Forward),
+            // struct { u64, u128 } into 32-byte slots: the second moves up
+            (64, 24, &[(0, 64, 8), (8, 96, 16)], Forward),
+            // struct { u8, u8, u64 }: the second lands on the third's bytes
+            (64, 16, &[(0, 64, 1), (1, 72, 1), (8, 80, 8)], Backward),
+            // enum variant { u64, u64 }: the fields move down over the tag
+            (64, 24, &[(8, 64, 8), (16, 72, 8)], Forward),
+            (64, 16, &[(8, 64, 8), (0, 72, 8)], FieldOrder::Scratch),
+        ];
+        for (k, &(src, size, fields, want)) in cases.iter().enumerate() {
+            let order = unpack_order(src, fields);
+            assert_eq!(order, want, "case {k}: order");
+            let (mut a, mut b) = (frame(), frame());
+            let mut scratch = Vec::new();
+            // SAFETY: every slot of the cases lies inside the 256-byte frames.
+            unsafe {
+                unpack_scratch(&mut scratch, Addr::of_scratch(&mut a.0), src, size, fields);
+                if order != FieldOrder::Scratch {
+                    unpack_direct(Addr::of_scratch(&mut b.0), src, order, fields);
+                    assert_eq!(a.0[..], b.0[..], "case {k}: bytes");
+                }
+            }
+        }
     }
 }

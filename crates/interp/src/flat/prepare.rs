@@ -367,11 +367,12 @@ pub(crate) enum Op {
     },
     Call(Box<CallSite>),
     /// Pack `fields` (source slot, offset in the value, size) into `dst`;
-    /// enums write `tag` at offset 0.
+    /// enums write `tag` at offset 0. `order`: how the fields move.
     Pack {
         dst: u32,
         size: u32,
         tag: Option<u16>,
+        order: FieldOrder,
         fields: Box<[(u32, u32, u32)]>,
     },
     /// Unpack the value at `src` into (offset in the value, slot, size);
@@ -380,6 +381,7 @@ pub(crate) enum Op {
         src: u32,
         l: L,
         tag: Option<(u16, StatusCode)>,
+        order: FieldOrder,
         fields: Box<[(u32, u32, u32)]>,
     },
     TestVariant {
@@ -454,6 +456,41 @@ pub(crate) enum Op {
     },
     PackClosure(Box<ClosureSite>),
     CallClosure(Box<ClosureCallSite>),
+}
+
+/// How `Pack` / `Unpack` move their fields between the operand slots and
+/// the value, which share frame memory (the value's slot is the first
+/// field's). `Forward` / `Backward`: straight, field by field in that
+/// order of the value's offsets, no field landing on a source not yet
+/// moved ([`field_order`] proves it when preparing); `Scratch`: through a
+/// copy of all sources first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FieldOrder {
+    Forward,
+    Backward,
+    Scratch,
+}
+
+/// The order (of `moves`' indices) in which `moves` (source, destination,
+/// size) can run in place: each move may overlap its own source, never
+/// the source of a later move.
+pub(crate) fn field_order(moves: &[(u32, u32, u32)]) -> FieldOrder {
+    let hits = |w: &(u32, u32, u32), r: &(u32, u32, u32)| {
+        let (ws, we) = (u64::from(w.1), u64::from(w.1) + u64::from(w.2));
+        let (rs, re) = (u64::from(r.0), u64::from(r.0) + u64::from(r.2));
+        w.2 > 0 && r.2 > 0 && ws < re && rs < we
+    };
+    let safe =
+        |seq: &[usize]| seq.iter().enumerate().all(|(k, &i)| seq[k + 1..].iter().all(|&j| !hits(&moves[i], &moves[j])));
+    let forward: Vec<usize> = (0..moves.len()).collect();
+    let backward: Vec<usize> = (0..moves.len()).rev().collect();
+    if safe(&forward) {
+        FieldOrder::Forward
+    } else if safe(&backward) {
+        FieldOrder::Backward
+    } else {
+        FieldOrder::Scratch
+    }
 }
 
 /// Where a register-form read starts: a local itself (`borrow_loc`) or
@@ -788,6 +825,33 @@ fn variant_offs(l: &FlatLayout, v: u16) -> VmResult<Vec<(u32, u32)>> {
         }
         _ => Err(inv("variant of a non-enum")),
     }
+}
+
+/// [`field_order`] of a `Pack` into `dst` of `fields` (source slot,
+/// offset in the value, size).
+/// Direct packing also zeroes the bytes between the fields (as a value
+/// built in zeroed memory has them): the fields must come in increasing,
+/// disjoint offsets, after the tag of an enum.
+pub(crate) fn pack_order(dst: u32, size: u32, tag: bool, fields: &[(u32, u32, u32)]) -> FieldOrder {
+    let mut end = if tag { 2 } else { 0 };
+    for &(_, off, n) in fields {
+        if off < end {
+            return FieldOrder::Scratch;
+        }
+        end = off.saturating_add(n);
+    }
+    if end > size {
+        return FieldOrder::Scratch;
+    }
+    let moves: Vec<_> = fields.iter().map(|&(src, off, n)| (src, dst.saturating_add(off), n)).collect();
+    field_order(&moves)
+}
+
+/// [`field_order`] of an `Unpack` of the value at `src` into `fields`
+/// (offset in the value, slot, size).
+pub(crate) fn unpack_order(src: u32, fields: &[(u32, u32, u32)]) -> FieldOrder {
+    let moves: Vec<_> = fields.iter().map(|&(off, dst, n)| (src.saturating_add(off), dst, n)).collect();
+    field_order(&moves)
 }
 
 fn struct_offs(l: &FlatLayout) -> VmResult<Vec<(u32, u32)>> {
@@ -1173,8 +1237,10 @@ impl Preparer<'_, '_, '_> {
                 self.check_value_depth(&t)?;
                 let l = self.layout(&t)?;
                 let offs = struct_offs(&l)?;
-                let fields = offs.iter().enumerate().map(|(i, (off, size))| (sl.at(h - n + i), *off, *size)).collect();
-                Op::Pack { dst: sl.at(h - n), size: l.size, tag: None, fields }
+                let fields: Box<[_]> =
+                    offs.iter().enumerate().map(|(i, (off, size))| (sl.at(h - n + i), *off, *size)).collect();
+                let order = pack_order(sl.at(h - n), l.size, false, &fields);
+                Op::Pack { dst: sl.at(h - n), size: l.size, tag: None, order, fields }
             }
             B::Unpack(_) | B::UnpackGeneric(_) => {
                 let (sd, args) = match instr {
@@ -1187,8 +1253,10 @@ impl Preparer<'_, '_, '_> {
                 st.extend(fields.iter().cloned());
                 let l = self.layout(&self.struct_ty(sd, args)?)?;
                 let offs = struct_offs(&l)?;
-                let fields = offs.iter().enumerate().map(|(i, (off, size))| (*off, sl.at(h - 1 + i), *size)).collect();
-                Op::Unpack { src: top(0), l, tag: None, fields }
+                let fields: Box<[_]> =
+                    offs.iter().enumerate().map(|(i, (off, size))| (*off, sl.at(h - 1 + i), *size)).collect();
+                let order = unpack_order(top(0), &fields);
+                Op::Unpack { src: top(0), l, tag: None, order, fields }
             }
             B::PackVariant(_) | B::PackVariantGeneric(_) | B::SuiPackVariant(_) | B::SuiPackVariantGeneric(_) => {
                 let (t, v, fields) = self.variant_of(instr)?;
@@ -1200,8 +1268,10 @@ impl Preparer<'_, '_, '_> {
                 st.push(t.clone());
                 let l = self.layout(&t)?;
                 let offs = variant_offs(&l, v)?;
-                let fields = offs.iter().enumerate().map(|(i, (off, size))| (sl.at(h - n + i), *off, *size)).collect();
-                Op::Pack { dst: sl.at(h - n), size: l.size, tag: Some(v), fields }
+                let fields: Box<[_]> =
+                    offs.iter().enumerate().map(|(i, (off, size))| (sl.at(h - n + i), *off, *size)).collect();
+                let order = pack_order(sl.at(h - n), l.size, true, &fields);
+                Op::Pack { dst: sl.at(h - n), size: l.size, tag: Some(v), order, fields }
             }
             B::UnpackVariant(_)
             | B::UnpackVariantGeneric(_)
@@ -1217,8 +1287,10 @@ impl Preparer<'_, '_, '_> {
                 } else {
                     StatusCode::VARIANT_TAG_MISMATCH
                 };
-                let fields = offs.iter().enumerate().map(|(i, (off, size))| (*off, sl.at(h - 1 + i), *size)).collect();
-                Op::Unpack { src: top(0), l, tag: Some((v, status)), fields }
+                let fields: Box<[_]> =
+                    offs.iter().enumerate().map(|(i, (off, size))| (*off, sl.at(h - 1 + i), *size)).collect();
+                let order = unpack_order(top(0), &fields);
+                Op::Unpack { src: top(0), l, tag: Some((v, status)), order, fields }
             }
             B::TestVariant(_) | B::TestVariantGeneric(_) => {
                 let (_, v, _) = self.variant_of(instr)?;
