@@ -6,7 +6,10 @@
 use crate::case::Case;
 use crate::gen::ty::{Int, IntGen, Sc};
 use crate::rng::Rng;
-use movejit_format::{CompiledModule, SignatureToken as T, StatusFlavour, Visibility};
+use movejit_format::{
+    decode_module, version_and_flavour, AccountAddress, CompiledModule, Flavour, SignatureToken as T, StatusFlavour,
+    Visibility,
+};
 use movejit_runtime::bcs::write_uleb;
 use movejit_runtime::Type;
 
@@ -105,7 +108,12 @@ pub fn cases_for(all: &[CompiledModule], module: usize, flavour: StatusFlavour, 
             let mut args = Vec::new();
             let ok = params.0.iter().all(|p| {
                 let mut out = Vec::new();
-                let r = value_bcs(p, &inst, flavour, rng, &mut out);
+                let r = if flavour == StatusFlavour::Sui && is_tx_context(m, p) {
+                    out = crate::exec::sui_transaction().move_bcs();
+                    Some(())
+                } else {
+                    value_bcs(p, &inst, flavour, rng, &mut out)
+                };
                 args.push(out);
                 r.is_some()
             });
@@ -128,41 +136,180 @@ pub fn cases_for(all: &[CompiledModule], module: usize, flavour: StatusFlavour, 
     (cases, skipped)
 }
 
-/// The modules of `given` that verify against each other, in dependency
-/// order, and how many did not (bad dependencies included).
-pub fn verified_in_order(given: Vec<CompiledModule>, flavour: StatusFlavour) -> (Vec<CompiledModule>, u64) {
-    let config = match flavour {
+/// Whether `tok` is `&TxContext` or `&mut TxContext` (Sui's
+/// `0x2::tx_context::TxContext`), which a Sui transaction passes itself.
+fn is_tx_context(m: &CompiledModule, tok: &T) -> bool {
+    let (T::Reference(inner) | T::MutableReference(inner)) = tok else { return false };
+    let T::Struct(s) = inner.as_ref() else { return false };
+    let Some(h) = m.struct_handles.get(s.idx()) else { return false };
+    let Some(mh) = m.module_handles.get(h.module.idx()) else { return false };
+    m.address_identifiers.get(mh.address.idx()) == Some(&AccountAddress::from_u64(2))
+        && m.identifiers.get(mh.name.idx()).is_some_and(|n| n == "tx_context")
+        && m.identifiers.get(h.name.idx()).is_some_and(|n| n == "TxContext")
+}
+
+/// Given modules split into link sets, as `movejit diff PATH...` runs them.
+#[derive(Debug, Default)]
+pub struct Given {
+    /// One set per version of the modules: the first holds the first
+    /// version of every module id given (those that verify, in dependency
+    /// order); each further version of a module gets a set of its own.
+    pub sets: Vec<LinkSet>,
+    /// Files that are unreadable, of the other flavour, or do not verify
+    /// (bad dependencies included): (file label, reason).
+    pub rejected: Vec<(String, String)>,
+}
+
+/// Modules that link with each other (one version per module id), and
+/// which of them are under test.
+#[derive(Debug)]
+pub struct LinkSet {
+    pub modules: Vec<CompiledModule>,
+    /// Indexes into `modules` whose functions become cases.
+    pub tested: Vec<usize>,
+}
+
+impl Given {
+    /// Modules verified, each version counted once.
+    pub fn verified(&self) -> usize {
+        self.sets.iter().map(|s| s.tested.len()).sum()
+    }
+}
+
+/// The flavour a set of module files runs as: Sui when any of them carries
+/// Sui's flavour (unflavoured v5 and v6 modules run as either), else Aptos,
+/// unless `forced`. As `movejit run` decides.
+pub fn flavour_of<'a>(files: impl IntoIterator<Item = &'a [u8]>, forced: Option<StatusFlavour>) -> StatusFlavour {
+    forced.unwrap_or_else(|| {
+        let sui = files.into_iter().any(|b| matches!(version_and_flavour(b), Ok((_, Flavour::Sui))));
+        if sui {
+            StatusFlavour::Sui
+        } else {
+            StatusFlavour::Aptos
+        }
+    })
+}
+
+/// Decodes and verifies module files (label, bytes) of `flavour` (see
+/// [`flavour_of`]) into link sets. A folder may hold several versions of
+/// one module (Sui's protocol snapshots do), which one link set cannot: the
+/// first version given of each module id forms the base set, linked as one
+/// bundle publish; every later version is verified in a copy of the base
+/// with itself in place of the first one, without the base modules that
+/// depend on that module (they were linked against the other version). A
+/// file whose bytes repeat an earlier file's is the same version, skipped.
+pub fn load_given(files: &[(String, Vec<u8>)], flavour: StatusFlavour) -> Given {
+    let mut given = Given::default();
+    let mut seen: Vec<&[u8]> = Vec::new();
+    let (mut first, mut later) = (Vec::new(), Vec::new());
+    for (label, bytes) in files {
+        if seen.contains(&bytes.as_slice()) {
+            continue;
+        }
+        seen.push(bytes);
+        let of_flavour = match version_and_flavour(bytes) {
+            Ok((_, Flavour::Sui)) => flavour == StatusFlavour::Sui,
+            Ok((_, Flavour::Aptos)) => flavour == StatusFlavour::Aptos,
+            Ok(_) | Err(_) => true,
+        };
+        match decode_module(bytes) {
+            Ok(m) if of_flavour => {
+                let same = |x: &CompiledModule| x.address() == m.address() && x.name() == m.name();
+                if first.iter().any(|(_, f)| same(f)) {
+                    later.push((label.clone(), m));
+                } else {
+                    first.push((label.clone(), m));
+                }
+            }
+            Ok(_) => given.rejected.push((label.clone(), "of the other flavour".into())),
+            Err(e) => given.rejected.push((label.clone(), format!("unreadable: {}", e.status.name()))),
+        }
+    }
+    let (base, failed) = verified_in_order(first, flavour);
+    given.rejected.extend(failed);
+    let config = verifier_config(flavour);
+    for (label, version) in later {
+        let dependents = dependents_of(&base, version.address(), version.name());
+        let mut modules: Vec<CompiledModule> =
+            base.iter().zip(&dependents).filter(|(_, d)| !**d).map(|(m, _)| m.clone()).collect();
+        let linked: Vec<&CompiledModule> = modules.iter().chain([&version]).collect();
+        match movejit_verifier::verify_module(&version, &linked, &config) {
+            Ok(()) => {
+                modules.push(version);
+                given.sets.push(LinkSet { tested: vec![modules.len() - 1], modules });
+            }
+            Err(e) => given.rejected.push((label, e.status.name().to_string())),
+        }
+    }
+    if !base.is_empty() {
+        given.sets.insert(0, LinkSet { tested: (0..base.len()).collect(), modules: base });
+    }
+    given
+}
+
+/// Which of `modules` (in dependency order) depend on `address::name`,
+/// directly or not, itself included.
+fn dependents_of(modules: &[CompiledModule], address: &AccountAddress, name: &str) -> Vec<bool> {
+    let mut hit = Vec::with_capacity(modules.len());
+    for m in modules {
+        let deps = m.immediate_dependencies();
+        let depends = deps.iter().any(|(a, n)| {
+            modules.iter().zip(&hit).any(|(d, h): (&CompiledModule, &bool)| *h && d.address() == a && d.name() == n)
+        });
+        hit.push(depends || (m.address() == address && m.name() == name));
+    }
+    hit
+}
+
+fn verifier_config(flavour: StatusFlavour) -> movejit_verifier::VerifierConfig {
+    match flavour {
         StatusFlavour::Aptos => movejit_verifier::VerifierConfig::aptos(),
         StatusFlavour::Sui => movejit_verifier::VerifierConfig::sui(),
-    };
+    }
+}
+
+/// The modules of `given` (label, module) that verify against each other,
+/// in dependency order, and the others with why: (label, status, or the
+/// dependency missing).
+pub fn verified_in_order(
+    given: Vec<(String, CompiledModule)>,
+    flavour: StatusFlavour,
+) -> (Vec<CompiledModule>, Vec<(String, String)>) {
+    let config = verifier_config(flavour);
     // Linking looks past the immediate dependencies (friends, which depend
     // on the module, and a dependency's own dependencies), so every module
     // links against all the given ones, as a bundle publish would.
-    let bundle = given.clone();
+    let bundle: Vec<CompiledModule> = given.iter().map(|(_, m)| m.clone()).collect();
     let linked: Vec<&CompiledModule> = bundle.iter().collect();
     let mut done: Vec<CompiledModule> = Vec::new();
-    let mut failed = 0u64;
+    let mut failed = Vec::new();
     let mut pending = given;
     loop {
         let before = pending.len();
         let mut rest = Vec::new();
-        for m in pending {
+        for (label, m) in pending {
             let deps = m.immediate_dependencies();
             if !deps.iter().all(|(a, n)| done.iter().any(|d| d.address() == a && d.name() == n)) {
-                rest.push(m);
+                rest.push((label, m));
                 continue;
             }
-            if movejit_verifier::verify_module(&m, &linked, &config).is_ok()
-                && !done.iter().any(|d| d.address() == m.address() && d.name() == m.name())
-            {
-                done.push(m);
-            } else {
-                failed += 1;
+            match movejit_verifier::verify_module(&m, &linked, &config) {
+                Ok(()) => done.push(m),
+                Err(e) => failed.push((label, e.status.name().to_string())),
             }
         }
         pending = rest;
         if pending.len() == before || pending.is_empty() {
-            return (done, failed + pending.len() as u64);
+            for (label, m) in pending {
+                let missing = m
+                    .immediate_dependencies()
+                    .into_iter()
+                    .find(|(a, n)| !done.iter().any(|d| d.address() == a && d.name() == n))
+                    .map(|(a, n)| format!("{}::{n}", a.to_hex_short()))
+                    .unwrap_or_default();
+                failed.push((label, format!("dependency {missing} not verified")));
+            }
+            return (done, failed);
         }
     }
 }
