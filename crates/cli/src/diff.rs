@@ -3,9 +3,8 @@
 //! movejit-diff). Exit 0 when nothing diverged, 1 on any divergence, 2 when
 //! the run could not be set up.
 
-use crate::files::expand_mv_paths;
 use indicatif::{ProgressBar, ProgressStyle};
-use movejit_diff::args::{cases_for, flavour_of, load_given, Given};
+use movejit_diff::args::{cases_for, flavour_of, load_given, module_files, Given};
 use movejit_diff::driver::Stats;
 use movejit_diff::minimize::minimize;
 use movejit_diff::rng::Rng;
@@ -88,19 +87,12 @@ fn bar(len: Option<u64>, quiet: bool) -> ProgressBar {
     b
 }
 
-/// Loads the given modules into link sets (`movejit_diff::args::load_given`).
-/// Within each path, files nearer the given folder come first, so a
-/// folder's own modules are the base version of a module that a subfolder
-/// (an archive of older versions) holds again.
+/// Loads the given modules into link sets (`movejit_diff::args::load_given`,
+/// each path's files in `module_files`'s order).
 fn load(paths: &[PathBuf], forced: Option<crate::run::FlavourChoice>) -> Result<(StatusFlavour, Given), String> {
     let mut files = Vec::new();
     for p in paths {
-        let mut found = expand_mv_paths(std::slice::from_ref(p)).map_err(|e| e.to_string())?;
-        found.sort_by_key(|f| f.components().count());
-        for f in found {
-            let bytes = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-            files.push((f.display().to_string(), bytes));
-        }
+        files.extend(module_files(p).map_err(|e| format!("{}: {e}", p.display()))?);
     }
     let forced = forced.map(|f| match f {
         crate::run::FlavourChoice::Aptos => StatusFlavour::Aptos,

@@ -12,6 +12,7 @@ use movejit_format::{
 };
 use movejit_runtime::bcs::write_uleb;
 use movejit_runtime::Type;
+use std::path::Path;
 
 /// Primitive types generic functions are instantiated with.
 const INSTANCES: [(Type, Option<Sc>); 4] = [
@@ -188,6 +189,31 @@ pub fn flavour_of<'a>(files: impl IntoIterator<Item = &'a [u8]>, forced: Option<
             StatusFlavour::Aptos
         }
     })
+}
+
+/// The `.mv` files of `path` (a file, or a folder searched recursively) as
+/// (path, bytes), files nearer `path` first, then by path: a folder's own
+/// modules come before the older versions a subfolder keeps of them, so
+/// [`load_given`] takes them as the base versions.
+pub fn module_files(path: &Path) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    let mut found = Vec::new();
+    let mut folders = vec![path.to_path_buf()];
+    if !path.is_dir() {
+        found.push(path.to_path_buf());
+        folders.clear();
+    }
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let p = entry?.path();
+            if p.is_dir() {
+                folders.push(p);
+            } else if p.extension().is_some_and(|x| x == "mv") {
+                found.push(p);
+            }
+        }
+    }
+    found.sort_by(|a, b| (a.components().count(), a).cmp(&(b.components().count(), b)));
+    found.into_iter().map(|p| Ok((p.display().to_string(), std::fs::read(&p)?))).collect()
 }
 
 /// Decodes and verifies module files (label, bytes) of `flavour` (see
