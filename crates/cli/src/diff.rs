@@ -64,7 +64,8 @@ pub struct Args {
     jobs: u64,
     /// The flavour the given modules run as (default: Sui when any of them
     /// carries Sui's flavour, else Aptos; unflavoured v5/v6 modules run as
-    /// either).
+    /// either); with it, generated programs are all of that flavour (Sui:
+    /// generated modules only, no single-instruction programs).
     #[arg(long, value_enum)]
     flavour: Option<crate::run::FlavourChoice>,
     /// Which size of each benchmark --suite runs.
@@ -89,15 +90,11 @@ fn bar(len: Option<u64>, quiet: bool) -> ProgressBar {
 
 /// Loads the given modules into link sets (`movejit_diff::args::load_given`,
 /// each path's files in `module_files`'s order).
-fn load(paths: &[PathBuf], forced: Option<crate::run::FlavourChoice>) -> Result<(StatusFlavour, Given), String> {
+fn load(paths: &[PathBuf], forced: Option<StatusFlavour>) -> Result<(StatusFlavour, Given), String> {
     let mut files = Vec::new();
     for p in paths {
         files.extend(module_files(p).map_err(|e| format!("{}: {e}", p.display()))?);
     }
-    let forced = forced.map(|f| match f {
-        crate::run::FlavourChoice::Aptos => StatusFlavour::Aptos,
-        crate::run::FlavourChoice::Sui => StatusFlavour::Sui,
-    });
     let flavour = flavour_of(files.iter().map(|(_, b)| b.as_slice()), forced);
     Ok((flavour, load_given(&files, flavour)))
 }
@@ -202,12 +199,16 @@ pub fn run(a: Args) -> ExitCode {
         schedule,
         ..Options::default()
     };
+    let flavour = a.flavour.map(|f| match f {
+        crate::run::FlavourChoice::Aptos => StatusFlavour::Aptos,
+        crate::run::FlavourChoice::Sui => StatusFlavour::Sui,
+    });
     let start = Instant::now();
     let mut diverged = 0usize;
 
     // Given modules.
     if !a.paths.is_empty() {
-        let (flavour, given) = match load(&a.paths, a.flavour) {
+        let (flavour, given) = match load(&a.paths, flavour) {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -314,7 +315,7 @@ pub fn run(a: Args) -> ExitCode {
                     break;
                 }
                 let before = stats.divergences.len();
-                stats.run_generated(a.seed, i, &opts);
+                stats.run_generated_of(a.seed, i, &opts, flavour);
                 if stats.divergences.len() > before {
                     let n = found.fetch_add(stats.divergences.len() - before, std::sync::atomic::Ordering::Relaxed);
                     pb.set_message(format!("{} divergences", n + stats.divergences.len() - before));
