@@ -216,51 +216,52 @@ pub fn run(a: Args) -> ExitCode {
             }
         };
         let mut rng = Rng::new(a.seed);
-        let mut cases = Vec::new();
-        let mut skipped = 0;
-        for _ in 0..a.rounds {
-            for set in &given.sets {
-                for &i in &set.tested {
-                    let (c, s) = cases_for(&set.modules, i, flavour, &mut rng);
-                    cases.extend(c);
-                    skipped += s;
-                }
-            }
-        }
-        let pb = bar(Some(cases.len() as u64), a.quiet);
+        let (mut cases, mut skipped) = (0u64, 0u64);
+        // Cases are made module by module (each holds its link set): all of
+        // them at once would hold the set once per case.
+        let tested: u64 = given.sets.iter().map(|s| s.tested.len() as u64).sum();
+        let pb = bar(Some(a.rounds * tested), a.quiet);
         let (mut compared, mut runs, mut oog) = (0u64, 0u64, 0u64);
         let mut mixed: std::collections::BTreeMap<String, u64> = Default::default();
         let mut unsupported: std::collections::BTreeMap<String, u64> = Default::default();
         let mut statuses: std::collections::BTreeMap<&str, u64> = Default::default();
-        for case in &cases {
-            match run_both_with(case, &opts) {
-                Ok(c) => {
-                    *statuses.entry(c.outcome.status.name()).or_default() += 1;
-                    runs += c.runs;
-                    oog += c.out_of_gas;
-                    match c.jit {
-                        JitVerdict::Agreed => compared += 1,
-                        JitVerdict::Mixed(r) => *mixed.entry(r).or_default() += 1,
-                        JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
-                        JitVerdict::Rejected(r) => {
-                            *unsupported.entry(format!("module rejected: {r}")).or_default() += 1
+        for _ in 0..a.rounds {
+            for set in &given.sets {
+                for &i in &set.tested {
+                    let (module_cases, s) = cases_for(&set.modules, i, flavour, &mut rng);
+                    skipped += s;
+                    cases += module_cases.len() as u64;
+                    for case in &module_cases {
+                        match run_both_with(case, &opts) {
+                            Ok(c) => {
+                                *statuses.entry(c.outcome.status.name()).or_default() += 1;
+                                runs += c.runs;
+                                oog += c.out_of_gas;
+                                match c.jit {
+                                    JitVerdict::Agreed => compared += 1,
+                                    JitVerdict::Mixed(r) => *mixed.entry(r).or_default() += 1,
+                                    JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
+                                    JitVerdict::Rejected(r) => {
+                                        *unsupported.entry(format!("module rejected: {r}")).or_default() += 1
+                                    }
+                                }
+                            }
+                            Err(d) => {
+                                diverged += 1;
+                                pb.suspend(|| print_path_divergence(case, &d));
+                            }
                         }
                     }
-                }
-                Err(d) => {
-                    diverged += 1;
-                    pb.suspend(|| print_path_divergence(case, &d));
+                    pb.inc(1);
                 }
             }
-            pb.inc(1);
         }
         pb.finish_and_clear();
         println!(
-            "modules: {} verified ({} link sets), {} rejected or unreadable; cases: {} ({skipped} functions skipped: argument types not generated)",
+            "modules: {} verified ({} link sets), {} rejected or unreadable; cases: {cases} ({skipped} functions skipped: argument types not generated)",
             given.verified(),
             given.sets.len(),
             given.rejected.len(),
-            cases.len()
         );
         println!(
             "compared on JIT {compared}, mixed (jit refused, auto partly compiled) {}, interpreter only {}; {runs} executions compared ({oog} out of gas); divergences {diverged}",

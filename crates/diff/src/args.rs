@@ -8,7 +8,7 @@ use crate::gen::ty::{Int, IntGen, Sc};
 use crate::rng::Rng;
 use movejit_format::{
     decode_module, version_and_flavour, AccountAddress, CompiledModule, Flavour, SignatureToken as T, StatusFlavour,
-    Visibility,
+    StructFieldInformation, Visibility,
 };
 use movejit_runtime::bcs::write_uleb;
 use movejit_runtime::Type;
@@ -23,38 +23,126 @@ const INSTANCES: [(Type, Option<Sc>); 4] = [
 ];
 
 /// A random BCS value of `tok` (type parameters replaced by `ty_args`);
-/// `None` for types arguments cannot have (structs, functions).
+/// `None` for types arguments cannot have here (datatypes: see
+/// [`cases_for`], which generates them from the given modules; functions).
 pub fn value_bcs(tok: &T, ty_args: &[usize], flavour: StatusFlavour, rng: &mut Rng, out: &mut Vec<u8>) -> Option<()> {
-    let int = |i: Int, rng: &mut Rng, out: &mut Vec<u8>| out.extend(i.bcs(i.edge_value(rng)));
-    match tok {
-        T::Bool => out.push(rng.below(2) as u8),
-        t if Int::of_token(t).is_some_and(Int::is_integer) => int(Int::of_token(t)?, rng, out),
-        T::Address => out.extend(address(rng)),
-        T::Signer => {
-            // Aptos passes a signer as its enum (variant 0, Master).
-            if flavour == StatusFlavour::Aptos {
-                out.push(0);
+    let args: Vec<Arg> = ty_args.iter().map(|k| Arg::Primitive(*k)).collect();
+    let scope = Scope { all: &[], module: None, flavour };
+    scope.value(tok, &args, rng, out, 0)
+}
+
+/// What a type parameter stands for: one of [`INSTANCES`], or a token of
+/// a module with that module's own type parameters.
+#[derive(Clone)]
+enum Arg<'a> {
+    Primitive(usize),
+    Token(&'a CompiledModule, &'a T, Vec<Arg<'a>>),
+}
+
+/// Where tokens are read: the modules datatypes are defined in, and the
+/// module of the token (none: datatypes cannot be generated).
+#[derive(Clone, Copy)]
+struct Scope<'a> {
+    all: &'a [CompiledModule],
+    module: Option<&'a CompiledModule>,
+    flavour: StatusFlavour,
+}
+
+/// Datatypes nest at most this deep in a generated value; vectors below
+/// half of it are empty, so values stay small.
+const MAX_DEPTH: usize = 8;
+
+impl<'a> Scope<'a> {
+    fn value(self, tok: &'a T, args: &[Arg<'a>], rng: &mut Rng, out: &mut Vec<u8>, depth: usize) -> Option<()> {
+        let int = |i: Int, rng: &mut Rng, out: &mut Vec<u8>| out.extend(i.bcs(i.edge_value(rng)));
+        match tok {
+            T::Bool => out.push(rng.below(2) as u8),
+            t if Int::of_token(t).is_some_and(Int::is_integer) => int(Int::of_token(t)?, rng, out),
+            T::Address => out.extend(address(rng)),
+            T::Signer => {
+                // Aptos passes a signer as its enum (variant 0, Master).
+                if self.flavour == StatusFlavour::Aptos {
+                    out.push(0);
+                }
+                out.extend(address(rng));
             }
-            out.extend(address(rng));
-        }
-        T::Vector(e) => {
-            let n = rng.below(5);
-            write_uleb(out, n as u64);
-            for _ in 0..n {
-                value_bcs(e, ty_args, flavour, rng, out)?;
+            T::Vector(e) => {
+                let n = if depth > MAX_DEPTH / 2 { 0 } else { rng.below(5) };
+                write_uleb(out, n as u64);
+                for _ in 0..n {
+                    self.value(e, args, rng, out, depth + 1)?;
+                }
             }
+            T::Reference(e) | T::MutableReference(e) => self.value(e, args, rng, out, depth)?,
+            T::TypeParameter(i) => match args.get(*i as usize)? {
+                Arg::Primitive(k) => match &INSTANCES.get(*k)?.1 {
+                    Some(s) => out.extend(s.random_bcs(rng)),
+                    None => out.extend(address(rng)),
+                },
+                Arg::Token(m, t, a) => Scope { module: Some(m), ..self }.value(t, a, rng, out, depth)?,
+            },
+            T::Struct(h) => self.datatype(*h, &[], args, rng, out, depth)?,
+            T::StructInstantiation(h, targs) => self.datatype(*h, targs, args, rng, out, depth)?,
+            _ => return None,
         }
-        T::Reference(e) | T::MutableReference(e) => value_bcs(e, ty_args, flavour, rng, out)?,
-        T::TypeParameter(i) => {
-            let (_, sc) = INSTANCES.get(*ty_args.get(*i as usize)?)?;
-            match sc {
-                Some(s) => out.extend(s.random_bcs(rng)),
-                None => out.extend(address(rng)),
-            }
-        }
-        _ => return None,
+        Some(())
     }
-    Some(())
+
+    /// A random value of the datatype `h` of this scope's module with type
+    /// arguments `targs`: its fields in order, or a variant's tag and
+    /// fields. `None` for native datatypes and those of modules not given.
+    fn datatype(
+        self,
+        h: movejit_format::StructHandleIndex,
+        targs: &'a [T],
+        args: &[Arg<'a>],
+        rng: &mut Rng,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Option<()> {
+        let m = self.module?;
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let handle = m.struct_handles.get(h.idx())?;
+        let mh = m.module_handles.get(handle.module.idx())?;
+        let (address, module, name) = (
+            m.address_identifiers.get(mh.address.idx())?,
+            m.identifiers.get(mh.name.idx())?,
+            m.identifiers.get(handle.name.idx())?,
+        );
+        let d = self.all.iter().find(|d| d.address() == address && d.name() == module.as_str())?;
+        let named = |i: movejit_format::StructHandleIndex| {
+            d.struct_handles.get(i.idx()).and_then(|x| d.identifiers.get(x.name.idx())) == Some(name)
+        };
+        let inner: Vec<Arg<'a>> = targs.iter().map(|t| Arg::Token(m, t, args.to_vec())).collect();
+        let scope = Scope { module: Some(d), ..self };
+        let fields: &'a [movejit_format::FieldDefinition] =
+            match d.struct_defs.iter().find(|s| named(s.struct_handle)).map(|s| &s.field_information) {
+                Some(StructFieldInformation::Declared(fields)) => fields,
+                Some(StructFieldInformation::DeclaredVariants(variants)) => pick_variant(variants, rng, out)?,
+                Some(StructFieldInformation::Native) => return None,
+                None => pick_variant(&d.enum_defs.iter().find(|e| named(e.enum_handle))?.variants, rng, out)?,
+            };
+        for f in fields {
+            scope.value(&f.signature, &inner, rng, out, depth + 1)?;
+        }
+        Some(())
+    }
+}
+
+/// Picks one of `variants`, writes its tag, and gives its fields.
+fn pick_variant<'a>(
+    variants: &'a [movejit_format::VariantDefinition],
+    rng: &mut Rng,
+    out: &mut Vec<u8>,
+) -> Option<&'a [movejit_format::FieldDefinition]> {
+    if variants.is_empty() {
+        return None;
+    }
+    let k = rng.below(variants.len());
+    write_uleb(out, k as u64);
+    Some(&variants[k].fields)
 }
 
 fn address(rng: &mut Rng) -> Vec<u8> {
@@ -113,7 +201,8 @@ pub fn cases_for(all: &[CompiledModule], module: usize, flavour: StatusFlavour, 
                     out = crate::exec::sui_transaction().move_bcs();
                     Some(())
                 } else {
-                    value_bcs(p, &inst, flavour, rng, &mut out)
+                    let args: Vec<Arg> = inst.iter().map(|k| Arg::Primitive(*k)).collect();
+                    Scope { all, module: Some(m), flavour }.value(p, &args, rng, &mut out, 0)
                 };
                 args.push(out);
                 r.is_some()
