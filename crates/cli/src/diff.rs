@@ -3,14 +3,13 @@
 //! movejit-diff). Exit 0 when nothing diverged, 1 on any divergence, 2 when
 //! the run could not be set up.
 
-use crate::files::expand_mv_paths;
 use indicatif::{ProgressBar, ProgressStyle};
-use movejit_diff::args::{cases_for, verified_in_order};
+use movejit_diff::args::{cases_for, flavour_of, load_given, module_files, Given};
 use movejit_diff::driver::Stats;
 use movejit_diff::minimize::minimize;
 use movejit_diff::rng::Rng;
 use movejit_diff::{run_both_with, Case, Divergence, JitVerdict, Options, Schedule};
-use movejit_format::{decode_module, version_and_flavour, Flavour, StatusFlavour};
+use movejit_format::StatusFlavour;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -63,6 +62,12 @@ pub struct Args {
     /// whatever thread runs it, so results do not depend on this).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     jobs: u64,
+    /// The flavour the given modules run as (default: Sui when any of them
+    /// carries Sui's flavour, else Aptos; unflavoured v5/v6 modules run as
+    /// either); with it, generated programs are all of that flavour (Sui:
+    /// generated modules only, no single-instruction programs).
+    #[arg(long, value_enum)]
+    flavour: Option<crate::run::FlavourChoice>,
     /// Which size of each benchmark --suite runs.
     #[arg(long, value_enum, default_value = "smallest")]
     size: crate::bench::Size,
@@ -83,33 +88,15 @@ fn bar(len: Option<u64>, quiet: bool) -> ProgressBar {
     b
 }
 
-/// Loads the given modules: (flavour, verified modules in order, rejected count).
-fn load(paths: &[PathBuf]) -> Result<(StatusFlavour, Vec<movejit_format::CompiledModule>, u64), String> {
-    let files = expand_mv_paths(paths).map_err(|e| e.to_string())?;
-    let mut flavour = None;
-    let (mut modules, mut bad) = (Vec::new(), 0);
-    for f in files {
-        let bytes = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let fl = match version_and_flavour(&bytes) {
-            Ok((_, Flavour::Sui)) => StatusFlavour::Sui,
-            Ok(_) => StatusFlavour::Aptos,
-            Err(_) => {
-                bad += 1;
-                continue;
-            }
-        };
-        if *flavour.get_or_insert(fl) != fl {
-            bad += 1;
-            continue;
-        }
-        match decode_module(&bytes) {
-            Ok(m) => modules.push(m),
-            Err(_) => bad += 1,
-        }
+/// Loads the given modules into link sets (`movejit_diff::args::load_given`,
+/// each path's files in `module_files`'s order).
+fn load(paths: &[PathBuf], forced: Option<StatusFlavour>) -> Result<(StatusFlavour, Given), String> {
+    let mut files = Vec::new();
+    for p in paths {
+        files.extend(module_files(p).map_err(|e| format!("{}: {e}", p.display()))?);
     }
-    let flavour = flavour.unwrap_or(StatusFlavour::Aptos);
-    let (ok, rejected) = verified_in_order(modules, flavour);
-    Ok((flavour, ok, bad + rejected))
+    let flavour = flavour_of(files.iter().map(|(_, b)| b.as_slice()), forced);
+    Ok((flavour, load_given(&files, flavour)))
 }
 
 fn print_path_divergence(case: &Case, d: &Divergence) {
@@ -212,12 +199,16 @@ pub fn run(a: Args) -> ExitCode {
         schedule,
         ..Options::default()
     };
+    let flavour = a.flavour.map(|f| match f {
+        crate::run::FlavourChoice::Aptos => StatusFlavour::Aptos,
+        crate::run::FlavourChoice::Sui => StatusFlavour::Sui,
+    });
     let start = Instant::now();
     let mut diverged = 0usize;
 
     // Given modules.
     if !a.paths.is_empty() {
-        let (flavour, modules, rejected) = match load(&a.paths) {
+        let (flavour, given) = match load(&a.paths, flavour) {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -225,51 +216,67 @@ pub fn run(a: Args) -> ExitCode {
             }
         };
         let mut rng = Rng::new(a.seed);
-        let mut cases = Vec::new();
-        let mut skipped = 0;
-        for _ in 0..a.rounds {
-            for i in 0..modules.len() {
-                let (c, s) = cases_for(&modules, i, flavour, &mut rng);
-                cases.extend(c);
-                skipped += s;
-            }
-        }
-        let pb = bar(Some(cases.len() as u64), a.quiet);
+        let (mut cases, mut skipped) = (0u64, 0u64);
+        // Cases are made module by module (each holds its link set): all of
+        // them at once would hold the set once per case.
+        let tested: u64 = given.sets.iter().map(|s| s.tested.len() as u64).sum();
+        let pb = bar(Some(a.rounds * tested), a.quiet);
         let (mut compared, mut runs, mut oog) = (0u64, 0u64, 0u64);
         let mut mixed: std::collections::BTreeMap<String, u64> = Default::default();
         let mut unsupported: std::collections::BTreeMap<String, u64> = Default::default();
-        for case in &cases {
-            match run_both_with(case, &opts) {
-                Ok(c) => {
-                    runs += c.runs;
-                    oog += c.out_of_gas;
-                    match c.jit {
-                        JitVerdict::Agreed => compared += 1,
-                        JitVerdict::Mixed(r) => *mixed.entry(r).or_default() += 1,
-                        JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
-                        JitVerdict::Rejected(r) => {
-                            *unsupported.entry(format!("module rejected: {r}")).or_default() += 1
+        let mut statuses: std::collections::BTreeMap<&str, u64> = Default::default();
+        for _ in 0..a.rounds {
+            for set in &given.sets {
+                for &i in &set.tested {
+                    let (module_cases, s) = cases_for(&set.modules, i, flavour, &mut rng);
+                    skipped += s;
+                    cases += module_cases.len() as u64;
+                    for case in &module_cases {
+                        match run_both_with(case, &opts) {
+                            Ok(c) => {
+                                *statuses.entry(c.outcome.status.name()).or_default() += 1;
+                                runs += c.runs;
+                                oog += c.out_of_gas;
+                                match c.jit {
+                                    JitVerdict::Agreed => compared += 1,
+                                    JitVerdict::Mixed(r) => *mixed.entry(r).or_default() += 1,
+                                    JitVerdict::Unsupported(r) => *unsupported.entry(r).or_default() += 1,
+                                    JitVerdict::Rejected(r) => {
+                                        *unsupported.entry(format!("module rejected: {r}")).or_default() += 1
+                                    }
+                                }
+                            }
+                            Err(d) => {
+                                diverged += 1;
+                                pb.suspend(|| print_path_divergence(case, &d));
+                            }
                         }
                     }
-                }
-                Err(d) => {
-                    diverged += 1;
-                    pb.suspend(|| print_path_divergence(case, &d));
+                    pb.inc(1);
                 }
             }
-            pb.inc(1);
         }
         pb.finish_and_clear();
         println!(
-            "modules: {} verified, {rejected} rejected or unreadable; cases: {} ({skipped} functions skipped: argument types not generated)",
-            modules.len(),
-            cases.len()
+            "modules: {} verified ({} link sets), {} rejected or unreadable; cases: {cases} ({skipped} functions skipped: argument types not generated)",
+            given.verified(),
+            given.sets.len(),
+            given.rejected.len(),
         );
         println!(
             "compared on JIT {compared}, mixed (jit refused, auto partly compiled) {}, interpreter only {}; {runs} executions compared ({oog} out of gas); divergences {diverged}",
             mixed.values().sum::<u64>(),
             unsupported.values().sum::<u64>()
         );
+        let statuses: Vec<String> = statuses.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        println!("  full-budget outcomes: {}", statuses.join(", "));
+        let mut why: std::collections::BTreeMap<&str, (u64, &str)> = Default::default();
+        for (label, reason) in &given.rejected {
+            why.entry(reason).or_insert((0, label)).0 += 1;
+        }
+        for (reason, (n, label)) in &why {
+            println!("  rejected    {n:>7}  {reason} (e.g. {label})");
+        }
         for (r, n) in &mixed {
             println!("  mixed       {n:>7}  jit: {r}");
         }
@@ -309,7 +316,7 @@ pub fn run(a: Args) -> ExitCode {
                     break;
                 }
                 let before = stats.divergences.len();
-                stats.run_generated(a.seed, i, &opts);
+                stats.run_generated_of(a.seed, i, &opts, flavour);
                 if stats.divergences.len() > before {
                     let n = found.fetch_add(stats.divergences.len() - before, std::sync::atomic::Ordering::Relaxed);
                     pb.set_message(format!("{} divergences", n + stats.divergences.len() - before));

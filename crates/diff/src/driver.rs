@@ -8,6 +8,7 @@ use crate::harness::{run_both_with, JitVerdict, Options};
 use crate::outcome::Divergence;
 use crate::rng::Rng;
 use crate::Case;
+use movejit_format::StatusFlavour;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -153,10 +154,21 @@ impl Stats {
     /// Program `index` of the stream named by `seed`: one in four is a
     /// single-instruction program.
     pub fn run_generated(&mut self, seed: u64, index: u64, opts: &Options) {
+        self.run_generated_of(seed, index, opts, None)
+    }
+
+    /// [`Stats::run_generated`], all programs of `flavour` if given: Sui
+    /// ones are generated modules only (single-instruction programs are
+    /// Aptos's).
+    pub fn run_generated_of(&mut self, seed: u64, index: u64, opts: &Options, flavour: Option<StatusFlavour>) {
         let mut rng = Rng::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ index);
-        let p = program_at(&mut rng, index);
+        let single = index % 4 == 3 && flavour != Some(StatusFlavour::Sui);
+        let p = match flavour {
+            Some(f) if !single => gen::program::generate_of(&mut rng, Some(f == StatusFlavour::Sui)),
+            _ => program_at(&mut rng, index),
+        };
         let opts = &Options { assume_verified: true, ..opts.clone() };
-        if index % 4 == 3 {
+        if single {
             self.single_instruction += 1;
         } else {
             self.programs += 1;

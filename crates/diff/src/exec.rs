@@ -13,7 +13,9 @@ use movejit_engine::runtime::{CostTable, GasMeter, InMemoryStorage, ModuleId, Vm
 use movejit_engine::{Engine, EngineConfig, ExecutorKind, JIT_NOT_COMPILED};
 use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
 use movejit_runtime::compiled::CompiledStats;
+use movejit_runtime::natives::NativeExtensions;
 use movejit_runtime::NativeRegistry;
+use movejit_sui_natives::{ObjectEffects, ObjectRuntime, TransactionContext};
 use std::sync::OnceLock;
 
 /// The executors compared: the engine's executor choices.
@@ -74,19 +76,30 @@ impl Schedule {
     }
 }
 
-/// The engine configuration of a flavour with executor `executor`: Aptos
-/// with the Aptos framework natives registered (as a node registers them),
-/// Sui with Sui's stdlib natives.
+/// The engine configuration of a flavour with executor `executor`: the
+/// framework natives of the flavour registered, as a node registers them.
 pub fn engine_config(flavour: StatusFlavour, executor: Executor) -> EngineConfig {
     static APTOS_NATIVES: OnceLock<NativeRegistry> = OnceLock::new();
+    static SUI_NATIVES: OnceLock<NativeRegistry> = OnceLock::new();
     let base = match flavour {
         StatusFlavour::Aptos => EngineConfig {
             natives: APTOS_NATIVES.get_or_init(movejit_aptos_natives::aptos_registry).clone(),
             ..EngineConfig::aptos()
         },
-        StatusFlavour::Sui => EngineConfig::sui(),
+        StatusFlavour::Sui => EngineConfig {
+            natives: SUI_NATIVES.get_or_init(movejit_sui_natives::sui_registry).clone(),
+            ..EngineConfig::sui()
+        },
     };
     EngineConfig { executor: executor.kind(), ..base }
+}
+
+/// The transaction a Sui case runs as: its natives' context, and what a
+/// `&TxContext` argument holds (the same on every executor).
+pub fn sui_transaction() -> TransactionContext {
+    let mut digest = [0u8; 32];
+    digest[0] = 0xd1;
+    TransactionContext { sender: AccountAddress::from_u64(0xA11CE), digest, epoch: 7, ..TransactionContext::default() }
 }
 
 /// A case made ready to run many times on one executor: modules in a store,
@@ -147,12 +160,37 @@ impl<'c> Prepared<'c> {
     /// arguments) on `args`: tables of many calls share one engine.
     pub fn run_call(&mut self, function: &str, args: &[Vec<u8>], budget: u64) -> Result<Outcome, RunError> {
         let c = self.case;
-        let mut session = self.engine.new_session(&self.storage);
         let mut gas = self.schedule.meter(c.flavour, budget);
         let id = ModuleId::new(c.address, &c.module);
-        let result = session.execute_function(&id, function, &c.type_args, args, &mut gas);
+        let (engine, storage) = (&self.engine, &self.storage);
+        let call = |gas: &mut GasMeter| {
+            let mut session = engine.new_session(storage);
+            let result = session.execute_function(&id, function, &c.type_args, args, gas);
+            let stats = session.compiled_stats();
+            (result.and_then(|r| Ok((r, session.finish()?))), stats)
+        };
+        // A Sui call is a transaction: its natives share one object runtime,
+        // rolled back when it fails, whose effects are compared too.
+        let (result, stats, effects) = match c.flavour {
+            StatusFlavour::Aptos => {
+                let (result, stats) = call(&mut gas);
+                (result, stats, Vec::new())
+            }
+            StatusFlavour::Sui => {
+                let mut ext = NativeExtensions::new();
+                ext.insert(sui_transaction());
+                let mut stats = None;
+                let result = movejit_sui_natives::run_transaction(&mut ext, || {
+                    let (r, s) = call(&mut gas);
+                    stats = s;
+                    r
+                });
+                let effects = sui_effects(ext.get_or_default::<ObjectRuntime>().take_effects());
+                (result, stats, effects)
+            }
+        };
         if self.first_stats.is_none() {
-            self.first_stats = session.compiled_stats();
+            self.first_stats = stats;
         }
         let outcome = match result {
             Err(e) => {
@@ -161,35 +199,48 @@ impl<'c> Prepared<'c> {
                 }
                 failed(e, gas.used())
             }
-            Ok(r) => match session.finish() {
-                Err(e) => failed(e, gas.used()),
-                Ok(cs) => Outcome {
-                    status: StatusCode::EXECUTED,
-                    sub_status: None,
-                    abort_code: None,
-                    message: None,
-                    location: None,
-                    returns: r.returns,
-                    mutrefs: r.mutrefs,
-                    changes: cs
-                        .resources
-                        .into_iter()
-                        .map(|((a, t), op)| {
-                            let bytes = match op {
-                                WriteOp::Write(b) => Some(b),
-                                WriteOp::Delete => None,
-                            };
-                            (format!("{}/{}", a.to_hex_short(), t), bytes)
-                        })
-                        .collect(),
-                    gas_used: r.gas_used,
-                    memory_used: None,
-                },
+            Ok((r, cs)) => Outcome {
+                status: StatusCode::EXECUTED,
+                sub_status: None,
+                abort_code: None,
+                message: None,
+                location: None,
+                returns: r.returns,
+                mutrefs: r.mutrefs,
+                changes: cs
+                    .resources
+                    .into_iter()
+                    .map(|((a, t), op)| {
+                        let bytes = match op {
+                            WriteOp::Write(b) => Some(b),
+                            WriteOp::Delete => None,
+                        };
+                        (format!("{}/{}", a.to_hex_short(), t), bytes)
+                    })
+                    .chain(effects)
+                    .collect(),
+                gas_used: r.gas_used,
+                memory_used: None,
             },
         };
         let outcome = Outcome { memory_used: gas.aptos_meter().map(|a| a.memory_used()), ..outcome };
         Ok(outcome)
     }
+}
+
+/// A Sui transaction's object effects as [`Outcome::changes`] entries:
+/// ids created and deleted, transfers (owner, type, value), events in
+/// order.
+fn sui_effects(e: ObjectEffects) -> Vec<(String, Option<Vec<u8>>)> {
+    let id = |a: &AccountAddress| a.to_hex_short();
+    let mut out: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+    out.extend(e.new_ids.iter().map(|a| (format!("new object {}", id(a)), None)));
+    out.extend(e.deleted_ids.iter().map(|a| (format!("deleted object {}", id(a)), None)));
+    out.extend(e.transfers.iter().map(|(a, t)| {
+        (format!("transfer {} to {:?} as {}", id(a), t.owner, t.ty), Some(format!("{:?}", t.value).into_bytes()))
+    }));
+    out.extend(e.events.into_iter().enumerate().map(|(i, ev)| (format!("event {i} {}", ev.ty), Some(ev.data))));
+    out
 }
 
 /// `Err` when `e` is executor `Jit`'s refusal of code it does not compile.

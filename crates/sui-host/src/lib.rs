@@ -155,11 +155,5 @@ impl SuiHost {
 /// BCS of the Move `TxContext` the natives' context describes: sender,
 /// digest (a `vector<u8>`), epoch, epoch timestamp, ids created.
 pub fn tx_context_bcs(c: &TransactionContext) -> Vec<u8> {
-    let mut out = c.sender.0.to_vec();
-    out.push(32);
-    out.extend_from_slice(&c.digest);
-    for n in [c.epoch, c.epoch_timestamp_ms, c.ids_created] {
-        out.extend_from_slice(&n.to_le_bytes());
-    }
-    out
+    c.move_bcs()
 }

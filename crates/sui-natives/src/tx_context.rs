@@ -27,6 +27,21 @@ pub struct TransactionContext {
     pub ids_created: u64,
 }
 
+impl TransactionContext {
+    /// BCS of the Move `0x2::tx_context::TxContext` value describing this
+    /// context: sender, digest (a `vector<u8>`), epoch, epoch timestamp,
+    /// ids created. What a host passes for a `&TxContext` parameter.
+    pub fn move_bcs(&self) -> Vec<u8> {
+        let mut out = self.sender.0.to_vec();
+        out.push(32);
+        out.extend_from_slice(&self.digest);
+        for n in [self.epoch, self.epoch_timestamp_ms, self.ids_created] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out
+    }
+}
+
 /// `ObjectID::derive_id`: blake2b256(0xf1 ‖ digest ‖ creation number, LE).
 pub fn derive_id(digest: &[u8; 32], creation_num: u64) -> AccountAddress {
     let mut pre = Vec::with_capacity(41);

@@ -110,7 +110,14 @@ fn random_sc(rng: &mut Rng, ints: &[Int]) -> Sc {
 
 /// Generates one program from `rng`.
 pub fn generate(rng: &mut Rng) -> Program {
-    let sui = rng.chance(1, 6);
+    generate_of(rng, None)
+}
+
+/// Generates one program from `rng`, of the Sui flavour when `sui` says so
+/// (`None`: one in six).
+pub fn generate_of(rng: &mut Rng, sui: Option<bool>) -> Program {
+    let drawn = rng.chance(1, 6);
+    let sui = sui.unwrap_or(drawn);
     let version = if sui { 7 } else { rng.pick(&[10, 10, 10, 10, 10, 9, 8, 7, 6]) };
     let ints = Int::available(version, sui);
     let rich = rng.chance(1, 2);
