@@ -100,12 +100,12 @@ fn load(paths: &[PathBuf], forced: Option<StatusFlavour>) -> Result<(StatusFlavo
 }
 
 fn print_path_divergence(case: &Case, d: &Divergence) {
-    println!("\n=== divergence: {} — {}", case.name, case.describe());
-    println!("{d}");
+    movejit_cli::outln!("\n=== divergence: {} — {}", case.name, case.describe());
+    movejit_cli::outln!("{d}");
     if let Some(m) = case.modules.iter().find(|m| m.name() == case.module && *m.address() == case.address) {
         match movejit_masm::disassemble_module(m) {
-            Ok(t) => println!("--- module (not minimized):\n{t}"),
-            Err(e) => println!("--- module could not be disassembled: {e}"),
+            Ok(t) => movejit_cli::outln!("--- module (not minimized):\n{t}"),
+            Err(e) => movejit_cli::outln!("--- module could not be disassembled: {e}"),
         }
     }
 }
@@ -122,7 +122,12 @@ fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, qu
     let start = Instant::now();
     let (mut bad, mut runs, mut oog) = (0usize, 0u64, 0u64);
     let mut counts = std::collections::BTreeMap::<&str, u64>::new();
-    println!("suite {} ({} size), tiny-gas points {}:", suite.label(), crate::bench::size_name(size), opts.gas_points);
+    movejit_cli::outln!(
+        "suite {} ({} size), tiny-gas points {}:",
+        suite.label(),
+        crate::bench::size_name(size),
+        opts.gas_points
+    );
     for b in &benches {
         pb.set_message(b.name.clone());
         let case = match size {
@@ -172,12 +177,12 @@ fn run_suite(dir: &std::path::Path, size: crate::bench::Size, opts: &Options, qu
                 }
             },
         };
-        pb.suspend(|| println!("  {line}"));
+        pb.suspend(|| movejit_cli::outln!("  {line}"));
         pb.inc(1);
     }
     pb.finish_and_clear();
     let how: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    println!(
+    movejit_cli::outln!(
         "suite: {} benchmarks in {:.1}s; compared on: {}; {runs} executions ({oog} out of gas); divergences or wrong results {bad}",
         benches.len(),
         start.elapsed().as_secs_f64(),
@@ -257,31 +262,31 @@ pub fn run(a: Args) -> ExitCode {
             }
         }
         pb.finish_and_clear();
-        println!(
+        movejit_cli::outln!(
             "modules: {} verified ({} link sets), {} rejected or unreadable; cases: {cases} ({skipped} functions skipped: argument types not generated)",
             given.verified(),
             given.sets.len(),
             given.rejected.len(),
         );
-        println!(
+        movejit_cli::outln!(
             "compared on JIT {compared}, mixed (jit refused, auto partly compiled) {}, interpreter only {}; {runs} executions compared ({oog} out of gas); divergences {diverged}",
             mixed.values().sum::<u64>(),
             unsupported.values().sum::<u64>()
         );
         let statuses: Vec<String> = statuses.iter().map(|(s, n)| format!("{s} {n}")).collect();
-        println!("  full-budget outcomes: {}", statuses.join(", "));
+        movejit_cli::outln!("  full-budget outcomes: {}", statuses.join(", "));
         let mut why: std::collections::BTreeMap<&str, (u64, &str)> = Default::default();
         for (label, reason) in &given.rejected {
             why.entry(reason).or_insert((0, label)).0 += 1;
         }
         for (reason, (n, label)) in &why {
-            println!("  rejected    {n:>7}  {reason} (e.g. {label})");
+            movejit_cli::outln!("  rejected    {n:>7}  {reason} (e.g. {label})");
         }
         for (r, n) in &mixed {
-            println!("  mixed       {n:>7}  jit: {r}");
+            movejit_cli::outln!("  mixed       {n:>7}  jit: {r}");
         }
         for (r, n) in &unsupported {
-            println!("  interp only {n:>7}  {r}");
+            movejit_cli::outln!("  interp only {n:>7}  {r}");
         }
     }
 
@@ -341,23 +346,23 @@ pub fn run(a: Args) -> ExitCode {
         stats.divergences.sort_by_key(|f| f.name.clone());
         pb.finish_and_clear();
         let i = stats.programs + stats.single_instruction;
-        println!("seed {}: {} programs in {:.1}s", a.seed, i, gen_start.elapsed().as_secs_f64());
-        print!("{}", stats.summary());
+        movejit_cli::outln!("seed {}: {} programs in {:.1}s", a.seed, i, gen_start.elapsed().as_secs_f64());
+        movejit_cli::out!("{}", stats.summary());
         if a.coverage {
-            print!("{}", stats.generated.table());
+            movejit_cli::out!("{}", stats.generated.table());
         }
         for f in stats.divergences.iter().take(5) {
-            println!("\n=== divergence: {} — {}", f.name, f.case.describe());
-            println!("{}", f.divergence);
+            movejit_cli::outln!("\n=== divergence: {} — {}", f.name, f.case.describe());
+            movejit_cli::outln!("{}", f.divergence);
             let shown = if a.no_minimize { None } else { minimize(&f.program, f.call, &opts) };
             match shown {
-                Some((text, d)) => println!("--- minimized module:\n{text}--- minimized result:\n{d}"),
-                None => println!("--- module:\n{}", f.program.units.join("\n")),
+                Some((text, d)) => movejit_cli::outln!("--- minimized module:\n{text}--- minimized result:\n{d}"),
+                None => movejit_cli::outln!("--- module:\n{}", f.program.units.join("\n")),
             }
         }
         diverged += stats.divergences.len();
     }
-    println!("total time {:.1}s", start.elapsed().as_secs_f64());
+    movejit_cli::outln!("total time {:.1}s", start.elapsed().as_secs_f64());
     if diverged > 0 {
         ExitCode::from(1)
     } else {
