@@ -110,7 +110,10 @@ fn variant_values(i: usize) -> Vec<(Vec<u8>, Option<u64>)> {
 
 /// The tags of an `n`-variant enum worth a call: the edges and a few inside.
 fn tags(n: usize) -> Vec<usize> {
-    let mut t: Vec<usize> = [0, 1, 2, 3, 4, 5, 6, 7, n / 2, n - 2, n - 1].into_iter().filter(|t| *t < n).collect();
+    let mut t: Vec<usize> = [0, 1, 2, 3, 4, 5, 6, 7, n / 2, n.saturating_sub(2), n.saturating_sub(1)]
+        .into_iter()
+        .filter(|t| *t < n)
+        .collect();
     t.sort_unstable();
     t.dedup();
     t
