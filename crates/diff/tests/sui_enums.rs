@@ -11,6 +11,7 @@
 use movejit_diff::{run_both_with, Case, JitVerdict, Options};
 use movejit_format::{AccountAddress, StatusCode, StatusFlavour};
 use movejit_masm::{assemble_with, AsmOptions, Assembled};
+use movejit_runtime::bcs::write_uleb;
 use movejit_runtime::Type;
 use std::fmt::Write as _;
 
@@ -79,18 +80,6 @@ fn source() -> String {
     s
 }
 
-fn uleb(mut v: u64, out: &mut Vec<u8>) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
 /// Field values of variant `i` (BCS) and the fold `value<n>` computes:
 /// `None` when the fold fails with an arithmetic error.
 fn variant_values(i: usize) -> Vec<(Vec<u8>, Option<u64>)> {
@@ -142,7 +131,7 @@ fn calls() -> Vec<Call> {
         for i in tags(n) {
             for (fields, folded) in variant_values(i) {
                 let mut arg = Vec::new();
-                uleb(i as u64, &mut arg);
+                write_uleb(&mut arg, i as u64);
                 arg.extend(&fields);
                 out.push(call(format!("tag{n}"), arg.clone(), Want::Returns(i as u64)));
                 let value = folded.map_or(Want::Status(StatusCode::ARITHMETIC_ERROR), Want::Returns);
@@ -161,7 +150,7 @@ fn calls() -> Vec<Call> {
             .iter()
             .map(|t| {
                 let mut a = Vec::new();
-                uleb(*t, &mut a);
+                write_uleb(&mut a, *t);
                 a.extend([0u8; 16]);
                 a
             })
