@@ -13,7 +13,8 @@
 
 use movejit_engine::runtime::gas::aptos::AptosPricing;
 use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
-use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
+use movejit_engine::{Engine, EngineConfig};
+use movejit_testkit::balances::{agree_at_balances, every_executor};
 
 const SOURCE: &str = "version 10
 module 0xcafe::grow
@@ -221,10 +222,10 @@ struct Ran {
     memory_used: u64,
 }
 
-/// Runs `f(args)` under the v50 schedule with `balance` internal units:
-/// what it gave, and how many function instances ran compiled.
-fn run(st: &InMemoryStorage, kind: ExecutorKind, f: &str, args: &[u64], balance: u64) -> (Ran, usize) {
-    let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
+/// Runs `f(args)` on `engine` under the v50 schedule with `balance`
+/// internal units: what it gave, and how many function instances ran
+/// compiled.
+fn run(engine: &Engine, st: &InMemoryStorage, f: &str, args: &[u64], balance: u64) -> (Ran, usize) {
     let mut session = engine.new_session(st);
     let args: Vec<Vec<u8>> = args.iter().map(|a| a.to_le_bytes().to_vec()).collect();
     let mut gas = GasMeter::aptos(AptosPricing::v50(), balance);
@@ -239,38 +240,43 @@ fn run(st: &InMemoryStorage, kind: ExecutorKind, f: &str, args: &[u64], balance:
     (Ran { status, at, execution_gas: a.algebra.execution_used(), memory_used: a.memory_used() }, compiled)
 }
 
-const COMPILED: [ExecutorKind; 2] = [ExecutorKind::Jit, ExecutorKind::Auto];
+/// `f(args)` at each balance on every executor, which must agree with the
+/// interpreter: the interpreter's results and the runs that ran compiled
+/// code (on the JIT).
+fn agree(
+    engines: &[(&str, Engine)],
+    st: &InMemoryStorage,
+    f: &str,
+    args: &[u64],
+    balances: impl IntoIterator<Item = u64>,
+) -> (Vec<Ran>, usize) {
+    let agreement = agree_at_balances(engines, balances, |e, b| run(e, st, f, args, b));
+    agreement.assert_agreed();
+    (agreement.reference.into_iter().map(|(_, r)| r).collect(), agreement.compiled_runs)
+}
 
-/// `f(args)` at `balance` on the interpreter, then on the compiled
-/// executors, which must agree with it: what it gave, and whether compiled
-/// code ran on both.
-fn agree(st: &InMemoryStorage, f: &str, args: &[u64], balance: u64) -> (Ran, bool) {
-    let (want, _) = run(st, ExecutorKind::Interpreter, f, args, balance);
-    let mut compiled_everywhere = true;
-    for kind in COMPILED {
-        let (got, compiled) = run(st, kind, f, args, balance);
-        assert_eq!(got, want, "{f}{args:?} at balance {balance}: {kind:?} differs from the interpreter");
-        compiled_everywhere &= compiled > 0;
-    }
-    (want, compiled_everywhere)
+/// [`agree`] at one balance: the result, and whether it ran compiled.
+fn agree_once(engines: &[(&str, Engine)], st: &InMemoryStorage, f: &str, args: &[u64], balance: u64) -> (Ran, bool) {
+    let (mut ran, compiled) = agree(engines, st, f, args, [balance]);
+    (ran.remove(0), compiled > 0)
 }
 
 #[test]
 fn growth_ends_at_the_quota_where_the_interpreter_ends() {
-    let st = storage();
+    let (st, engines) = (storage(), every_executor(&EngineConfig::aptos()));
     let full = AptosPricing::v50().limits.to_internal(2_000_000);
     // `endless` passes the quota at its `vec_pack`, the whole quota used;
     // `seesaw`, growing slower, reaches the execution limit first.
-    let (r, compiled) = agree(&st, "endless", &[], full);
+    let (r, compiled) = agree_once(&engines, &st, "endless", &[], full);
     assert!(compiled, "endless: ran compiled");
     let want = (StatusCode::MEMORY_LIMIT_EXCEEDED, Some(("endless".to_string(), 12)), 10_000_000);
     assert_eq!((r.status, r.at, r.memory_used), want, "endless");
-    let (r, compiled) = agree(&st, "seesaw", &[], full);
+    let (r, compiled) = agree_once(&engines, &st, "seesaw", &[], full);
     assert!(compiled, "seesaw: ran compiled");
     assert_eq!(r.status, StatusCode::EXECUTION_LIMIT_REACHED, "seesaw");
     assert!(r.memory_used > 1_000_000, "seesaw: {r:?}");
     for f in ["churn", "pokes", "fill"] {
-        let (r, compiled) = agree(&st, f, &[1000], full);
+        let (r, compiled) = agree_once(&engines, &st, f, &[1000], full);
         assert!(compiled, "{f}: ran compiled");
         assert_eq!(r.status, StatusCode::EXECUTED, "{f}");
         assert!(r.memory_used > 0, "{f} feeds the memory meter");
@@ -278,13 +284,13 @@ fn growth_ends_at_the_quota_where_the_interpreter_ends() {
 }
 
 /// The smallest balance at which `f(args)` enters compiled code on the
-/// JIT (below it, the call runs out loading the module or making the
-/// entry's frame).
-fn first_compiled_balance(st: &InMemoryStorage, f: &str, args: &[u64]) -> u64 {
+/// JIT (`jit`; below it, the call runs out loading the module or making
+/// the entry's frame).
+fn first_compiled_balance(jit: &Engine, st: &InMemoryStorage, f: &str, args: &[u64]) -> u64 {
     let (mut lo, mut hi) = (0u64, AptosPricing::v50().limits.to_internal(2_000_000));
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if run(st, ExecutorKind::Jit, f, args, mid).1 > 0 {
+        if run(jit, st, f, args, mid).1 > 0 {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -293,9 +299,14 @@ fn first_compiled_balance(st: &InMemoryStorage, f: &str, args: &[u64]) -> u64 {
     lo
 }
 
+/// The JIT of [`every_executor`]'s engines (the last).
+fn jit<'e>(engines: &'e [(&str, Engine)]) -> &'e Engine {
+    &engines.last().expect("engines").1
+}
+
 #[test]
 fn small_balances_agree_next_to_memory_uses() {
-    let st = storage();
+    let (st, engines) = (storage(), every_executor(&EngineConfig::aptos()));
     let (mut out_of_gas, mut runs, mut compiled_runs) = (0, 0, 0);
     let mut offsets = std::collections::BTreeSet::new();
     // `partial`: a generic `pack_variant` (its types, a memory use, then
@@ -306,15 +317,13 @@ fn small_balances_agree_next_to_memory_uses() {
     for (f, args) in fs {
         // Balances over the first iterations, finer than one instruction's
         // price, so each instruction is the one that runs out in some run.
-        let from = first_compiled_balance(&st, f, args);
-        for balance in (from..from + 60_000).step_by(97) {
-            let (r, compiled) = agree(&st, f, args, balance);
-            runs += 1;
-            compiled_runs += usize::from(compiled);
-            if r.status == StatusCode::OUT_OF_GAS {
-                out_of_gas += 1;
-                offsets.insert((f, r.at.map(|a| a.1)));
-            }
+        let from = first_compiled_balance(jit(&engines), &st, f, args);
+        let (ran, compiled) = agree(&engines, &st, f, args, (from..from + 60_000).step_by(97));
+        runs += ran.len();
+        compiled_runs += compiled;
+        for r in ran.iter().filter(|r| r.status == StatusCode::OUT_OF_GAS) {
+            out_of_gas += 1;
+            offsets.insert((f, r.at.as_ref().map(|a| a.1)));
         }
     }
     assert!(compiled_runs * 10 >= runs * 9, "compiled code ran in only {compiled_runs} of {runs} runs");
@@ -328,24 +337,24 @@ fn small_balances_agree_next_to_memory_uses() {
 /// gas, running out at the abort itself in some runs.
 #[test]
 fn abort_messages_agree_at_every_balance() {
-    let st = storage();
+    let (st, engines) = (storage(), every_executor(&EngineConfig::aptos()));
+    let interp = &engines[0].1;
     // The least balance that reaches the abort (interpreted), then
     // balances below it, finer than the message's per-byte part.
-    let (mut lo, mut hi) = (first_compiled_balance(&st, "shout", &[7]), AptosPricing::v50().limits.to_internal(10));
+    let limit = AptosPricing::v50().limits.to_internal(10);
+    let (mut lo, mut hi) = (first_compiled_balance(jit(&engines), &st, "shout", &[7]), limit);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if run(&st, ExecutorKind::Interpreter, "shout", &[7], mid).0.status == StatusCode::OUT_OF_GAS {
+        if run(interp, &st, "shout", &[7], mid).0.status == StatusCode::OUT_OF_GAS {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    let mut ends = std::collections::BTreeSet::new();
-    for balance in (lo.saturating_sub(20_000)..lo + 500).step_by(7) {
-        let (r, compiled) = agree(&st, "shout", &[7], balance);
-        assert!(compiled, "at balance {balance}: compiled code did not run");
-        ends.insert((r.status, r.at.map(|a| a.1)));
-    }
+    let balances: Vec<u64> = (lo.saturating_sub(20_000)..lo + 500).step_by(7).collect();
+    let (ran, compiled) = agree(&engines, &st, "shout", &[7], balances.iter().copied());
+    assert_eq!(compiled, balances.len(), "compiled code did not run at every balance");
+    let ends: std::collections::BTreeSet<_> = ran.iter().map(|r| (r.status, r.at.as_ref().map(|a| a.1))).collect();
     assert!(ends.contains(&(StatusCode::OUT_OF_GAS, Some(2))), "never ran out at the abort: {ends:?}");
     assert!(ends.contains(&(StatusCode::ABORTED, Some(2))), "never aborted: {ends:?}");
 }
