@@ -1,6 +1,9 @@
 //! VM errors: a Move status plus what the real VM reports with it.
 
-use movejit_format::{AccountAddress, StatusCode};
+use movejit_format::{
+    AccountAddress, Bytecode, CompiledModule, StatusCode, StructFieldInformation, StructVariantHandleIndex,
+    VariantFieldHandleIndex,
+};
 
 /// Where an execution error was raised: the function definition and the
 /// bytecode offset inside it, as the Move VM reports it.
@@ -71,6 +74,46 @@ impl VmError {
     pub fn resource_exists(addr: &AccountAddress) -> Self {
         VmError::new(StatusCode::RESOURCE_ALREADY_EXISTS)
             .with_message(format!("Failed to move resource into {}", &addr.to_hex_long()[2..]))
+    }
+    /// Aptos's `STRUCT_VARIANT_MISMATCH` of `instr` (an `UnpackVariant*`
+    /// or `*BorrowVariantField*` of `module`) meeting variant `found`, with
+    /// the Aptos VM's message: the variants the instruction takes (`A or B`
+    /// for a field several variants share), then the one found, quoted by
+    /// a field borrow and bare by an unpack. Every executor builds it here;
+    /// an `instr` naming no enum of `module` gets the bare status.
+    pub fn variant_mismatch(module: &CompiledModule, instr: &Bytecode, found: u16) -> Self {
+        let e = VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH);
+        let unpack = |h: StructVariantHandleIndex| {
+            module.struct_variant_handles.get(h.idx()).map(|vh| (vh.struct_index, vec![vh.variant], false))
+        };
+        let borrow = |h: VariantFieldHandleIndex| {
+            module.variant_field_handles.get(h.idx()).map(|fh| (fh.struct_index, fh.variants.clone(), true))
+        };
+        let site = match instr {
+            Bytecode::UnpackVariant(h) => unpack(*h),
+            Bytecode::UnpackVariantGeneric(x) => {
+                module.struct_variant_instantiations.get(x.idx()).and_then(|i| unpack(i.handle))
+            }
+            Bytecode::ImmBorrowVariantField(h) | Bytecode::MutBorrowVariantField(h) => borrow(*h),
+            Bytecode::ImmBorrowVariantFieldGeneric(x) | Bytecode::MutBorrowVariantFieldGeneric(x) => {
+                module.variant_field_instantiations.get(x.idx()).and_then(|i| borrow(i.handle))
+            }
+            _ => None,
+        };
+        let Some((def, expected, quoted)) = site else { return e };
+        let Some(StructFieldInformation::DeclaredVariants(variants)) =
+            module.struct_defs.get(def.idx()).map(|d| &d.field_information)
+        else {
+            return e;
+        };
+        let name = |v: u16| variants.get(v as usize).and_then(|d| module.identifiers.get(d.name.idx()));
+        let Some(expected) = expected.iter().map(|&v| name(v).map(String::as_str)).collect::<Option<Vec<_>>>() else {
+            return e;
+        };
+        let Some(found) = name(found) else { return e };
+        let expected = expected.join(" or ");
+        let found = if quoted { format!("`{found}`") } else { found.to_string() };
+        e.with_message(format!("expected enum variant {expected}, found {found}"))
     }
     /// The error `AbortMsg` raises once the message is charged for:
     /// `ABORT_MESSAGE_LIMIT_EXCEEDED` over `max` bytes,

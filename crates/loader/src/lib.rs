@@ -33,4 +33,4 @@ pub use cache::{ModuleCache, ModuleSet};
 pub use link::check_links;
 pub use module::{function_name, DatatypeDef, FnInfo, LoadedModule};
 pub use session::{SessionModules, EUSER_TYPE_LOADING_FAILURE};
-pub use verify::{verification_error, verifier_config, verify_linked, Stage};
+pub use verify::{verification_error, verifier_config, verify_linked, Stage, UNVERIFIABLE_ON_CHAIN};

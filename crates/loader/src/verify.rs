@@ -16,8 +16,8 @@ pub enum Stage {
     Publish,
     /// Loading from storage: the module passed publishing, so publish-only
     /// rules (its friends existing) no longer apply, and a failure is
-    /// `UNEXPECTED_VERIFIER_ERROR` naming the verifier's status in its
-    /// message (as the Move VM reports it).
+    /// `UNEXPECTED_VERIFIER_ERROR` with the Move VM's message
+    /// ([`UNVERIFIABLE_ON_CHAIN`]), then the verifier's status.
     Load,
 }
 
@@ -53,6 +53,12 @@ pub fn verify_linked(
         .map_err(|e| verification_error(e, id, stage))
 }
 
+/// The first line of the Move VM's message for a module in storage that
+/// fails verification when loaded; the VM follows it with a dump of the
+/// verifier's error, this crate with the verifier's status and message.
+pub const UNVERIFIABLE_ON_CHAIN: &str =
+    "Unexpected verifier/deserialization error! This likely means there is code stored on chain that is unverifiable!";
+
 /// The `VmError` of a verifier failure in module `id`, located at the
 /// function and code offset the verifier names (0, 0 for a module-level
 /// failure).
@@ -64,7 +70,7 @@ pub fn verification_error(e: VerifyError, id: &ModuleId, stage: Stage) -> VmErro
     let mut err = match stage {
         Stage::Publish => VmError::new(e.status).with_message(e.message),
         Stage::Load => VmError::new(StatusCode::UNEXPECTED_VERIFIER_ERROR).with_message(format!(
-            "{}: {}",
+            "{UNVERIFIABLE_ON_CHAIN}\nError: {}: {}",
             e.status.name(),
             e.message
         )),
@@ -85,26 +91,13 @@ mod tests {
     fn verifier_errors_are_located() {
         let id = ModuleId::new(AccountAddress::ZERO, "m");
         let f = |index, code_offset| Location::Function { index, code_offset };
+        let on_load = format!("{UNVERIFIABLE_ON_CHAIN}\nError: NEGATIVE_STACK_SIZE_WITHIN_BLOCK: why");
         let cases: [(Location, Stage, StatusCode, &str, u16, u16); 5] = [
             (f(3, Some(7)), Stage::Publish, StatusCode::NEGATIVE_STACK_SIZE_WITHIN_BLOCK, "why", 3, 7),
             (f(2, None), Stage::Publish, StatusCode::NEGATIVE_STACK_SIZE_WITHIN_BLOCK, "why", 2, 0),
             (Location::Module, Stage::Publish, StatusCode::NEGATIVE_STACK_SIZE_WITHIN_BLOCK, "why", 0, 0),
-            (
-                f(3, Some(7)),
-                Stage::Load,
-                StatusCode::UNEXPECTED_VERIFIER_ERROR,
-                "NEGATIVE_STACK_SIZE_WITHIN_BLOCK: why",
-                3,
-                7,
-            ),
-            (
-                Location::Struct { index: 1 },
-                Stage::Load,
-                StatusCode::UNEXPECTED_VERIFIER_ERROR,
-                "NEGATIVE_STACK_SIZE_WITHIN_BLOCK: why",
-                0,
-                0,
-            ),
+            (f(3, Some(7)), Stage::Load, StatusCode::UNEXPECTED_VERIFIER_ERROR, &on_load, 3, 7),
+            (Location::Struct { index: 1 }, Stage::Load, StatusCode::UNEXPECTED_VERIFIER_ERROR, &on_load, 0, 0),
         ];
         for (location, stage, status, message, function_index, code_offset) in cases {
             let e = VerifyError {

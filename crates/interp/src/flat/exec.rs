@@ -683,6 +683,17 @@ fn unlocated(e: &mut VmError) {
     }
 }
 
+/// Aptos's `STRUCT_VARIANT_MISMATCH` of instruction `pc` of `p` meeting
+/// variant `found`, with the VM's message (`VmError::variant_mismatch`).
+#[cold]
+#[inline(never)]
+fn variant_mismatch(p: &Prepared, pc: usize, found: u16) -> Box<VmError> {
+    Box::new(match instruction(p, pc) {
+        Some(instr) => VmError::variant_mismatch(&p.module.module, instr, found),
+        None => VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH),
+    })
+}
+
 /// The bytecode instruction at `pc` of `p`.
 fn instruction(p: &Prepared, pc: usize) -> Option<&Bytecode> {
     p.module.module.function_defs.get(p.def as usize)?.code.as_ref()?.code.get(pc)
@@ -1432,7 +1443,7 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         let tag = u16::from_le_bytes(mem::read(t));
                         match variants.iter().find(|(v, _)| *v == tag) {
                             Some((_, off)) => mem::write_addr(at(*r), t.add(*off)),
-                            None => return Err(Box::new(VmError::new(StatusCode::STRUCT_VARIANT_MISMATCH))),
+                            None => return Err(variant_mismatch(p, *pc, tag)),
                         }
                     }
                     Op::ReadRef { r, dst, l } => mem::copy_value(l, mem::read_addr(at(*r)), at(*dst))?,
@@ -1706,8 +1717,12 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                     },
                     Op::Unpack { src, l, tag, order, fields } => {
                         if let Some((t, status)) = tag {
-                            if u16::from_le_bytes(mem::read(at(*src))) != *t {
+                            let found = u16::from_le_bytes(mem::read(at(*src)));
+                            if found != *t {
                                 mem::drop_value(l, at(*src));
+                                if *status == StatusCode::STRUCT_VARIANT_MISMATCH {
+                                    return Err(variant_mismatch(p, *pc, found));
+                                }
                                 return Err(Box::new(VmError::new(*status)));
                             }
                         }
