@@ -22,6 +22,12 @@
 //! error, and an error of its own refunds the instructions after it. The
 //! hot path pays one compare-and-branch per call-like instruction and per
 //! segment.
+//!
+//! A chain of segments that follow one another (each ended by a hot test
+//! of its whole charge, the gas left untouched since) is tested against
+//! the chain's first entry gas with the charges before each segment added
+//! to its thresholds (`fold_gas_floors`): the same outcome, with no
+//! subtraction on the tests' hot path.
 
 use super::aptos::MemoryFeed;
 use super::*;
