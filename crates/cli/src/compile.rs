@@ -1,12 +1,14 @@
 //! `movejit compile`: compile one function instantiation with the JIT and
-//! print its Cranelift IR (`--emit clif`) or machine code (`--emit asm`).
+//! print its Cranelift IR (`--emit clif`) or machine code (`--emit asm`),
+//! unmetered or metered by Aptos's schedule (`--metered`).
 //! Modules are verified (with their dependencies) before the JIT sees them.
 
 use crate::files::expand_mv_paths;
+use movejit_engine::runtime::gas::aptos::AptosPricing;
 use movejit_engine::runtime::{InMemoryStorage, ModuleId, Type};
 use movejit_engine::{Engine, EngineConfig};
 use movejit_format::AccountAddress;
-use movejit_jit::{Emit, JitConfig, JitEngine};
+use movejit_jit::{CostTable, Emit, JitConfig, JitEngine};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,6 +28,10 @@ pub struct Args {
     type_args: Vec<String>,
     #[arg(long, value_enum, default_value = "clif")]
     emit: EmitChoice,
+    /// Show the code metered by Aptos's schedule, as the engine compiles it
+    /// for metered sessions (`bench --metered`, `run` under Aptos).
+    #[arg(long)]
+    metered: bool,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -70,7 +76,13 @@ fn compile(args: Args) -> Result<String, String> {
         .iter()
         .map(|t| Type::parse_tag(t).ok_or_else(|| format!("type argument {t}: not a type tag")))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut jit = JitEngine::new(JitConfig::default()).map_err(|e| e.to_string())?;
+    let config = if args.metered {
+        // As the engine's Aptos code cache (`adapter.rs`): Aptos prices only.
+        JitConfig { cost: Some(CostTable::zero()), aptos: Some(AptosPricing::v50()), ..JitConfig::default() }
+    } else {
+        JitConfig::default()
+    };
+    let mut jit = JitEngine::new(config).map_err(|e| e.to_string())?;
     let mut number = None;
     for (id, m) in modules {
         let n = jit.add_module(m).map_err(|e| e.to_string())?;

@@ -209,3 +209,23 @@ fn aptos_memory_is_reported_and_limited() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `movejit compile --metered` shows the code the engine runs under Aptos's
+/// schedule: it keeps the gas left in a register and writes it back to
+/// `ExecContext::gas_left` before it returns; the unmetered code never
+/// writes it.
+#[test]
+fn compile_shows_metered_code_on_request() {
+    // A folder of its own (the module is `spin`, so is the file).
+    let mv = assembled("compile", SOURCE).with_file_name("spin.mv");
+    let mv = mv.to_str().expect("path");
+    let gas_left = format!("+{}", std::mem::offset_of!(movejit_runtime::flat::ExecContext, gas_left));
+    let gas_stores = |flags: &[&str]| {
+        let args = [&["compile", mv, "0xcafe::spin::count", "--emit", "clif"][..], flags].concat();
+        let (code, out, err) = movejit(&args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        out.lines().filter(|l| l.contains("store") && l.ends_with(&gas_left)).count()
+    };
+    assert_eq!(gas_stores(&[]), 0, "unmetered code writes the gas left");
+    assert!(gas_stores(&["--metered"]) > 0, "metered code never writes the gas left");
+}

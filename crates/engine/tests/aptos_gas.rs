@@ -17,7 +17,7 @@ use movejit_engine::{new_engine, Engine, EngineConfig, ExecutorKind};
 use movejit_testkit::balances::{agree_at_balances, every_executor};
 use movejit_testkit::*;
 use serde_json::Value as Json;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a run is compared on.
 #[derive(Debug, PartialEq, Eq)]
@@ -1270,4 +1270,107 @@ public fun run(a: address, n: u64): u64 acquires Holder
     agreement.assert_agreed();
     assert!(compiled_runs > 1_000, "compiled code ran in only {compiled_runs} runs");
     assert!(calls > 0 && in_target > 0 && frames > 0, "no run stopped in the closure call, its frame or its target");
+}
+
+/// Compiled code tests a chain of segments (blocks following one another
+/// in a loop, each charging on entry) against the gas on entry of the
+/// chain's first segment, the charges before it added to the threshold
+/// (`lower/metered.rs`, `fold_gas_floors`). At every 997th balance over the
+/// whole run of a loop with four ways through it, every executor agrees
+/// (status, location, execution gas, peak memory), running out at every
+/// offset of the loop.
+#[test]
+fn loops_of_chained_segments_agree_across_executors() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun one(): u64
+    ld_u64 1
+    ret
+",
+        "version 8
+module 0xcafe::user
+
+public fun branches(n: u64): u64
+    local s: u64
+    local i: u64
+    local r: u64
+    ld_u64 0
+    st_loc s
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L5
+    copy_loc i
+    ld_u64 4
+    mod
+    st_loc r
+    copy_loc r
+    ld_u64 0
+    eq
+    br_false L2
+    move_loc s
+    ld_u64 10
+    add
+    st_loc s
+L1: move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L2: copy_loc r
+    ld_u64 1
+    eq
+    br_false L3
+    move_loc s
+    ld_u64 20
+    add
+    st_loc s
+    branch L1
+L3: move_loc r
+    ld_u64 2
+    eq
+    br_false L4
+    move_loc s
+    ld_u64 30
+    add
+    st_loc s
+    branch L1
+L4: move_loc s
+    ld_u64 40
+    add
+    st_loc s
+    branch L1
+L5: move_loc s
+    ret
+",
+    );
+    let args = [6u64.to_le_bytes().to_vec()];
+    let engines = every_executor(&EngineConfig::aptos());
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(&engines[2].1, &st, "branches", &args, full);
+    assert_eq!(whole.status, "EXECUTED");
+    assert!(compiled > 0, "branches did not run compiled");
+    let total = whole.execution_gas_used + whole.io_gas_used;
+    let balances = (0..=total).step_by(997);
+    let agreement = agree_at_balances(&engines, balances, user_run(&st, "branches", &args));
+    let offsets: HashSet<u16> = agreement
+        .reference
+        .iter()
+        .filter(|(_, (w, _))| w.status == "OUT_OF_GAS")
+        .filter_map(|(_, (w, _))| w.location.as_ref().map(|l| l.2))
+        .collect();
+    let compiled_runs = agreement.compiled_runs;
+    eprintln!(
+        "{} balances: compiled code ran in {compiled_runs}; out of gas at {} offsets",
+        agreement.reference.len(),
+        offsets.len()
+    );
+    agreement.assert_agreed();
+    // Every offset of the function's 50.
+    assert_eq!(offsets.len(), 50, "out of gas at only {} offsets", offsets.len());
+    assert!(compiled_runs * 2 > agreement.reference.len(), "compiled code ran in only {compiled_runs} runs");
 }

@@ -22,6 +22,12 @@
 //! error, and an error of its own refunds the instructions after it. The
 //! hot path pays one compare-and-branch per call-like instruction and per
 //! segment.
+//!
+//! A chain of segments that follow one another (each ended by a hot test
+//! of its whole charge, the gas left untouched since) is tested against
+//! the chain's first entry gas with the charges before each segment added
+//! to its thresholds (`fold_gas_floors`): the same outcome, with no
+//! subtraction on the tests' hot path.
 
 use super::aptos::MemoryFeed;
 use super::*;
@@ -46,6 +52,12 @@ pub(super) struct Segment {
     start: usize,
     /// Gas left on entry (before the segment's charge).
     gas: Value,
+    /// The gas left after the segment's charge, and `gas_defs` then: a
+    /// segment that ends with them unchanged records its floor.
+    left: Value,
+    defs: u32,
+    /// The entry gas was rebased (a helper charged a run-time amount).
+    rebased: bool,
     /// `prefix[k]`: the summed cost of the first `k` instructions.
     prefix: Vec<u64>,
     /// For each instruction, the running sum after each of its charges
@@ -91,6 +103,9 @@ impl Lowerer<'_, '_> {
         self.seg = Some(Segment {
             start: a,
             gas,
+            left,
+            defs: self.gas_defs,
+            rebased: false,
             prefix: vec![0],
             steps: Vec::new(),
             total_at,
@@ -199,6 +214,15 @@ impl Lowerer<'_, '_> {
         }
         let total = seg.prefix.last().copied().unwrap_or(0);
         self.b.func.replace(seg.total_at).iconst(types::I64, total as i64);
+        // The last instruction's hot test settled every charge (gas on
+        // entry >= total) and nothing else changed the gas left since the
+        // charge: wherever the gas left `entry - total` is used later
+        // (dominated by this point), it is `base - offset` with
+        // `base >= offset`, so later tests compare `base` and Cranelift
+        // needs no subtraction on their hot path.
+        if seg.tested == Some(z - 1) && !seg.rebased && seg.defs == self.gas_defs {
+            self.gas_floors.push((seg.left, seg.gas, total));
+        }
         for (at, kept) in seg.refunds {
             let refund = total - kept;
             self.b.func.replace(at).iconst(types::I64, refund as i64);
@@ -517,6 +541,7 @@ impl Lowerer<'_, '_> {
         let rebased = self.b.ins().iadd(left, total);
         if let Some(s) = self.seg.as_mut() {
             s.gas = rebased;
+            s.rebased = true;
         }
     }
 
@@ -649,20 +674,39 @@ impl Lowerer<'_, '_> {
             return;
         }
         let cont = self.b.create_block();
-        let short = oog.then(|| self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, threshold as i64));
-        let over = match (push, self.room) {
-            (Some(h), Some(room)) => Some(self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64)),
-            _ => None,
-        };
-        let any = match (short, over) {
-            (Some(x), Some(y)) => self.b.ins().bor(x, y),
-            (Some(x), None) | (None, Some(x)) => x,
-            (None, None) => self.b.ins().iconst(types::I8, 0),
-        };
         // The resolver's arguments are set on a cold stub, off the hot path.
         let stub = self.b.create_block();
         self.b.set_cold_block(stub);
-        self.b.ins().brif(any, stub, &[], cont, &[]);
+        // One compare-and-branch per condition (fused by the CPU), not a
+        // combined flag.
+        if oog {
+            // (Rewritten by `fold_gas_floors` once every block is sealed.)
+            let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, threshold as i64);
+            if let Ok(inst) = self.def_inst(short) {
+                self.gas_tests.push((inst, gas, threshold));
+            }
+            let next = match (push, self.room) {
+                (Some(_), Some(_)) => self.b.create_block(),
+                _ => cont,
+            };
+            self.b.ins().brif(short, stub, &[], next, &[]);
+            if next != cont {
+                self.b.switch_to_block(next);
+                self.b.seal_block(next);
+            }
+        }
+        match (push, self.room) {
+            (Some(h), Some(room)) => {
+                let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64);
+                self.b.ins().brif(over, stub, &[], cont, &[]);
+            }
+            // (No room without a prologue: kept as the one branch.)
+            _ if !oog => {
+                let never = self.b.ins().iconst(types::I8, 0);
+                self.b.ins().brif(never, stub, &[], cont, &[]);
+            }
+            _ => {}
+        }
         self.b.switch_to_block(stub);
         self.b.seal_block(stub);
         // What the interpreter holds on its operand stack when it runs out
@@ -675,6 +719,30 @@ impl Lowerer<'_, '_> {
         self.b.ins().jump(resolver, &[]);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
+    }
+
+    /// Once every block is sealed (the SSA builder's placeholders resolved
+    /// to the values they alias): a test `gas < threshold` of a gas left
+    /// known as `base - offset` with `base >= offset` (segments recorded
+    /// in `gas_floors`, chained through their entry gas) becomes
+    /// `base < offset + threshold`: the same outcome, and the hot path
+    /// keeps no subtraction for it.
+    pub(super) fn fold_gas_floors(&mut self) {
+        let dfg = &self.b.func.dfg;
+        let mut floors: HashMap<Value, (Value, u64)> = HashMap::new();
+        for &(left, gas, total) in &self.gas_floors {
+            let gas = dfg.resolve_aliases(gas);
+            let (base, offset) = floors.get(&gas).copied().unwrap_or((gas, 0));
+            if let Some(offset) = offset.checked_add(total).filter(|o| *o <= i64::MAX as u64) {
+                floors.insert(dfg.resolve_aliases(left), (base, offset));
+            }
+        }
+        for (inst, gas, threshold) in std::mem::take(&mut self.gas_tests) {
+            let gas = self.b.func.dfg.resolve_aliases(gas);
+            let Some(&(base, offset)) = floors.get(&gas) else { continue };
+            let Some(t) = offset.checked_add(threshold).filter(|t| *t <= i64::MAX as u64) else { continue };
+            self.b.func.replace(inst).icmp_imm_u(IntCC::UnsignedLessThan, base, t as i64);
+        }
     }
 
     /// On the propagate path (Aptos): a callee's callee ran out of gas

@@ -517,6 +517,9 @@ pub fn lower_function(
         gas_events: Vec::new(),
         gas_resolver: None,
         gas_var: None,
+        gas_defs: 0,
+        gas_floors: Vec::new(),
+        gas_tests: Vec::new(),
         room: None,
         checked_height: 0,
         depth_checked: false,
@@ -625,6 +628,7 @@ pub fn lower_function(
         return Err(e);
     }
     lw.b.seal_all_blocks();
+    lw.fold_gas_floors();
     lw.b.finalize(frontend);
     Ok(())
 }
@@ -684,6 +688,15 @@ struct Lowerer<'a, 'f> {
     /// context's `gas_left` is written before every call out, jump to the
     /// failure path and return, and re-read after each call).
     gas_var: Option<Variable>,
+    /// How many times the gas left was redefined (a segment that saw no
+    /// redefinition but its own charge may record a floor).
+    gas_defs: u32,
+    /// Segments whose last test settled their whole charge and left the
+    /// gas untouched since it (gas left, gas on entry, charge), and the
+    /// out-of-gas tests (compare, gas tested, threshold), for
+    /// `fold_gas_floors` (`lower/metered.rs`).
+    gas_floors: Vec<(Value, Value, u64)>,
+    gas_tests: Vec<(cranelift_codegen::ir::Inst, Value, u64)>,
     /// `max_stack - stack_base` at entry: pushes to this height overflow.
     room: Option<Value>,
     /// The highest operand-stack height an overflow check tests, plus one:
@@ -1370,6 +1383,7 @@ impl Lowerer<'_, '_> {
     }
 
     fn gas_set(&mut self, g: Value) {
+        self.gas_defs += 1;
         match self.gas_var {
             Some(v) => self.b.def_var(v, g),
             None => self.store_ctx(g, off::GAS_LEFT),
@@ -1386,6 +1400,7 @@ impl Lowerer<'_, '_> {
 
     /// Re-reads the gas left after a call that may have charged it.
     fn gas_in(&mut self) {
+        self.gas_defs += 1;
         if let Some(v) = self.gas_var {
             let g = self.load_ctx(types::I64, off::GAS_LEFT);
             self.b.def_var(v, g);
