@@ -515,6 +515,7 @@ pub fn lower_function(
         in_flight: Vec::new(),
         drop_error: None,
         drop_blocks: HashMap::new(),
+        status_blocks: Vec::new(),
         gas_events: Vec::new(),
         gas_resolver: None,
         gas_var: None,
@@ -621,6 +622,7 @@ pub fn lower_function(
     lw.unpin_headers();
     lw.epilogues(metered)?;
     lw.fill_redo_blocks()?;
+    lw.fill_status_blocks();
     lw.finish_gas()?;
     if let Some(e) = lw.drop_error.take() {
         return Err(e);
@@ -681,6 +683,10 @@ struct Lowerer<'a, 'f> {
     /// (where they jump, what they drop) -> the block, shared by every
     /// failure site leaving with that set.
     drop_blocks: HashMap<(Block, Vec<(usize, DropAt)>), Block>,
+    /// Per constant failure status: the cold block storing it and jumping
+    /// to the failure path, shared by the sites failing with it (filled at
+    /// the end, [`Lowerer::fill_status_blocks`]).
+    status_blocks: Vec<(i64, Block)>,
     /// The gas resolver's event table (`lower/metered.rs`).
     gas_events: Vec<u64>,
     /// The shared block resolving where a segment fails.
@@ -1136,8 +1142,39 @@ impl Lowerer<'_, '_> {
         self.gas_out();
         let offv = self.b.ins().iconst(types::I32, offset as i64);
         let kept = refund.and_then(|k| self.kept_through(k));
-        self.stage_fail(st, offv, kept);
-        self.drop_operands_then(self.fail);
+        // A constant status is stored by a block shared by its sites.
+        let target = match self.iconst_of(st) {
+            Some(c) => self.status_block(c as i32 as i64),
+            None => {
+                self.b.ins().stack_store(self.ptr, st, self.fail_slot, FAIL_STATUS);
+                self.fail
+            }
+        };
+        self.stage_fail_offset(offv, kept);
+        self.drop_operands_then(target);
+    }
+
+    /// The shared block failing with constant status `status` (created at
+    /// its first site).
+    fn status_block(&mut self, status: i64) -> Block {
+        if let Some(&(_, b)) = self.status_blocks.iter().find(|(s, _)| *s == status) {
+            return b;
+        }
+        let b = self.b.create_block();
+        self.b.set_cold_block(b);
+        self.status_blocks.push((status, b));
+        b
+    }
+
+    /// Fills each shared status block: the status stored in the fail slot
+    /// (its sites stored the offset and refund), then the failure path.
+    fn fill_status_blocks(&mut self) {
+        for (status, block) in std::mem::take(&mut self.status_blocks) {
+            self.b.switch_to_block(block);
+            let st = self.b.ins().iconst(types::I32, status);
+            self.b.ins().stack_store(self.ptr, st, self.fail_slot, FAIL_STATUS);
+            self.b.ins().jump(self.fail, &[]);
+        }
     }
 
     /// Jumps to the failure path with `status` (0: a helper recorded it),
@@ -1159,6 +1196,11 @@ impl Lowerer<'_, '_> {
     /// `offset` and, in metered code, the refund of a failure keeping `kept`.
     fn stage_fail(&mut self, status: Value, offset: Value, kept: Option<u64>) {
         self.b.ins().stack_store(self.ptr, status, self.fail_slot, FAIL_STATUS);
+        self.stage_fail_offset(offset, kept);
+    }
+
+    /// [`stage_fail`](Self::stage_fail) but the status.
+    fn stage_fail_offset(&mut self, offset: Value, kept: Option<u64>) {
         self.b.ins().stack_store(self.ptr, offset, self.fail_slot, FAIL_OFFSET);
         if self.target.cost.is_some() {
             let r = self.refund_const(kept);
