@@ -299,12 +299,12 @@ impl Lowerer<'_, '_> {
         self.b.switch_to_block(fail);
         self.b.seal_block(fail);
         let st = self.b.ins().iconst(types::I32, status);
-        self.drop_operands();
         if gas_out {
             self.gas_out();
         }
         let offv = self.b.ins().iconst(types::I32, i as i64);
-        self.jump_to_fail_keeping(st, offv, kept);
+        self.stage_fail(st, offv, kept);
+        self.drop_operands_then(self.fail);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
     }
@@ -711,12 +711,11 @@ impl Lowerer<'_, '_> {
         self.b.seal_block(stub);
         // What the interpreter holds on its operand stack when it runs out
         // here: the values on it at this test (later pushes never ran).
-        self.drop_operands();
         let resolver = self.resolver();
         let firstv = self.b.ins().iconst(types::I64, first as i64);
         self.b.ins().stack_store(self.ptr, firstv, self.fail_slot, RESOLVE_FIRST);
         self.b.ins().stack_store(self.ptr, gas, self.fail_slot, RESOLVE_GAS);
-        self.b.ins().jump(resolver, &[]);
+        self.drop_operands_then(resolver);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
     }

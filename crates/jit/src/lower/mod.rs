@@ -53,7 +53,7 @@ use crate::types::{datatype_id, sig_types, to_type};
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
 use cranelift_codegen::ir::{
     types, AbiParam, Block, BlockArg, BlockCall, FuncRef, Function, InstBuilder, InstructionData, JumpTableData,
-    MemFlagsData, Opcode, Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value,
+    MemFlagsData, Opcode, Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value, ValueDef,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -514,6 +514,8 @@ pub fn lower_function(
         untested_failure: None,
         in_flight: Vec::new(),
         drop_error: None,
+        drop_blocks: HashMap::new(),
+        status_blocks: Vec::new(),
         gas_events: Vec::new(),
         gas_resolver: None,
         gas_var: None,
@@ -623,6 +625,7 @@ pub fn lower_function(
     lw.unpin_headers();
     lw.epilogues(metered)?;
     lw.fill_redo_blocks()?;
+    lw.fill_status_blocks();
     lw.finish_gas()?;
     if let Some(e) = lw.drop_error.take() {
         return Err(e);
@@ -680,6 +683,14 @@ struct Lowerer<'a, 'f> {
     /// An error met while lowering a failure site's drops (reported when
     /// the function is finished).
     drop_error: Option<CompileError>,
+    /// Cold blocks dropping one set of owned operands, then jumping on:
+    /// (where they jump, what they drop) -> the block, shared by every
+    /// failure site leaving with that set.
+    drop_blocks: HashMap<(Block, Vec<(usize, DropAt)>), Block>,
+    /// Per constant failure status: the cold block storing it and jumping
+    /// to the failure path, shared by the sites failing with it (filled at
+    /// the end, [`Lowerer::fill_status_blocks`]).
+    status_blocks: Vec<(i64, Block)>,
     /// The gas resolver's event table (`lower/metered.rs`).
     gas_events: Vec<u64>,
     /// The shared block resolving where a segment fails.
@@ -971,6 +982,72 @@ impl Lowerer<'_, '_> {
         self.gas_var = gas_var;
     }
 
+    /// Ends the current (cold) block of a path leaving the function by
+    /// failure: drops the owned operands as [`drop_operands`](Self::drop_operands)
+    /// does, then jumps to `target`. The drops are made by a cold block
+    /// shared by every site with the same owned operands in the same slots,
+    /// so a function's failure sites carry no drop code of their own.
+    fn drop_operands_then(&mut self, target: Block) {
+        let mut owned = owned_values(&self.stack);
+        owned.extend(self.in_flight.iter().cloned());
+        if owned.is_empty() {
+            self.b.ins().jump(target, &[]);
+            return;
+        }
+        let key: Option<Vec<(usize, DropAt)>> =
+            owned.iter().map(|(l, a)| Some((Arc::as_ptr(l) as usize, self.drop_at(*a)?))).collect();
+        let Some(key) = key else {
+            // An address no other block can name: drops of its own.
+            self.drop_operands();
+            self.b.ins().jump(target, &[]);
+            return;
+        };
+        let key = (target, key);
+        if let Some(&shared) = self.drop_blocks.get(&key) {
+            self.b.ins().jump(shared, &[]);
+            return;
+        }
+        let shared = self.b.create_block();
+        self.b.set_cold_block(shared);
+        self.b.ins().jump(shared, &[]);
+        self.b.switch_to_block(shared);
+        // Sealed with the function: later sites jump here too. Drops charge
+        // no gas, and the site wrote the gas left to the context.
+        let gas_var = self.gas_var.take();
+        for ((l, _), (_, at)) in owned.iter().zip(&key.1) {
+            let addr = match *at {
+                DropAt::Slot(slot, off) => self.b.ins().stack_addr(self.ptr, slot, off),
+                DropAt::Param(v) => v,
+            };
+            if let Err(e) = self.drop_value(l, addr) {
+                self.drop_error.get_or_insert(e);
+            }
+        }
+        self.gas_var = gas_var;
+        self.b.ins().jump(target, &[]);
+        self.drop_blocks.insert(key, shared);
+    }
+
+    /// Where the owned value at `addr` lives, named so that any block can
+    /// compute the address again: a frame slot, or a parameter of the
+    /// entry block (`None`: neither).
+    fn drop_at(&self, addr: Value) -> Option<DropAt> {
+        let dfg = &self.b.func.dfg;
+        let addr = dfg.resolve_aliases(addr);
+        match dfg.value_def(addr) {
+            ValueDef::Param(block, _) if dfg.value_def(self.ctx) == ValueDef::Param(block, 0) => {
+                Some(DropAt::Param(addr))
+            }
+            ValueDef::Result(inst, 0) => match dfg.insts[inst] {
+                InstructionData::StackAddr { opcode: Opcode::StackAddr, stack_slot, offset } => {
+                    Some(DropAt::Slot(stack_slot, offset.into()))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Whether a failure here has owned operands to drop.
     fn operands_own_heap(&self) -> bool {
         !self.in_flight.is_empty() || !owned_values(&self.stack).is_empty()
@@ -991,8 +1068,7 @@ impl Lowerer<'_, '_> {
         self.b.ins().brif(failed, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
-        self.drop_operands();
-        self.b.ins().jump(self.propagate, &[]);
+        self.drop_operands_then(self.propagate);
     }
 
     fn error_return(&mut self, rets: &[Ty]) {
@@ -1076,10 +1152,42 @@ impl Lowerer<'_, '_> {
         // Metered code: an earlier out-of-gas or overflow wins (lower/metered.rs).
         self.note_failure_site(offset);
         let st = status(self);
-        self.drop_operands();
         self.gas_out();
         let offv = self.b.ins().iconst(types::I32, offset as i64);
-        self.jump_to_fail(st, offv, refund);
+        let kept = refund.and_then(|k| self.kept_through(k));
+        // A constant status is stored by a block shared by its sites.
+        let target = match self.iconst_of(st) {
+            Some(c) => self.status_block(c as i32 as i64),
+            None => {
+                self.b.ins().stack_store(self.ptr, st, self.fail_slot, FAIL_STATUS);
+                self.fail
+            }
+        };
+        self.stage_fail_offset(offv, kept);
+        self.drop_operands_then(target);
+    }
+
+    /// The shared block failing with constant status `status` (created at
+    /// its first site).
+    fn status_block(&mut self, status: i64) -> Block {
+        if let Some(&(_, b)) = self.status_blocks.iter().find(|(s, _)| *s == status) {
+            return b;
+        }
+        let b = self.b.create_block();
+        self.b.set_cold_block(b);
+        self.status_blocks.push((status, b));
+        b
+    }
+
+    /// Fills each shared status block: the status stored in the fail slot
+    /// (its sites stored the offset and refund), then the failure path.
+    fn fill_status_blocks(&mut self) {
+        for (status, block) in std::mem::take(&mut self.status_blocks) {
+            self.b.switch_to_block(block);
+            let st = self.b.ins().iconst(types::I32, status);
+            self.b.ins().stack_store(self.ptr, st, self.fail_slot, FAIL_STATUS);
+            self.b.ins().jump(self.fail, &[]);
+        }
     }
 
     /// Jumps to the failure path with `status` (0: a helper recorded it),
@@ -1093,13 +1201,24 @@ impl Lowerer<'_, '_> {
     /// [`jump_to_fail`](Self::jump_to_fail) of a failure keeping `kept` of
     /// the segment's gas (`None`: none of it is refunded).
     fn jump_to_fail_keeping(&mut self, status: Value, offset: Value, kept: Option<u64>) {
+        self.stage_fail(status, offset, kept);
+        self.b.ins().jump(self.fail, &[]);
+    }
+
+    /// Stores the failure path's operands in its slot: `status`, the code
+    /// `offset` and, in metered code, the refund of a failure keeping `kept`.
+    fn stage_fail(&mut self, status: Value, offset: Value, kept: Option<u64>) {
         self.b.ins().stack_store(self.ptr, status, self.fail_slot, FAIL_STATUS);
+        self.stage_fail_offset(offset, kept);
+    }
+
+    /// [`stage_fail`](Self::stage_fail) but the status.
+    fn stage_fail_offset(&mut self, offset: Value, kept: Option<u64>) {
         self.b.ins().stack_store(self.ptr, offset, self.fail_slot, FAIL_OFFSET);
         if self.target.cost.is_some() {
             let r = self.refund_const(kept);
             self.b.ins().stack_store(self.ptr, r, self.fail_slot, FAIL_REFUND);
         }
-        self.b.ins().jump(self.fail, &[]);
     }
 
     /// Branches to the failure path with `ARITHMETIC_ERROR` when `cond`
@@ -3034,6 +3153,15 @@ impl Lowerer<'_, '_> {
 }
 
 /// The values of `operands` that own heap memory, with their layouts.
+/// Where a failure site's owned operand lives (`Lowerer::drop_at`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum DropAt {
+    /// `stack_addr slot + offset`.
+    Slot(StackSlot, i32),
+    /// A parameter of the entry block (an in-memory argument).
+    Param(Value),
+}
+
 fn owned_values(operands: &[(Ty, Val)]) -> Vec<(Arc<FlatLayout>, Value)> {
     operands
         .iter()
