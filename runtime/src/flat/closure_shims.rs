@@ -490,11 +490,7 @@ pub unsafe extern "C" fn aptos_closure_fast(
 /// `closure` is a function-value slot; `caps` holds [`FAST_CAPTURES`]
 /// slots of [`FAST_CAPTURE_STRIDE`] bytes.
 #[inline(always)]
-unsafe fn fast_target<'s>(
-    site: &'s CallSite,
-    closure: *const u8,
-    caps: *mut u8,
-) -> Option<(&'s FastTarget, FunctionIndex)> {
+unsafe fn fast_target(site: &CallSite, closure: *const u8, caps: *mut u8) -> Option<(&FastTarget, FunctionIndex)> {
     let c = mem::closure(Addr::from_raw(closure.cast_mut()))?;
     if !c.type_args.is_empty() {
         return None;
