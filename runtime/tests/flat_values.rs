@@ -566,7 +566,7 @@ fn value_shims_and_table() {
     }
     assert_eq!(flat::live_allocations(), live, "leak");
     // The table names every shim, context first; ids index it.
-    assert_eq!(HELPERS.len(), 39);
+    assert_eq!(HELPERS.len(), 40);
     for h in HELPERS {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }
@@ -581,6 +581,7 @@ fn value_shims_and_table() {
     assert_eq!(HelperId::global_borrow().entry().params.len(), 6);
     assert_eq!(HelperId::global_borrow().entry().result, Kind::U64);
     assert_eq!(HelperId::closure_fast().entry().result, Kind::U64);
+    assert_eq!(HelperId::aptos_closure_fast().entry().result, Kind::U64);
     assert_eq!(ExecContext::OFFSETS.status, 0);
     assert_eq!(ExecContext::OFFSETS.flags, 28);
     assert_eq!(ExecContext::OFFSETS.max_vector_len, 80);

@@ -1272,6 +1272,345 @@ public fun run(a: address, n: u64): u64 acquires Holder
     assert!(calls > 0 && in_target > 0 && frames > 0, "no run stopped in the closure call, its frame or its target");
 }
 
+/// Closures called from a local (`copy_loc f; call_closure`: the borrowed
+/// sites whose warm calls under Aptos charge the target's constant price
+/// through `aptos_closure_fast`, the first of a transaction and any whose
+/// price does not fit going through `call_closure`), at 3,000 balances over
+/// the whole run on every executor: compiled code stops at the same charge
+/// as the interpreter (status, location, execution gas, peak memory), among
+/// them running out in the closure call, in copying the closure, and
+/// making a target's frame (its locals' types: a loading error, located at
+/// the module of the frame below `apply`: `run`'s). Targets: `dep::plus`
+/// and `dep::mix` (fast entries; `mix` has locals of several type nodes),
+/// `dep::weigh` (a captured struct: no fast entry).
+#[test]
+fn closures_called_from_locals_agree_across_executors() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+struct Coin has copy + drop + store
+  v: u64
+
+public fun coin(v: u64): Coin
+    move_loc v
+    pack Coin
+    ret
+
+public fun plus(k: u64, x: u64): u64
+    move_loc k
+    move_loc x
+    add
+    ret
+
+public fun mix(k: u64, x: u64): u64
+    local a: u64
+    local w: vector<vector<u64>>
+    local d: Coin
+    move_loc x
+    ld_u64 3
+    mul
+    move_loc k
+    add
+    ld_u64 1000003
+    mod
+    ret
+
+public fun weigh(c: Coin, k: u64, x: u64): u64
+    move_loc c
+    unpack Coin
+    move_loc k
+    add
+    move_loc x
+    add
+    ret
+",
+        "version 8
+module 0xcafe::user
+use 0xcafe::dep
+    struct Coin has copy + drop + store
+    fun coin(l0: u64): dep::Coin
+    fun plus(l0: u64, l1: u64): u64
+    fun mix(l0: u64, l1: u64): u64
+    fun weigh(l0: dep::Coin, l1: u64, l2: u64): u64
+
+fun unused(): u64
+    ld_u64 0
+    ret
+
+fun apply(f: |u64|u64 has copy + drop, x: u64, n: u64): u64
+L0: copy_loc n
+    ld_u64 0
+    eq
+    br_true L1
+    move_loc x
+    copy_loc f
+    call_closure <|u64|u64>
+    st_loc x
+    move_loc n
+    ld_u64 1
+    sub
+    st_loc n
+    branch L0
+L1: move_loc x
+    ret
+
+public fun run(n: u64): u64
+    ld_u64 2
+    pack_closure dep::plus, 1
+    ld_u64 1
+    copy_loc n
+    call apply
+    ld_u64 4
+    pack_closure dep::mix, 1
+    ld_u64 1
+    copy_loc n
+    call apply
+    add
+    copy_loc n
+    call dep::coin
+    ld_u64 3
+    pack_closure dep::weigh, 3
+    ld_u64 1
+    copy_loc n
+    call apply
+    add
+    ret
+",
+    );
+    let args = [6u64.to_le_bytes().to_vec()];
+    let engines = every_executor(&EngineConfig::aptos());
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(&engines[2].1, &st, "run", &args, full);
+    assert_eq!(whole.status, "EXECUTED");
+    assert!(compiled > 0, "run did not run compiled");
+    let total = whole.execution_gas_used;
+    // 3,000 balances over the whole run, off any regular grid.
+    let balances = (0..3_000u64).map(|k| total / 3_000 * k + k * 997 % 101);
+    let agreement = agree_at_balances(&engines, balances, user_run(&st, "run", &args));
+    // `apply` is function 1: its copy of the closure at offset 5, its call
+    // at 6; a loading error names a module only (function 0, offset 0).
+    let stopped = |at: (u16, u16)| {
+        agreement
+            .reference
+            .iter()
+            .filter(|(_, (want, _))| {
+                want.status == "OUT_OF_GAS"
+                    && want.location.as_ref().is_some_and(|(m, f, o)| m == "0xcafe::user" && (*f, *o) == at)
+            })
+            .count()
+    };
+    let (copies, calls, frames) = (stopped((1, 5)), stopped((1, 6)), stopped((0, 0)));
+    let compiled_runs = agreement.compiled_runs;
+    eprintln!(
+        "3,000 balances: compiled code ran in {compiled_runs}; out of gas copying the closure {copies}, in the \
+         call {calls}, making a target's frame {frames}"
+    );
+    agreement.assert_agreed();
+    assert!(compiled_runs > 2_000, "compiled code ran in only {compiled_runs} runs");
+    assert!(copies > 0 && calls > 0 && frames > 0, "some closure charge was never where a run stopped");
+}
+
+/// A closure target that calls a closure of itself from a local until the
+/// call stack overflows: the borrowed site's fast path charges the call's
+/// price before its depth check, as the interpreter does, so every
+/// executor fails with `CALL_STACK_OVERFLOW` at the same call with the same
+/// gas, and at balances around that point stops at the same charge.
+#[test]
+fn closure_recursion_overflows_alike_across_executors() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun unused(): u64
+    ld_u64 0
+    ret
+",
+        "version 8
+module 0xcafe::user
+
+fun unused(): u64
+    ld_u64 0
+    ret
+
+fun down(x: u64): u64
+    local f: |u64|u64 has copy + drop
+    local a: vector<u64>
+    pack_closure down, 0
+    st_loc f
+    copy_loc x
+    ld_u64 0
+    eq
+    br_true L1
+    move_loc x
+    ld_u64 1
+    sub
+    copy_loc f
+    call_closure <|u64|u64>
+    ret
+L1: ld_u64 7
+    ret
+
+public fun run(n: u64): u64
+    move_loc n
+    call down
+    ret
+",
+    );
+    let engines = every_executor(&EngineConfig::aptos());
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    // Deep enough to overflow; shallow enough to return.
+    for (depth, want) in [(5_000u64, "CALL_STACK_OVERFLOW"), (900, "EXECUTED")] {
+        let args = [depth.to_le_bytes().to_vec()];
+        let (whole, _, compiled) = run_user(&engines[2].1, &st, "run", &args, full);
+        assert_eq!(whole.status, want, "depth {depth}");
+        assert!(compiled > 0, "run did not run compiled");
+        let total = whole.execution_gas_used;
+        // The whole run's balance, then 400 balances over its last tenth.
+        let low = total / 10 * 9;
+        let balances = std::iter::once(full).chain((0..400u64).map(|k| low + (total - low) / 400 * k + k * 997 % 101));
+        let agreement = agree_at_balances(&engines, balances, user_run(&st, "run", &args));
+        let (_, (first, _)) = &agreement.reference[0];
+        assert_eq!(first.status, want, "depth {depth}: the reference");
+        if want == "CALL_STACK_OVERFLOW" {
+            // `down` is function 1, its closure call at offset 10.
+            assert_eq!(first.location.as_ref().map(|(m, f, o)| (m.as_str(), *f, *o)), Some(("0xcafe::user", 1, 10)));
+        }
+        agreement.assert_agreed();
+        assert!(agreement.compiled_runs > 200, "compiled code ran in only {} runs", agreement.compiled_runs);
+    }
+}
+
+/// A closure an earlier transaction of the same engine packed (its target
+/// compiled, with a fast entry) and stored, called from a local in a later
+/// transaction: nothing in that transaction loaded the target's module
+/// before the call, so the first call charges its loading (a loading
+/// error when it does not fit) and only later calls charge the constant
+/// price (`aptos_closure_fast` checks the transaction's meter loaded it).
+/// At 2,000 balances every executor stops at the same charge, among them
+/// loading the target's module at the call.
+#[test]
+fn stored_closures_called_from_locals_load_their_module_once() {
+    use movejit_engine::runtime::{AccountAddress, InMemoryStorage, ModuleId};
+    let (st, dep_size) = two_modules(
+        "version 9
+module 0xcafe::dep
+
+#[persistent] public fun plus(k: u64, x: u64): u64
+    local a: u64
+    local b: vector<u64>
+    move_loc k
+    move_loc x
+    add
+    ret
+",
+        "version 9
+module 0xcafe::user
+use 0xcafe::dep
+    #[persistent] fun plus(l0: u64, l1: u64): u64
+
+struct Holder has key
+  f: |u64|u64 has copy + drop + store
+
+fun unused(): u64
+    ld_u64 0
+    ret
+
+public fun store(s: &signer, k: u64)
+    move_loc s
+    move_loc k
+    pack_closure dep::plus, 1
+    pack Holder
+    move_to Holder
+    ret
+
+public fun run(a: address, n: u64): u64 acquires Holder
+    local f: |u64|u64 has copy + drop + store
+    local x: u64
+    move_loc a
+    borrow_global Holder
+    borrow_field Holder, f
+    read_ref
+    st_loc f
+    ld_u64 1
+    st_loc x
+L0: copy_loc n
+    ld_u64 0
+    eq
+    br_true L1
+    move_loc x
+    copy_loc f
+    call_closure <|u64|u64>
+    st_loc x
+    move_loc n
+    ld_u64 1
+    sub
+    st_loc n
+    branch L0
+L1: move_loc x
+    ret
+",
+    );
+    let cafe = AccountAddress::from_u64(0xcafe);
+    let user = ModuleId::new(cafe, "user");
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    // `store` in a transaction of the engine's own, then `run` in the next.
+    let stored = |engine: &Engine| -> InMemoryStorage {
+        let mut session = engine.new_session(&st);
+        let mut gas = GasMeter::aptos(AptosPricing::v50(), full);
+        let signer = [&[0u8][..], &cafe.0].concat();
+        session.execute_function(&user, "store", &[], &[signer, 7u64.to_le_bytes().to_vec()], &mut gas).expect("store");
+        let changes = session.finish().expect("a change set");
+        let mut after = st.clone();
+        after.apply(&changes);
+        after
+    };
+    let args = [cafe.0.to_vec(), 5u64.to_le_bytes().to_vec()];
+    let engines = every_executor(&EngineConfig::aptos());
+    let jit_storage = stored(&engines[2].1);
+    let (whole, _, compiled) = run_user(&engines[2].1, &jit_storage, "run", &args, full);
+    assert_eq!(whole.status, "EXECUTED");
+    assert!(compiled > 0, "run did not run compiled");
+    // The call loads `dep` (its size's price); the balances cover the
+    // window from before that load to the end.
+    let total = whole.execution_gas_used + whole.io_gas_used;
+    let low = total.saturating_sub(loading(dep_size) + 200_000);
+    let balances = (0..2_000u64).map(|k| low + (total - low) / 2_000 * k + k * 997 % 101);
+    let agreement = agree_at_balances(&engines, balances, |engine: &Engine, balance| {
+        let storage = stored(engine);
+        let (charged, memory, compiled) = run_user(engine, &storage, "run", &args, balance);
+        ((charged, memory), compiled)
+    });
+    // `run` is function 2, its call at offset 13; loading `dep` there is a
+    // loading error, located below `run`'s frame: the entry's, so nowhere
+    // (the only load in the window: `Holder`'s read comes before it).
+    let stopped = |at: (u16, u16)| {
+        agreement
+            .reference
+            .iter()
+            .filter(|(_, (want, _))| {
+                want.status == "OUT_OF_GAS"
+                    && want.location.as_ref().is_some_and(|(m, f, o)| m == "0xcafe::user" && (*f, *o) == at)
+            })
+            .count()
+    };
+    let (calls, loads) = (
+        stopped((2, 13)),
+        agreement
+            .reference
+            .iter()
+            .filter(|(_, (want, _))| want.status == "OUT_OF_GAS" && want.location.is_none())
+            .count(),
+    );
+    let compiled_runs = agreement.compiled_runs;
+    eprintln!(
+        "2,000 balances: compiled code ran in {compiled_runs}; out of gas in the call {calls}, loading at it {loads}"
+    );
+    agreement.assert_agreed();
+    assert!(compiled_runs > 1_000, "compiled code ran in only {compiled_runs} runs");
+    assert!(calls > 0 && loads > 0, "no run stopped in the call or loading its target's module");
+}
+
 /// Compiled code tests a chain of segments (blocks following one another
 /// in a loop, each charging on entry) against the gas on entry of the
 /// chain's first segment, the charges before it added to the threshold

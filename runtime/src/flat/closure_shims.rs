@@ -135,6 +135,15 @@ pub struct FastTarget {
     /// Layouts of the captured values, in order: scalars, at most
     /// [`FAST_CAPTURES`].
     pub captured: Vec<Arc<FlatLayout>>,
+    /// Under Aptos's schedule: what a call charges once the target's module
+    /// is loaded ([`AptosPricing::call_price`](crate::gas::aptos::AptosPricing::call_price)
+    /// of `CallClosure` by all the target's parameters and its locals);
+    /// `None` (or an engine without Aptos's schedule): no Aptos fast path.
+    pub aptos_price: Option<u64>,
+    /// The last Aptos meter under which the target's module was found
+    /// loaded (its [`Target::loaded`], copied here by the first fast call
+    /// of a transaction that finds it so): later ones read no other slot.
+    pub loaded: AtomicU64,
 }
 
 /// What a [`FastTarget`] and a call site must agree on for the site to call
@@ -422,29 +431,87 @@ pub unsafe extern "C" fn closure_fast(
     caps: *mut u8,
 ) -> u64 {
     // SAFETY: shim contract: a live site; `closure` is a function-value
-    // slot.
+    // slot; `caps` is the site's scratch.
     let site = unsafe { &*site };
-    let Some(c) = mem::closure(Addr::from_raw(closure.cast_mut())) else { return 0 };
-    if !c.type_args.is_empty() {
+    match unsafe { fast_target(site, closure, caps) } {
+        Some((t, _)) => t.adapter as u64,
+        None => 0,
+    }
+}
+
+/// [`closure_fast`] at a site of code metered by Aptos's schedule: the
+/// adapter only when the call's charges are constants that fit, and
+/// charged then. That is, the target's module was loaded by this
+/// transaction's meter (its [`Target::loaded`] stamp) and `ctx.gas_left`
+/// covers the target's [`FastTarget::aptos_price`], which is taken from it
+/// (compiled code's spending, settled on the meter later: the charges the
+/// slow path makes one by one, all execution gas, each of which fits);
+/// the site then checks the depth, as the slow path does after those
+/// charges. Else 0, nothing charged: the site calls [`call_closure`],
+/// which makes the same charges on the meter (and fails where one does
+/// not fit).
+pub unsafe extern "C" fn aptos_closure_fast(
+    ctx: *mut ExecContext,
+    site: *const CallSite,
+    closure: *const u8,
+    caps: *mut u8,
+) -> u64 {
+    // SAFETY: shim contract: `ctx` is live and not otherwise borrowed; a
+    // live site; `closure` is a function-value slot; `caps` is the site's
+    // scratch.
+    let (Some(cx), site) = (unsafe { ctx.as_mut() }, unsafe { &*site }) else { return 0 };
+    let Some((t, function)) = (unsafe { fast_target(site, closure, caps) }) else { return 0 };
+    let Some(price) = t.aptos_price else { return 0 };
+    // SAFETY: a nonzero `aptos_meter` is the live meter of the run, which
+    // nothing else touches while compiled code runs (jit-abi.md 5.1).
+    let Some(meter) = (unsafe { (cx.aptos_meter as *const AptosMeter).as_ref() }) else { return 0 };
+    if !meter.loaded_at(&t.loaded) {
+        // The first fast call of the transaction: the module counts as
+        // loaded once `call_closure` marked the target (it charges the
+        // module's loading, or finds it loaded, then marks it).
+        let Some(target) = site.table.plain.get(function.as_u32()) else { return 0 };
+        if !meter.loaded_at(&target.loaded) {
+            return 0;
+        }
+        meter.mark_loaded(&t.loaded);
+    }
+    if cx.gas_left < price {
         return 0;
     }
-    let Some(t) = site.table.fast.get(c.function.as_u32()) else { return 0 };
+    cx.gas_left -= price;
+    t.adapter as u64
+}
+
+/// The fast entry the closure at `closure` may be called through at
+/// `site`, with the closure's function, its captured values copied to
+/// `caps` ([`closure_fast`]'s conditions); `None` for the slow path.
+///
+/// # Safety
+/// `closure` is a function-value slot; `caps` holds [`FAST_CAPTURES`]
+/// slots of [`FAST_CAPTURE_STRIDE`] bytes.
+#[inline(always)]
+unsafe fn fast_target(site: &CallSite, closure: *const u8, caps: *mut u8) -> Option<(&FastTarget, FunctionIndex)> {
+    let c = mem::closure(Addr::from_raw(closure.cast_mut()))?;
+    if !c.type_args.is_empty() {
+        return None;
+    }
+    let t = site.table.fast.get(c.function.as_u32())?;
     if t.mask != c.mask || t.class != site.class || t.captured.len() != c.captured.len() {
-        return 0;
+        return None;
     }
     for (k, (v, want)) in c.captured.iter().zip(&t.captured).enumerate() {
         if !fits(want, v.layout()) || v.layout().owns_heap {
-            return 0;
+            return None;
         }
-        // SAFETY: shim contract: `caps` holds `FAST_CAPTURES` slots of
+        // SAFETY: caller's contract: `caps` holds `FAST_CAPTURES` slots of
         // `FAST_CAPTURE_STRIDE` bytes (`k` is below `t.captured.len()`,
         // at most `FAST_CAPTURES`); the value's buffer holds its size.
         let copied = unsafe { copy_scalar(v.as_ptr(), caps.add(k * FAST_CAPTURE_STRIDE), v.layout().size) };
         if !copied {
-            return 0;
+            return None;
         }
     }
-    t.adapter as u64
+    Some((t, c.function))
 }
 
 /// Copies a scalar of `size` bytes (a fixed-size move each: no `memcpy`

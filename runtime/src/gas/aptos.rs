@@ -51,6 +51,22 @@ impl AptosPricing {
         })
     }
 
+    /// What a call of a Move function with `args` arguments (captured and
+    /// provided) and locals of `local_nodes` type nodes each charges
+    /// before its frame once its module is loaded: the price of `op`, then
+    /// each local's type, as [`AptosMeter::charge_site`] and
+    /// [`AptosMeter::charge_create_ty`] charge them one by one. `None`
+    /// when the sum does not fit (no fast path may then charge it at once).
+    pub fn call_price(&self, op: Opcode, args: u64, local_nodes: &[u64]) -> Option<u64> {
+        let counts = SiteCounts { units: args, locals: local_nodes.len() as u64, ty_args: 0 };
+        let mut total = self.costs.site_cost(op, counts);
+        for n in local_nodes {
+            total = total.checked_add(self.costs.subst_ty_per_node.checked_mul(*n)?)?;
+        }
+        // `site_cost` saturates.
+        (total < u64::MAX).then_some(total)
+    }
+
     /// Whether `p` is the built-in v50 schedule (the one compiled code is
     /// generated for: its prices are constants in the code).
     pub fn is_v50(p: &Arc<Self>) -> bool {

@@ -239,10 +239,13 @@ impl JitEngine {
     fn publish_fast(&mut self, key: &InstanceKey, mask: u64) -> CompileResult<bool> {
         let (function, params, rets) = self.target_layouts(key)?;
         let table = self.closures.table.clone();
-        let published = table.get(function, &[]).is_some_and(|t| matches!(t.code, TargetCode::Move(_)));
-        if !published {
+        let Some(target) = table.get(function, &[]).filter(|t| matches!(t.code, TargetCode::Move(_))) else {
             return Ok(false);
-        }
+        };
+        // Under Aptos's schedule a fast call charges this at once.
+        let aptos_price = self.config.aptos.as_ref().and_then(|p| {
+            p.call_price(movejit_format::Opcode::CallClosure, target.params.len() as u64, &target.local_nodes)
+        });
         if !key.type_args.is_empty() || table.has_fast(function) {
             return Ok(true);
         }
@@ -267,7 +270,10 @@ impl JitEngine {
         self.jit_mut().finalize_definitions().map_err(|e| CompileError::Codegen(e.to_string()))?;
         let adapter = self.jit_mut().get_finalized_function(id) as usize;
         let class = table.class_of(&provided, &rets);
-        table.insert_fast(function, FastTarget { adapter, mask, class, captured });
+        table.insert_fast(
+            function,
+            FastTarget { adapter, mask, class, captured, aptos_price, loaded: Default::default() },
+        );
         Ok(true)
     }
 

@@ -22,7 +22,9 @@
 //! * Under Aptos's schedule a pack first calls `aptos_pack` (the target's
 //!   module loads, `lower/metered.rs`), and the `call_closure` shim makes
 //!   the interpreter's closure-call charges on the meter (jit-abi.md 5.1);
-//!   the fast path is not taken.
+//!   a borrowed site's fast path goes through `aptos_closure_fast`, which
+//!   charges a warm target's constant price (module loaded in this
+//!   transaction, price fits the gas left) or sends the call to the shim.
 
 #![forbid(unsafe_code)]
 
@@ -176,8 +178,9 @@ impl Lowerer<'_, '_> {
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
         let merge = self.b.create_block();
         // (Under Aptos a call makes run-time charges before its frame: the
-        // shim makes them.)
-        if borrowed && !aptos {
+        // fast helper makes them when they are constants that fit, else the
+        // shim does.)
+        if borrowed {
             self.call_closure_fast(sitev, closure, &args, &provided, &ret_layouts, &outs, split, merge, i)?;
         }
         let n = provided.len() + ret_layouts.len();
@@ -241,7 +244,9 @@ impl Lowerer<'_, '_> {
     ) -> CompileResult<()> {
         let caps_slot = self.new_slot((FAST_CAPTURES * FAST_CAPTURE_STRIDE) as u32, 8);
         let caps = self.b.ins().stack_addr(self.ptr, caps_slot, 0);
-        let adapter = self.call_helper(HelperId::closure_fast(), &[self.ctx, sitev, closure, caps])?;
+        let helper =
+            if self.target.aptos.is_some() { HelperId::aptos_closure_fast() } else { HelperId::closure_fast() };
+        let adapter = self.call_helper(helper, &[self.ctx, sitev, closure, caps])?;
         let (fast, slow) = (self.b.create_block(), self.b.create_block());
         self.b.set_cold_block(slow);
         self.b.ins().brif(adapter, fast, &[], slow, &[]);
