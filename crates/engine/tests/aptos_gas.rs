@@ -502,6 +502,42 @@ fn user_run<'a>(
     }
 }
 
+/// `0xcafe::user::f(args)` on `jit` at a full balance: it must end with
+/// `status`, having run compiled code. What it was charged.
+fn whole_compiled_run(
+    jit: &Engine,
+    st: &movejit_engine::runtime::InMemoryStorage,
+    f: &str,
+    args: &[Vec<u8>],
+    status: &str,
+) -> Charged {
+    let full = AptosPricing::v50().limits.to_internal(1_000);
+    let (whole, _, compiled) = run_user(jit, st, f, args, full);
+    assert_eq!(whole.status, status, "{f}");
+    assert!(compiled > 0, "{f} did not run compiled");
+    whole
+}
+
+/// `n` balances from `low` up to `total`, off any regular grid.
+fn balances_between(low: u64, total: u64, n: u64) -> impl Iterator<Item = u64> {
+    (0..n).map(move |k| low + (total - low) / n * k + k * 997 % 101)
+}
+
+/// How many of the reference's runs ran out of gas at (function index,
+/// code offset) `at` of `module`.
+fn out_of_gas_at(
+    agreement: &movejit_testkit::balances::Agreement<(Charged, MemoryUsed)>,
+    module: &str,
+    at: (u16, u16),
+) -> usize {
+    let here = |l: &(String, u16, u16)| l.0 == module && (l.1, l.2) == at;
+    agreement
+        .reference
+        .iter()
+        .filter(|(_, (want, _))| want.status == "OUT_OF_GAS" && want.location.as_ref().is_some_and(here))
+        .count()
+}
+
 /// Global storage in compiled code under Aptos's schedule: `store` moves
 /// resources to storage, tests, borrows and moves them back (plain and
 /// generic forms; `R`'s layout reaches `dep`), run at 600 balances over the
@@ -574,10 +610,7 @@ public fun store(s: &signer, n: u64): u64 acquires R, G
     let signer = [&[0u8][..], &movejit_engine::runtime::AccountAddress::from_u64(0xcafe).0].concat();
     let args = [signer, 7u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "store", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "store did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "store", &args, "EXECUTED");
     let total = whole.execution_gas_used + whole.io_gas_used;
     let move_to_r = Some(("0xcafe::user".to_string(), 0, 6));
     let balances = (0..=600u64).map(|k| total / 600 * k + k * 997 % 1009);
@@ -639,10 +672,7 @@ public fun twice(s: &signer): u64 acquires R
     let signer = [&[0u8][..], &movejit_engine::runtime::AccountAddress::from_u64(0xcafe).0].concat();
     let args = [signer];
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "twice", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "twice did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "twice", &args, "EXECUTED");
     let total = whole.execution_gas_used + whole.io_gas_used;
     // The run's last 40,000 units (from the first borrow's field on),
     // every 7.
@@ -722,10 +752,7 @@ L1: borrow_loc v
     );
     let args = [40u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "cmp", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "cmp did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "cmp", &args, "EXECUTED");
     let total = whole.execution_gas_used + whole.io_gas_used;
     let spread = (0..400u64).map(|k| total / 400 * k + k * 997 % 1009);
     let last_tenth = (0..400u64).map(|k| total - total / 10 + total / 4000 * k + k * 7 % 11);
@@ -781,13 +808,11 @@ public fun mismatch(): u64
 ",
     );
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "mismatch", &[], full);
-    assert_eq!(whole.status, "STRUCT_VARIANT_MISMATCH");
-    assert!(compiled > 0, "mismatch did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "mismatch", &[], "STRUCT_VARIANT_MISMATCH");
     let total = whole.execution_gas_used;
     // The last tenth of the run (the unpack), then past its end.
     let near = (0..=200u64).map(|k| total - total / 10 + total / 1000 * k + k % 7);
+    let full = AptosPricing::v50().limits.to_internal(1_000);
     let agreement = agree_at_balances(&engines, near.chain([full]), user_run(&st, "mismatch", &[]));
     let out_of_gas = agreement
         .reference
@@ -854,10 +879,7 @@ L1: move_loc acc
     );
     let args = [60u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "hash_loop", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "hash_loop did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "hash_loop", &args, "EXECUTED");
     let total = whole.execution_gas_used;
     let second_half = (0..400u64).map(|k| total / 2 + total / 800 * k + k * 997 % 1009);
     let agreement = agree_at_balances(&engines, second_half, user_run(&st, "hash_loop", &args));
@@ -1115,27 +1137,15 @@ L1: move_loc acc
     );
     let args = [3u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "run", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "run did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "run", &args, "EXECUTED");
     let total = whole.execution_gas_used;
     // 3,000 balances over the whole run, off any regular grid.
-    let balances = (0..3_000u64).map(|k| total / 3_000 * k + k * 997 % 101);
+    let balances = balances_between(0, total, 3_000);
     let agreement = agree_at_balances(&engines, balances, user_run(&st, "run", &args));
     // Where the reference stopped: `step` is function 2, its packs at
     // offsets 2, 8 and 13, its calls at 3, 9 and 14; a loading error
     // names a module only (function 0, offset 0: `unused` never runs).
-    let stopped = |at: (u16, u16)| {
-        agreement
-            .reference
-            .iter()
-            .filter(|(_, (want, _))| {
-                want.status == "OUT_OF_GAS"
-                    && want.location.as_ref().is_some_and(|(m, f, o)| m == "0xcafe::user" && (*f, *o) == at)
-            })
-            .count()
-    };
+    let stopped = |at: (u16, u16)| out_of_gas_at(&agreement, "0xcafe::user", at);
     let packs = [2, 8, 13].map(|o| stopped((2, o))).iter().sum::<usize>();
     let calls = [3, 9, 14].map(|o| stopped((2, o))).iter().sum::<usize>();
     let frames = stopped((0, 0));
@@ -1235,26 +1245,14 @@ public fun run(a: address, n: u64): u64 acquires Holder
     st.apply(&changes);
     let args = [cafe.0.to_vec(), 4u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "run", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "run did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "run", &args, "EXECUTED");
     let total = whole.execution_gas_used + whole.io_gas_used;
     // The resource's first read takes most of the run: 2,000 balances over
     // its last fifth, off any regular grid.
     let low = total / 5 * 4;
-    let balances = (0..2_000u64).map(|k| low + (total - low) / 2_000 * k + k * 997 % 101);
+    let balances = balances_between(low, total, 2_000);
     let agreement = agree_at_balances(&engines, balances, user_run(&st, "run", &args));
-    let stopped = |module: &str, at: (u16, u16)| {
-        agreement
-            .reference
-            .iter()
-            .filter(|(_, (want, _))| {
-                want.status == "OUT_OF_GAS"
-                    && want.location.as_ref().is_some_and(|(m, f, o)| m == module && (*f, *o) == at)
-            })
-            .count()
-    };
+    let stopped = |module: &str, at: (u16, u16)| out_of_gas_at(&agreement, module, at);
     // `call_stored` is function 3, its closure call at offset 11; the
     // target `add` is function 1; making its frame is a loading error,
     // located at the module below `call_stored`'s frame: a module only
@@ -1380,26 +1378,14 @@ public fun run(n: u64): u64
     );
     let args = [6u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "run", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "run did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "run", &args, "EXECUTED");
     let total = whole.execution_gas_used;
     // 3,000 balances over the whole run, off any regular grid.
-    let balances = (0..3_000u64).map(|k| total / 3_000 * k + k * 997 % 101);
+    let balances = balances_between(0, total, 3_000);
     let agreement = agree_at_balances(&engines, balances, user_run(&st, "run", &args));
     // `apply` is function 1: its copy of the closure at offset 5, its call
     // at 6; a loading error names a module only (function 0, offset 0).
-    let stopped = |at: (u16, u16)| {
-        agreement
-            .reference
-            .iter()
-            .filter(|(_, (want, _))| {
-                want.status == "OUT_OF_GAS"
-                    && want.location.as_ref().is_some_and(|(m, f, o)| m == "0xcafe::user" && (*f, *o) == at)
-            })
-            .count()
-    };
+    let stopped = |at: (u16, u16)| out_of_gas_at(&agreement, "0xcafe::user", at);
     let (copies, calls, frames) = (stopped((1, 5)), stopped((1, 6)), stopped((0, 0)));
     let compiled_runs = agreement.compiled_runs;
     eprintln!(
@@ -1568,14 +1554,12 @@ L1: move_loc x
     let args = [cafe.0.to_vec(), 5u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
     let jit_storage = stored(&engines[2].1);
-    let (whole, _, compiled) = run_user(&engines[2].1, &jit_storage, "run", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "run did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &jit_storage, "run", &args, "EXECUTED");
     // The call loads `dep` (its size's price); the balances cover the
     // window from before that load to the end.
     let total = whole.execution_gas_used + whole.io_gas_used;
     let low = total.saturating_sub(loading(dep_size) + 200_000);
-    let balances = (0..2_000u64).map(|k| low + (total - low) / 2_000 * k + k * 997 % 101);
+    let balances = balances_between(low, total, 2_000);
     let agreement = agree_at_balances(&engines, balances, |engine: &Engine, balance| {
         let storage = stored(engine);
         let (charged, memory, compiled) = run_user(engine, &storage, "run", &args, balance);
@@ -1584,16 +1568,7 @@ L1: move_loc x
     // `run` is function 2, its call at offset 13; loading `dep` there is a
     // loading error, located below `run`'s frame: the entry's, so nowhere
     // (the only load in the window: `Holder`'s read comes before it).
-    let stopped = |at: (u16, u16)| {
-        agreement
-            .reference
-            .iter()
-            .filter(|(_, (want, _))| {
-                want.status == "OUT_OF_GAS"
-                    && want.location.as_ref().is_some_and(|(m, f, o)| m == "0xcafe::user" && (*f, *o) == at)
-            })
-            .count()
-    };
+    let stopped = |at: (u16, u16)| out_of_gas_at(&agreement, "0xcafe::user", at);
     let (calls, loads) = (
         stopped((2, 13)),
         agreement
@@ -1689,10 +1664,7 @@ L5: move_loc s
     );
     let args = [6u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
-    let full = AptosPricing::v50().limits.to_internal(1_000);
-    let (whole, _, compiled) = run_user(&engines[2].1, &st, "branches", &args, full);
-    assert_eq!(whole.status, "EXECUTED");
-    assert!(compiled > 0, "branches did not run compiled");
+    let whole = whole_compiled_run(&engines[2].1, &st, "branches", &args, "EXECUTED");
     let total = whole.execution_gas_used + whole.io_gas_used;
     let balances = (0..=total).step_by(997);
     let agreement = agree_at_balances(&engines, balances, user_run(&st, "branches", &args));
