@@ -637,8 +637,19 @@ impl JitSession<'_> {
         } else if let Some(loc) = &out.location {
             let id = ready.gen.ids.read().ok().and_then(|ids| ids.get(loc.module as usize).cloned());
             if let Some(id) = id {
-                let name =
-                    source.module(&id).map(|m| movejit_loader::function_name(m, loc.function)).unwrap_or_default();
+                let module = source.module(&id);
+                // A variant mismatch's message names the variants the
+                // instruction there takes and the one it found.
+                let instr = |m: &movejit_format::CompiledModule| {
+                    let code = m.function_defs.get(loc.function as usize)?.code.as_ref()?;
+                    code.code.get(loc.code_offset as usize).cloned()
+                };
+                if let (Some(found), Some(m)) = (out.variant_found, module) {
+                    if let Some(i) = instr(m) {
+                        e = VmError::variant_mismatch(m, &i, found);
+                    }
+                }
+                let name = module.map(|m| movejit_loader::function_name(m, loc.function)).unwrap_or_default();
                 e.location = Some(ErrorLocation {
                     module: id.long_string(),
                     function_name: name,

@@ -168,6 +168,10 @@ pub struct FlatOutcome {
     /// interpreted code, which `location` cannot name). Boxed: outcomes
     /// are moved by value on every run.
     pub interpreted: Option<Box<movejit_runtime::VmError>>,
+    /// `STRUCT_VARIANT_MISMATCH`: the variant the failing instruction found
+    /// (its message follows from it and the location:
+    /// `VmError::variant_mismatch`).
+    pub variant_found: Option<u16>,
 }
 
 impl JitEngine {
@@ -290,6 +294,7 @@ impl JitEngine {
                 refs,
                 gas_left,
                 interpreted: None,
+                variant_found: None,
             });
         }
         // Results were never written on failure: nothing to drop but zeros.
@@ -468,6 +473,7 @@ fn run_session_entry(
             refs: Vec::new(),
             gas_left,
             interpreted: None,
+            variant_found: None,
         };
         return Ok((out, false));
     }
@@ -560,6 +566,7 @@ fn failure(ctx: &mut ExecContext, gas_left: Option<u64>) -> FlatOutcome {
         refs: Vec::new(),
         gas_left,
         interpreted: ctx.interpreted_error.take(),
+        variant_found: (status == StatusCode::STRUCT_VARIANT_MISMATCH).then_some(ctx.abort_code as u16),
     }
 }
 

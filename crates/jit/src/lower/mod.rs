@@ -2000,9 +2000,7 @@ impl Lowerer<'_, '_> {
         let bad = self.b.ins().icmp_imm_u(IntCC::NotEqual, tag, variant as i64);
         let r = self.refund_at(i);
         if mismatch == status_number(StatusCode::STRUCT_VARIANT_MISMATCH) {
-            let n = Self::variants(&l)?.len();
-            let table = self.variant_mismatch_table(i, n)?;
-            self.fail_if_with(bad, i, r, |lw| lw.variant_mismatch_status(table, n, tag));
+            self.fail_if_with(bad, i, r, |lw| lw.variant_mismatch_status(tag));
         } else {
             self.fail_if_with(bad, i, r, |lw| lw.b.ins().iconst(types::I32, mismatch));
         }
@@ -2024,42 +2022,13 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    /// The errors Aptos's `STRUCT_VARIANT_MISMATCH` at instruction `i` (an
-    /// enum of `n` variants) raises, one per variant found, message
-    /// included (`VmError::variant_mismatch`, the interpreter's): kept with
-    /// the code; the address of a `vector<u64>` constant of their addresses.
-    fn variant_mismatch_table(&mut self, i: usize, n: usize) -> CompileResult<u64> {
-        let instr = self.code.get(i).ok_or_else(|| malformed("instruction index"))?;
-        let module = &self.target.module.module;
-        let errors: Vec<_> =
-            (0..n).map(|v| movejit_runtime::VmError::variant_mismatch(module, instr, v as u16)).collect();
-        let mut bytes = Vec::with_capacity(10 + 8 * n);
-        movejit_runtime::bcs::write_uleb(&mut bytes, n as u64);
-        for e in errors {
-            bytes.extend(self.env.error_constant(e).to_le_bytes());
-        }
-        let layout = self.env.layout(&RType::Vector(Box::new(RType::U64)))?;
-        self.env.constant(&layout, &bytes)
-    }
-
-    /// At a variant mismatch's cold site: records the error of variant
-    /// `tag` from `table` ([`Self::variant_mismatch_table`], `n` errors) through the
-    /// `fail_with` helper; the status.
-    fn variant_mismatch_status(&mut self, table: u64, n: usize, tag: Value) -> Value {
-        let status = self.b.ins().iconst(types::I32, status_number(StatusCode::STRUCT_VARIANT_MISMATCH));
-        let Ok(f) = self.helper_ref(HelperId::fail_with()) else { return status };
-        let slot = self.b.ins().iconst(self.ptr, table as i64);
-        let hdr = self.b.ins().load(self.ptr, Self::mem(), slot, 0);
-        let data = self.b.ins().load(self.ptr, Self::mem(), hdr, 16);
-        // A tag past the enum's variants cannot be met; clamp it anyway.
-        let last = self.b.ins().iconst(self.ptr, n.saturating_sub(1) as i64);
-        let tag = self.b.ins().uextend(self.ptr, tag);
-        let idx = self.b.ins().umin(tag, last);
-        let off = self.b.ins().ishl_imm_u(idx, 3);
-        let at = self.b.ins().iadd(data, off);
-        let err = self.b.ins().load(self.ptr, Self::mem(), at, 0);
-        self.b.ins().call(f, &[self.ctx, err]);
-        status
+    /// At an Aptos variant mismatch's cold site: the variant found (`tag`)
+    /// goes to the context's `abort_code` (no sub-status flag), from which
+    /// the engine builds the VM's message (jit-abi.md 4); the status.
+    fn variant_mismatch_status(&mut self, tag: Value) -> Value {
+        let found = self.b.ins().uextend(types::I64, tag);
+        self.store_ctx(found, off::ABORT_CODE);
+        self.b.ins().iconst(types::I32, status_number(StatusCode::STRUCT_VARIANT_MISMATCH))
     }
 
     /// Aptos `*BorrowVariantField`: the field at index `field` of whichever
@@ -2083,10 +2052,8 @@ impl Lowerer<'_, '_> {
             ok = self.b.ins().bor(ok, e);
         }
         let bad = self.b.ins().icmp_imm_u(IntCC::Equal, ok, 0);
-        let n = vs.len();
-        let table = self.variant_mismatch_table(i, n)?;
         let rf = self.refund_at(i);
-        self.fail_if_with(bad, i, rf, |lw| lw.variant_mismatch_status(table, n, tag));
+        self.fail_if_with(bad, i, rf, |lw| lw.variant_mismatch_status(tag));
         let mut off = self.b.ins().iconst(self.ptr, offs[0].1 as i64);
         for (v, o) in offs.iter().skip(1) {
             if *o != offs[0].1 {
