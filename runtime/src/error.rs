@@ -42,6 +42,20 @@ impl VmError {
     pub fn invariant(m: impl Into<String>) -> Self {
         VmError::new(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR).with_message(m)
     }
+    /// The message as the Aptos VM reports this error: its invariant
+    /// violations carry a marker, then a host backtrace (not reproduced:
+    /// the marker's line ends the message here). `m @Unknown invariant
+    /// violation generated:` for a message `m`, the marker alone without.
+    pub fn in_aptos_form(mut self) -> Self {
+        const MARKER: &str = "Unknown invariant violation generated:";
+        if self.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
+            self.message = Some(match self.message.take() {
+                Some(m) => format!("{m} @{MARKER}"),
+                None => MARKER.to_string(),
+            });
+        }
+        self
+    }
     pub fn arithmetic(m: impl Into<String>) -> Self {
         VmError::new(StatusCode::ARITHMETIC_ERROR).with_message(m)
     }

@@ -99,7 +99,8 @@ impl Session<'_, '_> {
         args: &[Vec<u8>],
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
-        self.state.execute_function(module, name, ty_args, args, gas)
+        let r = self.state.execute_function(module, name, ty_args, args, gas);
+        self.reported(r)
     }
 
     /// Runs an Aptos script: decode, load its dependencies, verify, then
@@ -112,7 +113,16 @@ impl Session<'_, '_> {
         args: &[Vec<u8>],
         gas: &mut GasMeter,
     ) -> Result<ExecutionResult, VmError> {
-        self.state.execute_script(bytes, ty_args, args, gas)
+        let r = self.state.execute_script(bytes, ty_args, args, gas);
+        self.reported(r)
+    }
+
+    /// A call's error as the flavour's VM reports it.
+    fn reported<T>(&self, r: Result<T, VmError>) -> Result<T, VmError> {
+        match self.flavour() {
+            StatusFlavour::Aptos => r.map_err(VmError::in_aptos_form),
+            StatusFlavour::Sui => r,
+        }
     }
 
     /// The resource writes of everything executed in the session.

@@ -786,14 +786,11 @@ impl<'e, 'r> SessionState<'e, 'r> {
                 })?;
                 return_layouts.push(l);
             }
-            // (A returned reference comes back as a copy of its target.)
-            returns_bcs.push(flat_bcs::serialize(v).map_err(|e| {
-                if e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
-                    e
-                } else {
-                    VmError::invariant("failed to serialize return values")
-                }
-            })?);
+            // (A returned reference comes back as a copy of its target.) The
+            // Move VM reports any failure here, a closure over a private
+            // function included, as this one invariant violation.
+            returns_bcs
+                .push(flat_bcs::serialize(v).map_err(|_| VmError::invariant("failed to serialize return values"))?);
         }
         for (i, t) in params.iter().enumerate() {
             if let Type::MutableReference(it) = t {

@@ -67,6 +67,7 @@ const VM_MESSAGE_STATUSES: &[&str] = &[
     "FAILED_TO_DESERIALIZE_ARGUMENT",
     "STRUCT_VARIANT_MISMATCH",
     "UNEXPECTED_VERIFIER_ERROR",
+    "UNKNOWN_INVARIANT_VIOLATION_ERROR",
 ];
 
 /// Statuses whose VM message is recorded to its first line only: the VM

@@ -34,7 +34,7 @@ use movejit_runtime::compiled::{CallState, CompiledCall, CompiledHint, SeamCall,
 use movejit_runtime::flat::native_bridge::NativeSession;
 use movejit_runtime::flat::{bcs as flat_bcs, mem, FlatLayout, FlatValue, InlineValues, Shape};
 use movejit_runtime::ExecutorKind;
-use movejit_runtime::{GasMeter, Layout, StatusCode, Type, VmError, VmResult};
+use movejit_runtime::{GasMeter, Layout, Type, VmError, VmResult};
 use std::sync::Arc;
 
 /// What the direct path adds to an entry plan, recorded after the plan's
@@ -271,13 +271,7 @@ impl<'e> SessionState<'e, '_> {
                 },
                 _ => rets.serialize(i),
             };
-            out.returns.push(bcs.map_err(|e| {
-                if e.status == StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR {
-                    e
-                } else {
-                    VmError::invariant("failed to serialize return values")
-                }
-            })?);
+            out.returns.push(bcs.map_err(|_| VmError::invariant("failed to serialize return values"))?);
         }
         // (Values consumed by the call were forgotten: `values` holds only
         // the reference arguments' targets, when there are any.)
