@@ -167,3 +167,25 @@ pub mod vec_err {
     pub const VEC_UNPACK_PARITY_MISMATCH: u64 = 3;
     pub const VEC_SIZE_LIMIT_REACHED: u64 = 4;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_invariant_violations_take_the_aptos_marker() {
+        let abort = VmError::abort(7).with_message("m");
+        let cases = [
+            (VmError::invariant("m"), Some("m @Unknown invariant violation generated:")),
+            (
+                VmError::new(StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR),
+                Some("Unknown invariant violation generated:"),
+            ),
+            (abort, Some("m")),
+            (VmError::new(StatusCode::ARITHMETIC_ERROR), None),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.in_aptos_form().message.as_deref(), want);
+        }
+    }
+}
