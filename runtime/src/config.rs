@@ -33,6 +33,17 @@ pub struct EngineConfig {
     pub jit: JitOptions,
 }
 
+/// Default of [`JitOptions::baseline_above`] and the JIT's
+/// `JitConfig::baseline_above` (bytecode instructions).
+/// The optimizing tier's compile time grows quadratically with a function's
+/// length (Cranelift's e-graph pass: 4,000 instructions take ~10x what
+/// 1,000 do), the baseline tier's linearly (its failure sites ordered next
+/// to their tests, movejit-jit's `lower/cold.rs`): 16,000 instructions compile in ~0.1 s
+/// against ~1.4 s (`long_function` bench). No function of the Aptos
+/// framework or of `../shared/bench` is this long (the longest has ~650),
+/// so only generated or unusual code takes the baseline tier's slower code.
+pub const BASELINE_ABOVE: usize = 2_000;
+
 /// When and what the engine's JIT compiles (movejit-engine's code cache
 /// reads these; the interpreter counts `Auto`'s calls and loop back edges
 /// against the thresholds). Whatever is not
@@ -65,9 +76,9 @@ pub struct JitOptions {
     /// generation started finishes. `None`: unbounded.
     pub compile_budget: Option<std::time::Duration>,
     /// Functions with more bytecode instructions are compiled by the JIT's
-    /// baseline tier (quick code generation, bigger and slower code; see
-    /// `movejit_jit::BASELINE_ABOVE`). 0: every function; `usize::MAX`:
-    /// none (the default).
+    /// baseline tier (quick code generation, linear in the function's
+    /// length; bigger and slower code; see [`BASELINE_ABOVE`]).
+    /// 0: every function; `usize::MAX`: none. Default [`BASELINE_ABOVE`].
     pub baseline_above: usize,
     /// Background compiler threads of the `Auto` executor. With 1 or more,
     /// an instance past the threshold is queued for those threads and its
@@ -97,7 +108,7 @@ impl Default for JitOptions {
             // checks they agree).
             max_ir_insts: 1 << 17,
             compile_budget: None,
-            baseline_above: usize::MAX,
+            baseline_above: BASELINE_ABOVE,
             compile_threads: 0,
             loop_threshold: 1000,
         }

@@ -129,13 +129,8 @@ pub const EST_COMPILE_NS_PER_INSTR: u64 = 100_000;
 /// function grows past it (issue 16).
 pub const MAX_IR_INSTS: usize = 1 << 17;
 
-/// Default of [`JitConfig::baseline_above`] (bytecode instructions): off.
-/// The baseline tier compiles the Aptos framework ~4x faster for ~1.5x the
-/// code, but on long functions its single-pass allocator grows
-/// superlinearly too and is slower than the optimizing tier from ~4,000
-/// instructions (`long_function` bench); which code may be slower is the
-/// embedder's call (`JitOptions::baseline_above`).
-pub const BASELINE_ABOVE: usize = usize::MAX;
+/// Default of [`JitConfig::baseline_above`] (bytecode instructions).
+pub use movejit_runtime::config::BASELINE_ABOVE;
 
 /// A Cranelift ISA for the host with `shared` and `tier` flags.
 fn host_isa(shared: &[(&str, &str)], tier: &[(&str, &str)]) -> CompileResult<OwnedTargetIsa> {
@@ -408,6 +403,8 @@ impl JitEngine {
     /// bytes and relocations (what `define_function` does with its own ISA).
     fn define_baseline(&mut self, id: FuncId, ctx: &mut Context) -> CompileResult<()> {
         let isa = self.baseline.clone();
+        // Linear allocation time (`lower/cold.rs`).
+        crate::lower::order_exits_after_branches(&mut ctx.func);
         ctx.compile(&*isa, &mut ControlPlane::default()).map_err(|e| codegen(format!("{:?}", e.inner)))?;
         let code = ctx.compiled_code().ok_or_else(|| codegen("no compiled code"))?;
         let relocs: Vec<ModuleReloc> =

@@ -292,9 +292,7 @@ impl Lowerer<'_, '_> {
     fn fail_keeping_if(&mut self, failed: Value, i: usize, status: i64, gas_out: bool, kept: Option<u64>) {
         let cont = self.b.create_block();
         let fail = self.b.create_block();
-        if !self.target.baseline {
-            self.b.set_cold_block(fail);
-        }
+        self.b.set_cold_block(fail);
         self.b.ins().brif(failed, fail, &[], cont, &[]);
         self.b.switch_to_block(fail);
         self.b.seal_block(fail);

@@ -33,6 +33,7 @@
 mod aptos;
 mod checked;
 pub(crate) mod closure;
+mod cold;
 mod counters;
 mod fastnative;
 mod global;
@@ -93,6 +94,7 @@ mod off {
     pub const STACK_LIMIT: i32 = O.stack_limit as i32;
     pub const GLOBAL_REST: i32 = O.global_rest as i32;
 }
+pub(crate) use cold::order_exits_after_branches;
 pub(crate) use off::STATUS as CTX_STATUS;
 
 /// Copies up to this many bytes inline; longer values go to `memmove`.
@@ -1062,9 +1064,7 @@ impl Lowerer<'_, '_> {
             return;
         }
         let site = self.b.create_block();
-        if !self.target.baseline {
-            self.b.set_cold_block(site);
-        }
+        self.b.set_cold_block(site);
         self.b.ins().brif(failed, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
@@ -1130,13 +1130,8 @@ impl Lowerer<'_, '_> {
     ) {
         let cont = self.b.create_block();
         let site = self.b.create_block();
-        // The baseline tier keeps each site next to its test: its
-        // single-pass allocator treats everything a later block uses as
-        // live, so sites sunk to the end would keep every operand they
-        // use live across the whole function.
-        if !self.target.baseline {
-            self.b.set_cold_block(site);
-        }
+        // (The baseline tier orders it next to its test: `lower/cold.rs`.)
+        self.b.set_cold_block(site);
         self.b.ins().brif(cond, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
@@ -1261,11 +1256,7 @@ impl Lowerer<'_, '_> {
         let shared = self.redo_block(h);
         let cont = self.b.create_block();
         let site = self.b.create_block();
-        // The baseline tier keeps each site next to its test (see
-        // `fail_if_with`).
-        if !self.target.baseline {
-            self.b.set_cold_block(site);
-        }
+        self.b.set_cold_block(site);
         self.b.ins().brif(cond, site, &[], cont, &[]);
         self.b.switch_to_block(site);
         self.b.seal_block(site);
