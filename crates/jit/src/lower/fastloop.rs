@@ -157,6 +157,17 @@ impl Lowerer<'_, '_> {
                 // One charge per block (one segment, no helper charging).
                 constant &= self.gas_defs == defs + 1;
                 totals.insert(s, self.last_segment_total);
+                if !constant {
+                    break;
+                }
+            }
+            // Blocks of an abandoned copy left unlowered (unreachable):
+            // each jumps to its exact copy.
+            for (&(s, _), (&f, &exact)) in l.body.iter().zip(fast.iter().zip(&saved)) {
+                if res.is_ok() && !totals.contains_key(&s) {
+                    self.b.switch_to_block(f);
+                    self.b.ins().jump(exact, &[]);
+                }
             }
             self.fast_gas = false;
             for (&(s, _), &b) in l.body.iter().zip(&saved) {
