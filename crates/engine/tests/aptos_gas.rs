@@ -1758,7 +1758,7 @@ L3: move_loc s
     let ((done, whole), compiled) = run(&engines[2].1, 1 << 40);
     assert_eq!(done.status, "EXECUTED");
     assert!(compiled > 0, "paths did not run compiled");
-    let agreement = agree_at_balances(&engines, 0..=whole + 1, run);
+    let agreement = agree_at_balances(&engines, 0..=whole.saturating_add(1), run);
     let stops: HashSet<u16> = agreement
         .reference
         .iter()
@@ -1768,5 +1768,5 @@ L3: move_loc s
     agreement.assert_agreed();
     // Out of gas at each of the function's 34 instructions.
     assert_eq!(stops.len(), 34, "out of gas at only {} offsets", stops.len());
-    assert!(agreement.compiled_runs * 2 > agreement.reference.len(), "compiled code ran too rarely");
+    assert!(agreement.compiled_runs.saturating_mul(2) > agreement.reference.len(), "compiled code ran too rarely");
 }
