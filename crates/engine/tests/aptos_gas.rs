@@ -1685,3 +1685,88 @@ L5: move_loc s
     assert_eq!(offsets.len(), 50, "out of gas at only {} offsets", offsets.len());
     assert!(compiled_runs * 2 > agreement.reference.len(), "compiled code ran in only {compiled_runs} runs");
 }
+
+/// Innermost loops get a fast copy tested once per iteration, entered only
+/// with the gas for the iteration's costliest path (`lower/fastloop.rs`):
+/// under the unit schedule, every balance from none to the whole run's
+/// gas puts the loop header's gas at that path's cost (and one unit on
+/// either side) in some iteration, each branch taken in turn. Every
+/// executor must stop at the same instruction with the same gas.
+#[test]
+fn loops_tested_once_per_iteration_agree_at_every_balance() {
+    use movejit_engine::runtime::{AccountAddress, CostTable, ModuleId};
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun one(): u64
+    ld_u64 1
+    ret
+",
+        "version 8
+module 0xcafe::user
+
+public fun paths(n: u64): u64
+    local s: u64
+    local i: u64
+    ld_u64 0
+    st_loc s
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L3
+    copy_loc i
+    ld_u64 3
+    mod
+    ld_u64 0
+    eq
+    br_false L1
+    move_loc s
+    copy_loc i
+    copy_loc i
+    mul
+    ld_u64 7
+    add
+    add
+    st_loc s
+    branch L2
+L1: move_loc s
+    ld_u64 1
+    add
+    st_loc s
+L2: move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L3: move_loc s
+    ret
+",
+    );
+    let args = [9u64.to_le_bytes().to_vec()];
+    let engines = every_executor(&EngineConfig::aptos());
+    let user = ModuleId::new(AccountAddress::from_u64(0xcafe), "user");
+    let run = |engine: &Engine, balance: u64| {
+        let mut session = engine.new_session(&st);
+        let mut gas = GasMeter::new(CostTable::default(), balance);
+        let r = session.execute_function(&user, "paths", &[], &args, &mut gas);
+        let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
+        ((outcome_of(r), gas.used()), compiled)
+    };
+    let ((done, whole), compiled) = run(&engines[2].1, 1 << 40);
+    assert_eq!(done.status, "EXECUTED");
+    assert!(compiled > 0, "paths did not run compiled");
+    let agreement = agree_at_balances(&engines, 0..=whole.saturating_add(1), run);
+    let stops: HashSet<u16> = agreement
+        .reference
+        .iter()
+        .filter_map(|(_, (o, _))| o.location.as_ref().filter(|_| o.status == "OUT_OF_GAS").map(|l| l.2))
+        .collect();
+    eprintln!("{} balances: compiled code ran in {}", agreement.reference.len(), agreement.compiled_runs);
+    agreement.assert_agreed();
+    // Out of gas at each of the function's 34 instructions.
+    assert_eq!(stops.len(), 34, "out of gas at only {} offsets", stops.len());
+    assert!(agreement.compiled_runs.saturating_mul(2) > agreement.reference.len(), "compiled code ran too rarely");
+}

@@ -214,6 +214,7 @@ impl Lowerer<'_, '_> {
         }
         let total = seg.prefix.last().copied().unwrap_or(0);
         self.b.func.replace(seg.total_at).iconst(types::I64, total as i64);
+        self.last_segment_total = total;
         // The last instruction's hot test settled every charge (gas on
         // entry >= total) and nothing else changed the gas left since the
         // charge: wherever the gas left `entry - total` is used later
@@ -554,6 +555,9 @@ impl Lowerer<'_, '_> {
         match self.seg.as_mut() {
             Some(s) if !s.inline_pushes => {
                 s.pending.push((i, h));
+                if self.fast_gas {
+                    self.fast_push = self.fast_push.max(Some(h));
+                }
                 true
             }
             _ => false,
@@ -659,7 +663,12 @@ impl Lowerer<'_, '_> {
                 seg.steps[i - start][own - 1].0
             }
         };
-        let (gas, first, oog, push) = (seg.gas, seg.range_first, seg.range_oog, seg.range_push);
+        // A loop's fast copy runs only with the gas for its iteration
+        // (`lower/fastloop.rs`): no out-of-gas event can happen there.
+        // Nor an overflow: its dispatch tested the room for every push.
+        let oog = seg.range_oog && !self.fast_gas;
+        let push = seg.range_push.filter(|_| !self.fast_gas);
+        let (gas, first) = (seg.gas, seg.range_first);
         if hot && whole {
             seg.tested = Some(i);
         }

@@ -35,6 +35,7 @@ mod checked;
 pub(crate) mod closure;
 mod cold;
 mod counters;
+mod fastloop;
 mod fastnative;
 mod global;
 mod headers;
@@ -507,6 +508,9 @@ pub fn lower_function(
         stack: Vec::new(),
         watermark: 0,
         seg: None,
+        fast_gas: false,
+        fast_push: None,
+        last_segment_total: 0,
         counters: counters::Counters::new(code, &blocks),
         block_start: 0,
         rotations: HashMap::new(),
@@ -660,6 +664,12 @@ struct Lowerer<'a, 'f> {
     watermark: usize,
     /// The gas segment being lowered (metered code, `lower/metered.rs`).
     seg: Option<metered::Segment>,
+    /// Lowering a loop's fast copy: no out-of-gas or stack-room tests
+    /// (`lower/fastloop.rs`), and the highest push height left untested.
+    fast_gas: bool,
+    fast_push: Option<usize>,
+    /// The charge of the segment lowered last.
+    last_segment_total: u64,
     /// Loop counters whose `± 1` cannot wrap (`lower/counters.rs`).
     counters: counters::Counters,
     /// The start of the block being lowered.
@@ -1666,8 +1676,10 @@ impl Lowerer<'_, '_> {
             self.rotations = rotate::back_edges(&code.code, blocks, |a, b| checked.dominates_at(a, b));
             self.plan_prechecks(code, blocks, &checked);
         }
+        // Metered innermost loops get a fast copy (`lower/fastloop.rs`).
+        let fast_loops = if metered && !self.target.baseline { self.plan_fast_loops(code, blocks) } else { Vec::new() };
         for &(s, e) in blocks {
-            let blk = self.block_of[&s];
+            let blk = Self::exact_block(&fast_loops, s).unwrap_or(self.block_of[&s]);
             self.b.switch_to_block(blk);
             let mut at = checked.at_entry(s);
             if let Some(&(main, n)) = self.prechecked.get(&s) {
@@ -1682,6 +1694,9 @@ impl Lowerer<'_, '_> {
                     self.target.max_ir_insts
                 )));
             }
+        }
+        for l in &fast_loops {
+            self.lower_fast_loop(l, &checked)?;
         }
         self.block_of.get(&0).copied().ok_or_else(|| malformed("empty code"))
     }
