@@ -184,10 +184,13 @@ helper_table! {
     /// site may call it directly, its captured values copied to `caps`; 0
     /// otherwise (a `u64` result; `flat::closure_shims`).
     closure_fast(ctx: *mut ExecContext, site: *const CallSite, closure: *const u8, caps: *mut u8) -> u64 = crate::flat::closure_shims::closure_fast;
-    /// `closure_fast` under Aptos's schedule: also 0 unless the target's
-    /// module is loaded in this transaction and the call's constant price
-    /// fits the gas left, which it then charges (`flat::closure_shims`).
-    aptos_closure_fast(ctx: *mut ExecContext, site: *const CallSite, closure: *const u8, caps: *mut u8) -> u64 = crate::flat::closure_shims::aptos_closure_fast;
+    /// Under Aptos's schedule, the `copy_loc` of the closure local (layout
+    /// `l`) at `closure` before the borrowed site's call (`rest` as for
+    /// `aptos_copy`; `COPY_FAILED` when it does not fit), then
+    /// `closure_fast`, also 0 unless the target's module is loaded in this
+    /// transaction and the call's constant price fits the gas left, which
+    /// it then charges (`flat::closure_shims`).
+    aptos_closure_fast(ctx: *mut ExecContext, site: *const CallSite, l: *const FlatLayout, closure: *const u8, caps: *mut u8, rest: u64) -> u64 = crate::flat::closure_shims::aptos_closure_fast;
     /// Packs a closure from the captured slots into `dst`.
     pack_closure(ctx: *mut ExecContext, site: *const PackSite, captured: *const *mut u8, dst: *mut u8) -> u32 = crate::flat::closure_shims::pack_closure;
     /// `pack_closure` under Aptos's schedule: settles compiled code's gas, then charges the target's module and a storable closure's captured layouts' modules (`flat::closure_shims::aptos_pack`).

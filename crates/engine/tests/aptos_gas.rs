@@ -471,9 +471,19 @@ fn run_user(
     args: &[Vec<u8>],
     balance: u64,
 ) -> (Charged, MemoryUsed, usize) {
+    run_user_on(engine, st, f, args, GasMeter::aptos(AptosPricing::v50(), balance))
+}
+
+/// [`run_user`] on the Aptos meter `gas`.
+fn run_user_on(
+    engine: &Engine,
+    st: &movejit_engine::runtime::InMemoryStorage,
+    f: &str,
+    args: &[Vec<u8>],
+    mut gas: GasMeter,
+) -> (Charged, MemoryUsed, usize) {
     use movejit_engine::runtime::{AccountAddress, ModuleId};
     let mut session = engine.new_session(st);
-    let mut gas = GasMeter::aptos(AptosPricing::v50(), balance);
     let user = ModuleId::new(AccountAddress::from_u64(0xcafe), "user");
     let r = session.execute_function(&user, f, &[], args, &mut gas);
     let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
@@ -1769,4 +1779,71 @@ L3: move_loc s
     // Out of gas at each of the function's 34 instructions.
     assert_eq!(stops.len(), 34, "out of gas at only {} offsets", stops.len());
     assert!(agreement.compiled_runs.saturating_mul(2) > agreement.reference.len(), "compiled code ran too rarely");
+}
+
+/// A loop calling a closure of four captured `u256` from a local: each
+/// copy of the closure uses 160 heap units of Aptos's memory quota (the
+/// call's fast path under Aptos charges that copy as a constant per
+/// target, `aptos_closure_fast`) and nothing releases them, so without the
+/// execution limit (which comes first at 97.6% of the quota) the run ends
+/// with `MEMORY_LIMIT_EXCEEDED` at the copy, the whole quota used, on
+/// every executor with the same gas; at balances just below that point
+/// every executor runs out of gas at the same charge.
+#[test]
+fn closure_copies_reach_the_memory_quota_alike_across_executors() {
+    let (st, _) = two_modules(
+        "version 8
+module 0xcafe::dep
+
+public fun four(a: u256, b: u256, c: u256, d: u256, x: u64): u64
+    move_loc x
+    ld_u64 1
+    add
+    ret
+",
+        "version 8
+module 0xcafe::user
+use 0xcafe::dep
+    fun four(l0: u256, l1: u256, l2: u256, l3: u256, l4: u64): u64
+
+fun spin(f: |u64|u64 has copy + drop, x: u64): u64
+L0: move_loc x
+    copy_loc f
+    call_closure <|u64|u64>
+    st_loc x
+    branch L0
+
+public fun run(): u64
+    ld_u256 1
+    ld_u256 2
+    ld_u256 3
+    ld_u256 4
+    pack_closure dep::four, 15
+    ld_u64 0
+    call spin
+    ret
+",
+    );
+    let engines = every_executor(&EngineConfig::aptos());
+    let unlimited = |engine: &Engine, balance: u64| {
+        let mut gas = GasMeter::aptos(AptosPricing::v50(), balance);
+        gas.aptos_meter_mut().expect("an Aptos meter").algebra.lift_execution_limit();
+        let (charged, memory, compiled) = run_user_on(engine, &st, "run", &[], gas);
+        ((charged, memory), compiled)
+    };
+    let full = AptosPricing::v50().limits.to_internal(2_000_000);
+    let ((whole, memory), compiled) = unlimited(&engines[2].1, full);
+    assert!(compiled > 0, "run did not run compiled");
+    // `spin` is function 0, its copy of the closure at offset 1.
+    let at_copy = Some(("0xcafe::user".to_string(), 0, 1));
+    assert_eq!((whole.status.as_str(), &whole.location, memory), ("MEMORY_LIMIT_EXCEEDED", &at_copy, 10_000_000));
+    // The full balance, and 60 balances over the last hundredth of the
+    // run, off any regular grid.
+    let total = whole.execution_gas_used;
+    let balances = std::iter::once(full).chain(balances_between(total - total / 100, total, 60));
+    let agreement = agree_at_balances(&engines, balances, unlimited);
+    agreement.assert_agreed();
+    let copies = out_of_gas_at(&agreement, "0xcafe::user", (0, 1));
+    assert!(copies > 0, "no run ran out of gas copying the closure");
+    assert!(agreement.compiled_runs == agreement.reference.len(), "some run did not run compiled");
 }

@@ -140,6 +140,11 @@ pub struct FastTarget {
     /// of `CallClosure` by all the target's parameters and its locals);
     /// `None` (or an engine without Aptos's schedule): no Aptos fast path.
     pub aptos_price: Option<u64>,
+    /// Under Aptos's schedule: what `copy_loc` of a closure of this target
+    /// charges (heap units, price), the same for every such closure: its
+    /// captured values are scalars of the `captured` layouts
+    /// ([`AptosPricing::scalar_closure_copy`](crate::gas::aptos::AptosPricing::scalar_closure_copy)).
+    pub aptos_copy: Option<(u64, u64)>,
     /// The last Aptos meter under which the target's module was found
     /// loaded (its [`Target::loaded`], copied here by the first fast call
     /// of a transaction that finds it so): later ones read no other slot.
@@ -439,32 +444,73 @@ pub unsafe extern "C" fn closure_fast(
     }
 }
 
-/// [`closure_fast`] at a site of code metered by Aptos's schedule: the
-/// adapter only when the call's charges are constants that fit, and
-/// charged then. That is, the target's module was loaded by this
-/// transaction's meter (its [`Target::loaded`] stamp) and `ctx.gas_left`
-/// covers the target's [`FastTarget::aptos_price`], which is taken from it
-/// (compiled code's spending, settled on the meter later: the charges the
-/// slow path makes one by one, all execution gas, each of which fits);
-/// the site then checks the depth, as the slow path does after those
-/// charges. Else 0, nothing charged: the site calls [`call_closure`],
-/// which makes the same charges on the meter (and fails where one does
-/// not fit).
+/// What [`aptos_closure_fast`] returns when the closure's copy failed
+/// (its error recorded); any other value is 0 or an adapter's address.
+pub const COPY_FAILED: u64 = 1;
+
+/// Under Aptos's schedule, `copy_loc` of the closure local at `closure`
+/// (layout `l`) right before a `CallClosure` from it (`site`, a borrowed
+/// site), then that call's fast path, in one trip out of compiled code.
+///
+/// The copy is charged first, as [`aptos_copy`](super::host::aptos_copy)
+/// charges it with the same `rest` (the segment's charges after the copy,
+/// which its charge on entry included): its memory is used, then its price
+/// taken from `ctx.gas_left`. For a closure of a [`FastTarget`] those are
+/// constants ([`FastTarget::aptos_copy`]); other closures are measured.
+/// A copy that does not fit returns [`COPY_FAILED`], the error recorded
+/// and `ctx.gas_left` as `aptos_copy` leaves it.
+///
+/// Then, as [`closure_fast`], the adapter, only when the call's charges are
+/// constants that fit, and charged then: the target's module was loaded
+/// by this transaction's meter (its [`Target::loaded`] stamp) and
+/// `ctx.gas_left` covers the target's [`FastTarget::aptos_price`], which is
+/// taken from it (compiled code's spending, settled on the meter later:
+/// the charges the slow path makes one by one, all execution gas, each of
+/// which fits); the site then checks the depth, as the slow path does
+/// after those charges. Else 0, the call charged nothing: the site calls
+/// [`call_closure`], which makes the same charges on the meter (and fails
+/// where one does not fit).
 pub unsafe extern "C" fn aptos_closure_fast(
     ctx: *mut ExecContext,
     site: *const CallSite,
+    l: *const FlatLayout,
     closure: *const u8,
     caps: *mut u8,
+    rest: u64,
 ) -> u64 {
     // SAFETY: shim contract: `ctx` is live and not otherwise borrowed; a
-    // live site; `closure` is a function-value slot; `caps` is the site's
-    // scratch.
-    let (Some(cx), site) = (unsafe { ctx.as_mut() }, unsafe { &*site }) else { return 0 };
-    let Some((t, function)) = (unsafe { fast_target(site, closure, caps) }) else { return 0 };
-    let Some(price) = t.aptos_price else { return 0 };
+    // live site; `l` is a layout the engine keeps alive; `closure` is a
+    // function-value slot of it; `caps` is the site's scratch.
+    let (Some(cx), site, l) = (unsafe { ctx.as_mut() }, unsafe { &*site }, unsafe { &*l }) else {
+        return COPY_FAILED;
+    };
+    // SAFETY: as above.
+    let fast = unsafe { fast_target(site, closure, caps) };
     // SAFETY: a nonzero `aptos_meter` is the live meter of the run, which
     // nothing else touches while compiled code runs (jit-abi.md 5.1).
-    let Some(meter) = (unsafe { (cx.aptos_meter as *const AptosMeter).as_ref() }) else { return 0 };
+    let Some(meter) = (unsafe { (cx.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        cx.fail(&VmError::invariant("Aptos-metered code without a meter"));
+        return COPY_FAILED;
+    };
+    let fuel = cx.gas_left.wrapping_add(rest);
+    let copied = match fast.and_then(|(t, _)| t.aptos_copy) {
+        Some((heap, price)) => meter.charge_sized_copy(heap, price, fuel),
+        None => {
+            // SAFETY: `closure` holds a value of layout `l` (above).
+            let bytes = unsafe { std::slice::from_raw_parts(closure, l.size as usize) };
+            meter.charge_copy(Opcode::CopyLoc, l, bytes, fuel)
+        }
+    };
+    match copied {
+        Ok(price) => cx.gas_left = cx.gas_left.wrapping_sub(price),
+        Err(f) => {
+            cx.gas_left = fuel.wrapping_sub(f.spent);
+            cx.fail(&VmError::new(f.status));
+            return COPY_FAILED;
+        }
+    }
+    let Some((t, function)) = fast else { return 0 };
+    let Some(price) = t.aptos_price else { return 0 };
     if !meter.loaded_at(&t.loaded) {
         // The first fast call of the transaction: the module counts as
         // loaded once `call_closure` marked the target (it charges the

@@ -24,6 +24,7 @@ use crate::flat::raw;
 use crate::layout::Layout;
 use crate::scalar::ScalarKind;
 use crate::values::Value;
+use std::sync::Arc;
 
 /// The scalar kind of a tree value, if it is a scalar.
 fn scalar_of(v: &Value) -> Option<ScalarKind> {
@@ -167,6 +168,16 @@ impl AbstractSizes {
     pub unsafe fn dereferenced_at(&self, l: &FlatLayout, a: crate::flat::mem::Addr) -> u64 {
         // SAFETY: the caller's contract.
         self.dereferenced(l, unsafe { crate::flat::mem::bytes(a, l.size) })
+    }
+
+    /// [`value`](Self::value) and [`heap`](Self::heap) of any closure
+    /// whose captured values have the layouts `captured`, when they are all
+    /// scalars (then they do not depend on the values); `None` otherwise.
+    pub fn scalar_closure(&self, captured: &[Arc<FlatLayout>]) -> Option<(u64, u64)> {
+        let units = captured
+            .iter()
+            .try_fold(self.closure, |acc, l| Some(acc.saturating_add(self.unit[l.shape.scalar()? as usize])))?;
+        Some((units, units.saturating_sub(self.closure)))
     }
 
     /// Aptos's *stack* size of a value of layout `l`: its outermost node

@@ -67,6 +67,16 @@ impl AptosPricing {
         (total < u64::MAX).then_some(total)
     }
 
+    /// What `copy_loc` of a closure whose captured values have the
+    /// layouts `captured` charges, when they are all scalars (then it does
+    /// not depend on the values): its heap units (what the memory quota
+    /// counts) and its price, as [`AptosMeter::charge_copy`] measures them
+    /// on the value. `None` otherwise.
+    pub fn scalar_closure_copy(&self, captured: &[Arc<FlatLayout>]) -> Option<(u64, u64)> {
+        let (units, heap) = self.sizes.scalar_closure(captured)?;
+        Some((heap, self.costs.site_cost(Opcode::CopyLoc, SiteCounts { units, ..SiteCounts::default() })))
+    }
+
     /// Whether `p` is the built-in v50 schedule (the one compiled code is
     /// generated for: its prices are constants in the code).
     pub fn is_v50(p: &Arc<Self>) -> bool {
@@ -351,10 +361,20 @@ impl AptosMeter {
         let sizes = &self.pricing.sizes;
         let units = sizes.value(l, bytes);
         let heap = if AbstractSizes::heapless(l) { 0 } else { units.saturating_sub(sizes.stack(l)) };
+        let price = self.pricing.costs.site_cost(op, SiteCounts { units, ..SiteCounts::default() });
+        self.charge_sized_copy(heap, price, fuel)
+    }
+
+    /// A copy of `heap` heap units priced `price`, with `fuel` left before
+    /// it: its memory is used, then its price checked against `fuel`, as
+    /// [`charge_copy`](Self::charge_copy) (which measures them on the
+    /// value) and a closure call's fast path (which knows them per target,
+    /// [`AptosPricing::scalar_closure_copy`]) make it. `Ok`: the price;
+    /// `Err` as in [`charge_call_site`](Self::charge_call_site).
+    pub fn charge_sized_copy(&mut self, heap: u64, price: u64, fuel: u64) -> Result<u64, ChargeFailure> {
         if let Err(status) = self.memory.use_memory(heap) {
             return Err(ChargeFailure { status, spent: 0, at_load: false });
         }
-        let price = self.pricing.costs.site_cost(op, SiteCounts { units, ..SiteCounts::default() });
         if price > fuel {
             return Err(ChargeFailure { status: StatusCode::OUT_OF_GAS, spent: price, at_load: false });
         }

@@ -270,9 +270,10 @@ impl JitEngine {
         self.jit_mut().finalize_definitions().map_err(|e| CompileError::Codegen(e.to_string()))?;
         let adapter = self.jit_mut().get_finalized_function(id) as usize;
         let class = table.class_of(&provided, &rets);
+        let aptos_copy = self.config.aptos.as_ref().and_then(|p| p.scalar_closure_copy(&captured));
         table.insert_fast(
             function,
-            FastTarget { adapter, mask, class, captured, aptos_price, loaded: Default::default() },
+            FastTarget { adapter, mask, class, captured, aptos_price, aptos_copy, loaded: Default::default() },
         );
         Ok(true)
     }

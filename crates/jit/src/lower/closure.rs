@@ -22,9 +22,11 @@
 //! * Under Aptos's schedule a pack first calls `aptos_pack` (the target's
 //!   module loads, `lower/metered.rs`), and the `call_closure` shim makes
 //!   the interpreter's closure-call charges on the meter (jit-abi.md 5.1);
-//!   a borrowed site's fast path goes through `aptos_closure_fast`, which
-//!   charges a warm target's constant price (module loaded in this
-//!   transaction, price fits the gas left) or sends the call to the shim.
+//!   a borrowed site's fast path goes through `aptos_closure_fast`, called
+//!   at the closure's `CopyLoc`: it charges that copy (a constant for a
+//!   fast target's closure of scalars), then a warm target's constant price
+//!   (module loaded in this transaction, price fits the gas left) or sends
+//!   the call to the shim (one trip out of compiled code for both).
 
 #![forbid(unsafe_code)]
 
@@ -34,9 +36,11 @@ use crate::helpers::HelperId;
 use crate::ty::Ty;
 use crate::types::to_type;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, Value};
+use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, StackSlot, Value};
 use movejit_format::{Bytecode, FunctionHandleIndex, SignatureIndex, SignatureToken};
-use movejit_runtime::flat::closure_shims::{CALLEE_FAILED, FAILED_HERE, FAST_CAPTURES, FAST_CAPTURE_STRIDE};
+use movejit_runtime::flat::closure_shims::{
+    CALLEE_FAILED, COPY_FAILED, FAILED_HERE, FAST_CAPTURES, FAST_CAPTURE_STRIDE,
+};
 use movejit_runtime::flat::{FlatLayout, Shape};
 use movejit_runtime::Type as RType;
 use std::sync::Arc;
@@ -49,6 +53,16 @@ pub struct PackInfo {
     pub captured: Vec<Arc<FlatLayout>>,
     /// The layout of the closure value (a box pointer).
     pub closure: Arc<FlatLayout>,
+}
+
+type Layouts = Vec<Arc<FlatLayout>>;
+
+/// What a borrowed `CallClosure` site's fast path starts from: its site
+/// and closure slot, and under Aptos what its copy's charge found.
+struct Fast<'c> {
+    site: Value,
+    closure: Value,
+    charged: Option<&'c ChargedCopy>,
 }
 
 /// A `CallClosure` site for the engine to register.
@@ -65,6 +79,21 @@ pub struct CallSpec {
     /// Aptos's schedule: the call makes the interpreter's charges on the
     /// meter (`closure_shims::call_closure`).
     pub aptos: bool,
+}
+
+/// Under Aptos's schedule: the `CopyLoc` of a closure local before a
+/// `CallClosure` from it, charged with that call's fast path
+/// ([`Lowerer::charge_closure_copy`]).
+pub(super) struct ChargedCopy {
+    /// The `CallClosure` instruction.
+    call: usize,
+    /// Its registered `CallSite`.
+    site: u64,
+    /// `aptos_closure_fast`'s answer there: the adapter, or 0 (the slow
+    /// path).
+    adapter: Value,
+    /// The captured values' scratch it filled.
+    caps: StackSlot,
 }
 
 impl Lowerer<'_, '_> {
@@ -122,8 +151,9 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
-    /// `CallClosure(sig)`: the closure on top, its provided arguments below.
-    pub(super) fn call_closure(&mut self, sig: SignatureIndex, i: usize) -> CompileResult<()> {
+    /// The layouts of the provided arguments and the results of a
+    /// `CallClosure(sig)`.
+    fn closure_layouts(&mut self, sig: SignatureIndex) -> CompileResult<(Layouts, Layouts)> {
         let m = self.target.module;
         let (params, rets) = match m.signatures.get(sig.idx()).and_then(|s| s.0.first()) {
             Some(SignatureToken::Function(p, r, _)) => (p.clone(), r.clone()),
@@ -132,8 +162,63 @@ impl Lowerer<'_, '_> {
         let mut layouts = |toks: &[SignatureToken]| -> CompileResult<Vec<Arc<FlatLayout>>> {
             toks.iter().map(|t| to_type(m, t, self.target.type_args).and_then(|t| self.env.layout(&t))).collect()
         };
-        let provided = layouts(&params)?;
-        let ret_layouts = layouts(&rets)?;
+        Ok((layouts(&params)?, layouts(&rets)?))
+    }
+
+    /// The `CallClosure` site to register for a call with `held` operands
+    /// below its arguments.
+    fn closure_spec(
+        &self,
+        provided: &[Arc<FlatLayout>],
+        rets: &[Arc<FlatLayout>],
+        held: usize,
+        borrowed: bool,
+    ) -> CallSpec {
+        let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
+        CallSpec {
+            provided: provided.to_vec(),
+            rets: rets.to_vec(),
+            held: held as u64,
+            per_frame,
+            native_base,
+            metered: self.target.cost.is_some(),
+            borrowed,
+            aptos: self.target.aptos.is_some(),
+        }
+    }
+
+    /// Under Aptos's schedule, the charge of `CopyLoc` `i` (the closure of
+    /// layout `lp` at `at`; `rest` as for `aptos_copy`) when a borrowed
+    /// `CallClosure` follows it: its site is registered here and
+    /// `aptos_closure_fast` charges the copy, then looks the call's fast
+    /// path up (kept for the call, [`ChargedCopy`]). Whether the copy
+    /// failed; `None` for any other copy.
+    pub(super) fn charge_closure_copy(
+        &mut self,
+        i: usize,
+        lp: Value,
+        at: Value,
+        rest: Value,
+    ) -> CompileResult<Option<Value>> {
+        let Some(&Bytecode::CallClosure(sig)) = self.code.get(i + 1) else { return Ok(None) };
+        if !matches!(self.code[i], Bytecode::CopyLoc(l) if self.closure_copy_elided(l, i)) {
+            return Ok(None);
+        }
+        let (provided, rets) = self.closure_layouts(sig)?;
+        // The call's arguments are on the stack already; the closure not yet.
+        let held = self.stack.len().checked_sub(provided.len()).ok_or_else(|| malformed("CallClosure arguments"))?;
+        let site = self.env.call_site(self.closure_spec(&provided, &rets, held, true))?;
+        let sitev = self.b.ins().iconst(self.ptr, site as i64);
+        let caps = self.new_slot((FAST_CAPTURES * FAST_CAPTURE_STRIDE) as u32, 8);
+        let capsv = self.b.ins().stack_addr(self.ptr, caps, 0);
+        let adapter = self.call_helper(HelperId::aptos_closure_fast(), &[self.ctx, sitev, lp, at, capsv, rest])?;
+        self.closure_copy = Some(ChargedCopy { call: i + 1, site, adapter, caps });
+        Ok(Some(self.b.ins().icmp_imm_u(IntCC::Equal, adapter, COPY_FAILED as i64)))
+    }
+
+    /// `CallClosure(sig)`: the closure on top, its provided arguments below.
+    pub(super) fn call_closure(&mut self, sig: SignatureIndex, i: usize) -> CompileResult<()> {
+        let (provided, ret_layouts) = self.closure_layouts(sig)?;
         let (ct, cv) = self.pop()?;
         let closure = match (&ct, cv) {
             (Ty::M(l), Val::Mem(a)) if matches!(l.shape, Shape::Closure) => a,
@@ -160,28 +245,25 @@ impl Lowerer<'_, '_> {
             };
             outs.push(a);
         }
-        let (per_frame, native_base) = self.target.cost.map_or((0, 0), |c| (c.per_frame, c.native_base));
         let borrowed = i > 0 && matches!(self.code[i - 1], Bytecode::CopyLoc(l) if self.closure_copy_elided(l, i - 1));
-        let metered = self.target.cost.is_some();
-        let aptos = self.target.aptos.is_some();
-        let spec = CallSpec {
-            provided: provided.clone(),
-            rets: ret_layouts.clone(),
-            held: split as u64,
-            per_frame,
-            native_base,
-            metered,
-            borrowed,
-            aptos,
+        // Under Aptos a borrowed site was registered and looked up at its
+        // closure's copy (`charge_closure_copy`).
+        let charged = self.closure_copy.take().filter(|c| c.call == i);
+        if borrowed && self.target.aptos.is_some() && charged.is_none() {
+            return Err(malformed("a closure call whose copy was not charged with it"));
+        }
+        let site = match &charged {
+            Some(c) => c.site,
+            None => self.env.call_site(self.closure_spec(&provided, &ret_layouts, split, borrowed))?,
         };
-        let site = self.env.call_site(spec)?;
         let sitev = self.b.ins().iconst(self.ptr, site as i64);
         let merge = self.b.create_block();
         // (Under Aptos a call makes run-time charges before its frame: the
-        // fast helper makes them when they are constants that fit, else the
+        // fast helper made them when they are constants that fit, else the
         // shim does.)
         if borrowed {
-            self.call_closure_fast(sitev, closure, &args, &provided, &ret_layouts, &outs, split, merge, i)?;
+            let fast = Fast { site: sitev, closure, charged: charged.as_ref() };
+            self.call_closure_fast(fast, &args, &provided, &ret_layouts, &outs, split, merge, i)?;
         }
         let n = provided.len() + ret_layouts.len();
         let table = self.new_slot(8 * n.max(1) as u32, 8);
@@ -232,8 +314,7 @@ impl Lowerer<'_, '_> {
     #[allow(clippy::too_many_arguments)]
     fn call_closure_fast(
         &mut self,
-        sitev: Value,
-        closure: Value,
+        fast: Fast<'_>,
         args: &[(Ty, Val)],
         provided: &[Arc<FlatLayout>],
         rets: &[Arc<FlatLayout>],
@@ -242,11 +323,14 @@ impl Lowerer<'_, '_> {
         merge: Block,
         i: usize,
     ) -> CompileResult<()> {
-        let caps_slot = self.new_slot((FAST_CAPTURES * FAST_CAPTURE_STRIDE) as u32, 8);
-        let caps = self.b.ins().stack_addr(self.ptr, caps_slot, 0);
-        let helper =
-            if self.target.aptos.is_some() { HelperId::aptos_closure_fast() } else { HelperId::closure_fast() };
-        let adapter = self.call_helper(helper, &[self.ctx, sitev, closure, caps])?;
+        let (adapter, caps) = match fast.charged {
+            Some(c) => (c.adapter, self.b.ins().stack_addr(self.ptr, c.caps, 0)),
+            None => {
+                let caps_slot = self.new_slot((FAST_CAPTURES * FAST_CAPTURE_STRIDE) as u32, 8);
+                let caps = self.b.ins().stack_addr(self.ptr, caps_slot, 0);
+                (self.call_helper(HelperId::closure_fast(), &[self.ctx, fast.site, fast.closure, caps])?, caps)
+            }
+        };
         let (fast, slow) = (self.b.create_block(), self.b.create_block());
         self.b.set_cold_block(slow);
         self.b.ins().brif(adapter, fast, &[], slow, &[]);

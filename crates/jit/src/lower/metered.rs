@@ -422,9 +422,16 @@ impl Lowerer<'_, '_> {
         let kept = self.kept_through(i).ok_or_else(|| malformed("a copy outside a segment"))?;
         let rest = self.refund_const(Some(kept));
         self.gas_out();
-        let op = self.b.ins().iconst(types::I64, self.code[i].opcode() as i64);
         let lp = self.layout_ptr(l);
-        let failed = self.call_helper(HelperId::aptos_copy(), &[self.ctx, op, lp, at, rest])?;
+        // A closure's copy for the call right after it: one helper charges
+        // both (`lower/closure.rs`).
+        let failed = match self.charge_closure_copy(i, lp, at, rest)? {
+            Some(failed) => failed,
+            None => {
+                let op = self.b.ins().iconst(types::I64, self.code[i].opcode() as i64);
+                self.call_helper(HelperId::aptos_copy(), &[self.ctx, op, lp, at, rest])?
+            }
+        };
         // The helper recorded the status and the gas left.
         self.fail_keeping_if(failed, i, 0, false, None);
         self.gas_in();

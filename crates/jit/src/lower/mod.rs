@@ -550,6 +550,7 @@ pub fn lower_function(
         pinned_refs: HashSet::new(),
         headers_move: false,
         fused_sub: None,
+        closure_copy: None,
     };
     lw.prologue(&local_layouts, &borrowed, &params)?;
     lw.track_frame_drops(code)?;
@@ -759,6 +760,9 @@ struct Lowerer<'a, 'f> {
     /// A `sub` whose wrap test the vector borrow after it makes
     /// (`lower/index.rs`).
     fused_sub: Option<index::FusedSub>,
+    /// Under Aptos's schedule, a closure's `copy_loc` already charged and
+    /// looked up for the `CallClosure` after it (`lower/closure.rs`).
+    closure_copy: Option<closure::ChargedCopy>,
 }
 
 impl Lowerer<'_, '_> {
