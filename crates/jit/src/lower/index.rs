@@ -104,6 +104,7 @@ impl Lowerer<'_, '_> {
         self.b.seal_block(site);
         let wrapped = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, idx, f.limit as i64);
         self.arith_fail_if_lazy(wrapped, f.at, super::HelperId::int_binop(), |lw| {
+            let idx = lw.opaque(wrapped, idx);
             let x = lw.b.ins().iadd(idx, f.rhs);
             Redo::Bin(f.code, Val::One(x), f.rhs_val)
         })?;

@@ -1636,6 +1636,17 @@ impl Lowerer<'_, '_> {
         self.b.ins().stack_addr(self.ptr, self.scratch, at)
     }
 
+    /// `v` as a failure site reads it, hidden from the mid-end's algebra:
+    /// Cranelift folds `(x + y) - y` back to `x`, so a site recomputing an
+    /// operand from the result would keep the operand alive past the
+    /// instruction (and in its own register). `failed` is the test the
+    /// site runs under (true there, so the select yields `v`).
+    fn opaque(&mut self, failed: Value, v: Value) -> Value {
+        let ty = self.b.func.dfg.value_type(v);
+        let zero = self.b.ins().iconst(ty, 0);
+        self.b.ins().select_spectre_guard(failed, v, zero)
+    }
+
     fn code_const(&mut self, c: u8) -> Value {
         self.b.ins().iconst(types::I8, c as i64)
     }
@@ -3012,6 +3023,7 @@ impl Lowerer<'_, '_> {
                 // one register.
                 let code = k.code() | opc << 4;
                 self.arith_fail_if_lazy(of, i, HelperId::int_binop(), |lw| {
+                    let r = lw.opaque(of, r);
                     Redo::Bin(code, Val::One(lw.b.ins().isub(r, y)), b)
                 })?;
                 r
@@ -3028,6 +3040,7 @@ impl Lowerer<'_, '_> {
                     let of = self.b.ins().icmp(IntCC::UnsignedGreaterThan, r, lim);
                     let code = k.code() | opc << 4;
                     self.arith_fail_if_lazy(of, i, HelperId::int_binop(), |lw| {
+                        let r = lw.opaque(of, r);
                         Redo::Bin(code, Val::One(lw.b.ins().iadd(r, y)), b)
                     })?;
                     r
