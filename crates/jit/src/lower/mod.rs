@@ -3035,6 +3035,10 @@ impl Lowerer<'_, '_> {
                 // spilled `n` reloads it once).
                 Some(c) if self.fusable_sub(i, k, c) => self.lower_fused_sub(x, y, b, c, k.code() | opc << 4, i),
                 Some(c) => {
+                    // Not `x + (-c)` as the fused sub: Cranelift rematerialises
+                    // an add of a constant at each use, which keeps `x` alive
+                    // in place of the result (sort_quick's `hi - 1` spilled
+                    // its vector reference).
                     let r = self.b.ins().isub(x, y);
                     let lim = self.iconst_ty(k.ir_type(), (k.max_bits() as u64).wrapping_sub(c) as u128);
                     let of = self.b.ins().icmp(IntCC::UnsignedGreaterThan, r, lim);
@@ -3051,6 +3055,23 @@ impl Lowerer<'_, '_> {
                     self.b.ins().isub(x, y)
                 }
             },
+            // Unsigned `x * c` (either side constant) wraps iff the other
+            // operand is above `MAX / c`: a compare and branch before a
+            // plain multiply, which leaves x86-64's `mul` (its flag
+            // materialised and tested, `rdx` clobbered) out of the loop.
+            op::MUL if !s && k.bits() <= 64 && self.iconst_of(y).or(self.iconst_of(x)).is_some() => {
+                let (v, c) = match self.iconst_of(y) {
+                    Some(c) => (x, c),
+                    None => (y, self.iconst_of(x).unwrap_or(0)),
+                };
+                let max = k.max_bits() as u64;
+                if let Some(lim) = max.checked_div(c).filter(|&l| l < max) {
+                    let lim = self.iconst_ty(k.ir_type(), lim as u128);
+                    let of = self.b.ins().icmp(IntCC::UnsignedGreaterThan, v, lim);
+                    self.arith_fail_if(of, i, redo)?;
+                }
+                self.b.ins().imul(x, y)
+            }
             op::ADD | op::SUB | op::MUL => {
                 let (r, of) = match (opc, s) {
                     (op::ADD, false) => self.b.ins().uadd_overflow(x, y),
