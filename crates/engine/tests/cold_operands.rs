@@ -157,12 +157,16 @@ fn vec_u64_arg(xs: &[u64]) -> Vec<u8> {
     b
 }
 
+/// A call: function, arguments, and the interpreter's error message
+/// (`None`: it returns; `Some("")`: it fails at a vector borrow).
+type Case = (&'static str, Vec<Vec<u8>>, Option<&'static str>);
+
 #[test]
 fn failure_sites_rebuilding_an_operand_report_the_interpreters_error() {
     let max = u64::MAX;
     let v = vec_u64_arg(&[5, 6, 7]);
     // (function, arguments, the interpreter's message; None: returns).
-    let cases: Vec<(&str, Vec<Vec<u8>>, Option<&str>)> = vec![
+    let cases: Vec<Case> = vec![
         ("acc64", vec![u64_arg(0), u64_arg(7), u64_arg(5)], None),
         ("acc64", vec![u64_arg(max - 21), u64_arg(7), u64_arg(3)], None),
         ("acc64", vec![u64_arg(max - 21), u64_arg(7), u64_arg(4)], Some("Addition overflow")),
