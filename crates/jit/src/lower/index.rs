@@ -58,7 +58,11 @@ impl Lowerer<'_, '_> {
     /// Lowers `x - c` at `i` without its wrap test, which the borrow at
     /// `i + 1` makes ([`index_fail_if`](Self::index_fail_if)).
     pub(super) fn lower_fused_sub(&mut self, x: Value, rhs: Value, rhs_val: Val, c: u64, code: u8, i: usize) -> Value {
-        let result = self.b.ins().isub(x, rhs);
+        // `x + (-c)`: one `lea` on x86-64, `x` kept (a `sub` copies it
+        // first); the borrow uses the index at once, so rematerialising
+        // it at its uses costs nothing.
+        let minus_c = self.b.ins().iconst(cranelift_codegen::ir::types::I64, c.wrapping_neg() as i64);
+        let result = self.b.ins().iadd(x, minus_c);
         self.fused_sub = Some(FusedSub { result, rhs, rhs_val, code, at: i, limit: u64::MAX - c });
         result
     }
@@ -104,6 +108,7 @@ impl Lowerer<'_, '_> {
         self.b.seal_block(site);
         let wrapped = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, idx, f.limit as i64);
         self.arith_fail_if_lazy(wrapped, f.at, super::HelperId::int_binop(), |lw| {
+            let idx = lw.opaque(wrapped, idx);
             let x = lw.b.ins().iadd(idx, f.rhs);
             Redo::Bin(f.code, Val::One(x), f.rhs_val)
         })?;

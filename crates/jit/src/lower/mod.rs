@@ -1641,6 +1641,17 @@ impl Lowerer<'_, '_> {
         self.b.ins().stack_addr(self.ptr, self.scratch, at)
     }
 
+    /// `v` as a failure site reads it, hidden from the mid-end's algebra:
+    /// Cranelift folds `(x + y) - y` back to `x`, so a site recomputing an
+    /// operand from the result would keep the operand alive past the
+    /// instruction (and in its own register). `failed` is the test the
+    /// site runs under (true there, so the select yields `v`).
+    fn opaque(&mut self, failed: Value, v: Value) -> Value {
+        let ty = self.b.func.dfg.value_type(v);
+        let zero = self.b.ins().iconst(ty, 0);
+        self.b.ins().select_spectre_guard(failed, v, zero)
+    }
+
     fn code_const(&mut self, c: u8) -> Value {
         self.b.ins().iconst(types::I8, c as i64)
     }
@@ -3022,6 +3033,7 @@ impl Lowerer<'_, '_> {
                 // one register.
                 let code = k.code() | opc << 4;
                 self.arith_fail_if_lazy(of, i, HelperId::int_binop(), |lw| {
+                    let r = lw.opaque(of, r);
                     Redo::Bin(code, Val::One(lw.b.ins().isub(r, y)), b)
                 })?;
                 r
@@ -3033,11 +3045,16 @@ impl Lowerer<'_, '_> {
                 // spilled `n` reloads it once).
                 Some(c) if self.fusable_sub(i, k, c) => self.lower_fused_sub(x, y, b, c, k.code() | opc << 4, i),
                 Some(c) => {
+                    // Not `x + (-c)` as the fused sub: Cranelift rematerialises
+                    // an add of a constant at each use, which keeps `x` alive
+                    // in place of the result (sort_quick's `hi - 1` spilled
+                    // its vector reference).
                     let r = self.b.ins().isub(x, y);
                     let lim = self.iconst_ty(k.ir_type(), (k.max_bits() as u64).wrapping_sub(c) as u128);
                     let of = self.b.ins().icmp(IntCC::UnsignedGreaterThan, r, lim);
                     let code = k.code() | opc << 4;
                     self.arith_fail_if_lazy(of, i, HelperId::int_binop(), |lw| {
+                        let r = lw.opaque(of, r);
                         Redo::Bin(code, Val::One(lw.b.ins().iadd(r, y)), b)
                     })?;
                     r
@@ -3048,6 +3065,23 @@ impl Lowerer<'_, '_> {
                     self.b.ins().isub(x, y)
                 }
             },
+            // Unsigned `x * c` (either side constant) wraps iff the other
+            // operand is above `MAX / c`: a compare and branch before a
+            // plain multiply, which leaves x86-64's `mul` (its flag
+            // materialised and tested, `rdx` clobbered) out of the loop.
+            op::MUL if !s && k.bits() <= 64 && self.iconst_of(y).or(self.iconst_of(x)).is_some() => {
+                let (v, c) = match self.iconst_of(y) {
+                    Some(c) => (x, c),
+                    None => (y, self.iconst_of(x).unwrap_or(0)),
+                };
+                let max = k.max_bits() as u64;
+                if let Some(lim) = max.checked_div(c).filter(|&l| l < max) {
+                    let lim = self.iconst_ty(k.ir_type(), lim as u128);
+                    let of = self.b.ins().icmp(IntCC::UnsignedGreaterThan, v, lim);
+                    self.arith_fail_if(of, i, redo)?;
+                }
+                self.b.ins().imul(x, y)
+            }
             op::ADD | op::SUB | op::MUL => {
                 let (r, of) = match (opc, s) {
                     (op::ADD, false) => self.b.ins().uadd_overflow(x, y),
