@@ -13,72 +13,38 @@
 use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode, VmError};
 use movejit_engine::{new_engine, EngineConfig, ExecutorKind};
 
-const SOURCE: &str = "version 9
-module 0xcafe::cold
+/// `name(x, n)`: `n` times `x = x OP operand`, on a `ty` value (`operand`
+/// may read the extra parameter `step`).
+fn repeat(name: &str, ty: &str, params: &str, operand: &str, op: &str) -> String {
+    let body = format!("    move_loc x\n    {operand}\n    {op}\n    st_loc x");
+    let counted = movejit_testkit::masm::counted_loop("i", "n", &body);
+    format!("public fun {name}(x: {ty}, {params}n: u64): {ty}\n    local i: u64\n{counted} move_loc x\n    ret\n")
+}
 
-// Adds `step` to `acc` `n` times.
-public fun acc64(acc: u64, step: u64, n: u64): u64
-    local i: u64
-    ld_u64 0
-    st_loc i
-L0: copy_loc i
-    copy_loc n
-    lt
-    br_false L1
-    move_loc acc
-    copy_loc step
-    add
-    st_loc acc
-    move_loc i
-    ld_u64 1
-    add
-    st_loc i
-    branch L0
-L1: move_loc acc
-    ret
-
-public fun acc8(acc: u8, step: u8, n: u64): u8
-    local i: u64
-    ld_u64 0
-    st_loc i
-L0: copy_loc i
-    copy_loc n
-    lt
-    br_false L1
-    move_loc acc
-    copy_loc step
-    add
-    st_loc acc
-    move_loc i
-    ld_u64 1
-    add
-    st_loc i
-    branch L0
-L1: move_loc acc
-    ret
-
-// Takes 3 from `x` `n` times.
-public fun down3(x: u64, n: u64): u64
-    local i: u64
-    ld_u64 0
-    st_loc i
-L0: copy_loc i
-    copy_loc n
-    lt
-    br_false L1
-    move_loc x
-    ld_u64 3
+fn source() -> String {
+    // `v[i - 2]` for `i` from `from` to `end`: `from < 2` wraps at the
+    // sub, `from > len + 1` never enters, an index past the end fails at
+    // the borrow.
+    let back2 = movejit_testkit::masm::counted_loop(
+        "i",
+        "end",
+        "    move_loc acc
+    borrow_loc v
+    copy_loc i
+    ld_u64 2
     sub
-    st_loc x
-    move_loc i
-    ld_u64 1
+    vec_borrow <u64>
+    read_ref
     add
-    st_loc i
-    branch L0
-L1: move_loc x
-    ret
-
-// `x * 31`, `7 * x`, `x * 1` and `x * 0`: a multiply by a constant
+    st_loc acc",
+    )
+    .replacen("ld_u64 0\n    st_loc i", "copy_loc from\n    st_loc i", 1);
+    [
+        "version 9\nmodule 0xcafe::cold\n".to_string(),
+        repeat("acc64", "u64", "step: u64, ", "copy_loc step", "add"),
+        repeat("acc8", "u8", "step: u8, ", "copy_loc step", "add"),
+        repeat("down3", "u64", "", "ld_u64 3", "sub"),
+        "// `x * 31`, `7 * x`, `x * 1` and `x * 0`: a multiply by a constant
 // tests `x > MAX / c` before it.
 public fun mul64(x: u64): u64
     copy_loc x
@@ -107,38 +73,21 @@ public fun mul8(x: u8): u8
     mul
     add
     ret
-
-// Sums `v[i - 2]` for `i` from `from` to the length: `from < 2` wraps at
-// the sub, `from > len + 1` never enters, an index past the end fails
-// at the borrow.
-public fun back2(v: vector<u64>, from: u64, end: u64): u64
+"
+        .to_string(),
+        format!(
+            "public fun back2(v: vector<u64>, from: u64, end: u64): u64
     local i: u64
     local acc: u64
     ld_u64 0
     st_loc acc
-    copy_loc from
-    st_loc i
-L0: copy_loc i
-    copy_loc end
-    lt
-    br_false L1
-    move_loc acc
-    borrow_loc v
-    copy_loc i
-    ld_u64 2
-    sub
-    vec_borrow <u64>
-    read_ref
-    add
-    st_loc acc
-    move_loc i
-    ld_u64 1
-    add
-    st_loc i
-    branch L0
-L1: move_loc acc
+{back2} move_loc acc
     ret
-";
+"
+        ),
+    ]
+    .join("\n")
+}
 
 fn run(kind: ExecutorKind, st: &InMemoryStorage, f: &str, args: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, VmError> {
     let engine = new_engine(EngineConfig { executor: kind, ..EngineConfig::aptos() });
@@ -194,7 +143,7 @@ fn failure_sites_rebuilding_an_operand_report_the_interpreters_error() {
         ("back2", vec![v.clone(), u64_arg(3), u64_arg(6)], Some("")),
         ("back2", vec![vec_u64_arg(&[]), u64_arg(1), u64_arg(2)], Some("Subtraction overflow")),
     ];
-    let st = movejit_testkit::masm::storage_with(SOURCE);
+    let st = movejit_testkit::masm::storage_with(&source());
     let mut bad = Vec::new();
     for (f, args, message) in &cases {
         let want = run(ExecutorKind::Interpreter, &st, f, args);

@@ -32,3 +32,25 @@ pub fn storage_with(source: &str) -> InMemoryStorage {
     publish_masm(&mut st, source);
     st
 }
+
+/// The `.masm` lines of `for i in 0..n { body }`: local `i` counts from 0
+/// to local `n` (both u64; `i` must be declared), `body` is run with an
+/// empty stack each time, and the code goes on at label `L1`. Uses labels
+/// `L0` and `L1`.
+pub fn counted_loop(i: &str, n: &str, body: &str) -> String {
+    format!(
+        "    ld_u64 0
+    st_loc {i}
+L0: copy_loc {i}
+    copy_loc {n}
+    lt
+    br_false L1
+{body}
+    move_loc {i}
+    ld_u64 1
+    add
+    st_loc {i}
+    branch L0
+L1:"
+    )
+}
