@@ -304,6 +304,16 @@ fn benchmarks_match_aptos_on(label: &str, kind: ExecutorKind) -> usize {
     ran_compiled
 }
 
+/// A `0xcafe::dep` nobody calls, for tests whose user module needs no
+/// dependency of its own.
+const IDLE_DEP: &str = "version 8
+module 0xcafe::dep
+
+public fun one(): u64
+    ld_u64 1
+    ret
+";
+
 /// `0xcafe::dep` and `0xcafe::user` assembled (`user_src` is `user`'s
 /// text), in storage; `dep`'s size.
 fn two_modules(dep_src: &str, user_src: &str) -> (movejit_engine::runtime::InMemoryStorage, u64) {
@@ -649,13 +659,7 @@ public fun store(s: &signer, n: u64): u64 acquires R, G
 #[test]
 fn a_borrow_answered_from_the_hints_still_checks_its_price() {
     let (st, _) = two_modules(
-        "version 8
-module 0xcafe::dep
-
-public fun one(): u64
-    ld_u64 1
-    ret
-",
+        IDLE_DEP,
         "version 8
 module 0xcafe::user
 
@@ -712,13 +716,7 @@ public fun twice(s: &signer): u64 acquires R
 #[test]
 fn comparisons_of_vectors_agree_across_executors() {
     let (st, _) = two_modules(
-        "version 8
-module 0xcafe::dep
-
-public fun one(): u64
-    ld_u64 1
-    ret
-",
+        IDLE_DEP,
         "version 8
 module 0xcafe::user
 
@@ -792,13 +790,7 @@ L1: borrow_loc v
 #[test]
 fn a_variant_mismatch_is_priced_by_the_value() {
     let (st, _) = two_modules(
-        "version 8
-module 0xcafe::dep
-
-public fun one(): u64
-    ld_u64 1
-    ret
-",
+        IDLE_DEP,
         "version 8
 module 0xcafe::user
 
@@ -1606,13 +1598,7 @@ L1: move_loc x
 #[test]
 fn loops_of_chained_segments_agree_across_executors() {
     let (st, _) = two_modules(
-        "version 8
-module 0xcafe::dep
-
-public fun one(): u64
-    ld_u64 1
-    ret
-",
+        IDLE_DEP,
         "version 8
 module 0xcafe::user
 
@@ -1706,13 +1692,7 @@ L5: move_loc s
 fn loops_tested_once_per_iteration_agree_at_every_balance() {
     use movejit_engine::runtime::{AccountAddress, CostTable, ModuleId};
     let (st, _) = two_modules(
-        "version 8
-module 0xcafe::dep
-
-public fun one(): u64
-    ld_u64 1
-    ret
-",
+        IDLE_DEP,
         "version 8
 module 0xcafe::user
 
