@@ -2743,7 +2743,7 @@ impl Lowerer<'_, '_> {
                     let amount = self.saturating_mul_const(len, per_byte);
                     self.charge_dynamic_spent(amount, i);
                     let heap = self.saturating_mul_const(len, p.sizes.vector_heap(movejit_runtime::ScalarKind::U8, 1));
-                    self.call_helper(HelperId::memory_release(), &[self.ctx, heap])?;
+                    self.memory_release(heap);
                 }
                 if let Some(cost) = self.target.cost {
                     if cost.per_byte > 0 {
