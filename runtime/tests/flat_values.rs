@@ -587,6 +587,7 @@ fn value_shims_and_table() {
     assert_eq!(ExecContext::OFFSETS.max_vector_len, 80);
     assert_eq!(ExecContext::OFFSETS.global_rest, 88);
     assert_eq!(ExecContext::OFFSETS.host, 96);
+    assert_eq!(ExecContext::OFFSETS.aptos_meter, 104);
 }
 
 /// A `TypeInfo` that knows one generic struct `0x1::m::Pair<T>` = `{ T, u8 }`.

@@ -14,7 +14,7 @@
 use cranelift_codegen::ir::{types, AbiParam, Signature, Type};
 use cranelift_codegen::isa::CallConv;
 use movejit_runtime::helpers::Kind;
-pub use movejit_runtime::helpers::{status, HelperId};
+pub use movejit_runtime::helpers::{status, GasAccess, HelperId};
 
 /// Operation codes of the integer shims (`code = kind | op << 4`).
 pub mod op {

@@ -45,8 +45,10 @@ pub struct ExecContext {
     /// The address of the [`AptosMeter`] compiled code charges through
     /// helpers (0: none), valid while the execution runs: its memory
     /// algebra (`memory_use`, `memory_release`, ...), and the module loads
-    /// and instantiations of calls (`aptos_call`). Compiled code never
-    /// reads it (it lies outside [`ExecContext::OFFSETS`]).
+    /// and instantiations of calls (`aptos_call`). Compiled code reads it
+    /// only to feed a use or release of a constant amount to that algebra
+    /// inline (`MemoryAlgebra::OFFSETS`), as `memory_use` /
+    /// `memory_release` would.
     ///
     /// [`AptosMeter`]: crate::gas::aptos::AptosMeter
     pub aptos_meter: u64,
@@ -81,6 +83,7 @@ pub struct ContextOffsets {
     pub max_vector_len: usize,
     pub global_rest: usize,
     pub host: usize,
+    pub aptos_meter: usize,
 }
 
 impl ExecContext {
@@ -113,6 +116,7 @@ impl ExecContext {
         max_vector_len: offset_of!(ExecContext, max_vector_len),
         global_rest: offset_of!(ExecContext, global_rest),
         host: offset_of!(ExecContext, host),
+        aptos_meter: offset_of!(ExecContext, aptos_meter),
     };
 
     pub fn new(limits: &Limits) -> Self {

@@ -198,14 +198,33 @@ impl GasAlgebra {
 /// - releases are never checked: what is left may rise above the quota
 ///   (values the VM never counted, such as arguments, are released too),
 ///   and then the usage counts as 0, the excess offsetting later uses.
+///
+/// Metered compiled code feeds uses and releases of constant amounts
+/// inline, by these rules, on the fields at [`MemoryAlgebra::OFFSETS`]
+/// (a use that does not fit goes to the `memory_use` helper, which fails).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct MemoryAlgebra {
     quota: u64,
     remaining: u64,
     peak: u64,
 }
 
+/// Field offsets of [`MemoryAlgebra`], for code generators (all `u64`).
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryOffsets {
+    pub quota: usize,
+    pub remaining: usize,
+    pub peak: usize,
+}
+
 impl MemoryAlgebra {
+    pub const OFFSETS: MemoryOffsets = MemoryOffsets {
+        quota: std::mem::offset_of!(MemoryAlgebra, quota),
+        remaining: std::mem::offset_of!(MemoryAlgebra, remaining),
+        peak: std::mem::offset_of!(MemoryAlgebra, peak),
+    };
+
     pub fn new(quota: u64) -> Self {
         MemoryAlgebra { quota, remaining: quota, peak: 0 }
     }

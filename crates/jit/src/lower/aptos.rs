@@ -706,7 +706,7 @@ impl Lowerer<'_, '_> {
             (Some(a), 0) => a,
             (Some(a), f) => self.b.ins().iadd_imm_u(a, f as i64),
         };
-        self.call_helper(HelperId::memory_release(), &[self.ctx, amount])?;
+        self.memory_release(amount);
         Ok(())
     }
 }

@@ -2,7 +2,9 @@
 //! segment).
 //!
 //! An innermost loop whose body charges only constants (no calls, closures,
-//! global storage, nor a helper that charges at run time) costs at most a
+//! global storage, nor a helper that reads or writes the gas left: the
+//! helper table's `GasAccess::ReadsWrites`; vector, value and memory-meter
+//! helpers leave the gas alone and keep a loop eligible) costs at most a
 //! fixed amount per iteration: the longest path of segment charges from
 //! its header back to it or out of the loop. The loop gets a second, fast
 //! copy of its body without out-of-gas tests, entered by a dispatch block

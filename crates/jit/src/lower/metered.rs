@@ -34,7 +34,16 @@ use super::*;
 use crate::gas::instr_cost;
 use cranelift_codegen::ir::Inst;
 use movejit_runtime::flat::closure_shims::FAILED_HERE;
+use movejit_runtime::gas::algebra::MemoryAlgebra;
 use movejit_runtime::gas::aptos::AptosCallSite;
+
+/// Where compiled code feeds Aptos's memory algebra inline: the meter's
+/// address in the context, then the algebra's fields from that address.
+const APTOS_METER: i32 = ExecContext::OFFSETS.aptos_meter as i32;
+const METER_MEMORY: usize = std::mem::offset_of!(movejit_runtime::gas::aptos::AptosMeter, memory);
+const MEMORY_QUOTA: i32 = (METER_MEMORY + MemoryAlgebra::OFFSETS.quota) as i32;
+const MEMORY_REMAINING: i32 = (METER_MEMORY + MemoryAlgebra::OFFSETS.remaining) as i32;
+const MEMORY_PEAK: i32 = (METER_MEMORY + MemoryAlgebra::OFFSETS.peak) as i32;
 
 /// Words per event of the gas resolver's table.
 const EVENT_WORDS: usize = 3;
@@ -199,7 +208,7 @@ impl Lowerer<'_, '_> {
             self.track_local(i);
             if let Some(MemoryFeed::Release(n)) = feed {
                 let n = self.b.ins().iconst(types::I64, n as i64);
-                self.call_helper(HelperId::memory_release(), &[self.ctx, n])?;
+                self.memory_release(n);
             }
         }
         let seg = self.seg.take().ok_or_else(|| malformed("segment state"))?;
@@ -278,11 +287,68 @@ impl Lowerer<'_, '_> {
             n => steps[n - 1].0,
         };
         self.gas_test_steps(i, own, true);
+        // Inline, as `MemoryAlgebra::use_memory`: what is left shrinks by
+        // `amount` and the peak follows the usage; a use that does not fit
+        // goes to the `memory_use` helper, which fails and records it.
+        let done = self.b.create_block();
+        let m = self.memory_algebra(done);
+        let rem = self.b.ins().load(types::I64, Self::mem(), m, MEMORY_REMAINING);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, rem, amount as i64);
+        let (fits, slow) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(short, slow, &[], fits, &[]);
+        self.b.switch_to_block(fits);
+        self.b.seal_block(fits);
+        let rem = self.b.ins().iadd_imm_s(rem, (amount as i64).wrapping_neg());
+        self.b.ins().store(Self::mem(), rem, m, MEMORY_REMAINING);
+        // Usage `quota - remaining`, 0 while more was released than used.
+        let quota = self.b.ins().load(types::I64, Self::mem(), m, MEMORY_QUOTA);
+        let used = self.b.ins().isub(quota, rem);
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, rem, quota);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let used = self.b.ins().select(over, zero, used);
+        let peak = self.b.ins().load(types::I64, Self::mem(), m, MEMORY_PEAK);
+        let peak = self.b.ins().umax(peak, used);
+        self.b.ins().store(Self::mem(), peak, m, MEMORY_PEAK);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(slow);
+        self.b.seal_block(slow);
         let n = self.b.ins().iconst(types::I64, amount as i64);
         let failed = self.call_helper(HelperId::memory_use(), &[self.ctx, n])?;
         // The helper recorded the status.
         self.fail_keeping_if(failed, i, 0, true, Some(kept));
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
         Ok(())
+    }
+
+    /// Releases `amount` units of Aptos's memory inline, as
+    /// `MemoryAlgebra::release_memory` (never fails; what is left
+    /// saturates).
+    pub(super) fn memory_release(&mut self, amount: Value) {
+        let done = self.b.create_block();
+        let m = self.memory_algebra(done);
+        let rem = self.b.ins().load(types::I64, Self::mem(), m, MEMORY_REMAINING);
+        let (sum, carry) = self.b.ins().uadd_overflow(rem, amount);
+        let max = self.b.ins().iconst(types::I64, -1);
+        let rem = self.b.ins().select(carry, max, sum);
+        self.b.ins().store(Self::mem(), rem, m, MEMORY_REMAINING);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        self.b.seal_block(done);
+    }
+
+    /// The address of the running meter's memory algebra
+    /// (`ExecContext::aptos_meter`); without a meter, control goes to
+    /// `done` (nothing to feed, as the helpers do).
+    fn memory_algebra(&mut self, done: Block) -> Value {
+        let meter = self.load_ctx(self.ptr, APTOS_METER);
+        let has = self.b.create_block();
+        self.b.ins().brif(meter, has, &[], done, &[]);
+        self.b.switch_to_block(has);
+        self.b.seal_block(has);
+        meter
     }
 
     /// When `failed` is set, instruction `i` fails on a cold path with

@@ -48,7 +48,7 @@ mod wide;
 use crate::cfg::basic_blocks;
 use crate::error::{CompileError, CompileResult};
 use crate::gas::{segments, CostTable};
-use crate::helpers::{op, status, HelperId};
+use crate::helpers::{op, status, GasAccess, HelperId};
 use crate::kind::{Kind, KindIr};
 use crate::ty::Ty;
 use crate::types::{datatype_id, sig_types, to_type};
@@ -1489,12 +1489,20 @@ impl Lowerer<'_, '_> {
         self.b.ins().iconst(self.ptr, Arc::as_ptr(l) as i64)
     }
 
+    /// Calls helper `h`; the register copy of the gas left is written out
+    /// before, and read back after, only a helper the table declares to
+    /// read or write it (`GasAccess`).
     fn call_helper(&mut self, h: HelperId, args: &[Value]) -> CompileResult<Value> {
         let f = self.helper_ref(h)?;
-        self.gas_out();
+        let gas = h.entry().gas == GasAccess::ReadsWrites;
+        if gas {
+            self.gas_out();
+        }
         let call = self.b.ins().call(f, args);
         let r = self.b.inst_results(call)[0];
-        self.gas_in();
+        if gas {
+            self.gas_in();
+        }
         Ok(r)
     }
 
@@ -2735,7 +2743,7 @@ impl Lowerer<'_, '_> {
                     let amount = self.saturating_mul_const(len, per_byte);
                     self.charge_dynamic_spent(amount, i);
                     let heap = self.saturating_mul_const(len, p.sizes.vector_heap(movejit_runtime::ScalarKind::U8, 1));
-                    self.call_helper(HelperId::memory_release(), &[self.ctx, heap])?;
+                    self.memory_release(heap);
                 }
                 if let Some(cost) = self.target.cost {
                     if cost.per_byte > 0 {
