@@ -132,9 +132,9 @@ pub const MAX_IR_INSTS: usize = 1 << 17;
 
 /// How many times [`JitConfig::max_ir_insts`] a function compiled by the
 /// baseline tier may lower to: its compile time and memory are linear in
-/// its IR (about 1.7-2 us and 250 bytes per IR instruction, loaded 2-core
-/// machine), so the default cap of 1,310,720 bounds one function to about
-/// 2.5 s and 300 MB. A straight-line function of 64,850 checked `add`s
+/// its IR (1.7-3.2 us and ~250 bytes per IR instruction on a 2-core machine
+/// at load 5-8), so the default cap of 1,310,720 bounds one function to
+/// 2.2-4.2 s and ~330 MB there. A straight-line function of 64,850 checked `add`s
 /// lowers to 583,274 IR instructions unmetered and 1,101,728 metered
 /// (engine test `big_function`).
 pub const BASELINE_IR_FACTOR: usize = 10;
