@@ -66,7 +66,9 @@ pub struct JitOptions {
     pub max_code_len: usize,
     /// Functions whose lowered Cranelift IR has more instructions are
     /// interpreted (checked while lowering, before code generation, the
-    /// costly part: bounds the time and memory of one function's compile).
+    /// costly part: bounds the time and memory of one function's compile);
+    /// on the baseline tier, whose compile is linear, ten times as many
+    /// (`movejit_jit::BASELINE_IR_FACTOR`).
     pub max_ir_insts: usize,
     /// Compile time the engine may spend in all: once the total reaches
     /// it, nothing new is compiled and further instances are interpreted.

@@ -106,7 +106,8 @@ pub struct Args {
     /// Functions with more bytecode instructions are interpreted.
     #[arg(long, default_value_t = JitOptions::default().max_code_len)]
     jit_max_code_len: usize,
-    /// Functions whose Cranelift IR has more instructions are interpreted.
+    /// Functions whose Cranelift IR has more instructions are interpreted
+    /// (on the baseline tier: ten times as many).
     #[arg(long, default_value_t = JitOptions::default().max_ir_insts)]
     jit_max_ir: usize,
     /// Total compile time allowed (milliseconds); once spent, nothing more

@@ -20,7 +20,7 @@ use movejit_runtime::gas::aptos::AptosPricing;
 use movejit_runtime::{CostTable, ErrorLocation, ModuleId, Type, VmError};
 use movejit_runtime::{EngineConfig, ExecutorKind, JitOptions};
 use smallvec::SmallVec;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -164,6 +164,7 @@ impl CompiledCodeFactory for JitFactory {
             hot: FxHashMap::default(),
             warm_entry: None,
             closures: FxHashMap::default(),
+            imports: FxHashMap::default(),
             hint_ran: SmallVec::new(),
             stats: CompiledStats::default(),
         })
@@ -263,6 +264,9 @@ pub struct JitSession<'f> {
     /// Import closures found, by root module: a session's first calls of
     /// many functions of few modules do not walk the imports again.
     closures: FxHashMap<ModuleId, Closure>,
+    /// Each module's imports, with the content hash they were read from:
+    /// import closures of many roots read a module's handles once.
+    imports: FxHashMap<ModuleId, (Hash, Arc<[ModuleId]>)>,
     /// Code run from hints ([`HintCode`]), by address: counted among the
     /// instances the session ran compiled (inline: a session's first run
     /// from a hint does not allocate).
@@ -446,7 +450,7 @@ impl JitSession<'_> {
     /// [`Self::module_set`], and whether every module in it was found.
     fn closure_of(&mut self, src: &dyn ModuleSource, roots: &[ModuleId]) -> (ModuleSet, bool) {
         let mut out: ModuleSet = Vec::new();
-        let mut seen: HashSet<ModuleId> = HashSet::new();
+        let mut seen: FxHashSet<ModuleId> = FxHashSet::default();
         let mut todo: Vec<ModuleId> = roots.to_vec();
         let mut complete = true;
         while let Some(id) = todo.pop() {
@@ -457,7 +461,15 @@ impl JitSession<'_> {
                 complete = false;
                 continue;
             };
-            todo.extend(imports(m).filter(|d| !seen.contains(d)));
+            let deps = match self.imports.get(&id).filter(|(read, _)| *read == h) {
+                Some((_, deps)) => deps.clone(),
+                None => {
+                    let deps: Arc<[ModuleId]> = imports(m).collect();
+                    self.imports.insert(id.clone(), (h, deps.clone()));
+                    deps
+                }
+            };
+            todo.extend(deps.iter().filter(|d| !seen.contains(*d)).cloned());
             out.push((id, h));
         }
         (out, complete)

@@ -29,6 +29,7 @@ use movejit_jit::{InstanceKey, JitConfig, SharedEngine, SharedEntry};
 use movejit_loader::LoadedModule;
 use movejit_runtime::compiled::ModuleSource;
 use movejit_runtime::compiled::SharedModule;
+use movejit_runtime::fxhash::FxHashMap;
 use movejit_runtime::JitOptions;
 use movejit_runtime::NativeRegistry;
 use movejit_runtime::{ModuleId, Type};
@@ -199,7 +200,7 @@ struct Job {
 
 /// The session's loaded modules of a module set, owned by background
 /// compiles (shared by the requests of one session that need the same set).
-pub type Sources = Arc<HashMap<ModuleId, Arc<LoadedModule>>>;
+pub type Sources = Arc<FxHashMap<ModuleId, Arc<LoadedModule>>>;
 
 /// Module `id` as the loader loaded it for `src`: shared when `src` can
 /// share it, else loaded anew from its copy (natives bound from `natives`).
@@ -211,12 +212,13 @@ fn loaded(src: &dyn ModuleSource, id: &ModuleId, natives: &NativeRegistry) -> Op
 
 /// `modules` as `src` has them.
 pub fn sources(src: &dyn ModuleSource, modules: &ModuleSet, natives: &NativeRegistry) -> Sources {
-    let out = modules.iter().filter_map(|(id, _)| Some((id.clone(), loaded(src, id, natives)?))).collect();
+    let mut out = FxHashMap::with_capacity_and_hasher(modules.len(), Default::default());
+    out.extend(modules.iter().filter_map(|(id, _)| Some((id.clone(), loaded(src, id, natives)?))));
     Arc::new(out)
 }
 
 /// The modules of a [`Job`], as a module source.
-struct JobModules<'a>(&'a HashMap<ModuleId, Arc<LoadedModule>>);
+struct JobModules<'a>(&'a FxHashMap<ModuleId, Arc<LoadedModule>>);
 
 impl ModuleSource for JobModules<'_> {
     fn module(&self, id: &ModuleId) -> Option<&CompiledModule> {

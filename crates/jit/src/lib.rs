@@ -59,7 +59,9 @@ mod lower;
 pub mod ty;
 pub mod types;
 
-pub use engine::{Emit, InstanceKey, JitConfig, JitEngine, BASELINE_ABOVE, EST_COMPILE_NS_PER_INSTR, MAX_IR_INSTS};
+pub use engine::{
+    Emit, InstanceKey, JitConfig, JitEngine, BASELINE_ABOVE, BASELINE_IR_FACTOR, EST_COMPILE_NS_PER_INSTR, MAX_IR_INSTS,
+};
 pub use error::{CompileError, CompileResult};
 pub use exec::{
     ExecError, FlatArgs, FlatOutcome, Location, NestedState, Outcome, RunTables, SessionEntry, SharedEngine,

@@ -1268,6 +1268,28 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
         }
     }
 
+    /// `true` when a call of `p` (operands from `sbase`) runs interpreted
+    /// without offering it to compiled code: there is none, or the session's
+    /// compiled code already knows the instance runs interpreted (as
+    /// [`Self::try_compiled`] asks it; not under an Aptos meter, whose calls
+    /// take `try_compiled`).
+    #[inline]
+    fn known_interpreted(&mut self, p: &Prepared, sbase: u32) -> bool {
+        use movejit_runtime::compiled::CallState;
+        let Some(code) = self.s.compiled.as_mut() else { return true };
+        if self.gas.aptos_meter().is_some() {
+            return false;
+        }
+        let state = CallState {
+            depth: self.frames.len() as u64 + 1,
+            stack_base: u64::from(sbase),
+            gas_left: self.gas.remaining(),
+            aptos: false,
+            aptos_meter: 0,
+        };
+        code.interprets(&p.module.id, p.def, &p.ty_args, &state, &p.compiled_hint)
+    }
+
     /// Whether an [`Op::LoopBranch`] in frame `base` of `p` is taken,
     /// counted when it is. Safety: `base` is a live frame of `p` (the
     /// loop's own contract).
@@ -1664,8 +1686,14 @@ impl<'a, 'e, 'r> FlatInterp<'a, 'e, 'r> {
                         if APTOS {
                             self.charge_aptos_call_site(&callee, p, *pc, site.args.len())?;
                         }
-                        // Fast path: a Move callee, interpreted (no allocation).
-                        if let (Callee::Move(inst), None, false) = (callee, &self.s.compiled, APTOS) {
+                        // Fast path: a Move callee, interpreted (no allocation):
+                        // no compiled code, or it knows the instance runs
+                        // interpreted (`auto` while its code compiles).
+                        let interpreted = match callee {
+                            Callee::Move(inst) if !APTOS => self.known_interpreted(inst.p, sb),
+                            _ => false,
+                        };
+                        if let (Callee::Move(inst), true) = (callee, interpreted) {
                             let q = inst.p;
                             if self.frames.len() >= self.max_depth {
                                 return Err(Box::new(VmError::new(StatusCode::CALL_STACK_OVERFLOW)));

@@ -68,7 +68,8 @@ pub struct JitConfig {
     pub max_code_len: usize,
     /// Functions whose lowered IR has more instructions are not compiled
     /// (`Unsupported`, checked while lowering, before code generation,
-    /// the costly part: it bounds one function's compile time and memory).
+    /// the costly part: it bounds one function's compile time and memory);
+    /// [`BASELINE_IR_FACTOR`] times as many on the baseline tier.
     pub max_ir_insts: usize,
     /// Functions with more bytecode instructions are compiled by the
     /// baseline tier (`opt_level=none`, single-pass register allocation):
@@ -128,6 +129,15 @@ pub const EST_COMPILE_NS_PER_INSTR: u64 = 100_000;
 /// of the Aptos calibration corpus. The lowering stops as soon as a
 /// function grows past it (issue 16).
 pub const MAX_IR_INSTS: usize = 1 << 17;
+
+/// How many times [`JitConfig::max_ir_insts`] a function compiled by the
+/// baseline tier may lower to: its compile time and memory are linear in
+/// its IR (1.7-3.2 us and ~250 bytes per IR instruction on a 2-core machine
+/// at load 5-8), so the default cap of 1,310,720 bounds one function to
+/// 2.2-4.2 s and ~330 MB there. A straight-line function of 64,850 checked `add`s
+/// lowers to 583,274 IR instructions unmetered and 1,101,728 metered
+/// (engine test `big_function`).
+pub const BASELINE_IR_FACTOR: usize = 10;
 
 /// Default of [`JitConfig::baseline_above`] (bytecode instructions).
 pub use movejit_runtime::config::BASELINE_ABOVE;
@@ -521,6 +531,8 @@ impl JitEngine {
         let mut func = Function::with_name_signature(UserFuncName::user(0, self.instances[key].func.as_u32()), sig);
         let cost = self.config.cost.clone();
         let aptos = self.config.aptos.clone();
+        let baseline = self.is_baseline(&module, key.fdef);
+        let max_ir = self.ir_limit(baseline);
         let target = Target {
             module: &module,
             module_idx: key.module,
@@ -531,9 +543,9 @@ impl JitEngine {
             cost: cost.as_ref(),
             aptos: aptos.as_deref(),
             max_code_len: self.config.max_code_len,
-            max_ir_insts: self.config.max_ir_insts,
+            max_ir_insts: max_ir,
             max_abort_message: self.config.limits.max_abort_message,
-            baseline: self.is_baseline(&module, key.fdef),
+            baseline,
             split,
             unchecked_copy_max_len: self.config.unchecked_copy_max_len,
         };
@@ -547,7 +559,6 @@ impl JitEngine {
         if let Some(inst) = self.instances.get_mut(key) {
             inst.callees = callees;
         }
-        let max_ir = self.config.max_ir_insts;
         r.and_then(|_| match func.dfg.num_insts() {
             n if n > max_ir => {
                 Err(CompileError::Unsupported(format!("function of {n} IR instructions (limit {max_ir})")))
@@ -580,6 +591,17 @@ impl JitEngine {
     fn is_baseline(&self, module: &LoadedModule, fdef: u16) -> bool {
         let len = module.function_defs.get(fdef as usize).and_then(|f| f.code.as_ref()).map_or(0, |c| c.code.len());
         len > self.config.baseline_above
+    }
+
+    /// The IR limit of a function on the baseline tier (`true`) or the
+    /// optimizing tier: [`BASELINE_IR_FACTOR`] times `max_ir_insts` on the
+    /// baseline tier, whose compile time and memory grow linearly with size.
+    fn ir_limit(&self, baseline: bool) -> usize {
+        if baseline {
+            self.config.max_ir_insts.saturating_mul(BASELINE_IR_FACTOR)
+        } else {
+            self.config.max_ir_insts
+        }
     }
 
     /// Bytecode instructions of `key`'s function (0: none or native).
