@@ -532,6 +532,21 @@ pub struct NativeSite {
     pub ty_args: Vec<crate::types::Type>,
     pub params: Vec<(std::sync::Arc<FlatLayout>, bool)>,
     pub rets: Vec<std::sync::Arc<FlatLayout>>,
+    /// Under Aptos, the id of the last meter that loaded every module the
+    /// layout of `bcs::to_bytes`'s type reaches (`AptosMeter::loaded_at`;
+    /// `flat::host::aptos_native_fast`): that meter looks none up again.
+    pub layout_loaded: std::sync::atomic::AtomicU64,
+}
+
+impl NativeSite {
+    pub fn new(
+        native: crate::natives::NativeFunction,
+        ty_args: Vec<crate::types::Type>,
+        params: Vec<(std::sync::Arc<FlatLayout>, bool)>,
+        rets: Vec<std::sync::Arc<FlatLayout>>,
+    ) -> Self {
+        NativeSite { native, ty_args, params, rets, layout_loaded: Default::default() }
+    }
 }
 
 /// What `call_native` needs from the host while compiled code runs;
@@ -658,7 +673,7 @@ pub mod fast_native {
 }
 
 /// A fresh `vector<u8>` holding `bytes` in `dst` (holding no live value).
-fn write_byte_vec(dst: &mut [u8], bytes: &[u8]) -> VmResult<()> {
+pub(crate) fn write_byte_vec(dst: &mut [u8], bytes: &[u8]) -> VmResult<()> {
     dst[..8].fill(0);
     if bytes.is_empty() {
         return Ok(());
