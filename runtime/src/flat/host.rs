@@ -546,28 +546,54 @@ pub unsafe extern "C" fn aptos_native(
     rest: u64,
     at: *const VmError,
 ) -> u32 {
+    // The native charges the meter itself: it runs on a `GasMeter` that
+    // holds the run's meter from the run's first such call to its end
+    // (`NativeHost::lent_meter`).
+    // SAFETY: shim contract (this function's).
+    if let Err(e) = unsafe { lend_meter(ctx) } {
+        // SAFETY: as above.
+        return unsafe { ctx.as_mut() }.map_or(crate::helpers::status::FAILED, |c| c.fail(&e));
+    }
     // SAFETY: shim contract (this function's).
     unsafe {
-        native_on_meter(ctx, site, slots, rest, at, |host, s, ptrs, meter| {
-            // The native charges the meter itself: it runs on a `GasMeter`
-            // holding it for the call (moved in and back out; made once per
-            // run).
-            if !host.metered.as_ref().is_some_and(|g| g.is_aptos()) {
-                host.metered = Some(crate::GasMeter::aptos(meter.pricing.clone(), 0));
-            }
+        native_on_meter(ctx, site, slots, rest, at, |host, s, ptrs, _| {
             let Some(gas) = host.metered.as_mut() else { return Err(VmError::invariant("native meter")) };
-            let swap = |gas: &mut crate::GasMeter, meter: &mut AptosMeter| {
-                if let Some(held) = gas.aptos_meter_mut() {
-                    std::mem::swap(held, meter);
-                }
-            };
-            swap(gas, meter);
             // SAFETY: shim contract: the slots are live, of the site's layouts.
-            let r = super::shims::run_native_site(s, ptrs, &mut *host.session, host.types, gas);
-            swap(gas, meter);
-            r
+            super::shims::run_native_site(s, ptrs, &mut *host.session, host.types, gas)
         })
     }
+}
+
+/// Moves the run's Aptos meter (`ctx.aptos_meter`) into the host's
+/// `GasMeter` for natives, once per run, and points `ctx` at it there
+/// (`NativeHost::lent_meter`; moved back by `NativeHost::return_meter`
+/// when the run ends).
+///
+/// # Safety
+/// `ctx` is live and not otherwise borrowed; its `host` is 0 or a live
+/// `Host`; a nonzero `aptos_meter` is the address of the live meter, which
+/// nothing else touches while compiled code runs.
+unsafe fn lend_meter(ctx: *mut ExecContext) -> VmResult<()> {
+    // SAFETY: the caller's contract.
+    let c = unsafe { ctx.as_mut() }.ok_or_else(|| VmError::invariant("no context"))?;
+    // SAFETY: the caller's contract: the `Host` starts with its `NativeHost`.
+    let host =
+        unsafe { (c.host as *mut NativeHost<'_>).as_mut() }.ok_or_else(|| VmError::invariant("no native host"))?;
+    if host.lent_meter != 0 {
+        return Ok(());
+    }
+    // SAFETY: the caller's contract.
+    let meter = unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }
+        .ok_or_else(|| VmError::invariant("Aptos-metered code without a meter"))?;
+    if !host.metered.as_ref().is_some_and(|g| g.is_aptos()) {
+        host.metered = Some(crate::GasMeter::aptos(meter.pricing.clone(), 0));
+    }
+    let held =
+        host.metered.as_mut().and_then(|g| g.aptos_meter_mut()).ok_or_else(|| VmError::invariant("native meter"))?;
+    std::mem::swap(held, meter);
+    host.lent_meter = c.aptos_meter;
+    c.aptos_meter = held as *mut AptosMeter as u64;
+    Ok(())
 }
 
 /// [`aptos_native`] for a stdlib native of
@@ -588,8 +614,9 @@ pub unsafe extern "C" fn aptos_native_fast(
     // SAFETY: shim contract (this function's).
     unsafe {
         native_on_meter(ctx, site, slots, rest, at, |host, s, ptrs, meter| {
-            // SAFETY: shim contract: the slots are live, of the site's layouts.
-            fast_native_on_meter(op, host.types, s, ptrs, meter)
+            // SAFETY: `meter` is the live meter (`native_on_meter`); the
+            // slots are live, of the site's layouts (shim contract).
+            fast_native_on_meter(op, host.types, s, ptrs, &mut *meter)
         })
     }
 }
@@ -654,7 +681,9 @@ unsafe fn fast_native_on_meter(
 }
 
 /// What [`aptos_native`] and [`aptos_native_fast`] share around running
-/// the native (`run`, on the host, the site, its slots and the meter):
+/// the native (`run`, on the host, the site, its slots and the meter's
+/// address, `ctx.aptos_meter`: no reference to the meter is held while it
+/// runs, which may reach the meter through the host's `GasMeter`):
 /// settling compiled code's gas, the arguments' and results' memory, the
 /// gas left and the error's location.
 ///
@@ -666,7 +695,7 @@ unsafe fn native_on_meter(
     slots: *const *mut u8,
     rest: u64,
     at: *const VmError,
-    run: impl FnOnce(&mut NativeHost<'_>, &super::shims::NativeSite, &[*mut u8], &mut AptosMeter) -> VmResult<()>,
+    run: impl FnOnce(&mut NativeHost<'_>, &super::shims::NativeSite, &[*mut u8], *mut AptosMeter) -> VmResult<()>,
 ) -> u32 {
     use crate::helpers::status::{CALLEE_FAILED, FAILED};
     // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
@@ -706,7 +735,11 @@ unsafe fn native_on_meter(
     };
     let args_heap = heap_of(meter, params, &mut s.params.iter().map(|(l, _)| &**l));
     meter.release_native_args(args_heap);
-    let r = run(host, s, ptrs, meter);
+    let r = run(host, s, ptrs, c.aptos_meter as *mut AptosMeter);
+    // SAFETY: as above (the native has returned: nothing else borrows it).
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
+    };
     let located = |mut e: VmError| {
         let gas_error = matches!(e.status, StatusCode::OUT_OF_GAS | StatusCode::EXECUTION_LIMIT_REACHED);
         if gas_error && e.location.is_none() {
