@@ -169,6 +169,8 @@ helper_table! {
     aptos_call(ctx: *mut ExecContext, site: *const AptosCallSite) -> u32 = crate::flat::host::aptos_call, gas: reads_writes;
     /// A native called under Aptos's schedule: settles compiled code's gas, then runs it on the meter (`flat::host::aptos_native`); 0, 1 (failed here) or 2 (out of gas in the native, located there).
     aptos_native(ctx: *mut ExecContext, site: u64, slots: *const *mut u8, rest: u64, at: *const VmError) -> u32 = crate::flat::host::aptos_native, gas: reads_writes;
+    /// `aptos_native` for `0x1::hash::sha2_256` / `sha3_256` / `0x1::bcs::to_bytes` (`op`, as `native_fast`'s) on the meter and the slots, no native bridge (`flat::host::aptos_native_fast`).
+    aptos_native_fast(ctx: *mut ExecContext, site: u64, slots: *const *mut u8, rest: u64, at: *const VmError, op: u64) -> u32 = crate::flat::host::aptos_native_fast, gas: reads_writes;
     /// The length of the vector at `v` (a `u64` result).
     vec_len(ctx: *mut ExecContext, v: *const u8) -> u64 = crate::flat::shims::vec_len, gas: untouched;
     /// The address of element `i` of the vector at `v`, written to `out`.

@@ -566,7 +566,7 @@ fn value_shims_and_table() {
     }
     assert_eq!(flat::live_allocations(), live, "leak");
     // The table names every shim, context first; ids index it.
-    assert_eq!(HELPERS.len(), 40);
+    assert_eq!(HELPERS.len(), 41);
     for h in HELPERS {
         assert_eq!(h.params.first(), Some(&Kind::Ptr), "{}: context first", h.name);
     }

@@ -825,32 +825,38 @@ public fun mismatch(): u64
     assert!(out_of_gas > 0, "no run ran out of gas at the unpack_variant");
 }
 
-/// A native called from compiled code under Aptos's schedule runs on the
-/// meter itself: `hash::sha2_256` of a growing vector, its own gas per
-/// byte hashed, its argument's memory released and its result's used.
-/// At 400 balances over the run's second half every executor stops at the
-/// same charge as the interpreter; among them running out of gas inside
-/// the native's own charge, which Aptos locates at the native (offset 0).
+/// Natives in compiled code under Aptos's schedule, those compiled code
+/// runs on the meter without the native bridge (`0x1::hash::sha2_256`,
+/// `sha3_256`, `0x1::bcs::to_bytes`: `flat::host::aptos_native_fast`) among
+/// them: each loop calls one native per iteration on a growing argument
+/// (`to_bytes` of `vector<dep::Coin>` also loads `dep` for its layout, once
+/// per transaction), run at 400 balances over the second half of its run on
+/// every executor. Compiled code stops at the same charge as the
+/// interpreter (status, location, execution gas, peak memory), some runs
+/// inside the native (located at the native, offset 0).
 #[test]
 fn natives_in_compiled_code_agree_across_executors() {
-    let (st, _) = two_modules(
-        "version 8
-module 0x1::hash
-
-public native fun sha2_256(data: vector<u8>): vector<u8>
-",
-        "version 8
-module 0xcafe::user
-use 0x1::hash
-    fun sha2_256(l0: vector<u8>): vector<u8>
-
-public fun hash_loop(n: u64): u64
+    use movejit_testkit::masm::publish_masm;
+    // (function, the native's call, its module, its function index there)
+    let cases = [
+        ("sha2_loop", "copy_loc v\n    call hash::sha2_256", "::hash", 0u16),
+        ("sha3_loop", "copy_loc v\n    call hash::sha3_256", "::hash", 1),
+        ("bcs_loop", "borrow_loc v\n    call bcs::to_bytes<vector<u8>>", "::bcs", 0),
+        ("bcs_dep_loop", "borrow_loc c\n    call bcs::to_bytes<vector<dep::Coin>>", "::bcs", 0),
+    ];
+    let loop_of = |name: &str, call: &str| {
+        format!(
+            "
+public fun {name}(n: u64): u64
     local v: vector<u8>
+    local c: vector<dep::Coin>
     local h: vector<u8>
     local i: u64
     local acc: u64
     vec_pack <u8>, 0
     st_loc v
+    vec_pack <dep::Coin>, 0
+    st_loc c
     ld_u64 0
     st_loc i
     ld_u64 0
@@ -862,8 +868,7 @@ L0: copy_loc i
     mut_borrow_loc v
     ld_u8 7
     vec_push_back <u8>
-    copy_loc v
-    call hash::sha2_256
+    {call}
     st_loc h
     borrow_loc h
     vec_len <u8>
@@ -877,27 +882,57 @@ L0: copy_loc i
     branch L0
 L1: move_loc acc
     ret
+"
+        )
+    };
+    let mut user = String::from(
+        "version 8
+module 0xcafe::user
+use 0x1::hash
+    fun sha2_256(l0: vector<u8>): vector<u8>
+    fun sha3_256(l0: vector<u8>): vector<u8>
+use 0x1::bcs
+    fun to_bytes<T0>(l0: &T0): vector<u8>
+use 0xcafe::dep
+    struct Coin has copy + drop + store
 ",
     );
+    for (name, call, _, _) in cases {
+        user.push_str(&loop_of(name, call));
+    }
+    let mut st = movejit_engine::runtime::InMemoryStorage::default();
+    for src in [
+        "version 8\nmodule 0x1::hash\n\npublic native fun sha2_256(data: vector<u8>): vector<u8>\n\npublic native fun sha3_256(data: vector<u8>): vector<u8>\n",
+        "version 8\nmodule 0x1::bcs\n\npublic native fun to_bytes<T0>(v: &T0): vector<u8>\n",
+        "version 8\nmodule 0xcafe::dep\n\nstruct Coin has copy + drop + store\n  v: u64\n",
+        &user,
+    ] {
+        publish_masm(&mut st, src);
+    }
     let args = [60u64.to_le_bytes().to_vec()];
     let engines = every_executor(&EngineConfig::aptos());
-    let whole = whole_compiled_run(&engines[2].1, &st, "hash_loop", &args, "EXECUTED");
-    let total = whole.execution_gas_used;
-    let second_half = (0..400u64).map(|k| total / 2 + total / 800 * k + k * 997 % 1009);
-    let agreement = agree_at_balances(&engines, second_half, user_run(&st, "hash_loop", &args));
-    let in_native = agreement
-        .reference
-        .iter()
-        .filter(|(_, (want, _))| {
-            let at_native = want.location.as_ref().is_some_and(|(m, f, o)| m.ends_with("::hash") && *f == 0 && *o == 0);
-            want.status == "OUT_OF_GAS" && at_native
-        })
-        .count();
-    let compiled_runs = agreement.compiled_runs;
-    eprintln!("400 balances: compiled code ran in {compiled_runs}; out of gas inside sha2_256 {in_native}");
-    agreement.assert_agreed();
-    assert!(compiled_runs > 200, "compiled code ran in only {compiled_runs} runs");
-    assert!(in_native > 0, "no run ran out of gas inside the native");
+    for (name, _, module, index) in cases {
+        let whole = whole_compiled_run(&engines[2].1, &st, name, &args, "EXECUTED");
+        let total = whole.execution_gas_used;
+        let second_half = (0..400u64).map(|k| total / 2 + total / 800 * k + k * 997 % 1009);
+        let agreement = agree_at_balances(&engines, second_half, user_run(&st, name, &args));
+        let in_native = agreement
+            .reference
+            .iter()
+            .filter(|(_, (want, _))| {
+                let at_native =
+                    want.location.as_ref().is_some_and(|(m, f, o)| m.ends_with(module) && *f == index && *o == 0);
+                want.status == "OUT_OF_GAS" && at_native
+            })
+            .count();
+        let compiled_runs = agreement.compiled_runs;
+        eprintln!(
+            "{name}, 400 balances: compiled code ran in {compiled_runs}; out of gas inside the native {in_native}"
+        );
+        agreement.assert_agreed();
+        assert!(compiled_runs > 200, "{name}: compiled code ran in only {compiled_runs} runs");
+        assert!(in_native > 0, "{name}: no run ran out of gas inside the native");
+    }
 }
 
 /// Aptos's dependency limit reached in compiled calls: `0xcafe::m0::f`

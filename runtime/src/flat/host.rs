@@ -546,6 +546,157 @@ pub unsafe extern "C" fn aptos_native(
     rest: u64,
     at: *const VmError,
 ) -> u32 {
+    // The native charges the meter itself: it runs on a `GasMeter` that
+    // holds the run's meter from the run's first such call to its end
+    // (`NativeHost::lent_meter`).
+    // SAFETY: shim contract (this function's).
+    if let Err(e) = unsafe { lend_meter(ctx) } {
+        // SAFETY: as above.
+        return unsafe { ctx.as_mut() }.map_or(crate::helpers::status::FAILED, |c| c.fail(&e));
+    }
+    // SAFETY: shim contract (this function's).
+    unsafe {
+        native_on_meter(ctx, site, slots, rest, at, |host, s, ptrs, _| {
+            let Some(gas) = host.metered.as_mut() else { return Err(VmError::invariant("native meter")) };
+            // SAFETY: shim contract: the slots are live, of the site's layouts.
+            super::shims::run_native_site(s, ptrs, &mut *host.session, host.types, gas)
+        })
+    }
+}
+
+/// Moves the run's Aptos meter (`ctx.aptos_meter`) into the host's
+/// `GasMeter` for natives, once per run, and points `ctx` at it there
+/// (`NativeHost::lent_meter`; moved back by `NativeHost::return_meter`
+/// when the run ends).
+///
+/// # Safety
+/// `ctx` is live and not otherwise borrowed; its `host` is 0 or a live
+/// `Host`; a nonzero `aptos_meter` is the address of the live meter, which
+/// nothing else touches while compiled code runs.
+unsafe fn lend_meter(ctx: *mut ExecContext) -> VmResult<()> {
+    // SAFETY: the caller's contract.
+    let c = unsafe { ctx.as_mut() }.ok_or_else(|| VmError::invariant("no context"))?;
+    // SAFETY: the caller's contract: the `Host` starts with its `NativeHost`.
+    let host =
+        unsafe { (c.host as *mut NativeHost<'_>).as_mut() }.ok_or_else(|| VmError::invariant("no native host"))?;
+    if host.lent_meter != 0 {
+        return Ok(());
+    }
+    // SAFETY: the caller's contract.
+    let meter = unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }
+        .ok_or_else(|| VmError::invariant("Aptos-metered code without a meter"))?;
+    if !host.metered.as_ref().is_some_and(|g| g.is_aptos()) {
+        host.metered = Some(crate::GasMeter::aptos(meter.pricing.clone(), 0));
+    }
+    let held =
+        host.metered.as_mut().and_then(|g| g.aptos_meter_mut()).ok_or_else(|| VmError::invariant("native meter"))?;
+    std::mem::swap(held, meter);
+    host.lent_meter = c.aptos_meter;
+    c.aptos_meter = held as *mut AptosMeter as u64;
+    Ok(())
+}
+
+/// [`aptos_native`] for a stdlib native of
+/// [`fast_native`](super::shims::fast_native) (`op`; the site's native is
+/// that one): the same settling and memory, and the registered native's
+/// charges, results and errors, made straight on the meter and the slots
+/// (no native bridge, no meter moved into a `GasMeter`). `bcs::to_bytes`
+/// loads the modules its type's layout reaches first, as
+/// `NativeContext::charge_layout` does.
+pub unsafe extern "C" fn aptos_native_fast(
+    ctx: *mut ExecContext,
+    site: u64,
+    slots: *const *mut u8,
+    rest: u64,
+    at: *const VmError,
+    op: u64,
+) -> u32 {
+    // SAFETY: shim contract (this function's).
+    unsafe {
+        native_on_meter(ctx, site, slots, rest, at, |host, s, ptrs, meter| {
+            // SAFETY: `meter` is the live meter (`native_on_meter`); the
+            // slots are live, of the site's layouts (shim contract).
+            fast_native_on_meter(op, host.types, s, ptrs, &mut *meter)
+        })
+    }
+}
+
+/// The stdlib native `op` of site `s` on its slots `ptrs`, charging
+/// `meter` as the registered native charges its `GasMeter` under Aptos
+/// (`natives/stdlib.rs` `register_flat_all`): the argument value is
+/// consumed, the result written only on success.
+///
+/// # Safety
+/// `ptrs` as for [`super::shims::run_native_site`].
+unsafe fn fast_native_on_meter(
+    op: u64,
+    types: &dyn TypeInfo,
+    s: &super::shims::NativeSite,
+    ptrs: &[*mut u8],
+    meter: &mut AptosMeter,
+) -> VmResult<()> {
+    use super::shims::fast_native;
+    use crate::natives::{bcs_to_bytes_terms, Hash256, BCS_FAILURE_TERMS, NFE_BCS_SERIALIZATION_FAILURE};
+    let (Some(&arg), Some(&dst), Some((l, _))) = (ptrs.first(), ptrs.get(s.params.len()), s.params.first()) else {
+        return Err(VmError::invariant("fast native slots"));
+    };
+    let out = match op {
+        fast_native::SHA2_256 | fast_native::SHA3_256 => {
+            let hash = if op == fast_native::SHA2_256 { Hash256::Sha2 } else { Hash256::Sha3 };
+            // SAFETY: the caller's contract: a live `vector<u8>` slot, consumed here.
+            let slot = unsafe { slice_mut(arg, l.size as usize) };
+            let data = super::raw::vec_data(slot, 1);
+            let n = data.len();
+            let digest = hash.digest(data);
+            super::value::drop_in_place(l, slot);
+            meter.charge_native(&hash.terms(n)).map_err(VmError::new)?;
+            digest.to_vec()
+        }
+        fast_native::BCS_TO_BYTES => {
+            let ty = s.ty_args.first().ok_or_else(|| VmError::invariant("to_bytes without type"))?;
+            if !meter.loaded_at(&s.layout_loaded) {
+                for (id, size) in types.layout_modules(ty)?.iter() {
+                    meter.charge_module(id, *size).map_err(VmError::new)?;
+                }
+                meter.mark_loaded(&s.layout_loaded);
+            }
+            let super::layout::Shape::Reference(t) = &l.shape else {
+                return Err(VmError::invariant("to_bytes of a value"));
+            };
+            // SAFETY: the caller's contract: a reference slot whose target
+            // is a live value of `t`.
+            let value = unsafe { slice(super::mem::read_addr(Addr::from_raw(arg)).to_raw(), t.size as usize) };
+            let mut bytes = Vec::new();
+            if super::bcs::serialize_into(&mut bytes, t, value).is_err() {
+                meter.charge_native(&BCS_FAILURE_TERMS).map_err(VmError::new)?;
+                return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
+            }
+            meter.charge_native(&bcs_to_bytes_terms(bytes.len())).map_err(VmError::new)?;
+            bytes
+        }
+        _ => return Err(VmError::invariant("fast native operation")),
+    };
+    // SAFETY: the caller's contract: a `vector<u8>` result slot owning nothing.
+    super::shims::write_byte_vec(unsafe { slice_mut(dst, 8) }, &out)
+}
+
+/// What [`aptos_native`] and [`aptos_native_fast`] share around running
+/// the native (`run`, on the host, the site, its slots and the meter's
+/// address, `ctx.aptos_meter`: no reference to the meter is held while it
+/// runs, which may reach the meter through the host's `GasMeter`):
+/// settling compiled code's gas, the arguments' and results' memory, the
+/// gas left and the error's location.
+///
+/// # Safety
+/// As [`aptos_native`].
+unsafe fn native_on_meter(
+    ctx: *mut ExecContext,
+    site: u64,
+    slots: *const *mut u8,
+    rest: u64,
+    at: *const VmError,
+    run: impl FnOnce(&mut NativeHost<'_>, &super::shims::NativeSite, &[*mut u8], *mut AptosMeter) -> VmResult<()>,
+) -> u32 {
     use crate::helpers::status::{CALLEE_FAILED, FAILED};
     // SAFETY: shim contract: `ctx` is live and not otherwise borrowed.
     let Some(c) = (unsafe { ctx.as_mut() }) else { return FAILED };
@@ -554,7 +705,8 @@ pub unsafe extern "C" fn aptos_native(
     let Some(host) = (unsafe { (c.host as *mut NativeHost<'_>).as_mut() }) else {
         return c.fail(&VmError::invariant("no native host"));
     };
-    let Some(s) = host.sites.get(site as usize) else {
+    let sites = host.sites;
+    let Some(s) = sites.get(site as usize) else {
         return c.fail(&VmError::invariant("native site"));
     };
     // SAFETY: as in `aptos_call`.
@@ -583,21 +735,11 @@ pub unsafe extern "C" fn aptos_native(
     };
     let args_heap = heap_of(meter, params, &mut s.params.iter().map(|(l, _)| &**l));
     meter.release_native_args(args_heap);
-    // The native charges the meter itself: it runs on a `GasMeter` holding
-    // it for the call (moved in and back out; made once per run).
-    if !host.metered.as_ref().is_some_and(|g| g.is_aptos()) {
-        host.metered = Some(crate::GasMeter::aptos(meter.pricing.clone(), 0));
-    }
-    let Some(gas) = host.metered.as_mut() else { return c.fail(&VmError::invariant("native meter")) };
-    let swap = |gas: &mut crate::GasMeter, meter: &mut AptosMeter| {
-        if let Some(held) = gas.aptos_meter_mut() {
-            std::mem::swap(held, meter);
-        }
+    let r = run(host, s, ptrs, c.aptos_meter as *mut AptosMeter);
+    // SAFETY: as above (the native has returned: nothing else borrows it).
+    let Some(meter) = (unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() }) else {
+        return c.fail(&VmError::invariant("Aptos-metered code without a meter"));
     };
-    swap(gas, meter);
-    // SAFETY: shim contract: the slots are live, of the site's layouts.
-    let r = unsafe { super::shims::run_native_site(s, ptrs, &mut *host.session, host.types, gas) };
-    swap(gas, meter);
     let located = |mut e: VmError| {
         let gas_error = matches!(e.status, StatusCode::OUT_OF_GAS | StatusCode::EXECUTION_LIMIT_REACHED);
         if gas_error && e.location.is_none() {

@@ -532,6 +532,21 @@ pub struct NativeSite {
     pub ty_args: Vec<crate::types::Type>,
     pub params: Vec<(std::sync::Arc<FlatLayout>, bool)>,
     pub rets: Vec<std::sync::Arc<FlatLayout>>,
+    /// Under Aptos, the id of the last meter that loaded every module the
+    /// layout of `bcs::to_bytes`'s type reaches (`AptosMeter::loaded_at`;
+    /// `flat::host::aptos_native_fast`): that meter looks none up again.
+    pub layout_loaded: std::sync::atomic::AtomicU64,
+}
+
+impl NativeSite {
+    pub fn new(
+        native: crate::natives::NativeFunction,
+        ty_args: Vec<crate::types::Type>,
+        params: Vec<(std::sync::Arc<FlatLayout>, bool)>,
+        rets: Vec<std::sync::Arc<FlatLayout>>,
+    ) -> Self {
+        NativeSite { native, ty_args, params, rets, layout_loaded: Default::default() }
+    }
 }
 
 /// What `call_native` needs from the host while compiled code runs;
@@ -552,6 +567,32 @@ pub struct NativeHost<'a> {
     /// (building one builds a cost table), restarted with the gas left at
     /// each call.
     pub metered: Option<crate::gas::GasMeter>,
+    /// Under Aptos's schedule, the run's meter (`ExecContext::aptos_meter`
+    /// as the run began) once a native ran through the bridge
+    /// (`flat::host::aptos_native`): its contents were moved into
+    /// `metered`'s Aptos meter, which the context points to until
+    /// [`return_meter`](Self::return_meter) moves them back when the run
+    /// ends (one move each way per run, not per native call); 0: not lent.
+    pub lent_meter: u64,
+}
+
+impl NativeHost<'_> {
+    /// Moves the run's Aptos meter back where it came from (see
+    /// `lent_meter`) and points `ctx` at it again.
+    pub fn return_meter(&mut self, ctx: &mut ExecContext) {
+        if self.lent_meter == 0 {
+            return;
+        }
+        // SAFETY: a nonzero `lent_meter` is the address of the run's meter,
+        // which its owner keeps alive and untouched for the whole run
+        // (`CallState::aptos_meter`); nothing borrows it now.
+        let home = unsafe { &mut *(self.lent_meter as *mut AptosMeter) };
+        if let Some(held) = self.metered.as_mut().and_then(|g| g.aptos_meter_mut()) {
+            std::mem::swap(held, home);
+        }
+        ctx.aptos_meter = self.lent_meter;
+        self.lent_meter = 0;
+    }
 }
 
 /// Records the error at `err`: an error compiled code raises whole, known
@@ -658,7 +699,7 @@ pub mod fast_native {
 }
 
 /// A fresh `vector<u8>` holding `bytes` in `dst` (holding no live value).
-fn write_byte_vec(dst: &mut [u8], bytes: &[u8]) -> VmResult<()> {
+pub(crate) fn write_byte_vec(dst: &mut [u8], bytes: &[u8]) -> VmResult<()> {
     dst[..8].fill(0);
     if bytes.is_empty() {
         return Ok(());

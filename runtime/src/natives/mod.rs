@@ -17,7 +17,7 @@ mod stdlib;
 pub use crate::flat::native_abi::FlatCall;
 pub use extensions::{with_extensions, NativeExtensions, NativeSlots, ParkedHome};
 pub use parking::Parking;
-pub use stdlib::{sha2_256, sha3_256, Hash256};
+pub use stdlib::{bcs_to_bytes_terms, sha2_256, sha3_256, Hash256, BCS_FAILURE_TERMS, NFE_BCS_SERIALIZATION_FAILURE};
 
 use crate::error::VmResult;
 use crate::gas::GasMeter;

@@ -164,11 +164,11 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
             // Values that cannot be serialized (closures over private
             // functions) abort with NFE_BCS_SERIALIZATION_FAILURE.
             let Ok(bytes) = crate::bcs::serialize(cx.deref(&v)?, &layout) else {
-                cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_FAILURE, 1)])?;
+                cx.gas.charge_aptos_native(&BCS_FAILURE_TERMS)?;
                 return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
             };
             cx.gas.charge_native(bytes.len())?;
-            cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_PER_BYTE, bytes.len() as u64)])?;
+            cx.gas.charge_aptos_native(&bcs_to_bytes_terms(bytes.len()))?;
             Ok(vec![Value::from_bytes(&bytes)])
         });
     }
@@ -290,7 +290,15 @@ fn ordering_tag(o: std::cmp::Ordering) -> u16 {
 }
 
 /// `bcs::to_bytes` of a value that cannot be serialized.
-const NFE_BCS_SERIALIZATION_FAILURE: u64 = 0x1C5;
+pub const NFE_BCS_SERIALIZATION_FAILURE: u64 = 0x1C5;
+
+/// Aptos's price of `bcs::to_bytes` serializing `n` bytes.
+pub fn bcs_to_bytes_terms(n: usize) -> [(P, u64); 1] {
+    [(BCS_TO_BYTES_PER_BYTE, n as u64)]
+}
+
+/// Aptos's price of a `bcs::to_bytes` whose value cannot be serialized.
+pub const BCS_FAILURE_TERMS: [(P, u64); 1] = [(BCS_TO_BYTES_FAILURE, 1)];
 
 /// The 256-bit hashes of `0x1::hash`: their native names, digests and
 /// Aptos prices, in one place for every native path that computes them.
@@ -355,11 +363,11 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
             let t = call.ty_arg(0).map_err(|_| VmError::invariant("to_bytes without type"))?;
             call.cx.charge_layout(t)?;
             let Ok(bytes) = call.arg_bcs(0) else {
-                call.cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_FAILURE, 1)])?;
+                call.cx.gas.charge_aptos_native(&BCS_FAILURE_TERMS)?;
                 return Err(VmError::abort(NFE_BCS_SERIALIZATION_FAILURE));
             };
             call.cx.gas.charge_native(bytes.len())?;
-            call.cx.gas.charge_aptos_native(&[(BCS_TO_BYTES_PER_BYTE, bytes.len() as u64)])?;
+            call.cx.gas.charge_aptos_native(&bcs_to_bytes_terms(bytes.len()))?;
             call.ret_bytes(0, &bytes)
         });
     }

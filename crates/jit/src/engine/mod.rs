@@ -1003,7 +1003,7 @@ impl Declarer<'_> {
             .filter(|_| stdlib || self.session_host)
             .ok_or_else(|| CompileError::Unsupported(format!("native function {mname}::{fname}")))?;
         let site = self.native_sites.len() as u64;
-        self.native_sites.push(NativeSite { native, ty_args: key.type_args.clone(), params, rets });
+        self.native_sites.push(NativeSite::new(native, key.type_args.clone(), params, rets));
         self.native_keys.insert(key.clone(), site);
         Ok(CalleeRef::native(site, tys))
     }

@@ -518,6 +518,7 @@ fn run_on(
             session: natives,
             unmetered: executor.unmetered.take().unwrap_or_else(movejit_runtime::GasMeter::unmetered),
             metered: None,
+            lent_meter: 0,
         },
         session: session_ptr,
         globals: Default::default(),
@@ -532,6 +533,8 @@ fn run_on(
     // `run` returns when the job is done, so every address in `job`
     // stays valid (and exclusively the job's) while it runs.
     let flag = executor.run(job);
+    // The Aptos meter natives borrowed goes home before anyone reads it.
+    host.native.return_meter(ctx);
     // Kept for the next run: building a meter builds a cost table.
     executor.unmetered.set(Some(host.native.unmetered));
     ctx.host = 0;

@@ -40,7 +40,7 @@ pub struct RunTables {
 }
 
 fn copy_site(s: &NativeSite) -> NativeSite {
-    NativeSite { native: s.native.clone(), ty_args: s.ty_args.clone(), params: s.params.clone(), rets: s.rets.clone() }
+    NativeSite::new(s.native.clone(), s.ty_args.clone(), s.params.clone(), s.rets.clone())
 }
 
 impl JitEngine {

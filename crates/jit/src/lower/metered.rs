@@ -423,12 +423,15 @@ impl Lowerer<'_, '_> {
     /// relative to the meter's fuel, so the segment is rebased. An error of
     /// the call fails here keeping the gas the helper left; running out of
     /// gas inside the native is located at the native (offset 0), as Aptos
-    /// locates it, and passed on as a callee's error.
+    /// locates it, and passed on as a callee's error. A native with a
+    /// `native_fast` operation (`fast`) runs through `aptos_native_fast`
+    /// (no native bridge).
     pub(super) fn aptos_native(
         &mut self,
         site: Value,
         table: Value,
         callee: &CalleeRef,
+        fast: Option<u64>,
         i: usize,
     ) -> CompileResult<()> {
         let kept = self.kept_through(i).ok_or_else(|| malformed("a native call outside a segment"))?;
@@ -436,7 +439,13 @@ impl Lowerer<'_, '_> {
         let at = self.native_location(callee, i)?;
         let at = self.b.ins().iconst(self.ptr, at as i64);
         self.gas_out();
-        let st = self.call_helper(HelperId::aptos_native(), &[self.ctx, site, table, rest, at])?;
+        let st = match fast {
+            Some(op) => {
+                let op = self.b.ins().iconst(types::I64, op as i64);
+                self.call_helper(HelperId::aptos_native_fast(), &[self.ctx, site, table, rest, at, op])?
+            }
+            None => self.call_helper(HelperId::aptos_native(), &[self.ctx, site, table, rest, at])?,
+        };
         let here = self.b.ins().icmp_imm_u(IntCC::Equal, st, FAILED_HERE as i64);
         // The helper recorded the status and the gas left.
         self.fail_keeping_if(here, i, 0, false, None);

@@ -2837,11 +2837,13 @@ impl Lowerer<'_, '_> {
             return self.call_missing_native(h, &callee, i);
         }
         if let Some(site) = callee.native {
-            // (Under Aptos's schedule every native runs on the meter.)
-            if let Some(op) = self.fast_native_op(h, &callee).filter(|_| self.target.aptos.is_none()) {
+            // (Under Aptos's schedule every native runs on the meter: these
+            // through `aptos_native_fast`.)
+            let fast = self.fast_native_op(h, &callee);
+            if let Some(op) = fast.filter(|_| self.target.aptos.is_none()) {
                 return self.lower_fast_native(op, &callee, &type_args, i);
             }
-            return self.call_native(site, &callee, i);
+            return self.call_native(site, &callee, fast, i);
         }
         let func = callee.func.ok_or_else(|| malformed("callee without code"))?;
         let split = self.stack.len() - callee.params.len();
@@ -2890,8 +2892,10 @@ impl Lowerer<'_, '_> {
     /// A call of a native through the runtime's bridge: no frame, no depth
     /// check; `native_base` is charged first (the interpreter's
     /// `charge_native(0)`), the native charges its own costs, results are
-    /// pushed (and checked) like any instruction's.
-    fn call_native(&mut self, site: u64, callee: &CalleeRef, i: usize) -> CompileResult<()> {
+    /// pushed (and checked) like any instruction's. `fast`: the native's
+    /// `native_fast` operation, if it has one (run without the bridge under
+    /// Aptos's schedule).
+    fn call_native(&mut self, site: u64, callee: &CalleeRef, fast: Option<u64>, i: usize) -> CompileResult<()> {
         // Charged while the arguments are still operands (a failure drops
         // them).
         if let (Some(cost), None) = (self.target.cost, self.target.aptos) {
@@ -2937,7 +2941,7 @@ impl Lowerer<'_, '_> {
         let sitev = self.b.ins().iconst(types::I64, site as i64);
         let tp = self.b.ins().stack_addr(self.ptr, table, 0);
         if self.target.aptos.is_some() {
-            self.aptos_native(sitev, tp, callee, i)?;
+            self.aptos_native(sitev, tp, callee, fast, i)?;
         } else {
             self.call_status(HelperId::call_native(), &[self.ctx, sitev, tp], i)?;
         }
