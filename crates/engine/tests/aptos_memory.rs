@@ -202,6 +202,34 @@ public fun partial(n: u64): u64
     add
     ret
 
+// A `None` packed where a `Some` holding a vector was: the frame's drop
+// at `ret` sees the same bytes on every executor (a held `None` is all
+// zero), then the caller's vector sets the peak past it.
+fun none_after_some(n: u64): u64
+    local s: Opt<vector<u64>>
+    local t: Opt<vector<u64>>
+    copy_loc n
+    copy_loc n
+    vec_pack <u64>, 2
+    pack_variant Opt<vector<u64>>, Some
+    st_loc s
+    pack_variant Opt<vector<u64>>, None
+    st_loc t
+    move_loc n
+    ret
+
+public fun drops(n: u64): u64
+    copy_loc n
+    call none_after_some
+    move_loc n
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <vector<u64>>, 3
+    pop
+    add
+    ret
+
 public fun shout(n: u64)
     move_loc n
     ld_const <vector<u8>> [97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108]
@@ -275,7 +303,7 @@ fn growth_ends_at_the_quota_where_the_interpreter_ends() {
     assert!(compiled, "seesaw: ran compiled");
     assert_eq!(r.status, StatusCode::EXECUTION_LIMIT_REACHED, "seesaw");
     assert!(r.memory_used > 1_000_000, "seesaw: {r:?}");
-    for f in ["churn", "pokes", "fill"] {
+    for f in ["churn", "pokes", "fill", "drops"] {
         let (r, compiled) = agree_once(&engines, &st, f, &[1000], full);
         assert!(compiled, "{f}: ran compiled");
         assert_eq!(r.status, StatusCode::EXECUTED, "{f}");

@@ -2018,6 +2018,21 @@ impl Lowerer<'_, '_> {
         }
         let tag = self.b.ins().iconst(types::I16, variant as i64);
         self.b.ins().store(Self::vmem(), tag, dst, 0);
+        // The bytes no field of this variant covers are zero, as the
+        // interpreter packs it: a slot's old bytes would make a variant
+        // without heap fields look like a held value to the memory meter's
+        // frame drop (a held value owning heap memory is never zero).
+        let mut covered: Vec<(u32, u32)> = fields.iter().map(|f| (f.offset, f.offset + f.layout.size)).collect();
+        covered.push((0, 2));
+        covered.sort_unstable();
+        let mut at = 0u32;
+        for (start, end) in covered.into_iter().chain([(l.size, l.size)]) {
+            if start > at {
+                let gap = self.b.ins().iadd_imm_s(dst, at as i64);
+                self.zero_mem(gap, start - at);
+            }
+            at = at.max(end);
+        }
         self.push(Ty::M(l), Val::Mem(dst), i);
         Ok(())
     }
