@@ -9,7 +9,9 @@
 //! instruction, the whole quota used) and at every small balance of a range (running out of gas
 //! next to a memory use: the peak counts exactly the uses before it, and
 //! an instruction whose memory use comes before its only charge runs out
-//! there even after one that uses memory between two charges).
+//! there even after one that uses memory between two charges). A frame's
+//! `ret` releases every local still holding a value, all-zero ones too (a
+//! `None`, a struct of an empty vector), as a `pop` of it would.
 
 use movejit_engine::runtime::gas::aptos::AptosPricing;
 use movejit_engine::runtime::{AccountAddress, GasMeter, InMemoryStorage, ModuleId, StatusCode};
@@ -385,4 +387,100 @@ fn abort_messages_agree_at_every_balance() {
     let ends: std::collections::BTreeSet<_> = ran.iter().map(|r| (r.status, r.at.as_ref().map(|a| a.1))).collect();
     assert!(ends.contains(&(StatusCode::OUT_OF_GAS, Some(2))), "never ran out at the abort: {ends:?}");
     assert!(ends.contains(&(StatusCode::ABORTED, Some(2))), "never aborted: {ends:?}");
+}
+
+/// The values [`held_values_release_at_ret_what_pop_releases`] holds: a
+/// type and the code that pushes one. Some are all zero while held (an
+/// empty vector in a struct, a `None` beside a variant owning a vector).
+const HELD: [(&str, &str); 7] = [
+    ("W", "vec_pack <u64>, 0\n    pack W"),
+    ("W", "ld_u64 1\n    ld_u64 2\n    vec_pack <u64>, 2\n    pack W"),
+    ("Opt<vector<u64>>", "pack_variant Opt<vector<u64>>, None"),
+    ("Opt<vector<u64>>", "vec_pack <u64>, 0\n    pack_variant Opt<vector<u64>>, Some"),
+    ("Opt<u64>", "pack_variant Opt<u64>, None"),
+    ("vector<u64>", "vec_pack <u64>, 0"),
+    ("Opt<W>", "vec_pack <u64>, 0\n    pack W\n    pack_variant Opt<W>, Some"),
+];
+
+/// A module with, for each of [`HELD`] (`k`), holding mode (`surely`: on
+/// every path; `maybe`: only when `n` is not zero) and end (`held`: the
+/// local still holds it at `ret`; `popped`: moved out and popped first),
+/// a function `c{k}_{mode}_{end}(n)` that calls the one holding the value
+/// and then grows the usage past that frame's peak.
+fn frame_drop_source() -> String {
+    let mut s = String::from(
+        "version 10
+module 0xcafe::grow
+
+struct W has drop
+  v: vector<u64>
+
+enum Opt<T> has drop
+  None
+  Some
+    v: T
+",
+    );
+    for (k, (ty, build)) in HELD.iter().enumerate() {
+        for mode in ["surely", "maybe"] {
+            for end in ["held", "popped"] {
+                let skip = if mode == "maybe" { "    copy_loc n\n    ld_u64 0\n    eq\n    br_true L1\n" } else { "" };
+                let pop = if end == "popped" { "    move_loc x\n    pop\n" } else { "" };
+                let f = format!("{k}_{mode}_{end}");
+                s += &format!(
+                    "
+fun h{f}(n: u64): u64
+    local x: {ty}
+{skip}    {build}
+    st_loc x
+{pop}L1: move_loc n
+    ret
+
+public fun c{f}(n: u64): u64
+    copy_loc n
+    call h{f}
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <vector<u64>>, 8
+    pop
+    ret
+"
+                );
+            }
+        }
+    }
+    s
+}
+
+/// Aptos's `ret` releases the heap size of every local still holding a
+/// value, whatever its bytes, as `pop` releases that of the value it pops:
+/// a frame that returns holding a value and one that pops it first leave
+/// the same usage behind, so the caller's later peak is the same.
+#[test]
+fn held_values_release_at_ret_what_pop_releases() {
+    let st = movejit_testkit::masm::storage_with(&frame_drop_source());
+    let engines = every_executor(&EngineConfig::aptos());
+    let full = AptosPricing::v50().limits.to_internal(2_000_000);
+    for (k, (ty, build)) in HELD.iter().enumerate() {
+        for mode in ["surely", "maybe"] {
+            for n in [0, 3] {
+                let [held, popped] = ["held", "popped"].map(|end| {
+                    let (r, compiled) = agree_once(&engines, &st, &format!("c{k}_{mode}_{end}"), &[n], full);
+                    assert!(compiled, "c{k}_{mode}_{end}: ran compiled");
+                    assert_eq!(r.status, StatusCode::EXECUTED, "c{k}_{mode}_{end}");
+                    r.memory_used
+                });
+                assert_eq!(
+                    held, popped,
+                    "{ty} built by `{build}`, held {mode} (n = {n}): peak after the frame's `ret`"
+                );
+            }
+        }
+    }
 }

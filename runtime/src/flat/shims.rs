@@ -112,8 +112,9 @@ pub unsafe extern "C" fn memory_release(ctx: *mut ExecContext, amount: u64) -> u
 }
 
 /// Aptos's memory meter releases the heap size of the value of layout `l`
-/// at `v`, a local of a returning frame (`ret`), unless the slot is all
-/// zero: a moved-out local owning heap memory, as the interpreter tells it.
+/// at `v`, a vector or closure local of a returning frame (`ret`), unless
+/// the slot is all zero: moved out or empty, as the interpreter tells it
+/// (`AbstractSizes::bytes_tell_held`).
 /// Sizes are the built-in schedule's, the only one compiled code charges.
 pub unsafe extern "C" fn memory_release_value(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 {
     // SAFETY: shim contract.

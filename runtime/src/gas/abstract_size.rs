@@ -201,6 +201,17 @@ impl AbstractSizes {
         l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_))
     }
 
+    /// Whether a slot of layout `l` tells by its bytes alone whether what
+    /// it holds has a heap part to release: all zero exactly when it holds
+    /// no value (moved out) or a value of heap size 0 (an empty vector).
+    /// Vectors and closures only: a struct or enum may be all zero while
+    /// held (an empty vector inside, variant 0 without fields) and still
+    /// have a heap size (its fields, its tag), so a frame's `ret` tells
+    /// whether such a local holds a value by dataflow and a flag instead.
+    pub fn bytes_tell_held(l: &FlatLayout) -> bool {
+        matches!(l.shape, Shape::Vector(_) | Shape::Closure)
+    }
+
     /// Aptos's *heap* size of the value of layout `l` in `bytes`: its size
     /// less its stack size (what the memory quota counts when a value is
     /// copied, read, loaded or destroyed).

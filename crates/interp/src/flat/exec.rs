@@ -14,7 +14,7 @@
 
 #![allow(unsafe_code)]
 
-use super::prepare::{FieldOrder, GasSite, Kind, Measure, Memory, Op, Place, Prepared};
+use super::prepare::{FieldOrder, GasSite, Holds, Kind, Measure, Memory, Op, Place, Prepared};
 use super::{Callee, Instance, NativeCallee, VecNative};
 use crate::engine::SessionState as Session;
 use movejit_format::{AccountAddress, Bytecode, Opcode};
@@ -600,8 +600,9 @@ unsafe fn charge_memory(a: &mut AptosMeter, m: &Memory, base: Addr) -> Result<()
             for d in locals.iter() {
                 let at = base.add(d.off);
                 let held = match d.held {
-                    Some(h) => (unsafe { mem::read::<1>(base.add(h.flag)) }[0] != 0) != h.param,
-                    None => !(d.l.owns_heap && unsafe { mem::is_zero(at, d.l.size) }),
+                    Holds::Surely => true,
+                    Holds::ByBytes => !unsafe { mem::is_zero(at, d.l.size) },
+                    Holds::Flag(h) => (unsafe { mem::read::<1>(base.add(h.flag)) }[0] != 0) != h.param,
                 };
                 if held {
                     n = n.saturating_add(unsafe { sizes.heap_at(&d.l, at) });

@@ -645,14 +645,24 @@ pub(crate) enum Memory {
     Track(Held, bool),
 }
 
-/// A local a returning frame drops, if it holds a value: surely (`held`
-/// is `None`; a local owning heap memory is zero when moved out), or as
-/// its flag says.
+/// A local a returning frame drops, if it holds a value.
 #[derive(Clone, Debug)]
 pub(crate) struct FrameDrop {
     pub off: u32,
     pub l: L,
-    pub held: Option<Held>,
+    pub held: Holds,
+}
+
+/// How a returning frame tells whether a local holds a value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Holds {
+    /// It does on every path to this `ret`.
+    Surely,
+    /// By its bytes: all zero when it does not, or when what it holds has
+    /// no heap part (`AbstractSizes::bytes_tell_held`).
+    ByBytes,
+    /// As its flag byte says.
+    Flag(Held),
 }
 
 /// The flag byte of a local that only may hold a value at a return: it
@@ -1884,16 +1894,15 @@ pub(crate) fn prepare(
 
     let may_hold = movejit_runtime::gas::memory::locals_held(code, params.len(), locals.len(), true);
     let holds = movejit_runtime::gas::memory::locals_held(code, params.len(), locals.len(), false);
-    // Locals whose value has a heap part but owns no heap memory (so a
-    // moved-out slot is not zero), and that only may hold a value at some
-    // return: under Aptos's meter a flag byte in the frame says whether
-    // they do (see `Held`).
+    // Locals whose value has a heap part that their bytes do not tell
+    // (see `AbstractSizes::bytes_tell_held`), and that only may hold a value
+    // at some return: under Aptos's meter a flag byte in the frame says
+    // whether they do (see `Held`).
     let tracked: Vec<usize> = (0..locals.len())
         .filter(|&i| {
             let l = &local_layouts[i];
-            let heapless = l.shape.scalar().is_some() || matches!(l.shape, Shape::Reference(_));
-            !heapless
-                && !l.owns_heap
+            !AbstractSizes::heapless(l)
+                && !AbstractSizes::bytes_tell_held(l)
                 && code.code.iter().enumerate().any(|(pc, b)| {
                     matches!(b, Bytecode::Ret) && may_hold[pc].get(i) == Some(&true) && holds[pc].get(i) != Some(&true)
                 })
@@ -1962,8 +1971,14 @@ pub(crate) fn prepare(
             // Locals that may hold a value with a heap part.
             let drops = may_hold[pc].iter().enumerate().filter(|(_, h)| **h).filter_map(|(i, _)| {
                 let l = &local_layouts[i];
-                let surely = holds[pc].get(i) == Some(&true);
-                let held = if surely { None } else { flags[i] };
+                let held = if AbstractSizes::bytes_tell_held(l) {
+                    Holds::ByBytes
+                } else if holds[pc].get(i) == Some(&true) {
+                    Holds::Surely
+                } else {
+                    // Tracked: it only may hold one here.
+                    flags[i].map_or(Holds::Surely, Holds::Flag)
+                };
                 (!AbstractSizes::heapless(l)).then(|| FrameDrop { off: fl.offsets[i], l: l.clone(), held })
             });
             site.memory = Memory::DropFrame(drops.collect());

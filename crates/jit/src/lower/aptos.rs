@@ -524,10 +524,10 @@ impl Lowerer<'_, '_> {
                 }
                 Some(fixed_heap(self)?.map_or(MemoryFeed::ReleaseValue, MemoryFeed::Release))
             }
-            // The locals still holding a value: those owning heap memory
-            // tell it by their bytes (zero once moved out, as in the
-            // interpreter); the others with a heap part, of a fixed size,
-            // by the interpreter's dataflow ([`FrameDrops`]).
+            // The locals still holding a value: vectors and closures tell
+            // it by their bytes (zero once moved out, as in the
+            // interpreter); the others with a heap part by the
+            // interpreter's dataflow ([`FrameDrops`]).
             MemoryPoint::DropFrame => {
                 let measured = self.measured(ins)?;
                 point.may_feed(measured.iter().map(|l| &**l)).then_some(MemoryFeed::ReleaseFrame)
@@ -575,10 +575,11 @@ impl Lowerer<'_, '_> {
     }
 }
 
-/// What a returning frame releases of its locals whose heap part has a
-/// fixed size and who own no heap memory (structs, enums, signers without
-/// a vector inside): a moved-out slot is not zero, so whether one holds a
-/// value is the interpreter's dataflow (`gas::memory::locals_held`, its
+/// What a returning frame releases of its locals whose bytes do not tell
+/// whether they hold a value with a heap part (structs, enums, signers:
+/// `AbstractSizes::bytes_tell_held`; a held one may be all zero, a
+/// moved-out one may not), so whether one holds a value is the
+/// interpreter's dataflow (`gas::memory::locals_held`, its
 /// prepared `ret`): surely, not at all, or, for a local that only may hold
 /// one at some `ret`, a flag its `st_loc` and `move_loc` set (the
 /// interpreter's `Held` flag byte): held ≠ parameter.
@@ -602,7 +603,7 @@ impl Lowerer<'_, '_> {
         let mut locals = Vec::with_capacity(n);
         for i in 0..n {
             let l = match &self.locals[i] {
-                Local::Mem(l, _) if !AbstractSizes::heapless(l) && !l.owns_heap => l.clone(),
+                Local::Mem(l, _) if !AbstractSizes::heapless(l) && !AbstractSizes::bytes_tell_held(l) => l.clone(),
                 _ => {
                     locals.push(None);
                     continue;

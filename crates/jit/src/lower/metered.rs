@@ -34,6 +34,7 @@ use super::*;
 use crate::gas::instr_cost;
 use cranelift_codegen::ir::Inst;
 use movejit_runtime::flat::closure_shims::FAILED_HERE;
+use movejit_runtime::gas::abstract_size::AbstractSizes;
 use movejit_runtime::gas::algebra::MemoryAlgebra;
 use movejit_runtime::gas::aptos::AptosCallSite;
 
@@ -159,7 +160,8 @@ impl Lowerer<'_, '_> {
                 Some(MemoryFeed::UseFirst(n)) => self.memory_use(i, n, usize::MAX)?,
                 // Before the frame's values are moved out and dropped.
                 Some(MemoryFeed::ReleaseFrame) => {
-                    for (l, a) in self.heap_locals.clone() {
+                    let by_bytes = self.heap_locals.iter().filter(|(l, _)| AbstractSizes::bytes_tell_held(l));
+                    for (l, a) in by_bytes.cloned().collect::<Vec<_>>() {
                         let lp = self.layout_ptr(&l);
                         self.call_helper(HelperId::memory_release_value(), &[self.ctx, lp, a])?;
                     }
