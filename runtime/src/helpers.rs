@@ -156,7 +156,6 @@ helper_table! {
     /// Aptos's memory meter uses `amount` abstract units (`MEMORY_LIMIT_EXCEEDED` past the quota).
     memory_use(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_use, gas: untouched;
     /// Aptos's memory meter releases `amount` abstract units.
-    memory_release(ctx: *mut ExecContext, amount: u64) -> u32 = crate::flat::shims::memory_release, gas: untouched;
     /// Aptos's memory meter releases the heap size of the value at `v` (a returning frame's local; all-zero: none).
     memory_release_value(ctx: *mut ExecContext, l: *const FlatLayout, v: *const u8) -> u32 = crate::flat::shims::memory_release_value, gas: untouched;
     /// Aptos's memory meter releases the heap size of the live value at `v` (a `ret` local, a popped or overwritten value).

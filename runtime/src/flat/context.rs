@@ -44,11 +44,11 @@ pub struct ExecContext {
     pub host: u64,
     /// The address of the [`AptosMeter`] compiled code charges through
     /// helpers (0: none), valid while the execution runs: its memory
-    /// algebra (`memory_use`, `memory_release`, ...), and the module loads
-    /// and instantiations of calls (`aptos_call`). Compiled code reads it
-    /// only to feed a use or release of a constant amount to that algebra
-    /// inline (`MemoryAlgebra::OFFSETS`), as `memory_use` /
-    /// `memory_release` would.
+    /// algebra (`memory_use`, `memory_release_heap`, ...), and the module
+    /// loads and instantiations of calls (`aptos_call`). Compiled code reads
+    /// it only to feed a use of a constant amount, or a release, to that
+    /// algebra inline (`MemoryAlgebra::OFFSETS`), as `memory_use` and
+    /// `MemoryAlgebra::release_memory` would.
     ///
     /// [`AptosMeter`]: crate::gas::aptos::AptosMeter
     pub aptos_meter: u64,

@@ -100,17 +100,6 @@ pub unsafe extern "C" fn memory_use(ctx: *mut ExecContext, amount: u64) -> u32 {
     }
 }
 
-/// Aptos's memory meter releases `amount` abstract units (never fails).
-pub unsafe extern "C" fn memory_release(ctx: *mut ExecContext, amount: u64) -> u32 {
-    // SAFETY: shim contract.
-    let Some(c) = (unsafe { ctx.as_ref() }) else { return 1 };
-    // SAFETY: as in `memory_use`.
-    if let Some(m) = unsafe { (c.aptos_meter as *mut AptosMeter).as_mut() } {
-        m.memory.release_memory(amount);
-    }
-    0
-}
-
 /// Aptos's memory meter releases the heap size of the value of layout `l`
 /// at `v`, a vector or closure local of a returning frame (`ret`), unless
 /// the slot is all zero: moved out or empty, as the interpreter tells it
