@@ -726,12 +726,47 @@ fn parse_int(s: &str) -> Result<movejit_engine::runtime::ethnum::I256, String> {
     movejit_engine::runtime::ethnum::I256::from_str_radix(&s, 10).map_err(|e| e.to_string())
 }
 
+/// The bytes of a Move byte string's body (`b"..."`), with Move's escapes:
+/// `\\`, `\"`, `\n`, `\r`, `\t`, `\0` and `\xHH`.
+fn unescape_byte_string(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut bytes = text.bytes();
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        out.push(match bytes.next() {
+            Some(b'\\') => b'\\',
+            Some(b'"') => b'"',
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(b'0') => 0,
+            Some(b'x') => {
+                let hex = [bytes.next(), bytes.next()];
+                let digits = hex.map(|d| d.and_then(|d| (d as char).to_digit(16)));
+                match digits {
+                    [Some(h), Some(l)] => (h * 16 + l) as u8,
+                    _ => return Err("expected two hex digits after \\x".into()),
+                }
+            }
+            _ => return Err("unknown escape in byte string".into()),
+        });
+    }
+    Ok(out)
+}
+
 fn split_list(s: &str) -> Result<Vec<&str>, String> {
     let inner = s.strip_prefix('[').and_then(|x| x.strip_suffix(']')).ok_or("expected [a, b, ...]")?;
     let mut items = Vec::new();
-    let (mut depth, mut start, mut in_str) = (0i32, 0usize, false);
+    let (mut depth, mut start, mut in_str, mut escaped) = (0i32, 0usize, false, false);
     for (i, c) in inner.char_indices() {
+        if std::mem::take(&mut escaped) {
+            continue;
+        }
         match c {
+            '\\' if in_str => escaped = true,
             '"' => in_str = !in_str,
             '[' if !in_str => depth += 1,
             ']' if !in_str => depth -= 1,
@@ -795,7 +830,7 @@ fn write_literal(out: &mut Vec<u8>, s: &str, t: &Type, flavour: StatusFlavour) -
         }
         Type::Vector(e) if **e == Type::U8 && !s.starts_with('[') => {
             let bytes = if let Some(text) = s.strip_prefix("b\"").and_then(|x| x.strip_suffix('"')) {
-                text.as_bytes().to_vec()
+                unescape_byte_string(text)?
             } else if let Some(h) =
                 s.strip_prefix("0x").or_else(|| s.strip_prefix("x\"").and_then(|x| x.strip_suffix('"')))
             {
@@ -821,4 +856,53 @@ fn write_literal(out: &mut Vec<u8>, s: &str, t: &Type, flavour: StatusFlavour) -
         t => return Err(format!("cannot parse arguments of type {t}; use --bcs-args")),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--args` literals: each parses to its BCS bytes, or fails; numbers at
+    /// both ends of their type's range and one past.
+    #[test]
+    fn argument_literals_parse_to_bcs_or_fail() {
+        let bytes = || Type::Vector(Box::new(Type::U8));
+        let nested = || Type::Vector(Box::new(Type::Vector(Box::new(Type::U16))));
+        let u256_max = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+        let u256_past = "115792089237316195423570985008687907853269984665640564039457584007913129639936";
+        let i256_min = "-57896044618658097711785492504343953926634992332820282019728792003956564819968";
+        // (type, literal, BCS bytes as hex; None: refused)
+        let table: Vec<(Type, &str, Option<String>)> = vec![
+            (Type::U8, "255", Some("ff".into())),
+            (Type::U8, "256", None),
+            (Type::U8, "-1", None),
+            (Type::U8, "0x10", Some("10".into())),
+            (Type::U64, "7u64", Some("0700000000000000".into())),
+            (Type::I8, "-128", Some("80".into())),
+            (Type::I8, "-129", None),
+            (Type::I8, "128", None),
+            (Type::U256, u256_max, Some("ff".repeat(32))),
+            (Type::U256, u256_past, None),
+            (Type::I256, i256_min, Some(format!("{}80", "00".repeat(31)))),
+            (Type::I256, &i256_min[1..], None),
+            (Type::Bool, "true", Some("01".into())),
+            (Type::Bool, "1", None),
+            (bytes(), "b\"a\\x00b\\\\\\\"\\n\"", Some("066100625c220a".into())),
+            (bytes(), "b\"\\x4\"", None),
+            (bytes(), "b\"\\q\"", None),
+            (bytes(), "0x0102", Some("020102".into())),
+            (bytes(), "0x0", None),
+            (bytes(), "[1, 2]", Some("020102".into())),
+            (Type::Vector(Box::new(bytes())), "[b\"a,\\\"]\", b\"\"]", Some("0204612c225d00".into())),
+            (nested(), "[[1, 2], [3]]", Some("020201000200010300".into())),
+            (nested(), "[[1, 65536]]", None),
+            (nested(), "[[1, 2]", None),
+            (Type::Address, "0x", None),
+        ];
+        for (t, lit, want) in table {
+            let mut out = Vec::new();
+            let got = write_literal(&mut out, lit, &t, StatusFlavour::Aptos).map(|()| hex::encode(&out));
+            assert_eq!(got.ok(), want, "{t} from `{lit}`");
+        }
+    }
 }
