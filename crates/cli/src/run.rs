@@ -563,8 +563,9 @@ impl Runner {
             .type_args
             .iter()
             .map(|t| {
-                Type::parse_tag(t)
-                    .ok_or_else(|| fail(StatusCode::TYPE_RESOLUTION_FAILURE, format!("bad type argument {t}")))
+                Type::parse_tag(t).ok_or_else(|| {
+                    fail(StatusCode::TYPE_RESOLUTION_FAILURE, format!("bad type argument {}", excerpt(t)))
+                })
             })
             .collect::<Result<_, _>>()?;
         if !req.args.is_empty() && !req.bcs_args.is_empty() {
@@ -590,7 +591,7 @@ impl Runner {
                 .iter()
                 .map(|h| {
                     hex::decode(h.trim_start_matches("0x"))
-                        .map_err(|e| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{h}: {e}")))
+                        .map_err(|e| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{}: {e}", excerpt(h))))
                 })
                 .collect::<Result<_, _>>()?
         } else {
@@ -605,7 +606,7 @@ impl Runner {
                 .zip(&req.args)
                 .map(|(t, a)| {
                     arg_to_bcs(a, t, flavour)
-                        .map_err(|m| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{a}: {m}")))
+                        .map_err(|m| fail(StatusCode::FAILED_TO_DESERIALIZE_ARGUMENT, format!("{}: {m}", excerpt(a))))
                 })
                 .collect::<Result<_, _>>()?
         };
@@ -700,6 +701,15 @@ fn arg_to_bcs(s: &str, t: &Type, flavour: StatusFlavour) -> Result<Vec<u8>, Stri
     };
     write_literal(&mut out, s.trim(), t, flavour)?;
     Ok(out)
+}
+
+/// A user's input as an error message quotes it: at most 80 characters.
+fn excerpt(s: &str) -> String {
+    const MAX: usize = 80;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}... ({} bytes)", &s[..i], s.len()),
+        None => s.to_string(),
+    }
 }
 
 fn parse_uint(s: &str) -> Result<movejit_engine::runtime::ethnum::U256, String> {
