@@ -280,6 +280,16 @@ impl<'a, 'c> FlatCall<'a, 'c> {
         Ok(unsafe { a.pricing.sizes.value_at(l, at) })
     }
 
+    /// [`arg_abstract_size`](Self::arg_abstract_size) as `eq` and
+    /// `cmp::compare` measure what a reference points to
+    /// ([`AbstractSizes::dereferenced`](crate::gas::abstract_size::AbstractSizes::dereferenced)).
+    pub fn arg_dereferenced_size(&self, i: usize) -> VmResult<u64> {
+        let (at, l) = self.place(i, &[])?;
+        let Some(a) = self.cx.gas.aptos_meter() else { return Ok(0) };
+        // SAFETY: a live slot of layout `l` (`place`).
+        Ok(unsafe { a.pricing.sizes.dereferenced_at(l, at) })
+    }
+
     /// The BCS of argument `i` (a value, or the value a reference points
     /// to), byte-exact with the tree encoding.
     pub fn arg_bcs(&self, i: usize) -> VmResult<Vec<u8>> {

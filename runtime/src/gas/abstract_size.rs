@@ -110,6 +110,30 @@ impl AbstractSizes {
 
     /// The abstract size of the value of layout `l` held in `bytes`.
     pub fn value(&self, l: &FlatLayout, bytes: &[u8]) -> u64 {
+        self.measure(l, bytes, Walk::Value)
+    }
+
+    /// The size Move's `==` and `!=` (and `cmp::compare`) are priced by: a
+    /// reference counts as the value it points to, and vectors of `u16`,
+    /// `u32` and `u256` inside it count element by element
+    /// ([`Walk::Dereferenced`]).
+    pub fn dereferenced(&self, l: &FlatLayout, bytes: &[u8]) -> u64 {
+        match &l.shape {
+            Shape::Reference(t) => self.measure(t, raw::deref(bytes, t.size), Walk::Dereferenced),
+            _ => self.measure(l, bytes, Walk::Dereferenced),
+        }
+    }
+
+    /// The size of one element of a vector of scalar kind `k`, as `walk`
+    /// counts it.
+    fn vector_element(&self, k: ScalarKind, walk: Walk) -> u64 {
+        match (walk, k) {
+            (Walk::Dereferenced, ScalarKind::U16 | ScalarKind::U32 | ScalarKind::U256) => self.unit[k as usize],
+            _ => self.packed[k as usize],
+        }
+    }
+
+    fn measure(&self, l: &FlatLayout, bytes: &[u8], walk: Walk) -> u64 {
         if let Some(p) = l.shape.scalar() {
             return self.unit[p as usize];
         }
@@ -118,35 +142,28 @@ impl AbstractSizes {
             Shape::Vector(e) => {
                 let len = raw::vec_len(bytes);
                 match e.shape.scalar() {
-                    Some(p) => self.vector.saturating_add(self.packed[p as usize].saturating_mul(len)),
+                    Some(p) => self.vector.saturating_add(self.vector_element(p, walk).saturating_mul(len)),
                     None => match self.fixed(e) {
                         Some(each) => self.vector.saturating_add(each.saturating_mul(len)),
                         None => raw::vec_data(bytes, e.size)
                             .chunks_exact(e.size as usize)
-                            .fold(self.vector, |acc, x| acc.saturating_add(self.value(e, x))),
+                            .fold(self.vector, |acc, x| acc.saturating_add(self.measure(e, x, walk))),
                     },
                 }
             }
-            Shape::Struct(fs) => fs.iter().fold(self.struct_, |acc, f| acc.saturating_add(self.field(f, bytes))),
+            Shape::Struct(fs) => fs.iter().fold(self.struct_, |acc, f| acc.saturating_add(self.field(f, bytes, walk))),
             Shape::Enum(vs) => {
                 let tagged = self.struct_ + self.unit[ScalarKind::U16 as usize];
                 let fields = crate::flat::value::variant(vs, bytes).unwrap_or(&[]);
-                fields.iter().fold(tagged, |acc, f| acc.saturating_add(self.field(f, bytes)))
+                fields.iter().fold(tagged, |acc, f| acc.saturating_add(self.field(f, bytes, walk)))
             }
             Shape::Reference(_) => self.reference,
             Shape::Closure => raw::closure_ref(bytes).map_or(self.closure, |c| {
-                c.captured.iter().fold(self.closure, |acc, v| acc.saturating_add(self.value(v.layout(), v.bytes())))
+                c.captured
+                    .iter()
+                    .fold(self.closure, |acc, v| acc.saturating_add(self.measure(v.layout(), v.bytes(), walk)))
             }),
             _ => unreachable!("primitives are measured above"),
-        }
-    }
-
-    /// The size Move's `==` and `!=` are priced by: a reference counts as
-    /// the value it points to.
-    pub fn dereferenced(&self, l: &FlatLayout, bytes: &[u8]) -> u64 {
-        match &l.shape {
-            Shape::Reference(t) => self.value(t, raw::deref(bytes, t.size)),
-            _ => self.value(l, bytes),
         }
     }
 
@@ -254,28 +271,38 @@ impl AbstractSizes {
     /// The abstract size of tree value `v` of layout `l` (natives over tree
     /// values), by the same rules as [`value`](Self::value).
     pub fn tree_value(&self, l: &Layout, v: &Value) -> u64 {
+        self.tree_measure(l, v, Walk::Value)
+    }
+
+    /// [`dereferenced`](Self::dereferenced) of tree value `v` (the value a
+    /// reference points to) of layout `l`.
+    pub fn tree_dereferenced(&self, l: &Layout, v: &Value) -> u64 {
+        self.tree_measure(l, v, Walk::Dereferenced)
+    }
+
+    fn tree_measure(&self, l: &Layout, v: &Value, walk: Walk) -> u64 {
         if let Some(k) = scalar_of(v) {
             return self.unit[k as usize];
         }
         match (l, v) {
             (Layout::Signer, _) => self.signer(),
             (Layout::Vector(e), Value::Vector(items)) => match items.first().and_then(scalar_of) {
-                Some(k) => self.vector.saturating_add(self.packed[k as usize].saturating_mul(items.len() as u64)),
-                None => items.iter().fold(self.vector, |acc, x| acc.saturating_add(self.tree_value(e, x))),
+                Some(k) => self.vector.saturating_add(self.vector_element(k, walk).saturating_mul(items.len() as u64)),
+                None => items.iter().fold(self.vector, |acc, x| acc.saturating_add(self.tree_measure(e, x, walk))),
             },
             (Layout::Struct(fs), Value::Struct(vs)) => {
-                fs.iter().zip(vs).fold(self.struct_, |acc, (f, x)| acc.saturating_add(self.tree_value(f, x)))
+                fs.iter().zip(vs).fold(self.struct_, |acc, (f, x)| acc.saturating_add(self.tree_measure(f, x, walk)))
             }
             (Layout::Enum(variants), Value::Variant(tag, vs)) => {
                 let tagged = self.struct_ + self.unit[ScalarKind::U16 as usize];
                 let fs = variants.get(*tag as usize).map_or(&[][..], Vec::as_slice);
-                fs.iter().zip(vs).fold(tagged, |acc, (f, x)| acc.saturating_add(self.tree_value(f, x)))
+                fs.iter().zip(vs).fold(tagged, |acc, (f, x)| acc.saturating_add(self.tree_measure(f, x, walk)))
             }
             (_, Value::Closure(c)) => c
                 .captured
                 .iter()
                 .zip(&c.captured_layouts)
-                .fold(self.closure, |acc, (x, f)| acc.saturating_add(self.tree_value(f, x))),
+                .fold(self.closure, |acc, (x, f)| acc.saturating_add(self.tree_measure(f, x, walk))),
             (_, Value::Ref(_)) => self.reference,
             _ => 0,
         }
@@ -299,10 +326,22 @@ impl AbstractSizes {
         self.struct_ + self.unit[ScalarKind::U16 as usize] + self.unit[ScalarKind::Address as usize]
     }
 
-    fn field(&self, f: &crate::flat::layout::Field, bytes: &[u8]) -> u64 {
+    fn field(&self, f: &crate::flat::layout::Field, bytes: &[u8], walk: Walk) -> u64 {
         let start = f.offset as usize;
-        self.value(&f.layout, &bytes[start..start + f.layout.size as usize])
+        self.measure(&f.layout, &bytes[start..start + f.layout.size as usize], walk)
     }
+}
+
+/// Which of Aptos's two value sizes a measure takes. They differ only in
+/// vectors of `u16`, `u32` and `u256`: Aptos's dereferencing visitor (the
+/// size `eq`, `neq` and `cmp::compare` are priced by) does not forward
+/// those three packed visits, so they fall back to the visitor's
+/// element-by-element default: `vector` plus each element's own size
+/// (`misc.abs_val.u16`, …) instead of its packed size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Walk {
+    Value,
+    Dereferenced,
 }
 
 #[cfg(test)]
@@ -362,6 +401,40 @@ mod tests {
             let tree = crate::bcs::deserialize(&bcs, &layout).unwrap();
             assert_eq!(s.tree_value(&layout, &tree), expected, "case {i}: tree value");
             assert_eq!(s.tree_heap(&layout, &tree), s.heap(&flat, v.bytes()), "case {i}: tree heap");
+            assert_eq!(s.tree_dereferenced(&layout, &tree), expected, "case {i}: tree dereferenced");
+        }
+    }
+
+    /// The dereferenced size (`eq`, `cmp::compare`) counts vectors of `u16`,
+    /// `u32` and `u256` element by element, at any depth; other vectors
+    /// stay packed. (layout, BCS of a value, size, dereferenced size)
+    #[test]
+    fn dereferenced_sizes_unpack_u16_u32_u256_vectors() {
+        use Layout::*;
+        let v = |l: Layout| Vector(Box::new(l));
+        let cases: Vec<(Layout, Vec<u8>, u64, u64)> = vec![
+            (v(U16), [uleb(3), vec![0; 6]].concat(), 40 + 3 * 2, 40 + 3 * 40),
+            (v(U32), [uleb(2), vec![0; 8]].concat(), 40 + 2 * 4, 40 + 2 * 40),
+            (v(U256), [uleb(1), vec![0; 32]].concat(), 40 + 32, 40 + 40),
+            (v(U64), [uleb(2), vec![0; 16]].concat(), 40 + 2 * 8, 40 + 2 * 8),
+            (v(I16), [uleb(2), vec![0; 4]].concat(), 40 + 2 * 2, 40 + 2 * 2),
+            (v(U8), [uleb(4), vec![0; 4]].concat(), 40 + 4, 40 + 4),
+            (v(U16), uleb(0), 40, 40),
+            (Struct(vec![U8, v(U16)]), [vec![1], uleb(1), vec![0; 2]].concat(), 40 + 40 + 42, 40 + 40 + 80),
+            (v(v(U32)), [uleb(2), uleb(1), vec![0; 4], uleb(0)].concat(), 40 + 44 + 40, 40 + 80 + 40),
+        ];
+        let s = sizes();
+        for (i, (layout, bcs, value, dereferenced)) in cases.into_iter().enumerate() {
+            let flat = Arc::new(FlatLayout::from_layout(&layout, 64).unwrap());
+            let val = deserialize(&bcs, flat.clone()).unwrap_or_else(|e| panic!("case {i}: {e:?}"));
+            assert_eq!(s.value(&flat, val.bytes()), value, "case {i}: {layout:?}");
+            assert_eq!(s.dereferenced(&flat, val.bytes()), dereferenced, "case {i}: {layout:?} dereferenced");
+            let r = FlatLayout::reference(flat.clone());
+            let slot = (val.as_ptr() as usize).to_le_bytes();
+            assert_eq!(s.dereferenced(&r, &slot), dereferenced, "case {i}: through a reference");
+            let tree = crate::bcs::deserialize(&bcs, &layout).unwrap();
+            assert_eq!(s.tree_value(&layout, &tree), value, "case {i}: tree value");
+            assert_eq!(s.tree_dereferenced(&layout, &tree), dereferenced, "case {i}: tree dereferenced");
         }
     }
 }

@@ -401,7 +401,7 @@ impl AptosMeter {
         fuel: u64,
     ) -> Result<u64, ChargeFailure> {
         let sizes = &self.pricing.sizes;
-        let units = sizes.value(l, a).saturating_add(sizes.value(l, b));
+        let units = sizes.dereferenced(l, a).saturating_add(sizes.dereferenced(l, b));
         if values && !AbstractSizes::heapless(l) {
             let heap = sizes.heap(l, a).saturating_add(sizes.heap(l, b));
             self.memory.release_memory(heap);

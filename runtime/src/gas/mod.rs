@@ -111,6 +111,12 @@ impl GasMeter {
     pub fn abstract_size(&self, l: &crate::layout::Layout, v: &crate::values::Value) -> u64 {
         self.aptos.as_ref().map_or(0, |a| a.pricing.sizes.tree_value(l, v))
     }
+    /// [`abstract_size`](Self::abstract_size) as `eq` and `cmp::compare`
+    /// measure what a reference points to
+    /// ([`AbstractSizes::dereferenced`](abstract_size::AbstractSizes::dereferenced)).
+    pub fn abstract_size_dereferenced(&self, l: &crate::layout::Layout, v: &crate::values::Value) -> u64 {
+        self.aptos.as_ref().map_or(0, |a| a.pricing.sizes.tree_dereferenced(l, v))
+    }
     #[inline]
     pub fn is_aptos(&self) -> bool {
         self.aptos.is_some()

@@ -272,7 +272,8 @@ pub(super) fn register_all(r: &mut NativeRegistry, a: AccountAddress) {
         if cx.gas.is_aptos() {
             let t = ty.first().ok_or_else(|| VmError::invariant("compare without type"))?;
             let layout = cx.types.layout_of(t)?;
-            let units = cx.gas.abstract_size(&layout, cx.deref(&x)?) + cx.gas.abstract_size(&layout, cx.deref(&y)?);
+            let units = cx.gas.abstract_size_dereferenced(&layout, cx.deref(&x)?)
+                + cx.gas.abstract_size_dereferenced(&layout, cx.deref(&y)?);
             cx.gas.charge_aptos_native(&[(CMP_BASE, 1), (CMP_PER_ABS_VAL_UNIT, units)])?;
         }
         let tag = ordering_tag(compare_values(cx.deref(&x)?, cx.deref(&y)?)?);
@@ -441,7 +442,7 @@ pub(super) fn register_flat_all(r: &mut NativeRegistry, a: AccountAddress) {
     }
     r.register_flat(a, "cmp", "compare", |call| {
         if call.cx.gas.is_aptos() {
-            let units = call.arg_abstract_size(0)? + call.arg_abstract_size(1)?;
+            let units = call.arg_dereferenced_size(0)? + call.arg_dereferenced_size(1)?;
             call.cx.gas.charge_aptos_native(&[(CMP_BASE, 1), (CMP_PER_ABS_VAL_UNIT, units)])?;
         }
         let tag = ordering_tag(call.compare_ref_args(0, 1)?);
