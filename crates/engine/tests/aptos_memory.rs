@@ -484,3 +484,94 @@ fn held_values_release_at_ret_what_pop_releases() {
         }
     }
 }
+
+/// A module with, for element type `T` (`u64` or `i64`), functions moving
+/// vectors of `T` in and out of a `vector<vector<T>>`: `push_full` pushes
+/// three of one element (the peak is the last push), `fill_then_pop`
+/// pushes an empty one, fills it in place and pops it before a larger
+/// growth, `pack_two` packs a one-element and an empty one (the peak).
+fn nested_vectors_source() -> String {
+    let mut s = String::from("version 10\nmodule 0xcafe::grow\n");
+    for t in ["u64", "i64"] {
+        let push = movejit_testkit::masm::counted_loop(
+            "i",
+            "n",
+            &format!("    mut_borrow_loc v\n    ld_{t} 1\n    vec_pack <{t}>, 1\n    vec_push_back <vector<{t}>>"),
+        );
+        s += &format!(
+            "
+public fun push_full_{t}(n: u64): u64
+    local v: vector<vector<{t}>>
+    local i: u64
+    vec_pack <vector<{t}>>, 0
+    st_loc v
+{push}
+    borrow_loc v
+    vec_len <vector<{t}>>
+    ret
+
+public fun fill_then_pop_{t}(): u64
+    local v: vector<vector<{t}>>
+    vec_pack <vector<{t}>>, 0
+    st_loc v
+    mut_borrow_loc v
+    vec_pack <{t}>, 0
+    vec_push_back <vector<{t}>>
+    mut_borrow_loc v
+    ld_u64 0
+    vec_mut_borrow <vector<{t}>>
+    ld_{t} 7
+    vec_push_back <{t}>
+    mut_borrow_loc v
+    vec_pop_back <vector<{t}>>
+    pop
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <vector<u64>>, 8
+    pop
+    ld_u64 0
+    ret
+
+public fun pack_two_{t}(): u64
+    ld_{t} 5
+    vec_pack <{t}>, 1
+    vec_pack <{t}>, 0
+    vec_pack <vector<{t}>>, 2
+    pop
+    ld_u64 0
+    ret
+"
+        );
+    }
+    s
+}
+
+/// Aptos's packed size of a `vector<iN>` element (`vec_pack`, `vec_unpack`,
+/// `vec_push_back`, `vec_pop_back`) is `per_iN_packed` when it is not empty
+/// and `vector` when it is, where a `vector<u64>` element always counts
+/// `vector` (`AbstractSizes::packed_value`): each function's peak differs
+/// from its `u64` twin by `vector − per_i64_packed` (32) per non-empty
+/// element counted, on every executor.
+#[test]
+fn signed_vector_elements_count_their_packed_size() {
+    let st = movejit_testkit::masm::storage_with(&nested_vectors_source());
+    let engines = every_executor(&EngineConfig::aptos());
+    let full = AptosPricing::v50().limits.to_internal(2_000_000);
+    // (function, args, peak of the u64 twin less that of the i64 one)
+    let table: [(&str, &[u64], i64); 3] =
+        [("push_full", &[3], 3 * 32), ("fill_then_pop", &[], -32), ("pack_two", &[], 32)];
+    for (f, args, diff) in table {
+        let [u, i] = ["u64", "i64"].map(|t| {
+            let (r, _) = agree_once(&engines, &st, &format!("{f}_{t}"), args, full);
+            assert_eq!(r.status, StatusCode::EXECUTED, "{f}_{t}");
+            r.memory_used as i64
+        });
+        assert_eq!(u - i, diff, "{f}: peaks {u} (u64) and {i} (i64)");
+    }
+}

@@ -13,7 +13,11 @@
 //! - a closure costs `closure` plus its captured values;
 //! - a reference costs `reference` (what it points to is not counted),
 //!   except in the *dereferenced* size Move's `==` uses, which is the size
-//!   of the referenced value.
+//!   of the referenced value (and counts vectors of `u16`, `u32` and `u256`
+//!   element by element: [`AbstractSizes::dereferenced`]);
+//! - a vector element's *packed* size is its kind's packed size for a
+//!   scalar, its outermost node otherwise, except a non-empty vector of
+//!   signed integers: one packed element ([`AbstractSizes::packed_value`]).
 //!
 //! A layout without vectors or closures has a size that does not depend on
 //! the value ([`AbstractSizes::fixed`]): callers compute it once.
@@ -256,6 +260,68 @@ impl AbstractSizes {
             Some(p) => self.packed[p as usize],
             None => self.stack(e),
         }
+    }
+
+    /// The vector element kind whose packed size depends on the value: a
+    /// vector of signed integers. Aptos's packed-size visitor overrides the
+    /// packed visits of every other vector (to count `vector`) but not of
+    /// `i8`..`i256`, which fall back to `ValueVisitor`'s default: `visit_vec`
+    /// (`vector`) and then each element, whose `per_iN_packed` overwrites it.
+    fn signed_vector(e: &FlatLayout) -> Option<ScalarKind> {
+        use ScalarKind::*;
+        match &e.shape {
+            Shape::Vector(x) => x.shape.scalar().filter(|k| matches!(k, I8 | I16 | I32 | I64 | I128 | I256)),
+            _ => None,
+        }
+    }
+
+    /// Whether every value of element layout `e` has the same packed size
+    /// ([`packed`](Self::packed)); otherwise [`packed_value`](Self::packed_value)
+    /// measures it.
+    pub fn packed_fixed(e: &FlatLayout) -> bool {
+        Self::signed_vector(e).is_none()
+    }
+
+    /// Aptos's packed size of the element value of layout `e` in `bytes`:
+    /// [`packed`](Self::packed), except that a non-empty vector of signed
+    /// integers counts one packed element (`per_iN_packed`).
+    pub fn packed_value(&self, e: &FlatLayout, bytes: &[u8]) -> u64 {
+        match Self::signed_vector(e) {
+            Some(k) if raw::vec_len(bytes) > 0 => self.packed[k as usize],
+            _ => self.packed(e),
+        }
+    }
+
+    /// [`packed_value`](Self::packed_value) of the `n` elements of layout
+    /// `e` held by the vector value in `v` from index `from` on.
+    pub fn packed_elements(&self, e: &FlatLayout, v: &[u8], from: u64) -> u64 {
+        if Self::packed_fixed(e) || e.size == 0 {
+            return self.packed(e).saturating_mul(raw::vec_len(v).saturating_sub(from));
+        }
+        raw::vec_data(v, e.size)
+            .chunks_exact(e.size as usize)
+            .skip(from as usize)
+            .fold(0u64, |acc, x| acc.saturating_add(self.packed_value(e, x)))
+    }
+
+    /// [`packed_value`](Self::packed_value) of the element at `a`.
+    ///
+    /// # Safety
+    /// `a` holds a live value of layout `e`.
+    #[allow(unsafe_code)]
+    pub unsafe fn packed_value_at(&self, e: &FlatLayout, a: crate::flat::mem::Addr) -> u64 {
+        // SAFETY: the caller's contract.
+        self.packed_value(e, unsafe { crate::flat::mem::bytes(a, e.size) })
+    }
+
+    /// [`packed_elements`](Self::packed_elements) of the vector at `v`.
+    ///
+    /// # Safety
+    /// `v` holds a live vector of elements of layout `e`.
+    #[allow(unsafe_code)]
+    pub unsafe fn packed_elements_at(&self, e: &FlatLayout, v: crate::flat::mem::Addr, from: u64) -> u64 {
+        // SAFETY: the caller's contract (a vector slot is 8 bytes).
+        self.packed_elements(e, unsafe { crate::flat::mem::bytes(v, 8) }, from)
     }
 
     /// The heap size of a vector of `len` elements of scalar kind `k`.

@@ -580,9 +580,21 @@ unsafe fn charge_memory(a: &mut AptosMeter, m: &Memory, base: Addr) -> Result<()
             let total = sizes.packed(e).saturating_mul(*n);
             a.release_memory(total);
         }
+        Memory::UsePackedAt(e, slots) => {
+            let total = slots
+                .iter()
+                .fold(0u64, |acc, off| acc.saturating_add(unsafe { sizes.packed_value_at(e, base.add(*off)) }));
+            a.use_memory(total)?;
+        }
+        Memory::ReleasePackedIn(e, off) => {
+            let n = unsafe { sizes.packed_elements_at(e, base.add(*off), 0) };
+            a.release_memory(n);
+        }
         Memory::PopBack(r, e) => {
-            if unsafe { mem::vec_len(mem::read_addr(base.add(*r))) } > 0 {
-                let n = sizes.packed(e);
+            let v = unsafe { mem::read_addr(base.add(*r)) };
+            let len = unsafe { mem::vec_len(v) };
+            if len > 0 {
+                let n = unsafe { sizes.packed_elements_at(e, v, len - 1) };
                 a.release_memory(n);
             }
         }

@@ -621,8 +621,15 @@ pub(crate) enum Memory {
     /// packed size of `n` elements.
     UsePacked(L, u64),
     ReleasePacked(L, u64),
-    /// Releases one element's packed size when the vector a reference in a
-    /// frame slot points to is not empty (`vec_pop_back`).
+    /// As `UsePacked`, for elements whose packed size depends on their value
+    /// (`AbstractSizes::packed_fixed`): the element values in these frame
+    /// slots.
+    UsePackedAt(L, Box<[u32]>),
+    /// As `ReleasePacked`, for such elements: those of the vector value in
+    /// a frame slot (`vec_unpack`).
+    ReleasePackedIn(L, u32),
+    /// Releases the last element's packed size when the vector a reference
+    /// in a frame slot points to is not empty (`vec_pop_back`).
     PopBack(u32, L),
     /// Releases the heap size of the value in a frame slot (`pop`).
     ReleaseHeap(u32, L),
@@ -1022,8 +1029,15 @@ impl Preparer<'_, '_, '_> {
             },
             MemoryPoint::ReleaseFields => Memory::ReleaseStack(top(after, (k + 1).saturating_sub(h))?),
             MemoryPoint::ReleaseVariant => Memory::ReleaseVariant(at_top, self.layout(last()?)?),
-            MemoryPoint::UseElements(n) => Memory::UsePacked(vec_elem()?, n),
-            MemoryPoint::ReleaseElements(n) => Memory::ReleasePacked(vec_elem()?, n),
+            MemoryPoint::UseElements(n) => match vec_elem()? {
+                e if AbstractSizes::packed_fixed(&e) => Memory::UsePacked(e, n),
+                // The top `n` operands (`vec_pack`'s elements, `vec_push_back`'s one).
+                e => Memory::UsePackedAt(e, (h.saturating_sub(n as usize)..h).map(|d| sl.at(d)).collect()),
+            },
+            MemoryPoint::ReleaseElements(n) => match vec_elem()? {
+                e if AbstractSizes::packed_fixed(&e) => Memory::ReleasePacked(e, n),
+                e => Memory::ReleasePackedIn(e, at_top),
+            },
             MemoryPoint::PopBack => Memory::PopBack(at_top, vec_elem()?),
             MemoryPoint::UseConst => Memory::Const,
             // Measured by the instruction's `Measure` (`charge_aptos`).

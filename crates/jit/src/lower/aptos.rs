@@ -500,7 +500,16 @@ impl Lowerer<'_, '_> {
                 return Err(malformed("a vector memory point of another instruction"));
             };
             let e = lw.inst_args(*si)?.into_iter().next().ok_or_else(|| malformed("vector element type"))?;
-            Ok(p.sizes.packed(&*lw.env.layout(&e)?).saturating_mul(n))
+            let e = lw.env.layout(&e)?;
+            // A vector of signed integers' packed size depends on whether
+            // it is empty: measured where it runs, by the interpreter.
+            if !AbstractSizes::packed_fixed(&e) {
+                return Err(unsupported(format!(
+                    "Aptos memory of {:?} is measured at run time (interpreted)",
+                    ins.opcode()
+                )));
+            }
+            Ok(p.sizes.packed(&e).saturating_mul(n))
         };
         Ok(match point {
             MemoryPoint::UseFields if fields.is_some() => Some(MemoryFeed::Use(stack_sizes)),
