@@ -389,6 +389,20 @@ fn abort_messages_agree_at_every_balance() {
     assert!(ends.contains(&(StatusCode::ABORTED, Some(2))), "never aborted: {ends:?}");
 }
 
+/// Lines that grow the memory in use past what the functions below reach
+/// before them (eight empty vectors in a vector), then drop it.
+const GROW: &str = "    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <u64>, 0
+    vec_pack <vector<u64>>, 8
+    pop
+";
+
 /// The values [`held_values_release_at_ret_what_pop_releases`] holds: a
 /// type and the code that pushes one. Some are all zero while held (an
 /// empty vector in a struct, a `None` beside a variant owning a vector).
@@ -439,17 +453,7 @@ fun h{f}(n: u64): u64
 public fun c{f}(n: u64): u64
     copy_loc n
     call h{f}
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <vector<u64>>, 8
-    pop
-    ret
+{GROW}    ret
 "
                 );
             }
@@ -525,17 +529,7 @@ public fun fill_then_pop_{t}(): u64
     mut_borrow_loc v
     vec_pop_back <vector<{t}>>
     pop
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <u64>, 0
-    vec_pack <vector<u64>>, 8
-    pop
-    ld_u64 0
+{GROW}    ld_u64 0
     ret
 
 public fun pack_two_{t}(): u64
