@@ -563,7 +563,6 @@ pub fn lower_function(
     let loops = code.code.iter().enumerate().any(|(pc, ins)| ins.branch_target().is_some_and(|t| t as usize <= pc));
     let calls = lw.depth.is_some();
     let may_split = target.split
-        && !metered
         && !target.baseline
         && code.code.len() <= target.unchecked_copy_max_len
         && (calls || !loops);
@@ -589,7 +588,7 @@ pub fn lower_function(
         && lw.b.func.dfg.num_insts() + 16 <= target.max_ir_insts;
     let checking_fn = if split { lw.env.checking_copy(lw.b.func).ok() } else { None };
     match (lw.room, checking_fn, fast) {
-        // Small unmetered functions become a fast copy without the checks
+        // Small functions (metered too) become a fast copy without the checks
         // whose outcome is fixed per frame: operand-stack overflow (the
         // room is fixed, so a frame whose room holds the highest height any
         // check tests passes them all) and call depth (the depth is fixed,
