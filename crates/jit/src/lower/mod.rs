@@ -562,10 +562,8 @@ pub fn lower_function(
     // costs sieve 10% by a worse register assignment of its loop.
     let loops = code.code.iter().enumerate().any(|(pc, ins)| ins.branch_target().is_some_and(|t| t as usize <= pc));
     let calls = lw.depth.is_some();
-    let may_split = target.split
-        && !target.baseline
-        && code.code.len() <= target.unchecked_copy_max_len
-        && (calls || !loops);
+    let may_split =
+        target.split && !target.baseline && code.code.len() <= target.unchecked_copy_max_len && (calls || !loops);
     // A function that may split is lowered once, as the fast copy: its
     // lowering records the checks it leaves out (`checked_height`,
     // `depth_checked`), which decide the split. Only when it does not split
