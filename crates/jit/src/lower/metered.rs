@@ -639,6 +639,9 @@ impl Lowerer<'_, '_> {
         match self.seg.as_mut() {
             Some(s) if !s.inline_pushes => {
                 s.pending.push((i, h));
+                // Recorded by a function's fast copy too, which tests no
+                // room (`lower_function`'s dispatch tests it once).
+                self.checked_height = self.checked_height.max(h + 1);
                 if self.fast_gas {
                     self.fast_push = self.fast_push.max(Some(h));
                 }
@@ -751,7 +754,9 @@ impl Lowerer<'_, '_> {
         // (`lower/fastloop.rs`): no out-of-gas event can happen there.
         // Nor an overflow: its dispatch tested the room for every push.
         let oog = seg.range_oog && !self.fast_gas;
-        let push = seg.range_push.filter(|_| !self.fast_gas);
+        // A function's fast copy has no room to test: its dispatch
+        // tested the room for every push (`defer_push`).
+        let push = seg.range_push.filter(|_| !self.fast_gas && self.room.is_some());
         let (gas, first) = (seg.gas, seg.range_first);
         if hot && whole {
             seg.tested = Some(i);

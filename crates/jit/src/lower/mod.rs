@@ -562,11 +562,8 @@ pub fn lower_function(
     // costs sieve 10% by a worse register assignment of its loop.
     let loops = code.code.iter().enumerate().any(|(pc, ins)| ins.branch_target().is_some_and(|t| t as usize <= pc));
     let calls = lw.depth.is_some();
-    let may_split = target.split
-        && !metered
-        && !target.baseline
-        && code.code.len() <= target.unchecked_copy_max_len
-        && (calls || !loops);
+    let may_split =
+        target.split && !target.baseline && code.code.len() <= target.unchecked_copy_max_len && (calls || !loops);
     // A function that may split is lowered once, as the fast copy: its
     // lowering records the checks it leaves out (`checked_height`,
     // `depth_checked`), which decide the split. Only when it does not split
@@ -589,7 +586,7 @@ pub fn lower_function(
         && lw.b.func.dfg.num_insts() + 16 <= target.max_ir_insts;
     let checking_fn = if split { lw.env.checking_copy(lw.b.func).ok() } else { None };
     match (lw.room, checking_fn, fast) {
-        // Small unmetered functions become a fast copy without the checks
+        // Small functions (metered too) become a fast copy without the checks
         // whose outcome is fixed per frame: operand-stack overflow (the
         // room is fixed, so a frame whose room holds the highest height any
         // check tests passes them all) and call depth (the depth is fixed,
