@@ -170,12 +170,12 @@ impl Lowerer<'_, '_> {
             for (&(s, e), &f) in l.body.iter().zip(&fast) {
                 self.b.switch_to_block(f);
                 let prepaid = self.gas_get();
-                let credit = plan.need - plan.dist[&s];
+                let credit = if plan.single { plan.need - plan.dist[&s] } else { 0 };
                 let exact_gas = if credit == 0 { prepaid } else { self.b.ins().iadd_imm_s(prepaid, credit as i64) };
                 self.gas_set(exact_gas);
-                self.fast_prepaid = Some(prepaid);
+                self.fast_prepaid = plan.single.then_some(prepaid);
                 let mut landings = Vec::new();
-                for &t in l.targets.get(&s).into_iter().flatten() {
+                for &t in l.targets.get(&s).into_iter().filter(|_| plan.single).flatten() {
                     let add = plan.left_uncharged(l, s, t);
                     let to = *self.block_of.get(&t).ok_or_else(|| malformed("bad branch target"))?;
                     if add != 0 {
@@ -197,7 +197,7 @@ impl Lowerer<'_, '_> {
                 // One charge per block (one segment, no helper charging),
                 // the prepaid gas restored before its branch, and the main
                 // pass's price.
-                same &= self.gas_defs == defs + 2 && self.last_segment_total == plan.total[&s];
+                same &= self.gas_defs == defs + 1 + plan.single as u32 && self.last_segment_total == plan.total[&s];
                 for (_, land, to, add) in landings {
                     self.b.switch_to_block(land);
                     let g = self.gas_get();
@@ -223,7 +223,7 @@ impl Lowerer<'_, '_> {
             }
             res?;
             if same {
-                need = Some((plan.need, fast[0]));
+                need = Some((plan.need, plan.single, fast[0]));
             }
         }
         // The fast copy left out the stack-room tests of its pushes: a
@@ -240,7 +240,12 @@ impl Lowerer<'_, '_> {
         }
         self.b.switch_to_block(l.gas_dispatch);
         match need {
-            Some((n, fast)) => {
+            Some((n, false, fast)) => {
+                let gas = self.gas_get();
+                let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, n as i64);
+                self.b.ins().brif(short, l.exact, &[], fast, &[]);
+            }
+            Some((n, true, fast)) => {
                 let gas = self.gas_get();
                 let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, gas, n as i64);
                 let prepay = self.b.create_block();
@@ -300,6 +305,12 @@ impl Lowerer<'_, '_> {
 /// of block charges from the header to each block (`dist`, the header's
 /// 0), and the most an iteration charges (`need`).
 struct Prepaid {
+    /// Every iteration takes one path (branches inside the body only
+    /// leave the loop): only then is `need` charged at the dispatch (with
+    /// several paths of different costs the landing blocks of the cheaper
+    /// ones made match_sum's loop twice as slow in wall time, though
+    /// fewer instructions); otherwise each block charges its own.
+    single: bool,
     need: u64,
     dist: HashMap<usize, u64>,
     total: HashMap<usize, u64>,
@@ -351,7 +362,8 @@ impl Prepaid {
                 *d = (*d).max(out);
             }
         }
-        (need <= i64::MAX as u64).then_some(Prepaid { need, dist, total })
+        let single = l.body.iter().all(|&(b, _)| l.succs.get(&b).map_or(0, |ts| ts.len()) <= 1);
+        (need <= i64::MAX as u64).then_some(Prepaid { single, need, dist, total })
     }
 
     /// What the path through block `b` to `t` left of `need` uncharged,
