@@ -1723,8 +1723,8 @@ L5: move_loc s
 /// gas at that path's cost (and one unit on either side) in some
 /// iteration, each branch taken in turn. Every executor must stop at the
 /// same instruction with the same gas (and, under Aptos, the same peak
-/// memory). The dispatch charges that path at once, so every edge off it
-/// (a cheaper branch, the loop's exit) adds back what it left uncharged.
+/// memory). A loop of one path charges it at the dispatch, so its exits
+/// add back what the iteration left uncharged.
 /// One row per loop: `paths` branches inside its body; `fill` calls
 /// helpers that never touch the gas (vector shims, and under Aptos
 /// `memory_use` at each push), which keep its loop eligible for the fast

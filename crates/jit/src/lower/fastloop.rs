@@ -11,10 +11,10 @@
 //! in front of the header: with at least that much gas left, no test of
 //! the iteration can fail, so the fast copy runs; with less, the exact
 //! copy (the one lowered first, testing every segment) runs and fails
-//! where the interpreter does. The dispatch charges that amount at once
-//! (the fast copy's blocks on the costliest path charge nothing; edges off
-//! it add back what they left uncharged). Every back edge of either copy
-//! re-enters the dispatch. Both copies share locals and the gas variable, so control
+//! where the interpreter does. A loop whose iterations take one path has
+//! that amount charged at the dispatch (its blocks charge nothing; exits
+//! add back what the iteration left uncharged). Every back edge of either
+//! copy re-enters the dispatch. Both copies share locals and the gas variable, so control
 //! moves between them at block boundaries (the operand stack is empty
 //! there). Stack-room tests stay in both copies; an event table entry of
 //! the fast copy is only reached through them.
@@ -142,14 +142,14 @@ impl Lowerer<'_, '_> {
     /// redefined the gas) or to price a block otherwise than the main pass
     /// keeps the exact copy only.
     ///
-    /// The dispatch charges that longest path at once (`need`): inside the
-    /// copy the gas variable holds the gas left minus the part of `need`
-    /// not charged yet on the way to the block (its credit), so blocks on
-    /// the longest path charge nothing on the hot path. A block's failure
-    /// sites see the exact gas left (its credit added back, minus its
-    /// charge); an edge off the longest path (a shorter branch, an exit,
-    /// a back edge after less than `need`) adds back what its path did not
-    /// charge in a landing block of its own.
+    /// A loop of one path (`Prepaid::single`) has its iteration (`need`)
+    /// charged at the dispatch: inside the copy the gas variable holds the
+    /// gas left minus the part of `need` not charged yet on the way to the
+    /// block (its credit), so its blocks charge nothing on the hot path. A
+    /// block's failure sites see the exact gas left (its credit added
+    /// back, minus its charge); an exit adds back what the iteration did
+    /// not charge in a landing block of its own. Other loops charge each
+    /// block on entry.
     pub(super) fn lower_fast_loop(&mut self, l: &FastLoop, checked: &checked::CheckedHeights) -> CompileResult<()> {
         // The copy at most doubles the function: stay within the IR limit.
         let room = self.b.func.dfg.num_insts().saturating_mul(2) <= self.target.max_ir_insts;
