@@ -1723,10 +1723,13 @@ L5: move_loc s
 /// gas at that path's cost (and one unit on either side) in some
 /// iteration, each branch taken in turn. Every executor must stop at the
 /// same instruction with the same gas (and, under Aptos, the same peak
-/// memory). One row per loop: `paths` branches inside its body; `fill`
-/// calls helpers that never touch the gas (vector shims, and under Aptos
+/// memory). A loop of one path charges it at the dispatch, so its exits
+/// add back what the iteration left uncharged.
+/// One row per loop: `paths` branches inside its body; `fill` calls
+/// helpers that never touch the gas (vector shims, and under Aptos
 /// `memory_use` at each push), which keep its loop eligible for the fast
-/// copy (`helpers::GasAccess`).
+/// copy (`helpers::GasAccess`); `nested` leaves its fast inner loop into
+/// an outer loop tested per segment.
 #[test]
 fn loops_tested_once_per_iteration_agree_at_every_balance() {
     use movejit_engine::runtime::{AccountAddress, CostTable, ModuleId};
@@ -1800,6 +1803,43 @@ L0: copy_loc i
 L1: borrow_loc v
     vec_len <u64>
     ret
+
+public fun nested(n: u64): u64
+    local s: u64
+    local i: u64
+    local j: u64
+    ld_u64 0
+    st_loc s
+    ld_u64 0
+    st_loc i
+L0: copy_loc i
+    copy_loc n
+    lt
+    br_false L3
+    ld_u64 0
+    st_loc j
+L1: copy_loc j
+    copy_loc n
+    lt
+    br_false L2
+    move_loc s
+    copy_loc i
+    copy_loc j
+    xor
+    add
+    st_loc s
+    move_loc j
+    ld_u64 1
+    add
+    st_loc j
+    branch L1
+L2: move_loc i
+    ld_u64 1
+    add
+    st_loc i
+    branch L0
+L3: move_loc s
+    ret
 ",
     );
     #[derive(Clone, Copy, Debug)]
@@ -1809,11 +1849,13 @@ L1: borrow_loc v
     }
     // (function, iterations, schedule, offsets it runs out of gas at: all
     // of them under the unit schedule; Aptos charges nothing at some).
-    let table: [(&str, u64, Schedule, usize); 4] = [
+    let table: [(&str, u64, Schedule, usize); 6] = [
         ("paths", 9, Schedule::Unit, 34),
         ("fill", 6, Schedule::Unit, 24),
+        ("nested", 4, Schedule::Unit, 32),
         ("fill", 2, Schedule::Aptos, 24),
         ("paths", 2, Schedule::Aptos, 34),
+        ("nested", 2, Schedule::Aptos, 32),
     ];
     let engines = every_executor(&EngineConfig::aptos());
     let user = ModuleId::new(AccountAddress::from_u64(0xcafe), "user");

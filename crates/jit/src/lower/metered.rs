@@ -206,6 +206,9 @@ impl Lowerer<'_, '_> {
             if let Some(s) = self.seg.as_mut() {
                 s.inline_pushes = last && call_like;
             }
+            if last && self.code[i].is_branch() {
+                self.fast_prepaid_exit();
+            }
             self.lower_instr(i)?;
             self.track_local(i);
             if let Some(MemoryFeed::Release(n)) = feed {
@@ -240,6 +243,7 @@ impl Lowerer<'_, '_> {
             self.b.func.replace(at).iconst(types::I64, refund as i64);
         }
         if z == e {
+            self.fast_prepaid_exit();
             self.fall_through(e)?;
         }
         Ok(())

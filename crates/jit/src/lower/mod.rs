@@ -510,6 +510,8 @@ pub fn lower_function(
         seg: None,
         fast_gas: false,
         fast_push: None,
+        fast_prepaid: None,
+        block_totals: HashMap::new(),
         last_segment_total: 0,
         counters: counters::Counters::new(code, &blocks),
         block_start: 0,
@@ -666,6 +668,12 @@ struct Lowerer<'a, 'f> {
     /// (`lower/fastloop.rs`), and the highest push height left untested.
     fast_gas: bool,
     fast_push: Option<usize>,
+    /// In a fast copy's block: the gas variable as its successors along
+    /// the iteration's longest path take it (prepaid at the dispatch),
+    /// restored before the block's branch (`lower/fastloop.rs`).
+    fast_prepaid: Option<Value>,
+    /// The charge of each one-segment block of the main pass.
+    block_totals: HashMap<usize, u64>,
     /// The charge of the segment lowered last.
     last_segment_total: u64,
     /// Loop counters whose `± 1` cannot wrap (`lower/counters.rs`).
@@ -1737,8 +1745,12 @@ impl Lowerer<'_, '_> {
             }
             return self.fall_through(e);
         }
-        for (a, z) in segments(self.code, s, e) {
+        let segs = segments(self.code, s, e);
+        for &(a, z) in &segs {
             self.lower_segment(a, z, e)?;
+        }
+        if segs.len() == 1 && !self.fast_gas {
+            self.block_totals.insert(s, self.last_segment_total);
         }
         Ok(())
     }
