@@ -503,4 +503,55 @@ mod tests {
             assert_eq!(s.tree_dereferenced(&layout, &tree), dereferenced, "case {i}: tree dereferenced");
         }
     }
+
+    /// A closure's captured values are measured by the same walk: its
+    /// dereferenced size unpacks captured `u16`/`u32`/`u256` vectors, its
+    /// value size does not. (captured (layout, BCS), size, dereferenced size)
+    #[test]
+    fn closures_measure_captured_values_by_the_same_walk() {
+        use crate::flat::closure::FlatClosure;
+        use crate::values::{ClosureValue, FunctionId};
+        use Layout::*;
+        let v = |l: Layout| Vector(Box::new(l));
+        let cases: Vec<(Vec<(Layout, Vec<u8>)>, u64, u64)> = vec![
+            (vec![], 40, 40),
+            (vec![(U8, vec![1]), (v(U16), [uleb(3), vec![0; 6]].concat())], 40 + 40 + 46, 40 + 40 + 160),
+            (vec![(v(U256), [uleb(1), vec![0; 32]].concat())], 40 + 72, 40 + 80),
+            (vec![(v(U64), [uleb(2), vec![0; 16]].concat())], 40 + 56, 40 + 56),
+            (vec![(Struct(vec![v(U32)]), [uleb(2), vec![0; 8]].concat())], 40 + 40 + 48, 40 + 40 + 120),
+        ];
+        let s = sizes();
+        let id = FunctionId { module: crate::storage::ModuleId::new(Default::default(), "m"), name: "f".into() };
+        for (i, (captured, value, dereferenced)) in cases.into_iter().enumerate() {
+            let flat_captured = captured
+                .iter()
+                .map(|(l, bcs)| deserialize(bcs, Arc::new(FlatLayout::from_layout(l, 64).unwrap())).unwrap())
+                .collect();
+            let closure = FlatClosure {
+                function: crate::functions::intern(&id),
+                type_args: vec![],
+                mask: (1 << captured.len()) - 1,
+                captured: flat_captured,
+                serializable: false,
+            };
+            let flat = Arc::new(FlatLayout::from_layout(&Function, 64).unwrap());
+            let mut val = crate::flat::value::FlatValue::zeroed(flat.clone());
+            raw::closure_put(val.bytes_mut(), Arc::new(closure));
+            assert_eq!(s.value(&flat, val.bytes()), value, "case {i}");
+            assert_eq!(s.dereferenced(&flat, val.bytes()), dereferenced, "case {i}: dereferenced");
+            let r = FlatLayout::reference(flat.clone());
+            let slot = (val.as_ptr() as usize).to_le_bytes();
+            assert_eq!(s.dereferenced(&r, &slot), dereferenced, "case {i}: through a reference");
+            let tree = Value::Closure(Box::new(ClosureValue {
+                function: id.clone(),
+                type_args: vec![],
+                mask: (1 << captured.len()) - 1,
+                captured: captured.iter().map(|(l, bcs)| crate::bcs::deserialize(bcs, l).unwrap()).collect(),
+                captured_layouts: captured.iter().map(|(l, _)| l.clone()).collect(),
+                serializable: false,
+            }));
+            assert_eq!(s.tree_value(&Function, &tree), value, "case {i}: tree value");
+            assert_eq!(s.tree_dereferenced(&Function, &tree), dereferenced, "case {i}: tree dereferenced");
+        }
+    }
 }
