@@ -58,7 +58,7 @@ impl Session<'_, '_> {
                     Err(_) => return Err(located(StatusCode::MISSING_DEPENDENCY, format!("{did}"))),
                 }
             }
-            let (closure, mut friends) = self.state.linking_context(&m, &deps);
+            let (closure, mut friends) = self.state.linking_context(&m, &deps, Stage::Publish);
             // Friends may be published in the same bundle.
             for f in &m.friend_decls {
                 let fid = m

@@ -431,8 +431,9 @@ impl<'e, 'r> SessionState<'e, 'r> {
         &self,
         module: &movejit_format::CompiledModule,
         deps: &[Arc<LoadedModule>],
+        stage: movejit_loader::Stage,
     ) -> (Vec<Arc<LoadedModule>>, Vec<movejit_format::CompiledModule>) {
-        self.loaded.linking_context(module, deps)
+        self.loaded.linking_context(module, deps, stage)
     }
 
     /// Loads and checks a caller-given type argument

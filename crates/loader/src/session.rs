@@ -250,7 +250,7 @@ impl<'e, 'r> SessionModules<'e, 'r> {
                     .iter()
                     .map(|d| self.modules.get(d).cloned().ok_or_else(|| VmError::invariant("dependency not loaded")))
                     .collect::<VmResult<Vec<_>>>()?;
-                let (closure, friends) = self.linking_context(&module, &deps);
+                let (closure, friends) = self.linking_context(&module, &deps, Stage::Load);
                 verify_linked(&module, &p.id, &closure, &friends, self.flavour(), Stage::Load)?;
                 let mut m = LoadedModule::new(*module, &self.config.natives)?;
                 m.size = size;
@@ -268,14 +268,18 @@ impl<'e, 'r> SessionModules<'e, 'r> {
         Ok(loaded)
     }
 
-    /// What the verifier links `module` against: its dependencies with their
-    /// transitive closure (already loaded), and its friends, decoded but not
-    /// loaded (friends usually depend on the module, and only their existence
-    /// is checked). Publishing verifies against the same.
+    /// What the verifier links `module` against at `stage`: its dependencies
+    /// with their transitive closure (already loaded), and, when publishing,
+    /// its friends, decoded but not loaded (friends usually depend on the
+    /// module, and only their existence is checked). Loading does not check
+    /// that friends exist, so nothing else of them can change its verdict:
+    /// it gets none (decoding them cost more than verifying clob's modules'
+    /// code).
     pub fn linking_context(
         &self,
         module: &CompiledModule,
         deps: &[Arc<LoadedModule>],
+        stage: Stage,
     ) -> (Vec<Arc<LoadedModule>>, Vec<CompiledModule>) {
         let mut closure: Vec<Arc<LoadedModule>> = Vec::new();
         let mut seen: FxHashSet<ModuleId> = FxHashSet::default();
@@ -292,6 +296,9 @@ impl<'e, 'r> SessionModules<'e, 'r> {
             closure.push(d);
         }
         let mut friends = Vec::new();
+        if stage == Stage::Load {
+            return (closure, friends);
+        }
         for f in &module.friend_decls {
             let (Some(a), Some(n)) =
                 (module.address_identifiers.get(f.address.idx()), module.identifiers.get(f.name.idx()))

@@ -47,9 +47,10 @@ pub fn verify_linked(
     flavour: StatusFlavour,
     stage: Stage,
 ) -> VmResult<()> {
-    let mut deps: Vec<&CompiledModule> = closure.iter().map(|d| &d.module).collect();
-    deps.extend(friends.iter());
-    movejit_verifier::verify_module(module, &deps, &stage_config(flavour, stage))
+    // The closure's modules were verified when they were loaded.
+    let verified: Vec<&CompiledModule> = closure.iter().map(|d| &d.module).collect();
+    let friends: Vec<&CompiledModule> = friends.iter().collect();
+    movejit_verifier::verify_module_against(module, &verified, &friends, &stage_config(flavour, stage))
         .map_err(|e| verification_error(e, id, stage))
 }
 

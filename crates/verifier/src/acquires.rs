@@ -9,29 +9,58 @@ use crate::{
 use movejit_format::{Bytecode, CompiledModule, FunctionHandleIndex, StatusCode, StructDefinitionIndex};
 use std::collections::BTreeSet;
 
-pub(crate) fn verify(m: &CompiledModule, f: &FunctionContext) -> VerifyResult {
+/// Each of the module's own functions' `acquires` list (sorted, without
+/// repeats), by function handle: built once per module, read by this pass
+/// and by reference safety at every call (building it per function made
+/// both quadratic in the module's function count).
+pub(crate) struct ModuleAcquires {
+    by_handle: Vec<Option<Box<[StructDefinitionIndex]>>>,
+}
+
+impl ModuleAcquires {
+    pub(crate) fn new(m: &CompiledModule) -> Self {
+        let mut by_handle = vec![None; m.function_handles.len()];
+        for def in &m.function_defs {
+            let list: BTreeSet<StructDefinitionIndex> = def.acquires_global_resources.iter().copied().collect();
+            if let Some(slot) = by_handle.get_mut(def.function.idx()) {
+                *slot = Some(list.into_iter().collect());
+            }
+        }
+        ModuleAcquires { by_handle }
+    }
+
+    /// What a call of handle `h` acquires: empty for other modules' functions.
+    pub(crate) fn of(&self, h: FunctionHandleIndex) -> &[StructDefinitionIndex] {
+        self.by_handle.get(h.idx()).and_then(|l| l.as_deref()).unwrap_or(&[])
+    }
+}
+
+pub(crate) fn verify(m: &CompiledModule, acquires: &ModuleAcquires, f: &FunctionContext) -> VerifyResult {
     let annotated: BTreeSet<StructDefinitionIndex> = f.def.acquires_global_resources.iter().copied().collect();
     let mut actual = BTreeSet::new();
-    let defs: std::collections::HashMap<FunctionHandleIndex, &movejit_format::FunctionDefinition> =
-        m.function_defs.iter().map(|d| (d.function, d)).collect();
-    let callee_acquires = |h: FunctionHandleIndex| -> BTreeSet<StructDefinitionIndex> {
+    let callee_acquires = |h: FunctionHandleIndex| -> &[StructDefinitionIndex] {
         if m.function_handles[h.idx()].module != m.self_module_handle_idx {
-            return BTreeSet::new();
+            return &[];
         }
-        defs.get(&h).map(|d| d.acquires_global_resources.iter().copied().collect()).unwrap_or_default()
+        acquires.of(h)
     };
     for (off, instr) in f.code.code.iter().enumerate() {
         use Bytecode::*;
-        let needed: BTreeSet<StructDefinitionIndex> = match instr {
+        let one;
+        let needed: &[StructDefinitionIndex] = match instr {
             Call(h) => callee_acquires(*h),
             CallGeneric(i) => callee_acquires(m.function_instantiations[i.idx()].handle),
-            MoveFrom(d) | MutBorrowGlobal(d) | ImmBorrowGlobal(d) => [*d].into(),
+            MoveFrom(d) | MutBorrowGlobal(d) | ImmBorrowGlobal(d) => {
+                one = [*d];
+                &one
+            }
             MoveFromGeneric(i) | MutBorrowGlobalGeneric(i) | ImmBorrowGlobalGeneric(i) => {
-                [m.struct_def_instantiations[i.idx()].def].into()
+                one = [m.struct_def_instantiations[i.idx()].def];
+                &one
             }
             _ => continue,
         };
-        for d in needed {
+        for &d in needed {
             if !annotated.contains(&d) {
                 return Err(f.err(StatusCode::MISSING_ACQUIRES_ANNOTATION, off as u16));
             }

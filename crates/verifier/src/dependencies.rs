@@ -32,27 +32,30 @@ fn handle_id(m: &CompiledModule, h: movejit_format::ModuleHandleIndex) -> Module
     (m.address_identifiers[mh.address.idx()], m.identifiers[mh.name.idx()].clone())
 }
 
-/// Checks `module`'s imports against `deps` (bounds-checked modules).
+/// Checks `module`'s imports against `verified` (modules that passed the
+/// verifier) and `others` (any modules: bounds-checked here first).
 pub(crate) fn verify_module(
     module: &CompiledModule,
-    deps: &[&CompiledModule],
+    verified: &[&CompiledModule],
+    others: &[&CompiledModule],
     config: &VerifierConfig,
 ) -> VerifyResult {
     let me = module_id(module).ok_or_else(|| VerifyError::module(StatusCode::INDEX_OUT_OF_BOUNDS))?;
     // Index every candidate by id (safe accessors only); the ones this
     // module links against are bounds-checked below, once each.
-    let mut all: BTreeMap<(AccountAddress, &str), &CompiledModule> = BTreeMap::new();
-    for d in deps {
+    let mut all: BTreeMap<(AccountAddress, &str), (&CompiledModule, bool)> = BTreeMap::new();
+    let tagged = verified.iter().map(|d| (*d, true)).chain(others.iter().map(|d| (*d, false)));
+    for (d, trusted) in tagged {
         if let Some(id) = module_id_ref(d) {
             if id != (me.0, me.1.as_str()) {
-                all.entry(id).or_insert(d);
+                all.entry(id).or_insert((d, trusted));
             }
         }
     }
     let mut map: BTreeMap<ModuleId, &CompiledModule> = BTreeMap::new();
     for id in module.immediate_dependencies().into_iter().chain(friend_ids(module)) {
-        if let Some(d) = all.get(&(id.0, id.1.as_str())).copied() {
-            if !map.contains_key(&id) && crate::bounds::verify_module(d).is_ok() {
+        if let Some((d, trusted)) = all.get(&(id.0, id.1.as_str())).copied() {
+            if !map.contains_key(&id) && (trusted || crate::bounds::verify_module(d).is_ok()) {
                 map.insert(id, d);
             }
         }
@@ -106,7 +109,7 @@ pub(crate) fn verify_module(
             continue;
         }
         if let Some(d) = all.get(&(id.0, id.1.as_str())) {
-            todo.extend(safe_immediate_dependencies(d));
+            todo.extend(safe_immediate_dependencies(d.0));
         }
     }
     for f in &module.friend_decls {

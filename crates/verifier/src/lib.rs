@@ -86,9 +86,21 @@ pub fn verify_module(
     deps: &[&CompiledModule],
     config: &VerifierConfig,
 ) -> Result<(), VerifyError> {
+    verify_module_against(module, &[], deps, config)
+}
+
+/// [`verify_module`] with the dependencies in two lists: `verified` are
+/// modules that passed this verifier (a loader's loaded modules: they are
+/// not bounds-checked again), `others` any module.
+pub fn verify_module_against(
+    module: &CompiledModule,
+    verified: &[&CompiledModule],
+    others: &[&CompiledModule],
+    config: &VerifierConfig,
+) -> Result<(), VerifyError> {
     guard(|| {
         verify_module_alone(module, config)?;
-        dependencies::verify_module(module, deps, config)
+        dependencies::verify_module(module, verified, others, config)
     })
 }
 
@@ -137,7 +149,7 @@ pub fn verify_script(
         verify_code_units(&module, config, &mut meter).map_err(as_script)?;
         entry_points::verify_script_signature(&module, config).map_err(as_script)?;
         access_specifiers::verify_module(&module).map_err(as_script)?;
-        dependencies::verify_module(&module, deps, config).map_err(as_script)
+        dependencies::verify_module(&module, &[], deps, config).map_err(as_script)
     })
 }
 
@@ -150,6 +162,7 @@ fn verify_code_units(
     // Struct-API wrappers are checked before reference safety trusts them.
     let struct_api =
         if module.version >= 10 && !config.is_sui() { Some(struct_api::Context::new(module)?) } else { None };
+    let module_acquires = acquires::ModuleAcquires::new(module);
     for (i, fdef) in module.function_defs.iter().enumerate() {
         let index = i as u16;
         if let Some(ctx) = &struct_api {
@@ -173,8 +186,8 @@ fn verify_code_units(
         stack_usage::verify(module, config, &func, &cfg)?;
         type_safety::verify(module, config, &func, &cfg, meter)?;
         locals_safety::verify(module, &func, &cfg, meter)?;
-        reference_safety::verify(module, config, &func, &cfg, meter)?;
-        acquires::verify(module, &func)?;
+        reference_safety::verify(module, config, &module_acquires, &func, &cfg, meter)?;
+        acquires::verify(module, &module_acquires, &func)?;
         meter.leave_function()?;
     }
     if let Some(limit) = config.max_back_edges_per_module {

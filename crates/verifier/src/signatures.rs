@@ -14,7 +14,7 @@ use movejit_format::{
     AbilitySet, Bytecode, CompiledModule, FieldDefinition, SignatureIndex, SignatureToken as ST, StatusCode,
     StructDefinitionIndex, StructFieldInformation, StructTypeParameter,
 };
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 const NONE: AbilitySet = AbilitySet::EMPTY;
 const KEY: AbilitySet = AbilitySet(AbilitySet::KEY);
@@ -181,7 +181,7 @@ impl Checker<'_> {
         let ctx = Some(&fh.type_parameters[..]);
         let m = self.m;
         self.check_sig(code.locals, true, ctx).map_err(|s| VerifyError::at_function(s, fi as u16))?;
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         for (off, instr) in code.code.iter().enumerate() {
             use Bytecode::*;
             if !seen.insert(instr) {

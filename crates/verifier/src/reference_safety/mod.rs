@@ -8,6 +8,7 @@ mod borrow_graph;
 
 use crate::{
     absint::{analyze, Domain, Transfer},
+    acquires::ModuleAcquires,
     binary::FunctionContext,
     cfg::Cfg,
     error::{VerifyError, VerifyResult},
@@ -105,13 +106,18 @@ impl State {
     fn canonicalize(&mut self) {
         let mut map = BTreeMap::new();
         map.insert(self.frame_root(), self.frame_root());
+        let mut renames = false;
         for (i, v) in self.locals.iter_mut().enumerate() {
             if let Value::Ref(old) = *v {
                 map.insert(old, RefId(i));
+                renames |= old != RefId(i);
                 *v = Value::Ref(RefId(i));
             }
         }
-        self.graph.remap(&map);
+        // Most blocks end with their references where they started.
+        if renames {
+            self.graph.remap(&map);
+        }
         self.next_id = self.locals.len() + 1;
     }
 }
@@ -153,23 +159,19 @@ struct Analysis<'a> {
     config: &'a crate::VerifierConfig,
     f: &'a FunctionContext<'a>,
     stack: Vec<Value>,
-    /// Function handle -> acquires list, for calls to this module's functions.
-    acquires: BTreeMap<FunctionHandleIndex, BTreeSet<StructDefinitionIndex>>,
+    /// Calls to this module's functions (handles are unique per name after
+    /// the duplication pass) must not touch resources they acquire.
+    acquires: &'a ModuleAcquires,
 }
 
 pub(crate) fn verify(
     m: &CompiledModule,
     config: &crate::VerifierConfig,
+    acquires: &ModuleAcquires,
     f: &FunctionContext,
     cfg: &Cfg,
     meter: &mut Meter,
 ) -> VerifyResult {
-    // Calls to this module's functions (handles are unique per name after
-    // the duplication pass) must not touch resources they acquire.
-    let mut acquires = BTreeMap::new();
-    for def in &m.function_defs {
-        acquires.insert(def.function, def.acquires_global_resources.iter().copied().collect());
-    }
     let mut a = Analysis { m, config, f, stack: vec![], acquires };
     analyze(&mut a, State::new(f), f.code, cfg, meter)
 }
@@ -204,7 +206,7 @@ impl Analysis<'_> {
         s: &mut State,
         offset: u16,
         args: Vec<Value>,
-        acquired: &BTreeSet<StructDefinitionIndex>,
+        acquired: &[StructDefinitionIndex],
         returns: &[ST],
         meter: &mut Meter,
     ) -> VerifyResult {
@@ -273,9 +275,9 @@ impl Analysis<'_> {
         }
         let nparams = m.signatures[fh.parameters.idx()].0.len();
         let args = self.pop_n(nparams, offset)?;
-        let acquired = self.acquires.get(&h).cloned().unwrap_or_default();
+        let acquired = self.acquires.of(h);
         let returns = m.signatures[fh.return_.idx()].0.clone();
-        self.call(s, offset, args, &acquired, &returns, meter)
+        self.call(s, offset, args, acquired, &returns, meter)
     }
 
     fn borrow_global(&mut self, s: &mut State, offset: u16, mut_: bool, d: StructDefinitionIndex) -> VerifyResult {
@@ -479,7 +481,7 @@ impl Analysis<'_> {
                 let (np, results) = (params.len(), results.clone());
                 self.pop(offset)?;
                 let args = self.pop_n(np, offset)?;
-                self.call(s, offset, args, &BTreeSet::new(), &results, meter)?
+                self.call(s, offset, args, &[], &results, meter)?
             }
             PackClosure(_, mask) | PackClosureGeneric(_, mask) => {
                 let h = match instr {
