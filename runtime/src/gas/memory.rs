@@ -98,43 +98,69 @@ impl MemoryPoint {
     }
 }
 
+/// A set of a frame's locals (at most 256: a local index is a `u8`), small
+/// and `Copy` so the dataflow below allocates one vector per function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LocalSet([u64; 4]);
+
+impl LocalSet {
+    /// Locals `0..n` (capped at 256).
+    fn first(n: usize) -> Self {
+        let mut s = LocalSet::default();
+        (0..n.min(256)).for_each(|i| s.set(i, true));
+        s
+    }
+    pub fn contains(&self, i: usize) -> bool {
+        i < 256 && (self.0[i / 64] >> (i % 64)) & 1 == 1
+    }
+    fn set(&mut self, i: usize, v: bool) {
+        if i < 256 {
+            let bit = 1u64 << (i % 64);
+            if v {
+                self.0[i / 64] |= bit
+            } else {
+                self.0[i / 64] &= !bit
+            }
+        }
+    }
+}
+
 /// For each instruction of `code`, which locals may (`may`) or surely
 /// (`!may`) hold a value before it runs (parameters hold one on entry;
 /// `move_loc` empties a local, `st_loc` fills it): what a returning frame
 /// drops (the interpreter's prepared `ret` and compiled code's alike).
-pub fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize, may: bool) -> Vec<Vec<bool>> {
+/// Unreachable instructions hold nothing.
+pub fn locals_held_sets(code: &movejit_format::CodeUnit, params: usize, may: bool) -> Vec<LocalSet> {
     let n = code.code.len();
-    let mut held: Vec<Option<Vec<bool>>> = vec![None; n];
+    let mut held: Vec<Option<LocalSet>> = vec![None; n];
     if n == 0 {
         return Vec::new();
     }
-    held[0] = Some((0..locals).map(|i| i < params).collect());
+    held[0] = Some(LocalSet::first(params));
     let mut work = vec![0usize];
     while let Some(pc) = work.pop() {
-        let Some(mut h) = held[pc].clone() else { continue };
+        let Some(mut h) = held[pc] else { continue };
         match &code.code[pc] {
-            Bytecode::MoveLoc(i) => h.get_mut(*i as usize).into_iter().for_each(|x| *x = false),
-            Bytecode::StLoc(i) => h.get_mut(*i as usize).into_iter().for_each(|x| *x = true),
+            Bytecode::MoveLoc(i) => h.set(*i as usize, false),
+            Bytecode::StLoc(i) => h.set(*i as usize, true),
             _ => {}
         }
         for succ in movejit_format::cfg::successors(code, pc) {
             let Some(next) = held.get_mut(succ) else { continue };
             match next {
                 None => {
-                    *next = Some(h.clone());
+                    *next = Some(h);
                     work.push(succ);
                 }
                 Some(old) => {
                     // The union over the paths in ("may hold") or the
                     // intersection ("surely holds").
-                    let mut changed = false;
-                    for (o, x) in old.iter_mut().zip(&h) {
-                        if *o != *x && *o != may {
-                            *o = may;
-                            changed = true;
-                        }
+                    let mut joined = *old;
+                    for (o, x) in joined.0.iter_mut().zip(h.0) {
+                        *o = if may { *o | x } else { *o & x };
                     }
-                    if changed {
+                    if joined != *old {
+                        *old = joined;
                         work.push(succ);
                     }
                 }
@@ -142,6 +168,11 @@ pub fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize
         }
     }
     held.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+/// [`locals_held_sets`] as one flag per local (`locals` of them).
+pub fn locals_held(code: &movejit_format::CodeUnit, params: usize, locals: usize, may: bool) -> Vec<Vec<bool>> {
+    locals_held_sets(code, params, may).iter().map(|s| (0..locals).map(|i| s.contains(i)).collect()).collect()
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use movejit_runtime::arith::{BinOp, CmpOp};
 use movejit_runtime::flat::{FlatLayout, FlatValue, FrameLayout, Shape};
 use movejit_runtime::gas::abstract_size::AbstractSizes;
 use movejit_runtime::gas::aptos::SiteCounts;
-use movejit_runtime::gas::memory::MemoryPoint;
+use movejit_runtime::gas::memory::{locals_held_sets, LocalSet, MemoryPoint};
 pub(crate) use movejit_runtime::ScalarKind as Kind;
 use movejit_runtime::{StatusCode, Type, TypeId, TypeTable, VmError, VmResult};
 use std::sync::Arc;
@@ -1906,8 +1906,13 @@ pub(crate) fn prepare(
         }
     }
 
-    let may_hold = movejit_runtime::gas::memory::locals_held(code, params.len(), locals.len(), true);
-    let holds = movejit_runtime::gas::memory::locals_held(code, params.len(), locals.len(), false);
+    // Only locals with a heap part are dropped at `ret`; most functions have
+    // none, and skip the dataflow.
+    let (may_hold, holds) = if local_layouts.iter().all(|l| AbstractSizes::heapless(l)) {
+        (vec![LocalSet::default(); n], vec![LocalSet::default(); n])
+    } else {
+        (locals_held_sets(code, params.len(), true), locals_held_sets(code, params.len(), false))
+    };
     // Locals whose value has a heap part that their bytes do not tell
     // (see `AbstractSizes::bytes_tell_held`), and that only may hold a value
     // at some return: under Aptos's meter a flag byte in the frame says
@@ -1917,9 +1922,11 @@ pub(crate) fn prepare(
             let l = &local_layouts[i];
             !AbstractSizes::heapless(l)
                 && !AbstractSizes::bytes_tell_held(l)
-                && code.code.iter().enumerate().any(|(pc, b)| {
-                    matches!(b, Bytecode::Ret) && may_hold[pc].get(i) == Some(&true) && holds[pc].get(i) != Some(&true)
-                })
+                && code
+                    .code
+                    .iter()
+                    .enumerate()
+                    .any(|(pc, b)| matches!(b, Bytecode::Ret) && may_hold[pc].contains(i) && !holds[pc].contains(i))
         })
         .collect();
 
@@ -1983,11 +1990,11 @@ pub(crate) fn prepare(
         };
         if matches!(op, Op::Ret) {
             // Locals that may hold a value with a heap part.
-            let drops = may_hold[pc].iter().enumerate().filter(|(_, h)| **h).filter_map(|(i, _)| {
+            let drops = (0..locals.len()).filter(|&i| may_hold[pc].contains(i)).filter_map(|i| {
                 let l = &local_layouts[i];
                 let held = if AbstractSizes::bytes_tell_held(l) {
                     Holds::ByBytes
-                } else if holds[pc].get(i) == Some(&true) {
+                } else if holds[pc].contains(i) {
                     Holds::Surely
                 } else {
                     // Tracked: it only may hold one here.
