@@ -32,11 +32,11 @@ fn handle_id(m: &CompiledModule, h: movejit_format::ModuleHandleIndex) -> Module
     (m.address_identifiers[mh.address.idx()], m.identifiers[mh.name.idx()].clone())
 }
 
-/// Checks `module`'s imports against `verified` (modules that passed the
-/// verifier) and `others` (any modules: bounds-checked here first).
+/// Checks `module`'s imports against `checked` (bounds-checked modules) and
+/// `others` (any modules: bounds-checked here first).
 pub(crate) fn verify_module(
     module: &CompiledModule,
-    verified: &[&CompiledModule],
+    checked: &[&CompiledModule],
     others: &[&CompiledModule],
     config: &VerifierConfig,
 ) -> VerifyResult {
@@ -44,7 +44,7 @@ pub(crate) fn verify_module(
     // Index every candidate by id (safe accessors only); the ones this
     // module links against are bounds-checked below, once each.
     let mut all: BTreeMap<(AccountAddress, &str), (&CompiledModule, bool)> = BTreeMap::new();
-    let tagged = verified.iter().map(|d| (*d, true)).chain(others.iter().map(|d| (*d, false)));
+    let tagged = checked.iter().map(|d| (*d, true)).chain(others.iter().map(|d| (*d, false)));
     for (d, trusted) in tagged {
         if let Some(id) = module_id_ref(d) {
             if id != (me.0, me.1.as_str()) {

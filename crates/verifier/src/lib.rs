@@ -89,18 +89,19 @@ pub fn verify_module(
     verify_module_against(module, &[], deps, config)
 }
 
-/// [`verify_module`] with the dependencies in two lists: `verified` are
-/// modules that passed this verifier (a loader's loaded modules: they are
-/// not bounds-checked again), `others` any module.
+/// [`verify_module`] with the dependencies in two lists: `checked` are
+/// modules known to be bounds-checked (made by `movejit_format`'s decoder,
+/// or verified: a loader's loaded modules), which are not checked again;
+/// `others` may be any model.
 pub fn verify_module_against(
     module: &CompiledModule,
-    verified: &[&CompiledModule],
+    checked: &[&CompiledModule],
     others: &[&CompiledModule],
     config: &VerifierConfig,
 ) -> Result<(), VerifyError> {
     guard(|| {
         verify_module_alone(module, config)?;
-        dependencies::verify_module(module, verified, others, config)
+        dependencies::verify_module(module, checked, others, config)
     })
 }
 
