@@ -207,7 +207,10 @@ impl GasAlgebra {
 pub struct MemoryAlgebra {
     quota: u64,
     remaining: u64,
-    peak: u64,
+    /// The lowest `remaining` so far, at most `quota`: the peak usage is
+    /// `quota - lowest`, kept so that a use updates it with one minimum
+    /// (compiled code does it inline on every use).
+    lowest: u64,
 }
 
 /// Field offsets of [`MemoryAlgebra`], for code generators (all `u64`).
@@ -215,18 +218,18 @@ pub struct MemoryAlgebra {
 pub struct MemoryOffsets {
     pub quota: usize,
     pub remaining: usize,
-    pub peak: usize,
+    pub lowest: usize,
 }
 
 impl MemoryAlgebra {
     pub const OFFSETS: MemoryOffsets = MemoryOffsets {
         quota: std::mem::offset_of!(MemoryAlgebra, quota),
         remaining: std::mem::offset_of!(MemoryAlgebra, remaining),
-        peak: std::mem::offset_of!(MemoryAlgebra, peak),
+        lowest: std::mem::offset_of!(MemoryAlgebra, lowest),
     };
 
     pub fn new(quota: u64) -> Self {
-        MemoryAlgebra { quota, remaining: quota, peak: 0 }
+        MemoryAlgebra { quota, remaining: quota, lowest: quota }
     }
 
     pub fn use_memory(&mut self, amount: u64) -> Result<(), StatusCode> {
@@ -240,7 +243,7 @@ impl MemoryAlgebra {
                 Err(StatusCode::MEMORY_LIMIT_EXCEEDED)
             }
         };
-        self.peak = self.peak.max(self.current());
+        self.lowest = self.lowest.min(self.remaining);
         r
     }
 
@@ -255,7 +258,7 @@ impl MemoryAlgebra {
 
     /// The highest usage so far (what Aptos reports as `memory_used`).
     pub fn peak(&self) -> u64 {
-        self.peak
+        self.quota - self.lowest
     }
 }
 

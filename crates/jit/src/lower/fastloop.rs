@@ -11,7 +11,9 @@
 //! in front of the header: with at least that much gas left, no test of
 //! the iteration can fail, so the fast copy runs; with less, the exact
 //! copy (the one lowered first, testing every segment) runs and fails
-//! where the interpreter does. A loop whose iterations take one path has
+//! where the interpreter does. A copy feeding the memory meter reads the
+//! meter's address once per entry, at the dispatch (no instruction of such
+//! a loop changes it). A loop whose iterations take one path has
 //! that amount charged at the dispatch (its blocks charge nothing; exits
 //! add back what the iteration left uncharged). Every back edge of either
 //! copy re-enters the dispatch. Both copies share locals and the gas variable, so control
@@ -155,6 +157,7 @@ impl Lowerer<'_, '_> {
         let room = self.b.func.dfg.num_insts().saturating_mul(2) <= self.target.max_ir_insts;
         let plan = if room { Prepaid::plan(l, &self.block_totals) } else { None };
         let mut need = None;
+        let mut meter = None;
         if let Some(plan) = plan {
             let fast: Vec<Block> = l.body.iter().map(|_| self.b.create_block()).collect();
             let saved: Vec<Block> = l.body.iter().map(|(s, _)| self.block_of[s]).collect();
@@ -164,6 +167,7 @@ impl Lowerer<'_, '_> {
             }
             self.fast_gas = true;
             self.fast_push = None;
+            self.fast_meter = Some((self.b.declare_var(self.ptr), false));
             let mut lowered = HashSet::new();
             let mut same = true;
             let mut res = Ok(());
@@ -218,6 +222,7 @@ impl Lowerer<'_, '_> {
                 }
             }
             self.fast_gas = false;
+            meter = self.fast_meter.take().filter(|&(_, used)| used).map(|(var, _)| var);
             for (&(s, _), &b) in l.body.iter().zip(&saved) {
                 self.block_of.insert(s, b);
             }
@@ -229,6 +234,18 @@ impl Lowerer<'_, '_> {
         // The fast copy left out the stack-room tests of its pushes: a
         // frame without room for the highest takes the exact copy.
         self.b.switch_to_block(l.dispatch);
+        // A copy feeding the memory meter reads its address from here; a
+        // frame without a meter takes the exact copy.
+        if let Some(var) = meter {
+            let m = self.load_ctx(self.ptr, metered::APTOS_METER);
+            self.b.def_var(var, m);
+            if need.is_some() {
+                let metered = self.b.create_block();
+                self.b.ins().brif(m, metered, &[], l.exact, &[]);
+                self.b.switch_to_block(metered);
+                self.b.seal_block(metered);
+            }
+        }
         match (need, self.fast_push.take(), self.room) {
             (Some(_), Some(h), Some(room)) => {
                 let over = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, room, h as i64);

@@ -40,11 +40,10 @@ use movejit_runtime::gas::aptos::AptosCallSite;
 
 /// Where compiled code feeds Aptos's memory algebra inline: the meter's
 /// address in the context, then the algebra's fields from that address.
-const APTOS_METER: i32 = ExecContext::OFFSETS.aptos_meter as i32;
+pub(super) const APTOS_METER: i32 = ExecContext::OFFSETS.aptos_meter as i32;
 const METER_MEMORY: usize = std::mem::offset_of!(movejit_runtime::gas::aptos::AptosMeter, memory);
-const MEMORY_QUOTA: i32 = (METER_MEMORY + MemoryAlgebra::OFFSETS.quota) as i32;
 const MEMORY_REMAINING: i32 = (METER_MEMORY + MemoryAlgebra::OFFSETS.remaining) as i32;
-const MEMORY_PEAK: i32 = (METER_MEMORY + MemoryAlgebra::OFFSETS.peak) as i32;
+const MEMORY_LOWEST: i32 = (METER_MEMORY + MemoryAlgebra::OFFSETS.lowest) as i32;
 
 /// Words per event of the gas resolver's table.
 const EVENT_WORDS: usize = 3;
@@ -294,8 +293,9 @@ impl Lowerer<'_, '_> {
         };
         self.gas_test_steps(i, own, true);
         // Inline, as `MemoryAlgebra::use_memory`: what is left shrinks by
-        // `amount` and the peak follows the usage; a use that does not fit
-        // goes to the `memory_use` helper, which fails and records it.
+        // `amount` and its lowest value (the peak usage) follows; a use that
+        // does not fit goes to the `memory_use` helper, which fails and
+        // records it.
         let done = self.b.create_block();
         let m = self.memory_algebra(done);
         let rem = self.b.ins().load(types::I64, Self::mem(), m, MEMORY_REMAINING);
@@ -307,15 +307,9 @@ impl Lowerer<'_, '_> {
         self.b.seal_block(fits);
         let rem = self.b.ins().iadd_imm_s(rem, (amount as i64).wrapping_neg());
         self.b.ins().store(Self::mem(), rem, m, MEMORY_REMAINING);
-        // Usage `quota - remaining`, 0 while more was released than used.
-        let quota = self.b.ins().load(types::I64, Self::mem(), m, MEMORY_QUOTA);
-        let used = self.b.ins().isub(quota, rem);
-        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, rem, quota);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        let used = self.b.ins().select(over, zero, used);
-        let peak = self.b.ins().load(types::I64, Self::mem(), m, MEMORY_PEAK);
-        let peak = self.b.ins().umax(peak, used);
-        self.b.ins().store(Self::mem(), peak, m, MEMORY_PEAK);
+        let lowest = self.b.ins().load(types::I64, Self::mem(), m, MEMORY_LOWEST);
+        let lowest = self.b.ins().umin(lowest, rem);
+        self.b.ins().store(Self::mem(), lowest, m, MEMORY_LOWEST);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(slow);
         self.b.seal_block(slow);
@@ -347,8 +341,15 @@ impl Lowerer<'_, '_> {
 
     /// The address of the running meter's memory algebra
     /// (`ExecContext::aptos_meter`); without a meter, control goes to
-    /// `done` (nothing to feed, as the helpers do).
+    /// `done` (nothing to feed, as the helpers do). A loop's fast copy
+    /// reads the address its dispatch loaded (nothing in the copy changes
+    /// it; a frame without a meter runs the exact copy).
     fn memory_algebra(&mut self, done: Block) -> Value {
+        if let Some((var, used)) = self.fast_meter.as_mut() {
+            *used = true;
+            let var = *var;
+            return self.b.use_var(var);
+        }
         let meter = self.load_ctx(self.ptr, APTOS_METER);
         let has = self.b.create_block();
         self.b.ins().brif(meter, has, &[], done, &[]);

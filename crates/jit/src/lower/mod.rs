@@ -511,6 +511,7 @@ pub fn lower_function(
         fast_gas: false,
         fast_push: None,
         fast_prepaid: None,
+        fast_meter: None,
         block_totals: HashMap::new(),
         last_segment_total: 0,
         counters: counters::Counters::new(code, &blocks),
@@ -672,6 +673,10 @@ struct Lowerer<'a, 'f> {
     /// the iteration's longest path take it (prepaid at the dispatch),
     /// restored before the block's branch (`lower/fastloop.rs`).
     fast_prepaid: Option<Value>,
+    /// In a fast copy: the meter's address (`ExecContext::aptos_meter`),
+    /// loaded once at the loop's dispatch, and whether the copy fed it
+    /// (`lower/fastloop.rs`).
+    fast_meter: Option<(Variable, bool)>,
     /// The charge of each one-segment block of the main pass.
     block_totals: HashMap<usize, u64>,
     /// The charge of the segment lowered last.
