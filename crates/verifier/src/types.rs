@@ -117,6 +117,13 @@ pub(crate) fn is_assignable(target: &ST, source: &ST) -> bool {
 
 /// Number of nodes in a type (for metering).
 pub(crate) fn node_count(ty: &ST) -> usize {
+    // Most types pushed are leaves: no walk (and no allocation) for them.
+    if !matches!(
+        ty,
+        ST::Vector(_) | ST::Reference(_) | ST::MutableReference(_) | ST::StructInstantiation(..) | ST::Function(..)
+    ) {
+        return 1;
+    }
     let mut n = 0;
     let mut stack = vec![ty];
     while let Some(t) = stack.pop() {
