@@ -215,6 +215,23 @@ public fun apply_short(k: u64, x: u64): u64
     call_closure <|u64|u64>
     ret
 
+public fun apply_calling(k: u64, x: u64): u64
+    local f: |u64|u64 has copy + drop + store
+    move_loc k
+    pack_closure add_rec, 1
+    st_loc f
+    move_loc x
+    copy_loc f
+    call_closure <|u64|u64>
+    ret
+
+#[persistent] public fun add_rec(k: u64, x: u64): u64
+    move_loc k
+    call rec
+    move_loc x
+    add
+    ret
+
 public fun rec(n: u64): u64
     copy_loc n
     ld_u64 0
@@ -578,6 +595,7 @@ fn metered_calls_across_the_boundary_agree_at_every_balance() {
     let cases: Vec<(&str, Option<Call>, Call, bool)> = vec![
         ("compiled recursion", None, ("rec", vec![u64_arg(7)]), true),
         ("closure packed and called", None, ("apply_short", vec![u64_arg(7), u64_arg(5)]), true),
+        ("closure calling", None, ("apply_calling", vec![u64_arg(4), u64_arg(5)]), true),
         ("compiled chain", None, ("deep", vec![u64_arg(6), u64_arg(0)]), false),
         ("interpreted callee", None, ("call_long", vec![u64_arg(5), u64_arg(4)]), false),
         ("both ways", None, ("deep", vec![u64_arg(2), u64_arg(3)]), false),

@@ -792,12 +792,7 @@ impl JitEngine {
             let call = b.ins().call(fref, &lanes);
             let mut res = b.inst_results(call).to_vec();
             if metered {
-                // Returned: the result's gas left; failed: the callee wrote
-                // it to the context.
-                let left = res.remove(GAS_RESULT);
-                let recorded = b.ins().load(types::I64, mem, ctx, CTX_GAS_LEFT);
-                let g = b.ins().select(res[0], recorded, left);
-                b.ins().store(mem, g, ctx, CTX_GAS_LEFT);
+                gas_back_to_context(&mut b, ctx, &mut res);
             }
             let mut at = 1;
             for (i, t) in rets.iter().enumerate() {
@@ -841,11 +836,11 @@ impl JitEngine {
         let provided: Vec<Ty> =
             params.iter().enumerate().filter(|(i, _)| !captured_at(*i)).map(|(_, t)| t.clone()).collect();
         let ptr = self.ptr;
-        // An adapter of a metered engine takes the gas left in registers
+        // An adapter of a metered engine takes the gas left in the context
         // whatever its callee's convention (call sites see only the
-        // closure's type).
-        let metered = self.config.cost.is_some();
-        let own = if metered { GasAbi::Registers } else { GasAbi::Unmetered };
+        // closure's type; most targets are leaf lambdas, which take it
+        // there too).
+        let own = if self.config.cost.is_some() { GasAbi::Context } else { GasAbi::Unmetered };
         let mut sig = move_signature(self.call_conv, ptr, &provided, rets, own);
         sig.params.insert(1, AbiParam::new(ptr));
         self.symbols += 1;
@@ -864,14 +859,11 @@ impl JitEngine {
             let (ctx, caps) = (p[0], p[1]);
             let vmem = MemFlagsData::new().with_notrap();
             let mut lanes = vec![ctx];
-            // Metered: the gas left follows the captures; it is passed on,
-            // or through the context to a callee that takes it there.
-            let (mut at, mut k) = (2 + usize::from(metered), 0);
+            // A callee taking the gas left in registers gets the context's.
             if gas.in_registers() {
-                lanes.push(p[2]);
-            } else if metered {
-                b.ins().store(vmem, p[2], ctx, CTX_GAS_LEFT);
+                lanes.push(b.ins().load(types::I64, vmem, ctx, CTX_GAS_LEFT));
             }
+            let (mut at, mut k) = (2, 0);
             for (i, t) in params.iter().enumerate() {
                 if captured_at(i) {
                     let Ty::S(kind) = t else {
@@ -891,10 +883,8 @@ impl JitEngine {
             lanes.extend_from_slice(&p[at..]);
             let call = b.ins().call(fref, &lanes);
             let mut res = b.inst_results(call).to_vec();
-            if metered && !gas.in_registers() {
-                // (On failure the value is unused: the context has it.)
-                let g = b.ins().load(types::I64, vmem, ctx, CTX_GAS_LEFT);
-                res.insert(GAS_RESULT, g);
+            if gas.in_registers() {
+                gas_back_to_context(&mut b, ctx, &mut res);
             }
             b.ins().return_(&res);
             b.finalize(isa_cfg);
@@ -903,6 +893,22 @@ impl JitEngine {
         self.define(id, &mut ctx)?;
         Ok(id)
     }
+}
+
+/// After a call of a function taking the gas left in registers from code
+/// keeping it in the context (trampolines, closure adapters): removes the
+/// returned gas from `results` and writes it to the context when the call
+/// succeeded (a failed callee already wrote the exact gas left there).
+fn gas_back_to_context(
+    b: &mut FunctionBuilder<'_>,
+    ctx: cranelift_codegen::ir::Value,
+    results: &mut Vec<cranelift_codegen::ir::Value>,
+) {
+    let mem = MemFlagsData::trusted();
+    let left = results.remove(GAS_RESULT);
+    let recorded = b.ins().load(types::I64, mem, ctx, CTX_GAS_LEFT);
+    let g = b.ins().select(results[0], recorded, left);
+    b.ins().store(mem, g, ctx, CTX_GAS_LEFT);
 }
 
 /// Type limits of the JIT's flat layouts: the nesting bound the flat
