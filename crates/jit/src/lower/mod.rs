@@ -773,10 +773,11 @@ struct Lowerer<'a, 'f> {
     /// The shared block resolving where a segment fails.
     gas_resolver: Option<Block>,
     /// When metered: the gas left, kept in a register between calls (the
-    /// context's `gas_left` is written before every call out, jump to the
-    /// failure path and return, and re-read after each call).
+    /// context's `gas_left` is written before every call out that reads it,
+    /// jump to the failure path and `Context` return, and re-read after
+    /// each such call; `Registers` callees and returns pass it as a value).
     gas_var: Option<Variable>,
-    /// Metered: the gas left the caller passed (the entry's `GAS_PARAM`).
+    /// `GasAbi::Registers`: the gas left the caller passed (`GAS_PARAM`).
     gas_param: Option<Value>,
     /// How many times the gas left was redefined (a segment that saw no
     /// redefinition but its own charge may record a floor).
