@@ -205,6 +205,48 @@ public fun call_stored(a: address, x: u64): u64 acquires Holder
     call_closure <|u64|u64>
     ret
 
+public fun apply_short(k: u64, x: u64): u64
+    local f: |u64|u64 has copy + drop + store
+    move_loc k
+    pack_closure add_short, 1
+    st_loc f
+    move_loc x
+    copy_loc f
+    call_closure <|u64|u64>
+    ret
+
+public fun apply_calling(k: u64, x: u64): u64
+    local f: |u64|u64 has copy + drop + store
+    move_loc k
+    pack_closure add_rec, 1
+    st_loc f
+    move_loc x
+    copy_loc f
+    call_closure <|u64|u64>
+    ret
+
+#[persistent] public fun add_rec(k: u64, x: u64): u64
+    move_loc k
+    call rec
+    move_loc x
+    add
+    ret
+
+public fun rec(n: u64): u64
+    copy_loc n
+    ld_u64 0
+    eq
+    br_false L0
+    ld_u64 0
+    ret
+L0: move_loc n
+    ld_u64 1
+    sub
+    call rec
+    ld_u64 1
+    add
+    ret
+
 #[persistent] public fun add_short(k: u64, x: u64): u64
     move_loc k
     move_loc x
@@ -519,4 +561,103 @@ public fun call_missing(x: u64): u64
         assert_eq!(got, want, "{kind:?}");
         assert_eq!(label, "jit", "{kind:?} compiled the caller");
     }
+}
+
+/// Metered calls across the boundary and between compiled functions, under
+/// the unit and Aptos schedules: compiled code passes the gas left to a
+/// compiled callee and gets it back in registers, an interpreter stub hands
+/// it to the interpreter and back, an interpreted caller's compiled callee
+/// takes it from the context through its trampoline, and a closure's
+/// adapter passes it on. At balances dense around every point where each
+/// call runs out (every balance under the unit schedule), `interp`, `auto`
+/// and `jit` must agree on the status, location, results and gas used.
+#[test]
+fn metered_calls_across_the_boundary_agree_at_every_balance() {
+    use movejit_engine::runtime::gas::aptos::AptosPricing;
+    use movejit_testkit::balances::{agree_at_balances, every_executor};
+    let st = storage();
+    let id = ModuleId::new(AccountAddress::from_u64(0xcafe), "mixed");
+    let addr = AccountAddress::from_u64(0xcafe).0.to_vec();
+    let pricing = AptosPricing::v50();
+    let full = pricing.limits.to_internal(1_000);
+    let meters: [(&str, GasMeter); 2] =
+        [("unit", GasMeter::new(CostTable::default(), full)), ("aptos", GasMeter::aptos(pricing.clone(), full))];
+    let jit = JitOptions { max_code_len: MAX_CODE_LEN, ..JitOptions::default() };
+    let engines = every_executor(&EngineConfig { jit, ..EngineConfig::aptos() });
+    // (name, a setup call made on a full balance, the call made at each
+    // balance, whether Aptos's schedule runs it compiled: a call graph
+    // with an interpreted function runs interpreted there): compiled →
+    // compiled (`rec`; `deep` recursing into `long_rec`; a closure's
+    // adapter), compiled →
+    // interpreted and back (`long_rec` calls `deep`), a reference across
+    // the boundary, closures to interpreted and compiled targets.
+    type Call = (&'static str, Vec<Vec<u8>>);
+    let cases: Vec<(&str, Option<Call>, Call, bool)> = vec![
+        ("compiled recursion", None, ("rec", vec![u64_arg(7)]), true),
+        ("closure packed and called", None, ("apply_short", vec![u64_arg(7), u64_arg(5)]), true),
+        ("closure calling", None, ("apply_calling", vec![u64_arg(4), u64_arg(5)]), true),
+        ("compiled chain", None, ("deep", vec![u64_arg(6), u64_arg(0)]), false),
+        ("interpreted callee", None, ("call_long", vec![u64_arg(5), u64_arg(4)]), false),
+        ("both ways", None, ("deep", vec![u64_arg(2), u64_arg(3)]), false),
+        ("reference", None, ("via_ref", vec![u64_arg(3), u64_arg(4)]), false),
+        (
+            "closure, interpreted target",
+            Some(("store", vec![signer_arg(), u64_arg(7)])),
+            ("call_stored", vec![addr.clone(), u64_arg(5)]),
+            false,
+        ),
+        (
+            "closure, compiled target",
+            Some(("store_short", vec![signer_arg(), u64_arg(7)])),
+            ("call_stored", vec![addr.clone(), u64_arg(5)]),
+            true,
+        ),
+    ];
+    let observe = |engine: &movejit_engine::Engine, meter: &GasMeter, setup: &Option<Call>, call: &Call, b: u64| {
+        let mut session = engine.new_session(&st);
+        if let Some((f, args)) = setup {
+            let r = session.execute_function(&id, f, &[], args, &mut meter.with_budget(full));
+            assert!(r.is_ok(), "setup {f}: {r:?}");
+        }
+        let mut gas = meter.with_budget(b);
+        let r = session.execute_function(&id, call.0, &[], &call.1, &mut gas);
+        let compiled = session.compiled_stats().map_or(0, |s| s.compiled_functions);
+        let o = match r {
+            Ok(r) => Outcome::Returned(r.returns),
+            Err(e) => Outcome::Failed(e.status, e.sub_status, e.location, e.message),
+        };
+        ((o, gas.used()), compiled)
+    };
+    let mut diffs = Vec::new();
+    for (schedule, meter) in &meters {
+        for (name, setup, call, aptos_compiles) in &cases {
+            let ((whole, total), _) = observe(&engines[0].1, meter, setup, call, full);
+            assert!(matches!(whole, Outcome::Returned(_)), "{schedule} {name}: {whole:?}");
+            // Every balance when there are few, else a dense spread with
+            // each point's neighbours.
+            let balances: Vec<u64> = if total <= 400 {
+                (0..=total + 1).collect()
+            } else {
+                (0..=120u64)
+                    .map(|k| total.saturating_mul(k) / 120)
+                    .flat_map(|b| [b.saturating_sub(1), b, b + 1])
+                    .collect()
+            };
+            let agreement = agree_at_balances(&engines, balances, |engine, b| observe(engine, meter, setup, call, b));
+            if *schedule == "unit" || *aptos_compiles {
+                assert!(agreement.compiled_runs > 0, "{schedule} {name}: never ran compiled");
+            }
+            let ran_out = agreement
+                .reference
+                .iter()
+                .filter(|(_, (o, _))| matches!(o, Outcome::Failed(StatusCode::OUT_OF_GAS, ..)))
+                .count();
+            assert!(ran_out > 0 && ran_out < agreement.reference.len(), "{schedule} {name}: {ran_out} out of gas");
+            diffs.extend(agreement.diffs.into_iter().map(|d| format!("{schedule} {name}: {d}")));
+        }
+    }
+    for d in diffs.iter().take(12) {
+        eprintln!("DIFF {d}");
+    }
+    assert!(diffs.is_empty(), "the executors disagree in {} runs", diffs.len());
 }

@@ -262,11 +262,11 @@ impl JitEngine {
         if !scalars || captured.len() > closure_shims::FAST_CAPTURES {
             return Ok(true);
         }
-        let (func, tys, rtys) = {
+        let (func, tys, rtys, gas) = {
             let i = self.instances.get(key).ok_or_else(|| bad("instance"))?;
-            (i.func, i.params.clone(), i.rets.clone())
+            (i.func, i.params.clone(), i.rets.clone(), i.gas)
         };
-        let id = self.define_closure_adapter(func, &tys, &rtys, mask)?;
+        let id = self.define_closure_adapter(func, &tys, &rtys, mask, gas)?;
         self.jit_mut().finalize_definitions().map_err(|e| CompileError::Codegen(e.to_string()))?;
         let adapter = self.jit_mut().get_finalized_function(id) as usize;
         let class = table.class_of(&provided, &rets);

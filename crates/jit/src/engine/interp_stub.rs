@@ -16,8 +16,10 @@
 //! interpreted callee) are exactly those of an all-interpreted run.
 //!
 //! The caller already did the call's depth check and frame charge and
-//! keeps its gas in the context across the call, as for any compiled
-//! callee; the stub adds no gas of its own. Standalone engines (no session)
+//! passes its gas left as for any compiled callee of the instance's
+//! convention (`GasAbi`): in registers, the stub stores it to the context
+//! for the interpreter and returns what the interpreter left (a failure
+//! leaves it in the context); the stub adds no gas of its own. Standalone engines (no session)
 //! cannot interpret: there a failed instance still gets the error stub and
 //! its callers do not compile.
 
@@ -28,7 +30,7 @@ use crate::engine::InstanceKey;
 use crate::error::{CompileError, CompileResult};
 use crate::helpers::{status, HelperId};
 use crate::kind::KindIr;
-use crate::lower::{move_signature, return_failure, LowerEnv};
+use crate::lower::{move_signature, return_failure, LowerEnv, CTX_GAS_LEFT, GAS_PARAM};
 use crate::ty::Ty;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Function, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, UserFuncName};
@@ -75,7 +77,9 @@ impl JitEngine {
         rets: &[Ty],
     ) -> CompileResult<()> {
         let site = self.interp_site(key)?;
-        let sig = move_signature(self.call_conv, self.ptr, params, rets);
+        let gas = self.instances.get(key).ok_or_else(|| codegen("interpreter stub of an undeclared instance"))?.gas;
+        let metered = gas.in_registers();
+        let sig = move_signature(self.call_conv, self.ptr, params, rets, gas);
         let mut func = Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
         let helper = self.env().helper(HelperId::call_interpreted(), &mut func)?;
         let (ptr, isa_cfg) = (self.ptr, self.frontend);
@@ -89,6 +93,11 @@ impl JitEngine {
             let ctx = lanes[0];
             let mut next = 1;
             let vmem = MemFlagsData::new().with_notrap();
+            if metered {
+                // The interpreter charges the context's gas left.
+                b.ins().store(MemFlagsData::trusted(), lanes[GAS_PARAM], ctx, CTX_GAS_LEFT);
+                next += 1;
+            }
             let n = params.len() + rets.len();
             let table =
                 b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * n.max(1) as u32, 3));
@@ -137,11 +146,14 @@ impl JitEngine {
             // Failed: the shim recorded the error and its location.
             b.switch_to_block(bad);
             b.seal_block(bad);
-            return_failure(&mut b, rets, ptr);
+            return_failure(&mut b, rets, ptr, gas);
             // Returned: scalar and reference results from their slots.
             b.switch_to_block(ok);
             b.seal_block(ok);
             let mut vals = vec![b.ins().iconst(types::I8, 0)];
+            if metered {
+                vals.push(b.ins().load(types::I64, MemFlagsData::trusted(), ctx, CTX_GAS_LEFT));
+            }
             for (t, a) in rets.iter().zip(&outs) {
                 match t {
                     Ty::M(_) => {}

@@ -24,7 +24,10 @@ use crate::exec::ConstPool;
 use crate::gas::CostTable;
 use crate::helpers::{self, HelperId};
 use crate::kind::KindIr;
-use crate::lower::{lower_function, move_signature, return_failure, CalleeRef, LowerEnv, Target, CTX_STATUS};
+use crate::lower::{
+    lower_function, move_signature, return_failure, CalleeRef, GasAbi, LowerEnv, Target, CTX_GAS_LEFT, CTX_STATUS,
+    GAS_PARAM, GAS_RESULT,
+};
 use crate::ty::Ty;
 use crate::types::{TypeLimits, Types};
 use cranelift_codegen::control::ControlPlane;
@@ -175,6 +178,8 @@ struct Instance {
     func: FuncId,
     params: Vec<Ty>,
     rets: Vec<Ty>,
+    /// How its compiled function takes the gas left.
+    gas: GasAbi,
     state: State,
     callees: Vec<InstanceKey>,
 }
@@ -446,12 +451,12 @@ impl JitEngine {
         let tramp = match self.entries.get(key) {
             Some((id, _)) => *id,
             None => {
-                let (params, rets) = {
+                let (params, rets, gas) = {
                     let i = &self.instances[key];
-                    (i.params.clone(), i.rets.clone())
+                    (i.params.clone(), i.rets.clone(), i.gas)
                 };
                 let callee = self.instances[key].func;
-                let id = self.define_trampoline(callee, &params, &rets)?;
+                let id = self.define_trampoline(callee, &params, &rets, gas)?;
                 self.entries.insert(key.clone(), (id, None));
                 id
             }
@@ -512,6 +517,7 @@ impl JitEngine {
             callees: Vec::new(),
             checking: None,
             closures: &mut self.closures,
+            metered: self.config.cost.is_some(),
         }
     }
 
@@ -523,11 +529,11 @@ impl JitEngine {
             .get(key.module as usize)
             .cloned()
             .ok_or_else(|| CompileError::UnknownFunction(format!("module #{}", key.module)))?;
-        let (params, rets) = {
+        let (params, rets, gas) = {
             let i = &self.instances[key];
-            (i.params.clone(), i.rets.clone())
+            (i.params.clone(), i.rets.clone(), i.gas)
         };
-        let sig = move_signature(self.call_conv, self.ptr, &params, &rets);
+        let sig = move_signature(self.call_conv, self.ptr, &params, &rets, gas);
         let mut func = Function::with_name_signature(UserFuncName::user(0, self.instances[key].func.as_u32()), sig);
         let cost = self.config.cost.clone();
         let aptos = self.config.aptos.clone();
@@ -548,6 +554,7 @@ impl JitEngine {
             baseline,
             split,
             unchecked_copy_max_len: self.config.unchecked_copy_max_len,
+            gas,
         };
         let mut fctx = std::mem::take(&mut self.fctx);
         let mut env = self.env();
@@ -641,9 +648,9 @@ impl JitEngine {
                     State::Defined
                 }
                 Err(e) => {
-                    let (id, params, rets) = {
+                    let (id, params, rets, gas) = {
                         let i = &self.instances[&key];
-                        (i.func, i.params.clone(), i.rets.clone())
+                        (i.func, i.params.clone(), i.rets.clone(), i.gas)
                     };
                     // Inside a session the interpreter runs what does not
                     // compile (not a malformed function: it fails its callers).
@@ -658,7 +665,7 @@ impl JitEngine {
                             i.callees.clear();
                         }
                         State::Interpreted(e)
-                    } else if let Err(stub_err) = self.define_stub(id, &params, &rets) {
+                    } else if let Err(stub_err) = self.define_stub(id, &params, &rets, gas) {
                         return self.poison(stub_err);
                     } else {
                         State::Failed(e)
@@ -703,8 +710,8 @@ impl JitEngine {
         Ok(())
     }
 
-    fn define_stub(&mut self, id: FuncId, params: &[Ty], rets: &[Ty]) -> CompileResult<()> {
-        let sig = move_signature(self.call_conv, self.ptr, params, rets);
+    fn define_stub(&mut self, id: FuncId, params: &[Ty], rets: &[Ty], gas: GasAbi) -> CompileResult<()> {
+        let sig = move_signature(self.call_conv, self.ptr, params, rets, gas);
         let mut func = Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
         let isa_cfg = self.frontend;
         let ptr = self.ptr;
@@ -715,11 +722,16 @@ impl JitEngine {
             b.switch_to_block(blk);
             b.seal_block(blk);
             let ctx = b.block_params(blk)[0];
+            if gas.in_registers() {
+                // A failure leaves the gas left in the context.
+                let g = b.block_params(blk)[GAS_PARAM];
+                b.ins().store(MemFlagsData::trusted(), g, ctx, CTX_GAS_LEFT);
+            }
             let st = b
                 .ins()
                 .iconst(types::I64, StatusCode::UNKNOWN_INVARIANT_VIOLATION_ERROR.number(StatusFlavour::Aptos) as i64);
             b.ins().store(MemFlagsData::trusted(), st, ctx, CTX_STATUS);
-            return_failure(&mut b, rets, ptr);
+            return_failure(&mut b, rets, ptr, gas);
             b.finalize(isa_cfg);
         }
         let mut ctx = Context::for_function(func);
@@ -732,7 +744,8 @@ impl JitEngine {
     /// to their slot; in-memory arguments are handed over by address (the
     /// callee owns them from then on) and in-memory results written to
     /// their slot. Returns 0 on success, 1 on failure.
-    fn define_trampoline(&mut self, callee: FuncId, params: &[Ty], rets: &[Ty]) -> CompileResult<FuncId> {
+    fn define_trampoline(&mut self, callee: FuncId, params: &[Ty], rets: &[Ty], gas: GasAbi) -> CompileResult<FuncId> {
+        let metered = gas.in_registers();
         let mut sig = Signature::new(self.call_conv);
         for _ in 0..3 {
             sig.params.push(AbiParam::new(self.ptr));
@@ -756,6 +769,10 @@ impl JitEngine {
             let mem = MemFlagsData::trusted();
             let vmem = MemFlagsData::new().with_notrap();
             let mut lanes = vec![ctx];
+            if metered {
+                // The gas left goes in and out through the context here.
+                lanes.push(b.ins().load(types::I64, mem, ctx, CTX_GAS_LEFT));
+            }
             for (i, t) in params.iter().enumerate() {
                 let slot = b.ins().load(ptr, mem, args, (8 * i) as i32);
                 match t {
@@ -773,7 +790,10 @@ impl JitEngine {
                 }
             }
             let call = b.ins().call(fref, &lanes);
-            let res = b.inst_results(call).to_vec();
+            let mut res = b.inst_results(call).to_vec();
+            if metered {
+                gas_back_to_context(&mut b, ctx, &mut res);
+            }
             let mut at = 1;
             for (i, t) in rets.iter().enumerate() {
                 if matches!(t, Ty::M(_)) {
@@ -809,13 +829,19 @@ impl JitEngine {
         params: &[Ty],
         rets: &[Ty],
         mask: u64,
+        gas: GasAbi,
     ) -> CompileResult<FuncId> {
         use movejit_runtime::flat::closure_shims::FAST_CAPTURE_STRIDE;
         let captured_at = |i: usize| i < 64 && (mask >> i) & 1 == 1;
         let provided: Vec<Ty> =
             params.iter().enumerate().filter(|(i, _)| !captured_at(*i)).map(|(_, t)| t.clone()).collect();
         let ptr = self.ptr;
-        let mut sig = move_signature(self.call_conv, ptr, &provided, rets);
+        // An adapter of a metered engine takes the gas left in the context
+        // whatever its callee's convention (call sites see only the
+        // closure's type; most targets are leaf lambdas, which take it
+        // there too).
+        let own = if self.config.cost.is_some() { GasAbi::Context } else { GasAbi::Unmetered };
+        let mut sig = move_signature(self.call_conv, ptr, &provided, rets, own);
         sig.params.insert(1, AbiParam::new(ptr));
         self.symbols += 1;
         let name = format!("movejit_closure_entry_{}", self.symbols);
@@ -833,6 +859,10 @@ impl JitEngine {
             let (ctx, caps) = (p[0], p[1]);
             let vmem = MemFlagsData::new().with_notrap();
             let mut lanes = vec![ctx];
+            // A callee taking the gas left in registers gets the context's.
+            if gas.in_registers() {
+                lanes.push(b.ins().load(types::I64, vmem, ctx, CTX_GAS_LEFT));
+            }
             let (mut at, mut k) = (2, 0);
             for (i, t) in params.iter().enumerate() {
                 if captured_at(i) {
@@ -852,7 +882,10 @@ impl JitEngine {
             }
             lanes.extend_from_slice(&p[at..]);
             let call = b.ins().call(fref, &lanes);
-            let res = b.inst_results(call).to_vec();
+            let mut res = b.inst_results(call).to_vec();
+            if gas.in_registers() {
+                gas_back_to_context(&mut b, ctx, &mut res);
+            }
             b.ins().return_(&res);
             b.finalize(isa_cfg);
         }
@@ -860,6 +893,22 @@ impl JitEngine {
         self.define(id, &mut ctx)?;
         Ok(id)
     }
+}
+
+/// After a call of a function taking the gas left in registers from code
+/// keeping it in the context (trampolines, closure adapters): removes the
+/// returned gas from `results` and writes it to the context when the call
+/// succeeded (a failed callee already wrote the exact gas left there).
+fn gas_back_to_context(
+    b: &mut FunctionBuilder<'_>,
+    ctx: cranelift_codegen::ir::Value,
+    results: &mut Vec<cranelift_codegen::ir::Value>,
+) {
+    let mem = MemFlagsData::trusted();
+    let left = results.remove(GAS_RESULT);
+    let recorded = b.ins().load(types::I64, mem, ctx, CTX_GAS_LEFT);
+    let g = b.ins().select(results[0], recorded, left);
+    b.ins().store(mem, g, ctx, CTX_GAS_LEFT);
 }
 
 /// Type limits of the JIT's flat layouts: the nesting bound the flat
@@ -908,6 +957,8 @@ struct Declarer<'e> {
     /// The checking copy the lowering declared (`LowerEnv::checking_copy`).
     checking: Option<FuncId>,
     closures: &'e mut closures::ClosureState,
+    /// Compiled functions pass the gas left (`move_signature`).
+    metered: bool,
 }
 
 impl Declarer<'_> {
@@ -935,11 +986,15 @@ impl Declarer<'_> {
         let tys =
             |ts: &[RType]| ts.iter().map(|t| self.layout_of(t).map(|l| Ty::of(&l))).collect::<CompileResult<Vec<_>>>();
         let (params, rets) = (tys(&params)?, tys(&rets)?);
-        let sig = move_signature(self.call_conv, self.ptr, &params, &rets);
+        let code =
+            m.function_defs.get(key.fdef as usize).and_then(|d| d.code.as_ref()).map_or(&[][..], |c| &c.code[..]);
+        let gas = GasAbi::of(self.metered, code);
+        let sig = move_signature(self.call_conv, self.ptr, &params, &rets, gas);
         *self.symbols += 1;
         let name = format!("movejit_m{}_f{}_{}", key.module, key.fdef, self.symbols);
         let func = self.jit.declare_function(&name, Linkage::Local, &sig).map_err(codegen)?;
-        self.instances.insert(key.clone(), Instance { func, params, rets, state: State::Queued, callees: Vec::new() });
+        self.instances
+            .insert(key.clone(), Instance { func, params, rets, gas, state: State::Queued, callees: Vec::new() });
         self.queue.push(key.clone());
         Ok(func)
     }
@@ -1039,7 +1094,7 @@ impl LowerEnv for Declarer<'_> {
         let local_nodes = local_nodes(tm, fdef, &key.type_args)?;
         let id = self.declare(&key)?;
         let inst = &self.instances[&key];
-        let (params, rets) = (inst.params.clone(), inst.rets.clone());
+        let (params, rets, gas) = (inst.params.clone(), inst.rets.clone(), inst.gas);
         self.callees.push(key);
         let fref = self.jit.declare_func_in_func(id, func);
         Ok(CalleeRef {
@@ -1051,6 +1106,7 @@ impl LowerEnv for Declarer<'_> {
             module_free,
             module,
             native_def: None,
+            gas,
         })
     }
 

@@ -339,7 +339,10 @@ impl Lowerer<'_, '_> {
 
         let ptys: Vec<Ty> = provided.iter().map(Ty::of).collect();
         let rtys: Vec<Ty> = rets.iter().map(Ty::of).collect();
-        let mut sig = super::move_signature(self.b.func.signature.call_conv, self.ptr, &ptys, &rtys);
+        // Adapters of a metered engine take the gas left in the context
+        // (`define_closure_adapter`).
+        let gas = if self.target.cost.is_some() { super::GasAbi::Context } else { super::GasAbi::Unmetered };
+        let mut sig = super::move_signature(self.b.func.signature.call_conv, self.ptr, &ptys, &rtys, gas);
         sig.params.insert(1, AbiParam::new(self.ptr));
         let sigref = self.b.import_signature(sig);
         let mut lanes = vec![self.ctx, caps];
@@ -352,7 +355,10 @@ impl Lowerer<'_, '_> {
             }
         }
         // As a direct call: the depth check, then the frame's charge.
-        let results = self.compiled_call(i, held as i64, |b| b.ins().call_indirect(sigref, adapter, &lanes))?;
+        // An adapter takes the gas left after the captures (`define_closure_adapter`).
+        let gas = (gas, 0);
+        let results =
+            self.compiled_call(i, held as i64, lanes, gas, |b, lanes| b.ins().call_indirect(sigref, adapter, lanes))?;
         let mut at = 1;
         for (t, a) in rtys.iter().zip(outs) {
             match t {

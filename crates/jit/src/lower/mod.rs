@@ -96,15 +96,58 @@ mod off {
     pub const GLOBAL_REST: i32 = O.global_rest as i32;
 }
 pub(crate) use cold::order_exits_after_branches;
+pub(crate) use off::GAS_LEFT as CTX_GAS_LEFT;
 pub(crate) use off::STATUS as CTX_STATUS;
 
 /// Copies up to this many bytes inline; longer values go to `memmove`.
 const INLINE_COPY: u32 = 128;
 
-/// The signature of a compiled Move function (see the module docs).
-pub fn move_signature(call_conv: CallConv, ptr: Type, params: &[Ty], rets: &[Ty]) -> Signature {
+/// Where a function passing the gas left in registers (`GasAbi::Registers`)
+/// takes it: the parameter after the context; and gives it back: the result
+/// after the failure flag (jit-abi.md section 2, calling convention).
+pub const GAS_PARAM: usize = 1;
+pub const GAS_RESULT: usize = 1;
+
+/// How a compiled function of a metered engine receives the gas left and
+/// gives it back to its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GasAbi {
+    /// Unmetered: no gas.
+    Unmetered,
+    /// Through `ExecContext::gas_left`: read at entry, written before it
+    /// returns (functions without calls: measured, a register parameter
+    /// costs queens' leaves more spills than the two memory accesses).
+    Context,
+    /// In registers (`GAS_PARAM`, `GAS_RESULT`): functions that call.
+    Registers,
+}
+
+impl GasAbi {
+    /// The convention of a function with `code` in a `metered` engine.
+    pub fn of(metered: bool, code: &[Bytecode]) -> Self {
+        let calls =
+            code.iter().any(|i| matches!(i, Bytecode::Call(_) | Bytecode::CallGeneric(_) | Bytecode::CallClosure(_)));
+        match (metered, calls) {
+            (false, _) => GasAbi::Unmetered,
+            (true, false) => GasAbi::Context,
+            (true, true) => GasAbi::Registers,
+        }
+    }
+
+    pub fn in_registers(self) -> bool {
+        self == GasAbi::Registers
+    }
+}
+
+/// The signature of a compiled Move function (see the module docs); with
+/// `GasAbi::Registers` it takes and returns the gas left (`GAS_PARAM`,
+/// `GAS_RESULT`).
+pub fn move_signature(call_conv: CallConv, ptr: Type, params: &[Ty], rets: &[Ty], gas: GasAbi) -> Signature {
     let mut sig = Signature::new(call_conv);
     sig.params.push(AbiParam::new(ptr));
+    if gas.in_registers() {
+        sig.params.push(AbiParam::new(types::I64));
+    }
     for t in params {
         sig.params.extend(t.lanes(ptr).into_iter().map(AbiParam::new));
     }
@@ -114,6 +157,9 @@ pub fn move_signature(call_conv: CallConv, ptr: Type, params: &[Ty], rets: &[Ty]
         }
     }
     sig.returns.push(AbiParam::new(types::I8));
+    if gas.in_registers() {
+        sig.returns.push(AbiParam::new(types::I64));
+    }
     for t in rets {
         if !matches!(t, Ty::M(_)) {
             sig.returns.extend(t.lanes(ptr).into_iter().map(AbiParam::new));
@@ -140,6 +186,8 @@ pub struct CalleeRef {
     /// A native callee's function definition index in its module (where
     /// Aptos locates running out of gas in it).
     pub native_def: Option<u16>,
+    /// How a Move callee takes the gas left.
+    pub gas: GasAbi,
 }
 
 impl CalleeRef {
@@ -154,6 +202,7 @@ impl CalleeRef {
             module_free: true,
             module: None,
             native_def: None,
+            gas: GasAbi::Unmetered,
         }
     }
 }
@@ -250,6 +299,8 @@ pub struct Target<'a> {
     /// Only functions of at most this many instructions are split
     /// (`JitConfig::unchecked_copy_max_len`).
     pub unchecked_copy_max_len: usize,
+    /// How the function takes and gives back the gas left.
+    pub gas: GasAbi,
 }
 
 /// An integer instruction a cold failure site hands back to the runtime's
@@ -374,8 +425,12 @@ fn status_number(s: StatusCode) -> i64 {
 /// Returns "failed" from a compiled function: the flag set and every
 /// scalar or reference result lane zero (the calling convention's failure
 /// return, shared by lowered code and the engine's stubs).
-pub(crate) fn return_failure(b: &mut FunctionBuilder<'_>, rets: &[Ty], ptr: Type) {
+pub(crate) fn return_failure(b: &mut FunctionBuilder<'_>, rets: &[Ty], ptr: Type, gas: GasAbi) {
     let mut vals = vec![b.ins().iconst(types::I8, 1)];
+    if gas.in_registers() {
+        // A failure's gas left is the context's (`GAS_RESULT` unused).
+        vals.push(b.ins().iconst(types::I64, 0));
+    }
     for t in rets.iter().filter(|t| !matches!(t, Ty::M(_))) {
         for ty in t.lanes(ptr) {
             let z = if ty == types::I128 {
@@ -476,9 +531,12 @@ pub fn lower_function(
     b.switch_to_block(entry);
     b.seal_block(entry);
     let ctx = b.block_params(entry)[0];
-    let params: Vec<Value> = b.block_params(entry)[1..].to_vec();
-
     let metered = target.cost.is_some();
+    // The gas left the caller passed in a register (`GAS_PARAM`).
+    let in_registers = target.gas.in_registers();
+    let gas_in = in_registers.then(|| b.block_params(entry)[GAS_PARAM]);
+    let params: Vec<Value> = b.block_params(entry)[1 + usize::from(in_registers)..].to_vec();
+
     // The failure path takes its operands in a frame slot, not as block
     // parameters: one parameter fed by thousands of sites costs both
     // register allocators quadratic time (issue 16).
@@ -528,6 +586,7 @@ pub fn lower_function(
         gas_events: Vec::new(),
         gas_resolver: None,
         gas_var: None,
+        gas_param: None,
         gas_defs: 0,
         gas_floors: Vec::new(),
         gas_tests: Vec::new(),
@@ -555,7 +614,7 @@ pub fn lower_function(
         fused_sub: None,
         closure_copy: None,
     };
-    lw.prologue(&local_layouts, &borrowed, &params)?;
+    lw.prologue(&local_layouts, &borrowed, &params, gas_in)?;
     lw.track_frame_drops(code)?;
     // The body starts past a dispatch block, filled once the copies exist.
     let dispatch = lw.b.create_block();
@@ -719,9 +778,12 @@ struct Lowerer<'a, 'f> {
     /// The shared block resolving where a segment fails.
     gas_resolver: Option<Block>,
     /// When metered: the gas left, kept in a register between calls (the
-    /// context's `gas_left` is written before every call out, jump to the
-    /// failure path and return, and re-read after each call).
+    /// context's `gas_left` is written before every call out that reads it,
+    /// jump to the failure path and `Context` return, and re-read after
+    /// each such call; `Registers` callees and returns pass it as a value).
     gas_var: Option<Variable>,
+    /// `GasAbi::Registers`: the gas left the caller passed (`GAS_PARAM`).
+    gas_param: Option<Value>,
     /// How many times the gas left was redefined (a segment that saw no
     /// redefinition but its own charge may record a floor).
     gas_defs: u32,
@@ -816,12 +878,14 @@ impl Lowerer<'_, '_> {
         local_layouts: &[Option<Arc<FlatLayout>>],
         borrowed: &[bool],
         params: &[Value],
+        gas_in: Option<Value>,
     ) -> CompileResult<()> {
         // Host stack guard: frames start above `ctx.stack_limit`.
         let sp = self.b.ins().get_stack_pointer(self.ptr);
         let limit = self.load_ctx(self.ptr, off::STACK_LIMIT);
         let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
         let cont = self.b.create_block();
+        self.gas_param = gas_in;
         self.b.ins().brif(low, self.fail_early, &[], cont, &[]);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
@@ -844,7 +908,10 @@ impl Lowerer<'_, '_> {
         }
         if self.target.cost.is_some() {
             let var = self.b.declare_var(types::I64);
-            let g = self.load_ctx(types::I64, off::GAS_LEFT);
+            let g = match gas_in {
+                Some(g) => g,
+                None => self.load_ctx(types::I64, off::GAS_LEFT),
+            };
             self.b.def_var(var, g);
             self.gas_var = Some(var);
         }
@@ -969,6 +1036,10 @@ impl Lowerer<'_, '_> {
         self.error_return(&rets);
         // The host-stack guard fired before the locals were initialised.
         self.b.switch_to_block(self.fail_early);
+        if let Some(g) = self.gas_param {
+            // Nothing was charged yet: the gas left is what the caller passed.
+            self.store_ctx(g, off::GAS_LEFT);
+        }
         let st = self.b.ins().iconst(types::I64, status_number(StatusCode::EXECUTION_STACK_OVERFLOW));
         self.store_ctx(st, off::STATUS);
         let m = self.b.ins().iconst(types::I32, self.target.module_idx as i64);
@@ -1096,7 +1167,7 @@ impl Lowerer<'_, '_> {
     }
 
     fn error_return(&mut self, rets: &[Ty]) {
-        return_failure(&mut self.b, rets, self.ptr);
+        return_failure(&mut self.b, rets, self.ptr, self.target.gas);
     }
 
     // ---- errors ----
@@ -2199,8 +2270,13 @@ impl Lowerer<'_, '_> {
                 // Locals go first: a result's destination may be the slot a
                 // parameter came in.
                 self.drop_locals()?;
-                self.gas_out();
                 let mut out = vec![self.b.ins().iconst(types::I8, 0)];
+                if self.target.gas.in_registers() {
+                    // The gas left goes back in a register (`GAS_RESULT`).
+                    out.push(self.gas_get());
+                } else {
+                    self.gas_out();
+                }
                 let mut mi = 0;
                 for (t, v) in &vals {
                     match t {
@@ -2894,7 +2970,8 @@ impl Lowerer<'_, '_> {
             }
         }
         let held = self.stack.len() as i64;
-        let results = self.compiled_call(i, held, |b| b.ins().call(func, &lanes))?;
+        let gas = (callee.gas, GAS_PARAM);
+        let results = self.compiled_call(i, held, lanes, gas, |b, lanes| b.ins().call(func, lanes))?;
         let mut at = 1;
         let mut mi = 0;
         for t in &callee.rets {
@@ -3266,13 +3343,19 @@ impl Lowerer<'_, '_> {
     /// interpreter fails the call that would make frame `max_depth + 1`, at
     /// the call instruction), the frame's gas charge, depth + 1 and the
     /// stack base past `held` for the callee, the call `emit` issues, a
-    /// failure propagated, then depth and stack base restored. Returns the
-    /// call's results (the status word first).
+    /// failure propagated, then depth and stack base restored. `gas`: the
+    /// callee's convention, and where in `lanes` the gas left goes when it
+    /// takes it in registers (it comes back as the result `GAS_RESULT`; the
+    /// context's copy is not written: a failing callee writes it on its way
+    /// out). Returns the call's results without the gas (the status word
+    /// first).
     fn compiled_call(
         &mut self,
         i: usize,
         held: i64,
-        emit: impl FnOnce(&mut FunctionBuilder<'_>) -> cranelift_codegen::ir::Inst,
+        mut lanes: Vec<Value>,
+        (gas, gas_at): (GasAbi, usize),
+        emit: impl FnOnce(&mut FunctionBuilder<'_>, &[Value]) -> cranelift_codegen::ir::Inst,
     ) -> CompileResult<Vec<Value>> {
         let depth = self.depth.ok_or_else(|| malformed("no prologue"))?;
         // Recorded by the fast copy too, which runs below the limit and
@@ -3292,16 +3375,26 @@ impl Lowerer<'_, '_> {
             let nb = self.b.ins().iadd_imm_s(base, held);
             self.store_ctx(nb, off::STACK_BASE);
         }
-        self.gas_out();
+        let in_registers = gas.in_registers();
+        if in_registers {
+            let g = self.gas_get();
+            lanes.insert(gas_at, g);
+        } else {
+            self.gas_out();
+        }
         // The callee owns its arguments from here on.
         self.in_flight.clear();
-        let call = emit(&mut self.b);
-        let results = self.b.inst_results(call).to_vec();
+        let call = emit(&mut self.b, &lanes);
+        let mut results = self.b.inst_results(call).to_vec();
+        let left = in_registers.then(|| results.remove(GAS_RESULT));
         let cont = self.b.create_block();
         self.propagate_if(results[0], cont);
         self.b.switch_to_block(cont);
         self.b.seal_block(cont);
-        self.gas_in();
+        match left {
+            Some(g) => self.gas_set(g),
+            None => self.gas_in(),
+        }
         self.store_ctx(depth, off::DEPTH);
         if held > 0 {
             self.store_ctx(base, off::STACK_BASE);
