@@ -513,7 +513,8 @@ mod tests {
         use crate::values::{ClosureValue, FunctionId};
         use Layout::*;
         let v = |l: Layout| Vector(Box::new(l));
-        let cases: Vec<(Vec<(Layout, Vec<u8>)>, u64, u64)> = vec![
+        type Captured = Vec<(Layout, Vec<u8>)>;
+        let cases: Vec<(Captured, u64, u64)> = vec![
             (vec![], 40, 40),
             (vec![(U8, vec![1]), (v(U16), [uleb(3), vec![0; 6]].concat())], 40 + 40 + 46, 40 + 40 + 160),
             (vec![(v(U256), [uleb(1), vec![0; 32]].concat())], 40 + 72, 40 + 80),
